@@ -1,0 +1,72 @@
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { TrustedIssuerConfig } from '../config.js';
+import { HttpError } from '../errors.js';
+import { isValidIri } from '../rdf/terms.js';
+
+const ALLOWED_ALGORITHMS = ['RS256', 'PS256', 'ES256'];
+const CLOCK_TOLERANCE_SECONDS = 30;
+
+interface Issuer {
+  keys: JWTVerifyGetKey;
+  audience?: string;
+}
+
+const unauthenticated = (message: string) => new HttpError(401, 'unauthenticated', { message });
+
+/**
+ * Verifies bearer tokens against the configured issuers only. Key sets come from configuration,
+ * never from the token (`jku`, `x5u`, `jwk` headers are ignored). Verified tokens are cached
+ * until they expire, since a token's signature never changes.
+ */
+export class TokenVerifier {
+  private readonly issuers = new Map<string, Issuer>();
+  private readonly cache = new Map<string, { agent: string; expiresAt: number }>();
+
+  constructor(
+    trusted: TrustedIssuerConfig[],
+    private readonly cacheSize: number,
+    embedded?: { issuer: string; jwk: JWK },
+  ) {
+    if (embedded) this.issuers.set(embedded.issuer, { keys: createLocalJWKSet({ keys: [embedded.jwk] }) });
+    for (const t of trusted) this.issuers.set(t.issuer, { keys: createRemoteJWKSet(new URL(t.jwksUrl)), audience: t.audience });
+  }
+
+  /** The `logistics_agent_uri` of a valid token; 401 otherwise. */
+  async verify(authorization: string | undefined): Promise<string> {
+    const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(authorization ?? '');
+    if (!match) throw unauthenticated('an Authorization: Bearer <token> header is required');
+    const token = match[1];
+    const cached = this.cache.get(token);
+    if (cached && cached.expiresAt + CLOCK_TOLERANCE_SECONDS * 1000 > Date.now()) return cached.agent;
+    if (cached) this.cache.delete(token);
+
+    let issuerName: string | undefined;
+    try {
+      issuerName = decodeJwt(token).iss;
+    } catch {
+      throw unauthenticated('the token is not a JWT');
+    }
+    const issuer = issuerName ? this.issuers.get(issuerName) : undefined;
+    if (!issuerName || !issuer) throw unauthenticated('the token was not issued by a trusted identity provider');
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, issuer.keys, {
+        issuer: issuerName,
+        algorithms: ALLOWED_ALGORITHMS,
+        typ: 'JWT',
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        audience: issuer.audience,
+        requiredClaims: ['exp', 'logistics_agent_uri'],
+      }));
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) throw unauthenticated('the token has expired');
+      if (err instanceof errors.JOSEError) throw unauthenticated(`the token is not valid (${err.code})`);
+      throw err;
+    }
+    const agent = payload.logistics_agent_uri;
+    if (typeof agent !== 'string' || !isValidIri(agent)) throw unauthenticated('logistics_agent_uri must be an IRI');
+    if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(token, { agent, expiresAt: (payload.exp as number) * 1000 });
+    return agent;
+  }
+}

@@ -1,0 +1,159 @@
+import { Parser } from 'n3';
+import type { AccessControl, Caller } from '../auth/access-control.js';
+import { HttpError, badQuery, notFound } from '../errors.js';
+import type { CargoOntology } from '../rdf/ontology.js';
+import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
+import { cargo, rdf } from '../rdf/vocab.js';
+import type { DurableStore } from '../store/durable-store.js';
+import { splitIntoObjects, type NewObject } from './new-objects.js';
+import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
+
+/** Which revision a read asks for: the latest by default. */
+export interface RevisionSelector {
+  at?: Date;
+  revision?: number;
+}
+
+/** A revision of a Logistics Object as a reader sees it. */
+export interface ObjectView {
+  entry: LogisticsObjectEntry;
+  revision: RevisionInfo;
+  latest: RevisionInfo;
+}
+
+export interface Created {
+  iri: string;
+  typeHeader: string;
+}
+
+/** Parses `at` in `YYYYMMDDThhmmssZ` or RFC 3339 form. */
+export function parseInstant(value: string, parameter: string): Date {
+  const compact = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+  const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}Z` : value;
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+  const date = new Date(iso);
+  if (!rfc3339.test(iso) || Number.isNaN(date.getTime())) {
+    throw badQuery(parameter, `${parameter} must be YYYYMMDDThhmmssZ or an RFC 3339 date-time`);
+  }
+  return date;
+}
+
+export class LogisticsObjects {
+  readonly objectsPrefix: string;
+
+  constructor(
+    private readonly store: DurableStore,
+    readonly index: RevisionIndex,
+    private readonly ontology: CargoOntology,
+    private readonly access: AccessControl,
+    baseUrl: string,
+  ) {
+    this.objectsPrefix = `${baseUrl}/logistics-objects/`;
+  }
+
+  typeHeaderOf(types: string[]): string {
+    return this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsObject;
+  }
+
+  /**
+   * Creates the object(s) a body describes in one durable commit. The ids are claimed
+   * synchronously first, so a concurrent create of the same id gets 409.
+   */
+  async create(body: Quad[], caller: Caller): Promise<Created> {
+    const objects = splitIntoObjects(body, {
+      ontology: this.ontology,
+      objectsPrefix: this.objectsPrefix,
+      exists: (iri) => this.index.isTaken(iri),
+    });
+    return this.createObjects(objects, caller.agent);
+  }
+
+  private async createObjects(objects: NewObject[], agent: string): Promise<Created> {
+    for (const o of objects) this.index.reserve(o.iri);
+    const createdAt = new Date();
+    const revisions = objects.map((o) => ({
+      iri: o.iri,
+      info: { number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, typeHeader: this.typeHeaderOf(o.types) },
+      triples: o.triples,
+    }));
+    const insert: Quad[] = [];
+    for (const r of revisions) {
+      const g = namedNode(r.info.graph);
+      for (const t of r.triples) insert.push(quad(t.subject, t.predicate, t.object, g));
+      insert.push(...revisionMetadataQuads(r.iri, r.info));
+    }
+    try {
+      await this.store.commit({ insert }, () => {
+        for (const r of revisions) this.index.addRevision(r.iri, r.info);
+      });
+    } finally {
+      for (const o of objects) this.index.release(o.iri);
+    }
+    return { iri: revisions[0].iri, typeHeader: revisions[0].info.typeHeader };
+  }
+
+  /** Creates the data holder's Organization at first start. */
+  async ensureDataHolder(iri: string, name: string): Promise<void> {
+    if (this.index.isTaken(iri)) return;
+    const subject = namedNode(iri);
+    await this.createObjects(
+      [{ iri, types: [cargo.Organization], triples: [quad(subject, namedNode(rdf.type), namedNode(cargo.Organization)), quad(subject, namedNode(cargo.name), literal(name))] }],
+      iri,
+    );
+  }
+
+  /** The entry of an object the caller may read: 404 if unknown, 403 (or 404) if not allowed. */
+  readableEntry(iri: string, caller: Caller): LogisticsObjectEntry {
+    const entry = this.index.get(iri);
+    if (!entry) throw notFound(iri, 'Logistics Object not found');
+    if (!this.access.canReadObject(caller, entry)) throw this.access.denied(iri);
+    return entry;
+  }
+
+  read(iri: string, caller: Caller, selector: RevisionSelector): ObjectView {
+    const entry = this.readableEntry(iri, caller);
+    return { entry, revision: this.selectRevision(entry, selector), latest: this.index.latest(entry) };
+  }
+
+  selectRevision(entry: LogisticsObjectEntry, selector: RevisionSelector): RevisionInfo {
+    if (selector.revision !== undefined) {
+      const found = entry.revisions[selector.revision - 1];
+      if (!found) throw notFound(entry.iri, `revision ${selector.revision} of this Logistics Object does not exist`);
+      return found;
+    }
+    if (selector.at !== undefined) {
+      if (selector.at.getTime() > Date.now()) throw badQuery('at', 'at must not be in the future');
+      const found = this.index.revisionAt(entry, selector.at);
+      if (!found) throw notFound(entry.iri, 'the Logistics Object did not exist at that time');
+      return found;
+    }
+    return this.index.latest(entry);
+  }
+
+  /** The triples of one revision (default graph). */
+  triples(revision: RevisionInfo): Quad[] {
+    const text = this.store.index.graphNTriples(revision.graph);
+    if (!text) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
+    return new Parser({ format: 'application/n-triples' }).parse(text);
+  }
+
+  /** The same revision as N-Triples text, straight from the store. */
+  nTriples(revision: RevisionInfo): string {
+    return this.store.index.graphNTriples(revision.graph);
+  }
+
+  /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */
+  linkedViews(triples: Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): ObjectView[] {
+    const views: ObjectView[] = [];
+    const seen = new Set(skip);
+    for (const t of triples) {
+      if (t.object.termType !== 'NamedNode' || t.predicate.value === rdf.type || seen.has(t.object.value)) continue;
+      seen.add(t.object.value);
+      const entry = this.index.get(t.object.value);
+      if (!entry || !this.access.canReadObject(caller, entry)) continue;
+      const revision = selector.at ? this.index.revisionAt(entry, selector.at) : this.index.latest(entry);
+      if (revision) views.push({ entry, revision, latest: this.index.latest(entry) });
+    }
+    return views;
+  }
+}

@@ -1,0 +1,22 @@
+import express, { type Express } from 'express';
+import { HttpError } from '../errors.js';
+import { authenticate, type Services } from './context.js';
+import { errorHandler } from './error-responses.js';
+import { identityProviderRoutes } from './routes/identity-provider.js';
+import { logisticsObjectRoutes } from './routes/logistics-objects.js';
+import { serverInformationRoutes } from './routes/server-information.js';
+
+/** The express application: identity provider (public), then authenticated API routes. */
+export function createApp(services: Services): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  if (services.identityProvider) app.use(identityProviderRoutes(services.identityProvider));
+  app.use(authenticate(services));
+  app.use(serverInformationRoutes(services));
+  app.use(logisticsObjectRoutes(services));
+  app.use((req, _res, next) => next(new HttpError(404, 'no_route', { message: `no resource at ${req.path}` })));
+  app.use(errorHandler(services.log));
+  return app;
+}

@@ -1,0 +1,48 @@
+import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import type { AccessControl, Caller } from '../auth/access-control.js';
+import type { IdentityProvider } from '../auth/identity-provider.js';
+import type { TokenVerifier } from '../auth/token-verifier.js';
+import type { Config } from '../config.js';
+import type { LogisticsObjects } from '../domain/logistics-objects.js';
+
+/** Everything the routes use, created once in main and passed down. */
+export interface Services {
+  config: Config;
+  access: AccessControl;
+  verifier: TokenVerifier;
+  identityProvider?: IdentityProvider;
+  objects: LogisticsObjects;
+  holder: string;
+  startedAt: Date;
+  log: (message: string) => void;
+}
+
+const CALLER = Symbol('caller');
+type WithCaller = Response & { [CALLER]?: Caller };
+
+/** Verifies the bearer token and remembers the caller for the route. */
+export function authenticate(services: Services): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const agent = await services.verifier.verify(req.headers.authorization);
+    (res as WithCaller)[CALLER] = services.access.caller(agent);
+    next();
+  };
+}
+
+export function callerOf(res: Response): Caller {
+  const caller = (res as WithCaller)[CALLER];
+  if (!caller) throw new Error('route reached without authentication');
+  return caller;
+}
+
+/** A single string query parameter (the first if repeated), or undefined. */
+export function queryParam(req: Request, name: string): string | undefined {
+  const value = (req.query as Record<string, unknown>)[name];
+  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The absolute URL of the request, on the configured base. */
+export function requestUrl(services: Services, req: Request): string {
+  return `${services.config.baseUrl}${req.originalUrl}`;
+}

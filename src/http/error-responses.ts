@@ -1,0 +1,55 @@
+import type { ErrorRequestHandler, Response } from 'express';
+import { HttpError } from '../errors.js';
+import { withContext, type JsonObject } from '../rdf/jsonld-writer.js';
+import { JournalUnavailableError } from '../store/journal.js';
+import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
+
+/** The api:Error document of an error (also stored in ChangeRequests' hasError). */
+export function errorDocument(error: HttpError): JsonObject {
+  return {
+    '@type': 'api:Error',
+    'api:hasTitle': error.title,
+    'api:hasErrorDetail': error.details.map((d) => {
+      const detail: JsonObject = { '@type': 'api:ErrorDetails', 'api:hasCode': String(error.status), 'api:hasMessage': d.message };
+      if (d.property) detail['api:hasProperty'] = { '@value': d.property, '@type': 'xsd:anyURI' };
+      if (d.resource) detail['api:hasResource'] = { '@value': d.resource, '@type': 'xsd:anyURI' };
+      return detail;
+    }),
+  };
+}
+
+export function sendError(res: Response, error: HttpError): void {
+  if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  res
+    .status(error.status)
+    .setHeader('Content-Type', `application/ld+json; version=${apiVersion(undefined)}`)
+    .setHeader('Content-Language', CONTENT_LANGUAGE)
+    .send(withContext(errorDocument(error)));
+}
+
+/** Turns anything thrown by a route into an api:Error response; the one place that does. */
+export function toHttpError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof JournalUnavailableError) {
+    return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
+  }
+  const bodyError = err as { type?: string; status?: number };
+  if (bodyError.type === 'entity.too.large') return new HttpError(413, 'body_too_large', { message: 'the request body is larger than the configured limit' });
+  if (bodyError.type === 'entity.parse.failed' || bodyError.type === 'encoding.unsupported' || bodyError.type === 'charset.unsupported') {
+    return new HttpError(400, 'unreadable_body', { message: 'the request body could not be read' });
+  }
+  if (bodyError.type === 'request.aborted') return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
+  return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
+}
+
+export function errorHandler(log: (message: string) => void): ErrorRequestHandler {
+  return (err: unknown, _req, res, _next) => {
+    const error = toHttpError(err);
+    if (error.status >= 500) log(`error ${error.code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(res, error);
+  };
+}

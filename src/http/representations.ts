@@ -1,0 +1,69 @@
+import type { Caller } from '../auth/access-control.js';
+import type { LogisticsObjects, ObjectView } from '../domain/logistics-objects.js';
+import { writeJsonLd, type NodeDocument } from '../rdf/jsonld-writer.js';
+import { writeRdf } from '../rdf/rdf-writer.js';
+import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { api, xsd } from '../rdf/vocab.js';
+import type { ResponseFormat } from './negotiation.js';
+
+export interface RepresentationOptions {
+  /** The `at` value as the client wrote it; linked objects carry it too. */
+  at?: { raw: string; instant: Date };
+  embedded: boolean;
+}
+
+/**
+ * Serialises Logistics Object revisions. Revision graphs never change, so the plain latest
+ * form (no `at`, no embedding) is cached per revision, format and latest revision number.
+ */
+export class Representations {
+  private readonly cache = new Map<string, Buffer>();
+
+  constructor(
+    private readonly objects: LogisticsObjects,
+    private readonly maxEntries: number,
+  ) {}
+
+  async render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Promise<Buffer> {
+    const cacheable = !options.at && !options.embedded;
+    const key = `${view.revision.graph}|${format}|${view.latest.number}`;
+    if (cacheable) {
+      const hit = this.cache.get(key);
+      if (hit) return hit;
+    }
+    const body = Buffer.from(await this.build(view, format, caller, options));
+    if (cacheable) {
+      if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(key, body);
+    }
+    return body;
+  }
+
+  private document(view: ObjectView): NodeDocument {
+    return { iri: view.entry.iri, triples: this.objects.triples(view.revision), revision: { number: view.revision.number, latest: view.latest.number } };
+  }
+
+  private async build(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Promise<string> {
+    const root = this.document(view);
+    const linkIri = options.at ? this.atLinker(options.at.raw) : undefined;
+    const inlined = options.embedded
+      ? this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri])).map((v) => this.document(v))
+      : [];
+    if (format === 'jsonld') return writeJsonLd(root, { inline: new Map(inlined.map((d) => [d.iri, d])), linkIri });
+    const triples: Quad[] = [];
+    for (const doc of [root, ...inlined]) {
+      const subject = namedNode(doc.iri);
+      triples.push(...doc.triples, quad(subject, namedNode(api.hasRevision), xsdLiteral(doc.revision!.number, xsd.integer)));
+      triples.push(quad(subject, namedNode(api.hasLatestRevision), xsdLiteral(doc.revision!.latest, xsd.integer)));
+    }
+    const linked = linkIri
+      ? triples.map((t) => (t.object.termType === 'NamedNode' && linkIri(t.object.value) !== t.object.value ? quad(t.subject, t.predicate, namedNode(linkIri(t.object.value))) : t))
+      : triples;
+    return writeRdf(linked, format);
+  }
+
+  /** Adds `?at=` to IRIs of Logistics Objects of this server. */
+  private atLinker(at: string): (iri: string) => string {
+    return (iri) => (this.objects.index.get(iri) ? `${iri}?at=${encodeURIComponent(at)}` : iri);
+  }
+}

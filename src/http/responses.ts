@@ -1,0 +1,15 @@
+import type { Response } from 'express';
+import { CONTENT_LANGUAGE, contentTypeHeader, type Negotiated } from './negotiation.js';
+
+/** Headers every successful representation carries. */
+export function setRepresentationHeaders(res: Response, negotiated: Negotiated, lastModified?: Date): Response {
+  res.setHeader('Content-Type', contentTypeHeader(negotiated));
+  res.setHeader('Content-Language', CONTENT_LANGUAGE);
+  if (lastModified) res.setHeader('Last-Modified', lastModified.toUTCString());
+  return res;
+}
+
+/** 201 for a created resource: `Location` and `Type`, no body. */
+export function sendCreated(res: Response, location: string, type: string): void {
+  res.status(201).setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+}

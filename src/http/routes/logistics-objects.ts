@@ -1,0 +1,54 @@
+import express, { type Request, type Router } from 'express';
+import { badQuery } from '../../errors.js';
+import { parseInstant, type RevisionSelector } from '../../domain/logistics-objects.js';
+import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { callerOf, queryParam, type Services } from '../context.js';
+import { negotiate } from '../negotiation.js';
+import { Representations, type RepresentationOptions } from '../representations.js';
+import { sendCreated, setRepresentationHeaders } from '../responses.js';
+
+function readOptions(req: Request): { selector: RevisionSelector; options: RepresentationOptions } {
+  const rawAt = queryParam(req, 'at');
+  const rawRevision = queryParam(req, 'revision');
+  const rawEmbedded = queryParam(req, 'embedded');
+  if (rawEmbedded !== undefined && rawEmbedded !== 'true' && rawEmbedded !== 'false') throw badQuery('embedded', 'embedded must be true or false');
+  if (rawRevision !== undefined && !/^[1-9][0-9]{0,8}$/.test(rawRevision)) throw badQuery('revision', 'revision must be a positive integer');
+  if (rawAt !== undefined && rawRevision !== undefined) throw badQuery('at', 'give either at or revision, not both');
+  const at = rawAt === undefined ? undefined : { raw: rawAt, instant: parseInstant(rawAt, 'at') };
+  return {
+    selector: { at: at?.instant, revision: rawRevision === undefined ? undefined : Number(rawRevision) },
+    options: { at, embedded: rawEmbedded === 'true' },
+  };
+}
+
+/** POST /logistics-objects and GET/HEAD /logistics-objects/{id}. */
+export function logisticsObjectRoutes(services: Services): Router {
+  const router = express.Router();
+  const { objects, config, access } = services;
+  const representations = new Representations(objects, config.cache.serializedRevisions);
+  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+
+  router.post('/logistics-objects', rawBody, async (req, res) => {
+    const caller = callerOf(res);
+    access.requireInternal(caller, 'creating Logistics Objects');
+    const format = bodyFormat(req.headers['content-type'], true);
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits });
+    const created = await objects.create(quads, caller);
+    sendCreated(res, created.iri, created.typeHeader);
+  });
+
+  router.get('/logistics-objects/:id', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const { selector, options } = readOptions(req);
+    const caller = callerOf(res);
+    const view = objects.read(objects.objectsPrefix + req.params.id, caller, selector);
+    const body = await representations.render(view, negotiated.format, caller, options);
+    setRepresentationHeaders(res, negotiated, view.revision.createdAt)
+      .setHeader('Type', view.revision.typeHeader)
+      .setHeader('Revision', String(view.revision.number))
+      .setHeader('Latest-Revision', String(view.latest.number));
+    res.send(body);
+  });
+
+  return router;
+}

@@ -1,0 +1,33 @@
+import express, { type Router } from 'express';
+import { withContext } from '../../rdf/jsonld-writer.js';
+import { ONTOLOGY_IRIS } from '../../rdf/vocab.js';
+import type { Services } from '../context.js';
+import { CONTENT_TYPES, SUPPORTED_API_VERSIONS, CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
+import { setRepresentationHeaders } from '../responses.js';
+
+const anyUri = (value: string) => ({ '@value': value, '@type': 'xsd:anyURI' });
+
+/** GET / : the api:ServerInformation of this server. */
+export function serverInformationRoutes(services: Services): Router {
+  const router = express.Router();
+  const body = Buffer.from(
+    withContext({
+      '@id': `${services.config.baseUrl}/`,
+      '@type': 'api:ServerInformation',
+      'api:hasDataHolder': { '@id': services.holder },
+      'api:hasServerEndpoint': anyUri(services.config.baseUrl),
+      'api:hasSupportedApiVersion': [...SUPPORTED_API_VERSIONS],
+      'api:hasSupportedContentType': Object.values(CONTENT_TYPES),
+      'api:hasSupportedEncoding': ['utf-8'],
+      'api:hasSupportedLanguage': [CONTENT_LANGUAGE],
+      'api:hasSupportedOntology': [anyUri(ONTOLOGY_IRIS.cargo), anyUri(ONTOLOGY_IRIS.api)],
+      'api:hasSupportedOntologyVersion': [anyUri(ONTOLOGY_IRIS.cargoVersion), anyUri(ONTOLOGY_IRIS.apiVersion)],
+    }),
+  );
+  router.get('/', (req, res) => {
+    const negotiated = negotiate(req.headers.accept, ['jsonld']);
+    setRepresentationHeaders(res, negotiated, services.startedAt).setHeader('Type', 'https://onerecord.iata.org/ns/api#ServerInformation');
+    res.send(body);
+  });
+  return router;
+}

@@ -1,0 +1,53 @@
+import { DataFactory } from 'n3';
+import type * as RDF from '@rdfjs/types';
+import { xsd } from './vocab.js';
+
+export type { RDF };
+export type Quad = RDF.Quad;
+export type Term = RDF.Term;
+export const { namedNode, literal, quad, defaultGraph, blankNode } = DataFactory;
+
+const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r' };
+const LITERAL_ESCAPE = /["\\\n\r]/g;
+const IRI_FORBIDDEN = /[\u0000-\u0020<>"{}|^`\\]/;
+const LANGUAGE_TAG = /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/;
+
+export function isValidIri(iri: string): boolean {
+  return !IRI_FORBIDDEN.test(iri) && /^[A-Za-z][A-Za-z0-9+.-]*:/.test(iri);
+}
+
+export function iriToNt(iri: string): string {
+  if (IRI_FORBIDDEN.test(iri)) throw new Error(`not a valid IRI: ${JSON.stringify(iri)}`);
+  return `<${iri}>`;
+}
+
+/** N-Triples form of a term; blank nodes are refused because stored data never holds them. */
+export function termToNt(term: Term): string {
+  switch (term.termType) {
+    case 'NamedNode':
+      return iriToNt(term.value);
+    case 'Literal': {
+      const lexical = `"${term.value.replace(LITERAL_ESCAPE, (c) => ESCAPES[c])}"`;
+      if (term.language) {
+        if (!LANGUAGE_TAG.test(term.language)) throw new Error(`not a valid language tag: ${JSON.stringify(term.language)}`);
+        return `${lexical}@${term.language}`;
+      }
+      return term.datatype.value === xsd.string ? lexical : `${lexical}^^${iriToNt(term.datatype.value)}`;
+    }
+    case 'DefaultGraph':
+      return '';
+    default:
+      throw new Error(`a ${term.termType} cannot be stored`);
+  }
+}
+
+export function tripleToNt(q: Quad): string {
+  return `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} .\n`;
+}
+
+export function quadToNq(q: Quad): string {
+  const g = q.graph.termType === 'DefaultGraph' ? '' : ` ${termToNt(q.graph)}`;
+  return `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)}${g} .\n`;
+}
+
+export const xsdLiteral = (value: string | number | boolean, datatype: string) => literal(String(value), namedNode(datatype));

@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type ConfigOverrides } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export const OTHER_AGENT = 'https://partner.example.com/logistics-objects/partner-org';
+
+export interface TestServer {
+  url: string;
+  dataDir: string;
+  running: RunningServer;
+  /** A real token from the embedded identity provider's token endpoint. */
+  token(agent?: 'holder' | 'other'): Promise<string>;
+  /** fetch against the server with a bearer token (holder by default). */
+  request(path: string, init?: RequestInit & { agent?: 'holder' | 'other' | 'none' }): Promise<Response>;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a real server on a loopback port with a fresh data directory. */
+export async function startTestServer(overrides: ConfigOverrides = {}, existingDataDir?: string): Promise<TestServer> {
+  const dataDir = existingDataDir ?? (await mkdtemp(join(tmpdir(), 'onerecord-test-')));
+  const port = await freePort();
+  const config = loadConfig({}, {
+    port,
+    host: '127.0.0.1',
+    baseUrl: `http://127.0.0.1:${port}`,
+    dataDir,
+    ...overrides,
+    identityProvider: {
+      clients: [{ id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT }],
+      ...(overrides.identityProvider ?? {}),
+    },
+  });
+  const quiet = () => {};
+  let running = await startServer(config, quiet);
+  const tokens = new Map<string, string>();
+  const token = async (agent: 'holder' | 'other' = 'holder') => {
+    const cached = tokens.get(agent);
+    if (cached) return cached;
+    const idp = running.services.identityProvider!;
+    const credentials = agent === 'holder' ? idp.devClient : { id: 'partner', secret: 'partner-secret' };
+    const res = await fetch(`${running.url}/idp/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials.id, client_secret: credentials.secret }),
+    });
+    if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
+    const value = ((await res.json()) as { access_token: string }).access_token;
+    tokens.set(agent, value);
+    return value;
+  };
+  const server: TestServer = {
+    get url() {
+      return running.url;
+    },
+    dataDir,
+    get running() {
+      return running;
+    },
+    token,
+    async request(path, init = {}) {
+      const headers = new Headers(init.headers);
+      const agent = init.agent ?? 'holder';
+      if (agent !== 'none' && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${await token(agent)}`);
+      return fetch(path.startsWith('http') ? path : `${running.url}${path}`, { ...init, headers });
+    },
+    async stop() {
+      await running.close();
+    },
+    async restart() {
+      running = await startServer(config, quiet);
+    },
+    async close() {
+      await running.close().catch(() => {});
+      if (!existingDataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  } as TestServer;
+  return server;
+}
+
+export async function postJsonLd(server: TestServer, path: string, body: unknown, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
+  return server.request(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/ld+json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    agent,
+  });
+}
