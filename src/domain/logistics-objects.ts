@@ -4,7 +4,7 @@ import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
 import { cargo, rdf } from '../rdf/vocab.js';
-import type { DurableStore } from '../store/durable-store.js';
+import type { DurableStore, QuadChange } from '../store/durable-store.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
 import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
 
@@ -90,6 +90,49 @@ export class LogisticsObjects {
       for (const o of objects) this.index.release(o.iri);
     }
     return { iri: revisions[0].iri, typeHeader: revisions[0].info.typeHeader };
+  }
+
+  /**
+   * Claims the next revision number of `entry` synchronously; undefined when another write
+   * already claimed it (a concurrent change on the same revision). Pair with `writeRevision`.
+   */
+  claimNextRevision(entry: LogisticsObjectEntry): number | undefined {
+    const next = this.index.latest(entry).number + 1;
+    return this.index.reserve(`${entry.iri}#${next}`) ? next : undefined;
+  }
+
+  /**
+   * Durably writes revision `number` (claimed with `claimNextRevision`) holding `triples`,
+   * together with `extra` quads in the same atomic commit. `onApplied` runs in the same tick
+   * as the index update. The claim is released whatever happens.
+   */
+  async writeRevision(
+    entry: LogisticsObjectEntry,
+    number: number,
+    triples: Quad[],
+    agent: string,
+    extra: QuadChange = { insert: [] },
+    onApplied?: () => void,
+  ): Promise<RevisionInfo> {
+    const info: RevisionInfo = {
+      number,
+      graph: revisionGraph(entry.iri, number),
+      createdAt: new Date(Math.max(Date.now(), this.index.latest(entry).createdAt.getTime() + 1)),
+      createdBy: agent,
+      typeHeader: this.typeHeaderOf(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
+    };
+    const g = namedNode(info.graph);
+    const insert = triples.map((t) => quad(t.subject, t.predicate, t.object, g));
+    insert.push(...revisionMetadataQuads(entry.iri, info), ...extra.insert);
+    try {
+      await this.store.commit({ insert, delete: extra.delete }, () => {
+        this.index.addRevision(entry.iri, info);
+        onApplied?.();
+      });
+    } finally {
+      this.index.release(`${entry.iri}#${number}`);
+    }
+    return info;
   }
 
   /** Creates the data holder's Organization at first start. */
