@@ -122,7 +122,7 @@ export class LogisticsObjects {
       typeHeader: this.typeHeaderOf(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
     };
     const g = namedNode(info.graph);
-    const insert = triples.map((t) => quad(t.subject, t.predicate, t.object, g));
+    const insert: Quad[] = triples.map((t) => quad(t.subject, t.predicate, t.object, g));
     insert.push(...revisionMetadataQuads(entry.iri, info), ...extra.insert);
     try {
       await this.store.commit({ insert, delete: extra.delete }, () => {
