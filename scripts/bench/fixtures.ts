@@ -1,0 +1,46 @@
+import { DEFAULTS } from '../../src/config.js';
+import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
+import { parseBody } from '../../src/rdf/parse.js';
+import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
+import { CARGO } from '../../src/rdf/vocab.js';
+
+const value = (unit: string, numericalValue: number) => ({
+  '@type': 'cargo:Value',
+  'cargo:unit': unit,
+  'cargo:numericalValue': { '@value': String(numericalValue), '@type': 'xsd:double' },
+});
+
+/** A Piece of 40 triples: scalar properties plus embedded weight, dimensions and handling instructions. */
+export const BENCH_PIECE = {
+  '@context': { cargo: CARGO, xsd: 'http://www.w3.org/2001/XMLSchema#' },
+  '@type': 'cargo:Piece',
+  'cargo:goodsDescription': 'Books and printed matter',
+  'cargo:coload': false,
+  'cargo:slac': 3,
+  'cargo:upid': 'UPID-000123',
+  'cargo:shippingMarks': 'FRAGILE',
+  'cargo:stackable': true,
+  'cargo:turnable': true,
+  'cargo:loadType': 'BULK',
+  'cargo:grossWeight': value('KGM', 20.5),
+  'cargo:dimensions': { '@type': 'cargo:Dimensions', 'cargo:height': value('CMT', 40), 'cargo:length': value('CMT', 60), 'cargo:width': value('CMT', 30) },
+  'cargo:handlingInstructions': [0, 1, 2].map((i) => ({
+    '@type': 'cargo:HandlingInstructions',
+    'cargo:description': `Handle with care, instruction ${i}`,
+    'cargo:handlingInstructionsTypeCode': `SPH${i}`,
+  })),
+};
+
+export const benchObject = (): Promise<Quad[]> =>
+  parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+
+/** Adds `count` revisions to an object through the domain write path, each changing one value. */
+export async function addRevisions(objects: LogisticsObjects, iri: string, agent: string, count: number): Promise<void> {
+  const entry = objects.index.get(iri)!;
+  const marks = namedNode(`${CARGO}shippingMarks`);
+  for (let i = 0; i < count; i++) {
+    const triples = objects.triples(objects.index.latest(entry)).filter((t) => !t.predicate.equals(marks));
+    triples.push(quad(namedNode(iri), marks, literal(`mark ${i}`)));
+    await objects.writeRevision(entry, objects.claimNextRevision(entry)!, triples, agent);
+  }
+}

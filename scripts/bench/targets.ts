@@ -1,0 +1,45 @@
+/**
+ * A benchmark target, run as its own process so the load generator does not share its event loop:
+ *   node dist/scripts/bench/targets.js <bare-http|bare-express|onerecord> [bodyBytes]
+ * Prints one JSON line with what the driver needs, then serves until killed.
+ */
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+import { benchObject, addRevisions } from './fixtures.js';
+
+const kind = process.argv[2];
+const bodyBytes = Number(process.argv[3] ?? 2000);
+const fixedBody = Buffer.from(JSON.stringify({ pad: 'x'.repeat(Math.max(0, bodyBytes - 12)) }));
+const ready = (info: Record<string, unknown>) => console.log(JSON.stringify(info));
+
+if (kind === 'bare-http') {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'application/ld+json', 'Content-Length': fixedBody.length });
+    res.end(fixedBody);
+  }).listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
+} else if (kind === 'bare-express') {
+  const app = express();
+  app.get('/', (_req, res) => {
+    res.setHeader('Content-Type', 'application/ld+json');
+    res.send(fixedBody);
+  });
+  const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
+} else if (kind === 'onerecord') {
+  const port = Number(process.env.BENCH_PORT ?? 18400);
+  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')) });
+  const server = await startServer(config, () => {});
+  const { objects, holder, identityProvider } = server.services;
+  const token = await identityProvider!.issue(holder);
+  const one = await objects.create(await benchObject(), { agent: holder, internal: true });
+  const many = await objects.create(await benchObject(), { agent: holder, internal: true });
+  await addRevisions(objects, many.iri, holder, Number(process.env.BENCH_REVISIONS ?? 500) - 1);
+  ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri });
+} else {
+  console.error(`unknown target ${kind}`);
+  process.exit(2);
+}
