@@ -2,16 +2,26 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { AccessControl } from './auth/access-control.js';
+import { objectLevelEventPermissions } from './auth/event-permissions.js';
 import { IdentityProvider } from './auth/identity-provider.js';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { embeddedIssuer, holderIri, type Config } from './config.js';
+import { EventIndex } from './domain/event-index.js';
+import { LogisticsEvents } from './domain/logistics-events.js';
 import { LogisticsObjects } from './domain/logistics-objects.js';
 import { RevisionIndex } from './domain/revision-index.js';
 import { createApp } from './http/app.js';
 import type { Services } from './http/context.js';
 import { CargoOntology } from './rdf/ontology.js';
 import { DurableStore } from './store/durable-store.js';
+import { readEventRows } from './store/event-queries.js';
 import { readRevisionRows } from './store/queries.js';
+import { ActionRequestIndex } from './domain/action-request-index.js';
+import { ActionRequests } from './domain/action-requests.js';
+import { ChangeRequests } from './domain/change-requests.js';
+import { api } from './rdf/vocab.js';
+import { readActionRequestRows, readConcernRows, readStatusRows } from './store/action-request-queries.js';
+import { canonicalLiterals } from './store/canonical-literals.js';
 
 export const ONTOLOGY_FILE = fileURLToPath(new URL('../../ontology/IATA-1R-DM-Ontology.ttl', import.meta.url));
 
@@ -50,8 +60,14 @@ export async function startServer(config: Config, log: (message: string) => void
   const index = RevisionIndex.fromRows(readRevisionRows(store.index));
   const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl);
   await objects.ensureDataHolder(holder, config.holderName);
+  const eventIndex = EventIndex.fromRows(readEventRows(store.index));
+  const events = new LogisticsEvents(store, eventIndex, objects, ontology, access, objectLevelEventPermissions(access));
+  const requestIndex = ActionRequestIndex.fromRows(readActionRequestRows(store.index), readConcernRows(store.index), readStatusRows(store.index));
+  const actionRequests = new ActionRequests(store, requestIndex, access, holder, config.baseUrl);
+  const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store.index, literals), config.decisionPolicy, holder);
+  actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
 
-  const services: Services = { config, access, verifier, identityProvider, objects, holder, startedAt: new Date(), log };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, actionRequests, changeRequests, holder, startedAt: new Date(), log };
   const server: Server = createApp(services).listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
@@ -6,11 +6,17 @@ import type { ClientConfig } from '../config.js';
 
 const STATE_FILE = 'identity-provider.json';
 export const SIGNING_ALGORITHM = 'RS256';
+const CERTIFICATE_YEARS = 10;
 
 interface IdentityProviderState {
   kid: string;
   privateJwk: JWK;
   devClient: { id: string; secret: string };
+  /** Self-signed X.509 certificate of the key (base64 DER), published as `x5c`. */
+  certificate?: string;
+  /** Issuer and holder of the server that last opened this state, so the CLI signs the same tokens. */
+  issuer?: string;
+  holder?: string;
 }
 
 /** The answer of the token endpoint, or its error (RFC 6749 section 5). */
@@ -18,10 +24,17 @@ export type TokenResult =
   | { ok: true; body: { access_token: string; expires_in: number; token_type: 'Bearer' } }
   | { ok: false; status: 400 | 401; body: { error: string; error_description: string } };
 
+export interface ClientCredentials {
+  id: string;
+  secret: string;
+}
+
 export interface TokenRequest {
   grantType?: string;
-  clientId?: string;
-  clientSecret?: string;
+  /** From an `Authorization: Basic` header (client_secret_basic); 'malformed' if it could not be decoded. */
+  basic?: ClientCredentials | 'malformed';
+  /** The `client_id` and `client_secret` form fields (client_secret_post). */
+  form: { clientId?: string; clientSecret?: string };
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -30,9 +43,68 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+const tokenError = (status: 400 | 401, error: string, description: string): TokenResult => ({
+  ok: false,
+  status,
+  body: { error, error_description: description },
+});
+
+async function readState(path: string): Promise<IdentityProviderState | undefined> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as IdentityProviderState;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function writeState(path: string, state: IdentityProviderState): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(state, null, 2), { mode: 0o600 });
+  await rename(`${path}.tmp`, path);
+}
+
+async function newState(): Promise<IdentityProviderState> {
+  const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true, modulusLength: 2048 });
+  return {
+    kid: randomBytes(8).toString('hex'),
+    privateJwk: await exportJWK(privateKey),
+    devClient: { id: 'dev-client', secret: randomBytes(18).toString('base64url') },
+  };
+}
+
+async function publicKeyOf(privateJwk: JWK): Promise<CryptoKey> {
+  const { kty, n, e } = privateJwk;
+  return (await importJWK({ kty, n, e }, SIGNING_ALGORITHM)) as CryptoKey;
+}
+
+/** A self-signed certificate for the key: JWKS consumers that want `x5c` get one. */
+async function selfSignedCertificate(privateKey: CryptoKey, publicKey: CryptoKey, issuer: string): Promise<string> {
+  // Loaded only when a certificate is made (first start): @peculiar/x509 resolves its services
+  // through tsyringe, which needs the global Reflect metadata polyfill, and both are slow to load.
+  await import('reflect-metadata');
+  const { X509CertificateGenerator } = await import('@peculiar/x509');
+  const notBefore = new Date();
+  const notAfter = new Date(notBefore);
+  notAfter.setUTCFullYear(notAfter.getUTCFullYear() + CERTIFICATE_YEARS);
+  const certificate = await X509CertificateGenerator.createSelfSigned({
+    name: [{ CN: [issuer] }],
+    notBefore,
+    notAfter,
+    signingAlgorithm: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as Algorithm,
+    keys: { privateKey, publicKey },
+  });
+  return Buffer.from(certificate.rawData).toString('base64');
+}
+
+function publicJwkOf(state: IdentityProviderState & { certificate: string }): JWK {
+  const { n, e, kty } = state.privateJwk;
+  const x5t = createHash('sha1').update(Buffer.from(state.certificate, 'base64')).digest('base64url');
+  return { kty, n, e, kid: state.kid, alg: SIGNING_ALGORITHM, use: 'sig', x5c: [state.certificate], x5t };
+}
+
 /**
- * The embedded identity provider: one RSA key kept in the data directory, a dev client for
- * the data holder, and the client-credentials grant.
+ * The embedded identity provider: one RSA key (with a self-signed certificate) kept in the
+ * data directory, a dev client for the data holder, and the client-credentials grant.
  */
 export class IdentityProvider {
   private constructor(
@@ -44,31 +116,37 @@ export class IdentityProvider {
     private readonly lifetimeSeconds: number,
   ) {}
 
-  /** Loads the key and dev client from `dataDir`, creating them on first use. */
+  /**
+   * Loads the key, certificate and dev client from `dataDir`, creating what is missing, and
+   * records `issuer` and `holder` there for `openRecorded`.
+   */
   static async open(opts: { dataDir: string; issuer: string; holder: string; clients: ClientConfig[]; lifetimeSeconds: number }): Promise<IdentityProvider> {
     const path = join(opts.dataDir, STATE_FILE);
-    let state: IdentityProviderState;
-    try {
-      state = JSON.parse(await readFile(path, 'utf8')) as IdentityProviderState;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      const { privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true, modulusLength: 2048 });
-      state = {
-        kid: randomBytes(8).toString('hex'),
-        privateJwk: await exportJWK(privateKey),
-        devClient: { id: 'dev-client', secret: randomBytes(18).toString('base64url') },
-      };
-      await writeFile(`${path}.tmp`, JSON.stringify(state, null, 2), { mode: 0o600 });
-      await rename(`${path}.tmp`, path);
-    }
+    const stored = await readState(path);
+    const state = stored ?? (await newState());
     const privateKey = (await importJWK(state.privateJwk, SIGNING_ALGORITHM)) as CryptoKey;
-    const { n, e, kty } = state.privateJwk;
-    const publicJwk: JWK = { kty, n, e, kid: state.kid, alg: SIGNING_ALGORITHM, use: 'sig' };
+    const certificate = state.certificate ?? (await selfSignedCertificate(privateKey, await publicKeyOf(state.privateJwk), opts.issuer));
+    const current = { ...state, certificate, issuer: opts.issuer, holder: opts.holder };
+    if (!stored || stored.certificate !== certificate || stored.issuer !== opts.issuer || stored.holder !== opts.holder) await writeState(path, current);
     const clients = [{ ...state.devClient, agent: opts.holder }, ...opts.clients];
-    return new IdentityProvider(opts.issuer, state, privateKey, publicJwk, clients, opts.lifetimeSeconds);
+    return new IdentityProvider(opts.issuer, current, privateKey, publicJwkOf(current), clients, opts.lifetimeSeconds);
   }
 
-  get devClient(): { id: string; secret: string } {
+  /**
+   * Opens the state a server left in `dataDir`, with the issuer and holder it recorded (the
+   * `onerecord token` command: its tokens must match what that server verifies).
+   */
+  static async openRecorded(dataDir: string, lifetimeSeconds: number): Promise<{ idp: IdentityProvider; holder: string }> {
+    const state = await readState(join(dataDir, STATE_FILE));
+    if (!state?.issuer || !state.holder || !state.certificate) {
+      throw new Error(`no identity provider state in ${dataDir}: start the server once with this data directory first`);
+    }
+    const privateKey = (await importJWK(state.privateJwk, SIGNING_ALGORITHM)) as CryptoKey;
+    const recorded = { ...state, certificate: state.certificate };
+    return { idp: new IdentityProvider(state.issuer, recorded, privateKey, publicJwkOf(recorded), [], lifetimeSeconds), holder: state.holder };
+  }
+
+  get devClient(): ClientCredentials {
     return this.state.devClient;
   }
 
@@ -95,17 +173,24 @@ export class IdentityProvider {
       .sign(this.privateKey);
   }
 
+  /** The client-credentials grant (RFC 6749 sections 2.3.1 and 4.4). */
   async token(request: TokenRequest): Promise<TokenResult> {
-    if (request.grantType !== 'client_credentials') {
-      return { ok: false, status: 400, body: { error: 'unsupported_grant_type', error_description: 'grant_type must be client_credentials' } };
+    if (request.grantType === undefined) return tokenError(400, 'invalid_request', 'grant_type is required');
+    if (request.grantType !== 'client_credentials') return tokenError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
+    const { basic, form } = request;
+    if (basic === 'malformed') return tokenError(401, 'invalid_client', 'the Basic credentials could not be decoded');
+    if (basic && form.clientSecret !== undefined) {
+      return tokenError(400, 'invalid_request', 'use one client authentication method: a Basic header or client_secret in the form, not both');
     }
-    if (!request.clientId || !request.clientSecret) {
-      return { ok: false, status: 401, body: { error: 'invalid_client', error_description: 'client authentication is required (Basic header or client_id and client_secret)' } };
+    if (basic && form.clientId !== undefined && form.clientId !== basic.id) {
+      return tokenError(400, 'invalid_request', 'client_id in the form differs from the client of the Basic header');
     }
-    const client = this.clients.find((c) => c.id === request.clientId);
-    if (!client || !sameSecret(client.secret, request.clientSecret)) {
-      return { ok: false, status: 401, body: { error: 'invalid_client', error_description: 'unknown client or wrong secret' } };
+    const credentials = basic ?? { id: form.clientId, secret: form.clientSecret };
+    if (!credentials.id || !credentials.secret) {
+      return tokenError(401, 'invalid_client', 'client authentication is required (Basic header or client_id and client_secret)');
     }
+    const client = this.clients.find((c) => c.id === credentials.id);
+    if (!client || !sameSecret(client.secret, credentials.secret)) return tokenError(401, 'invalid_client', 'unknown client or wrong secret');
     const token = await this.issue(client.agent, this.lifetimeSeconds, client.id);
     return { ok: true, body: { access_token: token, expires_in: this.lifetimeSeconds, token_type: 'Bearer' } };
   }

@@ -13,6 +13,25 @@ interface Issuer {
 
 const unauthenticated = (message: string) => new HttpError(401, 'unauthenticated', { message });
 
+/** The key set of a trusted issuer could not be fetched: the token is neither valid nor invalid. */
+class KeySetUnavailable extends Error {}
+
+/**
+ * A remote key set whose failures to fetch are told apart from keys that do not match:
+ * the first is our problem (503), the second the token's (401).
+ */
+function remoteKeySet(jwksUrl: string): JWTVerifyGetKey {
+  const keys = createRemoteJWKSet(new URL(jwksUrl));
+  return async (header, token) => {
+    try {
+      return await keys(header, token);
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw err;
+      throw new KeySetUnavailable(`${jwksUrl}: ${(err as Error).message}`);
+    }
+  };
+}
+
 /**
  * Verifies bearer tokens against the configured issuers only. Key sets come from configuration,
  * never from the token (`jku`, `x5u`, `jwk` headers are ignored). Verified tokens are cached
@@ -28,10 +47,10 @@ export class TokenVerifier {
     embedded?: { issuer: string; jwk: JWK },
   ) {
     if (embedded) this.issuers.set(embedded.issuer, { keys: createLocalJWKSet({ keys: [embedded.jwk] }) });
-    for (const t of trusted) this.issuers.set(t.issuer, { keys: createRemoteJWKSet(new URL(t.jwksUrl)), audience: t.audience });
+    for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl), audience: t.audience });
   }
 
-  /** The `logistics_agent_uri` of a valid token; 401 otherwise. */
+  /** The `logistics_agent_uri` of a valid token; 401 otherwise, 503 when the issuer's keys cannot be fetched. */
   async verify(authorization: string | undefined): Promise<string> {
     const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(authorization ?? '');
     if (!match) throw unauthenticated('an Authorization: Bearer <token> header is required');
@@ -59,6 +78,9 @@ export class TokenVerifier {
         requiredClaims: ['exp', 'logistics_agent_uri'],
       }));
     } catch (err) {
+      if (err instanceof KeySetUnavailable) {
+        throw new HttpError(503, 'key_set_unavailable', { message: `the keys of identity provider ${issuerName} could not be fetched; try again later` });
+      }
       if (err instanceof errors.JWTExpired) throw unauthenticated('the token has expired');
       if (err instanceof errors.JOSEError) throw unauthenticated(`the token is not valid (${err.code})`);
       throw err;

@@ -20,7 +20,7 @@ export interface SplitContext {
 }
 
 /** Server-managed properties that a client may echo back but never sets. */
-const SERVER_MANAGED: ReadonlySet<string> = new Set([api.hasRevision, api.hasLatestRevision]);
+export const SERVER_MANAGED: ReadonlySet<string> = new Set([api.hasRevision, api.hasLatestRevision]);
 const OBJECT_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 
 const key = (t: Term) => `${t.termType}:${t.value}`;
@@ -55,6 +55,10 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
   for (const [k, list] of bySubject) {
     const subject = list[0].subject;
     const topLevel = !referenced.has(k);
+    if (subject.termType === 'NamedNode' && !topLevel && hasProperties(k) && ctx.exists(subject.value)) {
+      // Whatever its type: the properties would land in the new object's graph, not in that object.
+      throw badRequest('nested_existing_object', `${subject.value} already exists; change it with PATCH instead of nesting its properties`);
+    }
     if (!isObjectNode(k)) {
       if (topLevel) {
         const types = typesOf(k);
@@ -77,10 +81,7 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
     if (!iri.startsWith(ctx.objectsPrefix) || !OBJECT_ID.test(iri.slice(ctx.objectsPrefix.length))) {
       throw badRequest('foreign_id', `@id ${iri} is not of the form ${ctx.objectsPrefix}<id>: only objects of this server can be created here`);
     }
-    if (ctx.exists(iri)) {
-      if (topLevel) throw new HttpError(409, 'object_exists', { message: `a Logistics Object with @id ${iri} already exists`, resource: iri });
-      throw badRequest('nested_existing_object', `${iri} already exists; change it with PATCH instead of nesting its properties`);
-    }
+    if (ctx.exists(iri)) throw new HttpError(409, 'object_exists', { message: `a Logistics Object with @id ${iri} already exists`, resource: iri });
     objectIris.set(k, iri);
   }
   const roots = [...objectIris.keys()].filter((k) => !referenced.has(k));

@@ -3,7 +3,10 @@ import type { AccessControl, Caller } from '../auth/access-control.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config.js';
+import type { LogisticsEvents } from '../domain/logistics-events.js';
 import type { LogisticsObjects } from '../domain/logistics-objects.js';
+import type { ActionRequests } from '../domain/action-requests.js';
+import type { ChangeRequests } from '../domain/change-requests.js';
 
 /** Everything the routes use, created once in main and passed down. */
 export interface Services {
@@ -12,6 +15,9 @@ export interface Services {
   verifier: TokenVerifier;
   identityProvider?: IdentityProvider;
   objects: LogisticsObjects;
+  actionRequests: ActionRequests;
+  changeRequests: ChangeRequests;
+  events: LogisticsEvents;
   holder: string;
   startedAt: Date;
   log: (message: string) => void;

@@ -7,7 +7,8 @@ const PREFIXES: [string, string][] = [
   [XSD, 'xsd:'],
 ];
 const LOCAL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
-const CANONICAL_INTEGER = /^-?(0|[1-9][0-9]{0,14})$/;
+// No "-0": JSON has no negative zero, so it would read back as "0".
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]{0,14})$/;
 
 /** `cargo:Piece` for a vocabulary IRI with a known prefix, else the IRI itself. */
 export function compactIri(iri: string): string {
@@ -44,14 +45,21 @@ export interface WriteOptions {
   linkIri?: (iri: string) => string;
 }
 
+/**
+ * Writes the nodes of one document. Each node's properties are written once, at its first
+ * occurrence; later references (shared embedded nodes, cycles) are `{ "@id" }` only, so the
+ * output stays linear in the number of triples however the nodes are linked.
+ */
 class NodeWriter {
   private readonly bySubject = new Map<string, Quad[]>();
-  readonly emitted = new Set<string>();
+  private readonly emitted = new Set<string>();
 
   constructor(
     triples: Quad[],
     private readonly options: WriteOptions,
     private readonly inlineDepth: number,
+    /** Linked objects already inlined anywhere in the response. */
+    private readonly inlined: Set<string>,
   ) {
     for (const t of triples) {
       const list = this.bySubject.get(t.subject.value);
@@ -60,32 +68,34 @@ class NodeWriter {
     }
   }
 
-  subjects(): string[] {
-    return [...this.bySubject.keys()];
+  private link(iri: string): string {
+    return this.options.linkIri ? this.options.linkIri(iri) : iri;
   }
 
-  private objectValue(term: Term, path: Set<string>): JsonValue {
+  private objectValue(term: Term): JsonValue {
     if (term.termType === 'Literal') return literalValue(term);
     const iri = term.value;
     const inlined = this.inlineDepth === 0 ? this.options.inline?.get(iri) : undefined;
-    if (inlined && !path.has(iri)) return writeNode(inlined, this.options, 1);
-    if (this.bySubject.has(iri) && !path.has(iri)) return this.node(iri, path);
-    return { '@id': this.options.linkIri ? this.options.linkIri(iri) : iri };
+    if (inlined && !this.inlined.has(iri)) {
+      this.inlined.add(iri);
+      return writeNode(inlined, this.options, 1, this.inlined);
+    }
+    if (this.bySubject.has(iri) && !this.emitted.has(iri)) return this.node(iri, false);
+    return { '@id': this.link(iri) };
   }
 
-  node(iri: string, path: Set<string> = new Set()): JsonObject {
+  node(iri: string, root: boolean): JsonObject {
     this.emitted.add(iri);
-    const out: JsonObject = { '@id': path.size === 0 || !this.options.linkIri ? iri : this.options.linkIri(iri) };
+    const out: JsonObject = { '@id': root ? iri : this.link(iri) };
     const types: string[] = [];
     const props = new Map<string, JsonValue[]>();
-    const inner = new Set(path).add(iri);
     for (const t of this.bySubject.get(iri) ?? []) {
       if (t.predicate.value === rdf.type && t.object.termType === 'NamedNode') {
         types.push(compactIri(t.object.value));
         continue;
       }
       const key = compactIri(t.predicate.value);
-      const value = this.objectValue(t.object, inner);
+      const value = this.objectValue(t.object);
       const list = props.get(key);
       if (list) list.push(value);
       else props.set(key, [value]);
@@ -94,19 +104,30 @@ class NodeWriter {
     for (const [key, values] of props) out[key] = values.length === 1 ? values[0] : values;
     return out;
   }
+
+  isEmitted(iri: string): boolean {
+    return this.emitted.has(iri);
+  }
+
+  /** Nodes that nothing written so far reached. */
+  notEmitted(): string[] {
+    return [...this.bySubject.keys()].filter((s) => !this.emitted.has(s));
+  }
 }
 
-function writeNode(doc: NodeDocument, options: WriteOptions, inlineDepth: number): JsonObject {
-  const writer = new NodeWriter(doc.triples, options, inlineDepth);
-  const node = writer.node(doc.iri);
+function writeNode(doc: NodeDocument, options: WriteOptions, inlineDepth: number, inlined: Set<string>): JsonObject {
+  const writer = new NodeWriter(doc.triples, options, inlineDepth, inlined);
+  const node = writer.node(doc.iri, true);
   if (inlineDepth > 0 && options.linkIri) node['@id'] = options.linkIri(doc.iri);
   if (doc.revision) {
     node['api:hasRevision'] = doc.revision.number;
     node['api:hasLatestRevision'] = doc.revision.latest;
   }
-  // Nodes not reachable from the root (should not happen, but never drop data silently).
-  const rest = writer.subjects().filter((s) => !writer.emitted.has(s));
-  if (rest.length > 0) node['@included'] = rest.map((s) => writer.node(s));
+  // Nodes not reachable from the root (should not happen, but never drop data silently);
+  // each is checked again in the loop because an earlier one may have nested it.
+  const included: JsonObject[] = [];
+  for (const s of writer.notEmitted()) if (!writer.isEmitted(s)) included.push(writer.node(s, false));
+  if (included.length > 0) node['@included'] = included;
   return node;
 }
 
@@ -116,7 +137,7 @@ function writeNode(doc: NodeDocument, options: WriteOptions, inlineDepth: number
  * every output back to exactly the stored triples.
  */
 export function writeJsonLd(doc: NodeDocument, options: WriteOptions = {}): string {
-  return JSON.stringify({ '@context': OUTPUT_CONTEXT, ...writeNode(doc, options, 0) });
+  return JSON.stringify({ '@context': OUTPUT_CONTEXT, ...writeNode(doc, options, 0, new Set([doc.iri])) });
 }
 
 /** A plain JSON-LD object with the output context, for resources built in code (errors, collections). */

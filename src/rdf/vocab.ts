@@ -50,6 +50,9 @@ export const cargo = {
   eventCode: `${CARGO}eventCode`,
   eventTimeType: `${CARGO}eventTimeType`,
   events: `${CARGO}events`,
+  code: `${CARGO}code`,
+  codeListName: `${CARGO}codeListName`,
+  codeListReference: `${CARGO}codeListReference`,
 } as const;
 
 export const api = {
@@ -60,7 +63,69 @@ export const api = {
   hasRevision: `${API}hasRevision`,
   hasLatestRevision: `${API}hasLatestRevision`,
   hasLogisticsEvent: `${API}hasLogisticsEvent`,
+  hasItem: `${API}hasItem`,
+  hasTotalItems: `${API}hasTotalItems`,
+  MultiStatusResponse: `${API}MultiStatusResponse`,
+  EventCreationResult: `${API}EventCreationResult`,
+  hasCreationResult: `${API}hasCreationResult`,
+  hasTotalCreated: `${API}hasTotalCreated`,
+  hasTotalFailed: `${API}hasTotalFailed`,
+  hasHTTPStatus: `${API}hasHTTPStatus`,
+  GET_LOGISTICS_EVENT: `${API}GET_LOGISTICS_EVENT`,
+  POST_LOGISTICS_EVENT: `${API}POST_LOGISTICS_EVENT`,
+  // Action requests, change requests and the audit trail.
+  ActionRequest: `${API}ActionRequest`,
+  ChangeRequest: `${API}ChangeRequest`,
+  AccessDelegationRequest: `${API}AccessDelegationRequest`,
+  SubscriptionRequest: `${API}SubscriptionRequest`,
+  Change: `${API}Change`,
+  Operation: `${API}Operation`,
+  OperationObject: `${API}OperationObject`,
+  ADD: `${API}ADD`,
+  DELETE: `${API}DELETE`,
+  RequestStatusEntry: `${API}RequestStatusEntry`,
+  AuditTrail: `${API}AuditTrail`,
+  hasChange: `${API}hasChange`,
+  hasOperation: `${API}hasOperation`,
+  hasDescription: `${API}hasDescription`,
+  hasLogisticsObject: `${API}hasLogisticsObject`,
+  notifyRequestStatusChange: `${API}notifyRequestStatusChange`,
+  op: `${API}op`,
+  s: `${API}s`,
+  p: `${API}p`,
+  o: `${API}o`,
+  hasDatatype: `${API}hasDatatype`,
+  hasValue: `${API}hasValue`,
+  hasError: `${API}hasError`,
+  hasTitle: `${API}hasTitle`,
+  hasErrorDetail: `${API}hasErrorDetail`,
+  hasCode: `${API}hasCode`,
+  hasMessage: `${API}hasMessage`,
+  hasProperty: `${API}hasProperty`,
+  hasResource: `${API}hasResource`,
+  isRequestedBy: `${API}isRequestedBy`,
+  isRequestedAt: `${API}isRequestedAt`,
+  isRevokedBy: `${API}isRevokedBy`,
+  isRevokedAt: `${API}isRevokedAt`,
+  isChangedBy: `${API}isChangedBy`,
+  hasRequestStatus: `${API}hasRequestStatus`,
+  hasRequestStatusSince: `${API}hasRequestStatusSince`,
+  hasRequestStatusHistory: `${API}hasRequestStatusHistory`,
+  hasActionRequest: `${API}hasActionRequest`,
+  hasChangeRequest: `${API}hasChangeRequest`,
 } as const;
+
+/** The RequestStatus values of action requests. */
+export const requestStatus = {
+  PENDING: `${API}REQUEST_PENDING`,
+  ACCEPTED: `${API}REQUEST_ACCEPTED`,
+  REJECTED: `${API}REQUEST_REJECTED`,
+  FAILED: `${API}REQUEST_FAILED`,
+  REVOKED: `${API}REQUEST_REVOKED`,
+} as const;
+
+/** The individuals of cargo:EventTimeType in the cargo ontology. */
+export const EVENT_TIME_TYPES: readonly string[] = ['ACTUAL', 'ESTIMATED', 'EXPECTED', 'PLANNED', 'REQUESTED'].map((name) => `${CARGO}${name}`);
 
 /** Bookkeeping predicates of the metadata graph. */
 export const store = {
@@ -70,6 +135,19 @@ export const store = {
   revisionCreatedAt: `${STORE}createdAt`,
   revisionCreatedBy: `${STORE}createdBy`,
   revisionTypeHeader: `${STORE}typeHeader`,
+  /** Graph of Logistics Event metadata (which object, dates, codes), read once at start. */
+  eventsGraph: `${STORE}events`,
+  eventOf: `${STORE}eventOf`,
+  eventSequence: `${STORE}eventSequence`,
+  eventRecordedAt: `${STORE}eventRecordedAt`,
+  eventCreationDate: `${STORE}eventCreationDate`,
+  eventDate: `${STORE}eventDate`,
+  eventCreatedBy: `${STORE}eventCreatedBy`,
+  eventCode: `${STORE}eventCode`,
+  /** Action requests: the Logistics Objects a request concerns, and its status entries in order. */
+  concerns: `${STORE}concerns`,
+  statusEntry: `${STORE}statusEntry`,
+  statusNumber: `${STORE}statusNumber`,
 } as const;
 
 /** The JSON-LD context of every document the server writes. */

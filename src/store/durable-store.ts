@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
-import { Journal, listSegments, readSegment, removeSegmentsBefore, type JournalRecord } from './journal.js';
+import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import { OxigraphIndex } from './oxigraph-index.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, writeSnapshot } from './snapshot.js';
-import { iriToNt, quadToNq, termToNt, type Quad } from '../rdf/terms.js';
+import { quadToNq, type Quad } from '../rdf/terms.js';
 
 /** A set of quads to remove and to add, applied as one atomic step. */
 export interface QuadChange {
@@ -17,28 +17,19 @@ export interface DurableStoreOptions {
   log: (message: string) => void;
 }
 
-const REPLAY_BATCH_BYTES = 4 * 1024 * 1024;
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
 
-function graphBlocks(quads: Quad[]): string {
-  const byGraph = new Map<string, string>();
-  for (const q of quads) {
-    const g = q.graph.termType === 'DefaultGraph' ? '' : q.graph.value;
-    const triple = `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} .\n`;
-    byGraph.set(g, (byGraph.get(g) ?? '') + triple);
-  }
-  let out = '';
-  for (const [g, triples] of byGraph) out += g ? `GRAPH ${iriToNt(g)} {\n${triples}}\n` : triples;
-  return out;
-}
-
-/** The journal record for a change: plain N-Quads when it only inserts, else a DATA-only SPARQL Update. */
+/**
+ * The journal record for a change. A quad both deleted and inserted ends up present (as with
+ * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
+ * and the order in which they are applied does not matter.
+ */
 export function recordFor(change: QuadChange): JournalRecord {
-  if (!change.delete || change.delete.length === 0) return { kind: 'load', text: change.insert.map(quadToNq).join('') };
-  const parts = [`DELETE DATA {\n${graphBlocks(change.delete)}}`];
-  if (change.insert.length > 0) parts.push(`INSERT DATA {\n${graphBlocks(change.insert)}}`);
-  return { kind: 'update', text: parts.join(' ;\n') };
+  const insert = change.insert.map(quadToNq);
+  if (!change.delete || change.delete.length === 0) return { delete: '', insert: insert.join('') };
+  const inserted = new Set(insert);
+  return { delete: change.delete.map(quadToNq).filter((line) => !inserted.has(line)).join(''), insert: insert.join('') };
 }
 
 /**
@@ -59,41 +50,44 @@ export class DurableStore {
     return store;
   }
 
+  /**
+   * Loads the newest snapshot and replays the journal from its segment on. Files older than the
+   * snapshot are leftovers of a run that stopped before it could remove them.
+   */
   private async recover(): Promise<void> {
     const { dataDir, log } = this.options;
     await mkdir(dataDir, { recursive: true });
     const snapshot = await latestSnapshot(dataDir);
+    const from = snapshot ?? 1;
     if (snapshot !== undefined) await loadSnapshot(this.index, dataDir, snapshot);
-    const segments = (await listSegments(dataDir)).filter((n) => snapshot === undefined || n >= snapshot);
-    let replayed = 0;
-    for (const n of segments) {
-      const records = await readSegment(dataDir, n, log);
-      this.replay(records);
-      replayed += records.length;
+    const journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
+    await removeSegmentsBefore(dataDir, from);
+    await removeSnapshotsBefore(dataDir, from);
+    if (snapshot !== undefined || journal.records > 0) {
+      log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${this.index.size} quads`);
     }
-    if (snapshot !== undefined || replayed > 0) log(`store recovered: snapshot ${snapshot ?? 'none'}, ${replayed} journal records, ${this.index.size} quads`);
     this.journal = await Journal.open({
       dir: dataDir,
-      segment: segments.at(-1) ?? snapshot ?? 1,
+      segment: journal.segment,
       fsync: this.options.fsync,
       snapshotAfterBytes: this.options.snapshotAfterBytes,
       onSizeExceeded: () => void this.snapshot(),
     });
   }
 
-  /** Applies records in order; runs of inserts are loaded together, which is much faster. */
-  private replay(records: JournalRecord[]): void {
-    let pending = '';
+  /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
+  private replay(records: StoredRecord[]): void {
+    let inserts: Uint8Array[] = [];
     for (const record of records) {
-      if (record.kind === 'load') {
-        pending += record.text;
-        if (pending.length < REPLAY_BATCH_BYTES) continue;
+      if (record.delete.length === 0) {
+        inserts.push(record.insert);
+        continue;
       }
-      if (pending) this.index.loadTrusted(pending);
-      pending = '';
-      if (record.kind === 'update') this.index.apply(record);
+      if (inserts.length > 0) this.index.loadTrusted(inserts);
+      inserts = [];
+      this.index.apply(record);
     }
-    if (pending) this.index.loadTrusted(pending);
+    if (inserts.length > 0) this.index.loadTrusted(inserts);
   }
 
   /**

@@ -1,70 +1,153 @@
-import { open, readdir, readFile, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
 /**
- * What a record asks the store to do. `load` is N-Quads text to insert; `update` is a
- * SPARQL Update made only of DELETE DATA / INSERT DATA blocks. Both are idempotent per quad,
- * which is what lets a snapshot be taken while writes go on (see snapshot.ts).
+ * One atomic change: N-Quads to delete, then N-Quads to insert (no quad in both). Replaying a
+ * record sets each of its quads absent or present whatever the state before, which is what
+ * lets a snapshot be taken while writes go on (see snapshot.ts).
  */
 export interface JournalRecord {
-  kind: 'load' | 'update';
-  text: string;
+  delete: string;
+  insert: string;
 }
 
-const HEADER_BYTES = 9; // u32 payload length, u32 CRC-32 of kind+payload, u8 kind
-const KIND_CODES = { load: 1, update: 2 } as const;
-const KIND_BY_CODE: Record<number, JournalRecord['kind']> = { 1: 'load', 2: 'update' };
+/**
+ * Record layout, little endian: u32 payload length, u32 length of the delete part, u32 CRC-32
+ * of the payload, u32 CRC-32 of the 12 header bytes before it; then the payload (delete N-Quads
+ * followed by insert N-Quads, UTF-8). The header has its own CRC so a damaged length can never
+ * pass for a record that runs past the end of the file.
+ */
+const HEADER_BYTES = 16;
 const SEGMENT_PATTERN = /^journal-(\d{8})\.log$/;
 
 export const segmentName = (n: number) => `journal-${String(n).padStart(8, '0')}.log`;
 
 export function encodeRecord(record: JournalRecord): Buffer {
-  const payload = Buffer.from(record.text, 'utf8');
-  const buf = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
-  buf.writeUInt32LE(payload.length, 0);
-  buf.writeUInt8(KIND_CODES[record.kind], 8);
-  payload.copy(buf, HEADER_BYTES);
-  buf.writeUInt32LE(crc32(buf.subarray(8)), 4);
+  const deleteBytes = Buffer.byteLength(record.delete, 'utf8');
+  const payloadBytes = deleteBytes + Buffer.byteLength(record.insert, 'utf8');
+  const buf = Buffer.allocUnsafe(HEADER_BYTES + payloadBytes);
+  buf.write(record.delete, HEADER_BYTES, 'utf8');
+  buf.write(record.insert, HEADER_BYTES + deleteBytes, 'utf8');
+  buf.writeUInt32LE(payloadBytes, 0);
+  buf.writeUInt32LE(deleteBytes, 4);
+  buf.writeUInt32LE(crc32(buf.subarray(HEADER_BYTES)), 8);
+  buf.writeUInt32LE(crc32(buf.subarray(0, 12)), 12);
   return buf;
 }
 
 export class JournalCorruptError extends Error {}
 
-export interface DecodedSegment {
-  records: JournalRecord[];
-  /** Byte length of the valid prefix; anything after it is a torn tail. */
+/** A record as read back: its two parts as UTF-8 bytes, handed to Oxigraph without decoding them. */
+export interface StoredRecord {
+  delete: Uint8Array;
+  insert: Uint8Array;
+}
+
+export interface SegmentScan {
+  size: number;
+  /** Byte length of the valid prefix; anything after it is a damaged last record. */
   validBytes: number;
-  tornTail: boolean;
+  /** Why the bytes after `validBytes` are to be dropped, if there are any. */
+  damagedTail?: string;
+}
+
+const READ_CHUNK_BYTES = 8 * 1024 * 1024;
+/** Records are handed over in batches of about this many payload bytes. */
+const SCAN_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Reads a file forward in chunks, so a segment is never held whole in memory. */
+class ForwardReader {
+  private buffer = Buffer.alloc(0);
+  /** File offset of buffer[0]. */
+  private start = 0;
+
+  constructor(
+    private readonly file: FileHandle,
+    readonly size: number,
+  ) {}
+
+  /** Bytes [from, to) of the file; `from` never goes back before an earlier call's `from`. */
+  async bytes(from: number, to: number): Promise<Buffer> {
+    if (to > this.start + this.buffer.length) {
+      const kept = this.buffer.subarray(Math.min(from - this.start, this.buffer.length));
+      const next = Buffer.allocUnsafe(Math.min(this.size - from, Math.max(to - from, READ_CHUNK_BYTES)));
+      kept.copy(next);
+      for (let filled = kept.length; filled < next.length; ) {
+        const { bytesRead } = await this.file.read(next, filled, next.length - filled, from + filled);
+        if (bytesRead === 0) throw new Error(`file shrank while being read (at byte ${from + filled})`);
+        filled += bytesRead;
+      }
+      this.buffer = next;
+      this.start = from;
+    }
+    return this.buffer.subarray(from - this.start, to - this.start);
+  }
+
+  async onlyZerosFrom(offset: number): Promise<boolean> {
+    for (let at = offset; at < this.size; at += READ_CHUNK_BYTES) {
+      if (!(await this.bytes(at, Math.min(this.size, at + READ_CHUNK_BYTES))).every((b) => b === 0)) return false;
+    }
+    return true;
+  }
 }
 
 /**
- * Decodes a segment. A bad record that reaches the end of the data is a torn write and is
- * dropped; a bad record followed by more data means the middle is corrupt, which is fatal.
+ * Reads a segment and hands its records, in order and in batches, to `onRecords`. A damaged
+ * record is dropped when it is the last thing in the file: cut short (a write torn by a crash),
+ * failing its CRC at the very end, or followed only by zero bytes (a file extended by a power
+ * cut before its data reached the disk). Damage followed by anything else means the middle of
+ * the journal is corrupt, which is fatal: dropping it would silently lose acknowledged writes.
  */
-export function decodeSegment(data: Buffer, name: string): DecodedSegment {
-  const records: JournalRecord[] = [];
-  let offset = 0;
-  while (offset < data.length) {
-    const remaining = data.length - offset;
-    const length = remaining >= 4 ? data.readUInt32LE(offset) : Infinity;
-    const end = offset + HEADER_BYTES + length;
-    const intact =
-      remaining >= HEADER_BYTES &&
-      end <= data.length &&
-      KIND_BY_CODE[data.readUInt8(offset + 8)] !== undefined &&
-      crc32(data.subarray(offset + 8, end)) === data.readUInt32LE(offset + 4);
-    if (!intact) {
-      if (end >= data.length) return { records, validBytes: offset, tornTail: true };
-      throw new JournalCorruptError(
-        `journal ${name} is corrupt at byte ${offset} (bad record followed by ${data.length - end} more bytes); ` +
-          'refusing to start. Restore the data directory from a backup or remove the damaged segment deliberately.',
+export async function scanSegment(path: string, name: string, onRecords: (records: StoredRecord[]) => void): Promise<SegmentScan> {
+  const file = await open(path, 'r');
+  try {
+    const reader = new ForwardReader(file, (await file.stat()).size);
+    const { size } = reader;
+    let offset = 0;
+    let batch: StoredRecord[] = [];
+    let batchBytes = 0;
+    const flush = () => {
+      if (batch.length > 0) onRecords(batch);
+      batch = [];
+      batchBytes = 0;
+    };
+    const end = (damagedTail?: string): SegmentScan => {
+      flush();
+      return { size, validBytes: offset, damagedTail };
+    };
+    const corrupt = (what: string) =>
+      new JournalCorruptError(
+        `journal ${name} is corrupt at byte ${offset}: ${what}, and more data follows (${size - offset} bytes to the end of the file), so it is not a torn last write. ` +
+          'Refusing to start: restore the data directory from a backup, or truncate the segment at that byte deliberately, accepting the loss of what follows.',
       );
+    while (offset < size) {
+      if (size - offset < HEADER_BYTES) return end('a record header cut short');
+      const header = await reader.bytes(offset, offset + HEADER_BYTES);
+      if (crc32(header.subarray(0, 12)) !== header.readUInt32LE(12)) {
+        if (await reader.onlyZerosFrom(offset)) return end('zero bytes where a record should be');
+        throw corrupt('a record header fails its checksum');
+      }
+      const payloadBytes = header.readUInt32LE(0);
+      const deleteBytes = header.readUInt32LE(4);
+      const payloadCrc = header.readUInt32LE(8);
+      const recordEnd = offset + HEADER_BYTES + payloadBytes;
+      if (recordEnd > size) return end('a record cut short');
+      if (deleteBytes > payloadBytes) throw corrupt('a record header with impossible lengths');
+      const payload = await reader.bytes(offset + HEADER_BYTES, recordEnd);
+      if (crc32(payload) !== payloadCrc) {
+        if (await reader.onlyZerosFrom(recordEnd)) return end('a last record that fails its checksum');
+        throw corrupt('a record fails its checksum');
+      }
+      batch.push({ delete: payload.subarray(0, deleteBytes), insert: payload.subarray(deleteBytes) });
+      batchBytes += payloadBytes;
+      offset = recordEnd;
+      if (batchBytes >= SCAN_BATCH_BYTES) flush();
     }
-    records.push({ kind: KIND_BY_CODE[data.readUInt8(offset + 8)], text: data.toString('utf8', offset + HEADER_BYTES, end) });
-    offset = end;
+    return end();
+  } finally {
+    await file.close();
   }
-  return { records, validBytes: offset, tornTail: false };
 }
 
 export async function listSegments(dir: string): Promise<number[]> {
@@ -76,16 +159,62 @@ export async function listSegments(dir: string): Promise<number[]> {
     .sort((a, b) => a - b);
 }
 
-/** Reads a segment for replay, cutting a torn tail off the file so appends continue cleanly. */
-export async function readSegment(dir: string, n: number, log: (msg: string) => void): Promise<JournalRecord[]> {
-  const path = join(dir, segmentName(n));
-  const decoded = decodeSegment(await readFile(path), segmentName(n));
-  if (decoded.tornTail) {
-    const size = (await stat(path)).size;
-    log(`journal ${segmentName(n)}: dropped a torn last record (${size - decoded.validBytes} bytes)`);
-    await truncate(path, decoded.validBytes);
+/** Makes creations, renames and removals of entries in `dir` durable. */
+export async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
-  return decoded.records;
+}
+
+/**
+ * Reads segments `from`, `from + 1`, ... in order and hands their records to `replay`. A
+ * damaged tail is cut off the file (with a log line) so appends continue cleanly, but only in
+ * the last segment that holds data: anywhere else it is corruption, and so is a missing
+ * segment. Returns the segment to append to and how many records were replayed.
+ */
+export async function recoverJournal(
+  dir: string,
+  from: number,
+  log: (message: string) => void,
+  replay: (records: StoredRecord[]) => void,
+): Promise<{ segment: number; records: number }> {
+  const segments = (await listSegments(dir)).filter((n) => n >= from);
+  segments.forEach((n, i) => {
+    if (n !== from + i) {
+      throw new JournalCorruptError(
+        `journal ${segmentName(from + i)} is missing (found ${segments.map(segmentName).join(', ')}); refusing to start without the writes it held`,
+      );
+    }
+  });
+  const sizes = await Promise.all(segments.map(async (n) => (await stat(join(dir, segmentName(n)))).size));
+  let lastWithData = sizes.length - 1;
+  while (lastWithData > 0 && sizes[lastWithData] === 0) lastWithData -= 1;
+  let records = 0;
+  for (const [i, n] of segments.entries()) {
+    const path = join(dir, segmentName(n));
+    const scan = await scanSegment(path, segmentName(n), (batch) => {
+      replay(batch);
+      records += batch.length;
+    });
+    if (!scan.damagedTail) continue;
+    if (i < lastWithData) {
+      throw new JournalCorruptError(
+        `journal ${segmentName(n)} ends in ${scan.damagedTail} at byte ${scan.validBytes}, but later segments hold records; refusing to start`,
+      );
+    }
+    log(`journal ${segmentName(n)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`);
+    const file = await open(path, 'r+');
+    try {
+      await file.truncate(scan.validBytes);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+  return { segment: segments.at(-1) ?? from, records };
 }
 
 interface Pending {
@@ -93,6 +222,11 @@ interface Pending {
   resolve: () => void;
   reject: (err: Error) => void;
   apply: () => void;
+}
+
+interface RotationWaiter {
+  resolve: (segment: number) => void;
+  reject: (err: Error) => void;
 }
 
 export class JournalUnavailableError extends Error {}
@@ -109,7 +243,8 @@ export class Journal {
   private size = 0;
   private failed: Error | undefined;
   private idleWaiters: (() => void)[] = [];
-  private rotationWaiters: ((segment: number) => void)[] = [];
+  private rotationWaiters: RotationWaiter[] = [];
+  private writes = 0;
 
   private constructor(
     private readonly dir: string,
@@ -121,49 +256,78 @@ export class Journal {
 
   static async open(opts: { dir: string; segment: number; fsync: boolean; snapshotAfterBytes: number; onSizeExceeded: () => void }): Promise<Journal> {
     const journal = new Journal(opts.dir, opts.segment, opts.fsync, opts.onSizeExceeded, opts.snapshotAfterBytes);
-    await journal.openSegment();
+    [journal.file, journal.size] = await journal.openSegment(opts.segment);
     return journal;
-  }
-
-  get currentSegment(): number {
-    return this.segment;
   }
 
   get bytes(): number {
     return this.size;
   }
 
-  private async openSegment(): Promise<void> {
-    this.file = await open(join(this.dir, segmentName(this.segment)), 'a');
-    this.size = (await this.file.stat()).size;
+  /** How many write + fdatasync rounds have run: fewer than records when commits are grouped. */
+  get flushes(): number {
+    return this.writes;
+  }
+
+  /** Opens (creating if needed) a segment for appending; the directory is synced so a new file survives a power cut. */
+  private async openSegment(n: number): Promise<[FileHandle, number]> {
+    const file = await open(join(this.dir, segmentName(n)), 'a');
+    try {
+      const { size } = await file.stat();
+      if (this.fsync) await syncDirectory(this.dir);
+      return [file, size];
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
   }
 
   /** Queues a record; resolves once it is durable and `apply` has run. */
   append(record: JournalRecord, apply: () => void): Promise<void> {
-    if (this.failed) return Promise.reject(new JournalUnavailableError(`journal unavailable: ${this.failed.message}`));
+    if (this.failed) return Promise.reject(this.unavailable());
     return new Promise((resolve, reject) => {
       this.queue.push({ bytes: encodeRecord(record), resolve, reject, apply });
       if (!this.flushing) void this.flush();
     });
   }
 
+  private unavailable(): JournalUnavailableError {
+    return new JournalUnavailableError(`journal unavailable until restart: ${this.failed?.message}`);
+  }
+
   private async flush(): Promise<void> {
     this.flushing = true;
     while (this.queue.length > 0 || this.rotationWaiters.length > 0) {
-      if (this.rotationWaiters.length > 0) {
-        await this.file.close();
-        this.segment += 1;
-        await this.openSegment();
-        for (const wake of this.rotationWaiters.splice(0)) wake(this.segment);
-        continue;
-      }
-      await this.writeBatch(this.queue.splice(0));
+      if (this.rotationWaiters.length > 0) await this.rotateNow(this.rotationWaiters.splice(0));
+      else await this.writeBatch(this.queue.splice(0));
     }
     this.flushing = false;
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
+  /** Switches to the next segment; if it cannot be opened, appends go on in the current one. */
+  private async rotateNow(waiters: RotationWaiter[]): Promise<void> {
+    let opened: [FileHandle, number];
+    try {
+      opened = await this.openSegment(this.segment + 1);
+    } catch (err) {
+      for (const w of waiters) w.reject(err as Error);
+      return;
+    }
+    const previous = this.file;
+    [this.file, this.size] = opened;
+    this.segment += 1;
+    await previous.close().catch(() => {}); // every byte in it is already synced
+    for (const w of waiters) w.resolve(this.segment);
+  }
+
   private async writeBatch(batch: Pending[]): Promise<void> {
+    if (this.failed) {
+      // The file may end in a partial batch that could not be cut off: writing after it would
+      // turn a droppable torn tail into corruption in the middle of the journal.
+      for (const p of batch) p.reject(this.unavailable());
+      return;
+    }
     const before = this.size;
     try {
       const data = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map((p) => p.bytes));
@@ -171,8 +335,9 @@ export class Journal {
       while (written < data.length) written += (await this.file.write(data, written)).bytesWritten;
       if (this.fsync) await this.file.datasync();
       this.size += data.length;
+      this.writes += 1;
     } catch (err) {
-      await this.recoverFromWriteError(before, err as Error);
+      await this.cutBack(before, err as Error);
       for (const p of batch) p.reject(new JournalUnavailableError(`journal write failed: ${(err as Error).message}`));
       return;
     }
@@ -188,12 +353,12 @@ export class Journal {
   }
 
   /** Cuts off whatever part of a failed batch reached the file, so later appends stay readable. */
-  private async recoverFromWriteError(goodSize: number, err: Error): Promise<void> {
+  private async cutBack(goodSize: number, err: Error): Promise<void> {
     try {
       await this.file.truncate(goodSize);
-      await this.file.datasync();
+      if (this.fsync) await this.file.datasync();
     } catch (truncateErr) {
-      this.failed = new Error(`${err.message}; and could not truncate: ${(truncateErr as Error).message}`);
+      this.failed = new Error(`${err.message}; and could not cut the partial write off: ${(truncateErr as Error).message}`);
     }
   }
 
@@ -203,10 +368,13 @@ export class Journal {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Starts a new segment; every record of earlier segments is applied when this resolves. */
+  /**
+   * Starts a new segment and resolves with its number once every record of earlier segments
+   * is applied. Rejects, leaving the current segment in use, if the new one cannot be created.
+   */
   rotate(): Promise<number> {
-    return new Promise((resolve) => {
-      this.rotationWaiters.push(resolve);
+    return new Promise((resolve, reject) => {
+      this.rotationWaiters.push({ resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -220,4 +388,3 @@ export class Journal {
 export async function removeSegmentsBefore(dir: string, segment: number): Promise<void> {
   for (const n of await listSegments(dir)) if (n < segment) await rm(join(dir, segmentName(n)));
 }
-

@@ -1,19 +1,25 @@
-import { createReadStream } from 'node:fs';
 import { open, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { syncDirectory } from './journal.js';
 import type { OxigraphIndex } from './oxigraph-index.js';
 import { iriToNt } from '../rdf/terms.js';
 
 const SNAPSHOT_PATTERN = /^snapshot-(\d{8})\.nq$/;
-const END_MARKER = '# end of snapshot\n';
-const GRAPHS_PER_WRITE = 200;
+/** The last line of a complete snapshot, with the CRC-32 of every byte before it. */
+const END_PREFIX = '# end of snapshot, crc32 ';
+const END_LINE = /^# end of snapshot, crc32 ([0-9a-f]{8})\n$/;
+const endLine = (crc: number) => `${END_PREFIX}${crc.toString(16).padStart(8, '0')}\n`;
+const WRITE_CHUNK_CHARS = 1024 * 1024;
 const LOAD_CHUNK_BYTES = 4 * 1024 * 1024;
 
 export const snapshotName = (segment: number) => `snapshot-${String(segment).padStart(8, '0')}.nq`;
 
+export class SnapshotCorruptError extends Error {}
+
 /**
- * The newest complete snapshot: it holds everything written before journal segment `segment`,
- * so startup loads it and replays segments from `segment` on.
+ * The newest snapshot: it holds everything written before journal segment `segment`, so
+ * startup loads it and replays segments from `segment` on.
  */
 export async function latestSnapshot(dir: string): Promise<number | undefined> {
   const numbers = (await readdir(dir))
@@ -24,58 +30,97 @@ export async function latestSnapshot(dir: string): Promise<number | undefined> {
   return numbers[0];
 }
 
-/** Streams a snapshot into the store in chunks cut at line ends: never one giant string. */
+/** Where the end line starts in `body` (cut at a line end), or -1. */
+function endLineAt(body: Buffer): number {
+  if (body.toString('latin1', 0, END_PREFIX.length) === END_PREFIX) return 0;
+  const at = body.indexOf(`\n${END_PREFIX}`);
+  return at < 0 ? -1 : at + 1;
+}
+
+/**
+ * Streams a snapshot into the store in chunks of bytes cut at line ends, never as one giant
+ * string. Refuses a file whose end line is missing (incomplete) or whose checksum does not match.
+ */
 export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
-  const path = join(dir, snapshotName(segment));
-  let carry = '';
-  let sawEnd = false;
-  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: LOAD_CHUNK_BYTES })) {
-    const text = carry + (chunk as string);
-    const cut = text.lastIndexOf('\n') + 1;
-    carry = text.slice(cut);
-    if (cut > 0) {
-      const body = text.slice(0, cut);
-      if (body.endsWith(END_MARKER)) sawEnd = true;
-      index.loadTrusted(body);
+  const name = snapshotName(segment);
+  const refuse = (why: string) => new SnapshotCorruptError(`snapshot ${name} ${why}; refusing to start. Restore the data directory from a backup.`);
+  const file = await open(join(dir, name), 'r');
+  const read = async () => {
+    const chunk = Buffer.allocUnsafe(LOAD_CHUNK_BYTES);
+    return chunk.subarray(0, (await file.read(chunk, 0, LOAD_CHUNK_BYTES, null)).bytesRead);
+  };
+  let next = read();
+  try {
+    let carry = Buffer.alloc(0);
+    let crc = 0;
+    let expectedCrc: string | undefined;
+    for (let chunk = await next; chunk.length > 0; chunk = await next) {
+      next = read(); // the disk reads the next chunk while Oxigraph parses this one
+      const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+      const cut = data.lastIndexOf(0x0a) + 1;
+      carry = data.subarray(cut);
+      if (cut === 0) continue;
+      if (expectedCrc !== undefined) throw refuse('has a damaged end line or data after it');
+      let body = data.subarray(0, cut);
+      const endAt = endLineAt(body);
+      if (endAt >= 0) {
+        const end = END_LINE.exec(body.toString('latin1', endAt));
+        if (!end) throw refuse('has a damaged end line or data after it');
+        expectedCrc = end[1];
+        body = body.subarray(0, endAt);
+      }
+      crc = crc32(body, crc);
+      try {
+        index.loadTrusted(body);
+      } catch (err) {
+        throw refuse(`is corrupt (${(err as Error).message})`);
+      }
     }
+    if (expectedCrc === undefined || carry.length > 0) throw refuse('is incomplete (no end line)');
+    if (expectedCrc !== crc.toString(16).padStart(8, '0')) throw refuse('is corrupt (checksum mismatch)');
+  } finally {
+    await next.catch(() => {}); // a read still in flight when a check failed
+    await file.close();
   }
-  if (!sawEnd || carry.length > 0) throw new Error(`snapshot ${snapshotName(segment)} is incomplete; refusing to start`);
 }
 
 /**
  * Writes every graph of the store to `snapshot-<segment>.nq`: temp file, fsync, rename, fsync dir.
- * It runs while writes go on: graphs are read a few hundred at a time between awaits, so the
- * file may hold some effects of records in segment >= `segment`. Replaying those records again
- * is harmless because every record only inserts or deletes given quads.
+ * It runs while writes go on: graphs are read one at a time between awaits, so the file may hold
+ * some effects of records in segment >= `segment`. Replaying those records again converges to
+ * the same state because every record only sets given quads absent or present.
  */
 export async function writeSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
   const finalPath = join(dir, snapshotName(segment));
   const tempPath = `${finalPath}.tmp`;
   const file = await open(tempPath, 'w');
   try {
-    const graphs = index.listGraphs();
-    for (let i = 0; i < graphs.length; i += GRAPHS_PER_WRITE) {
-      let text = '';
-      for (const graph of graphs.slice(i, i + GRAPHS_PER_WRITE)) {
-        // N-Triples lines end in " .\n" and literals never hold a raw newline, so this adds the graph to each line.
-        text += index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
-      }
+    let crc = 0;
+    let text = index.defaultGraphNTriples();
+    const write = async () => {
+      crc = crc32(text, crc);
       await file.write(text);
+      text = '';
+    };
+    for (const graph of index.listGraphs()) {
+      // N-Triples lines end in " .\n" and literals never hold a raw newline, so this adds the graph to each line.
+      text += index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
+      if (text.length >= WRITE_CHUNK_CHARS) await write();
     }
-    await file.write(END_MARKER);
+    await write();
+    await file.write(endLine(crc));
     await file.sync();
-  } finally {
+  } catch (err) {
     await file.close();
+    await rm(tempPath, { force: true });
+    throw err;
   }
+  await file.close();
   await rename(tempPath, finalPath);
-  const dirHandle = await open(dir, 'r');
-  try {
-    await dirHandle.sync();
-  } finally {
-    await dirHandle.close();
-  }
+  await syncDirectory(dir);
 }
 
+/** Removes snapshots older than `segment` and temp files of snapshots that never finished. */
 export async function removeSnapshotsBefore(dir: string, segment: number): Promise<void> {
   for (const name of await readdir(dir)) {
     const m = SNAPSHOT_PATTERN.exec(name);

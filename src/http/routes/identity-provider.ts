@@ -1,18 +1,34 @@
 import express, { type Router } from 'express';
-import type { IdentityProvider, TokenRequest } from '../../auth/identity-provider.js';
+import type { ClientCredentials, IdentityProvider, TokenRequest } from '../../auth/identity-provider.js';
+import { CONTENT_LANGUAGE } from '../negotiation.js';
 
-function basicCredentials(header: string | undefined): { id: string; secret: string } | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+/** application/x-www-form-urlencoded decoding, which RFC 6749 section 2.3.1 applies to Basic credentials. */
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+/** Credentials of an `Authorization: Basic` header; undefined without one, 'malformed' if undecodable. */
+function basicCredentials(header: string | undefined): ClientCredentials | 'malformed' | undefined {
+  const match = /^Basic\s+(\S*)\s*$/i.exec(header ?? '');
   if (!match) return undefined;
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(match[1])) return 'malformed';
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) return undefined;
-  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  if (colon < 0) return 'malformed';
+  try {
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
 }
 
 /** The embedded identity provider's token endpoint and JWKS, under /idp. */
 export function identityProviderRoutes(idp: IdentityProvider): Router {
   const router = express.Router();
+  router.use('/idp', (_req, res, next) => {
+    res.setHeader('Content-Language', CONTENT_LANGUAGE);
+    next();
+  });
   router.get('/idp/.well-known/jwks.json', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=300').json(idp.jwks());
   });
@@ -22,8 +38,8 @@ export function identityProviderRoutes(idp: IdentityProvider): Router {
     const basic = basicCredentials(req.headers.authorization);
     const request: TokenRequest = {
       grantType: text('grant_type'),
-      clientId: basic?.id ?? text('client_id'),
-      clientSecret: basic?.secret ?? text('client_secret'),
+      basic,
+      form: { clientId: text('client_id'), clientSecret: text('client_secret') },
     };
     const result = await idp.token(request);
     res.setHeader('Cache-Control', 'no-store');

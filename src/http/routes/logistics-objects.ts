@@ -1,5 +1,7 @@
 import express, { type Request, type Router } from 'express';
-import { badQuery } from '../../errors.js';
+import { badQuery, notFound } from '../../errors.js';
+import { api } from '../../rdf/vocab.js';
+import { methodNotAllowed } from '../documents.js';
 import { parseInstant, type RevisionSelector } from '../../domain/logistics-objects.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { callerOf, queryParam, type Services } from '../context.js';
@@ -50,5 +52,15 @@ export function logisticsObjectRoutes(services: Services): Router {
     res.send(body);
   });
 
+  router.patch('/logistics-objects/:id', rawBody, async (req, res) => {
+    const iri = objects.objectsPrefix + req.params.id;
+    if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
+    const format = bodyFormat(req.headers['content-type'], false);
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits });
+    const request = await services.changeRequests.submit(iri, quads, callerOf(res));
+    sendCreated(res, request.iri, api.ChangeRequest);
+  });
+
+  router.all('/logistics-objects/:id', methodNotAllowed('GET, HEAD, PATCH'));
   return router;
 }

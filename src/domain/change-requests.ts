@@ -1,0 +1,194 @@
+import type { Caller } from '../auth/access-control.js';
+import type { DecisionPolicy } from '../config.js';
+import { HttpError, notFound } from '../errors.js';
+import type { CargoOntology } from '../rdf/ontology.js';
+import { namedNode, quad, type Quad, type RDF } from '../rdf/terms.js';
+import { INTERNAL_SCHEME, api, requestStatus } from '../rdf/vocab.js';
+import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
+import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
+import { applyChange, changeQuads, parseChange, type Change, type ChangeContext } from './changes.js';
+import type { LogisticsObjects } from './logistics-objects.js';
+import type { LogisticsObjectEntry } from './revision-index.js';
+import { newEmbeddedIri } from './new-objects.js';
+
+/** Which ChangeRequests of an object an audit trail shows. */
+export interface AuditFilter {
+  /** Requests with a status change at or after this instant. */
+  from?: Date;
+  /** Requests with a status change at or before this instant. */
+  to?: Date;
+  /** Current statuses to keep; all when absent. */
+  statuses?: ReadonlySet<string>;
+}
+
+export interface AuditTrail {
+  entry: LogisticsObjectEntry;
+  latestRevision: number;
+  requests: ActionRequestRecord[];
+}
+
+const REVISION_CONFLICT = 'Conflict with Logistics Object revision number';
+
+const revisionConflict = (message: string, object: string) => new HttpError(409, 'revision_conflict', { message, resource: object }, REVISION_CONFLICT);
+
+function inWindow(record: ActionRequestRecord, filter: AuditFilter): boolean {
+  if (filter.statuses && !filter.statuses.has(currentStatus(record))) return false;
+  const from = filter.from?.getTime() ?? -Infinity;
+  const to = filter.to?.getTime() ?? Infinity;
+  return record.statuses.some((s) => s.since.getTime() >= from && s.since.getTime() <= to);
+}
+
+/**
+ * ChangeRequests (PATCH on a Logistics Object): submission, the decision policy, and
+ * accepting, which applies the Change as a new revision in the same commit as the status
+ * change. Between checking a Change against the current revision and claiming the next one
+ * nothing awaits, so concurrent Changes on one revision end with one accepted, the rest 409.
+ */
+export class ChangeRequests implements AcceptHandler {
+  /** Objects whose next revision is being written: a Change on their current revision is already outdated. */
+  private readonly applying = new Set<string>();
+  /** Pending ChangeRequests whose creation is being written, by object: an accept meanwhile rejects them too. */
+  private readonly submitting = new Map<string, Set<ActionRequestRecord>>();
+
+  constructor(
+    private readonly objects: LogisticsObjects,
+    private readonly requests: ActionRequests,
+    private readonly ontology: CargoOntology,
+    /** The literals as the store keeps them, for value comparison. */
+    private readonly canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+    private readonly policy: DecisionPolicy,
+    /** The data holder, recorded as the one who decided when the policy decides. */
+    private readonly holder: string,
+  ) {}
+
+  private context(object: string): ChangeContext {
+    return {
+      object,
+      objectsPrefix: this.objects.objectsPrefix,
+      isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
+      exists: (iri) => this.objects.index.get(iri) !== undefined,
+    };
+  }
+
+  private acceptsAtOnce(caller: Caller): boolean {
+    return this.policy === 'all' || (this.policy === 'auto' && caller.internal);
+  }
+
+  /**
+   * PATCH /logistics-objects/{id}: records the Change as a ChangeRequest and, when the policy
+   * says so, decides it at once. 400 (nothing stored) for a Change that cannot be read.
+   */
+  async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
+    const entry = this.objects.index.get(object);
+    if (!entry) throw notFound(object, 'Logistics Object not found');
+    const change = parseChange(body, this.context(object));
+    const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object]);
+    const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
+    const write = this.requests.write();
+    write.create(record, [
+      quad(namedNode(record.iri), namedNode(api.hasLogisticsObject), namedNode(object)),
+      quad(namedNode(record.iri), namedNode(api.hasChange), namedNode(changeIri)),
+      ...changeQuads(change, changeIri),
+    ]);
+    write.transition(record, { to: requestStatus.PENDING, by: caller.agent, at: record.requestedAt });
+    if (this.acceptsAtOnce(caller)) {
+      await this.settle(entry, record, change, write, this.holder);
+      return record;
+    }
+    const outdated = this.outdated(entry, change.revision);
+    if (outdated) {
+      write.transition(record, { to: requestStatus.REJECTED, by: this.holder, errors: [outdated] });
+      await this.requests.commit(write);
+      return record;
+    }
+    const submitting = this.submitting.get(object) ?? new Set();
+    this.submitting.set(object, submitting.add(record));
+    try {
+      await this.requests.commit(write);
+    } finally {
+      submitting.delete(record);
+      if (submitting.size === 0) this.submitting.delete(object);
+    }
+    return record;
+  }
+
+  /** The holder accepts a pending ChangeRequest (PATCH /action-requests/{id}). */
+  async accept(record: ActionRequestRecord, decidedBy: string): Promise<void> {
+    const entry = this.objects.index.get(record.objects[0]);
+    if (!entry) throw notFound(record.objects[0], 'Logistics Object not found');
+    const change = parseChange(this.requests.storedTriples(record), this.context(entry.iri));
+    const error = await this.settle(entry, record, change, this.requests.write(), decidedBy);
+    if (error) throw error;
+  }
+
+  /**
+   * Decides a ChangeRequest: REJECTED (409) on an outdated revision, FAILED (422) when an
+   * operation cannot apply, else ACCEPTED with the new revision, rejecting every other pending
+   * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
+   */
+  private async settle(entry: LogisticsObjectEntry, record: ActionRequestRecord, change: Change, write: RequestWrite, decidedBy: string): Promise<HttpError | undefined> {
+    const prepared = this.prepare(entry, change);
+    if (prepared instanceof HttpError) {
+      write.transition(record, { to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED, by: decidedBy, errors: [prepared] });
+      await this.requests.commit(write);
+      return prepared;
+    }
+    const { triples, number } = prepared;
+    write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
+    const others = this.pendingOn(entry.iri, record);
+    if (others.size > 0) {
+      const superseded = revisionConflict(`revision ${change.revision} was superseded by revision ${number} (${record.iri} was accepted)`, entry.iri);
+      for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
+    }
+    this.applying.add(entry.iri);
+    try {
+      await this.requests.commit(write, (insert, onApplied) => this.objects.writeRevision(entry, number, triples, record.requestedBy, { insert }, onApplied));
+    } finally {
+      this.applying.delete(entry.iri);
+    }
+    return undefined;
+  }
+
+  /** The new revision's triples and its claimed number, or the error that stops the Change. */
+  private prepare(entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number } | HttpError {
+    const outdated = this.outdated(entry, change.revision);
+    if (outdated) return outdated;
+    const applied = applyChange(this.objects.triples(this.objects.index.latest(entry)), change, {
+      object: entry.iri,
+      isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
+      canonical: this.canonical,
+      newEmbeddedIri,
+    });
+    if (!applied.ok) return applied.error;
+    const number = this.objects.claimNextRevision(entry);
+    if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
+    return { triples: applied.triples, number };
+  }
+
+  /** The 409 of a Change built on a revision that is not (or soon no longer) the latest. */
+  private outdated(entry: LogisticsObjectEntry, revision: number): HttpError | undefined {
+    const latest = this.objects.index.latest(entry).number;
+    if (this.applying.has(entry.iri)) return revisionConflict(`revision ${latest + 1} of this Logistics Object is being written`, entry.iri);
+    if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision} but the Logistics Object is at revision ${latest}`, entry.iri);
+    return undefined;
+  }
+
+  /** Pending ChangeRequests of an object that an accept must reject with it, stored or being stored. */
+  private pendingOn(object: string, accepted: ActionRequestRecord): Set<ActionRequestRecord> {
+    const out = new Set<ActionRequestRecord>();
+    for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && r.writes === 0) out.add(r);
+    for (const r of this.submitting.get(object) ?? []) if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
+    out.delete(accepted);
+    return out;
+  }
+
+  /** GET /logistics-objects/{id}/audit-trail: readable by whoever may read the object. */
+  auditTrail(object: string, caller: Caller, filter: AuditFilter): AuditTrail {
+    const entry = this.objects.readableEntry(object, caller);
+    return {
+      entry,
+      latestRevision: this.objects.index.latest(entry).number,
+      requests: this.requests.index.forObject(object).filter((r) => r.type === api.ChangeRequest && inWindow(r, filter)),
+    };
+  }
+}

@@ -1,0 +1,69 @@
+import type { EventPage, EventRecord } from '../domain/event-index.js';
+import type { LogisticsEvents } from '../domain/logistics-events.js';
+import { compactIri, withContext, writeJsonLd, type NodeDocument } from '../rdf/jsonld-writer.js';
+import { namedNode, quad, tripleToNt, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { INTERNAL_SCHEME, api, rdf, xsd } from '../rdf/vocab.js';
+import { serialise } from './documents.js';
+import type { ResponseFormat } from './negotiation.js';
+
+/** Compact JSON-LD nodes of events kept in memory (about 1 kB each). */
+const DEFAULT_CACHED_NODES = 20_000;
+
+/**
+ * Serialises pages of Logistics Events as api:Collection documents. Events never change, so
+ * the compact JSON-LD node of each event is kept once written, and a JSON-LD page is put
+ * together from those texts: its cost grows with the page, not with the object's events.
+ */
+export class EventRepresentations {
+  private readonly nodes = new Map<string, string>();
+
+  constructor(
+    private readonly events: LogisticsEvents,
+    private readonly maxNodes = DEFAULT_CACHED_NODES,
+  ) {}
+
+  /**
+   * The Collection whose @id is `url`: `hasTotalItems` counts every match, `hasItem` holds the
+   * page's events, left out for none, an object for one, an array for more.
+   */
+  async collection(url: string, page: EventPage, format: ResponseFormat): Promise<Buffer> {
+    if (format !== 'jsonld') return serialise(this.collectionDocument(url, page), format);
+    const head = withContext({ '@id': url, '@type': compactIri(api.Collection), [compactIri(api.hasTotalItems)]: page.total });
+    if (page.events.length === 0) return Buffer.from(head);
+    const nodes = page.events.map((record) => this.node(record));
+    const items = nodes.length === 1 ? nodes[0] : `[${nodes.join(',')}]`;
+    // Each node is a complete JSON value, so it can go in as text before the head's closing brace.
+    return Buffer.from(`${head.slice(0, -1)},${JSON.stringify(compactIri(api.hasItem))}:${items}}`);
+  }
+
+  /** The same Collection as triples, for Turtle and N-Triples. */
+  private collectionDocument(url: string, page: EventPage): NodeDocument {
+    const s = namedNode(url);
+    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.Collection)), quad(s, namedNode(api.hasTotalItems), xsdLiteral(page.total, xsd.integer))];
+    for (const record of page.events) triples.push(quad(s, namedNode(api.hasItem), namedNode(record.iri)));
+    // Only linked nodes (say `<object> a cargo:Shipment`) can occur in several events' graphs.
+    const shared = new Set<string>();
+    for (const record of page.events) {
+      for (const t of this.events.triples(record)) {
+        if (t.subject.value !== record.iri && !t.subject.value.startsWith(INTERNAL_SCHEME)) {
+          const line = tripleToNt(t);
+          if (shared.has(line)) continue;
+          shared.add(line);
+        }
+        triples.push(t);
+      }
+    }
+    return { iri: url, triples };
+  }
+
+  /** The compact JSON-LD node of one event, without @context, as text. */
+  private node(record: EventRecord): string {
+    const cached = this.nodes.get(record.iri);
+    if (cached) return cached;
+    const { '@context': _context, ...node } = JSON.parse(writeJsonLd({ iri: record.iri, triples: this.events.triples(record) })) as Record<string, unknown>;
+    const text = JSON.stringify(node);
+    if (this.nodes.size >= this.maxNodes) this.nodes.delete(this.nodes.keys().next().value as string);
+    this.nodes.set(record.iri, text);
+    return text;
+  }
+}

@@ -1,0 +1,60 @@
+import express, { type Request, type Router } from 'express';
+import { lastModified } from '../../domain/action-request-index.js';
+import { parseRequestStatus, parseRequestType } from '../../domain/action-requests.js';
+import { badQuery } from '../../errors.js';
+import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { api, rdf, xsd } from '../../rdf/vocab.js';
+import { callerOf, queryParam, requestUrl, type Services } from '../context.js';
+import { methodNotAllowed, serialise } from '../documents.js';
+import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
+import { setRepresentationHeaders } from '../responses.js';
+
+/** GET /action-requests (internal), and GET/HEAD, PATCH (decide) and DELETE (revoke) of one request. */
+export function actionRequestRoutes(services: Services): Router {
+  const router = express.Router();
+  const { actionRequests } = services;
+  const iriOf = (req: Request) => actionRequests.prefix + (req.params.id as string);
+
+  router.get('/action-requests', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const status = queryParam(req, 'status');
+    const type = queryParam(req, 'type');
+    const records = actionRequests.list(callerOf(res), {
+      status: status === undefined ? undefined : parseRequestStatus(status, 'status'),
+      type: type === undefined ? undefined : parseRequestType(type, 'type'),
+      object: queryParam(req, 'logistics-object'),
+    });
+    const url = requestUrl(services, req);
+    const s = namedNode(url);
+    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.Collection)), quad(s, namedNode(api.hasTotalItems), xsdLiteral(records.length, xsd.integer))];
+    for (const r of records) triples.push(quad(s, namedNode(api.hasItem), namedNode(r.iri)));
+    for (const r of records) triples.push(...actionRequests.representation(r));
+    const body = await serialise({ iri: url, triples }, negotiated.format);
+    setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
+    res.send(body);
+  });
+
+  router.get('/action-requests/:id', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const record = actionRequests.readable(iriOf(req), callerOf(res));
+    const body = await serialise({ iri: record.iri, triples: actionRequests.representation(record) }, negotiated.format);
+    setRepresentationHeaders(res, negotiated, lastModified(record)).setHeader('Type', record.type);
+    res.send(body);
+  });
+
+  router.patch('/action-requests/:id', async (req, res) => {
+    const status = queryParam(req, 'status');
+    if (status === undefined) throw badQuery('status', 'status is required: REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
+    const record = await actionRequests.decide(iriOf(req), parseRequestStatus(status, 'status'), callerOf(res));
+    res.status(204).setHeader('Location', record.iri).setHeader('Type', record.type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  });
+
+  router.delete('/action-requests/:id', async (req, res) => {
+    await actionRequests.revoke(iriOf(req), callerOf(res));
+    res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  });
+
+  router.all('/action-requests', methodNotAllowed('GET, HEAD'));
+  router.all('/action-requests/:id', methodNotAllowed('GET, HEAD, PATCH, DELETE'));
+  return router;
+}

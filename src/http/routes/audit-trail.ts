@@ -1,0 +1,58 @@
+import express, { type Request, type Router } from 'express';
+import { parseRequestStatus } from '../../domain/action-requests.js';
+import type { AuditFilter } from '../../domain/change-requests.js';
+import { parseInstant } from '../../domain/logistics-objects.js';
+import { badQuery } from '../../errors.js';
+import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { api, rdf, xsd } from '../../rdf/vocab.js';
+import { callerOf, queryParam, type Services } from '../context.js';
+import { methodNotAllowed, serialise } from '../documents.js';
+import { negotiate } from '../negotiation.js';
+import { setRepresentationHeaders } from '../responses.js';
+
+/** The value of the first given spelling of a query parameter, with the name it was given under. */
+function firstOf(req: Request, names: string[]): { name: string; value: string } | undefined {
+  for (const name of names) {
+    const value = queryParam(req, name);
+    if (value !== undefined) return { name, value };
+  }
+  return undefined;
+}
+
+/** `updated-from`, `updated-to` (also camelCase) and `status` (comma separated, short or full names). */
+function readFilter(req: Request): AuditFilter {
+  const from = firstOf(req, ['updated-from', 'updatedFrom']);
+  const to = firstOf(req, ['updated-to', 'updatedTo']);
+  const status = queryParam(req, 'status');
+  const filter: AuditFilter = {
+    from: from && parseInstant(from.value, from.name),
+    to: to && parseInstant(to.value, to.name),
+    statuses: status === undefined ? undefined : new Set(status.split(',').map((v) => parseRequestStatus(v, 'status'))),
+  };
+  if (filter.from && filter.to && filter.from > filter.to) throw badQuery(from!.name, `${from!.name} must not be after ${to!.name}`);
+  return filter;
+}
+
+/** GET /logistics-objects/{id}/audit-trail in JSON-LD, Turtle or N-Triples. */
+export function auditTrailRoutes(services: Services): Router {
+  const router = express.Router();
+  const { changeRequests, actionRequests, objects } = services;
+  const path = '/logistics-objects/:id/audit-trail';
+
+  router.get(path, async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const trail = changeRequests.auditTrail(objects.objectsPrefix + (req.params.id as string), callerOf(res), readFilter(req));
+    const iri = `${trail.entry.iri}/audit-trail`;
+    const s = namedNode(iri);
+    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.AuditTrail)), quad(s, namedNode(api.hasLatestRevision), xsdLiteral(trail.latestRevision, xsd.positiveInteger))];
+    // 2.3 names the list hasActionRequest, 2.0 hasChangeRequest; the JSON-LD writer nests each request under the first.
+    for (const predicate of [api.hasActionRequest, api.hasChangeRequest]) for (const r of trail.requests) triples.push(quad(s, namedNode(predicate), namedNode(r.iri)));
+    for (const r of trail.requests) triples.push(...actionRequests.representation(r));
+    const body = await serialise({ iri, triples }, negotiated.format);
+    setRepresentationHeaders(res, negotiated).setHeader('Type', api.AuditTrail);
+    res.send(body);
+  });
+
+  router.all(path, methodNotAllowed('GET, HEAD'));
+  return router;
+}

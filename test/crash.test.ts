@@ -1,0 +1,31 @@
+import { expect } from 'chai';
+import { runCrashRounds } from './support/crash-driver.js';
+import { freePort } from './support/server.js';
+import { tempDir } from './support/store-data.js';
+
+describe('crash safety: a server SIGKILLed at random moments while it writes', function () {
+  this.timeout(115_000);
+
+  it('after 50 kill/restart rounds every acknowledged object is there with exactly the triples sent', async () => {
+    const { dir, remove } = await tempDir();
+    try {
+      const report = await runCrashRounds({
+        rounds: 50,
+        dataDir: dir,
+        port: await freePort(),
+        maxWriteMs: 250,
+        concurrency: 8,
+        snapshotAfterBytes: 256 * 1024,
+        killWhileStartingShare: 0.1,
+        sampleOlder: 5,
+      });
+      expect(report.failures).to.deep.equal([]);
+      expect(report.rounds).to.equal(50);
+      expect(report.acknowledged).to.be.greaterThan(100);
+      expect(report.unanswered).to.be.greaterThan(0, 'no kill landed while a write was in flight');
+      expect(report.storeLog.some((line) => /^snapshot \d+ written/.test(line))).to.equal(true, 'no snapshot was written during the run');
+    } finally {
+      await remove();
+    }
+  });
+});

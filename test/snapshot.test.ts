@@ -1,0 +1,169 @@
+import { expect } from 'chai';
+import { mkdir, readdir, readFile, rmdir, stat, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { segmentName } from '../src/store/journal.js';
+import { snapshotName } from '../src/store/snapshot.js';
+import type { DurableStore } from '../src/store/durable-store.js';
+import { defaultGraph, literal, namedNode, quad } from '../src/rdf/terms.js';
+import { allQuads, EX, graphQuads, openStore, tempDir, type OpenedStore } from './support/store-data.js';
+
+/** Inserts, then changes that delete part of what was inserted, across a few graphs. */
+async function writeHistory(store: DurableStore, prefix: string): Promise<void> {
+  for (let g = 0; g < 5; g++) await store.commit({ insert: graphQuads(`${prefix}${g}`, 10) });
+  for (let g = 0; g < 5; g++) {
+    await store.commit({ delete: graphQuads(`${prefix}${g}`, 4), insert: graphQuads(`${prefix}${g}`, 2, 'changed ') });
+  }
+}
+
+/** Opens a second store on `dir`, as after a crash (`live` was never closed), and checks it holds what `live` holds. */
+async function reopenEqual(live: DurableStore, dir: string): Promise<OpenedStore> {
+  const reopened = await openStore(dir);
+  expect(allQuads(reopened.store.index)).to.deep.equal(allQuads(live.index));
+  return reopened;
+}
+
+async function openFails(dir: string): Promise<Error> {
+  let error: Error | undefined;
+  await openStore(dir).catch((err: Error) => (error = err));
+  if (!error) throw new Error('the store opened');
+  return error;
+}
+
+describe('snapshots', () => {
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => ({ dir, remove } = await tempDir()));
+  afterEach(() => remove());
+
+  it('snapshot + replay gives an identical store, default graph included', async () => {
+    const { store } = await openStore(dir);
+    await writeHistory(store, 'g');
+    await store.commit({ insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())] });
+    await store.snapshot();
+    expect((await readdir(dir)).sort()).to.deep.equal([segmentName(2), snapshotName(2)]);
+
+    const reopened = await reopenEqual(store, dir);
+    expect(reopened.log).to.deep.equal([`store recovered: snapshot 2, 0 journal records, ${store.index.size} quads`]);
+    await store.close();
+    await reopened.store.close();
+  });
+
+  it('startup loads the snapshot and replays the later segments', async () => {
+    const { store } = await openStore(dir);
+    await writeHistory(store, 'before');
+    await store.snapshot();
+    await writeHistory(store, 'after');
+    await store.commit({ insert: [], delete: graphQuads('before0', 10) }); // undoes part of what the snapshot holds
+
+    const reopened = await reopenEqual(store, dir);
+    expect(reopened.log).to.deep.equal([`store recovered: snapshot 2, 11 journal records, ${store.index.size} quads`]);
+    await store.close();
+    await reopened.store.close();
+  });
+
+  it('a snapshot taken while writes continue converges to the live store', async function () {
+    this.timeout(60_000);
+    const { store } = await openStore(dir);
+    const graphs = 8000;
+    for (let g = 0; g < graphs; g += 500) {
+      await store.commit({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() });
+    }
+    let finished = false;
+    const snapshot = store.snapshot().then(() => (finished = true));
+    let during = 0;
+    let n = 0;
+    const writer = async () => {
+      while (!finished) {
+        const g = `w${(n++ * 7919) % graphs}`;
+        await store.commit({ delete: graphQuads(g, 2), insert: [...graphQuads(g, 1, 'during '), ...graphQuads(`new${n}`, 3)] });
+        if (!finished) during += 1;
+      }
+    };
+    await Promise.all([snapshot, writer(), writer(), writer(), writer()]);
+    await store.commit({ insert: [], delete: graphQuads('w0', 5) });
+    expect(during).to.be.greaterThan(0, 'no write completed while the snapshot was written');
+    const snapshotText = await readFile(join(dir, snapshotName(2)), 'utf8');
+    expect(snapshotText.length).to.be.greaterThan(4 * 1024 * 1024, 'the snapshot should span several read chunks');
+    expect(snapshotText).to.include('value during', 'the snapshot holds no effect of a write made after its rotation point');
+
+    const reopened = await reopenEqual(store, dir);
+    expect(reopened.log[0]).to.match(/^store recovered: snapshot 2, [1-9]\d* journal records/);
+    await store.close();
+    await reopened.store.close();
+  });
+
+  it('the journal passing snapshotAfterBytes triggers a snapshot and older segments go', async () => {
+    const { store, log } = await openStore(dir, { snapshotAfterBytes: 4096 });
+    await writeHistory(store, 'g');
+    await store.close();
+    expect(log.some((line) => /^snapshot \d+ written/.test(line))).to.equal(true);
+    const files = await readdir(dir);
+    expect(files.filter((f) => f.startsWith('snapshot-'))).to.have.length(1);
+    expect(files.filter((f) => f.startsWith('journal-')).length).to.be.at.most(2);
+    const reopened = await reopenEqual(store, dir);
+    await reopened.store.close();
+  });
+
+  describe('a damaged snapshot is refused', () => {
+    let path: string;
+    beforeEach(async () => {
+      const { store } = await openStore(dir);
+      await writeHistory(store, 'g');
+      await store.snapshot();
+      await store.close();
+      path = join(dir, snapshotName(2));
+    });
+
+    it('cut short: incomplete', async () => {
+      const { size } = await stat(path);
+      await truncate(path, size - 10);
+      expect((await openFails(dir)).message).to.match(/snapshot snapshot-00000002\.nq is incomplete \(no end line\); refusing to start/);
+    });
+
+    it('cut at a line end before the end line: incomplete', async () => {
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, text.slice(0, text.lastIndexOf('\n', text.length - 2) + 1));
+      expect((await openFails(dir)).message).to.match(/is incomplete/);
+    });
+
+    it('one changed character that still parses: checksum mismatch', async () => {
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, text.replace('value', 'valuf'));
+      expect((await openFails(dir)).message).to.match(/snapshot snapshot-00000002\.nq is corrupt \(checksum mismatch\)/);
+    });
+
+    it('data after the end line', async () => {
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, `${text}${text.split('\n')[0]}\n`);
+      expect((await openFails(dir)).message).to.match(/has a damaged end line or data after it/);
+    });
+  });
+
+  it('a failed snapshot keeps the journal: nothing is lost and the next one succeeds', async () => {
+    const { store, log } = await openStore(dir);
+    await writeHistory(store, 'g');
+    const blocker = join(dir, `${snapshotName(2)}.tmp`);
+    await mkdir(blocker); // the temp file cannot be created: a real EISDIR from open()
+    await store.snapshot();
+    expect(log.at(-1)).to.match(/^snapshot failed \(journal kept, nothing lost\): EISDIR/);
+    await writeHistory(store, 'later');
+    await rmdir(blocker);
+
+    const reopened = await reopenEqual(store, dir);
+    expect(reopened.log).to.deep.equal([`store recovered: snapshot none, 20 journal records, ${store.index.size} quads`]);
+    await reopened.store.snapshot();
+    expect((await readdir(dir)).sort()).to.deep.equal([segmentName(3), snapshotName(3)]);
+    await store.close();
+    await reopened.store.close();
+  });
+
+  it('a temp file left by a snapshot that never finished is ignored and removed', async () => {
+    const { store } = await openStore(dir);
+    await writeHistory(store, 'g');
+    await store.close();
+    await writeFile(join(dir, `${snapshotName(2)}.tmp`), '<https://e.x/s> <https://e.x/p> "half');
+    const reopened = await reopenEqual(store, dir);
+    expect(await readdir(dir)).to.deep.equal([segmentName(1)]);
+    await reopened.store.close();
+  });
+});

@@ -1,0 +1,307 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { Parser } from 'n3';
+import { blankNode, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type Term } from '../../src/rdf/terms.js';
+import { api, CARGO, INTERNAL_SCHEME, rdf, xsd } from '../../src/rdf/vocab.js';
+import { ServerProcess } from './server-process.js';
+
+/** The server under test, as the driver talks to it. */
+export interface Target {
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** What a check found: whether the write is there, and what is wrong if anything. */
+export interface CheckResult {
+  present: boolean;
+  problem?: string;
+}
+
+/** What must hold after a restart for one write that was sent. */
+export interface Expectation {
+  readonly label: string;
+  /**
+   * Checks the restarted server. An acknowledged write must be there exactly; one whose answer
+   * never came (the server died first) may be missing, but never partly there.
+   */
+  check(target: Target, acknowledged: boolean): Promise<CheckResult>;
+}
+
+/** One write ready to go: the request, the status that acknowledges it, and what must survive. */
+export interface PreparedWrite {
+  send(target: Target): Promise<Response>;
+  acknowledgedBy: number;
+  expectation: Expectation;
+  onAcknowledged?: () => void;
+}
+
+/** What operations share across rounds. */
+export interface WorkloadState {
+  /** Distinguishes runs that share a data directory. */
+  runId: string;
+  objectsPrefix: string;
+  /** Acknowledged objects, for operations that change existing ones. */
+  objects: string[];
+}
+
+/**
+ * A kind of write the crash driver performs. To add one (a change request via PATCH, a logistics
+ * event via POST /logistics-objects/{id}/logistics-events): implement `prepare` (return undefined
+ * when it has nothing to act on yet, e.g. no acknowledged object), give it an Expectation that
+ * GETs what it wrote, and list it in OPERATIONS.
+ */
+export interface Operation {
+  readonly kind: string;
+  prepare(seq: number, state: WorkloadState): PreparedWrite | undefined;
+}
+
+const cargo = (local: string) => namedNode(`${CARGO}${local}`);
+const NTRIPLES = 'application/n-triples';
+const SERVER_ADDED: ReadonlySet<string> = new Set([api.hasRevision, api.hasLatestRevision]);
+
+const isEmbedded = (t: Term) => t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
+const termKey = (t: Term) => `${t.termType}:${t.value}`;
+
+/**
+ * Sorted N-Triples lines in which each embedded node (a blank node as sent, an `internal:` IRI as
+ * stored) is named by its path of predicates from the root, so what was sent and what is stored
+ * compare exactly. Every other term is written as N-Triples, so literals compare byte for byte.
+ */
+export function canonicalLines(triples: readonly Quad[], root: string): string[] {
+  const names = new Map<string, string>([[`NamedNode:${root}`, '<root>']]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const t of triples) {
+      const parent = names.get(termKey(t.subject));
+      if (parent && isEmbedded(t.object) && !names.has(termKey(t.object))) {
+        names.set(termKey(t.object), `[${parent} ${t.predicate.value}]`);
+        grew = true;
+      }
+    }
+  }
+  const name = (t: Term) => names.get(termKey(t)) ?? (t.termType === 'BlankNode' ? `_:${t.value}` : termToNt(t));
+  return triples.map((t) => `${name(t.subject)} ${name(t.predicate)} ${name(t.object)} .`).sort();
+}
+
+/** Literals that need escaping, characters outside the BMP, and values that differ per write. */
+function pieceTriples(iri: string, seq: number): Quad[] {
+  const piece = namedNode(iri);
+  const weight = blankNode('weight');
+  const dimensions = blankNode('dimensions');
+  const height = blankNode('height');
+  return [
+    quad(piece, namedNode(rdf.type), cargo('Piece')),
+    quad(piece, cargo('goodsDescription'), literal(`Crate ${seq}: "quoted", back\\slash, tab\t, line\nbreak, é, 日本, 🚚 ${randomBytes(6).toString('hex')}`)),
+    quad(piece, cargo('textualHandlingInstructions'), literal(`KEEP DRY ${seq}`)),
+    quad(piece, cargo('slac'), xsdLiteral(seq % 1000, xsd.integer)),
+    quad(piece, cargo('stackable'), xsdLiteral(seq % 2 === 0, xsd.boolean)),
+    quad(piece, cargo('grossWeight'), weight),
+    quad(weight, namedNode(rdf.type), cargo('Value')),
+    quad(weight, cargo('unit'), literal('KGM')),
+    quad(weight, cargo('numericalValue'), xsdLiteral(`${seq % 500}.5`, xsd.double)),
+    quad(piece, cargo('dimensions'), dimensions),
+    quad(dimensions, namedNode(rdf.type), cargo('Dimensions')),
+    quad(dimensions, cargo('height'), height),
+    quad(height, namedNode(rdf.type), cargo('Value')),
+    quad(height, cargo('unit'), literal('CMT')),
+    quad(height, cargo('numericalValue'), xsdLiteral(`${seq % 97}.25`, xsd.double)),
+  ];
+}
+
+const ntLine = (t: Quad) => `${isEmbedded(t.subject) ? `_:${t.subject.value}` : termToNt(t.subject)} ${termToNt(t.predicate)} ${t.object.termType === 'BlankNode' ? `_:${t.object.value}` : termToNt(t.object)} .\n`;
+
+/** Revision `revision` of `iri` must hold exactly `triples`. */
+export function revisionExpectation(label: string, iri: string, revision: number, triples: Quad[]): Expectation {
+  const expected = canonicalLines(triples, iri);
+  return {
+    label,
+    async check(target, acknowledged) {
+      const res = await target.request(`${iri}?revision=${revision}`, { headers: { Accept: NTRIPLES } });
+      const text = await res.text();
+      if (res.status === 404 && !acknowledged) return { present: false };
+      if (res.status !== 200) return { present: false, problem: `${label}: GET answered ${res.status} ${text.slice(0, 300)}` };
+      const stored = new Parser({ format: NTRIPLES }).parse(text).filter((t) => !SERVER_ADDED.has(t.predicate.value));
+      const actual = canonicalLines(stored, iri);
+      if (actual.join('\n') === expected.join('\n')) return { present: true };
+      return { present: true, problem: `${label}: stored triples differ from those sent.\nsent:\n${expected.join('\n')}\nstored:\n${actual.join('\n')}` };
+    },
+  };
+}
+
+const createObject: Operation = {
+  kind: 'create object',
+  prepare(seq, state) {
+    const iri = `${state.objectsPrefix}crash-${state.runId}-${seq}`;
+    const triples = pieceTriples(iri, seq);
+    return {
+      acknowledgedBy: 201,
+      send: (target) =>
+        target.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
+      expectation: revisionExpectation(`object ${iri}`, iri, 1, triples),
+      onAcknowledged: () => state.objects.push(iri),
+    };
+  },
+};
+
+/** The kinds of write the crash driver mixes, each with its weight. */
+export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [{ operation: createObject, weight: 1 }];
+
+function pickOperation(): Operation {
+  const total = OPERATIONS.reduce((sum, o) => sum + o.weight, 0);
+  let r = Math.random() * total;
+  for (const o of OPERATIONS) if ((r -= o.weight) < 0) return o.operation;
+  return OPERATIONS[0].operation;
+}
+
+export interface CrashRunOptions {
+  rounds: number;
+  dataDir: string;
+  port: number;
+  /** Writes run for a random time up to this before the kill. */
+  maxWriteMs: number;
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** Small values make snapshots happen (and get killed) often. */
+  snapshotAfterBytes: number;
+  /** Share of rounds in which the server is killed while starting (replaying, loading a snapshot). */
+  killWhileStartingShare: number;
+  /** Older acknowledged writes re-checked each round, besides those of the round before. */
+  sampleOlder: number;
+  progress?: (line: string) => void;
+}
+
+export interface CrashRunReport {
+  rounds: number;
+  acknowledged: number;
+  /** Writes whose answer never came because the server died. */
+  unanswered: number;
+  /** Of those, how many turned out to be durable anyway. */
+  unansweredPresent: number;
+  killsWhileStarting: number;
+  /** Server log lines about dropped torn tails and snapshots. */
+  storeLog: string[];
+  failures: string[];
+}
+
+interface Sent {
+  expectation: Expectation;
+  acknowledged: boolean;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** GETs can meet a connection of the previous server process; retry those. */
+function retryingTarget(server: ServerProcess): Target {
+  return {
+    async request(path, init) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await server.request(path, init);
+        } catch (err) {
+          if (attempt === 3) throw err;
+        }
+      }
+    },
+  };
+}
+
+async function verify(target: Target, sent: readonly Sent[], concurrency: number, report: CrashRunReport): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < sent.length) {
+      const { expectation, acknowledged } = sent[next++];
+      const result = await expectation.check(target, acknowledged);
+      if (result.problem) report.failures.push(result.problem);
+      if (!acknowledged && result.present) report.unansweredPresent += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+/** Posts writes as fast as `concurrency` allows until the server is SIGKILLed after `killAfterMs`. */
+async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq: { next: number }, options: CrashRunOptions, report: CrashRunReport): Promise<Sent[]> {
+  const sent: Sent[] = [];
+  let killed = false;
+  const kill = sleep(randomInt(10, options.maxWriteMs)).then(() => {
+    killed = true;
+    return server.stop('SIGKILL');
+  });
+  const worker = async () => {
+    while (!killed) {
+      const write = pickOperation().prepare(seq.next++, state);
+      if (!write) continue;
+      let res: Response;
+      try {
+        res = await write.send(server);
+      } catch {
+        sent.push({ expectation: write.expectation, acknowledged: false });
+        return;
+      }
+      if (res.status === write.acknowledgedBy) {
+        sent.push({ expectation: write.expectation, acknowledged: true });
+        write.onAcknowledged?.();
+      } else {
+        report.failures.push(`${write.expectation.label}: answered ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`);
+      }
+      await res.body?.cancel().catch(() => {});
+    }
+  };
+  await Promise.all([kill, ...Array.from({ length: options.concurrency }, worker)]);
+  return sent;
+}
+
+const STORE_LOG = /dropped|snapshot .*written|snapshot failed/;
+
+/**
+ * Rounds of: start the server (sometimes killing it while it starts), check the writes of the
+ * round before and a sample of older ones, write as fast as possible, SIGKILL at a random moment.
+ * At the end every acknowledged write is checked, then again after a clean stop (SIGTERM) and start.
+ */
+export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRunReport> {
+  const report: CrashRunReport = { rounds: 0, acknowledged: 0, unanswered: 0, unansweredPresent: 0, killsWhileStarting: 0, storeLog: [], failures: [] };
+  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [] };
+  const seq = { next: 0 };
+  const acknowledged: Sent[] = [];
+  let unchecked: Sent[] = [];
+  /** Runs `use` with a fresh server process, which is SIGKILLed afterwards unless `use` stopped it. */
+  const withServer = async (use: (server: ServerProcess) => Promise<void>) => {
+    const server = new ServerProcess({ dataDir: options.dataDir, port: options.port, snapshotAfterBytes: options.snapshotAfterBytes });
+    try {
+      await use(server);
+    } finally {
+      await server.stop('SIGKILL');
+      report.storeLog.push(...server.log.filter((line) => STORE_LOG.test(line)));
+    }
+  };
+
+  for (let round = 1; round <= options.rounds && report.failures.length === 0; round++) {
+    report.rounds = round;
+    await withServer(async (server) => {
+      if (Math.random() < options.killWhileStartingShare) {
+        await sleep(randomInt(0, 700));
+        report.killsWhileStarting += 1;
+        return;
+      }
+      await server.ready;
+      const target = retryingTarget(server);
+      const older = Array.from({ length: Math.min(options.sampleOlder, acknowledged.length) }, () => acknowledged[randomInt(acknowledged.length)]);
+      await verify(target, [...unchecked, ...older], options.concurrency, report);
+      const sent = await writeUntilKilled(server, state, seq, options, report);
+      unchecked = sent;
+      for (const s of sent) {
+        if (s.acknowledged) acknowledged.push(s);
+        else report.unanswered += 1;
+      }
+      report.acknowledged = acknowledged.length;
+      options.progress?.(`round ${round}: ${sent.filter((s) => s.acknowledged).length} acknowledged, ${sent.filter((s) => !s.acknowledged).length} unanswered`);
+    });
+  }
+
+  for (let run = 0; run < 2; run++) {
+    await withServer(async (server) => {
+      await server.ready;
+      await verify(retryingTarget(server), [...unchecked, ...acknowledged], options.concurrency, report);
+      unchecked = [];
+      await server.stop('SIGTERM');
+    });
+  }
+  return report;
+}

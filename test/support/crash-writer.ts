@@ -1,0 +1,18 @@
+/**
+ * A server in a process of its own, for tests that kill it:
+ *   node dist/test/support/crash-writer.js <dataDir> <port> <snapshotAfterBytes>
+ * Prints one JSON line `{ url, token }` once it listens (the token speaks for the data holder);
+ * the server's log lines go to stderr. SIGTERM closes it cleanly; SIGKILL is the crash.
+ */
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+
+const [dataDir, port, snapshotAfterBytes] = process.argv.slice(2);
+const config = loadConfig(
+  {},
+  { host: '127.0.0.1', port: Number(port), baseUrl: `http://127.0.0.1:${port}`, dataDir, journal: { snapshotAfterBytes: Number(snapshotAfterBytes) } },
+);
+const server = await startServer(config, (message) => process.stderr.write(`${message}\n`));
+const token = await server.services.identityProvider!.issue(server.services.holder);
+process.stdout.write(`${JSON.stringify({ url: server.url, token })}\n`);
+process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

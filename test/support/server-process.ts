@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const CRASH_WRITER = fileURLToPath(new URL('./crash-writer.js', import.meta.url));
+
+export interface ServerProcessOptions {
+  dataDir: string;
+  port: number;
+  snapshotAfterBytes?: number;
+  /** RLIMIT_FSIZE for the process, in KiB: writes past it fail with EFBIG, a real write error. */
+  fileSizeLimitKiB?: number;
+}
+
+export interface Listening {
+  url: string;
+  token: string;
+}
+
+/** A server started by crash-writer.ts in its own process. */
+export class ServerProcess {
+  /** The server's log lines so far. */
+  readonly log: string[] = [];
+  /** Resolves once the server listens; rejects if the process ends first. */
+  readonly ready: Promise<Listening>;
+  readonly exited: Promise<void>;
+  private readonly child: ChildProcess;
+
+  constructor(options: ServerProcessOptions) {
+    const args = [CRASH_WRITER, options.dataDir, String(options.port), String(options.snapshotAfterBytes ?? 64 * 1024 * 1024)];
+    this.child =
+      options.fileSizeLimitKiB === undefined
+        ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    createInterface({ input: this.child.stderr! }).on('line', (line) => this.log.push(line));
+    this.exited = once(this.child, 'exit').then(() => {});
+    const firstLine = once(createInterface({ input: this.child.stdout! }), 'line').then(([line]) => JSON.parse(line as string) as Listening);
+    this.ready = Promise.race([
+      firstLine,
+      this.exited.then(() => {
+        throw new Error(`server process ended before listening:\n${this.log.join('\n')}`);
+      }),
+    ]);
+    this.ready.catch(() => {}); // a process killed while starting is expected in crash rounds
+  }
+
+  /** Sends `signal` and waits for the process to end. */
+  async stop(signal: NodeJS.Signals): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    await this.exited;
+  }
+
+  /** fetch against the server with the data holder's token. */
+  async request(path: string, init: RequestInit = {}): Promise<Response> {
+    const { url, token } = await this.ready;
+    const headers = new Headers(init.headers);
+    headers.set('Authorization', `Bearer ${token}`);
+    return fetch(path.startsWith('http') ? path : `${url}${path}`, { ...init, headers });
+  }
+}
