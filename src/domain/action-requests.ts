@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Parser } from 'n3';
 import type { AccessControl, Caller } from '../auth/access-control.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
-import { literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, INTERNAL_SCHEME, STORE, api, rdf, requestStatus, store as meta, xsd } from '../rdf/vocab.js';
 import type { DurableStore } from '../store/durable-store.js';
 import { byRequestTime, currentStatus, type ActionRequestIndex, type ActionRequestRecord } from './action-request-index.js';
@@ -60,7 +60,6 @@ export function parseRequestType(value: string, parameter: string): string {
   return iri;
 }
 
-const dateTime = (d: Date) => xsdLiteral(d.toISOString(), xsd.dateTime);
 const anyUri = (value: string) => xsdLiteral(value, xsd.anyURI);
 
 /** The api:Error node of an error, as stored in a request's hasError. */
@@ -102,7 +101,7 @@ export class RequestWrite {
     this.quads.push(
       quad(subject, namedNode(rdf.type), namedNode(record.type), g),
       quad(subject, namedNode(api.isRequestedBy), namedNode(record.requestedBy), g),
-      quad(subject, namedNode(api.isRequestedAt), dateTime(record.requestedAt), g),
+      quad(subject, namedNode(api.isRequestedAt), dateTimeLiteral(record.requestedAt), g),
       ...record.objects.map((o) => quad(subject, namedNode(meta.concerns), namedNode(o), g)),
       ...body.map((t) => quad(t.subject, t.predicate, t.object, g)),
     );
@@ -122,7 +121,7 @@ export class RequestWrite {
       quad(node, namedNode(meta.statusNumber), xsdLiteral(number, xsd.integer), g),
       quad(node, namedNode(rdf.type), namedNode(api.RequestStatusEntry), g),
       quad(node, namedNode(api.hasRequestStatus), namedNode(t.to), g),
-      quad(node, namedNode(api.hasRequestStatusSince), dateTime(since), g),
+      quad(node, namedNode(api.hasRequestStatusSince), dateTimeLiteral(since), g),
       quad(node, namedNode(api.isChangedBy), namedNode(t.by), g),
     );
     for (const error of t.errors ?? []) {
@@ -130,7 +129,7 @@ export class RequestWrite {
       this.quads.push(quad(subject, namedNode(api.hasError), namedNode(errorIri), g), ...errorQuads(errorIri, error, g));
     }
     if (t.revoked) {
-      this.quads.push(quad(subject, namedNode(api.isRevokedBy), namedNode(t.by), g), quad(subject, namedNode(api.isRevokedAt), dateTime(since), g));
+      this.quads.push(quad(subject, namedNode(api.isRevokedBy), namedNode(t.by), g), quad(subject, namedNode(api.isRevokedAt), dateTimeLiteral(since), g));
     }
     this.mark(record);
     this.planned.set(record, number);

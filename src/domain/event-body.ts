@@ -1,6 +1,6 @@
 import { badRequest } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
-import { defaultGraph, isValidIri, literal, namedNode, quad, type Quad, type RDF, type Term } from '../rdf/terms.js';
+import { dateTimeLiteral, defaultGraph, isValidIri, literal, namedNode, quad, type Quad, type RDF, type Term } from '../rdf/terms.js';
 import { CARGO, CODE_LISTS, EVENT_TIME_TYPES, INTERNAL_SCHEME, cargo, rdf, xsd } from '../rdf/vocab.js';
 import { newEmbeddedIri, newObjectIri } from './new-objects.js';
 
@@ -185,7 +185,7 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
   const creationTerm = atMostOne(own, cargo.creationDate, 'creationDate');
   const creation = creationTerm
     ? dateValue(creationTerm, cargo.creationDate, 'creationDate')
-    : { ms: ctx.now.getTime(), literal: literal(ctx.now.toISOString(), namedNode(xsd.dateTime)) };
+    : { ms: ctx.now.getTime(), literal: dateTimeLiteral(ctx.now) };
   const timeTypeTerm = atMostOne(own, cargo.eventTimeType, 'eventTimeType');
   const timeType = timeTypeTerm && eventTimeType(timeTypeTerm);
   const codeTerm = atMostOne(own, cargo.eventCode, 'eventCode');

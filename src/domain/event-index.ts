@@ -1,4 +1,4 @@
-import { literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { store as meta, xsd } from '../rdf/vocab.js';
 import type { EventRow } from '../store/event-queries.js';
 
@@ -72,7 +72,7 @@ export function codeKeys(code: string): Set<string> {
 export function eventMetadataQuads(record: EventRecord): Quad[] {
   const g = namedNode(meta.eventsGraph);
   const s = namedNode(record.iri);
-  const date = (ms: number) => xsdLiteral(new Date(ms).toISOString(), xsd.dateTime);
+  const date = (ms: number) => dateTimeLiteral(new Date(ms));
   return [
     quad(s, namedNode(meta.eventOf), namedNode(record.object), g),
     quad(s, namedNode(meta.eventSequence), xsdLiteral(record.sequence, xsd.integer), g),

@@ -1,4 +1,4 @@
-import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { dateTimeLiteral, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { store as meta, xsd } from '../rdf/vocab.js';
 import type { RevisionRow } from '../store/queries.js';
 
@@ -29,7 +29,7 @@ export function revisionMetadataQuads(objectIri: string, info: RevisionInfo): Qu
   return [
     quad(subject, namedNode(meta.revisionOf), namedNode(objectIri), g),
     quad(subject, namedNode(meta.revisionNumber), xsdLiteral(info.number, xsd.integer), g),
-    quad(subject, namedNode(meta.revisionCreatedAt), xsdLiteral(info.createdAt.toISOString(), xsd.dateTime), g),
+    quad(subject, namedNode(meta.revisionCreatedAt), dateTimeLiteral(info.createdAt), g),
     quad(subject, namedNode(meta.revisionCreatedBy), namedNode(info.createdBy), g),
     quad(subject, namedNode(meta.revisionTypeHeader), namedNode(info.typeHeader), g),
   ];

@@ -51,3 +51,10 @@ export function quadToNq(q: Quad): string {
 }
 
 export const xsdLiteral = (value: string | number | boolean, datatype: string) => literal(String(value), namedNode(datatype));
+
+/**
+ * An xsd:dateTime literal in the canonical form the store keeps (no trailing zeros in the
+ * fraction), so a value built here equals the same value read back from the store.
+ */
+export const dateTimeLiteral = (date: Date) =>
+  literal(date.toISOString().replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z')), namedNode(xsd.dateTime));
