@@ -296,7 +296,7 @@ function reachable(object: string, bySubject: Map<string, Quad[]>): Set<string> 
  * objects no longer linked from the object lose their triples too. Synchronous on purpose:
  * the caller claims the next revision right after, with nothing in between.
  */
-export function applyChange(current: Quad[], change: Change, ctx: ApplyContext): ApplyResult {
+export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
   const literals: RDF.Literal[] = [];
   for (const operation of change.operations) for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
   const canonical = ctx.canonical(literals);

@@ -38,8 +38,12 @@ export function parseInstant(value: string, parameter: string): Date {
   return date;
 }
 
+/** How many parsed revisions `triples()` keeps (about 10 KB each for a 40-triple object). */
+const PARSED_REVISIONS_KEPT = 2_000;
+
 export class LogisticsObjects {
   readonly objectsPrefix: string;
+  private readonly parsedRevisions = new Map<string, readonly Quad[]>();
 
   constructor(
     private readonly store: DurableStore,
@@ -173,20 +177,24 @@ export class LogisticsObjects {
     return this.index.latest(entry);
   }
 
-  /** The triples of one revision (default graph). */
-  triples(revision: RevisionInfo): Quad[] {
+  /**
+   * The triples of one revision (default graph), as the store keeps them. Revision graphs never
+   * change, so recently read ones are kept parsed: a change reads the latest revision each time.
+   * Callers must not modify the returned array.
+   */
+  triples(revision: RevisionInfo): readonly Quad[] {
+    const cached = this.parsedRevisions.get(revision.graph);
+    if (cached) return cached;
     const text = this.store.index.graphNTriples(revision.graph);
     if (!text) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
-    return new Parser({ format: 'application/n-triples' }).parse(text);
-  }
-
-  /** The same revision as N-Triples text, straight from the store. */
-  nTriples(revision: RevisionInfo): string {
-    return this.store.index.graphNTriples(revision.graph);
+    const triples: readonly Quad[] = new Parser({ format: 'application/n-triples' }).parse(text);
+    if (this.parsedRevisions.size >= PARSED_REVISIONS_KEPT) this.parsedRevisions.delete(this.parsedRevisions.keys().next().value as string);
+    this.parsedRevisions.set(revision.graph, triples);
+    return triples;
   }
 
   /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */
-  linkedViews(triples: Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): ObjectView[] {
+  linkedViews(triples: readonly Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): ObjectView[] {
     const views: ObjectView[] = [];
     const seen = new Set(skip);
     for (const t of triples) {

@@ -33,7 +33,7 @@ function literalValue(term: Term & { termType: 'Literal' }): JsonValue {
 /** Graph data of one node to be written, with what the server adds to it. */
 export interface NodeDocument {
   iri: string;
-  triples: Quad[];
+  triples: readonly Quad[];
   /** Server-managed numbers shown as api:hasRevision / api:hasLatestRevision. */
   revision?: { number: number; latest: number };
 }
@@ -55,7 +55,7 @@ class NodeWriter {
   private readonly emitted = new Set<string>();
 
   constructor(
-    triples: Quad[],
+    triples: readonly Quad[],
     private readonly options: WriteOptions,
     private readonly inlineDepth: number,
     /** Linked objects already inlined anywhere in the response. */

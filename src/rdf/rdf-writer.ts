@@ -5,8 +5,8 @@ import { OUTPUT_CONTEXT } from './vocab.js';
 export type RdfFormat = 'turtle' | 'ntriples';
 
 /** Turtle (with the cargo/api/xsd prefixes) or N-Triples text of a set of triples. */
-export function writeRdf(triples: Quad[], format: RdfFormat): Promise<string> {
+export function writeRdf(triples: readonly Quad[], format: RdfFormat): Promise<string> {
   const writer = new Writer(format === 'turtle' ? { format: 'text/turtle', prefixes: { ...OUTPUT_CONTEXT } } : { format: 'N-Triples' });
-  writer.addQuads(triples);
+  writer.addQuads([...triples]);
   return new Promise((resolve, reject) => writer.end((err, result) => (err ? reject(err) : resolve(result))));
 }
