@@ -57,14 +57,14 @@ export async function startServer(config: Config, log: (message: string) => void
     identityProvider && { issuer: identityProvider.issuer, jwk: identityProvider.publicJwk },
   );
   const access = new AccessControl(new Set([holder, ...config.internalAgents]), config.hideForbidden);
-  const index = RevisionIndex.fromRows(readRevisionRows(store.index));
+  const index = RevisionIndex.fromRows(readRevisionRows(store));
   const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl);
   await objects.ensureDataHolder(holder, config.holderName);
-  const eventIndex = EventIndex.fromRows(readEventRows(store.index));
+  const eventIndex = EventIndex.fromRows(readEventRows(store));
   const events = new LogisticsEvents(store, eventIndex, objects, ontology, access, objectLevelEventPermissions(access));
-  const requestIndex = ActionRequestIndex.fromRows(readActionRequestRows(store.index), readConcernRows(store.index), readStatusRows(store.index));
+  const requestIndex = ActionRequestIndex.fromRows(readActionRequestRows(store), readConcernRows(store), readStatusRows(store));
   const actionRequests = new ActionRequests(store, requestIndex, access, holder, config.baseUrl);
-  const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store.index, literals), config.decisionPolicy, holder);
+  const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
 
   const services: Services = { config, access, verifier, identityProvider, objects, events, actionRequests, changeRequests, holder, startedAt: new Date(), log };

@@ -4,7 +4,7 @@ import type { AccessControl, Caller } from '../auth/access-control.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
 import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, INTERNAL_SCHEME, STORE, api, rdf, requestStatus, store as meta, xsd } from '../rdf/vocab.js';
-import type { DurableStore } from '../store/durable-store.js';
+import type { GraphStore } from '../store/graph-store.js';
 import { byRequestTime, currentStatus, type ActionRequestIndex, type ActionRequestRecord } from './action-request-index.js';
 
 /** A status change to write: who made it, when, and what it records. */
@@ -161,7 +161,7 @@ export class ActionRequests {
   private readonly acceptors = new Map<string, AcceptHandler>();
 
   constructor(
-    private readonly store: DurableStore,
+    private readonly store: GraphStore,
     readonly index: ActionRequestIndex,
     private readonly access: AccessControl,
     private readonly holder: string,
@@ -219,7 +219,7 @@ export class ActionRequests {
 
   /** The stored triples of a request: its content, every status entry and error. */
   storedTriples(record: ActionRequestRecord): Quad[] {
-    return new Parser({ format: 'application/n-triples' }).parse(this.store.index.graphNTriples(record.iri));
+    return new Parser({ format: 'application/n-triples' }).parse(this.store.graphNTriples(record.iri));
   }
 
   /**

@@ -5,7 +5,7 @@ import { HttpError, badRequest, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { namedNode, quad, type Quad } from '../rdf/terms.js';
 import { INTERNAL_SCHEME, api, cargo, rdf } from '../rdf/vocab.js';
-import type { DurableStore } from '../store/durable-store.js';
+import type { GraphStore } from '../store/graph-store.js';
 import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
 import { eventMetadataQuads, type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
 import type { LogisticsObjects } from './logistics-objects.js';
@@ -37,7 +37,7 @@ export type CreationOutcome = { object: string; event: EventRecord; error?: unde
  */
 export class LogisticsEvents {
   constructor(
-    private readonly store: DurableStore,
+    private readonly store: GraphStore,
     readonly index: EventIndex,
     private readonly objects: LogisticsObjects,
     private readonly ontology: CargoOntology,
@@ -130,7 +130,7 @@ export class LogisticsEvents {
 
   /** The stored graph of one event. */
   triples(record: EventRecord): Quad[] {
-    const text = this.store.index.graphNTriples(record.iri);
+    const text = this.store.graphNTriples(record.iri);
     if (!text) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
     return new Parser({ format: 'application/n-triples' }).parse(text);
   }

@@ -4,7 +4,7 @@ import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
 import { cargo, rdf } from '../rdf/vocab.js';
-import type { DurableStore, QuadChange } from '../store/durable-store.js';
+import type { GraphStore, QuadChange } from '../store/graph-store.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
 import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
 
@@ -46,7 +46,7 @@ export class LogisticsObjects {
   private readonly parsedRevisions = new Map<string, readonly Quad[]>();
 
   constructor(
-    private readonly store: DurableStore,
+    private readonly store: GraphStore,
     readonly index: RevisionIndex,
     private readonly ontology: CargoOntology,
     private readonly access: AccessControl,
@@ -185,7 +185,7 @@ export class LogisticsObjects {
   triples(revision: RevisionInfo): readonly Quad[] {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
-    const text = this.store.index.graphNTriples(revision.graph);
+    const text = this.store.graphNTriples(revision.graph);
     if (!text) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
     const triples: readonly Quad[] = new Parser({ format: 'application/n-triples' }).parse(text);
     if (this.parsedRevisions.size >= PARSED_REVISIONS_KEPT) this.parsedRevisions.delete(this.parsedRevisions.keys().next().value as string);

@@ -1,4 +1,4 @@
-import type { OxigraphIndex } from './oxigraph-index.js';
+import type { SparqlReader } from './graph-store.js';
 import { iriToNt } from '../rdf/terms.js';
 import { api, rdf, store as meta } from '../rdf/vocab.js';
 
@@ -21,7 +21,7 @@ export interface StatusRow {
 }
 
 /** All action requests, read once at start to rebuild the in-memory index. */
-export function readActionRequestRows(index: OxigraphIndex): ActionRequestRow[] {
+export function readActionRequestRows(index: SparqlReader): ActionRequestRow[] {
   const rows = index.select(`SELECT ?r ?type ?by ?at WHERE { GRAPH ?r {
     ?r ${iriToNt(rdf.type)} ?type ; ${iriToNt(api.isRequestedBy)} ?by ; ${iriToNt(api.isRequestedAt)} ?at } }`);
   return rows.results.bindings.map((b) => ({
@@ -33,13 +33,13 @@ export function readActionRequestRows(index: OxigraphIndex): ActionRequestRow[] 
 }
 
 /** The Logistics Objects each action request concerns (request, object) pairs. */
-export function readConcernRows(index: OxigraphIndex): { request: string; object: string }[] {
+export function readConcernRows(index: SparqlReader): { request: string; object: string }[] {
   const rows = index.select(`SELECT ?r ?lo WHERE { GRAPH ?r { ?r ${iriToNt(meta.concerns)} ?lo } }`);
   return rows.results.bindings.map((b) => ({ request: b.r.value, object: b.lo.value }));
 }
 
 /** Every status entry of every action request. */
-export function readStatusRows(index: OxigraphIndex): StatusRow[] {
+export function readStatusRows(index: SparqlReader): StatusRow[] {
   const rows = index.select(`SELECT ?r ?e ?n ?s ?since ?by WHERE { GRAPH ?r {
     ?r ${iriToNt(meta.statusEntry)} ?e . ?e ${iriToNt(meta.statusNumber)} ?n ; ${iriToNt(api.hasRequestStatus)} ?s ;
        ${iriToNt(api.hasRequestStatusSince)} ?since ; ${iriToNt(api.isChangedBy)} ?by } }`);

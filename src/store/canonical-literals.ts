@@ -1,4 +1,4 @@
-import type { OxigraphIndex } from './oxigraph-index.js';
+import type { SparqlReader } from './graph-store.js';
 import { literal, namedNode, termToNt, type RDF } from '../rdf/terms.js';
 import { xsd } from '../rdf/vocab.js';
 
@@ -8,7 +8,7 @@ import { xsd } from '../rdf/vocab.js';
  * lower-cased. Asking Oxigraph itself (a VALUES query normalises like storage does) keeps
  * comparisons with stored data exact for every datatype. Plain strings never change and skip it.
  */
-export function canonicalLiterals(index: OxigraphIndex, literals: readonly RDF.Literal[]): RDF.Literal[] {
+export function canonicalLiterals(index: SparqlReader, literals: readonly RDF.Literal[]): RDF.Literal[] {
   const out = [...literals];
   const asked = out.map((l, i) => [l, i] as const).filter(([l]) => l.language !== '' || l.datatype.value !== xsd.string);
   if (asked.length === 0) return out;

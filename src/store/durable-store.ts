@@ -1,14 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
-import { OxigraphIndex } from './oxigraph-index.js';
+import type { GraphStore, QuadChange } from './graph-store.js';
+import { OxigraphIndex, type SparqlJsonResults } from './oxigraph-index.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, writeSnapshot } from './snapshot.js';
-import { quadToNq, type Quad } from '../rdf/terms.js';
-
-/** A set of quads to remove and to add, applied as one atomic step. */
-export interface QuadChange {
-  insert: Quad[];
-  delete?: Quad[];
-}
+import { quadToNq } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -37,7 +32,7 @@ export function recordFor(change: QuadChange): JournalRecord {
  * Oxigraph index, then the caller's `onApplied`, all before the returned promise resolves.
  * Reads go straight to the index.
  */
-export class DurableStore {
+export class DurableStore implements GraphStore {
   readonly index = new OxigraphIndex();
   private journal!: Journal;
   private snapshotting: Promise<void> | undefined;
@@ -88,6 +83,14 @@ export class DurableStore {
       this.index.apply(record);
     }
     if (inserts.length > 0) this.index.loadTrusted(inserts);
+  }
+
+  graphNTriples(graph: string): string {
+    return this.index.graphNTriples(graph);
+  }
+
+  select(sparql: string): SparqlJsonResults {
+    return this.index.select(sparql);
   }
 
   /**

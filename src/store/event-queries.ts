@@ -1,4 +1,4 @@
-import type { OxigraphIndex } from './oxigraph-index.js';
+import type { SparqlReader } from './graph-store.js';
 import { iriToNt } from '../rdf/terms.js';
 import { store as meta } from '../rdf/vocab.js';
 
@@ -15,7 +15,7 @@ export interface EventRow {
 }
 
 /** All event metadata, used once at start to rebuild the in-memory event index. */
-export function readEventRows(index: OxigraphIndex): EventRow[] {
+export function readEventRows(index: SparqlReader): EventRow[] {
   const p = iriToNt;
   const rows = index.select(`SELECT ?e ?o ?seq ?rec ?cd ?ed ?by ?code WHERE { GRAPH ${p(meta.eventsGraph)} {
     ?e ${p(meta.eventOf)} ?o ; ${p(meta.eventSequence)} ?seq ; ${p(meta.eventRecordedAt)} ?rec ;

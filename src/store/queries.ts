@@ -1,4 +1,4 @@
-import type { OxigraphIndex } from './oxigraph-index.js';
+import type { SparqlReader } from './graph-store.js';
 import { iriToNt } from '../rdf/terms.js';
 import { store as meta } from '../rdf/vocab.js';
 
@@ -13,7 +13,7 @@ export interface RevisionRow {
 }
 
 /** All revision metadata, used once at start to rebuild the in-memory revision index. */
-export function readRevisionRows(index: OxigraphIndex): RevisionRow[] {
+export function readRevisionRows(index: SparqlReader): RevisionRow[] {
   const rows = index.select(`SELECT ?g ?o ?n ?at ?by ?type WHERE { GRAPH ${iriToNt(meta.metaGraph)} {
     ?g ${iriToNt(meta.revisionOf)} ?o ; ${iriToNt(meta.revisionNumber)} ?n ; ${iriToNt(meta.revisionCreatedAt)} ?at ;
        ${iriToNt(meta.revisionCreatedBy)} ?by ; ${iriToNt(meta.revisionTypeHeader)} ?type } }`);
