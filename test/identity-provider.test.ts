@@ -137,6 +137,15 @@ describe('Embedded identity provider', () => {
       expect(payload.exp! - payload.iat!).to.equal(LIFETIME);
       expect(Math.abs(payload.iat! - Date.now() / 1000)).to.be.below(5);
     });
+
+    it('other methods are 405 with Allow, without needing a token', async () => {
+      for (const [path, method, allow] of [['/idp/token', 'GET', 'POST'], ['/idp/.well-known/jwks.json', 'DELETE', 'GET, HEAD']]) {
+        const res = await fetch(`${server.url}${path}`, { method });
+        expect(res.status, `${method} ${path}`).to.equal(405);
+        expect(res.headers.get('allow')).to.equal(allow);
+        expect(((await res.json()) as Record<string, unknown>)['@type']).to.equal('api:Error');
+      }
+    });
   });
 
   describe('JWKS', () => {

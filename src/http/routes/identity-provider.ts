@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import type { ClientCredentials, IdentityProvider, TokenRequest } from '../../auth/identity-provider.js';
+import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 
 /** application/x-www-form-urlencoded decoding, which RFC 6749 section 2.3.1 applies to Basic credentials. */
@@ -46,5 +47,7 @@ export function identityProviderRoutes(idp: IdentityProvider): Router {
     if (!result.ok && result.status === 401 && basic) res.setHeader('WWW-Authenticate', 'Basic realm="token"');
     res.status(result.ok ? 200 : result.status).json(result.body);
   });
+  router.all('/idp/token', methodNotAllowed('POST'));
+  router.all('/idp/.well-known/jwks.json', methodNotAllowed('GET, HEAD'));
   return router;
 }
