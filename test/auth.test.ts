@@ -33,7 +33,6 @@ const ROUTES: [string, string][] = [
   ['DELETE', '/action-requests/some-id'],
   ['POST', '/notifications'],
   ['GET', '/no-such-resource'],
-  ['GET', '/idp/token'],
 ];
 
 describe('Authentication and token verification', () => {
