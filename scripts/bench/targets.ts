@@ -13,6 +13,8 @@ import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
 
 const kind = process.argv[2];
+// Exit normally on SIGTERM so --cpu-prof runs can write their profile.
+process.on('SIGTERM', () => process.exit(0));
 const bodyBytes = Number(process.argv[3] ?? 2000);
 const fixedBody = Buffer.from(JSON.stringify({ pad: 'x'.repeat(Math.max(0, bodyBytes - 12)) }));
 const ready = (info: Record<string, unknown>) => console.log(JSON.stringify(info));

@@ -50,15 +50,22 @@ export class TokenVerifier {
     for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl), audience: t.audience });
   }
 
-  /** The `logistics_agent_uri` of a valid token; 401 otherwise, 503 when the issuer's keys cannot be fetched. */
-  async verify(authorization: string | undefined): Promise<string> {
+  /**
+   * The `logistics_agent_uri` of a valid token; 401 otherwise, 503 when the issuer's keys cannot
+   * be fetched. A token verified before answers synchronously: that is every request but a
+   * client's first, so the common path allocates no promise.
+   */
+  verify(authorization: string | undefined): string | Promise<string> {
     const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(authorization ?? '');
     if (!match) throw unauthenticated('an Authorization: Bearer <token> header is required');
     const token = match[1];
     const cached = this.cache.get(token);
     if (cached && cached.expiresAt + CLOCK_TOLERANCE_SECONDS * 1000 > Date.now()) return cached.agent;
     if (cached) this.cache.delete(token);
+    return this.verifySignature(token);
+  }
 
+  private async verifySignature(token: string): Promise<string> {
     let issuerName: string | undefined;
     try {
       issuerName = decodeJwt(token).iss;

@@ -15,7 +15,7 @@ export function createApp(services: Services): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  if (services.identityProvider) app.use(identityProviderRoutes(services.identityProvider));
+  if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.use(authenticate(services));
   app.use(serverInformationRoutes(services));
   app.use(logisticsObjectRoutes(services));

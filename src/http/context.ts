@@ -28,10 +28,14 @@ type WithCaller = Response & { [CALLER]?: Caller };
 
 /** Verifies the bearer token and remembers the caller for the route. */
 export function authenticate(services: Services): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const agent = await services.verifier.verify(req.headers.authorization);
-    (res as WithCaller)[CALLER] = services.access.caller(agent);
-    next();
+  return (req: Request, res: Response, next: NextFunction) => {
+    const admit = (agent: string) => {
+      (res as WithCaller)[CALLER] = services.access.caller(agent);
+      next();
+    };
+    const agent = services.verifier.verify(req.headers.authorization);
+    if (typeof agent === 'string') return admit(agent);
+    return agent.then(admit);
   };
 }
 
@@ -41,9 +45,17 @@ export function callerOf(res: Response): Caller {
   return caller;
 }
 
+const parsedQueries = new WeakMap<Request, Record<string, unknown>>();
+
 /** A single string query parameter (the first if repeated), or undefined. */
 export function queryParam(req: Request, name: string): string | undefined {
-  const value = (req.query as Record<string, unknown>)[name];
+  // Express 5 parses the query string again on every `req.query` read: parse once per request.
+  let query = parsedQueries.get(req);
+  if (!query) {
+    query = req.url.includes('?') ? (req.query as Record<string, unknown>) : {};
+    parsedQueries.set(req, query);
+  }
+  const value = query[name];
   if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
   return typeof value === 'string' ? value : undefined;
 }

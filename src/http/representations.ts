@@ -24,19 +24,20 @@ export class Representations {
     private readonly maxEntries: number,
   ) {}
 
-  async render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Promise<Buffer> {
+  /** The body of a revision: from the cache when it holds it (no promise then), else built and kept. */
+  render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Buffer | Promise<Buffer> {
     const cacheable = !options.at && !options.embedded;
     const key = `${view.revision.graph}|${format}|${view.latest.number}`;
-    if (cacheable) {
-      const hit = this.cache.get(key);
-      if (hit) return hit;
-    }
-    const body = Buffer.from(await this.build(view, format, caller, options));
-    if (cacheable) {
-      if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
-      this.cache.set(key, body);
-    }
-    return body;
+    const hit = cacheable ? this.cache.get(key) : undefined;
+    if (hit) return hit;
+    return this.build(view, format, caller, options).then((text) => {
+      const body = Buffer.from(text);
+      if (cacheable) {
+        if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
+        this.cache.set(key, body);
+      }
+      return body;
+    });
   }
 
   private document(view: ObjectView): NodeDocument {

@@ -23,17 +23,17 @@ function basicCredentials(header: string | undefined): ClientCredentials | 'malf
   }
 }
 
-/** The embedded identity provider's token endpoint and JWKS, under /idp. */
+/** The embedded identity provider's token endpoint and JWKS (mounted under /idp). */
 export function identityProviderRoutes(idp: IdentityProvider): Router {
   const router = express.Router();
-  router.use('/idp', (_req, res, next) => {
+  router.use((_req, res, next) => {
     res.setHeader('Content-Language', CONTENT_LANGUAGE);
     next();
   });
-  router.get('/idp/.well-known/jwks.json', (_req, res) => {
+  router.get('/.well-known/jwks.json', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=300').json(idp.jwks());
   });
-  router.post('/idp/token', express.urlencoded({ extended: false, limit: '16kb' }), async (req, res) => {
+  router.post('/token', express.urlencoded({ extended: false, limit: '16kb' }), async (req, res) => {
     const form = (req.body ?? {}) as Record<string, unknown>;
     const text = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
     const basic = basicCredentials(req.headers.authorization);
@@ -47,7 +47,7 @@ export function identityProviderRoutes(idp: IdentityProvider): Router {
     if (!result.ok && result.status === 401 && basic) res.setHeader('WWW-Authenticate', 'Basic realm="token"');
     res.status(result.ok ? 200 : result.status).json(result.body);
   });
-  router.all('/idp/token', methodNotAllowed('POST'));
-  router.all('/idp/.well-known/jwks.json', methodNotAllowed('GET, HEAD'));
+  router.all('/token', methodNotAllowed('POST'));
+  router.all('/.well-known/jwks.json', methodNotAllowed('GET, HEAD'));
   return router;
 }

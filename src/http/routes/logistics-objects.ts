@@ -7,7 +7,7 @@ import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { callerOf, queryParam, type Services } from '../context.js';
 import { negotiate } from '../negotiation.js';
 import { Representations, type RepresentationOptions } from '../representations.js';
-import { sendCreated, setRepresentationHeaders } from '../responses.js';
+import { sendCreated, sendRepresentation } from '../responses.js';
 
 function readOptions(req: Request): { selector: RevisionSelector; options: RepresentationOptions } {
   const rawAt = queryParam(req, 'at');
@@ -39,17 +39,15 @@ export function logisticsObjectRoutes(services: Services): Router {
     sendCreated(res, created.iri, created.typeHeader);
   });
 
-  router.get('/logistics-objects/:id', async (req, res) => {
+  router.get('/logistics-objects/:id', (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const { selector, options } = readOptions(req);
     const caller = callerOf(res);
     const view = objects.read(objects.objectsPrefix + req.params.id, caller, selector);
-    const body = await representations.render(view, negotiated.format, caller, options);
-    setRepresentationHeaders(res, negotiated, view.revision.createdAt)
-      .setHeader('Type', view.revision.typeHeader)
-      .setHeader('Revision', String(view.revision.number))
-      .setHeader('Latest-Revision', String(view.latest.number));
-    res.send(body);
+    const send = (body: Buffer) =>
+      sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.typeHeader, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+    const body = representations.render(view, negotiated.format, caller, options);
+    return Buffer.isBuffer(body) ? send(body) : body.then(send);
   });
 
   router.patch('/logistics-objects/:id', rawBody, async (req, res) => {
