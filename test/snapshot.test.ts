@@ -104,6 +104,29 @@ describe('snapshots', () => {
     await reopened.store.close();
   });
 
+  it('the next snapshot waits until the journal is as large as the last snapshot', async () => {
+    const { store, log } = await openStore(dir, { snapshotAfterBytes: 1024 });
+    await store.commit({ insert: Array.from({ length: 400 }, (_, i) => graphQuads(`big${i}`, 5)).flat() });
+    await store.snapshot();
+    const snapshots = () => log.filter((line) => /^snapshot \d+ written/.test(line)).length;
+    expect(snapshots()).to.equal(1);
+    const snapshotBytes = (await stat(join(dir, snapshotName(2)))).size;
+    // Small writes past snapshotAfterBytes but well below the snapshot's size: no new snapshot.
+    for (let i = 0; i < 20; i++) await store.commit({ insert: graphQuads(`small${i}`, 2) });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // time for a snapshot, had one started
+    expect(snapshots(), 'snapshots after small writes').to.equal(1);
+    // Writes adding up to more than the last snapshot do trigger one.
+    const started = snapshots();
+    let written = 0;
+    for (let i = 0; written < snapshotBytes * 1.2; i++) {
+      const quads = graphQuads(`more${i}`, 20);
+      written += quads.length * 80;
+      await store.commit({ insert: quads });
+    }
+    await store.close();
+    expect(snapshots()).to.be.greaterThan(started);
+  });
+
   describe('a damaged snapshot is refused', () => {
     let path: string;
     beforeEach(async () => {

@@ -139,7 +139,7 @@ async function run(clients: number, seconds: number, request: (client: number) =
 }
 
 async function drive(seconds: number): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--expose-gc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
   const [ready] = (await once(child, 'message')) as [Ready];
   const memory = async (): Promise<Memory> => {
     child.send('memory');

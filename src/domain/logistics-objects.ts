@@ -108,7 +108,9 @@ export class LogisticsObjects {
   /**
    * Durably writes revision `number` (claimed with `claimNextRevision`) holding `triples`,
    * together with `extra` quads in the same atomic commit. `onApplied` runs in the same tick
-   * as the index update. The claim is released whatever happens.
+   * as the index update. The claim is released whatever happens. `triples` must be in the
+   * store's canonical form (read from it, or canonicalised): they are kept as the parsed form of
+   * the new revision, which the next change reads.
    */
   async writeRevision(
     entry: LogisticsObjectEntry,
@@ -131,6 +133,7 @@ export class LogisticsObjects {
     try {
       await this.store.commit({ insert, delete: extra.delete }, () => {
         this.index.addRevision(entry.iri, info);
+        this.keepParsed(info.graph, triples);
         onApplied?.();
       });
     } finally {
@@ -188,9 +191,13 @@ export class LogisticsObjects {
     const text = this.store.graphNTriples(revision.graph);
     if (!text) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
     const triples: readonly Quad[] = new Parser({ format: 'application/n-triples' }).parse(text);
-    if (this.parsedRevisions.size >= PARSED_REVISIONS_KEPT) this.parsedRevisions.delete(this.parsedRevisions.keys().next().value as string);
-    this.parsedRevisions.set(revision.graph, triples);
+    this.keepParsed(revision.graph, triples);
     return triples;
+  }
+
+  private keepParsed(graph: string, triples: readonly Quad[]): void {
+    if (this.parsedRevisions.size >= PARSED_REVISIONS_KEPT) this.parsedRevisions.delete(this.parsedRevisions.keys().next().value as string);
+    this.parsedRevisions.set(graph, triples);
   }
 
   /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */

@@ -1,8 +1,9 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import type { GraphStore, QuadChange } from './graph-store.js';
 import { OxigraphIndex, type SparqlJsonResults } from './oxigraph-index.js';
-import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, writeSnapshot } from './snapshot.js';
+import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
 import { quadToNq } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
@@ -36,6 +37,8 @@ export class DurableStore implements GraphStore {
   readonly index = new OxigraphIndex();
   private journal!: Journal;
   private snapshotting: Promise<void> | undefined;
+  /** Size of the newest snapshot file. */
+  private snapshotBytes = 0;
 
   private constructor(private readonly options: DurableStoreOptions) {}
 
@@ -54,7 +57,10 @@ export class DurableStore implements GraphStore {
     await mkdir(dataDir, { recursive: true });
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
-    if (snapshot !== undefined) await loadSnapshot(this.index, dataDir, snapshot);
+    if (snapshot !== undefined) {
+      await loadSnapshot(this.index, dataDir, snapshot);
+      this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
+    }
     const journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
@@ -66,7 +72,11 @@ export class DurableStore implements GraphStore {
       segment: journal.segment,
       fsync: this.options.fsync,
       snapshotAfterBytes: this.options.snapshotAfterBytes,
-      onSizeExceeded: () => void this.snapshot(),
+      onSizeExceeded: () => {
+        // A snapshot rewrites the whole store, so wait until the journal is as large as the last
+        // one: snapshot work then stays proportional to what was written, however large the store.
+        if (this.journal.bytes >= this.snapshotBytes) void this.snapshot();
+      },
     });
   }
 
@@ -114,6 +124,7 @@ export class DurableStore implements GraphStore {
         const started = Date.now();
         const segment = await this.journal.rotate();
         await writeSnapshot(this.index, dataDir, segment);
+        this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
         log(`snapshot ${segment} written in ${Date.now() - started} ms (${this.index.size} quads)`);
