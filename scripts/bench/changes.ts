@@ -29,6 +29,8 @@ interface Ready {
   token: string;
 }
 interface Memory {
+  /** Server CPU time so far (user + system), µs. */
+  cpu: number;
   heapUsed: number;
   external: number;
   rss: number;
@@ -56,7 +58,8 @@ async function serve(): Promise<void> {
     if (message === 'memory') {
       (globalThis as { gc?: () => void }).gc?.();
       const m = process.memoryUsage();
-      process.send!({ heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads: server.store.index.size } satisfies Memory);
+      const cpu = process.cpuUsage();
+      process.send!({ cpu: cpu.user + cpu.system, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads: server.store.index.size } satisfies Memory);
     } else if (message === 'stop') {
       void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0));
     }
@@ -217,7 +220,12 @@ async function drive(seconds: number): Promise<void> {
   console.log(
     `change on an object with 10 revisions: p50 ${fmt(fewTime.p50, 2)} ms, p99 ${fmt(fewTime.p99, 2)} ms; with 1,000: p50 ${fmt(manyTime.p50, 2)} ms, p99 ${fmt(manyTime.p99, 2)} ms; ratio of p50 ${fmt(manyTime.p50 / fewTime.p50, 2)}`,
   );
-  const perChange = (name: keyof Memory) => fmt((sequentialBytes[name] + after[name] - before[name]) / revisions, name === 'quads' ? 1 : 0);
+  const cpuPerChange = (after.cpu - before.cpu) / patchConcurrent.count;
+  console.log(
+    `server CPU per accepted change (${CLIENTS} clients): ${fmt(cpuPerChange)} µs, so one core takes ${fmt(1e6 / cpuPerChange)} changes/s ` +
+      '(the load generator shares the two cores)',
+  );
+  const perChange = (name: Exclude<keyof Memory, 'cpu'>) => fmt((sequentialBytes[name] + after[name] - before[name]) / revisions, name === 'quads' ? 1 : 0);
   console.log(
     `memory per accepted change (revision + its ChangeRequest), over ${fmt(revisions)} changes: ` +
       `rss ${perChange('rss')} B, JS heap ${perChange('heapUsed')} B, external (Oxigraph's WASM memory) ${perChange('external')} B, quads ${perChange('quads')}`,
