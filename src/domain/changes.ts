@@ -1,5 +1,5 @@
 import { HttpError, badRequest, type ErrorDetail } from '../errors.js';
-import { isValidIri, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type RDF, type Term } from '../rdf/terms.js';
+import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../rdf/terms.js';
 import { INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../rdf/vocab.js';
 
 /** An OperationObject as the client wrote it (kept verbatim in the stored Change). */
@@ -271,7 +271,13 @@ export interface ApplyContext {
 
 export type ApplyResult = { ok: true; triples: Quad[] } | { ok: false; error: HttpError };
 
-const tripleKey = (s: Term, p: Term, o: Term) => `${termToNt(s)} ${termToNt(p)} ${termToNt(o)}`;
+/**
+ * A key that is equal exactly when two terms are the same RDF term. IRIs never hold `|`, and a
+ * literal's lexical form is length-prefixed, so no two different triples share a key.
+ */
+const rdfTermKey = (t: Term) =>
+  t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
+const tripleKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
 
 /** internal: nodes reachable from the object through its own triples. */
 function reachable(object: string, bySubject: Map<string, Quad[]>): Set<string> {
