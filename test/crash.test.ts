@@ -6,7 +6,7 @@ import { tempDir } from './support/store-data.js';
 describe('crash safety: a server SIGKILLed at random moments while it writes', function () {
   this.timeout(115_000);
 
-  it('after 50 kill/restart rounds every acknowledged object is there with exactly the triples sent', async () => {
+  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest) and event is there exactly', async () => {
     const { dir, remove } = await tempDir();
     try {
       const report = await runCrashRounds({
@@ -22,6 +22,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
       expect(report.failures).to.deep.equal([]);
       expect(report.rounds).to.equal(50);
       expect(report.acknowledged).to.be.greaterThan(100);
+      for (const kind of ['create object', 'change object', 'post event']) expect(report.acknowledgedByKind[kind] ?? 0, kind).to.be.greaterThan(20);
       expect(report.unanswered).to.be.greaterThan(0, 'no kill landed while a write was in flight');
       expect(report.storeLog.some((line) => /^snapshot \d+ written/.test(line))).to.equal(true, 'no snapshot was written during the run');
     } finally {

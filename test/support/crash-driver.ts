@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Parser } from 'n3';
 import { blankNode, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type Term } from '../../src/rdf/terms.js';
-import { api, CARGO, INTERNAL_SCHEME, rdf, xsd } from '../../src/rdf/vocab.js';
+import { api, CARGO, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
 import { ServerProcess } from './server-process.js';
 
 /** The server under test, as the driver talks to it. */
@@ -40,6 +40,8 @@ export interface WorkloadState {
   objectsPrefix: string;
   /** Acknowledged objects, for operations that change existing ones. */
   objects: string[];
+  /** What each acknowledged object holds now, for changes; absent while a change is in flight or after one went unanswered. */
+  changeable: Map<string, { triples: Quad[]; revision: number }>;
 }
 
 /**
@@ -110,16 +112,21 @@ const ntLine = (t: Quad) => `${isEmbedded(t.subject) ? `_:${t.subject.value}` : 
 
 /** Revision `revision` of `iri` must hold exactly `triples`. */
 export function revisionExpectation(label: string, iri: string, revision: number, triples: Quad[]): Expectation {
-  const expected = canonicalLines(triples, iri);
+  return resourceExpectation(label, `${iri}?revision=${revision}`, iri, triples);
+}
+
+/** The resource at `url` must hold exactly `triples` about `root` (server-added revision numbers aside). */
+function resourceExpectation(label: string, url: string, root: string, triples: Quad[]): Expectation {
+  const expected = canonicalLines(triples, root);
   return {
     label,
     async check(target, acknowledged) {
-      const res = await target.request(`${iri}?revision=${revision}`, { headers: { Accept: NTRIPLES } });
+      const res = await target.request(url, { headers: { Accept: NTRIPLES } });
       const text = await res.text();
       if (res.status === 404 && !acknowledged) return { present: false };
       if (res.status !== 200) return { present: false, problem: `${label}: GET answered ${res.status} ${text.slice(0, 300)}` };
       const stored = new Parser({ format: NTRIPLES }).parse(text).filter((t) => !SERVER_ADDED.has(t.predicate.value));
-      const actual = canonicalLines(stored, iri);
+      const actual = canonicalLines(stored, root);
       if (actual.join('\n') === expected.join('\n')) return { present: true };
       return { present: true, problem: `${label}: stored triples differ from those sent.\nsent:\n${expected.join('\n')}\nstored:\n${actual.join('\n')}` };
     },
@@ -136,13 +143,104 @@ const createObject: Operation = {
       send: (target) =>
         target.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
       expectation: revisionExpectation(`object ${iri}`, iri, 1, triples),
-      onAcknowledged: () => state.objects.push(iri),
+      onAcknowledged: () => {
+        state.objects.push(iri);
+        state.changeable.set(iri, { triples, revision: 1 });
+      },
+    };
+  },
+};
+
+const HANDLING = `${CARGO}textualHandlingInstructions`;
+
+/**
+ * A Change through PATCH (auto-accepted for the holder): replaces one value, so revision n+1 must
+ * hold exactly the new triples, and the ChangeRequest must say REQUEST_ACCEPTED. One change per
+ * object at a time; an object whose change went unanswered is not changed again (its revision is
+ * then unknown).
+ */
+const changeObject: Operation = {
+  kind: 'change object',
+  prepare(seq, state) {
+    const candidates = [...state.changeable.keys()];
+    if (candidates.length === 0) return undefined;
+    const iri = candidates[randomInt(candidates.length)];
+    const { triples, revision } = state.changeable.get(iri)!;
+    state.changeable.delete(iri);
+    const old = triples.find((t) => t.predicate.value === HANDLING)!;
+    const replacement = quad(old.subject, old.predicate, literal(`handle "${seq}" with care\n é 🚚 ${randomBytes(4).toString('hex')}`));
+    const changed = triples.map((t) => (t === old ? replacement : t));
+    const operation = (op: 'ADD' | 'DELETE', value: string) => ({
+      '@type': 'api:Operation',
+      'api:op': { '@id': `api:${op}` },
+      'api:s': iri,
+      'api:p': HANDLING,
+      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': xsd.string, 'api:hasValue': value },
+    });
+    const body = JSON.stringify({
+      '@context': { api: 'https://onerecord.iata.org/ns/api#' },
+      '@type': 'api:Change',
+      'api:hasLogisticsObject': { '@id': iri },
+      'api:hasRevision': revision,
+      'api:hasOperation': [operation('DELETE', old.object.value), operation('ADD', replacement.object.value)],
+    });
+    let changeRequest: string | null = null;
+    const revisionCheck = revisionExpectation(`change ${seq} of ${iri}`, iri, revision + 1, changed);
+    return {
+      acknowledgedBy: 201,
+      async send(target) {
+        const res = await target.request(iri, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body });
+        changeRequest = res.headers.get('location');
+        return res;
+      },
+      expectation: {
+        label: revisionCheck.label,
+        async check(target, acknowledged) {
+          const result = await revisionCheck.check(target, acknowledged);
+          if (result.problem || !acknowledged) return result;
+          const res = await target.request(changeRequest!, { headers: { Accept: NTRIPLES } });
+          const text = await res.text();
+          if (res.status !== 200 || !text.includes(`<${api.hasRequestStatus}> <${requestStatus.ACCEPTED}>`)) {
+            return { present: true, problem: `${revisionCheck.label}: ChangeRequest ${changeRequest} answered ${res.status}, not REQUEST_ACCEPTED:\n${text.slice(0, 500)}` };
+          }
+          return result;
+        },
+      },
+      onAcknowledged: () => state.changeable.set(iri, { triples: changed, revision: revision + 1 }),
+    };
+  },
+};
+
+/** A Logistics Event with an id of the client's, so even an unanswered one can be looked for. */
+const postEvent: Operation = {
+  kind: 'post event',
+  prepare(seq, state) {
+    if (state.objects.length === 0) return undefined;
+    const object = state.objects[randomInt(state.objects.length)];
+    const iri = `${object}/logistics-events/crash-${state.runId}-${seq}`;
+    const event = namedNode(iri);
+    const triples = [
+      quad(event, namedNode(rdf.type), cargo('LogisticsEvent')),
+      quad(event, cargo('eventDate'), xsdLiteral(new Date(Date.UTC(2026, 0, 1, 0, 0, seq % 86_400)).toISOString().replace('.000Z', 'Z'), xsd.dateTime)),
+      quad(event, cargo('creationDate'), xsdLiteral('2026-01-02T03:04:05Z', xsd.dateTime)),
+      quad(event, cargo('eventName'), literal(`departed "${seq}"\t🚚 ${randomBytes(4).toString('hex')}`)),
+      quad(event, cargo('eventFor'), namedNode(object)),
+    ];
+    return {
+      acknowledgedBy: 201,
+      send: (target) =>
+        target.request(`${object}/logistics-events`, { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
+      expectation: resourceExpectation(`event ${iri}`, iri, iri, triples),
     };
   },
 };
 
 /** The kinds of write the crash driver mixes, each with its weight. */
-export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [{ operation: createObject, weight: 1 }];
+export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
+  { operation: createObject, weight: 2 },
+  { operation: changeObject, weight: 2 },
+  { operation: postEvent, weight: 1 },
+];
 
 function pickOperation(): Operation {
   const total = OPERATIONS.reduce((sum, o) => sum + o.weight, 0);
@@ -171,6 +269,8 @@ export interface CrashRunOptions {
 export interface CrashRunReport {
   rounds: number;
   acknowledged: number;
+  /** Acknowledged writes per operation kind. */
+  acknowledgedByKind: Record<string, number>;
   /** Writes whose answer never came because the server died. */
   unanswered: number;
   /** Of those, how many turned out to be durable anyway. */
@@ -226,8 +326,12 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
   });
   const worker = async () => {
     while (!killed) {
-      const write = pickOperation().prepare(seq.next++, state);
-      if (!write) continue;
+      const operation = pickOperation();
+      const write = operation.prepare(seq.next++, state);
+      if (!write) {
+        await sleep(1); // nothing to act on yet: let the writes that create it go on
+        continue;
+      }
       let res: Response;
       try {
         res = await write.send(server);
@@ -237,6 +341,7 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
       }
       if (res.status === write.acknowledgedBy) {
         sent.push({ expectation: write.expectation, acknowledged: true });
+        report.acknowledgedByKind[operation.kind] = (report.acknowledgedByKind[operation.kind] ?? 0) + 1;
         write.onAcknowledged?.();
       } else {
         report.failures.push(`${write.expectation.label}: answered ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`);
@@ -256,8 +361,8 @@ const STORE_LOG = /dropped|snapshot .*written|snapshot failed/;
  * At the end every acknowledged write is checked, then again after a clean stop (SIGTERM) and start.
  */
 export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRunReport> {
-  const report: CrashRunReport = { rounds: 0, acknowledged: 0, unanswered: 0, unansweredPresent: 0, killsWhileStarting: 0, storeLog: [], failures: [] };
-  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [] };
+  const report: CrashRunReport = { rounds: 0, acknowledged: 0, acknowledgedByKind: {}, unanswered: 0, unansweredPresent: 0, killsWhileStarting: 0, storeLog: [], failures: [] };
+  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [], changeable: new Map() };
   const seq = { next: 0 };
   const acknowledged: Sent[] = [];
   let unchecked: Sent[] = [];
