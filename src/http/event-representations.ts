@@ -1,9 +1,9 @@
 import type { EventPage, EventRecord } from '../domain/event-index.js';
 import type { LogisticsEvents } from '../domain/logistics-events.js';
-import { compactIri, withContext, writeJsonLd, type NodeDocument } from '../rdf/jsonld-writer.js';
-import { namedNode, quad, tripleToNt, xsdLiteral, type Quad } from '../rdf/terms.js';
-import { INTERNAL_SCHEME, api, rdf, xsd } from '../rdf/vocab.js';
-import { serialise } from './documents.js';
+import { compactIri, withContext, writeJsonLdNode, type NodeDocument } from '../rdf/jsonld-writer.js';
+import { tripleToNt } from '../rdf/terms.js';
+import { INTERNAL_SCHEME, api } from '../rdf/vocab.js';
+import { collectionTriples, serialise } from './documents.js';
 import type { ResponseFormat } from './negotiation.js';
 
 /** Compact JSON-LD nodes of events kept in memory (about 1 kB each). */
@@ -38,9 +38,7 @@ export class EventRepresentations {
 
   /** The same Collection as triples, for Turtle and N-Triples. */
   private collectionDocument(url: string, page: EventPage): NodeDocument {
-    const s = namedNode(url);
-    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.Collection)), quad(s, namedNode(api.hasTotalItems), xsdLiteral(page.total, xsd.integer))];
-    for (const record of page.events) triples.push(quad(s, namedNode(api.hasItem), namedNode(record.iri)));
+    const triples = collectionTriples(url, page.total, page.events.map((record) => record.iri));
     // Only linked nodes (say `<object> a cargo:Shipment`) can occur in several events' graphs.
     const shared = new Set<string>();
     for (const record of page.events) {
@@ -60,8 +58,7 @@ export class EventRepresentations {
   private node(record: EventRecord): string {
     const cached = this.nodes.get(record.iri);
     if (cached) return cached;
-    const { '@context': _context, ...node } = JSON.parse(writeJsonLd({ iri: record.iri, triples: this.events.triples(record) })) as Record<string, unknown>;
-    const text = JSON.stringify(node);
+    const text = JSON.stringify(writeJsonLdNode({ iri: record.iri, triples: this.events.triples(record) }));
     if (this.nodes.size >= this.maxNodes) this.nodes.delete(this.nodes.keys().next().value as string);
     this.nodes.set(record.iri, text);
     return text;

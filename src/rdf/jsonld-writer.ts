@@ -137,7 +137,12 @@ function writeNode(doc: NodeDocument, options: WriteOptions, inlineDepth: number
  * every output back to exactly the stored triples.
  */
 export function writeJsonLd(doc: NodeDocument, options: WriteOptions = {}): string {
-  return JSON.stringify({ '@context': OUTPUT_CONTEXT, ...writeNode(doc, options, 0, new Set([doc.iri])) });
+  return JSON.stringify({ '@context': OUTPUT_CONTEXT, ...writeJsonLdNode(doc, options) });
+}
+
+/** The same node without `@context`, for documents that hold several nodes under one context. */
+export function writeJsonLdNode(doc: NodeDocument, options: WriteOptions = {}): JsonObject {
+  return writeNode(doc, options, 0, new Set([doc.iri]));
 }
 
 /** A plain JSON-LD object with the output context, for resources built in code (errors, collections). */

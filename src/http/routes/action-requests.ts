@@ -2,10 +2,9 @@ import express, { type Request, type Router } from 'express';
 import { lastModified } from '../../domain/action-request-index.js';
 import { parseRequestStatus, parseRequestType } from '../../domain/action-requests.js';
 import { badQuery } from '../../errors.js';
-import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
-import { api, rdf, xsd } from '../../rdf/vocab.js';
+import { api } from '../../rdf/vocab.js';
 import { callerOf, queryParam, requestUrl, type Services } from '../context.js';
-import { methodNotAllowed, serialise } from '../documents.js';
+import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { setRepresentationHeaders } from '../responses.js';
 
@@ -25,9 +24,7 @@ export function actionRequestRoutes(services: Services): Router {
       object: queryParam(req, 'logistics-object'),
     });
     const url = requestUrl(services, req);
-    const s = namedNode(url);
-    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.Collection)), quad(s, namedNode(api.hasTotalItems), xsdLiteral(records.length, xsd.integer))];
-    for (const r of records) triples.push(quad(s, namedNode(api.hasItem), namedNode(r.iri)));
+    const triples = collectionTriples(url, records.length, records.map((r) => r.iri));
     for (const r of records) triples.push(...actionRequests.representation(r));
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
