@@ -1,6 +1,6 @@
 import express, { type Router } from 'express';
 import { withContext } from '../../rdf/jsonld-writer.js';
-import { ONTOLOGY_IRIS } from '../../rdf/vocab.js';
+import { ONTOLOGY_IRIS, api } from '../../rdf/vocab.js';
 import type { Services } from '../context.js';
 import { CONTENT_TYPES, SUPPORTED_API_VERSIONS, CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { setRepresentationHeaders } from '../responses.js';
@@ -26,7 +26,7 @@ export function serverInformationRoutes(services: Services): Router {
   );
   router.get('/', (req, res) => {
     const negotiated = negotiate(req.headers.accept, ['jsonld']);
-    setRepresentationHeaders(res, negotiated, services.startedAt).setHeader('Type', 'https://onerecord.iata.org/ns/api#ServerInformation');
+    setRepresentationHeaders(res, negotiated, services.startedAt).setHeader('Type', api.ServerInformation);
     res.send(body);
   });
   return router;
