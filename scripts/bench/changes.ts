@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE } from './fixtures.js';
-import { fmt, machine } from './harness.js';
+import { LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
 
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
@@ -122,7 +122,7 @@ function summarise(latencies: number[], seconds: number, failures: number): RunR
 }
 
 /** `clients` loops issuing requests back to back for `seconds`; a request fails unless it answers `expected`. */
-async function run(clients: number, seconds: number, request: (client: number) => Promise<Response>, expected: number): Promise<RunResult> {
+async function run(clients: number, seconds: number, request: (client: number) => Promise<SentRequest>, expected: number): Promise<RunResult> {
   const latencies: number[] = [];
   let failures = 0;
   const started = performance.now();
@@ -132,7 +132,6 @@ async function run(clients: number, seconds: number, request: (client: number) =
       while (performance.now() < deadline) {
         const t = performance.now();
         const res = await request(client);
-        await res.arrayBuffer();
         if (res.status === expected) latencies.push(performance.now() - t);
         else failures += 1;
       }
@@ -142,23 +141,24 @@ async function run(clients: number, seconds: number, request: (client: number) =
 }
 
 async function drive(seconds: number): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: ['--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
+  const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
   const [ready] = (await once(child, 'message')) as [Ready];
   const memory = async (): Promise<Memory> => {
     child.send('memory');
     return ((await once(child, 'message')) as [Memory])[0];
   };
-  const auth = { Authorization: `Bearer ${ready.token}` };
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
+  const jsonLd = { 'Content-Type': 'application/ld+json' };
   const piece = JSON.stringify(BENCH_PIECE);
-  const post = () => fetch(`${ready.url}/logistics-objects`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/ld+json' }, body: piece });
+  const post = () => client.send(`${ready.url}/logistics-objects`, 'POST', piece, jsonLd);
   const patch = (subject: Subject, grow: boolean) =>
-    fetch(subject.iri, { method: 'PATCH', headers: { ...auth, 'Content-Type': 'application/ld+json' }, body: nextChange(subject, grow) }).then((res) => {
+    client.send(subject.iri, 'PATCH', nextChange(subject, grow), jsonLd).then((res) => {
       if (res.status === 201) subject.revision += 1;
       return res;
     });
   const newSubject = async (): Promise<Subject> => {
     const res = await post();
-    return { iri: res.headers.get('location')!, revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 };
+    return { iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 };
   };
   const subjects = async (n: number) => {
     const out: Subject[] = [];
@@ -168,7 +168,7 @@ async function drive(seconds: number): Promise<void> {
   /** Every PATCH answered 201 must have been accepted: the object is at revision 1 + changes sent. */
   const unaccepted = async (list: Subject[]) => {
     let missing = 0;
-    for (const s of list) missing += s.revision - Number((await fetch(s.iri, { headers: auth })).headers.get('latest-revision'));
+    for (const s of list) missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
     return missing;
   };
 
@@ -196,7 +196,7 @@ async function drive(seconds: number): Promise<void> {
     const latencies: number[] = [];
     for (let i = 0; i < 200; i++) {
       const t = performance.now();
-      await (await patch(subject, false)).arrayBuffer();
+      await patch(subject, false);
       latencies.push(performance.now() - t);
     }
     return summarise(latencies, 1, 0);
@@ -204,6 +204,7 @@ async function drive(seconds: number): Promise<void> {
   const fewTime = await timeChanges(few);
   const manyTime = await timeChanges(many);
   const growthMissing = await unaccepted([few, many]);
+  client.close();
   child.send('stop');
   await once(child, 'exit');
 

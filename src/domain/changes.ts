@@ -279,6 +279,23 @@ const rdfTermKey = (t: Term) =>
   t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
 const tripleKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
 
+/**
+ * Triples by key, for arrays of triples a change was applied to or produced. A revision's
+ * triples are read by the next change of the object, which then needs no keys rebuilt: the
+ * result of one change is the input of the next (the parsed-revision cache hands back the same
+ * array). Weak, so it lives exactly as long as that cache keeps the array.
+ */
+const KEYED_TRIPLES = new WeakMap<readonly Quad[], ReadonlyMap<string, Quad>>();
+
+function keyedTriples(triples: readonly Quad[]): ReadonlyMap<string, Quad> {
+  let keyed = KEYED_TRIPLES.get(triples);
+  if (!keyed) {
+    keyed = new Map(triples.map((t) => [tripleKey(t.subject, t.predicate, t.object), t]));
+    KEYED_TRIPLES.set(triples, keyed);
+  }
+  return keyed;
+}
+
 /** internal: nodes reachable from the object through its own triples. */
 function reachable(object: string, bySubject: Map<string, Quad[]>): Set<string> {
   const seen = new Set([object]);
@@ -317,8 +334,7 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     objects: operation.targets.map((t) => (t.kind === 'new' ? namedNode(newNodes.get(t.label)!.iri) : t.term.termType === 'Literal' ? canonical[nextLiteral++] : t.term)),
   }));
 
-  const triples = new Map<string, Quad>();
-  for (const t of current) triples.set(tripleKey(t.subject, t.predicate, t.object), t);
+  const triples = new Map(keyedTriples(current));
   const failures: ErrorDetail[] = [];
   const typed = new Set<string>();
   for (const group of ['DELETE', 'ADD'] as const) {
@@ -359,7 +375,10 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     failures.push({ message: 'the Logistics Object would no longer have a Logistics Object type', property: rdf.type, resource: change.object });
   }
   if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };
-  return { ok: true, triples: [...triples.values()].filter((t) => kept.has(t.subject.value)) };
+  for (const [key, t] of triples) if (!kept.has(t.subject.value)) triples.delete(key);
+  const result = [...triples.values()];
+  KEYED_TRIPLES.set(result, triples);
+  return { ok: true, triples: result };
 }
 
 function describe(operation: Operation, i: number): string {

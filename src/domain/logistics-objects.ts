@@ -80,14 +80,10 @@ export class LogisticsObjects {
       info: { number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, typeHeader: this.typeHeaderOf(o.types) },
       triples: o.triples,
     }));
-    const insert: Quad[] = [];
-    for (const r of revisions) {
-      const g = namedNode(r.info.graph);
-      for (const t of r.triples) insert.push(quad(t.subject, t.predicate, t.object, g));
-      insert.push(...revisionMetadataQuads(r.iri, r.info));
-    }
+    const insert = revisions.flatMap((r) => revisionMetadataQuads(r.iri, r.info));
+    const graphs = revisions.map((r) => ({ graph: r.info.graph, triples: r.triples }));
     try {
-      await this.store.commit({ insert }, () => {
+      await this.store.commit({ insert, graphs }, () => {
         for (const r of revisions) this.index.addRevision(r.iri, r.info);
       });
     } finally {
@@ -127,11 +123,9 @@ export class LogisticsObjects {
       createdBy: agent,
       typeHeader: this.typeHeaderOf(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
     };
-    const g = namedNode(info.graph);
-    const insert: Quad[] = triples.map((t) => quad(t.subject, t.predicate, t.object, g));
-    insert.push(...revisionMetadataQuads(entry.iri, info), ...extra.insert);
+    const insert = [...revisionMetadataQuads(entry.iri, info), ...extra.insert];
     try {
-      await this.store.commit({ insert, delete: extra.delete }, () => {
+      await this.store.commit({ insert, graphs: [{ graph: info.graph, triples }], delete: extra.delete }, () => {
         this.index.addRevision(entry.iri, info);
         this.keepParsed(info.graph, triples);
         onApplied?.();

@@ -4,7 +4,7 @@ import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type
 import type { GraphStore, QuadChange } from './graph-store.js';
 import { OxigraphIndex, type SparqlJsonResults } from './oxigraph-index.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
-import { quadToNq } from '../rdf/terms.js';
+import { quadToNq, triplesInGraphToNq } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -23,6 +23,7 @@ const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
  */
 export function recordFor(change: QuadChange): JournalRecord {
   const insert = change.insert.map(quadToNq);
+  for (const { graph, triples } of change.graphs ?? []) insert.push(...triplesInGraphToNq(triples, graph));
   if (!change.delete || change.delete.length === 0) return { delete: '', insert: insert.join('') };
   const inserted = new Set(insert);
   return { delete: change.delete.map(quadToNq).filter((line) => !inserted.has(line)).join(''), insert: insert.join('') };
@@ -110,8 +111,8 @@ export class DurableStore implements GraphStore {
    */
   commit(change: QuadChange, onApplied?: () => void): Promise<void> {
     const record = recordFor(change);
-    return this.journal.append(record, () => {
-      this.index.apply(record);
+    return this.journal.append(record, (stored) => {
+      this.index.apply(stored);
       onApplied?.();
     });
   }

@@ -1,9 +1,17 @@
 import type { Quad } from '../rdf/terms.js';
 import type { SparqlJsonResults } from './oxigraph-index.js';
 
+/** Triples to add to one named graph, given without a quad built for each. */
+export interface GraphInsert {
+  graph: string;
+  triples: readonly Quad[];
+}
+
 /** A set of quads to remove and to add, applied as one atomic step. */
 export interface QuadChange {
   insert: Quad[];
+  /** More to add, graph by graph (a revision's copy of its object). */
+  graphs?: GraphInsert[];
   delete?: Quad[];
 }
 

@@ -221,7 +221,13 @@ interface Pending {
   bytes: Buffer;
   resolve: () => void;
   reject: (err: Error) => void;
-  apply: () => void;
+  apply: (stored: StoredRecord) => void;
+}
+
+/** The two parts of an encoded record, as views of its bytes. */
+function storedParts(bytes: Buffer): StoredRecord {
+  const payloadStart = HEADER_BYTES + bytes.readUInt32LE(4);
+  return { delete: bytes.subarray(HEADER_BYTES, payloadStart), insert: bytes.subarray(payloadStart) };
 }
 
 interface RotationWaiter {
@@ -282,8 +288,11 @@ export class Journal {
     }
   }
 
-  /** Queues a record; resolves once it is durable and `apply` has run. */
-  append(record: JournalRecord, apply: () => void): Promise<void> {
+  /**
+   * Queues a record; resolves once it is durable and `apply` has run. `apply` gets the record as
+   * written (UTF-8 bytes), which is what the store loads: encoding it once serves both.
+   */
+  append(record: JournalRecord, apply: (stored: StoredRecord) => void): Promise<void> {
     if (this.failed) return Promise.reject(this.unavailable());
     return new Promise((resolve, reject) => {
       this.queue.push({ bytes: encodeRecord(record), resolve, reject, apply });
@@ -343,7 +352,7 @@ export class Journal {
     }
     for (const p of batch) {
       try {
-        p.apply();
+        p.apply(storedParts(p.bytes));
         p.resolve();
       } catch (err) {
         p.reject(err as Error);

@@ -1,4 +1,3 @@
-import oxigraph from 'oxigraph';
 import type { JournalRecord, StoredRecord } from './journal.js';
 
 const NQUADS = 'application/n-quads';
@@ -9,25 +8,58 @@ export interface SparqlJsonResults {
   results: { bindings: Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>[] };
 }
 
+/** The allocator every wasm-bindgen module exports (how the bindings pass strings and bytes in). */
+interface WasmAllocator {
+  __wbindgen_malloc(size: number, align: number): number;
+  __wbindgen_free(pointer: number, size: number, align: number): void;
+}
+
 /**
- * The in-memory Oxigraph store, used as an index that is rebuilt from snapshot + journal at
- * start. Results come back as strings (N-Triples, SPARQL JSON) so no WASM-held term objects
- * pile up on hot paths.
+ * Loads the oxigraph bindings and keeps hold of their WASM instance's allocator, which they do
+ * not expose: `WebAssembly.Instance` is wrapped only while the bindings' module is evaluated
+ * (it instantiates its WASM then, once). Fails loudly if the module was loaded before, or if a
+ * future version no longer exports the allocator, rather than run into a GC storm unnoticed.
  */
+async function loadOxigraph(): Promise<{ oxigraph: typeof import('oxigraph'); allocator: WasmAllocator }> {
+  const Instance = WebAssembly.Instance;
+  let allocator: Partial<WasmAllocator> | undefined;
+  WebAssembly.Instance = function (module: WebAssembly.Module, imports?: WebAssembly.Imports) {
+    const instance = new Instance(module, imports);
+    // Other modules may instantiate WASM meanwhile: oxigraph's is the one that exports its Store.
+    if ('__wbg_store_free' in instance.exports) allocator = instance.exports as Partial<WasmAllocator>;
+    return instance;
+  } as unknown as typeof WebAssembly.Instance;
+  let oxigraph: typeof import('oxigraph');
+  try {
+    oxigraph = (await import('oxigraph')).default;
+  } finally {
+    WebAssembly.Instance = Instance;
+  }
+  if (typeof allocator?.__wbindgen_malloc !== 'function' || typeof allocator.__wbindgen_free !== 'function') {
+    throw new Error('could not reach the WASM allocator of oxigraph: it must be loaded through src/store/oxigraph-index.ts only');
+  }
+  return { oxigraph, allocator: allocator as WasmAllocator };
+}
+
+const { oxigraph, allocator } = await loadOxigraph();
+
 /*
  * Oxigraph's WASM memory grows a little at a time as data arrives, and every growth makes V8
  * start a full garbage collection: measured here, a steady write load spent ~40% of its CPU in
- * GC. So the index grows that memory ahead of need, in large steps, by handing Oxigraph a big
- * byte buffer that fails to parse at its first byte: the bindings copy it into WASM memory
- * (growing it once), the parse fails, and the freed space is reused by the store's data.
+ * GC. So the index grows that memory ahead of need, in large steps: it has the WASM allocator
+ * take a large block and free it at once. The memory grows once, untouched (no page is written,
+ * so it costs no RSS until data lands there), and the freed space is reused by the store's data.
  */
 /** WASM bytes one byte of loaded N-Quads text may take (measured ~3 for short literals; kept high). */
 const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
-/** Not valid N-Quads at its first byte, so the reservation is refused at once. */
-const INVALID_FIRST_BYTE = 0x21;
 
+/**
+ * The in-memory Oxigraph store, used as an index that is rebuilt from snapshot + journal at
+ * start. Results come back as strings (N-Triples, SPARQL JSON) so no WASM-held term objects
+ * pile up on hot paths.
+ */
 export class OxigraphIndex {
   private readonly store = new oxigraph.Store();
   /** Estimated free WASM memory, and how much has been reserved in all. */
@@ -63,12 +95,11 @@ export class OxigraphIndex {
     this.headroom -= incomingBytes * WASM_BYTES_PER_TEXT_BYTE;
     if (this.headroom > GROWTH_STEP_MIN / 4) return;
     const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, -this.headroom));
-    const buffer = new Uint8Array(step);
-    buffer[0] = INVALID_FIRST_BYTE;
     try {
-      this.store.load(buffer, { format: NQUADS });
+      allocator.__wbindgen_free(allocator.__wbindgen_malloc(step, 1), step, 1);
     } catch {
-      // Expected: the buffer is refused at its first byte, after it was copied into WASM memory.
+      // Near the end of the WASM address space a large block may not fit: the store's own
+      // allocations still grow the memory as far as it goes, a little at a time.
     }
     this.headroom = step;
     this.reserved += step;
