@@ -53,6 +53,12 @@ describe('action requests: decisions, reading, revoking, listing', () => {
       const history = asList<Json>(decided['api:hasRequestStatusHistory'] as Json);
       expect(history.map((h) => (h['api:hasRequestStatus'] as Json)['@id'])).to.deep.equal([`${API}REQUEST_PENDING`]);
       expect(history[0]['@type']).to.equal('api:RequestStatusEntry');
+      // Types implied by the linking property are added when read, each once.
+      const changeNode = decided['api:hasChange'] as Json;
+      expect(changeNode['@type']).to.equal('api:Change');
+      const operation = asList<Json>(changeNode['api:hasOperation'] as Json)[0];
+      expect(operation['@type']).to.equal('api:Operation');
+      expect((operation['api:o'] as Json)['@type']).to.equal('api:OperationObject');
     });
 
     it('rejects, with the status given as a full IRI', async () => {

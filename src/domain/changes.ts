@@ -229,11 +229,14 @@ export function parseChange(quads: Quad[], ctx: ChangeContext): Change {
   };
 }
 
-/** The Change as stored in its ChangeRequest's graph, under `changeIri` (ids derived from it). */
+/**
+ * The Change as stored in its ChangeRequest's graph, under `changeIri` (ids derived from it).
+ * The types of its nodes follow from the properties that link them and are not stored (see
+ * `ActionRequests.representation`).
+ */
 export function changeQuads(change: Change, changeIri: string): Quad[] {
   const node = namedNode(changeIri);
   const out = [
-    quad(node, namedNode(rdf.type), namedNode(api.Change)),
     quad(node, namedNode(api.hasLogisticsObject), namedNode(change.object)),
     quad(node, namedNode(api.hasRevision), xsdLiteral(change.revision, xsd.positiveInteger)),
     quad(node, namedNode(api.notifyRequestStatusChange), xsdLiteral(change.notify, xsd.boolean)),
@@ -243,7 +246,6 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
     const opNode = namedNode(`${changeIri}-op-${i + 1}`);
     out.push(
       quad(node, namedNode(api.hasOperation), opNode),
-      quad(opNode, namedNode(rdf.type), namedNode(api.Operation)),
       quad(opNode, namedNode(api.op), namedNode(operation.op === 'ADD' ? api.ADD : api.DELETE)),
       quad(opNode, namedNode(api.s), literal(operation.s)),
       quad(opNode, namedNode(api.p), xsdLiteral(operation.p, xsd.anyURI)),
@@ -252,7 +254,6 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
       const valueNode = namedNode(`${opNode.value}-o-${k + 1}`);
       out.push(
         quad(opNode, namedNode(api.o), valueNode),
-        quad(valueNode, namedNode(rdf.type), namedNode(api.OperationObject)),
         quad(valueNode, namedNode(api.hasDatatype), xsdLiteral(value.datatype, xsd.anyURI)),
         quad(valueNode, namedNode(api.hasValue), literal(value.value)),
       );

@@ -126,6 +126,8 @@ export class LogisticsObjects {
     const insert = [...revisionMetadataQuads(entry.iri, info), ...extra.insert];
     try {
       await this.store.commit({ insert, graphs: [{ graph: info.graph, triples }], delete: extra.delete }, () => {
+        // The next change reads the new revision; the one it replaces is rarely read again.
+        this.parsedRevisions.delete(this.index.latest(entry).graph);
         this.index.addRevision(entry.iri, info);
         this.keepParsed(info.graph, triples);
         onApplied?.();

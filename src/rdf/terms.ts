@@ -20,10 +20,11 @@ export function isValidIri(iri: string): boolean {
  * N-Triples forms of IRIs already checked. Writes serialise the same IRIs over and over
  * (predicates, types, the subject and graph of every triple of a revision copy): a lookup of a
  * string seen before is ~10x cheaper than the regular expression, and handing back the same
- * flat string keeps the record's text from being a rope of small pieces. Bounded: emptied when full.
+ * flat string keeps the record's text from being a rope of small pieces. Emptied when full.
  */
 const IRI_NT = new Map<string, string>();
-const IRI_NT_KEPT = 100_000;
+/** Small enough to stay in CPU caches: unique IRIs (ids of new nodes) pass through it quickly. */
+const IRI_NT_KEPT = 10_000;
 
 export function iriToNt(iri: string): string {
   let nt = IRI_NT.get(iri);

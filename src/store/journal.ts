@@ -230,6 +230,18 @@ function storedParts(bytes: Buffer): StoredRecord {
   return { delete: bytes.subarray(HEADER_BYTES, payloadStart), insert: bytes.subarray(payloadStart) };
 }
 
+/** Runs the apply callbacks of durable records, in order, and settles their appends. */
+function applyAll(records: Pending[]): void {
+  for (const p of records) {
+    try {
+      p.apply(storedParts(p.bytes));
+      p.resolve();
+    } catch (err) {
+      p.reject(err as Error);
+    }
+  }
+}
+
 interface RotationWaiter {
   resolve: (segment: number) => void;
   reject: (err: Error) => void;
@@ -239,8 +251,8 @@ export class JournalUnavailableError extends Error {}
 
 /**
  * Append-only, group-committed log. Records queued while a flush runs go out together in the
- * next write + fdatasync. `apply` callbacks run in log order right after their record is on disk,
- * before the next flush starts, so the in-memory store never runs ahead of the disk.
+ * next write + fdatasync. `apply` callbacks run in log order once their record is on disk (while
+ * the next batch is written), so the in-memory store never runs ahead of the disk.
  */
 export class Journal {
   private queue: Pending[] = [];
@@ -304,12 +316,28 @@ export class Journal {
     return new JournalUnavailableError(`journal unavailable until restart: ${this.failed?.message}`);
   }
 
+  /**
+   * Writes batch after batch. A batch's records are applied once it is on disk, while the next
+   * batch is being written and synced: the CPU work of one overlaps the disk wait of the other,
+   * and records still go to the store in log order, never before they are durable.
+   */
   private async flush(): Promise<void> {
     this.flushing = true;
+    let durable: Pending[] = [];
     while (this.queue.length > 0 || this.rotationWaiters.length > 0) {
-      if (this.rotationWaiters.length > 0) await this.rotateNow(this.rotationWaiters.splice(0));
-      else await this.writeBatch(this.queue.splice(0));
+      if (this.rotationWaiters.length > 0) {
+        applyAll(durable);
+        durable = [];
+        await this.rotateNow(this.rotationWaiters.splice(0));
+        continue;
+      }
+      const batch = this.queue.splice(0);
+      const written = this.writeBatch(batch);
+      applyAll(durable);
+      durable = (await written) ? batch : [];
+      if (this.size > this.snapshotAfterBytes) this.onSizeExceeded();
     }
+    applyAll(durable);
     this.flushing = false;
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
@@ -330,12 +358,13 @@ export class Journal {
     for (const w of waiters) w.resolve(this.segment);
   }
 
-  private async writeBatch(batch: Pending[]): Promise<void> {
+  /** Writes and syncs a batch; false (every record rejected) when it could not be made durable. */
+  private async writeBatch(batch: Pending[]): Promise<boolean> {
     if (this.failed) {
       // The file may end in a partial batch that could not be cut off: writing after it would
       // turn a droppable torn tail into corruption in the middle of the journal.
       for (const p of batch) p.reject(this.unavailable());
-      return;
+      return false;
     }
     const before = this.size;
     try {
@@ -348,17 +377,9 @@ export class Journal {
     } catch (err) {
       await this.cutBack(before, err as Error);
       for (const p of batch) p.reject(new JournalUnavailableError(`journal write failed: ${(err as Error).message}`));
-      return;
+      return false;
     }
-    for (const p of batch) {
-      try {
-        p.apply(storedParts(p.bytes));
-        p.resolve();
-      } catch (err) {
-        p.reject(err as Error);
-      }
-    }
-    if (this.size > this.snapshotAfterBytes) this.onSizeExceeded();
+    return true;
   }
 
   /** Cuts off whatever part of a failed batch reached the file, so later appends stay readable. */
