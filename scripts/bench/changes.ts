@@ -1,10 +1,11 @@
 /**
  * Accepted changes per second: PATCH with the auto policy (the holder's changes are accepted at
  * once), each Change 2 DELETEs + 3 ADDs on a ~40-triple Piece, sequentially and with 20 clients on
- * distinct objects; p50/p99; ratio to the POST-object rate of the same run; the time of a change
- * on an object with 10 vs 1,000 revisions; memory per revision. The server runs in its own
- * process (startServer, loopback, fsync on) so the clients do not share its event loop.
- *   npm run build && node dist/scripts/bench/changes.js [seconds]
+ * distinct objects; p50/p99; ratio to the POST-object rate; the time of a change on an object with
+ * 10 vs 1,000 revisions; memory per revision. Every run has a server of its own, in its own
+ * process (startServer, loopback, fsync on), holding the same preloaded store, so no run depends on
+ * what an earlier one wrote; the 20-client PATCH run is repeated and its median reported.
+ *   npm run build && node dist/scripts/bench/changes.js [seconds] [repeats]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
+import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
@@ -21,8 +23,10 @@ import { LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from '.
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 const CLIENTS = 20;
-/** Each client cycles over its own objects, so no object grows much during a run (every change adds one triple). */
-const OBJECTS_PER_CLIENT = 25;
+/** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
+const CHANGED_OBJECTS = 500;
+/** Objects every server starts with (about 0.5 million quads), so each run sees a store of the same size. */
+const PRELOADED_OBJECTS = 10_000;
 
 interface Ready {
   url: string;
@@ -53,7 +57,12 @@ async function serve(): Promise<void> {
   const journal = { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 };
   const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal });
   const server = await startServer(config, () => {});
-  const token = await server.services.identityProvider!.issue(server.services.holder);
+  const { objects, holder, access, identityProvider } = server.services;
+  const token = await identityProvider!.issue(holder);
+  const body = await parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: objects.objectsPrefix, limits: config.limits });
+  for (let created = 0; created < PRELOADED_OBJECTS; created += 100) {
+    await Promise.all(Array.from({ length: 100 }, () => objects.create(body, access.caller(holder))));
+  }
   process.on('message', (message) => {
     if (message === 'memory') {
       (globalThis as { gc?: () => void }).gc?.();
@@ -140,98 +149,149 @@ async function run(clients: number, seconds: number, request: (client: number) =
   return summarise(latencies, (performance.now() - started) / 1000, failures);
 }
 
-async function drive(seconds: number): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve'], { execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
+/** A bench server process and a client for it. */
+interface BenchServer {
+  client: LoadClient;
+  memory(): Promise<Memory>;
+  stop(): Promise<void>;
+  post(): Promise<SentRequest>;
+  patch(subject: Subject, grow: boolean): Promise<SentRequest>;
+  /** Creates `n` Pieces to change. */
+  subjects(n: number): Promise<Subject[]>;
+  /** How many changes answered 201 were not applied: each object must be at revision 1 + changes sent. */
+  unaccepted(list: Subject[]): Promise<number>;
+}
+
+async function startBenchServer(): Promise<BenchServer> {
+  const child = fork(fileURLToPath(import.meta.url), ['serve'], {
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])],
+  });
   const [ready] = (await once(child, 'message')) as [Ready];
-  const memory = async (): Promise<Memory> => {
-    child.send('memory');
-    return ((await once(child, 'message')) as [Memory])[0];
-  };
   const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
   const jsonLd = { 'Content-Type': 'application/ld+json' };
   const piece = JSON.stringify(BENCH_PIECE);
   const post = () => client.send(`${ready.url}/logistics-objects`, 'POST', piece, jsonLd);
-  const patch = (subject: Subject, grow: boolean) =>
-    client.send(subject.iri, 'PATCH', nextChange(subject, grow), jsonLd).then((res) => {
-      if (res.status === 201) subject.revision += 1;
-      return res;
-    });
-  const newSubject = async (): Promise<Subject> => {
-    const res = await post();
-    return { iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 };
+  const server: BenchServer = {
+    client,
+    async memory() {
+      child.send('memory');
+      return ((await once(child, 'message')) as [Memory])[0];
+    },
+    async stop() {
+      client.close();
+      child.send('stop');
+      await once(child, 'exit');
+    },
+    post,
+    patch: (subject, grow) =>
+      client.send(subject.iri, 'PATCH', nextChange(subject, grow), jsonLd).then((res) => {
+        if (res.status === 201) subject.revision += 1;
+        return res;
+      }),
+    async subjects(n) {
+      const out: Subject[] = [];
+      for (let i = 0; i < n; i++) {
+        const res = await post();
+        out.push({ iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 });
+      }
+      return out;
+    },
+    async unaccepted(list) {
+      let missing = 0;
+      for (const s of list) missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
+      return missing;
+    },
   };
-  const subjects = async (n: number) => {
-    const out: Subject[] = [];
-    for (let i = 0; i < n; i++) out.push(await newSubject());
-    return out;
-  };
-  /** Every PATCH answered 201 must have been accepted: the object is at revision 1 + changes sent. */
-  const unaccepted = async (list: Subject[]) => {
-    let missing = 0;
-    for (const s of list) missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
-    return missing;
-  };
+  return server;
+}
 
-  const sequentialObjects = await subjects(OBJECTS_PER_CLIENT);
-  const concurrentObjects = await Promise.all(Array.from({ length: CLIENTS }, () => subjects(OBJECTS_PER_CLIENT)));
-  // Each PATCH run right after the POST run it is compared with, so both see the same machine.
-  const postSequential = await run(1, seconds, post, 201);
-  let before = await memory();
-  let cursor = 0;
-  const patchSequential = await run(1, seconds, () => patch(sequentialObjects[cursor++ % OBJECTS_PER_CLIENT], true), 201);
-  let after = await memory();
-  const sequentialBytes = { rss: after.rss - before.rss, heapUsed: after.heapUsed - before.heapUsed, external: after.external - before.external, quads: after.quads - before.quads };
-  const postConcurrent = await run(CLIENTS, seconds, post, 201);
-  before = await memory();
-  const cursors = new Array<number>(CLIENTS).fill(0);
-  const patchConcurrent = await run(CLIENTS, seconds, (c) => patch(concurrentObjects[c][cursors[c]++ % OBJECTS_PER_CLIENT], true), 201);
-  after = await memory();
-  const missing = (await unaccepted(sequentialObjects)) + (await unaccepted(concurrentObjects.flat()));
-  const revisions = patchSequential.count + patchConcurrent.count;
+interface PatchRun extends RunResult {
+  /** Server CPU (user + system) per accepted change, µs. */
+  cpuPerChange: number;
+  /** Growth of the server's memory per accepted change, over the run, after a full GC. */
+  bytesPerChange: { rss: number; heapUsed: number; external: number; quads: number };
+  missing: number;
+}
+
+/** PATCH run with `clients` clients, each on its own objects, on a fresh server. */
+async function patchRun(clients: number, seconds: number): Promise<PatchRun> {
+  const server = await startBenchServer();
+  const perClient = CHANGED_OBJECTS / clients;
+  const objects = await Promise.all(Array.from({ length: clients }, () => server.subjects(perClient)));
+  const cursors = new Array<number>(clients).fill(0);
+  const before = await server.memory();
+  const result = await run(clients, seconds, (c) => server.patch(objects[c][cursors[c]++ % perClient], true), 201);
+  const after = await server.memory();
+  const missing = await server.unaccepted(objects.flat());
+  await server.stop();
+  const per = (name: Exclude<keyof Memory, 'cpu'>) => (after[name] - before[name]) / result.count;
+  return {
+    ...result,
+    cpuPerChange: (after.cpu - before.cpu) / result.count,
+    bytesPerChange: { rss: per('rss'), heapUsed: per('heapUsed'), external: per('external'), quads: per('quads') },
+    missing,
+  };
+}
+
+async function postRun(clients: number, seconds: number): Promise<RunResult> {
+  const server = await startBenchServer();
+  const result = await run(clients, seconds, () => server.post(), 201);
+  await server.stop();
+  return result;
+}
+
+const median = <T>(runs: T[], by: (r: T) => number): T => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
+
+async function drive(seconds: number, repeats: number): Promise<void> {
+  const postSequential = await postRun(1, seconds);
+  const patchSequential = await patchRun(1, seconds);
+  const postConcurrent = await postRun(CLIENTS, seconds);
+  const patchRuns: PatchRun[] = [];
+  for (let i = 0; i < repeats; i++) patchRuns.push(await patchRun(CLIENTS, seconds));
+  const patchConcurrent = median(patchRuns, (r) => r.perSecond);
 
   // Cost growth: the same size-neutral change (2 DELETEs + 2 ADDs) on objects with 10 and 1,000 revisions.
-  const [few, many] = await subjects(2);
-  for (const [subject, count] of [[few, 9], [many, 999]] as const) for (let i = 0; i < count; i++) await patch(subject, false);
+  const server = await startBenchServer();
+  const [few, many] = await server.subjects(2);
+  for (const [subject, count] of [[few, 9], [many, 999]] as const) for (let i = 0; i < count; i++) await server.patch(subject, false);
   const timeChanges = async (subject: Subject) => {
     const latencies: number[] = [];
     for (let i = 0; i < 200; i++) {
       const t = performance.now();
-      await patch(subject, false);
+      await server.patch(subject, false);
       latencies.push(performance.now() - t);
     }
     return summarise(latencies, 1, 0);
   };
   const fewTime = await timeChanges(few);
   const manyTime = await timeChanges(many);
-  const growthMissing = await unaccepted([few, many]);
-  client.close();
-  child.send('stop');
-  await once(child, 'exit');
+  const growthMissing = await server.unaccepted([few, many]);
+  await server.stop();
 
   const row = (name: string, r: RunResult, base?: RunResult) =>
     `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${base ? fmt(r.perSecond / base.perSecond, 2) : '-'} | ${r.failures} |`;
-  console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; server in its own process`);
+  console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
   console.log('| run | per s | p50 ms | p99 ms | ratio | failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object, 1 client', postSequential));
   console.log(row(`POST Logistics Object, ${CLIENTS} clients`, postConcurrent));
   console.log(row('PATCH accepted change, 1 client (ratio: to POST, 1 client)', patchSequential, postSequential));
-  console.log(row(`PATCH accepted change, ${CLIENTS} clients on distinct objects (ratio: to POST, ${CLIENTS} clients)`, patchConcurrent, postConcurrent));
-  console.log(`changes answered 201 but not applied: ${missing + growthMissing}`);
+  console.log(row(`PATCH accepted change, ${CLIENTS} clients on distinct objects, median of ${repeats} (ratio: to POST, ${CLIENTS} clients)`, patchConcurrent, postConcurrent));
+  console.log(`PATCH with ${CLIENTS} clients, every run: ${patchRuns.map((r) => `${fmt(r.perSecond)}/s (server CPU ${fmt(r.cpuPerChange)} µs per change)`).join(', ')}`);
+  const missing = patchSequential.missing + patchRuns.reduce((sum, r) => sum + r.missing, 0) + growthMissing;
+  console.log(`changes answered 201 but not applied: ${missing}`);
   console.log(
     `change on an object with 10 revisions: p50 ${fmt(fewTime.p50, 2)} ms, p99 ${fmt(fewTime.p99, 2)} ms; with 1,000: p50 ${fmt(manyTime.p50, 2)} ms, p99 ${fmt(manyTime.p99, 2)} ms; ratio of p50 ${fmt(manyTime.p50 / fewTime.p50, 2)}`,
   );
-  const cpuPerChange = (after.cpu - before.cpu) / patchConcurrent.count;
   console.log(
-    `server CPU per accepted change (${CLIENTS} clients): ${fmt(cpuPerChange)} µs, so one core takes ${fmt(1e6 / cpuPerChange)} changes/s ` +
-      '(the load generator shares the two cores)',
+    `server CPU per accepted change (${CLIENTS} clients, median run): ${fmt(patchConcurrent.cpuPerChange)} µs, so one core takes ${fmt(1e6 / patchConcurrent.cpuPerChange)} changes/s`,
   );
-  const perChange = (name: Exclude<keyof Memory, 'cpu'>) => fmt((sequentialBytes[name] + after[name] - before[name]) / revisions, name === 'quads' ? 1 : 0);
+  const m = patchConcurrent.bytesPerChange;
   console.log(
-    `memory per accepted change (revision + its ChangeRequest), over ${fmt(revisions)} changes: ` +
-      `rss ${perChange('rss')} B, JS heap ${perChange('heapUsed')} B, external (Oxigraph's WASM memory) ${perChange('external')} B, quads ${perChange('quads')}`,
+    `memory per accepted change (revision + its ChangeRequest), over the ${fmt(patchConcurrent.count)} changes of the median run: ` +
+      `rss ${fmt(m.rss)} B, JS heap ${fmt(m.heapUsed)} B, external (Oxigraph's WASM memory) ${fmt(m.external)} B, quads ${fmt(m.quads, 1)}`,
   );
 }
 
 if (process.argv[2] === 'serve') await serve();
-else await drive(Number(process.argv[2] ?? 10));
+else await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));
