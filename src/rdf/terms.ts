@@ -57,19 +57,21 @@ export function termToNt(term: Term): string {
   }
 }
 
+/** Subject, predicate and object in N-Triples form, without the graph and the final dot. */
+const tripleTerms = (q: Quad) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)}`;
+
 export function tripleToNt(q: Quad): string {
-  return `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} .\n`;
+  return `${tripleTerms(q)} .\n`;
 }
 
 export function quadToNq(q: Quad): string {
   const g = q.graph.termType === 'DefaultGraph' ? '' : ` ${termToNt(q.graph)}`;
-  return `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)}${g} .\n`;
+  return `${tripleTerms(q)}${g} .\n`;
 }
 
 /**
- * Subject, predicate and object of a triple in N-Triples form, kept per triple object: every
- * revision is a full copy, so the unchanged triples of an object (the same objects from one
- * revision to the next) are written again with each change.
+ * `tripleTerms` kept per triple object: every revision is a full copy, so the unchanged triples
+ * of an object (the same objects from one revision to the next) are written again with each change.
  */
 const TRIPLE_TERMS = new WeakMap<Quad, string>();
 
@@ -79,7 +81,7 @@ export function triplesInGraphToNq(triples: readonly Quad[], graph: string): str
   return triples.map((t) => {
     let terms = TRIPLE_TERMS.get(t);
     if (terms === undefined) {
-      terms = `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)}`;
+      terms = tripleTerms(t);
       TRIPLE_TERMS.set(t, terms);
     }
     return terms + tail;
