@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Parser } from 'n3';
+import { ancestorLookup } from './graph-index.js';
 import { CARGO, cargo, owl, rdf, rdfs } from './vocab.js';
 
 /**
@@ -9,7 +10,6 @@ import { CARGO, cargo, owl, rdf, rdfs } from './vocab.js';
 export class CargoOntology {
   private readonly classes = new Set<string>();
   private readonly superClasses = new Map<string, Set<string>>();
-  private readonly ancestorCache = new Map<string, Set<string>>();
 
   constructor(turtle: string) {
     for (const q of new Parser().parse(turtle)) {
@@ -28,22 +28,7 @@ export class CargoOntology {
   }
 
   /** Every class `iri` is a subclass of, itself included. */
-  ancestors(iri: string): Set<string> {
-    let found = this.ancestorCache.get(iri);
-    if (found) return found;
-    found = new Set([iri]);
-    const todo = [iri];
-    while (todo.length > 0) {
-      for (const parent of this.superClasses.get(todo.pop()!) ?? []) {
-        if (!found.has(parent)) {
-          found.add(parent);
-          todo.push(parent);
-        }
-      }
-    }
-    this.ancestorCache.set(iri, found);
-    return found;
-  }
+  readonly ancestors = ancestorLookup(this.superClasses);
 
   isClass(iri: string): boolean {
     return this.classes.has(iri);
