@@ -24,6 +24,10 @@ export interface Limits {
   triples: number;
   depth: number;
   iriLength: number;
+  /** Term definitions of a JSON-LD body's contexts, each @context counting those around it too. */
+  contextTerms: number;
+  /** Time jsonld.js may spend on one body (documents outside the fast path), on its worker thread. */
+  jsonLdMillis: number;
 }
 
 export interface Config {
@@ -70,7 +74,7 @@ export const DEFAULTS: Config = {
   trustedIssuers: [],
   decisionPolicy: 'auto',
   hideForbidden: false,
-  limits: { bodyBytes: 1024 * 1024, triples: 10_000, depth: 32, iriLength: 2048 },
+  limits: { bodyBytes: 1024 * 1024, triples: 10_000, depth: 32, iriLength: 2048, contextTerms: 2000, jsonLdMillis: 3000 },
   journal: { snapshotAfterBytes: 64 * 1024 * 1024, fsync: true },
   cache: { serializedRevisions: 20_000, verifiedTokens: 10_000 },
 };

@@ -12,6 +12,7 @@ import { LogisticsObjects } from './domain/logistics-objects.js';
 import { RevisionIndex } from './domain/revision-index.js';
 import { createApp } from './http/app.js';
 import type { Services } from './http/context.js';
+import { JsonLdFallback } from './rdf/jsonld-fallback.js';
 import { CargoOntology } from './rdf/ontology.js';
 import { DurableStore } from './store/durable-store.js';
 import { readEventRows } from './store/event-queries.js';
@@ -67,7 +68,8 @@ export async function startServer(config: Config, log: (message: string) => void
   const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
 
-  const services: Services = { config, access, verifier, identityProvider, objects, events, actionRequests, changeRequests, holder, startedAt: new Date(), log };
+  const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
+  const services: Services = { config, access, verifier, identityProvider, objects, events, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), log };
   const server: Server = createApp(services).listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();
@@ -79,6 +81,7 @@ export async function startServer(config: Config, log: (message: string) => void
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await jsonLd.close();
       await store.close();
     },
   };

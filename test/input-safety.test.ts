@@ -164,7 +164,7 @@ describe('Request body safety', () => {
   });
 
   describe('limits are configurable', () => {
-    const limits: Limits = { bodyBytes: 2048, triples: 8, depth: 4, iriLength: 64 };
+    const limits: Limits = { ...DEFAULTS.limits, bodyBytes: 2048, triples: 8, depth: 4, iriLength: 64 };
     let small: TestServer;
     before(async () => {
       small = await startTestServer({ limits });
@@ -260,7 +260,7 @@ describe('Request body safety', () => {
 
   describe('error codes of the parser (what the HTTP answers above come from)', () => {
     const base = 'https://server.example/logistics-objects/';
-    const small: Limits = { bodyBytes: 1024, triples: 3, depth: 3, iriLength: 60 };
+    const small: Limits = { ...DEFAULTS.limits, bodyBytes: 1024, triples: 3, depth: 3, iriLength: 60 };
     const codeOf = async (body: unknown, format: BodyFormat = 'jsonld', limits: Limits = small): Promise<string> => {
       try {
         await parseBody(Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), format, { base, limits });

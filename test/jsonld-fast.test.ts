@@ -5,7 +5,7 @@ import { BENCH_PIECE } from '../scripts/bench/fixtures.js';
 import { DEFAULTS } from '../src/config.js';
 import { HttpError } from '../src/errors.js';
 import { fastJsonLdToQuads } from '../src/rdf/jsonld-fast.js';
-import { jsonLdToQuads } from '../src/rdf/parse.js';
+import { jsonLdToQuads } from '../src/rdf/jsonld-reference.js';
 import type { Quad } from '../src/rdf/terms.js';
 import { add, bool, change, cls, dbl, del, piece, str } from './support/changes.js';
 import { EXAMPLES_DIR, readExample } from './support/examples.js';

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULTS } from '../../src/config.js';
 import { fastJsonLdToQuads } from '../../src/rdf/jsonld-fast.js';
-import { jsonLdToQuads, parseBody } from '../../src/rdf/parse.js';
+import { jsonLdToQuads } from '../../src/rdf/jsonld-reference.js';
+import { parseBody } from '../../src/rdf/parse.js';
 import { BENCH_PIECE } from './fixtures.js';
 import { machine } from './harness.js';
 

@@ -7,6 +7,7 @@ import type { LogisticsEvents } from '../domain/logistics-events.js';
 import type { LogisticsObjects } from '../domain/logistics-objects.js';
 import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
+import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 
 /** Everything the routes use, created once in main and passed down. */
 export interface Services {
@@ -18,6 +19,8 @@ export interface Services {
   actionRequests: ActionRequests;
   changeRequests: ChangeRequests;
   events: LogisticsEvents;
+  /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
+  jsonLd: JsonLdFallback;
   holder: string;
   startedAt: Date;
   log: (message: string) => void;

@@ -23,6 +23,8 @@ export interface FastJsonLdResult {
 /** Thrown to leave the fast path; never escapes this module. */
 class OutsideSubset {}
 const OUTSIDE = new OutsideSubset();
+/** Thrown to stop once the statements pass the limit; never escapes this module. */
+const TOO_MANY = new OutsideSubset();
 const outside = (): never => {
   throw OUTSIDE;
 };
@@ -265,7 +267,8 @@ class PropertyValues {
 
 /** One node of the node map: its types and property values, de-duplicated as jsonld.js does. */
 interface NodeEntry {
-  types: string[];
+  /** In the order first seen, as jsonld.js keeps them. */
+  types: Set<string>;
   properties: Map<string, PropertyValues>;
   /** Whether the properties went in sorted (a node described once), so need no sort on the way out. */
   sorted: boolean;
@@ -279,6 +282,14 @@ class NodeMapBuilder {
   private readonly labels = new Map<string, string>();
   private issued = 0;
 
+  /** Stops as soon as the statements pass `maxStatements`: the body is refused whatever follows. */
+  constructor(private readonly maxStatements: number) {}
+
+  private count(statements: number): void {
+    this.statements += statements;
+    if (this.statements > this.maxStatements) throw TOO_MANY;
+  }
+
   /** jsonld.js's IdentifierIssuer('_:b'): each document label keeps the first new label it got. */
   private issue(label?: string): string {
     const known = label === undefined ? undefined : this.labels.get(label);
@@ -291,7 +302,7 @@ class NodeMapBuilder {
   private entry(id: string): NodeEntry {
     let node = this.nodes.get(id);
     if (!node) {
-      node = { types: [], properties: new Map(), sorted: true };
+      node = { types: new Set(), properties: new Map(), sorted: true };
       this.nodes.set(id, node);
     }
     return node;
@@ -348,8 +359,8 @@ class NodeMapBuilder {
   /** Adds an expanded node's types and values to the map, nested nodes depth first. */
   fill({ ctx, id, types, byProperty }: ExpandedNode): void {
     const node = this.entry(id);
-    this.statements += types.length;
-    for (const type of types) if (!node.types.includes(type)) node.types.push(type);
+    this.count(types.length);
+    for (const type of types) node.types.add(type);
 
     for (const property of [...byProperty.keys()].sort()) {
       let values = node.properties.get(property);
@@ -366,7 +377,7 @@ class NodeMapBuilder {
         const definition = ctx.terms.get(key);
         for (const item of Array.isArray(value) ? value : [value]) {
           if (item === null) continue;
-          this.statements++;
+          this.count(1);
           if (Array.isArray(item)) outside();
           // As jsonld.js: the reference goes in before the nested node's own values.
           const nested = isObject(item) && !('@value' in item) ? this.expand(ctx, item, false) : undefined;
@@ -446,11 +457,12 @@ function valueObject(ctx: Context, item: Json): [Term, ValueKey] {
 /**
  * The quads of a parsed JSON-LD document, or undefined when it is outside the subset handled
  * here (jsonld.js then decides). The document has passed parse.ts's checks (depth, remote
- * contexts, "__proto__" keys) first.
+ * contexts, context size, "__proto__" keys) first. Past `maxStatements` it stops and answers
+ * no quads with a statement count over the limit.
  */
-export function fastJsonLdToQuads(document: unknown): FastJsonLdResult | undefined {
+export function fastJsonLdToQuads(document: unknown, maxStatements = Infinity): FastJsonLdResult | undefined {
+  const builder = new NodeMapBuilder(maxStatements);
   try {
-    const builder = new NodeMapBuilder();
     const initial = newContext();
     if (Array.isArray(document)) {
       for (const element of document) builder.topLevel(initial, element);
@@ -471,6 +483,7 @@ export function fastJsonLdToQuads(document: unknown): FastJsonLdResult | undefin
     return { quads: builder.quads(), statements: builder.statements };
   } catch (err) {
     if (err === OUTSIDE) return undefined;
+    if (err === TOO_MANY) return { quads: [], statements: builder.statements };
     throw err;
   }
 }

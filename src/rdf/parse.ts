@@ -1,10 +1,11 @@
-import jsonld from 'jsonld';
 import { Parser } from 'n3';
 import type { Limits } from '../config.js';
 import { HttpError, badRequest } from '../errors.js';
 import { fastJsonLdToQuads } from './jsonld-fast.js';
-import { blankNode, defaultGraph, isValidIri, literal, namedNode, quad, type Quad, type Term } from './terms.js';
-import { OUTPUT_CONTEXT, xsd } from './vocab.js';
+import type { JsonLdFallback } from './jsonld-fallback.js';
+import { jsonLdToQuads, tooManyTriples, type ReadOptions } from './jsonld-reference.js';
+import { isValidIri, type Quad } from './terms.js';
+import { OUTPUT_CONTEXT } from './vocab.js';
 
 export type BodyFormat = 'jsonld' | 'turtle';
 
@@ -21,57 +22,62 @@ export function bodyFormat(contentType: string | undefined, allowTurtle: boolean
   });
 }
 
+const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
- * What must be refused before jsonld.js sees the document: nesting past the limit, contexts it
- * would fetch, and "__proto__" keys (jsonld.js copies objects by assignment, which turns such a
- * key into the copy's prototype and silently drops it, even in safe mode).
+ * What must be refused before either JSON-LD reader sees the document: nesting past the limit,
+ * contexts that would be fetched, "__proto__" keys (jsonld.js copies objects by assignment, which
+ * turns such a key into the copy's prototype and silently drops it, even in safe mode), and
+ * contexts too large to process.
+ *
+ * Processing a @context costs about the number of terms in scope there: each context is built on
+ * a copy of the one around it, and jsonld.js also processes every scoped context (a term's own
+ * @context) against the terms around it. So each @context counts the terms it defines plus those
+ * of the contexts it is nested in, and the sum is held against `limits.contextTerms`: a few
+ * thousand terms each with a scoped context, which would take jsonld.js minutes, is refused here
+ * in the time it takes to count them.
  */
-function checkBeforeExpansion(value: unknown, maxDepth: number): void {
-  const stack: [unknown, number][] = [[value, 1]];
+function checkBeforeExpansion(value: unknown, limits: Limits): void {
+  let contextTerms = 0;
+  const stack: [node: unknown, depth: number, termsInScope: number][] = [[value, 1, 0]];
   while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
+    const [node, depth, termsInScope] = stack.pop()!;
     if (typeof node !== 'object' || node === null) continue;
-    if (depth > maxDepth) throw badRequest('too_deep', `JSON nesting deeper than ${maxDepth} levels`);
+    if (depth > limits.depth) throw badRequest('too_deep', `JSON nesting deeper than ${limits.depth} levels`);
     if (Array.isArray(node)) {
-      for (const item of node) stack.push([item, depth + 1]);
+      for (const item of node) stack.push([item, depth + 1, termsInScope]);
       continue;
+    }
+    let inScope = termsInScope;
+    if (Object.hasOwn(node, '@context')) {
+      const local = (node as Record<string, unknown>)['@context'];
+      for (const context of Array.isArray(local) ? local : [local]) {
+        if (typeof context === 'string') throw badRequest('remote_context', 'remote @context references are not supported; give the context inline');
+        if (!isJsonObject(context)) continue;
+        inScope += Object.keys(context).length;
+        contextTerms += inScope;
+      }
+      if (contextTerms > limits.contextTerms) {
+        throw badRequest(
+          'context_too_large',
+          `the contexts of this body define too many terms to process: each @context counts the terms it defines and those of the contexts around it, more than ${limits.contextTerms} in all`,
+        );
+      }
     }
     for (const [key, child] of Object.entries(node)) {
       if (key === '__proto__') throw badRequest('forbidden_key', 'a JSON key "__proto__" is not accepted');
       if (key === '@import') throw badRequest('remote_context', '@import is not supported: remote contexts are never fetched');
-      if (key === '@context') {
-        const contexts = Array.isArray(child) ? child : [child];
-        if (contexts.some((c) => typeof c === 'string')) {
-          throw badRequest('remote_context', 'remote @context references are not supported; give the context inline');
-        }
-      }
-      stack.push([child, depth + 1]);
+      stack.push([child, depth + 1, inScope]);
     }
   }
 }
 
-/** Remote documents are never fetched. */
-const refuseRemoteDocuments = (url: string): never => {
-  throw badRequest('remote_context', `remote document ${url} is not fetched; give contexts inline`);
-};
-
-interface JsonLdTerm {
-  termType: string;
-  value: string;
-  datatype?: { value: string };
-  language?: string;
-}
-interface JsonLdQuad {
-  subject: JsonLdTerm;
-  predicate: JsonLdTerm;
-  object: JsonLdTerm;
-  graph: JsonLdTerm;
-}
-
-export interface ParseOptions {
-  /** Absolute IRI that relative references resolve against (always set: see jsonld prototype-pollution note). */
-  base: string;
-  limits: Limits;
+export interface ParseOptions extends ReadOptions {
+  /**
+   * Where documents outside the fast path's subset go to jsonld.js: the server passes its worker
+   * (off the request thread, with a time budget); without one (tools, tests) jsonld.js runs here.
+   */
+  jsonLd?: JsonLdFallback;
 }
 
 function checkIri(iri: string, limits: Limits): void {
@@ -83,54 +89,6 @@ function checkIri(iri: string, limits: Limits): void {
   if (Object.hasOwn(OUTPUT_CONTEXT, scheme)) {
     throw badRequest('undefined_prefix', `${JSON.stringify(iri.slice(0, 200))} uses the prefix ${scheme}: without defining it in @context`);
   }
-}
-
-function toTerm(t: JsonLdTerm): Term {
-  switch (t.termType) {
-    case 'NamedNode':
-      return namedNode(t.value);
-    case 'BlankNode':
-      return blankNode(t.value.replace(/^_:/, ''));
-    case 'Literal':
-      if (t.language) return literal(t.value, t.language);
-      return literal(t.value, namedNode(t.datatype?.value ?? xsd.string));
-    default:
-      return defaultGraph();
-  }
-}
-
-const tooManyTriples = (limits: Limits) => badRequest('too_many_triples', `the body expands to more than ${limits.triples} triples`);
-
-/**
- * The triples an expanded JSON-LD document makes, duplicates included: one per property value
- * and per type, two per list item (rdf:first, rdf:rest).
- */
-function countStatements(expanded: unknown): number {
-  let count = 0;
-  const stack: unknown[] = [expanded];
-  while (stack.length > 0) {
-    const element = stack.pop();
-    if (Array.isArray(element)) {
-      for (const item of element) stack.push(item);
-      continue;
-    }
-    if (typeof element !== 'object' || element === null) continue;
-    for (const [key, value] of Object.entries(element)) {
-      if (key === '@list') {
-        count += 2 * (value as unknown[]).length;
-        stack.push(value);
-      } else if (key === '@type') {
-        if (Array.isArray(value)) count += value.length; // a node's types; a value object's @type is its datatype
-      } else if (key === '@graph' || key === '@included' || key === '@reverse') {
-        stack.push(value);
-      } else if (!key.startsWith('@')) {
-        count += Array.isArray(value) ? value.length : 1;
-        stack.push(value);
-      }
-      // Other keywords (@id, @value, @language, @index, @direction) make no triple; @value may hold JSON and is not entered.
-    }
-  }
-  return count;
 }
 
 /** Checks the limits that apply to every body, whatever its syntax. */
@@ -154,41 +112,16 @@ async function parseJsonLd(text: string, options: ParseOptions): Promise<Quad[]>
     throw badRequest('invalid_json', `body is not valid JSON: ${(err as Error).message}`);
   }
   if (typeof document !== 'object' || document === null) throw badRequest('invalid_jsonld', 'a JSON-LD body must be an object or an array');
-  checkBeforeExpansion(document, options.limits.depth);
+  checkBeforeExpansion(document, options.limits);
   // The common shapes take a hand-written path that gives jsonld.js's quads exactly; anything
   // else (and everything jsonld.js would refuse) goes to jsonld.js.
-  const fast = fastJsonLdToQuads(document);
-  if (!fast) return jsonLdToQuads(document, options);
-  if (fast.statements > options.limits.triples) throw tooManyTriples(options.limits);
-  return fast.quads;
-}
-
-/** jsonld.js's reading (safe mode) of a document that passed checkBeforeExpansion: the reference. */
-export async function jsonLdToQuads(document: unknown, options: ParseOptions): Promise<Quad[]> {
-  const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true };
-  let raw: JsonLdQuad[];
-  try {
-    // Expansion is linear; turning the expanded form into triples is quadratic in the values
-    // of one property (jsonld.js de-duplicates by scanning), so the count is checked in between.
-    const expanded = await jsonld.expand(document as jsonld.JsonLdDocument, jsonLdOptions as jsonld.Options.Expand);
-    if (countStatements(expanded) > options.limits.triples) throw tooManyTriples(options.limits);
-    raw = (await jsonld.toRDF(expanded, { ...jsonLdOptions, skipExpansion: true } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    const details = (err as { details?: { cause?: unknown; event?: { message?: string; details?: unknown } } }).details;
-    if (details?.cause instanceof HttpError) throw details.cause;
-    // Safe mode reports what it refused (a relative @id, a term without mapping, ...) in an event.
-    const why = details?.event ? `${details.event.message} ${JSON.stringify(details.event.details ?? {}).slice(0, 300)}` : (err as Error).message;
-    throw badRequest('invalid_jsonld', `body is not valid JSON-LD: ${why}`);
+  const fast = fastJsonLdToQuads(document, options.limits.triples);
+  if (fast) {
+    if (fast.statements > options.limits.triples) throw tooManyTriples(options.limits);
+    return fast.quads;
   }
-  return raw.map((q) =>
-    quad(
-      toTerm(q.subject) as Quad['subject'],
-      toTerm(q.predicate) as Quad['predicate'],
-      toTerm(q.object) as Quad['object'],
-      toTerm(q.graph) as Quad['graph'],
-    ),
-  );
+  const read = { base: options.base, limits: options.limits };
+  return options.jsonLd ? options.jsonLd.toQuads(text, read) : jsonLdToQuads(document, read);
 }
 
 function parseTurtle(text: string, options: ParseOptions): Quad[] {

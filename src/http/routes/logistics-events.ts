@@ -95,7 +95,7 @@ export function logisticsEventRoutes(services: Services): Router {
     const caller = callerOf(res);
     const format = bodyFormat(req.headers['content-type'], true);
     const entry = events.postTarget(objectOf(req), caller);
-    const quads = await parseBody(req.body as Buffer, format, { base: eventsPrefixOf(entry.iri), limits: config.limits });
+    const quads = await parseBody(req.body as Buffer, format, { base: eventsPrefixOf(entry.iri), limits: config.limits, jsonLd: services.jsonLd });
     const created = await events.create(entry, quads, caller);
     sendCreated(res, created.iri, cargo.LogisticsEvent);
   });
@@ -120,7 +120,7 @@ export function logisticsEventRoutes(services: Services): Router {
   router.post('/logistics-events', rawBody, async (req, res) => {
     const negotiated = negotiate(req.headers.accept, ['jsonld']);
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits });
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
     const outcomes = await events.createMany(quads, callerOf(res));
     setRepresentationHeaders(res, negotiated).status(207);
     res.send(Buffer.from(withContext(multiStatusDocument(outcomes))));

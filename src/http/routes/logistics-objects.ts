@@ -34,7 +34,7 @@ export function logisticsObjectRoutes(services: Services): Router {
     const caller = callerOf(res);
     access.requireInternal(caller, 'creating Logistics Objects');
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits });
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
     const created = await objects.create(quads, caller);
     sendCreated(res, created.iri, created.typeHeader);
   });
@@ -54,7 +54,7 @@ export function logisticsObjectRoutes(services: Services): Router {
     const iri = objects.objectsPrefix + req.params.id;
     if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
     const format = bodyFormat(req.headers['content-type'], false);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits });
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
     const request = await services.changeRequests.submit(iri, quads, callerOf(res));
     sendCreated(res, request.iri, api.ChangeRequest);
   });

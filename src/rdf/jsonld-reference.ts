@@ -1,0 +1,114 @@
+import jsonld from 'jsonld';
+import type { Limits } from '../config.js';
+import { HttpError, badRequest } from '../errors.js';
+import { blankNode, defaultGraph, literal, namedNode, quad, type Quad, type Term } from './terms.js';
+import { xsd } from './vocab.js';
+
+/**
+ * jsonld.js (safe mode) reading a JSON-LD document into quads: the reference the fast path is
+ * checked against, and the fallback for documents outside the fast path's subset (run off the
+ * request thread by `JsonLdFallback`).
+ */
+
+/** A term as jsonld.js's toRDF gives it: plain data, so it can cross a thread boundary. */
+export interface JsonLdTerm {
+  termType: string;
+  value: string;
+  datatype?: { value: string };
+  language?: string;
+}
+export interface JsonLdQuad {
+  subject: JsonLdTerm;
+  predicate: JsonLdTerm;
+  object: JsonLdTerm;
+  graph: JsonLdTerm;
+}
+
+export interface ReadOptions {
+  /** Absolute IRI that relative references resolve against (always set: see jsonld prototype-pollution note). */
+  base: string;
+  limits: Limits;
+}
+
+export const tooManyTriples = (limits: Limits) => badRequest('too_many_triples', `the body expands to more than ${limits.triples} triples`);
+
+/** Remote documents are never fetched. */
+const refuseRemoteDocuments = (url: string): never => {
+  throw badRequest('remote_context', `remote document ${url} is not fetched; give contexts inline`);
+};
+
+/**
+ * The triples an expanded JSON-LD document makes, duplicates included: one per property value
+ * and per type, two per list item (rdf:first, rdf:rest).
+ */
+function countStatements(expanded: unknown): number {
+  let count = 0;
+  const stack: unknown[] = [expanded];
+  while (stack.length > 0) {
+    const element = stack.pop();
+    if (Array.isArray(element)) {
+      for (const item of element) stack.push(item);
+      continue;
+    }
+    if (typeof element !== 'object' || element === null) continue;
+    for (const [key, value] of Object.entries(element)) {
+      if (key === '@list') {
+        count += 2 * (value as unknown[]).length;
+        stack.push(value);
+      } else if (key === '@type') {
+        if (Array.isArray(value)) count += value.length; // a node's types; a value object's @type is its datatype
+      } else if (key === '@graph' || key === '@included' || key === '@reverse') {
+        stack.push(value);
+      } else if (!key.startsWith('@')) {
+        count += Array.isArray(value) ? value.length : 1;
+        stack.push(value);
+      }
+      // Other keywords (@id, @value, @language, @index, @direction) make no triple; @value may hold JSON and is not entered.
+    }
+  }
+  return count;
+}
+
+/** jsonld.js's reading of a document that passed parse.ts's checks, as plain data. */
+export async function jsonLdToRawQuads(document: unknown, options: ReadOptions): Promise<JsonLdQuad[]> {
+  const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true };
+  try {
+    // Expansion is linear; turning the expanded form into triples is quadratic in the values
+    // of one property (jsonld.js de-duplicates by scanning), so the count is checked in between.
+    const expanded = await jsonld.expand(document as jsonld.JsonLdDocument, jsonLdOptions as jsonld.Options.Expand);
+    if (countStatements(expanded) > options.limits.triples) throw tooManyTriples(options.limits);
+    return (await jsonld.toRDF(expanded, { ...jsonLdOptions, skipExpansion: true } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    const details = (err as { details?: { cause?: unknown; event?: { message?: string; details?: unknown } } }).details;
+    if (details?.cause instanceof HttpError) throw details.cause;
+    // Safe mode reports what it refused (a relative @id, a term without mapping, ...) in an event.
+    const why = details?.event ? `${details.event.message} ${JSON.stringify(details.event.details ?? {}).slice(0, 300)}` : (err as Error).message;
+    throw badRequest('invalid_jsonld', `body is not valid JSON-LD: ${why}`);
+  }
+}
+
+function toTerm(t: JsonLdTerm): Term {
+  switch (t.termType) {
+    case 'NamedNode':
+      return namedNode(t.value);
+    case 'BlankNode':
+      return blankNode(t.value.replace(/^_:/, ''));
+    case 'Literal':
+      if (t.language) return literal(t.value, t.language);
+      return literal(t.value, namedNode(t.datatype?.value ?? xsd.string));
+    default:
+      return defaultGraph();
+  }
+}
+
+export function fromRawQuads(raw: readonly JsonLdQuad[]): Quad[] {
+  return raw.map((q) =>
+    quad(toTerm(q.subject) as Quad['subject'], toTerm(q.predicate) as Quad['predicate'], toTerm(q.object) as Quad['object'], toTerm(q.graph) as Quad['graph']),
+  );
+}
+
+/** jsonld.js's reading on the calling thread. */
+export async function jsonLdToQuads(document: unknown, options: ReadOptions): Promise<Quad[]> {
+  return fromRawQuads(await jsonLdToRawQuads(document, options));
+}
