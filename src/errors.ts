@@ -45,8 +45,10 @@ export class HttpError extends Error {
 export const badRequest = (code: string, message: string, property?: string) =>
   new HttpError(400, code, { message, property });
 
+export const INVALID_QUERY_TITLE = 'Invalid query parameter request';
+
 export const badQuery = (parameter: string, message: string) =>
-  new HttpError(400, 'invalid_query_parameter', { message, property: parameter }, 'Invalid query parameter request');
+  new HttpError(400, 'invalid_query_parameter', { message, property: parameter }, INVALID_QUERY_TITLE);
 
 export const notFound = (resource: string, message = 'Resource not found') =>
   new HttpError(404, 'not_found', { message, resource });

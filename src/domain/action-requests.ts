@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Parser } from 'n3';
 import type { AccessControl, Caller } from '../auth/access-control.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
-import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { dateTimeLiteral, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, INTERNAL_SCHEME, STORE, api, rdf, requestStatus, store as meta, xsd } from '../rdf/vocab.js';
 import type { GraphStore } from '../store/graph-store.js';
+import { apiErrorQuads, withCurrentErrorDetailClass } from './api-errors.js';
 import { byRequestTime, currentStatus, type ActionRequestIndex, type ActionRequestRecord } from './action-request-index.js';
 
 /** A status change to write: who made it, when, and what it records. */
@@ -58,26 +59,6 @@ export function parseRequestType(value: string, parameter: string): string {
   const iri = `${API}${apiLocalName(value.trim())}`;
   if (!REQUEST_TYPES.includes(iri)) throw badQuery(parameter, `${parameter} must be one of ${REQUEST_TYPES.map(apiLocalName).join(', ')}`);
   return iri;
-}
-
-const anyUri = (value: string) => xsdLiteral(value, xsd.anyURI);
-
-/** The api:Error node of an error, as stored in a request's hasError. */
-function errorQuads(iri: string, error: HttpError, graph: Quad['graph']): Quad[] {
-  const subject = namedNode(iri);
-  const out = [quad(subject, namedNode(rdf.type), namedNode(api.Error), graph), quad(subject, namedNode(api.hasTitle), literal(error.title), graph)];
-  for (const d of error.details) {
-    const detail = namedNode(`${INTERNAL_SCHEME}${randomUUID()}`);
-    out.push(
-      quad(subject, namedNode(api.hasErrorDetail), detail, graph),
-      quad(detail, namedNode(rdf.type), namedNode(api.ErrorDetails), graph),
-      quad(detail, namedNode(api.hasCode), literal(String(error.status)), graph),
-      quad(detail, namedNode(api.hasMessage), literal(d.message), graph),
-    );
-    if (d.property) out.push(quad(detail, namedNode(api.hasProperty), anyUri(d.property), graph));
-    if (d.resource) out.push(quad(detail, namedNode(api.hasResource), anyUri(d.resource), graph));
-  }
-  return out;
 }
 
 /**
@@ -149,7 +130,7 @@ export class RequestWrite {
     );
     for (const error of t.errors ?? []) {
       const errorIri = `${record.iri}/errors/${randomUUID()}`;
-      this.quads.push(quad(subject, namedNode(api.hasError), namedNode(errorIri), g), ...errorQuads(errorIri, error, g));
+      this.quads.push(quad(subject, namedNode(api.hasError), namedNode(errorIri), g), ...apiErrorQuads(error, errorIri, g));
     }
     if (t.revoked) {
       this.quads.push(quad(subject, namedNode(api.isRevokedBy), namedNode(t.by), g), quad(subject, namedNode(api.isRevokedAt), dateTimeLiteral(since), g));
@@ -255,7 +236,7 @@ export class ActionRequests {
     const out: Quad[] = [];
     for (const t of this.storedTriples(record)) {
       if (t.predicate.value.startsWith(STORE)) continue;
-      if (t.subject.value !== current) out.push(t);
+      if (t.subject.value !== current) out.push(withCurrentErrorDetailClass(t));
       else if (t.predicate.value === api.hasRequestStatus || t.predicate.value === api.hasRequestStatusSince) out.push(quad(subject, t.predicate, t.object));
     }
     for (const entry of record.statuses.slice(0, -1)) out.push(quad(subject, namedNode(api.hasRequestStatusHistory), namedNode(entry.iri)));

@@ -1,21 +1,20 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { HttpError } from '../errors.js';
-import { withContext, type JsonObject } from '../rdf/jsonld-writer.js';
+import { apiErrorQuads } from '../domain/api-errors.js';
+import { newEmbeddedIri } from '../domain/new-objects.js';
+import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-writer.js';
 import { JournalUnavailableError } from '../store/journal.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
-/** The api:Error document of an error (also stored in ChangeRequests' hasError). */
+/**
+ * The api:Error node of an answer, with an `internal:` id (as IATA's error examples), written by the
+ * same JSON-LD writer as every stored resource; `hasErrorDetail` is always a list, as in those examples.
+ */
 export function errorDocument(error: HttpError): JsonObject {
-  return {
-    '@type': 'api:Error',
-    'api:hasTitle': error.title,
-    'api:hasErrorDetail': error.details.map((d) => {
-      const detail: JsonObject = { '@type': 'api:ErrorDetails', 'api:hasCode': String(error.status), 'api:hasMessage': d.message };
-      if (d.property) detail['api:hasProperty'] = { '@value': d.property, '@type': 'xsd:anyURI' };
-      if (d.resource) detail['api:hasResource'] = { '@value': d.resource, '@type': 'xsd:anyURI' };
-      return detail;
-    }),
-  };
+  const iri = newEmbeddedIri();
+  const node = writeJsonLdNode({ iri, triples: apiErrorQuads(error, iri) });
+  node['api:hasErrorDetail'] = [node['api:hasErrorDetail']].flat();
+  return node;
 }
 
 export function sendError(res: Response, error: HttpError): void {

@@ -58,6 +58,8 @@ export const cargo = {
 export const api = {
   ServerInformation: `${API}ServerInformation`,
   Error: `${API}Error`,
+  ErrorDetail: `${API}ErrorDetail`,
+  /** The detail class's name before API 2.3; still understood on input. */
   ErrorDetails: `${API}ErrorDetails`,
   Collection: `${API}Collection`,
   hasRevision: `${API}hasRevision`,
