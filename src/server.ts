@@ -23,6 +23,8 @@ import { ChangeRequests } from './domain/change-requests.js';
 import { api } from './rdf/vocab.js';
 import { readActionRequestRows, readConcernRows, readStatusRows } from './store/action-request-queries.js';
 import { canonicalLiterals } from './store/canonical-literals.js';
+import { MovedObjects } from './domain/moved-objects.js';
+import { readMoves } from './store/schema/moved-objects.js';
 
 export const ONTOLOGY_FILE = fileURLToPath(new URL('../../ontology/IATA-1R-DM-Ontology.ttl', import.meta.url));
 
@@ -67,9 +69,10 @@ export async function startServer(config: Config, log: (message: string) => void
   const actionRequests = new ActionRequests(store, requestIndex, access, holder, config.baseUrl);
   const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
+  const moves = new MovedObjects(store, objects, access, readMoves(store));
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), log };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), log };
   const server: Server = createApp(services).listen(config.port, config.host);
   await once(server, 'listening');
   const address = server.address();

@@ -34,6 +34,9 @@ export interface ActionRequestFilter {
 const STATUS_BY_NAME = new Map(Object.values(requestStatus).map((iri) => [iri.slice(API.length), iri]));
 const REQUEST_TYPES: readonly string[] = [api.ChangeRequest, api.AccessDelegationRequest, api.SubscriptionRequest];
 
+/** The statuses PATCH /action-requests/{id}?status= may ask for. */
+const DECISIONS: readonly string[] = [requestStatus.ACCEPTED, requestStatus.REJECTED, requestStatus.REVOKED];
+
 /** Which statuses a request may be revoked from (DECISIONS "Action requests"). */
 const REVOCABLE: Readonly<Record<string, readonly string[]>> = {
   [api.ChangeRequest]: [requestStatus.PENDING],
@@ -250,25 +253,33 @@ export class ActionRequests {
     return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
   }
 
-  /** PATCH /action-requests/{id}?status=…: the holder's decision, in effect when this resolves. */
+  /**
+   * PATCH /action-requests/{id}?status=…: the holder's decision, in effect when this resolves.
+   * Asking for the status the request already has changes nothing (a client may accept a request
+   * the `auto` policy already accepted); any other move out of a final status is 422.
+   */
   async decide(iri: string, to: string, caller: Caller): Promise<ActionRequestRecord> {
     this.access.requireInternal(caller, 'deciding on action requests');
-    if (to === requestStatus.REVOKED) return this.revoke(iri, caller);
+    if (!DECISIONS.includes(to)) throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
     const record = this.get(iri);
-    if (currentStatus(record) !== requestStatus.PENDING) {
-      throw new HttpError(422, 'not_pending', { message: `the request is ${apiLocalName(currentStatus(record))}; only pending requests can be decided`, resource: iri });
+    const current = currentStatus(record);
+    if (current === to) return record;
+    if (to === requestStatus.REVOKED) return this.revoke(iri, caller);
+    if (current !== requestStatus.PENDING) {
+      throw new HttpError(422, 'not_pending', {
+        message: `the request is already ${apiLocalName(current)}, a final status: it cannot become ${apiLocalName(to)} (only pending requests can be decided)`,
+        resource: iri,
+      });
     }
     this.ensureIdle(record);
     if (to === requestStatus.ACCEPTED) {
       const acceptor = this.acceptors.get(record.type);
       if (!acceptor) throw new HttpError(422, 'not_acceptable_here', { message: `${apiLocalName(record.type)}s cannot be accepted on this server`, resource: iri });
       await acceptor.accept(record, caller.agent);
-    } else if (to === requestStatus.REJECTED) {
+    } else {
       const write = this.write();
       write.transition(record, { to, by: caller.agent });
       await this.commit(write);
-    } else {
-      throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
     }
     return record;
   }

@@ -8,6 +8,7 @@ import type { LogisticsObjects } from '../domain/logistics-objects.js';
 import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
+import type { MovedObjects } from '../domain/moved-objects.js';
 
 /** Everything the routes use, created once in main and passed down. */
 export interface Services {
@@ -21,6 +22,7 @@ export interface Services {
   events: LogisticsEvents;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
   jsonLd: JsonLdFallback;
+  moves: MovedObjects;
   holder: string;
   startedAt: Date;
   log: (message: string) => void;

@@ -150,6 +150,12 @@ export const store = {
   concerns: `${STORE}concerns`,
   statusEntry: `${STORE}statusEntry`,
   statusNumber: `${STORE}statusNumber`,
+  /** Moved Logistics Objects: where each went, whether for good, when and by whom. */
+  movesGraph: `${STORE}moves`,
+  movedTo: `${STORE}movedTo`,
+  movedPermanently: `${STORE}movedPermanently`,
+  movedAt: `${STORE}movedAt`,
+  movedBy: `${STORE}movedBy`,
 } as const;
 
 /** The JSON-LD context of every document the server writes. */

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import jsonld from 'jsonld';
 import { ERROR_TITLES, INVALID_QUERY_TITLE } from '../../src/errors.js';
+import { refuseRemote } from './rdf-compare.js';
 
 export interface ApiErrorBody {
   '@type': string;
@@ -11,9 +12,6 @@ export interface ApiErrorBody {
 const API = 'https://onerecord.iata.org/ns/api#';
 type Json = Record<string, unknown>;
 const INTERNAL_ID = /^internal:[0-9a-f-]{36}$/;
-const refuseRemote = (url: string): never => {
-  throw new Error(`test documents never load remote documents (${url})`);
-};
 
 /**
  * What a strict client sees: `jsonld.frame(body, {})` (jsonld.js, expanded IRIs) must give one

@@ -10,7 +10,7 @@ interface JsonLdTerm {
   language?: string;
 }
 
-const refuseRemote = (url: string): never => {
+export const refuseRemote = (url: string): never => {
   throw new Error(`test documents never load remote documents (${url})`);
 };
 
