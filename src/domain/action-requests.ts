@@ -256,7 +256,8 @@ export class ActionRequests {
   /**
    * PATCH /action-requests/{id}?status=…: the holder's decision, in effect when this resolves.
    * Asking for the status the request already has changes nothing (a client may accept a request
-   * the `auto` policy already accepted); any other move out of a final status is 422.
+   * the `auto` policy already accepted); any other move out of a final status is 422. Revoking is
+   * DELETE's (with its own rules on who may): a PATCH to REQUEST_REVOKED is 400.
    */
   async decide(iri: string, to: string, caller: Caller): Promise<ActionRequestRecord> {
     this.access.requireInternal(caller, 'deciding on action requests');
@@ -264,7 +265,7 @@ export class ActionRequests {
     const record = this.get(iri);
     const current = currentStatus(record);
     if (current === to) return record;
-    if (to === requestStatus.REVOKED) return this.revoke(iri, caller);
+    if (to === requestStatus.REVOKED) throw badQuery('status', 'a request is revoked with DELETE /action-requests/{id}, not with PATCH');
     if (current !== requestStatus.PENDING) {
       throw new HttpError(422, 'not_pending', {
         message: `the request is already ${apiLocalName(current)}, a final status: it cannot become ${apiLocalName(to)} (only pending requests can be decided)`,

@@ -6,7 +6,7 @@ import { namedNode, quad, type Quad, type RDF } from '../rdf/terms.js';
 import { INTERNAL_SCHEME, api, requestStatus } from '../rdf/vocab.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
-import { applyChange, changeQuads, parseChange, type Change, type ChangeContext } from './changes.js';
+import { applyChange, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
 import type { LogisticsObjects } from './logistics-objects.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
 import { newEmbeddedIri } from './new-objects.js';
@@ -66,6 +66,7 @@ export class ChangeRequests implements AcceptHandler {
       object,
       objectsPrefix: this.objects.objectsPrefix,
       isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
+      isClass: (iri) => this.ontology.isClass(iri),
       exists: (iri) => this.objects.index.get(iri) !== undefined,
     };
   }
@@ -81,7 +82,7 @@ export class ChangeRequests implements AcceptHandler {
   async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
     const entry = this.objects.index.get(object);
     if (!entry) throw notFound(object, 'Logistics Object not found');
-    const change = parseChange(body, this.context(object));
+    const change = parseChange(requireChangeType(body), this.context(object));
     const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object]);
     const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
     const write = this.requests.write();

@@ -1,6 +1,7 @@
 import { HttpError, badRequest, type ErrorDetail } from '../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../rdf/terms.js';
-import { INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../rdf/vocab.js';
+import { API, CODE_LISTS, INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../rdf/vocab.js';
+import { illTypedLiteral, isWellTyped, isXsdDatatype } from '../rdf/xsd-lexical.js';
 
 /** An OperationObject as the client wrote it (kept verbatim in the stored Change). */
 export interface OperationValue {
@@ -36,6 +37,8 @@ export interface ChangeContext {
   object: string;
   objectsPrefix: string;
   isLogisticsObjectClass: (iri: string) => boolean;
+  /** Whether the cargo ontology has this class. */
+  isClass: (iri: string) => boolean;
   /** Whether a Logistics Object of this server exists. */
   exists: (iri: string) => boolean;
 }
@@ -53,23 +56,6 @@ const FORBIDDEN_PROPERTIES = new Map<string, string>([
   [api.hasRevision, 'the revision is managed by the server'],
   [api.hasLatestRevision, 'the revision is managed by the server'],
 ]);
-const INTEGER = /^[+-]?\d+$/;
-const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
-const FLOATING = /^([+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?INF|NaN)$/;
-const LEXICAL_FORMS: Readonly<Record<string, RegExp>> = {
-  [xsd.boolean]: /^(true|false|1|0)$/,
-  [xsd.decimal]: DECIMAL,
-  [xsd.double]: FLOATING,
-  [`${XSD}float`]: FLOATING,
-  [xsd.dateTime]: /^-?\d{4,}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?$/,
-  [`${XSD}date`]: /^-?\d{4,}-\d{2}-\d{2}(Z|[+-]\d{2}:\d{2})?$/,
-  ...Object.fromEntries(
-    ['integer', 'int', 'long', 'short', 'byte', 'nonNegativeInteger', 'positiveInteger', 'nonPositiveInteger', 'negativeInteger', 'unsignedLong', 'unsignedInt', 'unsignedShort', 'unsignedByte'].map(
-      (t) => [`${XSD}${t}`, INTEGER],
-    ),
-  ),
-};
-
 const termKey = (t: Term) => `${t.termType}:${t.value}`;
 const isLabel = (value: string) => value.startsWith('_:') && value.length > 2;
 
@@ -115,12 +101,15 @@ class Nodes {
   }
 }
 
-function literalTarget(datatype: string, value: string): OperationTarget {
+function literalTarget(datatype: string, value: string, property: string): OperationTarget {
   if (datatype === rdf.langString) throw badRequest('invalid_operation', 'rdf:langString values cannot be given in an OperationObject (it has no language)', api.hasDatatype);
-  const form = LEXICAL_FORMS[datatype];
-  if (form && !form.test(value)) throw badRequest('invalid_operation', `${JSON.stringify(value.slice(0, 100))} is not a valid ${datatype}`, api.hasValue);
+  if (datatype.startsWith(XSD) && !isXsdDatatype(datatype)) throw badRequest('unknown_datatype', `hasDatatype ${datatype} is not an XSD datatype`, api.hasDatatype);
+  if (!isWellTyped(value, datatype)) throw illTypedLiteral(value, datatype, property);
   return { kind: 'term', term: literal(value, namedNode(datatype)) };
 }
+
+/** A class a non-literal hasDatatype may name: of the cargo ontology, the code lists or the API ontology. */
+const isKnownClass = (iri: string, ctx: ChangeContext) => ctx.isClass(iri) || iri.startsWith(CODE_LISTS) || iri.startsWith(API);
 
 /** `xsd:double` written as a plain string (not coerced by the client's context) means the XSD IRI. */
 function expandDatatype(datatype: string): string {
@@ -128,9 +117,12 @@ function expandDatatype(datatype: string): string {
   return Object.hasOwn(OUTPUT_CONTEXT, prefix) ? OUTPUT_CONTEXT[prefix as keyof typeof OUTPUT_CONTEXT] + datatype.slice(prefix.length + 1) : datatype;
 }
 
-function readTarget(value: OperationValue, op: 'ADD' | 'DELETE', ctx: ChangeContext): OperationTarget {
+function readTarget(value: OperationValue, op: 'ADD' | 'DELETE', property: string, ctx: ChangeContext): OperationTarget {
   if (!isValidIri(value.datatype)) throw badRequest('invalid_operation', `hasDatatype must be an IRI, not ${JSON.stringify(value.datatype.slice(0, 100))}`, api.hasDatatype);
-  if (value.datatype.startsWith(XSD) || value.datatype.startsWith(RDF_NS)) return literalTarget(value.datatype, value.value);
+  if (value.datatype.startsWith(XSD) || value.datatype.startsWith(RDF_NS)) return literalTarget(value.datatype, value.value, property);
+  if (value.datatype !== LINK_DATATYPE && !isKnownClass(value.datatype, ctx)) {
+    throw badRequest('unknown_datatype', `hasDatatype ${value.datatype} is neither an XSD datatype nor a class of the ONE Record ontologies`, api.hasDatatype);
+  }
   if (isLabel(value.value)) {
     if (ctx.isLogisticsObjectClass(value.datatype)) {
       throw badRequest('creates_logistics_object', `PATCH cannot create Logistics Objects (${value.datatype}); create it first and link it by its URI`, api.hasDatatype);
@@ -179,7 +171,7 @@ function readOperation(nodes: Nodes, node: Term, ctx: ChangeContext): Operation 
   const forbidden = FORBIDDEN_PROPERTIES.get(p);
   if (forbidden) throw badRequest('forbidden_property', `${p} cannot be changed: ${forbidden}`, p);
   const o = readValues(nodes, node);
-  return { op, s, p, o, targets: o.map((v) => readTarget(v, op, ctx)) };
+  return { op, s, p, o, targets: o.map((v) => readTarget(v, op, p, ctx)) };
 }
 
 function checkLabels(operations: Operation[]): void {
@@ -196,6 +188,14 @@ function checkLabels(operations: Operation[]): void {
       throw badRequest('unknown_label', `${operation.s} is not introduced by an ADD whose hasValue is that label and whose hasDatatype is its class`, api.s);
     }
   }
+}
+
+/** A PATCH body's Change must say it is one: an api:Change (not an api:ChangeRequest, which only the server makes). */
+export function requireChangeType(quads: Quad[]): Quad[] {
+  const typed = (type: string) => quads.some((q) => q.predicate.value === rdf.type && q.object.value === type && quads.some((o) => o.subject.equals(q.subject) && o.predicate.value === api.hasOperation));
+  if (typed(api.ChangeRequest)) throw badRequest('invalid_change', 'a PATCH body is an api:Change; api:ChangeRequests are made by the server', rdf.type);
+  if (!typed(api.Change)) throw badRequest('invalid_change', 'the body is not typed api:Change (an api:Change with at least one hasOperation)', rdf.type);
+  return quads;
 }
 
 /**
@@ -215,7 +215,7 @@ export function parseChange(quads: Quad[], ctx: ChangeContext): Change {
   const revisionText = nodes.text(change, api.hasRevision, 'hasRevision', true);
   if (!/^\+?0*[1-9]\d{0,8}$/.test(revisionText)) throw badRequest('invalid_change', 'hasRevision must be a positive integer', api.hasRevision);
   const notifyText = nodes.text(change, api.notifyRequestStatusChange, 'notifyRequestStatusChange', false);
-  if (notifyText !== undefined && !LEXICAL_FORMS[xsd.boolean].test(notifyText)) {
+  if (notifyText !== undefined && !isWellTyped(notifyText, xsd.boolean)) {
     throw badRequest('invalid_change', 'notifyRequestStatusChange must be a boolean', api.notifyRequestStatusChange);
   }
   const operations = nodes.values(change, api.hasOperation).map((node) => readOperation(nodes, node, ctx));

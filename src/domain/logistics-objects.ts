@@ -3,7 +3,8 @@ import type { AccessControl, Caller } from '../auth/access-control.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
-import { cargo, rdf } from '../rdf/vocab.js';
+import { cargo, rdf, xsd } from '../rdf/vocab.js';
+import { isWellTyped } from '../rdf/xsd-lexical.js';
 import type { GraphStore, QuadChange } from '../store/graph-store.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
 import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
@@ -32,7 +33,8 @@ export function parseInstant(value: string, parameter: string): Date {
   const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}Z` : value;
   const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
   const date = new Date(iso);
-  if (!rfc3339.test(iso) || Number.isNaN(date.getTime())) {
+  // Date rolls impossible days over (2024-02-30 is 1 March): the calendar is checked on the text.
+  if (!rfc3339.test(iso) || Number.isNaN(date.getTime()) || !isWellTyped(iso.replace(/[t ]/, 'T').replace(/z$/, 'Z'), xsd.dateTime)) {
     throw badQuery(parameter, `${parameter} must be YYYYMMDDThhmmssZ or an RFC 3339 date-time`);
   }
   return date;

@@ -39,6 +39,11 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
   const bySubject = new Map<string, Quad[]>();
   const referenced = new Set<string>();
   for (const q of quads) {
+    for (const t of [q.subject, q.object]) {
+      if (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME)) {
+        throw badRequest('client_internal_id', `${t.value}: internal: ids are given by the server; describe an embedded object without @id (or with a blank node _:label)`);
+      }
+    }
     const k = key(q.subject);
     const list = bySubject.get(k);
     if (list) list.push(q);

@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import { HttpError } from '../errors.js';
 import { authenticate, type Services } from './context.js';
 import { errorHandler } from './error-responses.js';
+import { checkRequestHead } from './request-checks.js';
 import { identityProviderRoutes } from './routes/identity-provider.js';
 import { logisticsEventRoutes } from './routes/logistics-events.js';
 import { logisticsObjectRoutes } from './routes/logistics-objects.js';
@@ -16,6 +17,7 @@ export function createApp(services: Services): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use(checkRequestHead);
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.use(authenticate(services));
   app.use(serverInformationRoutes(services));

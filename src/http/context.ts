@@ -7,6 +7,7 @@ import type { LogisticsEvents } from '../domain/logistics-events.js';
 import type { LogisticsObjects } from '../domain/logistics-objects.js';
 import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
+import { badQuery } from '../errors.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
 
@@ -52,7 +53,7 @@ export function callerOf(res: Response): Caller {
 
 const parsedQueries = new WeakMap<Request, Record<string, unknown>>();
 
-/** A single string query parameter (the first if repeated), or undefined. */
+/** A single string query parameter, or undefined; 400 if it is given more than once. */
 export function queryParam(req: Request, name: string): string | undefined {
   // Express 5 parses the query string again on every `req.query` read: parse once per request.
   let query = parsedQueries.get(req);
@@ -61,7 +62,7 @@ export function queryParam(req: Request, name: string): string | undefined {
     parsedQueries.set(req, query);
   }
   const value = query[name];
-  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined;
+  if (Array.isArray(value)) throw badQuery(name, `${name} is given more than once`);
   return typeof value === 'string' ? value : undefined;
 }
 

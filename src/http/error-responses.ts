@@ -32,12 +32,6 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof JournalUnavailableError) {
     return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
   }
-  const bodyError = err as { type?: string; status?: number };
-  if (bodyError.type === 'entity.too.large') return new HttpError(413, 'body_too_large', { message: 'the request body is larger than the configured limit' });
-  if (bodyError.type === 'entity.parse.failed' || bodyError.type === 'encoding.unsupported' || bodyError.type === 'charset.unsupported') {
-    return new HttpError(400, 'unreadable_body', { message: 'the request body could not be read' });
-  }
-  if (bodyError.type === 'request.aborted') return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }
 

@@ -1,3 +1,4 @@
+import { numberLiteral } from './json-numbers.js';
 import { blankNode, literal, namedNode, quad, type Quad, type Term } from './terms.js';
 import { rdf, xsd } from './vocab.js';
 
@@ -6,9 +7,9 @@ import { rdf, xsd } from './vocab.js';
  * with inline contexts of prefixes and simple term definitions, about four times faster than
  * jsonld.js (scripts/bench/jsonld-parse.ts), with no promise per step.
  *
- * jsonld.js (safe mode) stays the reference: for every document accepted here the result is
- * exactly what `jsonld.toRDF(document, { safe: true })` gives, quad for quad, in the same order
- * and with the same blank node labels. That is why this file follows jsonld.js's own steps
+ * jsonld.js (safe mode, as `jsonld-reference.ts` runs it: literals corrected where jsonld.js parts
+ * from JSON-LD's rules) stays the reference: for every document accepted here the result is
+ * exactly what it gives, quad for quad, in the same order and with the same blank node labels. That is why this file follows jsonld.js's own steps
  * (context processing, IRI expansion, node map, quad emission); where it says "as jsonld.js",
  * the named step is mirrored. Anything outside the subset, and anything jsonld.js would refuse or
  * drop, returns undefined so that jsonld.js handles it and reports the error.
@@ -200,26 +201,22 @@ function datatypeIri(iri: string | undefined): string {
   return iri!;
 }
 
-/** The literal jsonld.js makes of a value (toRdf.js `_objectToRDF`). */
+/**
+ * The literal of a value (toRdf.js `_objectToRDF`), numbers by JSON-LD's rule (`json-numbers.ts`,
+ * where jsonld.js parts from it), strings as written whatever their datatype (jsonld.js re-reads
+ * an xsd:double string as a number, which turns "INF" into "NaN").
+ */
 function literalTerm(value: string | number | boolean, datatype: string | undefined, language: string | undefined): Term {
   if (typeof value === 'boolean') return literal(String(value), namedNode(datatype ?? xsd.boolean));
-  if (isDouble(value) || datatype === xsd.double) {
-    const number = typeof value === 'number' ? value : parseFloat(value);
-    return literal(number.toExponential(15).replace(/(\d)0*e\+?/, '$1E'), namedNode(datatype ?? xsd.double));
-  }
   if (typeof value === 'number') {
-    // toFixed(0) writes the exact integer; for a safe integer String() is the same text, sooner.
-    return literal(Number.isSafeInteger(value) ? String(value) : value.toFixed(0), namedNode(datatype ?? xsd.integer));
+    // For a safe integer String() is the text numberLiteral writes, sooner.
+    if (Number.isSafeInteger(value) && datatype !== xsd.double) return literal(String(value), namedNode(datatype ?? xsd.integer));
+    const { lexical, datatype: type } = numberLiteral(value, datatype);
+    return literal(lexical, namedNode(type));
   }
   if (language !== undefined) return literal(value, language);
   return literal(value, namedNode(datatype ?? xsd.string));
 }
-
-/**
- * jsonld.js types.js `isDouble`: a number written with a point, or too large for toFixed. (A
- * safe integer is neither, which spares the conversion to text for the common case.)
- */
-const isDouble = (v: unknown): boolean => typeof v === 'number' && !Number.isSafeInteger(v) && (String(v).includes('.') || Math.abs(v) >= 1e21);
 
 /** A node object with its keys expanded and its id issued, values not yet visited. */
 interface ExpandedNode {

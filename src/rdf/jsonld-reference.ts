@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import jsonld from 'jsonld';
 import type { Limits } from '../config.js';
 import { HttpError, badRequest } from '../errors.js';
+import { jsonLdJsNumberLiteral, numberLiteral } from './json-numbers.js';
 import { blankNode, defaultGraph, literal, namedNode, quad, type Quad, type Term } from './terms.js';
 import { xsd } from './vocab.js';
 
@@ -69,6 +71,47 @@ function countStatements(expanded: unknown): number {
   return count;
 }
 
+/**
+ * Stands in for xsd:double while jsonld.js turns the expanded form into triples: jsonld.js re-reads
+ * every xsd:double value as a number and rewrites it, so values whose literal is decided here go
+ * through under this datatype and get xsd:double back afterwards. No client can name it.
+ */
+const DOUBLE_STAND_IN = `urn:uuid:${randomUUID()}`;
+
+/**
+ * Gives the value objects of an expanded document the literals JSON-LD's rules give them where
+ * jsonld.js would write others (json-numbers.ts): numbers it misreads or rounds, and xsd:double
+ * strings, which stay as written.
+ */
+function correctLiterals(expanded: unknown): void {
+  const stack: unknown[] = [expanded];
+  while (stack.length > 0) {
+    const element = stack.pop();
+    if (typeof element !== 'object' || element === null) continue;
+    if (Array.isArray(element)) {
+      for (const item of element) stack.push(item);
+      continue;
+    }
+    const node = element as Record<string, unknown>;
+    if (!Object.hasOwn(node, '@value')) {
+      for (const value of Object.values(node)) stack.push(value);
+      continue;
+    }
+    const value = node['@value'];
+    const datatype = typeof node['@type'] === 'string' ? node['@type'] : undefined;
+    if (typeof value === 'number' && datatype !== '@json') {
+      const wanted = numberLiteral(value, datatype);
+      const given = jsonLdJsNumberLiteral(value, datatype);
+      if (wanted.lexical !== given.lexical || wanted.datatype !== given.datatype) {
+        node['@value'] = wanted.lexical;
+        node['@type'] = wanted.datatype === xsd.double ? DOUBLE_STAND_IN : wanted.datatype;
+      }
+    } else if (typeof value === 'string' && datatype === xsd.double) {
+      node['@type'] = DOUBLE_STAND_IN;
+    }
+  }
+}
+
 /** jsonld.js's reading of a document that passed parse.ts's checks, as plain data. */
 export async function jsonLdToRawQuads(document: unknown, options: ReadOptions): Promise<JsonLdQuad[]> {
   const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true };
@@ -77,7 +120,10 @@ export async function jsonLdToRawQuads(document: unknown, options: ReadOptions):
     // of one property (jsonld.js de-duplicates by scanning), so the count is checked in between.
     const expanded = await jsonld.expand(document as jsonld.JsonLdDocument, jsonLdOptions as jsonld.Options.Expand);
     if (countStatements(expanded) > options.limits.triples) throw tooManyTriples(options.limits);
-    return (await jsonld.toRDF(expanded, { ...jsonLdOptions, skipExpansion: true } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
+    correctLiterals(expanded);
+    const quads = (await jsonld.toRDF(expanded, { ...jsonLdOptions, skipExpansion: true } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
+    for (const { object } of quads) if (object.datatype?.value === DOUBLE_STAND_IN) object.datatype.value = xsd.double;
+    return quads;
   } catch (err) {
     if (err instanceof HttpError) throw err;
     const details = (err as { details?: { cause?: unknown; event?: { message?: string; details?: unknown } } }).details;

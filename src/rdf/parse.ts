@@ -6,20 +6,38 @@ import type { JsonLdFallback } from './jsonld-fallback.js';
 import { jsonLdToQuads, tooManyTriples, type ReadOptions } from './jsonld-reference.js';
 import { isValidIri, type Quad } from './terms.js';
 import { OUTPUT_CONTEXT } from './vocab.js';
+import { illTypedLiteral, isWellTyped } from './xsd-lexical.js';
 
 export type BodyFormat = 'jsonld' | 'turtle';
+
+/** Refuses bytes that are not UTF-8 instead of replacing them (which would store other text than was sent). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 const JSONLD_TYPES = new Set(['application/ld+json', 'application/json']);
 const TURTLE_TYPES = new Set(['text/turtle', 'application/x-turtle']);
 
-/** Which parser a request's Content-Type selects; 415 for anything else. */
+/**
+ * Which parser a request's Content-Type selects; 415 for anything else, and for a charset other
+ * than UTF-8 (the only one JSON-LD and Turtle bodies are read in: read as UTF-8 anyway, another
+ * charset's text would be stored altered).
+ */
 export function bodyFormat(contentType: string | undefined, allowTurtle: boolean): BodyFormat {
-  const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
-  if (JSONLD_TYPES.has(mediaType)) return 'jsonld';
-  if (allowTurtle && TURTLE_TYPES.has(mediaType)) return 'turtle';
-  throw new HttpError(415, 'unsupported_content_type', {
-    message: `Content-Type ${mediaType || '(none)'} is not supported; use application/ld+json${allowTurtle ? ' or text/turtle' : ''}`,
-  });
+  const [type, ...parameters] = (contentType ?? '').split(';');
+  const mediaType = type.trim().toLowerCase();
+  const format = JSONLD_TYPES.has(mediaType) ? 'jsonld' : allowTurtle && TURTLE_TYPES.has(mediaType) ? 'turtle' : undefined;
+  if (!format) {
+    throw new HttpError(415, 'unsupported_content_type', {
+      message: `Content-Type ${mediaType || '(none)'} is not supported; use application/ld+json${allowTurtle ? ' or text/turtle' : ''}`,
+    });
+  }
+  for (const parameter of parameters) {
+    const [name, value = ''] = parameter.split('=').map((part) => part.trim());
+    const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (name.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new HttpError(415, 'unsupported_charset', { message: `charset ${JSON.stringify(charset.slice(0, 50))} is not supported; send the body in UTF-8` });
+    }
+  }
+  return format;
 }
 
 const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -91,7 +109,7 @@ function checkIri(iri: string, limits: Limits): void {
   }
 }
 
-/** Checks the limits that apply to every body, whatever its syntax. */
+/** Checks the limits and literals of every body, whatever its syntax. */
 function checkQuads(quads: Quad[], limits: Limits): Quad[] {
   if (quads.length > limits.triples) throw tooManyTriples(limits);
   for (const q of quads) {
@@ -100,6 +118,8 @@ function checkQuads(quads: Quad[], limits: Limits): Quad[] {
       if (term.termType === 'NamedNode') checkIri(term.value, limits);
       else if (term.termType === 'Literal' && !term.language) checkIri(term.datatype.value, limits);
     }
+    const o = q.object;
+    if (o.termType === 'Literal' && !isWellTyped(o.value, o.datatype.value)) throw illTypedLiteral(o.value, o.datatype.value, q.predicate.value);
   }
   return quads;
 }
@@ -135,8 +155,13 @@ function parseTurtle(text: string, options: ParseOptions): Quad[] {
 /** Parses a request body into quads without fetching anything, within the configured limits. */
 export async function parseBody(body: Buffer, format: BodyFormat, options: ParseOptions): Promise<Quad[]> {
   if (body.length === 0) throw badRequest('empty_body', 'the request body is empty');
-  // A UTF-8 byte order mark is legal in front of a body but not valid JSON.
-  const text = body.toString('utf8').replace(/^\uFEFF/, '');
+  let text: string;
+  try {
+    // A UTF-8 byte order mark is legal in front of a body but not valid JSON: the decoder drops it.
+    text = UTF8.decode(body);
+  } catch {
+    throw badRequest('invalid_utf8', 'the request body is not valid UTF-8');
+  }
   const quads = format === 'jsonld' ? await parseJsonLd(text, options) : parseTurtle(text, options);
   return checkQuads(quads, options.limits);
 }

@@ -41,7 +41,7 @@ export function actionRequestRoutes(services: Services): Router {
 
   router.patch('/action-requests/:id', async (req, res) => {
     const status = queryParam(req, 'status');
-    if (status === undefined) throw badQuery('status', 'status is required: REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
+    if (status === undefined) throw badQuery('status', 'status is required: REQUEST_ACCEPTED or REQUEST_REJECTED');
     const record = await actionRequests.decide(iriOf(req), parseRequestStatus(status, 'status'), callerOf(res));
     res.status(204).setHeader('Location', record.iri).setHeader('Type', record.type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
   });

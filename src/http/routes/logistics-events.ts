@@ -7,6 +7,7 @@ import { badQuery } from '../../errors.js';
 import { compactIri, withContext, type JsonObject } from '../../rdf/jsonld-writer.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { api, cargo } from '../../rdf/vocab.js';
+import { readBody } from '../body.js';
 import { callerOf, requestUrl, type Services } from '../context.js';
 import { methodNotAllowed, serialise } from '../documents.js';
 import { errorDocument } from '../error-responses.js';
@@ -86,7 +87,7 @@ function multiStatusDocument(outcomes: CreationOutcome[]): JsonObject {
 export function logisticsEventRoutes(services: Services): Router {
   const router = express.Router();
   const { events, objects, config } = services;
-  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+  const rawBody = readBody(config.limits.bodyBytes);
   const representations = new EventRepresentations(events);
   const list = '/logistics-objects/:id/logistics-events';
   const objectOf = (req: Request) => objects.objectsPrefix + (req.params.id as string);

@@ -4,6 +4,7 @@ import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
 import { parseInstant, type RevisionSelector } from '../../domain/logistics-objects.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { readBody } from '../body.js';
 import { callerOf, queryParam, type Services } from '../context.js';
 import { negotiate } from '../negotiation.js';
 import { Representations, type RepresentationOptions } from '../representations.js';
@@ -28,7 +29,7 @@ export function logisticsObjectRoutes(services: Services): Router {
   const router = express.Router();
   const { objects, config, access } = services;
   const representations = new Representations(objects, config.cache.serializedRevisions);
-  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+  const rawBody = readBody(config.limits.bodyBytes);
 
   router.post('/logistics-objects', rawBody, async (req, res) => {
     const caller = callerOf(res);

@@ -1,0 +1,32 @@
+import express, { type RequestHandler } from 'express';
+import { HttpError } from '../errors.js';
+
+interface BodyReadError {
+  type?: string;
+  encoding?: string;
+}
+
+/** What went wrong while reading a body, as the answer the client gets; never a 500. */
+function bodyReadError(err: BodyReadError): HttpError {
+  switch (err.type) {
+    case 'entity.too.large':
+      return new HttpError(413, 'body_too_large', { message: 'the request body is larger than the configured limit' });
+    case 'encoding.unsupported':
+      return new HttpError(415, 'unsupported_content_encoding', {
+        message: `Content-Encoding ${JSON.stringify(String(err.encoding ?? '').slice(0, 50))} is not supported; send the body as is, or with gzip, deflate or br`,
+      });
+    case 'request.aborted':
+      return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
+    case 'request.size.invalid':
+      return new HttpError(400, 'unreadable_body', { message: 'the request body does not have the length its Content-Length says' });
+    default:
+      // zlib's errors: a body that is not in the format its Content-Encoding names.
+      return new HttpError(400, 'unreadable_body', { message: 'the request body could not be read: it is not encoded as its Content-Encoding says' });
+  }
+}
+
+/** Reads the body as bytes (decompressed by its Content-Encoding, within `limitBytes`) into `req.body`. */
+export function readBody(limitBytes: number): RequestHandler {
+  const read = express.raw({ type: () => true, limit: limitBytes });
+  return (req, res, next) => read(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
+}
