@@ -68,18 +68,23 @@ describe('Bad input gets a clear 4xx, never a 500, and nothing is stored altered
       });
     }
 
-    it('two Authorization headers: 400, whichever is valid', async () => {
+    it('two Authorization headers: 400, whichever is valid; one is read as usual', async () => {
       const token = await server.token();
-      const status = await new Promise<number>((resolve, reject) => {
-        const url = new URL(`${server.url}/`);
-        const req = httpRequest({ host: url.hostname, port: url.port, path: '/', method: 'GET', headers: ['Authorization', `Bearer ${token}`, 'Authorization', 'Bearer forged'] }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
+      const get = (headers: string[]) =>
+        new Promise<Response>((resolve, reject) => {
+          const url = new URL(`${server.url}/`);
+          // Headers as a raw list: repeated names go out as they are. (A list gets no Host header of its own.)
+          const req = httpRequest({ host: url.hostname, port: url.port, path: '/', method: 'GET', headers: ['Host', url.host, ...headers] }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve(new Response(Buffer.concat(chunks).toString('utf8'), { status: res.statusCode, headers: res.headers as Record<string, string> })));
+          });
+          req.on('error', reject);
+          req.end();
         });
-        req.on('error', reject);
-        req.end();
-      });
-      expect(status).to.equal(400);
+      expect((await get(['Authorization', `Bearer ${token}`])).status).to.equal(200);
+      await expectApiError(await get(['Authorization', `Bearer ${token}`, 'Authorization', 'Bearer forged']), 400, /authorization header is given more than once/);
+      await expectApiError(await get(['Authorization', 'Bearer forged', 'Authorization', `Bearer ${token}`]), 400, /more than once/);
     });
 
     it('a repeated query parameter is 400, not "first one wins"', async () => {
@@ -161,11 +166,12 @@ describe('Bad input gets a clear 4xx, never a 500, and nothing is stored altered
           // jsonld.js keeps the value (same datatype, same number) except where it misreads a
           // fraction written with an exponent as an integer, or rounds to 16 significant digits.
           const keepsValue = Number(given.lexical) === Number(wanted.lexical) && given.datatype === wanted.datatype;
-          const misread = !Number.isInteger(value) && !String(value).includes('.');
-          const rounded = Number(value.toExponential(15)) !== value;
+          const writesDouble = String(value).includes('.') || Math.abs(value) >= 1e21;
+          const misread = !Number.isInteger(value) && !writesDouble;
+          const rounded = writesDouble && Number(value.toExponential(15)) !== value;
           expect(keepsValue, `jsonld.js writes ${given.lexical}^^${given.datatype}`).to.equal(!misread && !rounded);
         }),
-        { numRuns: 300 },
+        { numRuns: 1000 },
       );
     });
 

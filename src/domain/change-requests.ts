@@ -138,7 +138,7 @@ export class ChangeRequests implements AcceptHandler {
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
     const others = this.pendingOn(entry.iri, record);
     if (others.size > 0) {
-      const superseded = revisionConflict(`revision ${change.revision} was superseded by revision ${number} (${record.iri} was accepted)`, entry.iri);
+      const superseded = revisionConflict(`revision ${change.revision} was superseded: another change of it was accepted`, entry.iri);
       for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
     this.applying.add(entry.iri);
@@ -166,11 +166,15 @@ export class ChangeRequests implements AcceptHandler {
     return { triples: applied.triples, number };
   }
 
-  /** The 409 of a Change built on a revision that is not (or soon no longer) the latest. */
+  /**
+   * The 409 of a Change built on a revision that is not (or soon no longer) the latest. The error
+   * is stored in the ChangeRequest, which its requester reads whether or not they may read the
+   * object: it names no revision but the Change's own.
+   */
   private outdated(entry: LogisticsObjectEntry, revision: number): HttpError | undefined {
     const latest = this.objects.index.latest(entry).number;
-    if (this.applying.has(entry.iri)) return revisionConflict(`revision ${latest + 1} of this Logistics Object is being written`, entry.iri);
-    if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision} but the Logistics Object is at revision ${latest}`, entry.iri);
+    if (this.applying.has(entry.iri)) return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
+    if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision}, which is not the latest revision of the Logistics Object`, entry.iri);
     return undefined;
   }
 

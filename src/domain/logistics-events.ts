@@ -109,14 +109,16 @@ export class LogisticsEvents {
 
   /**
    * One event: 404 if the object or the event is unknown. Readers need GET_LOGISTICS_EVENT on
-   * the object, or to have posted the event themselves.
+   * the object, or to have posted the event themselves; anyone else gets the same refusal
+   * whether or not the event exists.
    */
   read(objectIri: string, eventId: string, caller: Caller): EventView {
     const entry = this.objects.index.get(objectIri);
     if (!entry) throw notFound(objectIri, 'Logistics Object not found');
-    const record = this.index.get(eventsPrefixOf(objectIri) + eventId);
-    if (!record) throw notFound(eventsPrefixOf(objectIri) + eventId, 'Logistics Event not found');
-    if (!this.permits(caller, api.GET_LOGISTICS_EVENT, entry) && record.createdBy !== caller.agent) throw this.access.denied(record.iri);
+    const iri = eventsPrefixOf(objectIri) + eventId;
+    const record = this.index.get(iri);
+    if (!this.permits(caller, api.GET_LOGISTICS_EVENT, entry) && (!record || record.createdBy !== caller.agent)) throw this.access.denied(iri);
+    if (!record) throw notFound(iri, 'Logistics Event not found');
     const triples = this.triples(record);
     const types = triples.filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type).map((t) => t.object.value);
     return { record, triples, typeHeader: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
