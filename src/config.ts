@@ -1,136 +1,327 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { z } from 'zod';
 
-/** A client of the embedded identity provider (client-credentials grant). */
-export interface ClientConfig {
-  id: string;
-  secret: string;
+/**
+ * The configuration, declared once: the TypeScript type, the checks, the defaults, the env var
+ * names and the README table (`npm run config:table`) all come from this schema. Every object is
+ * strict, so a mistyped key stops the start instead of being ignored.
+ *
+ * Env var names are derived from the path: `limits.bodyBytes` is `LIMITS_BODY_BYTES`. Arrays
+ * and objects are given in env vars as JSON.
+ */
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
+const httpUrl = z.url({ protocol: /^https?$/ });
+const iri = z.url();
+
+const clientSchema = z.strictObject({
+  id: z.string().min(1),
+  secret: z.string().min(1),
   /** URI of the logistics agent the tokens of this client speak for. */
-  agent: string;
-}
+  agent: iri,
+});
 
-/** An identity provider whose tokens this server accepts. */
-export interface TrustedIssuerConfig {
-  issuer: string;
-  jwksUrl: string;
+const trustedIssuerSchema = z.strictObject({
+  issuer: z.string().min(1),
+  jwksUrl: httpUrl,
   /** When set, tokens must carry this audience. */
-  audience?: string;
-}
+  audience: z.string().min(1).optional(),
+});
 
-export type DecisionPolicy = 'auto' | 'all' | 'manual';
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export interface Limits {
-  bodyBytes: number;
-  triples: number;
-  depth: number;
-  iriLength: number;
-  /** Term definitions of a JSON-LD body's contexts, each @context counting those around it too. */
-  contextTerms: number;
-  /** Time jsonld.js may spend on one body (documents outside the fast path), on its worker thread. */
-  jsonLdMillis: number;
-}
+export const configSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1').meta({ description: 'interface to listen on' }),
+  port: integer(0, 65535).default(8080).meta({ description: 'port to listen on (0: any free port)' }),
+  baseUrl: httpUrl.optional().meta({ description: 'public base URL; every resource IRI starts with it', defaultText: 'http://localhost:<port>' }),
+  dataDir: z.string().min(1).default('./data').meta({ description: 'journal, snapshots, identity-provider key' }),
+  holderName: z.string().min(1).default('ONE Record Server').meta({ description: "name of the data holder's Organization (created at first start)" }),
+  holderId: z
+    .string()
+    .regex(/^[A-Za-z0-9._~-]+$/)
+    .default('data-holder')
+    .meta({ description: 'id of that Organization: `{baseUrl}/logistics-objects/{holderId}`' }),
+  internalAgents: z.array(iri).default([]).meta({ description: 'agents treated as internal actors, besides the data holder' }),
+  identityProvider: z
+    .strictObject({
+      enabled: z.boolean().default(true).meta({ description: 'serve the embedded identity provider under `/idp`' }),
+      tokenLifetimeSeconds: integer(1).default(3600).meta({ description: 'lifetime of issued tokens' }),
+      clients: z
+        .array(clientSchema)
+        .default([])
+        .meta({ description: 'extra clients `{id, secret, agent}`; a dev client for the data holder is generated at first start' }),
+    })
+    .prefault({}),
+  trustedIssuers: z
+    .array(trustedIssuerSchema)
+    .default([])
+    .meta({ description: 'other identity providers `{issuer, jwksUrl, audience?}` (Keycloak, Azure AD, ...)' }),
+  outbound: z
+    .strictObject({
+      timeoutMs: integer(1).default(5000).meta({ description: 'timeout of requests this server makes (key sets of trusted issuers)' }),
+      keySetRefetchSeconds: integer(1)
+        .default(60)
+        .meta({ description: "a trusted issuer's key set is fetched again for a token with an unknown `kid` at most this often (key rotation)" }),
+    })
+    .prefault({}),
+  decisionPolicy: z.enum(['auto', 'all', 'manual']).default('auto').meta({ description: 'change requests: `auto`, `all` or `manual` (see "What the server does")' }),
+  hideForbidden: z.boolean().default(false).meta({ description: 'answer 404 instead of 403 when a caller may not see a resource' }),
+  limits: z
+    .strictObject({
+      bodyBytes: integer(1).default(1024 * 1024).meta({ description: 'request body limit (413 above)' }),
+      triples: integer(1).default(10_000).meta({ description: 'triples after expansion (400 above)' }),
+      depth: integer(1).default(32).meta({ description: 'JSON nesting depth (400 above)' }),
+      iriLength: integer(16).default(2048).meta({ description: 'IRI length (400 above)' }),
+      contextTerms: integer(1)
+        .default(2000)
+        .meta({ description: 'JSON-LD term definitions, each `@context` counting its own terms and those of the contexts around it (400 above)' }),
+      jsonLdMillis: integer(1)
+        .default(3000)
+        .meta({ description: 'time jsonld.js may spend on one body that the fast reader leaves to it; it runs on a worker thread and is stopped past this (400)' }),
+    })
+    .prefault({}),
+  journal: z
+    .strictObject({
+      snapshotAfterBytes: integer(1)
+        .default(64 * 1024 * 1024)
+        .meta({ description: 'journal size that triggers a snapshot (once the journal is also as large as the last snapshot)' }),
+      fsync: z.boolean().default(true).meta({ description: 'fsync each commit; `false` gives up durability (benchmarks only)' }),
+    })
+    .prefault({}),
+  cache: z
+    .strictObject({
+      serializedRevisions: integer(0).default(20_000).meta({ description: 'serialised revisions kept in memory' }),
+      verifiedTokens: integer(1).default(10_000).meta({ description: 'verified tokens kept until they expire' }),
+    })
+    .prefault({}),
+  metrics: z
+    .strictObject({
+      token: z
+        .string()
+        .min(16)
+        .optional()
+        .meta({ description: 'turns metrics on and serves `GET /metrics` on the main port to bearers of this token (16 characters or more)' }),
+      port: integer(0, 65535)
+        .optional()
+        .meta({ description: 'turns metrics on and serves `GET /metrics` (no token) and `/health/*` on this port, for a scraper on a private network' }),
+      host: z.string().min(1).default('127.0.0.1').meta({ description: 'interface of that metrics port' }),
+    })
+    .prefault({}),
+  shutdown: z
+    .strictObject({
+      graceMs: integer(0)
+        .default(10_000)
+        .meta({ description: 'on SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are cut' }),
+    })
+    .prefault({}),
+  logLevel: z.enum(LOG_LEVELS).default('info').meta({ description: 'least severe log level written: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`' }),
+});
 
-export interface Config {
-  host: string;
-  port: number;
-  /** Public base URL; every resource IRI starts with it. */
-  baseUrl: string;
-  dataDir: string;
-  /** Display name of the data holder's Organization. */
-  holderName: string;
-  /** Id (last path segment) of the data holder's Organization Logistics Object. */
-  holderId: string;
-  /** Agents treated as internal actors besides the data holder. */
-  internalAgents: string[];
-  identityProvider: {
-    enabled: boolean;
-    tokenLifetimeSeconds: number;
-    /** Extra clients besides the generated dev client of the data holder. */
-    clients: ClientConfig[];
-  };
-  trustedIssuers: TrustedIssuerConfig[];
-  decisionPolicy: DecisionPolicy;
-  /** Answer 404 instead of 403 when a caller may not read a resource. */
-  hideForbidden: boolean;
-  limits: Limits;
-  journal: {
-    /** A snapshot is written once the journal grows past this many bytes. */
-    snapshotAfterBytes: number;
-    /** fsync every commit; turning it off gives up durability (benchmarks only). */
-    fsync: boolean;
-  };
-  cache: { serializedRevisions: number; verifiedTokens: number };
-}
+/** The configuration as given (file, env, overrides): every key optional. */
+export type ConfigInput = z.input<typeof configSchema>;
+type Parsed = z.output<typeof configSchema>;
+export type Config = Omit<Parsed, 'baseUrl'> & { baseUrl: string };
+export type ClientConfig = z.output<typeof clientSchema>;
+export type TrustedIssuerConfig = z.output<typeof trustedIssuerSchema>;
+export type DecisionPolicy = Config['decisionPolicy'];
+export type Limits = Config['limits'];
+export type LogLevel = Config['logLevel'];
 
-export const DEFAULTS: Config = {
-  host: '127.0.0.1',
-  port: 8080,
-  baseUrl: '',
-  dataDir: './data',
-  holderName: 'ONE Record Server',
-  holderId: 'data-holder',
-  internalAgents: [],
-  identityProvider: { enabled: true, tokenLifetimeSeconds: 3600, clients: [] },
-  trustedIssuers: [],
-  decisionPolicy: 'auto',
-  hideForbidden: false,
-  limits: { bodyBytes: 1024 * 1024, triples: 10_000, depth: 32, iriLength: 2048, contextTerms: 2000, jsonLdMillis: 3000 },
-  journal: { snapshotAfterBytes: 64 * 1024 * 1024, fsync: true },
-  cache: { serializedRevisions: 20_000, verifiedTokens: 10_000 },
-};
-
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+/** What tests and benchmarks pass to `loadConfig` on top of env and file. */
 export type ConfigOverrides = DeepPartial<Config>;
+
+/** A configuration that cannot be used; the message names each bad key and where it came from. */
+export class ConfigError extends Error {
+  readonly code = 'invalid_configuration';
+}
+
+/** One setting of the schema, as the env var reader and the README table see it. */
+export interface SettingDoc {
+  path: string;
+  env: string;
+  type: string;
+  default: string;
+  description: string;
+}
+
+/** The parts of a zod schema's definition the walk below reads. */
+interface SchemaDef {
+  type: string;
+  innerType?: z.ZodType;
+  defaultValue?: unknown;
+  shape?: Record<string, z.ZodType>;
+}
+
+interface SettingMeta {
+  description?: string;
+  defaultText?: string;
+}
+
+export function envVarName(path: string): string {
+  return path
+    .split('.')
+    .map((part) => part.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase())
+    .join('_');
+}
+
+/** Every leaf setting of the schema, in declaration order (nested objects flattened to dotted paths). */
+export function settings(): SettingDoc[] {
+  return SETTINGS;
+}
+
+/** Walks the schema: wrappers (default, optional, prefault) are looked through, objects flattened. */
+function leafSettings(schema: z.ZodType = configSchema, prefix = ''): SettingDoc[] {
+  const out: SettingDoc[] = [];
+  for (const [key, field] of Object.entries((schema.def as SchemaDef).shape ?? {})) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const meta = (field.meta() ?? {}) as SettingMeta;
+    let inner = field;
+    let defaultValue: unknown;
+    for (let def = inner.def as SchemaDef; def.innerType; def = inner.def as SchemaDef) {
+      if (def.type === 'default') defaultValue = def.defaultValue;
+      inner = def.innerType;
+    }
+    const type = (inner.def as SchemaDef).type;
+    if (type === 'object') {
+      out.push(...leafSettings(inner, path));
+      continue;
+    }
+    const shownDefault = meta.defaultText ?? (defaultValue === undefined ? '' : JSON.stringify(defaultValue));
+    out.push({ path, env: envVarName(path), type, default: shownDefault, description: meta.description ?? '' });
+  }
+  return out;
+}
+
+const SETTINGS = leafSettings();
+
+/** The README's configuration table, generated from the schema. */
+export function configurationTable(): string {
+  const rows = settings().map((s) => `| \`${s.path}\` | \`${s.env}\` | ${s.default === '' ? '' : `\`${s.default.replace(/^"(.*)"$/, '$1')}\``} | ${s.description} |`);
+  return ['| setting | env var | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+const TABLE_START = '<!-- configuration table: generated from src/config.ts by `npm run config:table` -->';
+const TABLE_END = '<!-- end of configuration table -->';
+
+/** The configuration table in a README text (between its markers), or undefined. */
+export function readmeConfigurationTable(readme: string): string | undefined {
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  return start < 0 || end < start ? undefined : readme.slice(start + TABLE_START.length, end).trim();
+}
+
+/** The README text with `table` between the markers (added at the end when missing). */
+export function withConfigurationTable(readme: string, table: string): string {
+  const block = `${TABLE_START}\n${table}\n${TABLE_END}`;
+  const start = readme.indexOf(TABLE_START);
+  const end = readme.indexOf(TABLE_END);
+  if (start < 0 || end < start) return `${readme.trimEnd()}\n\n${block}\n`;
+  return readme.slice(0, start) + block + readme.slice(end + TABLE_END.length);
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function merge<T>(base: T, override: unknown): T {
-  if (!isPlainObject(override) || !isPlainObject(base)) return (override === undefined ? base : override) as T;
-  const out: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(override)) {
-    if (value === undefined || !Object.hasOwn(base, key)) continue;
-    out[key] = merge((base as Record<string, unknown>)[key], value);
+/** Deep-merges `layer` onto `base` (objects merge, everything else replaces), noting where each value came from. */
+function mergeLayer(base: Record<string, unknown>, layer: Record<string, unknown>, source: string, origins: Map<string, string>, prefix = ''): void {
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (isPlainObject(value) && isPlainObject(base[key])) {
+      mergeLayer(base[key] as Record<string, unknown>, value, source, origins, path);
+      continue;
+    }
+    base[key] = isPlainObject(value) ? structuredClone(value) : value;
+    origins.set(path, source);
   }
-  return out as T;
 }
 
-function envOverrides(env: NodeJS.ProcessEnv): ConfigOverrides {
-  const o: ConfigOverrides = {};
-  if (env.HOST) o.host = env.HOST;
-  if (env.PORT) o.port = Number(env.PORT);
-  if (env.BASE_URL) o.baseUrl = env.BASE_URL;
-  if (env.DATA_DIR) o.dataDir = env.DATA_DIR;
-  if (env.HOLDER_NAME) o.holderName = env.HOLDER_NAME;
-  if (env.DECISION_POLICY) o.decisionPolicy = env.DECISION_POLICY as DecisionPolicy;
-  if (env.FSYNC) o.journal = { fsync: env.FSYNC !== 'false' && env.FSYNC !== '0' };
-  return o;
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[parts[parts.length - 1]] = value;
 }
 
-function validate(config: Config): Config {
-  if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65535) throw new Error(`invalid port: ${config.port}`);
-  if (!['auto', 'all', 'manual'].includes(config.decisionPolicy)) throw new Error(`invalid decisionPolicy: ${config.decisionPolicy}`);
+/** Env var text turned into the setting's type; anything unreadable is left as text for the schema to refuse. */
+function fromEnvText(text: string, type: string): unknown {
+  if (type === 'number') return text.trim() === '' ? text : Number(text);
+  if (type === 'boolean') return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : text;
+  if (type === 'array' || type === 'object') {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function envLayer(env: NodeJS.ProcessEnv, origins: Map<string, string>): Record<string, unknown> {
+  const layer: Record<string, unknown> = {};
+  for (const setting of settings()) {
+    const text = env[setting.env];
+    if (text === undefined || text === '') continue;
+    setPath(layer, setting.path, fromEnvText(text, setting.type));
+    origins.set(setting.path, `env ${setting.env}`);
+  }
+  return layer;
+}
+
+function readFileLayer(file: string): Record<string, unknown> {
+  let value: unknown;
   try {
-    new URL(config.baseUrl);
-  } catch {
-    throw new Error(`invalid baseUrl: ${config.baseUrl}`);
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`configuration file ${file} (CONFIG_FILE) cannot be read: ${(err as Error).message}`);
   }
-  return config;
+  if (!isPlainObject(value)) throw new ConfigError(`configuration file ${file} (CONFIG_FILE) must hold a JSON object`);
+  return value;
+}
+
+/** Where the value at `path` came from: the longest recorded prefix. */
+function originOf(path: string, origins: Map<string, string>): string {
+  for (let p = path; p; p = p.includes('.') ? p.slice(0, p.lastIndexOf('.')) : '') {
+    const origin = origins.get(p);
+    if (origin) return origin;
+  }
+  return 'defaults';
+}
+
+function describeIssues(error: z.ZodError, origins: Map<string, string>): string {
+  const lines = error.issues.flatMap((issue) => {
+    const at = issue.path.map(String).join('.');
+    const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => (at ? `${at}.${k}` : k)) : [at || '(root)'];
+    return keys.map((key) => {
+      const message = issue.code === 'unrecognized_keys' ? 'unknown setting' : issue.message;
+      return `  ${key} (from ${originOf(issue.code === 'unrecognized_keys' ? key : at, origins)}): ${message}`;
+    });
+  });
+  return `invalid configuration:\n${lines.join('\n')}`;
 }
 
 /**
- * Builds the configuration: defaults, then the JSON file named by CONFIG_FILE (if any),
- * then environment variables, then explicit overrides (used by tests and benchmarks).
+ * Builds the configuration: defaults, then the JSON file named by CONFIG_FILE (if any), then
+ * environment variables, then explicit overrides (used by tests and benchmarks). Throws a
+ * ConfigError naming every bad key and its source.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
-  const fromFile: unknown = env.CONFIG_FILE ? JSON.parse(readFileSync(env.CONFIG_FILE, 'utf8')) : {};
-  let config = merge(DEFAULTS, fromFile);
-  config = merge(config, envOverrides(env));
-  config = merge(config, overrides);
-  const baseUrl = (config.baseUrl || `http://localhost:${config.port}`).replace(/\/+$/, '');
-  return validate({ ...config, baseUrl, dataDir: resolve(config.dataDir) });
+  const origins = new Map<string, string>();
+  const input: Record<string, unknown> = {};
+  if (env.CONFIG_FILE) mergeLayer(input, readFileLayer(env.CONFIG_FILE), `file ${env.CONFIG_FILE}`, origins);
+  mergeLayer(input, envLayer(env, origins), 'env', new Map());
+  mergeLayer(input, overrides as Record<string, unknown>, 'overrides', origins);
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origins));
+  const config = parsed.data;
+  const baseUrl = (config.baseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
+  return { ...config, baseUrl, dataDir: resolve(config.dataDir) };
 }
+
+/** The defaults of every setting (what `npm start` runs with when nothing is configured). */
+export const DEFAULTS: Config = loadConfig({});
 
 /** The IRI of the data holder's Organization. */
 export function holderIri(config: Config): string {

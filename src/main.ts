@@ -1,31 +1,44 @@
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger } from './observability/logger.js';
 import { startServer } from './server.js';
 
-const config = loadConfig();
+function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+}
+
+const config = configOrExit();
+const logger = createLogger(config.logLevel);
 const started = Date.now();
-const server = await startServer(config);
+const server = await startServer(config, logger);
 const idp = server.services.identityProvider;
 
-console.log(`ONE Record server listening on ${server.url} (base URL ${config.baseUrl}), ready in ${Date.now() - started} ms`);
-console.log(`data directory: ${config.dataDir}`);
-console.log(`data holder:    ${server.services.holder}`);
-if (idp) {
-  console.log(`identity provider: ${idp.issuer} (token endpoint ${idp.tokenEndpoint})`);
-  console.log('get a token:');
-  console.log(`  curl -s -u ${idp.devClient.id}:${idp.devClient.secret} -d grant_type=client_credentials ${idp.tokenEndpoint}`);
-  console.log(`  or: DATA_DIR=${config.dataDir} npx onerecord token`);
-}
+logger.info(
+  { event: 'started', url: server.url, baseUrl: config.baseUrl, dataDir: config.dataDir, holder: server.services.holder, tokenEndpoint: idp?.tokenEndpoint, ms: Date.now() - started },
+  `ONE Record server listening on ${server.url} (base URL ${config.baseUrl})`,
+);
+if (idp) logger.info({ event: 'token-hint' }, `get a token for the data holder: DATA_DIR=${config.dataDir} npx onerecord token`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    console.log(`${signal}: closing (pending writes are flushed first)`);
+    logger.info({ event: 'shutdown', signal }, `${signal}: closing (pending writes are flushed first)`);
     server.close().then(
-      () => process.exit(0),
+      () => {
+        logger.info({ event: 'stopped' }, 'stopped');
+        logger.flush();
+        process.exit(0);
+      },
       (err: unknown) => {
-        console.error(err);
+        logger.fatal({ err }, 'shutdown failed');
+        logger.flush();
         process.exit(1);
       },
     );

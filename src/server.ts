@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { AccessControl } from './auth/access-control.js';
 import { objectLevelEventPermissions } from './auth/event-permissions.js';
@@ -10,7 +8,10 @@ import { EventIndex } from './domain/event-index.js';
 import { LogisticsEvents } from './domain/logistics-events.js';
 import { LogisticsObjects } from './domain/logistics-objects.js';
 import { RevisionIndex } from './domain/revision-index.js';
-import { createApp } from './http/app.js';
+import { createApp, createMetricsApp, createStartingApp } from './http/app.js';
+import { Listener } from './http/listener.js';
+import { Lifecycle } from './observability/health.js';
+import type { ServerMetrics } from './observability/metrics.js';
 import type { Services } from './http/context.js';
 import { JsonLdFallback } from './rdf/jsonld-fallback.js';
 import { CargoOntology } from './rdf/ontology.js';
@@ -25,24 +26,57 @@ import { readActionRequestRows, readConcernRows, readStatusRows } from './store/
 import { canonicalLiterals } from './store/canonical-literals.js';
 import { MovedObjects } from './domain/moved-objects.js';
 import { readMoves } from './store/schema/moved-objects.js';
+import { createLogger, messageLog, type Logger } from './observability/logger.js';
 
 export const ONTOLOGY_FILE = fileURLToPath(new URL('../../ontology/IATA-1R-DM-Ontology.ttl', import.meta.url));
 
 export interface RunningServer {
   url: string;
   services: Services;
+  /** The separate metrics port's URL, when `metrics.port` is set. */
+  metricsUrl?: string;
   store: DurableStore;
+  /** Drains requests in flight (up to `shutdown.graceMs`), then flushes and closes the store. */
   close(): Promise<void>;
 }
 
-/** Opens the store, rebuilds indexes, and listens. Used by `npm start`, tests and benchmarks. */
-export async function startServer(config: Config, log: (message: string) => void = console.log): Promise<RunningServer> {
+/**
+ * Listens (answering health probes and 503 meanwhile), opens the store, rebuilds indexes, then
+ * serves the API. Used by `npm start`, tests and benchmarks.
+ */
+export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+  const lifecycle = new Lifecycle();
+  const listener = await Listener.open(config.port, config.host, lifecycle, createStartingApp(lifecycle, logger));
+  try {
+    return await openAndServe(config, logger, lifecycle, listener);
+  } catch (err) {
+    await listener.drain(0);
+    throw err;
+  }
+}
+
+async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
   const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
-  const store = await DurableStore.open({
+  let storeQuads = 0;
+  let store: DurableStore | undefined;
+  // Metrics are on once they can be reached; prom-client is only loaded then.
+  const metrics: ServerMetrics | undefined =
+    config.metrics.token !== undefined || config.metrics.port !== undefined
+      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeQuads: () => storeQuads, wasmMemoryBytes: () => store?.index.wasmMemoryBytes ?? 0 })
+      : undefined;
+  store = await DurableStore.open({
     dataDir: config.dataDir,
     fsync: config.journal.fsync,
     snapshotAfterBytes: config.journal.snapshotAfterBytes,
-    log,
+    log: messageLog(logger, 'store'),
+    observer: metrics && {
+      quadsCounted: (quads) => (storeQuads = quads),
+      journalFlushed: (seconds, records) => {
+        metrics.journalFlushSeconds.observe(seconds);
+        metrics.journalBatchRecords.observe(records);
+      },
+      snapshotWritten: (seconds) => metrics.snapshotSeconds.observe(seconds),
+    },
   });
   const holder = holderIri(config);
   const identityProvider = config.identityProvider.enabled
@@ -58,6 +92,7 @@ export async function startServer(config: Config, log: (message: string) => void
     config.trustedIssuers,
     config.cache.verifiedTokens,
     identityProvider && { issuer: identityProvider.issuer, jwk: identityProvider.publicJwk },
+    { timeoutMs: config.outbound.timeoutMs, refetchSeconds: config.outbound.keySetRefetchSeconds },
   );
   const access = new AccessControl(new Set([holder, ...config.internalAgents]), config.hideForbidden);
   const index = RevisionIndex.fromRows(readRevisionRows(store));
@@ -72,20 +107,22 @@ export async function startServer(config: Config, log: (message: string) => void
   const moves = new MovedObjects(store, objects, access, readMoves(store));
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), log };
-  const server: Server = createApp(services).listen(config.port, config.host);
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
+  const metricsListener =
+    metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger)) : undefined;
+  listener.serve(createApp(services));
+  lifecycle.phase = 'ready';
+  const durable = store;
   return {
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+    url: listener.url,
+    metricsUrl: metricsListener?.url,
     services,
-    store,
+    store: durable,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await listener.drain(config.shutdown.graceMs);
       await jsonLd.close();
-      await store.close();
+      await durable.close();
+      await metricsListener?.drain(0);
     },
   };
 }

@@ -150,9 +150,11 @@ describe('Authentication and token verification', () => {
       await expectRefused(await sign(impostor, claims()));
     });
 
-    it('a missing or wrong typ is refused', async () => {
+    it('a missing or wrong typ is refused; JWT and at+jwt (RFC 9068) are accepted', async () => {
       await expectRefused(await sign(embedded, claims(), { typ: undefined }));
-      await expectRefused(await sign(embedded, claims(), { typ: 'at+jwt' }));
+      await expectRefused(await sign(embedded, claims(), { typ: 'dpop+jwt' }));
+      await expectRefused(await sign(embedded, claims(), { typ: 'secevent+jwt' }));
+      for (const typ of ['at+jwt', 'application/at+jwt', 'AT+JWT']) expect((await withToken(await sign(embedded, claims(), { typ }))).status, typ).to.equal(200);
     });
 
     it('an unknown kid is refused', () => sign(embedded, claims(), { kid: 'no-such-key' }).then(expectRefused));

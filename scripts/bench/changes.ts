@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE } from './fixtures.js';
@@ -56,7 +57,7 @@ async function serve(): Promise<void> {
   // No snapshot during the runs: one started by the POST run would slow down the PATCH runs after it.
   const journal = { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 };
   const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal });
-  const server = await startServer(config, () => {});
+  const server = await startServer(config, createLogger('silent'));
   const { objects, holder, access, identityProvider } = server.services;
   const token = await identityProvider!.issue(holder);
   const body = await parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: objects.objectsPrefix, limits: config.limits });

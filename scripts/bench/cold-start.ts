@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../../src/config.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 import { addRevisions, benchObject } from './fixtures.js';
 import { machine } from './harness.js';
@@ -29,18 +30,23 @@ interface Measured {
   rssMb: number;
 }
 
+/** A logger handing the message of each line to `onMessage`. */
+function messageLogger(onMessage: (message: string) => void): Logger {
+  return createLogger('info', { write: (line: string) => onMessage((JSON.parse(line) as { msg: string }).msg) });
+}
+
 /** Child mode: one timed start, printed as JSON. */
 async function measure(dataDir: string): Promise<void> {
   let storeMs = 0;
   let quads = 0;
   const started = performance.now();
-  await startServer(configFor(dataDir), (line) => {
+  await startServer(configFor(dataDir), messageLogger((line) => {
     const recovered = /^store recovered: .* (\d+) quads$/.exec(line);
     if (recovered) {
       storeMs = performance.now() - started;
       quads = Number(recovered[1]);
     }
-  });
+  }));
   const result: Measured = { startMs: performance.now() - started, storeMs, quads, rssMb: process.memoryUsage().rss / 2 ** 20 };
   console.log(JSON.stringify(result));
   process.exit(0); // no close(): it could write a snapshot and change what the next run measures
@@ -49,7 +55,7 @@ async function measure(dataDir: string): Promise<void> {
 /** Builds the data, copies the journal-only directory to `journalOnly`, then closes (writing a snapshot). */
 async function build(dataDir: string, journalOnly: string, objectCount: number, revisions: number): Promise<void> {
   const log: string[] = [];
-  const server = await startServer(configFor(dataDir), (line) => log.push(line));
+  const server = await startServer(configFor(dataDir), messageLogger((line) => log.push(line)));
   const { objects, holder } = server.services;
   const caller = { agent: holder, internal: true };
   const started = performance.now();

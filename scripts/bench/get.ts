@@ -7,7 +7,7 @@
  *   npm run build && node dist/scripts/bench/get.js [seconds]
  */
 import { BENCH_PIECE } from './fixtures.js';
-import { fmt, load, machine, startTarget, type LoadResult } from './harness.js';
+import { fmt, load, machine, mean, startTarget, type LoadResult } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = 50;
@@ -25,11 +25,6 @@ type LoadOptions = Parameters<typeof load>[0];
 const measure = async (options: Omit<LoadOptions, 'connections' | 'seconds'>): Promise<LoadResult> => {
   await load({ ...options, connections, seconds: WARM_UP_SECONDS });
   return load({ ...options, connections, seconds });
-};
-
-const mean = (results: LoadResult[]): LoadResult => {
-  const avg = (pick: (r: LoadResult) => number) => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
-  return { requestsPerSecond: avg((r) => r.requestsPerSecond), p50: avg((r) => r.p50), p99: avg((r) => r.p99), non2xx: avg((r) => r.non2xx), errors: avg((r) => r.errors) };
 };
 
 const row = (name: string, r: LoadResult, base?: LoadResult) =>

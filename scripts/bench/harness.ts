@@ -63,6 +63,12 @@ export async function load(opts: { url: string; connections: number; seconds: nu
   };
 }
 
+/** The average of several runs of one measurement. */
+export const mean = (results: LoadResult[]): LoadResult => {
+  const avg = (pick: (r: LoadResult) => number) => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
+  return { requestsPerSecond: avg((r) => r.requestsPerSecond), p50: avg((r) => r.p50), p99: avg((r) => r.p99), non2xx: avg((r) => r.non2xx), errors: avg((r) => r.errors) };
+};
+
 export interface SentRequest {
   status: number;
   headers: Record<string, string | string[] | undefined>;

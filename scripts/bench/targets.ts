@@ -2,13 +2,17 @@
  * A benchmark target, run as its own process so the load generator does not share its event loop:
  *   node dist/scripts/bench/targets.js <bare-http|bare-express|onerecord> [bodyBytes]
  * Prints one JSON line with what the driver needs, then serves until killed.
+ * The onerecord target logs nothing unless BENCH_LOG_LEVEL is set (lines then go to /dev/null, so
+ * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { loadConfig } from '../../src/config.js';
+import { pino } from 'pino';
+import { loadConfig, type LogLevel } from '../../src/config.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
 
@@ -33,8 +37,12 @@ if (kind === 'bare-http') {
   const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
 } else if (kind === 'onerecord') {
   const port = Number(process.env.BENCH_PORT ?? 18400);
-  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')) });
-  const server = await startServer(config, () => {});
+  const config = loadConfig(
+    {},
+    { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), metrics: process.env.BENCH_METRICS === 'off' ? {} : { token: 'bench-metrics-token-0123456789' } },
+  );
+  const level = (process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel;
+  const server = await startServer(config, createLogger(level, pino.destination({ dest: '/dev/null', sync: true })));
   const { objects, holder, identityProvider } = server.services;
   const token = await identityProvider!.issue(holder);
   const one = await objects.create(await benchObject(), { agent: holder, internal: true });

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import newman from 'newman';
 import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
 export const COLLECTION_FILE = fileURLToPath(new URL('../../../scripts/postman/ONE-Record-API-Collections.postman_collection.json', import.meta.url));
@@ -214,7 +215,7 @@ async function startScratchServer(): Promise<{ server: RunningServer; token: str
   await new Promise((resolve) => probe.once('listening', resolve));
   const port = (probe.address() as { port: number }).port;
   await new Promise((resolve) => probe.close(resolve));
-  const server = await startServer(loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir }), () => {});
+  const server = await startServer(loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir }), createLogger('silent'));
   const idp = server.services.identityProvider!;
   const res = await fetch(`${server.url}/idp/token`, {
     method: 'POST',

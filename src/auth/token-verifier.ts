@@ -5,6 +5,9 @@ import { isValidIri } from '../rdf/terms.js';
 
 const ALLOWED_ALGORITHMS = ['RS256', 'PS256', 'ES256'];
 const CLOCK_TOLERANCE_SECONDS = 30;
+/** `typ` values accepted: plain JWTs and RFC 9068 access tokens (`application/` prefix optional, any case). */
+const ACCEPTED_TYPES = new Set(['jwt', 'at+jwt']);
+
 
 interface Issuer {
   keys: JWTVerifyGetKey;
@@ -13,6 +16,13 @@ interface Issuer {
 
 const unauthenticated = (message: string) => new HttpError(401, 'unauthenticated', { message });
 
+/** How key sets of trusted issuers are fetched (config `outbound`). */
+export interface KeySetFetching {
+  timeoutMs: number;
+  /** A key set is fetched again for an unknown `kid` at most this often (key rotation without a restart). */
+  refetchSeconds: number;
+}
+
 /** The key set of a trusted issuer could not be fetched: the token is neither valid nor invalid. */
 class KeySetUnavailable extends Error {}
 
@@ -20,8 +30,9 @@ class KeySetUnavailable extends Error {}
  * A remote key set whose failures to fetch are told apart from keys that do not match:
  * the first is our problem (503), the second the token's (401).
  */
-function remoteKeySet(jwksUrl: string): JWTVerifyGetKey {
-  const keys = createRemoteJWKSet(new URL(jwksUrl));
+function remoteKeySet(jwksUrl: string, fetching: KeySetFetching): JWTVerifyGetKey {
+  // Cached; fetched again for an unknown kid once the cooldown since the last fetch has passed.
+  const keys = createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: fetching.timeoutMs, cooldownDuration: fetching.refetchSeconds * 1000 });
   return async (header, token) => {
     try {
       return await keys(header, token);
@@ -45,9 +56,10 @@ export class TokenVerifier {
     trusted: TrustedIssuerConfig[],
     private readonly cacheSize: number,
     embedded?: { issuer: string; jwk: JWK },
+    fetching: KeySetFetching = { timeoutMs: 5000, refetchSeconds: 60 },
   ) {
     if (embedded) this.issuers.set(embedded.issuer, { keys: createLocalJWKSet({ keys: [embedded.jwk] }) });
-    for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl), audience: t.audience });
+    for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl, fetching), audience: t.audience });
   }
 
   /**
@@ -76,14 +88,15 @@ export class TokenVerifier {
     if (!issuerName || !issuer) throw unauthenticated('the token was not issued by a trusted identity provider');
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, issuer.keys, {
+      let protectedHeader;
+      ({ payload, protectedHeader } = await jwtVerify(token, issuer.keys, {
         issuer: issuerName,
         algorithms: ALLOWED_ALGORITHMS,
-        typ: 'JWT',
         clockTolerance: CLOCK_TOLERANCE_SECONDS,
         audience: issuer.audience,
         requiredClaims: ['exp', 'logistics_agent_uri'],
       }));
+      if (!ACCEPTED_TYPES.has((protectedHeader.typ ?? '').toLowerCase().replace(/^application\//, ''))) throw unauthenticated('the token typ must be JWT or at+jwt');
     } catch (err) {
       if (err instanceof KeySetUnavailable) {
         throw new HttpError(503, 'key_set_unavailable', { message: `the keys of identity provider ${issuerName} could not be fetched; try again later` });

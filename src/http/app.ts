@@ -1,8 +1,14 @@
 import express, { type Express } from 'express';
 import { HttpError } from '../errors.js';
-import { authenticate, type Services } from './context.js';
+import { healthRoutes, type Lifecycle } from '../observability/health.js';
+import type { ServerMetrics } from '../observability/metrics.js';
+import { metricsRoute } from '../observability/metrics-route.js';
+import { requestLogLine, observeRequests } from '../observability/request-log.js';
+import { agentOf, authenticate, type Services } from './context.js';
+import type { Logger } from '../observability/logger.js';
 import { errorHandler } from './error-responses.js';
 import { checkRequestHead } from './request-checks.js';
+import { openApiRoutes } from './openapi.js';
 import { identityProviderRoutes } from './routes/identity-provider.js';
 import { logisticsEventRoutes } from './routes/logistics-events.js';
 import { logisticsObjectRoutes } from './routes/logistics-objects.js';
@@ -11,13 +17,34 @@ import { auditTrailRoutes } from './routes/audit-trail.js';
 import { serverInformationRoutes } from './routes/server-information.js';
 import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
 
-/** The express application: identity provider (public), then authenticated API routes. */
-export function createApp(services: Services): Express {
+function bareApp(): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(checkRequestHead);
+  return app;
+}
+
+/** Ends an app: 404 for anything no route took, then the one error handler. */
+function withNotFoundAndErrors(app: Express, logger: Logger): Express {
+  app.use((req, _res, next) => next(new HttpError(404, 'no_route', { message: `no resource at ${req.path}` })));
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/**
+ * The express application: health probes (public, not logged), request ids, logs and metrics,
+ * `/metrics` when a metrics token is configured, the identity provider (public), then
+ * authenticated API routes.
+ */
+export function createApp(services: Services): Express {
+  const app = bareApp();
+  app.use(healthRoutes(services.lifecycle));
+  const { metrics } = services;
+  app.use(observeRequests(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]));
+  if (metrics && services.config.metrics.token) app.use(metricsRoute(metrics, services.config.metrics.token));
+  app.use(openApiRoutes(services.config.baseUrl));
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.use(authenticate(services));
   app.use(serverInformationRoutes(services));
@@ -27,7 +54,25 @@ export function createApp(services: Services): Express {
   app.use(actionRequestRoutes(services));
   app.use(logisticsEventRoutes(services));
   app.use(internalMoveRoutes(services));
-  app.use((req, _res, next) => next(new HttpError(404, 'no_route', { message: `no resource at ${req.path}` })));
-  app.use(errorHandler(services.log));
+  return withNotFoundAndErrors(app, services.logger);
+}
+
+/** While the store loads: health probes, and 503 for everything else. */
+export function createStartingApp(lifecycle: Lifecycle, logger: Logger): Express {
+  const app = bareApp();
+  app.use(healthRoutes(lifecycle));
+  app.use((_req, res, next) => {
+    res.setHeader('Retry-After', '5');
+    next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' }));
+  });
+  app.use(errorHandler(logger));
   return app;
+}
+
+/** The separate metrics port: `/metrics` without a token (the port's address protects it) and health probes. */
+export function createMetricsApp(metrics: ServerMetrics, lifecycle: Lifecycle, logger: Logger): Express {
+  const app = bareApp();
+  app.use(healthRoutes(lifecycle));
+  app.use(metricsRoute(metrics));
+  return withNotFoundAndErrors(app, logger);
 }

@@ -10,6 +10,9 @@ import type { ChangeRequests } from '../domain/change-requests.js';
 import { badQuery } from '../errors.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
+import type { Lifecycle } from '../observability/health.js';
+import type { Logger } from '../observability/logger.js';
+import type { ServerMetrics } from '../observability/metrics.js';
 
 /** Everything the routes use, created once in main and passed down. */
 export interface Services {
@@ -26,7 +29,10 @@ export interface Services {
   moves: MovedObjects;
   holder: string;
   startedAt: Date;
-  log: (message: string) => void;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  /** Present when `metrics.token` or `metrics.port` is set. */
+  metrics?: ServerMetrics;
 }
 
 const CALLER = Symbol('caller');
@@ -43,6 +49,11 @@ export function authenticate(services: Services): RequestHandler {
     if (typeof agent === 'string') return admit(agent);
     return agent.then(admit);
   };
+}
+
+/** The agent of an authenticated request, for logs; undefined before or without authentication. */
+export function agentOf(res: Response): string | undefined {
+  return (res as WithCaller)[CALLER]?.agent;
 }
 
 export function callerOf(res: Response): Caller {

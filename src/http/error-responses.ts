@@ -3,6 +3,8 @@ import { HttpError } from '../errors.js';
 import { apiErrorQuads } from '../domain/api-errors.js';
 import { newEmbeddedIri } from '../domain/new-objects.js';
 import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-writer.js';
+import type { Logger } from '../observability/logger.js';
+import { requestIdOf } from '../observability/request-log.js';
 import { JournalUnavailableError } from '../store/journal.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
@@ -35,10 +37,19 @@ export function toHttpError(err: unknown): HttpError {
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }
 
-export function errorHandler(log: (message: string) => void): ErrorRequestHandler {
+export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const error = toHttpError(err);
-    if (error.status >= 500) log(`error ${error.code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    if (error.status >= 500) {
+      if (err instanceof HttpError) {
+        // Foreseen (starting, a key set out of reach): no stack.
+        logger.warn({ reqId: requestIdOf(res), code: error.code, status: error.status }, error.details[0]?.message ?? error.code);
+      } else {
+        // Only the error's message and stack: errors from body parsing carry the body as a property.
+        const cause = err instanceof Error ? { message: err.message, stack: err.stack } : { message: String(err) };
+        logger.error({ reqId: requestIdOf(res), code: error.code, err: cause }, `error ${error.code}`);
+      }
+    }
     if (res.headersSent) {
       res.end();
       return;

@@ -11,6 +11,14 @@ export interface DurableStoreOptions {
   fsync: boolean;
   snapshotAfterBytes: number;
   log: (message: string) => void;
+  /** Told about group commits, snapshots and the quad count (for metrics). */
+  observer?: StoreObserver;
+}
+
+export interface StoreObserver {
+  quadsCounted(quads: number): void;
+  journalFlushed(seconds: number, records: number): void;
+  snapshotWritten(seconds: number): void;
 }
 
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
@@ -65,14 +73,17 @@ export class DurableStore implements GraphStore {
     const journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
+    const quads = this.index.size;
+    this.options.observer?.quadsCounted(quads);
     if (snapshot !== undefined || journal.records > 0) {
-      log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${this.index.size} quads`);
+      log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
     this.journal = await Journal.open({
       dir: dataDir,
       segment: journal.segment,
       fsync: this.options.fsync,
       snapshotAfterBytes: this.options.snapshotAfterBytes,
+      onFlushed: this.options.observer && ((seconds, records) => this.options.observer?.journalFlushed(seconds, records)),
       onSizeExceeded: () => {
         // A snapshot rewrites the whole store, so wait until the journal is as large as the last
         // one: snapshot work then stays proportional to what was written, however large the store.
@@ -128,7 +139,10 @@ export class DurableStore implements GraphStore {
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
-        log(`snapshot ${segment} written in ${Date.now() - started} ms (${this.index.size} quads)`);
+        const quads = this.index.size;
+        this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
+        this.options.observer?.quadsCounted(quads);
+        log(`snapshot ${segment} written in ${Date.now() - started} ms (${quads} quads)`);
       } catch (err) {
         log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
       } finally {

@@ -270,10 +270,19 @@ export class Journal {
     private readonly fsync: boolean,
     private readonly onSizeExceeded: () => void,
     private readonly snapshotAfterBytes: number,
+    private readonly onFlushed?: (seconds: number, records: number) => void,
   ) {}
 
-  static async open(opts: { dir: string; segment: number; fsync: boolean; snapshotAfterBytes: number; onSizeExceeded: () => void }): Promise<Journal> {
-    const journal = new Journal(opts.dir, opts.segment, opts.fsync, opts.onSizeExceeded, opts.snapshotAfterBytes);
+  static async open(opts: {
+    dir: string;
+    segment: number;
+    fsync: boolean;
+    snapshotAfterBytes: number;
+    onSizeExceeded: () => void;
+    /** Called after each durable batch with the time its write + fdatasync took. */
+    onFlushed?: (seconds: number, records: number) => void;
+  }): Promise<Journal> {
+    const journal = new Journal(opts.dir, opts.segment, opts.fsync, opts.onSizeExceeded, opts.snapshotAfterBytes, opts.onFlushed);
     [journal.file, journal.size] = await journal.openSegment(opts.segment);
     return journal;
   }
@@ -367,6 +376,7 @@ export class Journal {
       return false;
     }
     const before = this.size;
+    const started = this.onFlushed && process.hrtime.bigint();
     try {
       const data = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map((p) => p.bytes));
       let written = 0;
@@ -374,6 +384,7 @@ export class Journal {
       if (this.fsync) await this.file.datasync();
       this.size += data.length;
       this.writes += 1;
+      if (started) this.onFlushed?.(Number(process.hrtime.bigint() - started) / 1e9, batch.length);
     } catch (err) {
       await this.cutBack(before, err as Error);
       for (const p of batch) p.reject(new JournalUnavailableError(`journal write failed: ${(err as Error).message}`));

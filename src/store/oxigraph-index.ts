@@ -12,6 +12,7 @@ export interface SparqlJsonResults {
 interface WasmAllocator {
   __wbindgen_malloc(size: number, align: number): number;
   __wbindgen_free(pointer: number, size: number, align: number): void;
+  memory: WebAssembly.Memory;
 }
 
 /**
@@ -66,8 +67,14 @@ export class OxigraphIndex {
   private headroom = 0;
   private reserved = 0;
 
+  /** Counts every quad: O(n), for logs at start and after snapshots, not for hot paths. */
   get size(): number {
     return this.store.size;
+  }
+
+  /** Bytes of the WASM linear memory (grown ahead of need, see keepHeadroom). */
+  get wasmMemoryBytes(): number {
+    return allocator.memory.buffer.byteLength;
   }
 
   /**

@@ -5,6 +5,8 @@
  * the server's log lines go to stderr. SIGTERM closes it cleanly; SIGKILL is the crash.
  */
 import { loadConfig } from '../../src/config.js';
+import { pino } from 'pino';
+import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 
 const [dataDir, port, snapshotAfterBytes] = process.argv.slice(2);
@@ -12,7 +14,7 @@ const config = loadConfig(
   {},
   { host: '127.0.0.1', port: Number(port), baseUrl: `http://127.0.0.1:${port}`, dataDir, journal: { snapshotAfterBytes: Number(snapshotAfterBytes) } },
 );
-const server = await startServer(config, (message) => process.stderr.write(`${message}\n`));
+const server = await startServer(config, createLogger('info', pino.destination({ dest: 2, sync: true })));
 const token = await server.services.identityProvider!.issue(server.services.holder);
 process.stdout.write(`${JSON.stringify({ url: server.url, token })}\n`);
 process.on('SIGTERM', () => void server.close().then(() => process.exit(0)));

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import { noteSecret } from './log-sink.js';
 import { startListener, type LoopbackListener } from './loopback.js';
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -36,7 +37,13 @@ export async function newSigningKey(alg: 'RS256' | 'PS256' | 'ES256' | 'RS384', 
 export function sign(key: SigningKey, payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}): Promise<string> {
   const protectedHeader = { alg: key.alg, typ: 'JWT', kid: key.kid, ...header } as JWTHeaderParameters;
   for (const name of Object.keys(protectedHeader) as (keyof JWTHeaderParameters)[]) if (protectedHeader[name] === undefined) delete protectedHeader[name];
-  return new SignJWT(payload).setProtectedHeader(protectedHeader).sign(key.privateKey);
+  return new SignJWT(payload)
+    .setProtectedHeader(protectedHeader)
+    .sign(key.privateKey)
+    .then((token) => {
+      noteSecret(token);
+      return token;
+    });
 }
 
 /** A token with `alg: none` and no signature. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { appendToTestLog, noteSecret } from './log-sink.js';
 
 const CRASH_WRITER = fileURLToPath(new URL('./crash-writer.js', import.meta.url));
 
@@ -16,6 +17,16 @@ export interface ServerProcessOptions {
 export interface Listening {
   url: string;
   token: string;
+}
+
+/** A JSON log line as text: its message, then the message of its error if any. */
+function readableLine(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+    return [entry.msg, entry.err?.message].filter(Boolean).join(': ');
+  } catch {
+    return line;
+  }
 }
 
 /** A server started by crash-writer.ts in its own process. */
@@ -33,9 +44,17 @@ export class ServerProcess {
       options.fileSizeLimitKiB === undefined
         ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
         : spawn('bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    createInterface({ input: this.child.stderr! }).on('line', (line) => this.log.push(line));
-    this.exited = once(this.child, 'exit').then(() => {});
-    const firstLine = once(createInterface({ input: this.child.stdout! }), 'line').then(([line]) => JSON.parse(line as string) as Listening);
+    createInterface({ input: this.child.stderr! }).on('line', (line) => {
+      appendToTestLog(line);
+      this.log.push(readableLine(line));
+    });
+    // 'close', not 'exit': it comes once stderr has been read to its end, so no log line is missed.
+    this.exited = once(this.child, 'close').then(() => {});
+    const firstLine = once(createInterface({ input: this.child.stdout! }), 'line').then(([line]) => {
+      const listening = JSON.parse(line as string) as Listening;
+      noteSecret(listening.token);
+      return listening;
+    });
     this.ready = Promise.race([
       firstLine,
       this.exited.then(() => {

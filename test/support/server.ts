@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { noteSecret, testLogger } from './log-sink.js';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -43,8 +44,10 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
       ...(overrides.identityProvider ?? {}),
     },
   });
-  const quiet = () => {};
-  let running = await startServer(config, quiet);
+  let running = await startServer(config, testLogger());
+  noteSecret('partner-secret');
+  const devClient = running.services.identityProvider?.devClient;
+  if (devClient) noteSecret(devClient.secret);
   const tokens = new Map<string, string>();
   const token = async (agent: 'holder' | 'other' = 'holder') => {
     const cached = tokens.get(agent);
@@ -59,6 +62,7 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
     const value = ((await res.json()) as { access_token: string }).access_token;
     tokens.set(agent, value);
+    noteSecret(value);
     return value;
   };
   const server: TestServer = {
@@ -80,7 +84,7 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
       await running.close();
     },
     async restart() {
-      running = await startServer(config, quiet);
+      running = await startServer(config, testLogger());
     },
     async close() {
       await running.close().catch(() => {});

@@ -1,0 +1,51 @@
+/**
+ * What metrics and request logs cost on the GET hot path: GET one Logistics Object (~40 triples,
+ * valid token) under 50 connections against three servers started side by side in one run:
+ * metrics off and logs off (baseline), metrics on (logs off), and metrics on with an info log
+ * line per request (written to /dev/null). Each is measured alternately, twice, after a 2 s
+ * warm-up, and averaged: a shared 2-core machine drifts between runs.
+ *   npm run build && node dist/scripts/bench/metrics.js [seconds]
+ */
+import { fmt, load, machine, mean, startTarget, type LoadResult } from './harness.js';
+
+const seconds = Number(process.argv[2] ?? 10);
+const connections = 50;
+const WARM_UP_SECONDS = 2;
+const ROUNDS = 2;
+
+interface OneRecordInfo {
+  url: string;
+  token: string;
+  oneRevision: string;
+}
+
+const variants = [
+  { name: 'metrics off, logs off', env: { BENCH_METRICS: 'off', BENCH_PORT: '18411' } },
+  { name: 'metrics on, logs off', env: { BENCH_METRICS: 'on', BENCH_PORT: '18412' } },
+  { name: 'metrics on, info log line per request', env: { BENCH_METRICS: 'on', BENCH_LOG_LEVEL: 'info', BENCH_PORT: '18413' } },
+];
+
+const targets = [];
+for (const v of variants) targets.push(await startTarget<OneRecordInfo>('onerecord', [], v.env));
+const runs: LoadResult[][] = variants.map(() => []);
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [i, target] of targets.entries()) {
+    const options = { url: target.info.oneRevision, headers: { Authorization: `Bearer ${target.info.token}` }, connections };
+    await load({ ...options, seconds: WARM_UP_SECONDS });
+    runs[i].push(await load({ ...options, seconds }));
+  }
+}
+for (const target of targets) await target.stop();
+
+const results = runs.map(mean);
+const [baseline, metricsOn, withLogs] = results;
+
+console.log(`machine: ${machine()}; ${connections} connections, ${seconds} s each after ${WARM_UP_SECONDS} s warm-up, ${ROUNDS} alternating rounds`);
+console.log('| server | req/s | p50 ms | p99 ms | ratio vs metrics off | errors |');
+console.log('|---|---|---|---|---|---|');
+for (const [i, v] of variants.entries()) {
+  const r = results[i];
+  console.log(`| ${v.name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.requestsPerSecond / baseline.requestsPerSecond, 3)} | ${r.non2xx + r.errors} |`);
+}
+console.log(`GET with metrics on vs off: ${fmt(metricsOn.requestsPerSecond / baseline.requestsPerSecond, 3)} (target >= 0.97)`);
+console.log(`GET with metrics and request logs vs neither: ${fmt(withLogs.requestsPerSecond / baseline.requestsPerSecond, 3)}`);

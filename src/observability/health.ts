@@ -1,0 +1,28 @@
+import { Router } from 'express';
+
+/** Where the server is in its life: only `ready` takes traffic. */
+export type Phase = 'starting' | 'ready' | 'stopping';
+
+/** The server's phase, set by startServer and read by the health routes. */
+export class Lifecycle {
+  phase: Phase = 'starting';
+}
+
+/**
+ * `GET /health/live` (the process answers) and `GET /health/ready` (200 once the store is loaded,
+ * 503 while starting or shutting down), plain JSON, without authentication: orchestrators
+ * probe them without credentials.
+ */
+export function healthRoutes(lifecycle: Lifecycle): Router {
+  const router = Router();
+  router.get('/health/live', (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store').json({ status: 'live' });
+  });
+  router.get('/health/ready', (_req, res) => {
+    res
+      .status(lifecycle.phase === 'ready' ? 200 : 503)
+      .setHeader('Cache-Control', 'no-store')
+      .json({ status: lifecycle.phase });
+  });
+  return router;
+}

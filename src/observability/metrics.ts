@@ -1,0 +1,85 @@
+import type { Request, Response } from 'express';
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { FinishedRequest } from './request-log.js';
+
+/** What the metrics read from the running server when scraped. */
+export interface MetricSources {
+  /** Quads in the store, as counted at start and at the last snapshot (counting is O(n)). */
+  storeQuads(): number;
+  /** Bytes of Oxigraph's WASM linear memory. */
+  wasmMemoryBytes(): number;
+}
+
+const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The server's Prometheus metrics, in a registry of its own (created once per server, passed
+ * down). Request metrics come from the request observer; store, domain and journal metrics
+ * from the hooks below.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Histogram<'method' | 'route' | 'status'>;
+  /** Label children by `method route status`: a lookup per request instead of label hashing. */
+  private readonly requestChildren = new Map<string, { observe(value: number): void }>();
+  readonly journalFlushSeconds: Histogram;
+  readonly journalBatchRecords: Histogram;
+  readonly snapshotSeconds: Histogram;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Histogram({
+      name: 'onerecord_http_request_duration_seconds',
+      help: 'HTTP requests by method, route pattern and status: latency until the answer was sent',
+      labelNames: ['method', 'route', 'status'],
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.journalFlushSeconds = new Histogram({
+      name: 'onerecord_journal_fsync_seconds',
+      help: 'Journal group commits: time to write and fdatasync one batch',
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.journalBatchRecords = new Histogram({
+      name: 'onerecord_journal_batch_records',
+      help: 'Journal group commits: records written by one write + fdatasync',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers,
+    });
+    this.snapshotSeconds = new Histogram({
+      name: 'onerecord_snapshot_duration_seconds',
+      help: 'Snapshots: time to write one (rotate, dump, fsync, rename)',
+      buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300],
+      registers,
+    });
+    new Gauge({
+      name: 'onerecord_store_quads',
+      help: 'Quads in the store, as counted at start and at the last snapshot',
+      registers,
+      collect() {
+        this.set(sources.storeQuads());
+      },
+    });
+    new Gauge({
+      name: 'onerecord_wasm_memory_bytes',
+      help: "Size of Oxigraph's WASM linear memory (reserved ahead of need, so more than in use)",
+      registers,
+      collect() {
+        this.set(sources.wasmMemoryBytes());
+      },
+    });
+  }
+
+  /** The request observer (see observeRequests). */
+  readonly observeRequest = (_req: Request, _res: Response, finished: FinishedRequest): void => {
+    const key = `${finished.method} ${finished.route} ${finished.status}`;
+    let child = this.requestChildren.get(key);
+    if (!child) {
+      child = this.requests.labels(finished.method, finished.route, String(finished.status));
+      this.requestChildren.set(key, child);
+    }
+    child.observe(finished.seconds);
+  };
+}

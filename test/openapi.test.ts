@@ -1,0 +1,178 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { expect } from 'chai';
+import { parse } from 'yaml';
+import { add, change, piece, str } from './support/changes.js';
+import { eventJson } from './support/events.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+const METRICS_TOKEN = 'metrics-token-for-openapi-test-42';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  parameters?: Json[];
+  responses: Record<string, { headers?: Record<string, { required?: boolean }>; content?: Record<string, { schema?: unknown }> }>;
+}
+interface Document {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const mediaType = (contentType: string | null) => (contentType ?? '').split(';')[0].trim().toLowerCase();
+
+describe('OpenAPI: the served description matches every route and answer', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let doc: Document;
+  let ajv: Ajv2020;
+  const validators = new Map<unknown, ValidateFunction>();
+  /** `METHOD template` of each operation a request went through. */
+  const exercised = new Set<string>();
+
+  before(async () => {
+    server = await startTestServer({ metrics: { token: METRICS_TOKEN } });
+    const res = await fetch(`${server.url}/openapi.json`);
+    expect(res.status).to.equal(200);
+    doc = (await res.json()) as Document;
+    ajv = new Ajv2020({ strict: false, allErrors: true, logger: false });
+    addFormats(ajv);
+    ajv.addFormat('HTTP-date', true);
+    ajv.addSchema(doc as unknown as Json, 'openapi.json');
+  });
+  after(() => server.close());
+
+  /** Which path template of the description an URL path is. */
+  const templateOf = (path: string): string => {
+    const found = Object.keys(doc.paths).find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+    if (!found) throw new Error(`no path of the description matches ${path}`);
+    return found;
+  };
+
+  const validatorFor = (schema: unknown): ValidateFunction => {
+    let validate = validators.get(schema);
+    if (!validate) {
+      const text = JSON.stringify(schema).replace(/"#\/components\//g, '"openapi.json#/components/');
+      validate = ajv.compile(JSON.parse(text) as Json);
+      validators.set(schema, validate);
+    }
+    return validate;
+  };
+
+  /** Sends a request and checks its answer against the description: status, required headers, media type, body. */
+  const call = async (method: string, path: string, init: RequestInit & { agent?: 'holder' | 'other' | 'none' } = {}): Promise<Response> => {
+    const url = new URL(path, server.url);
+    const res = await server.request(url.toString(), { ...init, method });
+    const template = templateOf(url.pathname);
+    const operation = doc.paths[template]?.[method.toLowerCase()];
+    expect(operation, `${method} ${template} is not described`).to.not.equal(undefined);
+    exercised.add(`${method} ${template}`);
+    const response = operation!.responses[String(res.status)];
+    expect(response, `${method} ${path}: status ${res.status} is not described (${Object.keys(operation!.responses).join(', ')})`).to.not.equal(undefined);
+    for (const [name, header] of Object.entries(response.headers ?? {})) {
+      if (header.required) expect(res.headers.has(name), `${method} ${path} ${res.status}: header ${name} is required`).to.equal(true);
+    }
+    if (res.status === 204 || method === 'HEAD') return res;
+    const text = await res.clone().text();
+    if (!response.content) {
+      expect(text, `${method} ${path} ${res.status}: a body that is not described`).to.equal('');
+      return res;
+    }
+    const type = mediaType(res.headers.get('content-type'));
+    const described = Object.entries(response.content).find(([key]) => mediaType(key) === type);
+    expect(described, `${method} ${path} ${res.status}: ${type} is not described (${Object.keys(response.content).join(', ')})`).to.not.equal(undefined);
+    const schema = described![1].schema;
+    if (schema && /json/.test(type)) {
+      const validate = validatorFor(schema);
+      const valid = validate(JSON.parse(text));
+      expect(valid, `${method} ${path} ${res.status}: body does not match: ${ajv.errorsText(validate.errors)}\n${text.slice(0, 500)}`).to.equal(true);
+    }
+    return res;
+  };
+  const jsonLd = (body: unknown, agent: 'holder' | 'other' = 'holder') => ({ headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body), agent });
+
+  it('is OpenAPI 3.1 whose every $ref resolves, also served as YAML and as a page', async () => {
+    expect(doc.openapi).to.equal('3.1.0');
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
+    const schemas = (doc as unknown as { components: { schemas: Json } }).components.schemas;
+    expect(refs.length).to.be.greaterThan(50);
+    expect([...new Set(refs)].filter((name) => !(name in schemas))).to.deep.equal([]);
+    for (const operations of Object.values(doc.paths)) for (const op of Object.values(operations)) expect(Object.keys(op.responses).length).to.be.greaterThan(0);
+    const yaml = await call('GET', '/openapi.yaml', { agent: 'none' });
+    expect(parse(await yaml.text())).to.deep.equal(doc);
+    const page = await call('GET', '/openapi', { agent: 'none' });
+    const html = await page.text();
+    for (const template of Object.keys(doc.paths)) expect(html, template).to.include(`<code>${template}</code>`);
+    await call('GET', '/openapi.json', { agent: 'none' });
+  });
+
+  it('server information, Logistics Objects (every format, revision, errors), change requests, audit trail', async () => {
+    await call('GET', '/');
+    await call('GET', '/', { agent: 'none' });
+    const created = await call('POST', '/logistics-objects', jsonLd(piece()));
+    expect(created.status).to.equal(201);
+    const object = new URL(created.headers.get('location')!).pathname;
+    await call('POST', '/logistics-objects', { headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    await call('POST', '/logistics-objects', jsonLd({ '@type': 'cargo:Nothing' }));
+    for (const accept of ['application/ld+json', 'text/turtle', 'application/n-triples']) expect((await call('GET', object, { headers: { Accept: accept } })).status).to.equal(200);
+    await call('GET', object, { headers: { Accept: 'image/png' } });
+    await call('GET', `${object}?revision=1`);
+    await call('GET', '/logistics-objects/no-such-object');
+    await call('GET', object, { agent: 'other' });
+    const patched = await call('PATCH', object, jsonLd(change(`${server.url}${object}`, 1, [add(`${server.url}${object}`, 'goodsDescription', str('More books'))])));
+    expect(patched.status, await patched.clone().text()).to.equal(201);
+    await call('PATCH', object, jsonLd({ '@type': 'api:Change' }));
+    await call('GET', `${object}/audit-trail`);
+    await call('GET', `${object}/audit-trail`, { headers: { Accept: 'text/turtle' } });
+    const request = new URL(patched.headers.get('location')!).pathname;
+    await call('GET', request);
+    await call('GET', '/action-requests?status=REQUEST_ACCEPTED');
+    await call('PATCH', `${request}?status=REQUEST_ACCEPTED`);
+    await call('DELETE', request);
+    await call('GET', '/action-requests/no-such-request');
+  });
+
+  it('Logistics Events: post, list, read, bulk', async () => {
+    const created = await call('POST', '/logistics-objects', jsonLd(piece()));
+    const object = new URL(created.headers.get('location')!).pathname;
+    const posted = await call('POST', `${object}/logistics-events`, jsonLd(eventJson()));
+    expect(posted.status).to.equal(201);
+    await call('POST', `${object}/logistics-events`, jsonLd({ '@type': 'cargo:LogisticsEvent' }));
+    await call('GET', `${object}/logistics-events`);
+    await call('GET', new URL(posted.headers.get('location')!).pathname);
+    const bulk = await call('POST', '/logistics-events', jsonLd({ ...eventJson(), 'cargo:eventFor': { '@id': `${server.url}${object}` } }));
+    expect(bulk.status).to.equal(207);
+  });
+
+  it('moved objects (/internal/moves): move, read, redirect, list, undo', async () => {
+    const created = await call('POST', '/logistics-objects', jsonLd(piece()));
+    const object = new URL(created.headers.get('location')!).pathname;
+    const id = object.split('/').pop()!;
+    const move = { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: 'https://elsewhere.example.com/logistics-objects/x', permanent: false }) };
+    expect((await call('PUT', `/internal/moves/${id}`, move)).status).to.equal(200);
+    await call('PUT', `/internal/moves/${id}`, { ...move, agent: 'other' });
+    expect((await call('GET', object, { redirect: 'manual' })).status).to.equal(302);
+    await call('GET', `/internal/moves/${id}`);
+    await call('GET', '/internal/moves');
+    expect((await call('DELETE', `/internal/moves/${id}`)).status).to.equal(204);
+    await call('GET', `/internal/moves/${id}`);
+  });
+
+  it('identity provider and operator routes', async () => {
+    const idp = server.running.services.identityProvider!;
+    const form = (fields: Record<string, string>) => ({ agent: 'none' as const, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    expect((await call('POST', '/idp/token', form({ grant_type: 'client_credentials', client_id: idp.devClient.id, client_secret: idp.devClient.secret }))).status).to.equal(200);
+    await call('POST', '/idp/token', form({ grant_type: 'client_credentials', client_id: idp.devClient.id, client_secret: 'wrong' }));
+    await call('POST', '/idp/token', form({ grant_type: 'password' }));
+    await call('GET', '/idp/.well-known/jwks.json', { agent: 'none' });
+    await call('GET', '/health/live', { agent: 'none' });
+    await call('GET', '/health/ready', { agent: 'none' });
+    expect((await call('GET', '/metrics', { agent: 'none', headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).status).to.equal(200);
+    await call('GET', '/metrics', { agent: 'none' });
+  });
+
+  it('every described operation was exercised above', () => {
+    const described = Object.entries(doc.paths).flatMap(([template, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${template}`));
+    expect(described.filter((operation) => !exercised.has(operation))).to.deep.equal([]);
+  });
+});
