@@ -51,6 +51,7 @@ describe('api:Error: identified nodes a strict client can frame', () => {
     after(() => server.close());
 
     const path = (iri: string) => iri.slice(server.url.length);
+    const idOf = (iri: string) => iri.slice(iri.lastIndexOf('/') + 1);
     const idArb = fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/);
     const badTokenArb = fc.oneof(fc.constant(undefined), fc.stringMatching(/^[A-Za-z0-9._~+/-]{0,300}$/), fc.tuple(idArb, idArb, idArb).map((p) => p.join('.')));
     const unsupportedTypeArb = fc.constantFrom('text/plain', 'application/xml', 'image/png', 'application/x-www-form-urlencoded', 'multipart/form-data');
@@ -85,6 +86,9 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       { route: 'GET /action-requests/{id}', method: 'GET', url: () => path(acceptedRequest) },
       { route: 'PATCH /action-requests/{id}', method: 'PATCH', url: () => `${path(acceptedRequest)}?status=REQUEST_ACCEPTED` },
       { route: 'DELETE /action-requests/{id}', method: 'DELETE', url: () => path(acceptedRequest) },
+      { route: 'GET /internal/moves', method: 'GET', url: () => '/internal/moves' },
+      { route: 'PUT /internal/moves/{id}', method: 'PUT', url: () => `/internal/moves/${idOf(object)}`, body: () => JSON.stringify({ location: 'https://elsewhere.example.com/lo/1' }) },
+      { route: 'DELETE /internal/moves/{id}', method: 'DELETE', url: () => `/internal/moves/${idOf(object)}` },
     ];
     const causes = (): Cause[] => [
       // 401 on every route: no token, or a token that is not a valid signed JWT.
@@ -94,9 +98,9 @@ describe('api:Error: identified nodes a strict client can frame', () => {
         call: badTokenArb.map((token): Call => ({ method: r.method, url: r.url(), agent: 'none', headers: token === undefined ? {} : { Authorization: `Bearer ${token}` }, body: r.body?.() })),
       })),
       // 403: an authenticated caller without permission.
-      ...['POST /logistics-objects', 'GET /logistics-objects/{id}', 'GET …/audit-trail', 'GET …/logistics-events', 'POST …/logistics-events', 'GET …/logistics-events/{eventId}', 'GET /action-requests', 'GET /action-requests/{id}', 'PATCH /action-requests/{id}', 'DELETE /action-requests/{id}']
+      ...['POST /logistics-objects', 'GET /logistics-objects/{id}', 'GET …/audit-trail', 'GET …/logistics-events', 'POST …/logistics-events', 'GET …/logistics-events/{eventId}', 'GET /action-requests', 'GET /action-requests/{id}', 'PATCH /action-requests/{id}', 'DELETE /action-requests/{id}', 'GET /internal/moves', 'PUT /internal/moves/{id}', 'DELETE /internal/moves/{id}']
         .map((name) => routes().find((r) => r.route === name)!)
-        .map((r) => ({ route: r.route, status: 403, call: fc.constant<Call>({ method: r.method, url: r.url(), agent: 'other', headers: r.body ? json : {}, body: r.method === 'POST' && r.route.includes('events') ? JSON.stringify(eventJson()) : r.body?.() }) })),
+        .map((r) => ({ route: r.route, status: 403, call: fc.constant<Call>({ method: r.method, url: r.url(), agent: 'other', headers: r.body ? (r.route.includes('internal') ? { 'Content-Type': 'application/json' } : json) : {}, body: r.method === 'POST' && r.route.includes('events') ? JSON.stringify(eventJson()) : r.body?.() }) })),
       // 404: unknown ids.
       { route: 'GET /logistics-objects/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'GET', url: `/logistics-objects/${id}-missing` })) },
       { route: 'PATCH /logistics-objects/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'PATCH', url: `/logistics-objects/${id}-missing`, headers: json, body: '{}' })) },
@@ -107,6 +111,8 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       { route: 'GET /action-requests/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'GET', url: `/action-requests/${id}-missing` })) },
       { route: 'PATCH /action-requests/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'PATCH', url: `/action-requests/${id}-missing?status=REQUEST_ACCEPTED` })) },
       { route: 'DELETE /action-requests/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'DELETE', url: `/action-requests/${id}-missing` })) },
+      { route: 'PUT /internal/moves/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'PUT', url: `/internal/moves/${id}-missing`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: 'https://elsewhere.example.com/lo/1' }) })) },
+      { route: 'DELETE /internal/moves/{id}', status: 404, call: idArb.map((id): Call => ({ method: 'DELETE', url: `/internal/moves/${id}` })) },
       { route: 'unknown path', status: 404, call: idArb.map((id): Call => ({ method: 'GET', url: `/no-such-${id}` })) },
       // 400: invalid bodies and query parameters.
       { route: 'POST /logistics-objects', status: 400, call: junkJsonArb.map((body): Call => ({ method: 'POST', url: '/logistics-objects', headers: json, body })) },
@@ -117,6 +123,7 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       { route: 'GET …/audit-trail', status: 400, call: fc.tuple(fc.constantFrom('updated-from', 'updated-to', 'status'), junkQueryArb).map(([p, v]): Call => ({ method: 'GET', url: `${path(object)}/audit-trail?${p}=${encodeURIComponent(v)}` })) },
       { route: 'GET …/logistics-events', status: 400, call: fc.tuple(fc.constantFrom('created-after', 'occurred-before', 'sort', 'limit', 'skip'), junkQueryArb).map(([p, v]): Call => ({ method: 'GET', url: `${path(object)}/logistics-events?${p}=${encodeURIComponent(v)}` })) },
       { route: 'GET /action-requests', status: 400, call: fc.tuple(fc.constantFrom('status', 'type'), junkQueryArb).map(([p, v]): Call => ({ method: 'GET', url: `/action-requests?${p}=${encodeURIComponent(v)}` })) },
+      { route: 'PUT /internal/moves/{id}', status: 400, call: fc.oneof(junkJsonArb, fc.string({ maxLength: 30 }).map((location) => JSON.stringify({ location }))).map((body): Call => ({ method: 'PUT', url: `/internal/moves/${idOf(object)}`, headers: { 'Content-Type': 'application/json' }, body })) },
       { route: 'PATCH /action-requests/{id}', status: 400, call: junkQueryArb.map((v): Call => ({ method: 'PATCH', url: `${path(acceptedRequest)}?status=${encodeURIComponent(v)}` })) },
       // 405: methods a path does not have.
       ...[
@@ -126,6 +133,8 @@ describe('api:Error: identified nodes a strict client can frame', () => {
         ['…/logistics-events/{eventId}', () => path(event), ['PUT', 'DELETE', 'POST', 'PATCH']],
         ['/action-requests', () => '/action-requests', ['PUT', 'DELETE', 'POST', 'PATCH']],
         ['/action-requests/{id}', () => path(acceptedRequest), ['PUT', 'POST']],
+        ['/internal/moves', () => '/internal/moves', ['PUT', 'DELETE', 'POST', 'PATCH']],
+        ['/internal/moves/{id}', () => `/internal/moves/${idOf(object)}`, ['POST', 'PATCH']],
       ].map(([name, url, methods]) => ({
         route: `other methods on ${name as string}`,
         status: 405,
@@ -140,7 +149,7 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       // 413: a body over the configured limit.
       { route: 'POST /logistics-objects', status: 413, call: fc.integer({ min: 5000, max: 20000 }).map((n): Call => ({ method: 'POST', url: '/logistics-objects', headers: json, body: `{"x":"${'a'.repeat(n)}"}` })) },
       // 415: unsupported request content types.
-      ...['POST /logistics-objects', 'PATCH /logistics-objects/{id}', 'POST …/logistics-events', 'POST /logistics-events']
+      ...['POST /logistics-objects', 'PATCH /logistics-objects/{id}', 'POST …/logistics-events', 'POST /logistics-events', 'PUT /internal/moves/{id}']
         .map((name) => routes().find((r) => r.route === name)!)
         .map((r) => ({ route: r.route, status: 415, call: unsupportedTypeArb.map((type): Call => ({ method: r.method, url: r.url(), headers: { 'Content-Type': type }, body: 'x' })) })),
       // 422: decisions and revocations out of a final state.
