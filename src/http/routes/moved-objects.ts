@@ -2,6 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { HttpError, badRequest } from '../../errors.js';
 import type { MoveRecord } from '../../store/schema/moved-objects.js';
 import { callerOf, type Services } from '../context.js';
+import { readBody } from '../body.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 
@@ -30,7 +31,12 @@ const moveJson = (m: MoveRecord) => ({ object: m.object, location: m.location, p
 /** `{ "location": "<absolute URL>", "permanent": true|false }` (permanent by default). */
 function readMoveBody(req: Request): { location: string; permanent: boolean } {
   if (!req.is('application/json')) throw new HttpError(415, 'unsupported_content_type', { message: 'send the move as application/json' });
-  const body = req.body as { location?: unknown; permanent?: unknown } | undefined;
+  let body: { location?: unknown; permanent?: unknown } | null;
+  try {
+    body = JSON.parse((req.body as Buffer).toString('utf8')) as typeof body;
+  } catch {
+    throw badRequest('invalid_move', 'the body is not JSON');
+  }
   if (typeof body?.location !== 'string') throw badRequest('invalid_move', 'location (an absolute URL) is required', 'location');
   if (body.permanent !== undefined && typeof body.permanent !== 'boolean') throw badRequest('invalid_move', 'permanent must be true or false', 'permanent');
   return { location: body.location, permanent: body.permanent ?? true };
@@ -54,7 +60,7 @@ export function internalMoveRoutes(services: Services): Router {
   router.get('/internal/moves/:id', (req, res) => {
     json(res, moveJson(moves.get(objectOf(req), callerOf(res))));
   });
-  router.put('/internal/moves/:id', express.json({ limit: '16kb' }), async (req, res) => {
+  router.put('/internal/moves/:id', readBody(16 * 1024), async (req, res) => {
     const { location, permanent } = readMoveBody(req);
     json(res, moveJson(await moves.move(objectOf(req), location, permanent, callerOf(res))));
   });
