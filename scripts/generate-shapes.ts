@@ -21,6 +21,10 @@ export const STRICT_SHAPES_FILE = 'shapes/strict-shapes.ttl';
 
 /** Properties whose "exactly once" the spec turns into "at most once, default false" (SERVICE-SPEC). */
 const SPEC_DEFAULTS: Readonly<Record<string, string>> = { [`${API}notifyRequestStatusChange`]: 'false' };
+/** Properties whose values the spec widens beyond the ontology: only their presence is checked. */
+const SPEC_WIDENED: Readonly<Record<string, string>> = {
+  [`${API}o`]: 'the spec allows a list of OperationObjects or strings',
+};
 /** xsd:pattern facets published with a typo: reported, never enforced as written. */
 const DEFECTIVE_PATTERNS = new Set(['[-9]+']);
 
@@ -116,6 +120,10 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   const properties = [...new Set([...graph.subjectsOfType(`${OWL}ObjectProperty`), ...graph.subjectsOfType(`${OWL}DatatypeProperty`)].filter((s) => s.termType === 'NamedNode').map((s) => s.value))].sort();
   const ranges = new Map<string, ValueRule>();
   for (const p of properties) {
+    if (SPEC_WIDENED[p]) {
+      reports.push(`${compact(p)}: ${SPEC_WIDENED[p]}; its range and maximum count are not checked`);
+      continue;
+    }
     const rule = combine(graph.objects(namedNode(p), `${RDFS}range`).map((r) => valueRule(r, compact(p))).filter((r): r is ValueRule => !!r));
     if (rule) ranges.set(p, rule);
   }
@@ -136,6 +144,10 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
       };
       const tighterMax = (n: number | undefined) => n !== undefined && (rule.max = Math.min(rule.max ?? n, n));
       const tighterMin = (n: number | undefined) => n !== undefined && n > 0 && (rule.min = Math.max(rule.min ?? n, n));
+      if (SPEC_WIDENED[p]) {
+        tighterMin(count('minCardinality') ?? count('minQualifiedCardinality') ?? count('qualifiedCardinality') ?? count('cardinality'));
+        continue;
+      }
       tighterMax(count('maxCardinality'));
       tighterMax(count('maxQualifiedCardinality'));
       tighterMin(count('minCardinality'));

@@ -94,6 +94,15 @@ export const configSchema = z.strictObject({
       verifiedTokens: integer(1).default(10_000).meta({ description: 'verified tokens kept until they expire' }),
     })
     .prefault({}),
+  validation: z
+    .strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .meta({ description: 'check every write against the SHACL shapes under `shapes/` (see "Data-model validation"); `false` only for benchmarks' }),
+      strict: z.boolean().default(false).meta({ description: 'also refuse properties the ontologies do not declare' }),
+    })
+    .prefault({}),
   metrics: z
     .strictObject({
       token: z

@@ -27,6 +27,7 @@ import { canonicalLiterals } from './store/canonical-literals.js';
 import { MovedObjects } from './domain/moved-objects.js';
 import { readMoves } from './store/schema/moved-objects.js';
 import { createLogger, messageLog, type Logger } from './observability/logger.js';
+import { ShapeValidator } from './shapes/validator.js';
 
 export const ONTOLOGY_FILE = fileURLToPath(new URL('../../ontology/IATA-1R-DM-Ontology.ttl', import.meta.url));
 
@@ -96,7 +97,8 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   );
   const access = new AccessControl(new Set([holder, ...config.internalAgents]), config.hideForbidden);
   const index = RevisionIndex.fromRows(readRevisionRows(store));
-  const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl);
+  const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
+  const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl, shapes);
   await objects.ensureDataHolder(holder, config.holderName);
   const eventIndex = EventIndex.fromRows(readEventRows(store));
   const events = new LogisticsEvents(store, eventIndex, objects, ontology, access, objectLevelEventPermissions(access));

@@ -33,7 +33,7 @@ describe('action requests: decisions, reading, revoking, listing', () => {
 
   const pendingChange = async (agent: 'holder' | 'other' = 'other') => {
     const object = await createObject(server);
-    const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Pens'))]), agent);
+    const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]), agent);
     return { object, request };
   };
 
@@ -47,7 +47,7 @@ describe('action requests: decisions, reading, revoking, listing', () => {
       expect(res.headers.get('type')).to.equal(CHANGE_REQUEST_TYPE);
       const body = await readJson(server, object);
       expect(body['api:hasRevision']).to.equal(2);
-      expect(asList(body['cargo:goodsDescription'])).to.include('Pens');
+      expect(asList(body['cargo:remarks'])).to.include('Pens');
       const decided = await readJson(server, request);
       expect((decided['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_ACCEPTED`);
       const history = asList<Json>(decided['api:hasRequestStatusHistory'] as Json);
@@ -70,14 +70,14 @@ describe('action requests: decisions, reading, revoking, listing', () => {
 
     it('an accept that cannot apply ends REQUEST_FAILED and answers 422; a request another accept rejected cannot be decided', async () => {
       const object = await createObject(server);
-      const failing = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Books'))]), 'other');
+      const failing = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Books'))]), 'other');
       const res = await decide(server, failing, 'REQUEST_ACCEPTED');
       expect(res.status).to.equal(422);
       expect(((await res.json()) as Json)['@type']).to.equal('api:Error');
       expect(await statusOf(server, failing)).to.equal('REQUEST_FAILED');
 
-      const stale = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('A'))]), 'other');
-      const winner = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('B'))]), 'holder');
+      const stale = await submit(server, object, change(object, 1, [add(object, 'remarks', str('A'))]), 'other');
+      const winner = await submit(server, object, change(object, 1, [add(object, 'remarks', str('B'))]), 'holder');
       expect((await decide(server, winner, 'REQUEST_ACCEPTED')).status).to.equal(204);
       expect((await decide(server, stale, 'REQUEST_ACCEPTED')).status).to.equal(422);
       expect(await statusOf(server, stale)).to.equal('REQUEST_REJECTED');
@@ -177,7 +177,7 @@ describe('action requests: decisions, reading, revoking, listing', () => {
 
   it('requests, statuses and errors survive a restart', async () => {
     const { object, request } = await pendingChange();
-    const rejected = await submit(server, object, change(object, 7, [add(object, 'goodsDescription', str('x'))]), 'other');
+    const rejected = await submit(server, object, change(object, 7, [add(object, 'remarks', str('x'))]), 'other');
     const before = [await readJson(server, request), await readJson(server, rejected), await readJson(server, `${object}/audit-trail`)];
     await server.stop();
     await server.restart();
@@ -199,7 +199,7 @@ describe('decision policies', () => {
       try {
         for (const [agent, expected] of [['holder', holderStatus], ['other', otherStatus]] as const) {
           const object = await createObject(server);
-          const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Pens'))]), agent);
+          const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]), agent);
           expect(await statusOf(server, request)).to.equal(expected);
           expect((await readJson(server, object))['api:hasRevision']).to.equal(expected === 'REQUEST_ACCEPTED' ? 2 : 1);
         }

@@ -17,7 +17,7 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
   before(async () => {
     server = await startTestServer({ decisionPolicy: 'auto' });
     object = await createObject(server);
-    const goods = (value: string) => [add(object, 'goodsDescription', str(value))];
+    const goods = (value: string) => [add(object, 'remarks', str(value))];
     // Pauses keep every request in its own millisecond, so the expected order is the submission order.
     requests.revoked = await submit(server, object, change(object, 1, goods('A')), 'other');
     expect((await server.request(requests.revoked, { method: 'DELETE', agent: 'other' })).status).to.equal(204);

@@ -26,7 +26,7 @@ describe('change requests under concurrency', () => {
     const rounds = 4;
     for (let revision = 1; revision <= rounds; revision++) {
       const locations = await Promise.all(
-        Array.from({ length: CLIENTS }, (_, i) => submit(server, object, change(object, revision, [add(object, 'goodsDescription', str(`round ${revision} client ${i}`))]))),
+        Array.from({ length: CLIENTS }, (_, i) => submit(server, object, change(object, revision, [add(object, 'remarks', str(`round ${revision} client ${i}`))]))),
       );
       const bodies = await Promise.all(locations.map((l) => readJson(server, l)));
       const accepted = bodies.filter((b) => statusName(b) === 'REQUEST_ACCEPTED');
@@ -40,7 +40,7 @@ describe('change requests under concurrency', () => {
     expect(entry.revisions.map((r) => r.number)).to.deep.equal([1, 2, 3, 4, 5]);
     const body = await readJson(server, object);
     expect(body['api:hasRevision']).to.equal(rounds + 1);
-    expect(asList(body['cargo:goodsDescription'] as string[])).to.have.length(rounds + 1);
+    expect(asList(body['cargo:remarks'] as string[])).to.have.length(rounds + 1);
     expect(await statuses(server, object)).to.have.length(rounds * CLIENTS);
 
     await server.stop();
@@ -51,8 +51,8 @@ describe('change requests under concurrency', () => {
 
   it('partners submitting while the holder accepts: no pending request is left on a replaced revision', async () => {
     const object = await createObject(server);
-    const first = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('first'))]), 'other');
-    const partner = (i: number) => submit(server, object, change(object, 1, [add(object, 'goodsDescription', str(`partner ${i}`))]), 'other');
+    const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('first'))]), 'other');
+    const partner = (i: number) => submit(server, object, change(object, 1, [add(object, 'remarks', str(`partner ${i}`))]), 'other');
     const accept = server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' });
     const [decision] = await Promise.all([accept, ...Array.from({ length: CLIENTS }, (_, i) => partner(i))]);
     expect(decision.status).to.equal(204);
@@ -65,8 +65,8 @@ describe('change requests under concurrency', () => {
   it('an accept decided while a pending request is being stored rejects that request in the same commit', async () => {
     const { services } = server.running;
     const object = await createObject(server);
-    const first = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('first'))]), 'other');
-    const body = Buffer.from(JSON.stringify(change(object, 1, [add(object, 'goodsDescription', str('late'))])));
+    const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('first'))]), 'other');
+    const body = Buffer.from(JSON.stringify(change(object, 1, [add(object, 'remarks', str('late'))])));
     const quads = await parseBody(body, 'jsonld', { base: services.objects.objectsPrefix, limits: services.config.limits });
     // Both start in the same tick: the submission's commit is still in flight when the accept is planned.
     const submitted = services.changeRequests.submit(object, quads, services.access.caller(OTHER_AGENT));

@@ -57,7 +57,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   it('creates a ChangeRequest: 201, Location under /action-requests/, Type, requester, times and status', async () => {
     const object = await createObject(server);
     const before = Date.now();
-    const res = await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('Pens'))]), 'other');
+    const res = await patch(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]), 'other');
     expect(res.status).to.equal(201);
     expect(res.headers.get('type')).to.equal(`${API}ChangeRequest`);
     const location = res.headers.get('location')!;
@@ -91,7 +91,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('refuses any other operation with 400, storing nothing', async () => {
       const object = await createObject(server);
       const count = await requestCount(server);
-      const body = change(object, 1, [add(object, 'goodsDescription', str('x'))]);
+      const body = change(object, 1, [add(object, 'remarks', str('x'))]);
       ((body['api:hasOperation'] as Json[])[0]['api:op'] as Json)['@id'] = 'api:REPLACE';
       const res = await patch(server, object, body);
       expect(res.status).to.equal(400);
@@ -104,9 +104,9 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('runs every DELETE before any ADD, whatever their order in the Change', async () => {
       const object = await createObject(server);
       // In written order the ADD would meet a value already present and fail.
-      const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Books')), del(object, 'goodsDescription', str('Books'))]));
+      const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Books')), del(object, 'remarks', str('Books'))]));
       expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
-      expect((await readJson(server, object))['cargo:goodsDescription']).to.equal('Books');
+      expect((await readJson(server, object))['cargo:remarks']).to.equal('Books');
     });
 
     it('a failing DELETE leaves the object exactly as it was: REQUEST_FAILED with a 422 error', async () => {
@@ -115,7 +115,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const request = await submit(
         server,
         object,
-        change(object, 1, [add(object, 'goodsDescription', str('Toys')), del(object, 'coload', bool(false)), del(object, 'goodsDescription', str('not there'))]),
+        change(object, 1, [add(object, 'remarks', str('Toys')), del(object, 'coload', bool(false)), del(object, 'remarks', str('not there'))]),
       );
       const body = await readJson(server, request);
       expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
@@ -130,7 +130,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('adding a value already present fails the whole change the same way', async () => {
       const object = await createObject(server);
       const before = await state(server, object);
-      const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'goodsDescription', str('Books'))]));
+      const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'remarks', str('Books'))]));
       expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
       expect(await state(server, object)).to.deep.equal(before);
     });
@@ -140,7 +140,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('increments the revision and keeps the old one readable', async () => {
       const object = await createObject(server);
       const first = await state(server, object);
-      const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Pens'))]));
+      const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]));
       expect(await latestRevision(server, object)).to.equal(2);
       expect(await state(server, object, '?revision=1')).to.deep.equal(first);
       const trail = await readJson(server, `${object}/audit-trail`);
@@ -153,7 +153,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const object = await createObject(server);
       const other = await createObject(server);
       const count = await requestCount(server);
-      const res = await patch(server, object, change(other, 1, [add(other, 'goodsDescription', str('x'))]));
+      const res = await patch(server, object, change(other, 1, [add(other, 'remarks', str('x'))]));
       expect(res.status).to.equal(400);
       expect(await requestCount(server)).to.equal(count);
     });
@@ -187,8 +187,8 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const attempts = [
         [add(object, 'customsInformation', cls('CustomsInformation', '_:c1')), add('_:c1', 'otherCustomsInformation', str('x'))],
         [add(object, 'customsInformation', cls('CustomsInformation', `${object}-missing`))],
-        [add(other, 'goodsDescription', str('x'))],
-        [add(`${object}-new`, 'goodsDescription', str('x'))],
+        [add(other, 'remarks', str('x'))],
+        [add(`${object}-new`, 'remarks', str('x'))],
       ];
       for (const operations of attempts) {
         const res = await patch(server, object, change(object, 1, operations));
@@ -201,7 +201,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
 
   describe('rule 7: blank nodes with a non-LO class become internal: embedded objects', () => {
     it('creates the embedded object, and a later change addresses it by its id', async () => {
-      const object = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'Books' });
+      const object = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': 'Books' });
       await submit(
         server,
         object,
@@ -237,9 +237,9 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 8: a Change on an outdated revision is rejected with 409', () => {
     it('REQUEST_REJECTED with a 409 error; the object is unchanged', async () => {
       const object = await createObject(server);
-      await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Pens'))]));
+      await submit(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]));
       const before = await state(server, object);
-      const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Cups'))]));
+      const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Cups'))]));
       const body = await readJson(server, request);
       expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_REJECTED`);
       expect(errorCodes(body)).to.deep.equal(['409']);
@@ -250,8 +250,8 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 9: accepting one change rejects the other pending ones on that revision', () => {
     it('the holder accepts one of two pending requests; the other becomes REQUEST_REJECTED (409)', async () => {
       const object = await createObject(server);
-      const first = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('A'))]), 'other');
-      const second = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('B'))]), 'other');
+      const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('A'))]), 'other');
+      const second = await submit(server, object, change(object, 1, [add(object, 'remarks', str('B'))]), 'other');
       const res = await server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' });
       expect(res.status).to.equal(204);
       expect(await statusOf(server, first)).to.equal('REQUEST_ACCEPTED');
@@ -264,13 +264,13 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 10: no revert through PATCH', () => {
     it('a Change built on an earlier revision is rejected; there is no revert operation', async () => {
       const object = await createObject(server);
-      await submit(server, object, change(object, 1, [del(object, 'goodsDescription', str('Books')), add(object, 'goodsDescription', str('Pens'))]));
-      const revert = await submit(server, object, change(object, 1, [del(object, 'goodsDescription', str('Pens')), add(object, 'goodsDescription', str('Books'))]));
+      await submit(server, object, change(object, 1, [del(object, 'remarks', str('Books')), add(object, 'remarks', str('Pens'))]));
+      const revert = await submit(server, object, change(object, 1, [del(object, 'remarks', str('Pens')), add(object, 'remarks', str('Books'))]));
       expect(await statusOf(server, revert)).to.equal('REQUEST_REJECTED');
-      const body = change(object, 2, [add(object, 'goodsDescription', str('x'))]);
+      const body = change(object, 2, [add(object, 'remarks', str('x'))]);
       ((body['api:hasOperation'] as Json[])[0]['api:op'] as Json)['@id'] = 'api:REVERT';
       expect((await patch(server, object, body)).status).to.equal(400);
-      expect((await readJson(server, object))['cargo:goodsDescription']).to.equal('Pens');
+      expect((await readJson(server, object))['cargo:remarks']).to.equal('Pens');
     });
   });
 
@@ -281,7 +281,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       await submit(server, object, change(object, 1, [del(object, 'grossWeight', cls('Value', weight))]));
       const lines = await state(server, object);
       expect(lines.some((l) => l.includes(weight))).to.equal(false);
-      expect(lines.some((l) => l.includes(`${CARGO}goodsDescription`))).to.equal(true);
+      expect(lines.some((l) => l.includes(`${CARGO}remarks`))).to.equal(true);
     });
   });
 
@@ -298,8 +298,8 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('a decimal 12.50 and 12.5 are the same value; a double 20.0 is not a decimal 20', async () => {
       const object = await createObject(server);
       const weight = weightOf(await readJson(server, object));
-      await submit(server, object, change(object, 1, [add(object, 'goodsDescription', { datatype: `${XSD}decimal`, value: '12.50' })]));
-      const same = await submit(server, object, change(object, 2, [del(object, 'goodsDescription', { datatype: `${XSD}decimal`, value: '12.5' })]));
+      await submit(server, object, change(object, 1, [add(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.50' })]));
+      const same = await submit(server, object, change(object, 2, [del(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.5' })]));
       expect(await statusOf(server, same)).to.equal('REQUEST_ACCEPTED');
       const other = await submit(server, object, change(object, 3, [del(weight, 'numericalValue', { datatype: `${XSD}decimal`, value: '20' })]));
       expect(await statusOf(server, other)).to.equal('REQUEST_FAILED');
@@ -314,10 +314,10 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('malformed Changes: 400, nothing stored', () => {
     const cases: [string, (object: string) => unknown][] = [
       ['no operation', (o) => ({ ...change(o, 1, []), 'api:hasOperation': undefined })],
-      ['no hasRevision', (o) => ({ ...change(o, 1, [add(o, 'goodsDescription', str('x'))]), 'api:hasRevision': undefined })],
-      ['revision 0', (o) => change(o, 0, [add(o, 'goodsDescription', str('x'))])],
-      ['an operation without s', (o) => change(o, 1, [{ op: 'ADD', s: undefined as unknown as string, p: `${CARGO}goodsDescription`, o: [str('x')] }])],
-      ['an operation without o', (o) => change(o, 1, [{ op: 'ADD', s: o, p: `${CARGO}goodsDescription`, o: [] }])],
+      ['no hasRevision', (o) => ({ ...change(o, 1, [add(o, 'remarks', str('x'))]), 'api:hasRevision': undefined })],
+      ['revision 0', (o) => change(o, 0, [add(o, 'remarks', str('x'))])],
+      ['an operation without s', (o) => change(o, 1, [{ op: 'ADD', s: undefined as unknown as string, p: `${CARGO}remarks`, o: [str('x')] }])],
+      ['an operation without o', (o) => change(o, 1, [{ op: 'ADD', s: o, p: `${CARGO}remarks`, o: [] }])],
       ['p that is not an IRI', (o) => change(o, 1, [{ op: 'ADD', s: o, p: 'goods description', o: [str('x')] }])],
       ['not JSON', () => '{"@type": '],
     ];
@@ -336,7 +336,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const turtle = await server.request(object, { method: 'PATCH', headers: { 'Content-Type': 'text/turtle' }, body: '<a:b> <c:d> "e" .' });
       expect(turtle.status).to.equal(415);
       const missing = `${server.url}/logistics-objects/no-such-object`;
-      expect((await patch(server, missing, change(missing, 1, [add(missing, 'goodsDescription', str('x'))]))).status).to.equal(404);
+      expect((await patch(server, missing, change(missing, 1, [add(missing, 'remarks', str('x'))]))).status).to.equal(404);
       const anonymous = await server.request(object, { method: 'PATCH', agent: 'none', headers: { 'Content-Type': 'application/ld+json' }, body: '{}' });
       expect(anonymous.status).to.equal(401);
     });

@@ -12,13 +12,13 @@ const piece = (extra: Record<string, unknown> = {}) => ({ '@context': CONTEXT, '
 
 /** `depth` JSON objects nested in one another (the Piece itself is the first). */
 function nestedPiece(depth: number): Record<string, unknown> {
-  let node: Record<string, unknown> = { 'cargo:unit': 'KGM' };
+  let node: Record<string, unknown> = { 'cargo:code': 'KGM' };
   for (let i = 2; i < depth; i++) node = { 'cargo:next': node };
   return piece({ 'cargo:grossWeight': node });
 }
 
-/** A Piece with `count` triples: its type and count - 1 distinct descriptions. */
-const pieceWithTriples = (count: number) => piece({ 'cargo:goodsDescription': Array.from({ length: count - 1 }, (_, i) => `d${i}`) });
+/** A Piece with `count` triples: its type, its description and count - 2 distinct shipping marks. */
+const pieceWithTriples = (count: number) => piece({ 'cargo:shippingMarks': Array.from({ length: count - 2 }, (_, i) => `d${i}`) });
 
 /** A Piece linking to an IRI of exactly `length` characters. */
 function pieceLinkingIriOfLength(length: number): Record<string, unknown> {
@@ -206,7 +206,7 @@ describe('Request body safety', () => {
     });
 
     it('Turtle bodies are accepted (text/turtle and application/x-turtle)', async () => {
-      const turtle = `@prefix cargo: <${CARGO}> .\n[] a cargo:Piece ; cargo:goodsDescription "from Turtle"@en ; cargo:grossWeight [ a cargo:Value ; cargo:unit "KGM" ] .`;
+      const turtle = `@prefix cargo: <${CARGO}> .\n[] a cargo:Piece ; cargo:goodsDescription "from Turtle"@en ; cargo:grossWeight [ a cargo:Value ; cargo:unit <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM> ] .`;
       for (const type of ['text/turtle', 'application/x-turtle; charset=utf-8']) {
         const read = (await (await server.request(await expectCreated(turtle, type))).json()) as Record<string, Record<string, string>>;
         expect(read['cargo:goodsDescription']).to.deep.equal({ '@value': 'from Turtle', '@language': 'en' });

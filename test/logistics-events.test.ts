@@ -179,7 +179,7 @@ describe('Logistics Events: create and read', () => {
       const res = await patch(server, shipment, change(shipment, revision, [add(shipment, property, { datatype: `${CARGO}LogisticsEvent`, value: location })]));
       expect(res.status, property).to.equal(400);
     }
-    await submit(server, shipment, change(shipment, revision, [add(shipment, 'goodsDescription', str('changed while events exist'))]));
+    await submit(server, shipment, change(shipment, revision, [add(shipment, 'remarks', str('changed while events exist'))]));
     expect((await server.request(shipment)).headers.get('revision')).to.equal(String(revision + 1));
     expect(await (await server.request(`${shipment}/logistics-events?limit=1000`)).text()).to.equal(listBefore);
     expect(await (await server.request(location)).text()).to.equal(eventBefore);

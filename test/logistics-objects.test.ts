@@ -5,7 +5,7 @@ const PIECE = {
   '@context': { cargo: 'https://onerecord.iata.org/ns/cargo#' },
   '@type': 'cargo:Piece',
   'cargo:goodsDescription': 'Books',
-  'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': 'KGM', 'cargo:numericalValue': { '@type': 'http://www.w3.org/2001/XMLSchema#double', '@value': '20.0' } },
+  'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': { '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' }, 'cargo:numericalValue': { '@type': 'http://www.w3.org/2001/XMLSchema#double', '@value': '20.0' } },
 };
 
 describe('Logistics Objects: create and read', () => {
@@ -38,7 +38,7 @@ describe('Logistics Objects: create and read', () => {
     expect(body['api:hasLatestRevision']).to.equal(1);
     const weight = body['cargo:grossWeight'] as Record<string, unknown>;
     expect(weight['@id']).to.match(/^internal:/);
-    expect(weight['cargo:unit']).to.equal('KGM');
+    expect(weight['cargo:unit']).to.deep.equal({ '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' });
   });
 
   it('non-internal callers may not create objects (403)', async () => {

@@ -16,7 +16,7 @@ describe('parsed revisions kept in memory', () => {
   it('a revision written by a change is kept exactly as the store holds it, whatever lexical forms the Change used', async () => {
     const object = await createObject(server);
     const values = [dbl('+25.000'), { datatype: `${XSD}boolean`, value: '1' }, { datatype: `${XSD}decimal`, value: '12.50' }, { datatype: `${XSD}dateTime`, value: '2026-01-02T03:04:05.500Z' }];
-    const res = await patch(server, object, change(object, 1, [del(object, 'goodsDescription', str('Books')), add(object, 'goodsDescription', str('Pens')), add(object, 'shippingMarks', ...values)]));
+    const res = await patch(server, object, change(object, 1, [del(object, 'remarks', str('Books')), add(object, 'remarks', str('Pens')), add(object, 'https://example.org/ns#values', ...values)]));
     expect(res.status).to.equal(201);
     const { objects } = server.running.services;
     const latest = objects.index.latest(objects.index.get(object)!);

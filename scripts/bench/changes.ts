@@ -6,6 +6,9 @@
  * process (startServer, loopback, fsync on), holding the same preloaded store, so no run depends on
  * what an earlier one wrote; the 20-client PATCH run is repeated and its median reported.
  *   npm run build && node dist/scripts/bench/changes.js [seconds] [repeats]
+ * With `validation` first, it measures only POST and PATCH (20 clients) with data-model validation
+ * on and off, alternating, each setting `repeats` times (medians):
+ *   npm run build && node dist/scripts/bench/changes.js validation [seconds] [repeats]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -51,12 +54,12 @@ async function freePort(): Promise<number> {
 }
 
 /** The server side: a real server; answers 'memory' messages after a full GC. */
-async function serve(): Promise<void> {
+async function serve(validation: boolean): Promise<void> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-bench-changes-'));
   // No snapshot during the runs: one started by the POST run would slow down the PATCH runs after it.
   const journal = { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 };
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal });
+  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal, validation: { enabled: validation } });
   const server = await startServer(config, createLogger('silent'));
   const { objects, holder, access, identityProvider } = server.services;
   const token = await identityProvider!.issue(holder);
@@ -163,8 +166,8 @@ interface BenchServer {
   unaccepted(list: Subject[]): Promise<number>;
 }
 
-async function startBenchServer(): Promise<BenchServer> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve'], {
+async function startBenchServer(validation = true): Promise<BenchServer> {
+  const child = fork(fileURLToPath(import.meta.url), ['serve', validation ? 'on' : 'off'], {
     execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])],
   });
   const [ready] = (await once(child, 'message')) as [Ready];
@@ -215,8 +218,8 @@ interface PatchRun extends RunResult {
 }
 
 /** PATCH run with `clients` clients, each on its own objects, on a fresh server. */
-async function patchRun(clients: number, seconds: number): Promise<PatchRun> {
-  const server = await startBenchServer();
+async function patchRun(clients: number, seconds: number, validation = true): Promise<PatchRun> {
+  const server = await startBenchServer(validation);
   const perClient = CHANGED_OBJECTS / clients;
   const objects = await Promise.all(Array.from({ length: clients }, () => server.subjects(perClient)));
   const cursors = new Array<number>(clients).fill(0);
@@ -234,8 +237,8 @@ async function patchRun(clients: number, seconds: number): Promise<PatchRun> {
   };
 }
 
-async function postRun(clients: number, seconds: number): Promise<RunResult> {
-  const server = await startBenchServer();
+async function postRun(clients: number, seconds: number, validation = true): Promise<RunResult> {
+  const server = await startBenchServer(validation);
   const result = await run(clients, seconds, () => server.post(), 201);
   await server.stop();
   return result;
@@ -294,5 +297,28 @@ async function drive(seconds: number, repeats: number): Promise<void> {
   );
 }
 
-if (process.argv[2] === 'serve') await serve();
+/** POST and PATCH throughput with validation on and off, alternating so a slow moment of the machine hits both. */
+async function compareValidation(seconds: number, repeats: number): Promise<void> {
+  const runs = { postOn: [] as RunResult[], postOff: [] as RunResult[], patchOn: [] as PatchRun[], patchOff: [] as PatchRun[] };
+  for (let i = 0; i < repeats; i++) {
+    runs.postOn.push(await postRun(CLIENTS, seconds, true));
+    runs.postOff.push(await postRun(CLIENTS, seconds, false));
+    runs.patchOn.push(await patchRun(CLIENTS, seconds, true));
+    runs.patchOff.push(await patchRun(CLIENTS, seconds, false));
+  }
+  const rate = (list: RunResult[]) => median(list, (r) => r.perSecond);
+  const row = (name: string, on: RunResult, off: RunResult) =>
+    `| ${name} | ${fmt(on.perSecond)} | ${fmt(off.perSecond)} | ${fmt(on.perSecond / off.perSecond, 3)} | ${fmt(on.p50, 2)} / ${fmt(off.p50, 2)} | ${fmt(on.p99, 2)} / ${fmt(off.p99, 2)} | ${on.failures + off.failures} |`;
+  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
+  console.log('| run | per s, validation on | per s, off | ratio on/off | p50 ms on / off | p99 ms on / off | failures |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(row('POST Logistics Object', rate(runs.postOn), rate(runs.postOff)));
+  console.log(row('PATCH accepted change', rate(runs.patchOn), rate(runs.patchOff)));
+  const cpu = (list: PatchRun[]) => median(list, (r) => r.cpuPerChange).cpuPerChange;
+  console.log(`server CPU per accepted change (median): ${fmt(cpu(runs.patchOn))} µs with validation, ${fmt(cpu(runs.patchOff))} µs without`);
+  for (const [name, list] of Object.entries(runs)) console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
+}
+
+if (process.argv[2] === 'serve') await serve(process.argv[3] !== 'off');
+else if (process.argv[2] === 'validation') await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
 else await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));

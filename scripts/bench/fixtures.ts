@@ -2,11 +2,11 @@ import { DEFAULTS } from '../../src/config.js';
 import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
-import { CARGO } from '../../src/rdf/vocab.js';
+import { CARGO, CODE_LISTS } from '../../src/rdf/vocab.js';
 
 const value = (unit: string, numericalValue: number) => ({
   '@type': 'cargo:Value',
-  'cargo:unit': unit,
+  'cargo:unit': { '@id': `${CODE_LISTS}MeasurementUnitCode#${unit}` },
   'cargo:numericalValue': { '@value': String(numericalValue), '@type': 'xsd:double' },
 });
 
@@ -21,7 +21,7 @@ export const BENCH_PIECE = {
   'cargo:shippingMarks': 'FRAGILE',
   'cargo:stackable': true,
   'cargo:turnable': true,
-  'cargo:loadType': 'BULK',
+  'cargo:loadType': { '@id': 'cargo:BULK' },
   'cargo:grossWeight': value('KGM', 20.5),
   'cargo:dimensions': { '@type': 'cargo:Dimensions', 'cargo:height': value('CMT', 40), 'cargo:length': value('CMT', 60), 'cargo:width': value('CMT', 30) },
   'cargo:handlingInstructions': [0, 1, 2].map((i) => ({

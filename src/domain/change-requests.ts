@@ -10,6 +10,7 @@ import { applyChange, changeQuads, parseChange, requireChangeType, type Change, 
 import type { LogisticsObjects } from './logistics-objects.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
 import { newEmbeddedIri } from './new-objects.js';
+import { shapeError } from '../shapes/validator.js';
 
 /** Which ChangeRequests of an object an audit trail shows. */
 export interface AuditFilter {
@@ -82,7 +83,10 @@ export class ChangeRequests implements AcceptHandler {
   async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
     const entry = this.objects.index.get(object);
     if (!entry) throw notFound(object, 'Logistics Object not found');
-    const change = parseChange(requireChangeType(body), this.context(object));
+    const typed = requireChangeType(body);
+    const received = this.objects.shapeViolations(typed);
+    if (received.length > 0) throw shapeError(received, 400);
+    const change = parseChange(typed, this.context(object));
     const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object]);
     const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
     const write = this.requests.write();
@@ -161,6 +165,9 @@ export class ChangeRequests implements AcceptHandler {
       newEmbeddedIri,
     });
     if (!applied.ok) return applied.error;
+    // The resulting revision is what must fit the data model, whatever earlier revisions held.
+    const violations = this.objects.shapeViolations(applied.triples);
+    if (violations.length > 0) return shapeError(violations, 422);
     const number = this.objects.claimNextRevision(entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
     return { triples: applied.triples, number };

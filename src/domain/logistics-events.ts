@@ -9,6 +9,7 @@ import type { GraphStore } from '../store/graph-store.js';
 import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
 import { eventMetadataQuads, type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
 import type { LogisticsObjects } from './logistics-objects.js';
+import { shapeError } from '../shapes/validator.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
 
 /** Page size of event lists when the client gives no `limit`, and the largest it may ask for. */
@@ -151,6 +152,8 @@ export class LogisticsEvents {
   /** Checks the event and claims its id; the caller releases the claim once the commit is done. */
   private prepareAndReserve(draft: EventDraft, object: string, context: PrepareContext): PreparedEvent {
     const prepared = prepareEvent(draft, object, context);
+    const violations = this.objects.shapeViolations(prepared.triples);
+    if (violations.length > 0) throw shapeError(violations, 400);
     if (!this.index.reserve(prepared.iri)) {
       throw new HttpError(409, 'event_exists', { message: `a Logistics Event with @id ${prepared.iri} already exists`, resource: prepared.iri });
     }

@@ -6,6 +6,7 @@ import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
 import { cargo, rdf, xsd } from '../rdf/vocab.js';
 import { isWellTyped } from '../rdf/xsd-lexical.js';
 import type { GraphStore, QuadChange } from '../store/graph-store.js';
+import { shapeError, type ShapeValidator, type Violation } from '../shapes/validator.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
 import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
 
@@ -53,6 +54,8 @@ export class LogisticsObjects {
     private readonly ontology: CargoOntology,
     private readonly access: AccessControl,
     baseUrl: string,
+    /** Data-model validation of every revision written; none when switched off. */
+    private readonly shapes?: ShapeValidator,
   ) {
     this.objectsPrefix = `${baseUrl}/logistics-objects/`;
   }
@@ -71,7 +74,14 @@ export class LogisticsObjects {
       objectsPrefix: this.objectsPrefix,
       exists: (iri) => this.index.isTaken(iri),
     });
+    const violations = objects.flatMap((o) => this.shapeViolations(o.triples));
+    if (violations.length > 0) throw shapeError(violations, 400);
     return this.createObjects(objects, caller.agent);
+  }
+
+  /** How `triples` (a revision, an event, a received API object) break the data model's shapes. */
+  shapeViolations(triples: readonly Quad[]): Violation[] {
+    return this.shapes?.validate(triples) ?? [];
   }
 
   private async createObjects(objects: NewObject[], agent: string): Promise<Created> {

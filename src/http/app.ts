@@ -16,6 +16,7 @@ import { actionRequestRoutes } from './routes/action-requests.js';
 import { auditTrailRoutes } from './routes/audit-trail.js';
 import { serverInformationRoutes } from './routes/server-information.js';
 import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
+import { shapesRoutes } from './routes/shapes.js';
 
 function bareApp(): Express {
   const app = express();
@@ -49,6 +50,7 @@ export function createApp(services: Services): Express {
   app.use(authenticate(services));
   app.use(serverInformationRoutes(services));
   app.use(movedObjectRedirects(services));
+  app.use(shapesRoutes(services));
   app.use(logisticsObjectRoutes(services));
   app.use(auditTrailRoutes(services));
   app.use(actionRequestRoutes(services));

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { HttpError } from '../errors.js';
 import type { Quad, Term } from '../rdf/terms.js';
 import { rdf } from '../rdf/vocab.js';
 import { compactIri, compileShapes, type CompiledShapes, type NodeCheck, type PropertyCheck, type ValueCheck } from './compile.js';
@@ -26,6 +27,11 @@ export interface Violation {
 export interface ValidatorOptions {
   /** Refuse properties unknown to the ontologies (the strict shapes). */
   strict?: boolean;
+}
+
+/** The error that refuses data with `violations`: one detail per violation (property, focus node, message). */
+export function shapeError(violations: readonly Violation[], status: number): HttpError {
+  return new HttpError(status, 'shape_violation', violations.map((v) => ({ message: v.message, property: v.path, resource: v.focusNode })));
 }
 
 /** The Turtle of the shapes a validator with `options` enforces, as served by GET /shapes. */

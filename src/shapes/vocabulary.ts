@@ -10,7 +10,9 @@ export const UNTYPED_SHAPE = `${SHAPES}Untyped`;
  * The literal datatypes a property of each ontology datatype accepts. JSON-LD turns a JSON number
  * into xsd:integer or xsd:double whatever the property, and the store keeps integer subtypes as
  * xsd:integer, so a number-valued property accepts every numeric datatype and an integer-valued one
- * every integer datatype (with the lower bound of the ontology's type).
+ * every integer datatype (with the lower bound of the ontology's type). An xsd:anyURI property also
+ * takes a plain string: compacted JSON-LD without a type coercion in its context writes IRIs that way
+ * (`"api:p": "https://…"`), and refusing the most common way clients write a Change helps nobody.
  */
 export interface DatatypeFamily {
   accepted: string[];
@@ -33,5 +35,5 @@ export const DATATYPE_FAMILIES: Readonly<Record<string, DatatypeFamily>> = {
   [`${XSD}dateTime`]: { accepted: [`${XSD}dateTime`], expected: 'an xsd:dateTime' },
   [`${XSD}date`]: { accepted: [`${XSD}date`], expected: 'an xsd:date' },
   [`${XSD}duration`]: { accepted: [`${XSD}duration`], expected: 'an xsd:duration' },
-  [`${XSD}anyURI`]: { accepted: [`${XSD}anyURI`], expected: 'an xsd:anyURI' },
+  [`${XSD}anyURI`]: { accepted: [`${XSD}anyURI`, `${XSD}string`], expected: 'an xsd:anyURI (or a string)' },
 };

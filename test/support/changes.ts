@@ -14,9 +14,9 @@ export function piece(extra = 0): Json {
   const body: Json = {
     '@context': { cargo: CARGO, xsd: XSD },
     '@type': 'cargo:Piece',
-    'cargo:goodsDescription': 'Books',
+    'cargo:remarks': 'Books',
     'cargo:coload': false,
-    'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': 'KGM', 'cargo:numericalValue': { '@type': 'xsd:double', '@value': '20.0' } },
+    'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': { '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' }, 'cargo:numericalValue': { '@type': 'xsd:double', '@value': '20.0' } },
   };
   if (extra > 0) body['cargo:shippingMarks'] = Array.from({ length: extra }, (_, i) => `mark ${i}`);
   return body;

@@ -1,0 +1,191 @@
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { expect } from 'chai';
+import { Parser } from 'n3';
+import { SHAPES_FILE } from '../src/shapes/validator.js';
+import { API, CARGO, XSD, add, asList, bool, change, createObject, del, errorCodes, patch, piece, readJson, statusOf, str, submit } from './support/changes.js';
+import { eventJson, postEvent } from './support/events.js';
+import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
+
+type Json = Record<string, unknown>;
+
+/** The api:ErrorDetails of an api:Error body (or of a ChangeRequest's hasError) as plain values. */
+function details(error: Json): { property: string; resource: string; message: string }[] {
+  return asList(error['api:hasErrorDetail'] as Json | Json[]).map((d) => ({
+    property: ((d['api:hasProperty'] as Json)?.['@value'] ?? d['api:hasProperty']) as string,
+    resource: ((d['api:hasResource'] as Json)?.['@value'] ?? d['api:hasResource']) as string,
+    message: d['api:hasMessage'] as string,
+  }));
+}
+
+const invalidPiece = (): Json => ({
+  '@context': { cargo: CARGO },
+  '@type': 'cargo:Piece',
+  'cargo:goodsDescription': ['Books', 'Magazines'],
+  'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:numericalValue': 'abc' },
+});
+
+describe('Data-model validation on every write path', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('POST /logistics-objects: 400 with one hasErrorDetail per violation (property, focus node, message); nothing stored', async () => {
+    const before = server.running.services.objects.index.size;
+    const res = await postJsonLd(server, '/logistics-objects', invalidPiece());
+    expect(res.status).to.equal(400);
+    const body = (await res.json()) as Json;
+    expect(body['@type']).to.equal('api:Error');
+    const found = details(body);
+    expect(found).to.have.length(2);
+    const weight = found.find((d) => d.property === `${CARGO}numericalValue`)!;
+    expect(weight.message).to.equal('cargo:grossWeight/cargo:numericalValue must be a number, got "abc"');
+    expect(weight.resource).to.match(/^internal:/);
+    const description = found.find((d) => d.property === `${CARGO}goodsDescription`)!;
+    expect(description.message).to.equal('cargo:goodsDescription may appear at most once, got 2 values');
+    expect(description.resource).to.match(new RegExp(`^${server.url}/logistics-objects/`));
+    expect(server.running.services.objects.index.size).to.equal(before);
+  });
+
+  it('POST /logistics-objects: a nested Logistics Object that breaks a shape refuses the whole body', async () => {
+    const before = server.running.services.objects.index.size;
+    const res = await postJsonLd(server, '/logistics-objects', {
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:goodsDescription': 'Shipment',
+      'cargo:pieces': { '@type': 'cargo:Piece', 'cargo:coload': 'maybe' },
+    });
+    expect(res.status).to.equal(400);
+    // The nested Piece is an object of its own: the message starts from it.
+    const [detail] = details((await res.json()) as Json);
+    expect(detail.message).to.equal('cargo:coload must be a boolean (true or false), got "maybe"');
+    expect(detail.resource).to.match(new RegExp(`^${server.url}/logistics-objects/`));
+    expect(server.running.services.objects.index.size).to.equal(before);
+  });
+
+  it('PATCH: a Change whose resulting revision breaks a shape is REQUEST_FAILED with one api:Error detail per violation; the object is unchanged', async () => {
+    const object = await createObject(server);
+    const before = await readJson(server, object);
+    const request = await submit(
+      server,
+      object,
+      change(object, 1, [add(object, 'goodsDescription', str('Books'), str('Magazines')), del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]),
+    );
+    const body = await readJson(server, request);
+    expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
+    expect(errorCodes(body)).to.deep.equal(['422', '422']);
+    expect(details(body['api:hasError'] as Json).map((d) => [d.property, d.resource])).to.have.deep.members([
+      [`${CARGO}goodsDescription`, object],
+      [`${CARGO}coload`, object],
+    ]);
+    expect(await readJson(server, object)).to.deep.equal(before);
+  });
+
+  it('PATCH: a Change that keeps the object valid is accepted', async () => {
+    const object = await createObject(server);
+    const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]));
+    expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
+  });
+
+  it('PATCH: a Change document that breaks the API shapes is 400 (api:hasRevision must be >= 1)', async () => {
+    const object = await createObject(server);
+    const body = change(object, 1, [add(object, 'goodsDescription', str('x'))]);
+    body['api:hasRevision'] = { '@type': `${XSD}integer`, '@value': '0' };
+    const res = await patch(server, object, body);
+    expect(res.status).to.equal(400);
+    expect(details((await res.json()) as Json).map((d) => d.property)).to.deep.equal([`${API}hasRevision`]);
+  });
+
+  it('POST logistics-events: an event breaking a shape is 400; the bulk endpoint reports it for that event only', async () => {
+    const object = await createObject(server);
+    const bad = eventJson({ 'cargo:partialEventIndicator': 'maybe' });
+    const res = await postEvent(server, object, bad);
+    expect(res.status).to.equal(400);
+    expect(details((await res.json()) as Json)[0].message).to.equal('cargo:partialEventIndicator must be a boolean (true or false), got "maybe"');
+    expect((await postEvent(server, object, eventJson({ 'cargo:partialEventIndicator': false }))).status).to.equal(201);
+
+    const bulk = await postJsonLd(server, '/logistics-events', {
+      '@context': { cargo: CARGO },
+      '@graph': [
+        { ...eventJson(), '@context': undefined, 'cargo:eventFor': { '@id': object } },
+        { ...bad, '@context': undefined, 'cargo:eventFor': { '@id': object } },
+      ],
+    });
+    expect(bulk.status).to.equal(207);
+    const text = await bulk.text();
+    expect(text).to.include('cargo:partialEventIndicator must be a boolean');
+    const result = JSON.parse(text) as Json;
+    expect([result['api:hasTotalCreated'], result['api:hasTotalFailed']]).to.deep.equal([1, 1]);
+  });
+});
+
+describe('Data-model validation settings and stored data', () => {
+  it('objects stored before validation (or under older shapes) stay readable; a change is validated on the resulting revision only', async () => {
+    const first = await startTestServer({ validation: { enabled: false } });
+    try {
+      const res = await postJsonLd(first, '/logistics-objects', invalidPiece());
+      expect(res.status).to.equal(201);
+      const object = res.headers.get('location')!;
+      await first.stop();
+      const port = Number(new URL(first.url).port);
+      const second = await startTestServer({ port, baseUrl: first.url }, first.dataDir);
+      try {
+        expect((await second.request(object)).status).to.equal(200);
+        // Still invalid after this change (two descriptions remain): refused, nothing changes.
+        const stillInvalid = await submit(second, object, change(object, 1, [add(object, 'coload', { datatype: `${XSD}boolean`, value: 'true' })]));
+        expect(await statusOf(second, stillInvalid)).to.equal('REQUEST_FAILED');
+        // This change repairs both problems: accepted.
+        const weight = ((await readJson(second, object))['cargo:grossWeight'] as Json)['@id'] as string;
+        const repair = await submit(
+          second,
+          object,
+          change(object, 1, [del(object, 'goodsDescription', str('Magazines')), del(weight, 'numericalValue', str('abc')), add(weight, 'numericalValue', { datatype: `${XSD}double`, value: '20' })]),
+        );
+        expect(await statusOf(second, repair)).to.equal('REQUEST_ACCEPTED');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(first.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('validation.strict refuses properties unknown to the ontologies; the default accepts them', async () => {
+    const body = { ...piece(), 'https://example.com/vocab#colour': 'red' };
+    const open = await startTestServer();
+    const strict = await startTestServer({ validation: { strict: true } });
+    try {
+      expect((await postJsonLd(open, '/logistics-objects', body)).status).to.equal(201);
+      const res = await postJsonLd(strict, '/logistics-objects', body);
+      expect(res.status).to.equal(400);
+      expect(details((await res.json()) as Json).map((d) => d.message)).to.deep.equal(['<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)']);
+    } finally {
+      await open.close();
+      await strict.close();
+    }
+  });
+});
+
+describe('GET /shapes', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.close());
+
+  it('serves the shapes the server checks as Turtle to authenticated callers (partners too)', async () => {
+    const res = await server.request('/shapes', { agent: 'other', headers: { Accept: 'text/turtle' } });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/turtle/);
+    const text = await res.text();
+    expect(text).to.equal(readFileSync(SHAPES_FILE, 'utf8'));
+    expect(new Parser().parse(text).length).to.be.greaterThan(1000);
+  });
+
+  it('401 without a token; 406 when Turtle is not acceptable', async () => {
+    expect((await server.request('/shapes', { agent: 'none' })).status).to.equal(401);
+    expect((await server.request('/shapes', { headers: { Accept: 'application/ld+json' } })).status).to.equal(406);
+  });
+});
