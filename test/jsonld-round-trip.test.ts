@@ -31,11 +31,11 @@ describe('JSON-LD round trip of every route: compact and frame give back the sto
       '@type': 'cargo:Shipment',
       'cargo:goodsDescription': 'Books',
       'cargo:pieces': { '@id': piece },
-      'cargo:totalGrossWeight': { '@type': 'cargo:Value', 'cargo:unit': 'KGM', 'cargo:numericalValue': 12.5 },
+      'cargo:totalGrossWeight': { '@type': 'cargo:Value', 'cargo:unit': { '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' }, 'cargo:numericalValue': 12.5 },
     });
     shipment = res.headers.get('location')!;
-    accepted = await submit(server, shipment, change(shipment, 1, [add(shipment, 'goodsDescription', str('Pens'))]));
-    rejected = await submit(server, shipment, change(shipment, 1, [add(shipment, 'goodsDescription', str('Ink'))]));
+    accepted = await submit(server, shipment, change(shipment, 1, [add(shipment, 'remarks', str('Pens'))]));
+    rejected = await submit(server, shipment, change(shipment, 1, [add(shipment, 'remarks', str('Ink'))]));
     const posted = await postEvent(server, shipment, eventJson());
     event = posted.headers.get('location')!;
     await postEvent(server, shipment, eventJson({ code: 'ARR', eventDate: '2024-05-02T10:00:00Z' }));
