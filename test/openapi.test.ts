@@ -169,6 +169,9 @@ describe('OpenAPI: the served description matches every route and answer', funct
     await call('GET', '/health/ready', { agent: 'none' });
     expect((await call('GET', '/metrics', { agent: 'none', headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).status).to.equal(200);
     await call('GET', '/metrics', { agent: 'none' });
+    expect((await call('GET', '/shapes', { headers: { Accept: 'text/turtle' } })).status).to.equal(200);
+    await call('GET', '/shapes', { agent: 'none' });
+    await call('GET', '/shapes', { headers: { Accept: 'application/ld+json' } });
   });
 
   it('every described operation was exercised above', () => {

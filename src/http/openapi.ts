@@ -137,6 +137,18 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       responses: { '207': { description: 'One status per event', content: jsonLd(ref('MultiStatusDocument')) } },
     },
   },
+  '/shapes': {
+    get: {
+      tags: ['Operations'],
+      summary: 'The SHACL shapes every write is checked against, generated from the ONE Record ontologies',
+      operationId: 'getShapes',
+      responses: {
+        '200': { description: 'SHACL shapes as Turtle', content: { 'text/turtle': { schema: { type: 'string' } } } },
+        '401': { description: 'Not authenticated' },
+        '406': { description: 'Turtle is not acceptable' },
+      },
+    },
+  },
   '/internal/moves': {
     get: {
       tags: ['Operations'],
