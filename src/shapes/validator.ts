@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { HttpError } from '../errors.js';
 import type { Quad, Term } from '../rdf/terms.js';
-import { rdf } from '../rdf/vocab.js';
+import { rdf, XSD } from '../rdf/vocab.js';
 import { compactIri, compileShapes, type CompiledShapes, type NodeCheck, type PropertyCheck, type ValueCheck } from './compile.js';
-import { isWellFormed, numericValue } from './lexical.js';
+import { isWellTyped } from '../rdf/xsd-lexical.js';
 
 export const SHAPES_DIR = fileURLToPath(new URL('../../../shapes/', import.meta.url));
 export const SHAPES_FILE = `${SHAPES_DIR}onerecord-shapes.ttl`;
@@ -37,6 +37,15 @@ export function shapeError(violations: readonly Violation[], status: number): Ht
 /** The Turtle of the shapes a validator with `options` enforces, as served by GET /shapes. */
 export function shapesTurtle(options: ValidatorOptions = {}): string {
   return [SHAPES_FILE, ...(options.strict ? [STRICT_SHAPES_FILE] : [])].map((f) => readFileSync(f, 'utf8')).join('\n');
+}
+
+const NUMERIC = new Set(['decimal', 'double', 'float', 'integer', 'int', 'long', 'nonNegativeInteger', 'positiveInteger'].map((t) => `${XSD}${t}`));
+
+/** The number a well-typed numeric literal stands for, for sh:minInclusive; undefined for other literals. */
+function numericValue(lexical: string, datatype: string): number | undefined {
+  if (!NUMERIC.has(datatype) || !isWellTyped(lexical, datatype)) return undefined;
+  const n = Number(lexical.replace(/^\+/, '').replace(/^(-?)INF$/, '$1Infinity'));
+  return Number.isNaN(n) ? undefined : n;
 }
 
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
@@ -130,7 +139,7 @@ export class ShapeValidator {
       case 'datatype': {
         if (value.termType !== 'Literal') return false;
         const datatype = value.datatype.value;
-        if (!check.accepted.has(datatype) || !isWellFormed(value.value, datatype)) return false;
+        if (!check.accepted.has(datatype) || !isWellTyped(value.value, datatype)) return false;
         if (check.minInclusive !== undefined && !((numericValue(value.value, datatype) ?? -Infinity) >= check.minInclusive)) return false;
         if (check.maxLength !== undefined && value.value.length > check.maxLength) return false;
         return check.pattern === undefined || check.pattern.test(value.value);
