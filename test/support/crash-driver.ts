@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Parser } from 'n3';
 import { blankNode, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type Term } from '../../src/rdf/terms.js';
-import { api, CARGO, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
+import { api, CARGO, CODE_LISTS, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
 import { ServerProcess } from './server-process.js';
 
 /** The server under test, as the driver talks to it. */
@@ -97,13 +97,13 @@ function pieceTriples(iri: string, seq: number): Quad[] {
     quad(piece, cargo('stackable'), xsdLiteral(seq % 2 === 0, xsd.boolean)),
     quad(piece, cargo('grossWeight'), weight),
     quad(weight, namedNode(rdf.type), cargo('Value')),
-    quad(weight, cargo('unit'), literal('KGM')),
+    quad(weight, cargo('unit'), namedNode(`${CODE_LISTS}MeasurementUnitCode#KGM`)),
     quad(weight, cargo('numericalValue'), xsdLiteral(`${seq % 500}.5`, xsd.double)),
     quad(piece, cargo('dimensions'), dimensions),
     quad(dimensions, namedNode(rdf.type), cargo('Dimensions')),
     quad(dimensions, cargo('height'), height),
     quad(height, namedNode(rdf.type), cargo('Value')),
-    quad(height, cargo('unit'), literal('CMT')),
+    quad(height, cargo('unit'), namedNode(`${CODE_LISTS}MeasurementUnitCode#CMT`)),
     quad(height, cargo('numericalValue'), xsdLiteral(`${seq % 97}.25`, xsd.double)),
   ];
 }
