@@ -134,8 +134,10 @@ describe('Fuzz: every route, method, header and body shape (bounded in time)', f
       }),
       { numRuns: NUM_RUNS, interruptAfterTimeLimit: TIME_LIMIT_MS, markInterruptAsFailure: false },
     );
-    // The requests reached past authentication and parsing, into the routes.
-    expect([...statuses.keys()], JSON.stringify([...statuses])).to.include.members([200, 400, 401, 404, 405, 415]);
+    // The requests reached past authentication and parsing, into the routes. Only statuses that
+    // hundreds of random requests always produce are required (a 415 needs a rare combination, so
+    // requiring it made the test fail at random); each status has its own deterministic tests.
+    expect([...statuses.keys()], JSON.stringify([...statuses])).to.include.members([200, 400, 401, 404, 405]);
     expect([...statuses.values()].reduce((a, b) => a + b), 'requests sent').to.be.greaterThan(50);
     expect((await server.request('/')).status, 'the server still answers').to.equal(200);
     expect((await server.request(object)).status, 'and still reads the object').to.equal(200);
