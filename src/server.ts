@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AccessControl } from './auth/access-control.js';
-import { objectLevelEventPermissions } from './auth/event-permissions.js';
+import { Authorizer } from './auth/authorizer.js';
 import { IdentityProvider } from './auth/identity-provider.js';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { embeddedIssuer, holderIri, type Config } from './config.js';
@@ -16,20 +17,25 @@ import type { Services } from './http/context.js';
 import { JsonLdFallback } from './rdf/jsonld-fallback.js';
 import { CargoOntology } from './rdf/ontology.js';
 import { DurableStore } from './store/durable-store.js';
-import { readEventRows } from './store/event-queries.js';
-import { readRevisionRows } from './store/queries.js';
 import { ActionRequestIndex } from './domain/action-request-index.js';
 import { ActionRequests } from './domain/action-requests.js';
 import { ChangeRequests } from './domain/change-requests.js';
 import { api } from './rdf/vocab.js';
-import { readActionRequestRows, readConcernRows, readStatusRows } from './store/action-request-queries.js';
 import { canonicalLiterals } from './store/canonical-literals.js';
 import { MovedObjects } from './domain/moved-objects.js';
-import { readMoves } from './store/schema/moved-objects.js';
 import { createLogger, messageLog, type Logger } from './observability/logger.js';
 import { ShapeValidator } from './shapes/validator.js';
 
-export const ONTOLOGY_FILE = fileURLToPath(new URL('../../ontology/IATA-1R-DM-Ontology.ttl', import.meta.url));
+/** A file of the project, found from this module whether it runs as `src/*.ts` or as `dist/src/*.js`. */
+function projectFile(relative: string): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const candidate = join(dir, relative);
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`${relative} not found above ${fileURLToPath(import.meta.url)}`);
+  }
+}
+
+export const ONTOLOGY_FILE = projectFile('ontology/IATA-1R-DM-Ontology.ttl');
 
 export interface RunningServer {
   url: string;
@@ -95,18 +101,21 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     identityProvider && { issuer: identityProvider.issuer, jwk: identityProvider.publicJwk },
     { timeoutMs: config.outbound.timeoutMs, refetchSeconds: config.outbound.keySetRefetchSeconds },
   );
-  const access = new AccessControl(new Set([holder, ...config.internalAgents]), config.hideForbidden);
-  const index = RevisionIndex.fromRows(readRevisionRows(store));
+  const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden);
+  const index = new RevisionIndex();
+  const eventIndex = new EventIndex();
+  const requestIndex = new ActionRequestIndex();
   const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
   const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl, shapes);
+  const moves = new MovedObjects(store, objects, access);
+  // The consumers of the after-commit stream; replaying what the store holds builds their state.
+  for (const consumer of [index, objects, eventIndex, requestIndex, moves]) store.committed.subscribe((events) => consumer.onCommitted(events));
+  store.publishStored();
   await objects.ensureDataHolder(holder, config.holderName);
-  const eventIndex = EventIndex.fromRows(readEventRows(store));
-  const events = new LogisticsEvents(store, eventIndex, objects, ontology, access, objectLevelEventPermissions(access));
-  const requestIndex = ActionRequestIndex.fromRows(readActionRequestRows(store), readConcernRows(store), readStatusRows(store));
-  const actionRequests = new ActionRequests(store, requestIndex, access, holder, config.baseUrl);
-  const changeRequests = new ChangeRequests(objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
+  const events = new LogisticsEvents(store, eventIndex, objects, ontology, access);
+  const actionRequests = new ActionRequests(store, requestIndex, access, config.baseUrl);
+  const changeRequests = new ChangeRequests(store, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
-  const moves = new MovedObjects(store, objects, access, readMoves(store));
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
   const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };

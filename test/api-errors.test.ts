@@ -190,7 +190,7 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       const g = namedNode(request);
       const error = namedNode(`${request}/errors/legacy`);
       const detail = namedNode('internal:legacy-detail');
-      await server.running.store.commit({
+      await server.running.store.commit(server.running.store.begin({
         insert: [
           quad(g, namedNode(api.hasError), error, g),
           quad(error, namedNode(rdf.type), namedNode(api.Error), g),
@@ -200,7 +200,7 @@ describe('api:Error: identified nodes a strict client can frame', () => {
           quad(detail, namedNode(api.hasCode), literal('409'), g),
           quad(detail, namedNode(api.hasMessage), literal('written before API 2.3'), g),
         ],
-      });
+      }));
       const body = await readJson(server, request);
       const legacy = ([body['api:hasError']].flat() as Json[]).find((e) => e['@id'] === error.value)!;
       expect((legacy['api:hasErrorDetail'] as Json)['@type']).to.equal('api:ErrorDetail');

@@ -181,8 +181,8 @@ describe('journal', () => {
 
     it('the store does not open, with the same message', async () => {
       const { store } = await openStore(dir);
-      await store.commit({ insert: graphQuads('a', 3) });
-      await store.commit({ insert: graphQuads('b', 3) });
+      await store.commit(store.begin({ insert: graphQuads('a', 3) }));
+      await store.commit(store.begin({ insert: graphQuads('b', 3) }));
       await store.close();
       const path = join(dir, segmentName(1));
       const damaged = await readFile(path);
@@ -246,8 +246,8 @@ describe('journal', () => {
       // "%zz" is not valid percent-encoding: a strict check after the record is on disk would
       // fail the request yet leave the record to be replayed (or to fail every start).
       const odd = quad(namedNode(`${EX}s`), namedNode(`${EX}p`), namedNode(`${EX}%zz`), namedNode(`${EX}g`));
-      await store.commit({ insert: [odd, ...graphQuads('g', 3)] });
-      await store.commit({ insert: [], delete: graphQuads('g', 1) });
+      await store.commit(store.begin({ insert: [odd, ...graphQuads('g', 3)] }));
+      await store.commit(store.begin({ insert: [], delete: graphQuads('g', 1) }));
       expect(allQuads(store.index)).to.have.length(3);
       const reopened = await openStore(dir);
       expect(allQuads(reopened.store.index)).to.deep.equal(allQuads(store.index));
@@ -258,8 +258,8 @@ describe('journal', () => {
     it('a quad both deleted and inserted by one change stays, live and at replay (as with SPARQL DELETE/INSERT)', async () => {
       const { store } = await openStore(dir);
       const [kept, dropped] = graphQuads('g', 2);
-      await store.commit({ insert: [kept, dropped] });
-      await store.commit({ delete: [kept, dropped], insert: [kept] });
+      await store.commit(store.begin({ insert: [kept, dropped] }));
+      await store.commit(store.begin({ delete: [kept, dropped], insert: [kept] }));
       const expected = allQuads(store.index);
       expect(expected).to.have.length(1);
       expect(expected[0]).to.include(kept.predicate.value);

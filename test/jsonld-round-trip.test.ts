@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import jsonld from 'jsonld';
-import { Parser } from 'n3';
-import { revisionGraph } from '../src/domain/revision-index.js';
+import { revisionGraph } from '../src/store/schema/revisions.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../src/rdf/terms.js';
 import { CARGO, OUTPUT_CONTEXT, api, xsd } from '../src/rdf/vocab.js';
 import { add, change, createObject, str, submit } from './support/changes.js';
@@ -44,7 +43,7 @@ describe('JSON-LD round trip of every route: compact and frame give back the sto
 
   const store = () => server.running.store;
   const services = () => server.running.services;
-  const storedGraph = (graph: string): Quad[] => new Parser({ format: 'application/n-triples' }).parse(store().graphNTriples(graph));
+  const storedGraph = (graph: string): Quad[] => store().graphTriples(graph);
   /** A revision as stored, with the revision numbers the server states about it. */
   const storedRevision = (iri: string, n: number): Quad[] => {
     const latest = services().objects.index.latest(services().objects.index.get(iri)!).number;

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { parseXsdDateTime } from '../src/domain/event-body.js';
 import { EventIndex, codeKeys, type EventRecord } from '../src/domain/event-index.js';
 import { CODE_LISTS } from '../src/rdf/vocab.js';
-import type { EventRow } from '../src/store/event-queries.js';
+import { Claims } from '../src/store/claims.js';
+import { eventRecordsFromRows, type EventRow } from '../src/store/schema/events.js';
+import { WriteTransaction } from '../src/store/transaction.js';
 
 const DEP = `${CODE_LISTS}StatusCode#DEP`;
 
@@ -61,7 +63,8 @@ describe('Logistics Events: index and date parsing', () => {
       createdBy: 'urn:agent',
       code,
     });
-    const index = EventIndex.fromRows([row('urn:e:b', 7, DEP), row('urn:e:a', 3), row('urn:e:b', 7, 'XYZ')]);
+    const index = new EventIndex();
+    index.onCommitted(eventRecordsFromRows([row('urn:e:b', 7, DEP), row('urn:e:a', 3), row('urn:e:b', 7, 'XYZ')]).map((event) => ({ kind: 'event-appended', event })));
     expect(index.size).to.equal(2);
     expect(index.get('urn:e:b')!.codes).to.have.members([DEP, 'XYZ']);
     expect(index.select('urn:o:1', { codes: ['XYZ'], skip: 0, limit: 10 }).events.map((r) => r.iri)).to.deep.equal(['urn:e:b']);
@@ -71,11 +74,12 @@ describe('Logistics Events: index and date parsing', () => {
   });
 
   it('reservations make an id taken until released', () => {
-    const index = new EventIndex();
-    expect(index.reserve('urn:e:x')).to.equal(true);
-    expect(index.isTaken('urn:e:x')).to.equal(true);
-    expect(index.reserve('urn:e:x')).to.equal(false);
-    index.release('urn:e:x');
-    expect(index.isTaken('urn:e:x')).to.equal(false);
+    const claims = new Claims();
+    const [first, second] = [new WriteTransaction(claims), new WriteTransaction(claims)];
+    expect(first.claim('urn:e:x')).to.equal(true);
+    expect(claims.isHeld('urn:e:x')).to.equal(true);
+    expect(second.claim('urn:e:x')).to.equal(false);
+    first.release();
+    expect(claims.isHeld('urn:e:x')).to.equal(false);
   });
 });

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { Parser } from 'n3';
-import { AccessControl } from '../src/auth/access-control.js';
-import { type EventPermissionCheck } from '../src/auth/event-permissions.js';
+import { Authorizer, type Access, type Caller } from '../src/auth/authorizer.js';
 import { LogisticsEvents } from '../src/domain/logistics-events.js';
 import { CargoOntology } from '../src/rdf/ontology.js';
 import { API, CARGO, XSD } from '../src/rdf/vocab.js';
@@ -204,9 +203,13 @@ describe('Logistics Events: create and read', () => {
 
   it('event permissions are their own check: a caller may read events without reading the object', async () => {
     const { services, store } = server.running;
-    const access = new AccessControl(new Set([services.holder]), false);
-    const eventsOnly: EventPermissionCheck = (caller, permission, object) => permission === `${API}GET_LOGISTICS_EVENT` || access.canReadObject(caller, object);
-    const events = new LogisticsEvents(store, services.events.index, services.objects, CargoOntology.fromFile(ONTOLOGY_FILE), access, eventsOnly);
+    class EventsReadable extends Authorizer {
+      override allows(caller: Caller, access: Access): boolean {
+        return access.kind === 'read-events' || access.kind === 'read-event' || super.allows(caller, access);
+      }
+    }
+    const access = new EventsReadable(new Set([services.holder]), false);
+    const events = new LogisticsEvents(store, services.events.index, services.objects, CargoOntology.fromFile(ONTOLOGY_FILE), access);
     const other = access.caller(OTHER_AGENT);
     expect(() => services.objects.read(shipment, other, {})).to.throw().with.property('status', 403);
     const page = events.list(shipment, other, { skip: 0, limit: 5 });

@@ -63,9 +63,9 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
       { object: `${object}-a`, location: NEW_HOME, permanent: true, movedAt: new Date('2024-05-01T10:00:00.120Z'), movedBy: server.running.services.holder },
       { object: `${object}-b`, location: `${NEW_HOME}?x=1`, permanent: false, movedAt: new Date('2024-05-01T10:00:00Z'), movedBy: 'https://partner.example.com/org' },
     ];
-    await store.commit({ insert: records.flatMap(moveQuads) });
+    await store.commit(store.begin({ insert: records.flatMap(moveQuads) }));
     expect(readMoves(store).sort((a, b) => a.object.localeCompare(b.object))).to.deep.equal(records);
-    await store.commit({ insert: [], delete: records.flatMap(moveQuads) });
+    await store.commit(store.begin({ insert: [], delete: records.flatMap(moveQuads) }));
     expect(readMoves(store)).to.deep.equal([]);
   });
 

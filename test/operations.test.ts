@@ -34,7 +34,7 @@ describe('operations: health probes', () => {
     try {
       // A store large enough that loading it takes a while.
       const { store } = await openStore(dir);
-      for (let g = 0; g < 20; g++) await store.commit({ insert: graphQuads(`g${g}`, 10_000) });
+      for (let g = 0; g < 20; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 10_000) }));
       await store.close();
       const port = await freePort();
       const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir: dir });

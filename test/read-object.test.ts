@@ -21,8 +21,10 @@ async function addRevision(server: TestServer, iri: string, description: string)
   const latest = objects.index.latest(entry);
   const triples: Quad[] = objects.triples(latest).filter((t) => t.predicate.value !== `${CARGO}goodsDescription`);
   triples.push(quad(namedNode(iri), namedNode(`${CARGO}goodsDescription`), literal(description)));
-  const number = objects.claimNextRevision(entry)!;
-  await objects.writeRevision(entry, number, triples, server.running.services.holder);
+  const { store } = server.running;
+  const tx = store.begin();
+  objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, server.running.services.holder);
+  await store.commit(tx);
 }
 
 describe('Logistics Objects: reading revisions, formats and links', () => {

@@ -22,7 +22,7 @@ describe('parsed revisions kept in memory', () => {
     const latest = objects.index.latest(objects.index.get(object)!);
     expect(latest.number).to.equal(2);
     const kept = objects.triples(latest);
-    const stored = new Parser({ format: 'application/n-triples' }).parse(server.running.store.graphNTriples(latest.graph));
+    const stored = new Parser({ format: 'application/n-triples' }).parse(server.running.store.index.graphNTriples(latest.graph));
     expect(sorted(kept)).to.deep.equal(sorted(stored));
   });
 });

@@ -9,9 +9,9 @@ import { allQuads, EX, graphQuads, openStore, tempDir, type OpenedStore } from '
 
 /** Inserts, then changes that delete part of what was inserted, across a few graphs. */
 async function writeHistory(store: DurableStore, prefix: string): Promise<void> {
-  for (let g = 0; g < 5; g++) await store.commit({ insert: graphQuads(`${prefix}${g}`, 10) });
+  for (let g = 0; g < 5; g++) await store.commit(store.begin({ insert: graphQuads(`${prefix}${g}`, 10) }));
   for (let g = 0; g < 5; g++) {
-    await store.commit({ delete: graphQuads(`${prefix}${g}`, 4), insert: graphQuads(`${prefix}${g}`, 2, 'changed ') });
+    await store.commit(store.begin({ delete: graphQuads(`${prefix}${g}`, 4), insert: graphQuads(`${prefix}${g}`, 2, 'changed ') }));
   }
 }
 
@@ -38,7 +38,7 @@ describe('snapshots', () => {
   it('snapshot + replay gives an identical store, default graph included', async () => {
     const { store } = await openStore(dir);
     await writeHistory(store, 'g');
-    await store.commit({ insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())] });
+    await store.commit(store.begin({ insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())] }));
     await store.snapshot();
     expect((await readdir(dir)).sort()).to.deep.equal([segmentName(2), snapshotName(2)]);
 
@@ -53,7 +53,7 @@ describe('snapshots', () => {
     await writeHistory(store, 'before');
     await store.snapshot();
     await writeHistory(store, 'after');
-    await store.commit({ insert: [], delete: graphQuads('before0', 10) }); // undoes part of what the snapshot holds
+    await store.commit(store.begin({ insert: [], delete: graphQuads('before0', 10) })); // undoes part of what the snapshot holds
 
     const reopened = await reopenEqual(store, dir);
     expect(reopened.log).to.deep.equal([`store recovered: snapshot 2, 11 journal records, ${store.index.size} quads`]);
@@ -66,7 +66,7 @@ describe('snapshots', () => {
     const { store } = await openStore(dir);
     const graphs = 8000;
     for (let g = 0; g < graphs; g += 500) {
-      await store.commit({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() });
+      await store.commit(store.begin({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() }));
     }
     let finished = false;
     const snapshot = store.snapshot().then(() => (finished = true));
@@ -75,12 +75,12 @@ describe('snapshots', () => {
     const writer = async () => {
       while (!finished) {
         const g = `w${(n++ * 7919) % graphs}`;
-        await store.commit({ delete: graphQuads(g, 2), insert: [...graphQuads(g, 1, 'during '), ...graphQuads(`new${n}`, 3)] });
+        await store.commit(store.begin({ delete: graphQuads(g, 2), insert: [...graphQuads(g, 1, 'during '), ...graphQuads(`new${n}`, 3)] }));
         if (!finished) during += 1;
       }
     };
     await Promise.all([snapshot, writer(), writer(), writer(), writer()]);
-    await store.commit({ insert: [], delete: graphQuads('w0', 5) });
+    await store.commit(store.begin({ insert: [], delete: graphQuads('w0', 5) }));
     expect(during).to.be.greaterThan(0, 'no write completed while the snapshot was written');
     const snapshotText = await readFile(join(dir, snapshotName(2)), 'utf8');
     expect(snapshotText.length).to.be.greaterThan(4 * 1024 * 1024, 'the snapshot should span several read chunks');
@@ -106,13 +106,13 @@ describe('snapshots', () => {
 
   it('the next snapshot waits until the journal is as large as the last snapshot', async () => {
     const { store, log } = await openStore(dir, { snapshotAfterBytes: 1024 });
-    await store.commit({ insert: Array.from({ length: 400 }, (_, i) => graphQuads(`big${i}`, 5)).flat() });
+    await store.commit(store.begin({ insert: Array.from({ length: 400 }, (_, i) => graphQuads(`big${i}`, 5)).flat() }));
     await store.snapshot();
     const snapshots = () => log.filter((line) => /^snapshot \d+ written/.test(line)).length;
     expect(snapshots()).to.equal(1);
     const snapshotBytes = (await stat(join(dir, snapshotName(2)))).size;
     // Small writes past snapshotAfterBytes but well below the snapshot's size: no new snapshot.
-    for (let i = 0; i < 20; i++) await store.commit({ insert: graphQuads(`small${i}`, 2) });
+    for (let i = 0; i < 20; i++) await store.commit(store.begin({ insert: graphQuads(`small${i}`, 2) }));
     await new Promise((resolve) => setTimeout(resolve, 100)); // time for a snapshot, had one started
     expect(snapshots(), 'snapshots after small writes').to.equal(1);
     // Writes adding up to more than the last snapshot do trigger one.
@@ -121,7 +121,7 @@ describe('snapshots', () => {
     for (let i = 0; written < snapshotBytes * 1.2; i++) {
       const quads = graphQuads(`more${i}`, 20);
       written += quads.length * 80;
-      await store.commit({ insert: quads });
+      await store.commit(store.begin({ insert: quads }));
     }
     await store.close();
     expect(snapshots()).to.be.greaterThan(started);

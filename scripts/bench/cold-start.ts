@@ -63,7 +63,7 @@ async function build(dataDir: string, journalOnly: string, objectCount: number, 
     await Promise.all(
       Array.from({ length: Math.min(BATCH, objectCount - done) }, async () => {
         const { iri } = await objects.create(await benchObject(), caller);
-        await addRevisions(objects, iri, holder, revisions - 1);
+        await addRevisions(server.store, objects, iri, holder, revisions - 1);
       }),
     );
   }

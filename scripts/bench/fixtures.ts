@@ -1,5 +1,6 @@
 import { DEFAULTS } from '../../src/config.js';
 import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
+import type { GraphStore } from '../../src/store/graph-store.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
 import { CARGO, CODE_LISTS } from '../../src/rdf/vocab.js';
@@ -35,12 +36,14 @@ export const benchObject = (): Promise<Quad[]> =>
   parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
 
 /** Adds `count` revisions to an object through the domain write path, each changing one value. */
-export async function addRevisions(objects: LogisticsObjects, iri: string, agent: string, count: number): Promise<void> {
+export async function addRevisions(store: GraphStore, objects: LogisticsObjects, iri: string, agent: string, count: number): Promise<void> {
   const entry = objects.index.get(iri)!;
   const marks = namedNode(`${CARGO}shippingMarks`);
   for (let i = 0; i < count; i++) {
     const triples = objects.triples(objects.index.latest(entry)).filter((t) => !t.predicate.equals(marks));
     triples.push(quad(namedNode(iri), marks, literal(`mark ${i}`)));
-    await objects.writeRevision(entry, objects.claimNextRevision(entry)!, triples, agent);
+    const tx = store.begin();
+    objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent);
+    await store.commit(tx);
   }
 }

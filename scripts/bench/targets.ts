@@ -47,7 +47,7 @@ if (kind === 'bare-http') {
   const token = await identityProvider!.issue(holder);
   const one = await objects.create(await benchObject(), { agent: holder, internal: true });
   const many = await objects.create(await benchObject(), { agent: holder, internal: true });
-  await addRevisions(objects, many.iri, holder, Number(process.env.BENCH_REVISIONS ?? 500) - 1);
+  await addRevisions(server.store, objects, many.iri, holder, Number(process.env.BENCH_REVISIONS ?? 500) - 1);
   ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri });
 } else {
   console.error(`unknown target ${kind}`);

@@ -1,4 +1,5 @@
 import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import { BoundedCache } from '../bounded-cache.js';
 import type { TrustedIssuerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
 import { isValidIri } from '../rdf/terms.js';
@@ -50,14 +51,15 @@ function remoteKeySet(jwksUrl: string, fetching: KeySetFetching): JWTVerifyGetKe
  */
 export class TokenVerifier {
   private readonly issuers = new Map<string, Issuer>();
-  private readonly cache = new Map<string, { agent: string; expiresAt: number }>();
+  private readonly cache: BoundedCache<string, { agent: string; expiresAt: number }>;
 
   constructor(
     trusted: TrustedIssuerConfig[],
-    private readonly cacheSize: number,
+    cacheSize: number,
     embedded?: { issuer: string; jwk: JWK },
     fetching: KeySetFetching = { timeoutMs: 5000, refetchSeconds: 60 },
   ) {
+    this.cache = new BoundedCache(cacheSize);
     if (embedded) this.issuers.set(embedded.issuer, { keys: createLocalJWKSet({ keys: [embedded.jwk] }) });
     for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl, fetching), audience: t.audience });
   }
@@ -107,7 +109,6 @@ export class TokenVerifier {
     }
     const agent = payload.logistics_agent_uri;
     if (typeof agent !== 'string' || !isValidIri(agent)) throw unauthenticated('logistics_agent_uri must be an IRI');
-    if (this.cache.size >= this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(token, { agent, expiresAt: (payload.exp as number) * 1000 });
     return agent;
   }

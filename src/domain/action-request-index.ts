@@ -1,30 +1,8 @@
 import { requestStatus } from '../rdf/vocab.js';
-import type { ActionRequestRow, StatusRow } from '../store/action-request-queries.js';
+import { byRequestTime, type ActionRequestRecord, type StatusEntry } from '../store/schema/action-requests.js';
+import type { DomainEvent } from '../store/transaction.js';
 
-/** One status an action request had, from `since` until the next entry. */
-export interface StatusEntry {
-  /** `internal:` id of the api:RequestStatusEntry node. */
-  iri: string;
-  /** Position in the history, starting at 1 (REQUEST_PENDING at creation). */
-  number: number;
-  status: string;
-  since: Date;
-  changedBy: string;
-}
-
-/** What the server keeps in memory about an action request; its full content stays in the store. */
-export interface ActionRequestRecord {
-  iri: string;
-  type: string;
-  requestedBy: string;
-  requestedAt: Date;
-  /** The Logistics Objects the request concerns. */
-  objects: string[];
-  /** Ordered by number; the last one is the current status. */
-  statuses: StatusEntry[];
-  /** Writes in flight that create or change this request; another status change must wait for them. */
-  writes: number;
-}
+export { byRequestTime, type ActionRequestRecord, type StatusEntry };
 
 export function currentStatus(record: ActionRequestRecord): string {
   return record.statuses[record.statuses.length - 1].status;
@@ -34,14 +12,10 @@ export function lastModified(record: ActionRequestRecord): Date {
   return record.statuses[record.statuses.length - 1].since;
 }
 
-/** Oldest first; ties (same millisecond) by IRI, so the order survives a restart. */
-export function byRequestTime(a: ActionRequestRecord, b: ActionRequestRecord): number {
-  return a.requestedAt.getTime() - b.requestedAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
-}
-
 /**
- * In-memory index of action requests by IRI and by Logistics Object, rebuilt at start from the
- * request graphs, so deciding, listing and the audit trail never scan the store.
+ * In-memory index of action requests by IRI and by Logistics Object, kept by the after-commit
+ * stream (and so rebuilt at start from the request graphs), so deciding, listing and the audit
+ * trail never scan the store.
  */
 export class ActionRequestIndex {
   private readonly byIri = new Map<string, ActionRequestRecord>();
@@ -49,34 +23,23 @@ export class ActionRequestIndex {
   /** Pending requests by object, so an accept finds the ones to reject without a scan. */
   private readonly pendingByObject = new Map<string, Set<ActionRequestRecord>>();
 
-  static fromRows(requests: ActionRequestRow[], concerns: { request: string; object: string }[], statuses: StatusRow[]): ActionRequestIndex {
-    const records = new Map<string, ActionRequestRecord>();
-    for (const r of requests) {
-      records.set(r.request, {
-        iri: r.request,
-        type: r.type,
-        requestedBy: r.requestedBy,
-        requestedAt: new Date(r.requestedAt),
-        objects: [],
-        statuses: [],
-        writes: 0,
-      });
+  /** Consumer of the after-commit stream. */
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events) {
+      if (e.kind === 'action-request-created') {
+        this.add(e.request);
+        this.addStatus(e.request, e.status);
+      } else if (e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') {
+        this.addStatus(e.request, e.status);
+      }
     }
-    for (const c of concerns) records.get(c.request)?.objects.push(c.object);
-    // Entries of a request whose creation never reached the journal (a failed write) are skipped.
-    for (const s of statuses.sort((a, b) => a.number - b.number)) {
-      records.get(s.request)?.statuses.push({ iri: s.entry, number: s.number, status: s.status, since: new Date(s.since), changedBy: s.changedBy });
-    }
-    const index = new ActionRequestIndex();
-    for (const record of [...records.values()].sort(byRequestTime)) if (record.statuses.length > 0) index.add(record);
-    return index;
   }
 
   get size(): number {
     return this.byIri.size;
   }
 
-  add(record: ActionRequestRecord): void {
+  private add(record: ActionRequestRecord): void {
     this.byIri.set(record.iri, record);
     for (const object of record.objects) {
       const list = this.byObject.get(object) ?? [];
@@ -90,7 +53,7 @@ export class ActionRequestIndex {
   }
 
   /** Appends a status entry to an indexed request (one whose creation failed is left alone). */
-  addStatus(record: ActionRequestRecord, entry: StatusEntry): void {
+  private addStatus(record: ActionRequestRecord, entry: StatusEntry): void {
     record.statuses.push(entry);
     if (this.byIri.get(record.iri) === record) this.trackPending(record);
   }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Parser } from 'n3';
-import type { AccessControl, Caller } from '../auth/access-control.js';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
-import { dateTimeLiteral, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
-import { API, INTERNAL_SCHEME, STORE, api, rdf, requestStatus, store as meta, xsd } from '../rdf/vocab.js';
+import { namedNode, quad, type Quad } from '../rdf/terms.js';
+import { INTERNAL_SCHEME, STORE, api, apiLocalName, rdf, requestStatus } from '../rdf/vocab.js';
+import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
+import { requestQuads, statusEntryQuads, type StatusEntry } from '../store/schema/action-requests.js';
+import type { WriteTransaction } from '../store/transaction.js';
 import { apiErrorQuads, withCurrentErrorDetailClass } from './api-errors.js';
 import { byRequestTime, currentStatus, type ActionRequestIndex, type ActionRequestRecord } from './action-request-index.js';
 
@@ -14,7 +16,7 @@ export interface Transition {
   by: string;
   at?: Date;
   /** Stored as api:Error nodes in the request's hasError. */
-  errors?: HttpError[];
+  errors?: readonly HttpError[];
   /** Sets isRevokedBy / isRevokedAt. */
   revoked?: boolean;
 }
@@ -31,38 +33,15 @@ export interface ActionRequestFilter {
   object?: string;
 }
 
-const STATUS_BY_NAME = new Map(Object.values(requestStatus).map((iri) => [iri.slice(API.length), iri]));
-const REQUEST_TYPES: readonly string[] = [api.ChangeRequest, api.AccessDelegationRequest, api.SubscriptionRequest];
-
 /** The statuses PATCH /action-requests/{id}?status= may ask for. */
 const DECISIONS: readonly string[] = [requestStatus.ACCEPTED, requestStatus.REJECTED, requestStatus.REVOKED];
 
-/** Which statuses a request may be revoked from (DECISIONS "Action requests"). */
+/** Which statuses a request may be revoked from (docs/behaviour.md, "Action requests"). */
 const REVOCABLE: Readonly<Record<string, readonly string[]>> = {
   [api.ChangeRequest]: [requestStatus.PENDING],
   [api.AccessDelegationRequest]: [requestStatus.PENDING, requestStatus.ACCEPTED],
   [api.SubscriptionRequest]: [requestStatus.PENDING, requestStatus.ACCEPTED],
 };
-
-/** The local name of an api: term given as `NAME`, `api:NAME` or the full IRI (`#` sent as `%23` or `/`). */
-function apiLocalName(value: string): string {
-  for (const prefix of [API, `${API.slice(0, -1)}/`, 'api:']) if (value.startsWith(prefix)) return value.slice(prefix.length);
-  return value;
-}
-
-/** A RequestStatus from a query parameter: `REQUEST_ACCEPTED`, `ACCEPTED`, `api:REQUEST_ACCEPTED` or the IRI. */
-export function parseRequestStatus(value: string, parameter: string): string {
-  const name = apiLocalName(value.trim());
-  const found = STATUS_BY_NAME.get(name) ?? STATUS_BY_NAME.get(`REQUEST_${name}`);
-  if (!found) throw badQuery(parameter, `${parameter} must be one of ${[...STATUS_BY_NAME.keys()].join(', ')}`);
-  return found;
-}
-
-export function parseRequestType(value: string, parameter: string): string {
-  const iri = `${API}${apiLocalName(value.trim())}`;
-  if (!REQUEST_TYPES.includes(iri)) throw badQuery(parameter, `${parameter} must be one of ${REQUEST_TYPES.map(apiLocalName).join(', ')}`);
-  return iri;
-}
 
 /**
  * Nodes whose type follows from the property that links them (its range in the API ontology).
@@ -89,73 +68,42 @@ function withImpliedTypes(triples: Quad[]): Quad[] {
 }
 
 /**
- * Creations and status changes of action requests that go into one durable commit. Every
- * request it touches counts it in `writes` until `release`, so no other status change of it
- * is planned meanwhile; the in-memory index changes only in `apply` (the commit's onApplied).
+ * Creations and status changes of action requests, written into one transaction. Every
+ * request it touches is claimed (`claimKey.request`) until the commit settles, so no other
+ * status change of it is planned meanwhile; the index learns them from the after-commit stream.
  * Everything is insert-only: a request's graph (named after it) gains one status entry per change.
  */
 export class RequestWrite {
-  readonly quads: Quad[] = [];
-  private readonly effects: (() => void)[] = [];
+  /** Status entries planned per request in this transaction. */
   private readonly planned = new Map<ActionRequestRecord, number>();
 
-  constructor(private readonly index: ActionRequestIndex) {}
+  constructor(readonly tx: WriteTransaction) {}
 
-  /** A new request: its identifying triples plus `body` (the request's own content). */
+  /** A new request (pending, requested by its requester): its identifying triples plus `body` (its own content). */
   create(record: ActionRequestRecord, body: Quad[]): void {
-    // The request's node names its graph too.
-    const subject = namedNode(record.iri);
-    const g = subject;
-    this.quads.push(
-      quad(subject, namedNode(rdf.type), namedNode(record.type), g),
-      quad(subject, namedNode(api.isRequestedBy), namedNode(record.requestedBy), g),
-      quad(subject, namedNode(api.isRequestedAt), dateTimeLiteral(record.requestedAt), g),
-      ...record.objects.map((o) => quad(subject, namedNode(meta.concerns), namedNode(o), g)),
-      ...body.map((t) => quad(t.subject, t.predicate, t.object, g)),
-    );
-    this.mark(record);
-    this.effects.push(() => this.index.add(record));
+    this.tx.insert.push(...requestQuads(record, body));
+    this.tx.share(claimKey.request(record.iri));
+    const status = this.entry(record, { to: requestStatus.PENDING, by: record.requestedBy, at: record.requestedAt });
+    this.tx.events.push({ kind: 'action-request-created', request: record, status });
   }
 
   transition(record: ActionRequestRecord, t: Transition): void {
+    if (!this.planned.has(record)) this.tx.share(claimKey.request(record.iri));
+    const status = this.entry(record, t);
+    this.tx.events.push({ kind: t.revoked ? 'action-request-revoked' : 'action-request-decided', request: record, status });
+  }
+
+  private entry(record: ActionRequestRecord, t: Transition): StatusEntry {
     const number = (this.planned.get(record) ?? record.statuses.length) + 1;
-    const since = t.at ?? new Date();
-    const entry = { iri: `${INTERNAL_SCHEME}${randomUUID()}`, number, status: t.to, since, changedBy: t.by };
-    const subject = namedNode(record.iri);
-    const g = subject;
-    const node = namedNode(entry.iri);
-    this.quads.push(
-      quad(subject, namedNode(meta.statusEntry), node, g),
-      quad(node, namedNode(meta.statusNumber), xsdLiteral(number, xsd.integer), g),
-      quad(node, namedNode(api.hasRequestStatus), namedNode(t.to), g),
-      quad(node, namedNode(api.hasRequestStatusSince), dateTimeLiteral(since), g),
-      quad(node, namedNode(api.isChangedBy), namedNode(t.by), g),
-    );
+    const entry = { iri: `${INTERNAL_SCHEME}${randomUUID()}`, number, status: t.to, since: t.at ?? new Date(), changedBy: t.by };
+    this.tx.insert.push(...statusEntryQuads(record.iri, entry, t));
+    const g = namedNode(record.iri);
     for (const error of t.errors ?? []) {
       const errorIri = `${record.iri}/errors/${randomUUID()}`;
-      this.quads.push(quad(subject, namedNode(api.hasError), namedNode(errorIri), g), ...apiErrorQuads(error, errorIri, g));
+      this.tx.insert.push(quad(g, namedNode(api.hasError), namedNode(errorIri), g), ...apiErrorQuads(error, errorIri, g));
     }
-    if (t.revoked) {
-      this.quads.push(quad(subject, namedNode(api.isRevokedBy), namedNode(t.by), g), quad(subject, namedNode(api.isRevokedAt), dateTimeLiteral(since), g));
-    }
-    this.mark(record);
     this.planned.set(record, number);
-    this.effects.push(() => this.index.addStatus(record, entry));
-  }
-
-  private mark(record: ActionRequestRecord): void {
-    if (this.planned.has(record)) return;
-    record.writes += 1;
-    this.planned.set(record, record.statuses.length);
-  }
-
-  /** Updates the in-memory index; run it in the commit's onApplied. */
-  apply(): void {
-    for (const effect of this.effects) effect();
-  }
-
-  release(): void {
-    for (const record of this.planned.keys()) record.writes -= 1;
+    return entry;
   }
 }
 
@@ -170,8 +118,7 @@ export class ActionRequests {
   constructor(
     private readonly store: GraphStore,
     readonly index: ActionRequestIndex,
-    private readonly access: AccessControl,
-    private readonly holder: string,
+    private readonly access: Authorizer,
     baseUrl: string,
   ) {
     this.prefix = `${baseUrl}/action-requests/`;
@@ -182,24 +129,21 @@ export class ActionRequests {
   }
 
   newRecord(type: string, requestedBy: string, objects: string[]): ActionRequestRecord {
-    return { iri: `${this.prefix}${randomUUID()}`, type, requestedBy, requestedAt: new Date(), objects, statuses: [], writes: 0 };
+    return { iri: `${this.prefix}${randomUUID()}`, type, requestedBy, requestedAt: new Date(), objects, statuses: [] };
   }
 
+  /** A RequestWrite into a new transaction. */
   write(): RequestWrite {
-    return new RequestWrite(this.index);
+    return new RequestWrite(this.store.begin());
   }
 
-  /**
-   * Commits `write` on its own, or through `via` when it must share a commit with other data
-   * (a new revision); either way the index changes in the same tick as the store.
-   */
-  async commit(write: RequestWrite, via?: (insert: Quad[], onApplied: () => void) => Promise<unknown>): Promise<void> {
-    try {
-      if (via) await via(write.quads, () => write.apply());
-      else await this.store.commit({ insert: write.quads }, () => write.apply());
-    } finally {
-      write.release();
-    }
+  commit(write: RequestWrite): Promise<void> {
+    return this.store.commit(write.tx);
+  }
+
+  /** True while a write in flight creates or changes the status of `record`. */
+  isBusy(record: ActionRequestRecord): boolean {
+    return this.store.claims.isHeld(claimKey.request(record.iri));
   }
 
   get(iri: string): ActionRequestRecord {
@@ -208,25 +152,21 @@ export class ActionRequests {
     return record;
   }
 
-  /** Requester, data holder and internal actors may see a request. */
-  canRead(caller: Caller, record: ActionRequestRecord): boolean {
-    return caller.internal || caller.agent === this.holder || caller.agent === record.requestedBy;
-  }
-
+  /** A request the caller may read (requester, data holder, internal actors). */
   readable(iri: string, caller: Caller): ActionRequestRecord {
     const record = this.get(iri);
-    if (!this.canRead(caller, record)) throw this.access.denied(iri);
+    this.access.check(caller, { kind: 'read-action-request', request: record });
     return record;
   }
 
   /** 409 while another status change of the request is being written. */
   ensureIdle(record: ActionRequestRecord): void {
-    if (record.writes > 0) throw new HttpError(409, 'request_busy', { message: 'another status change of this action request is being written; retry', resource: record.iri });
+    if (this.isBusy(record)) throw new HttpError(409, 'request_busy', { message: 'another status change of this action request is being written; retry', resource: record.iri });
   }
 
   /** The stored triples of a request: its content, every status entry and error. */
   storedTriples(record: ActionRequestRecord): Quad[] {
-    return new Parser({ format: 'application/n-triples' }).parse(this.store.graphNTriples(record.iri));
+    return this.store.graphTriples(record.iri);
   }
 
   /**
@@ -248,7 +188,7 @@ export class ActionRequests {
 
   /** GET /action-requests: internal actors only. */
   list(caller: Caller, filter: ActionRequestFilter): ActionRequestRecord[] {
-    this.access.requireInternal(caller, 'listing action requests');
+    this.access.check(caller, { kind: 'list-action-requests' });
     const source = filter.object ? this.index.forObject(filter.object) : [...this.index.all()].sort(byRequestTime);
     return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
   }
@@ -260,7 +200,7 @@ export class ActionRequests {
    * DELETE's (with its own rules on who may): a PATCH to REQUEST_REVOKED is 400.
    */
   async decide(iri: string, to: string, caller: Caller): Promise<ActionRequestRecord> {
-    this.access.requireInternal(caller, 'deciding on action requests');
+    this.access.check(caller, { kind: 'decide-action-request' });
     if (!DECISIONS.includes(to)) throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
     const record = this.get(iri);
     const current = currentStatus(record);
@@ -287,7 +227,8 @@ export class ActionRequests {
 
   /** DELETE /action-requests/{id}: the requester or the holder withdraws a request. */
   async revoke(iri: string, caller: Caller): Promise<ActionRequestRecord> {
-    const record = this.readable(iri, caller);
+    const record = this.get(iri);
+    this.access.check(caller, { kind: 'revoke-action-request', request: record });
     const status = currentStatus(record);
     if (!(REVOCABLE[record.type] ?? []).includes(status)) {
       throw new HttpError(422, 'not_revocable', { message: `a ${apiLocalName(record.type)} that is ${apiLocalName(status)} cannot be revoked`, resource: iri });

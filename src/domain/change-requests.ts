@@ -1,4 +1,4 @@
-import type { Caller } from '../auth/access-control.js';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
 import type { DecisionPolicy } from '../config.js';
 import { HttpError, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
@@ -11,6 +11,9 @@ import type { LogisticsObjects } from './logistics-objects.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
 import { newEmbeddedIri } from './new-objects.js';
 import { shapeError } from '../shapes/validator.js';
+import { claimKey } from '../store/claims.js';
+import type { GraphStore } from '../store/graph-store.js';
+import type { WriteTransaction } from '../store/transaction.js';
 
 /** Which ChangeRequests of an object an audit trail shows. */
 export interface AuditFilter {
@@ -43,15 +46,13 @@ function inWindow(record: ActionRequestRecord, filter: AuditFilter): boolean {
  * ChangeRequests (PATCH on a Logistics Object): submission, the decision policy, and
  * accepting, which applies the Change as a new revision in the same commit as the status
  * change. Between checking a Change against the current revision and claiming the next one
- * nothing awaits, so concurrent Changes on one revision end with one accepted, the rest 409.
+ * nothing awaits, so concurrent Changes on one revision end with one accepted, the rest 409
+ * (the claims are those of the one concurrency rule, see src/store/claims.ts).
  */
 export class ChangeRequests implements AcceptHandler {
-  /** Objects whose next revision is being written: a Change on their current revision is already outdated. */
-  private readonly applying = new Set<string>();
-  /** Pending ChangeRequests whose creation is being written, by object: an accept meanwhile rejects them too. */
-  private readonly submitting = new Map<string, Set<ActionRequestRecord>>();
-
   constructor(
+    private readonly store: GraphStore,
+    private readonly access: Authorizer,
     private readonly objects: LogisticsObjects,
     private readonly requests: ActionRequests,
     private readonly ontology: CargoOntology,
@@ -83,6 +84,7 @@ export class ChangeRequests implements AcceptHandler {
   async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
     const entry = this.objects.index.get(object);
     if (!entry) throw notFound(object, 'Logistics Object not found');
+    this.access.check(caller, { kind: 'submit-change', object: entry });
     const typed = requireChangeType(body);
     const received = this.objects.shapeViolations(typed);
     if (received.length > 0) throw shapeError(received, 400);
@@ -95,7 +97,6 @@ export class ChangeRequests implements AcceptHandler {
       quad(namedNode(record.iri), namedNode(api.hasChange), namedNode(changeIri)),
       ...changeQuads(change, changeIri),
     ]);
-    write.transition(record, { to: requestStatus.PENDING, by: caller.agent, at: record.requestedAt });
     if (this.acceptsAtOnce(caller)) {
       await this.settle(entry, record, change, write, this.holder);
       return record;
@@ -106,14 +107,9 @@ export class ChangeRequests implements AcceptHandler {
       await this.requests.commit(write);
       return record;
     }
-    const submitting = this.submitting.get(object) ?? new Set();
-    this.submitting.set(object, submitting.add(record));
-    try {
-      await this.requests.commit(write);
-    } finally {
-      submitting.delete(record);
-      if (submitting.size === 0) this.submitting.delete(object);
-    }
+    // Pending while its creation is written: an accept meanwhile rejects it along with the stored ones.
+    write.tx.share(claimKey.pendingChanges(object), record);
+    await this.requests.commit(write);
     return record;
   }
 
@@ -132,7 +128,7 @@ export class ChangeRequests implements AcceptHandler {
    * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
    */
   private async settle(entry: LogisticsObjectEntry, record: ActionRequestRecord, change: Change, write: RequestWrite, decidedBy: string): Promise<HttpError | undefined> {
-    const prepared = this.prepare(entry, change);
+    const prepared = this.prepare(write.tx, entry, change);
     if (prepared instanceof HttpError) {
       write.transition(record, { to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED, by: decidedBy, errors: [prepared] });
       await this.requests.commit(write);
@@ -145,17 +141,13 @@ export class ChangeRequests implements AcceptHandler {
       const superseded = revisionConflict(`revision ${change.revision} was superseded: another change of it was accepted`, entry.iri);
       for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
-    this.applying.add(entry.iri);
-    try {
-      await this.requests.commit(write, (insert, onApplied) => this.objects.writeRevision(entry, number, triples, record.requestedBy, { insert }, onApplied));
-    } finally {
-      this.applying.delete(entry.iri);
-    }
+    this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy);
+    await this.requests.commit(write);
     return undefined;
   }
 
   /** The new revision's triples and its claimed number, or the error that stops the Change. */
-  private prepare(entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number } | HttpError {
+  private prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number } | HttpError {
     const outdated = this.outdated(entry, change.revision);
     if (outdated) return outdated;
     const applied = applyChange(this.objects.triples(this.objects.index.latest(entry)), change, {
@@ -168,7 +160,7 @@ export class ChangeRequests implements AcceptHandler {
     // The resulting revision is what must fit the data model, whatever earlier revisions held.
     const violations = this.objects.shapeViolations(applied.triples);
     if (violations.length > 0) return shapeError(violations, 422);
-    const number = this.objects.claimNextRevision(entry);
+    const number = this.objects.claimNextRevision(tx, entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
     return { triples: applied.triples, number };
   }
@@ -180,7 +172,7 @@ export class ChangeRequests implements AcceptHandler {
    */
   private outdated(entry: LogisticsObjectEntry, revision: number): HttpError | undefined {
     const latest = this.objects.index.latest(entry).number;
-    if (this.applying.has(entry.iri)) return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
+    if (this.objects.isNextRevisionClaimed(entry)) return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
     if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision}, which is not the latest revision of the Logistics Object`, entry.iri);
     return undefined;
   }
@@ -188,8 +180,10 @@ export class ChangeRequests implements AcceptHandler {
   /** Pending ChangeRequests of an object that an accept must reject with it, stored or being stored. */
   private pendingOn(object: string, accepted: ActionRequestRecord): Set<ActionRequestRecord> {
     const out = new Set<ActionRequestRecord>();
-    for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && r.writes === 0) out.add(r);
-    for (const r of this.submitting.get(object) ?? []) if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
+    for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && !this.requests.isBusy(r)) out.add(r);
+    for (const r of this.store.claims.holders(claimKey.pendingChanges(object)) as ReadonlySet<ActionRequestRecord>) {
+      if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
+    }
     out.delete(accepted);
     return out;
   }

@@ -1,5 +1,6 @@
 import { HttpError, badRequest, type ErrorDetail } from '../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../rdf/terms.js';
+import { groupBySubject, reachable, termKey, valueKey } from '../rdf/triples.js';
 import { API, CODE_LISTS, INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../rdf/vocab.js';
 import { illTypedLiteral, isWellTyped, isXsdDatatype } from '../rdf/xsd-lexical.js';
 
@@ -56,20 +57,14 @@ const FORBIDDEN_PROPERTIES = new Map<string, string>([
   [api.hasRevision, 'the revision is managed by the server'],
   [api.hasLatestRevision, 'the revision is managed by the server'],
 ]);
-const termKey = (t: Term) => `${t.termType}:${t.value}`;
 const isLabel = (value: string) => value.startsWith('_:') && value.length > 2;
 
 /** Quads grouped by subject, with helpers that read one property strictly. */
 class Nodes {
-  private readonly bySubject = new Map<string, Quad[]>();
+  private readonly bySubject: Map<string, Quad[]>;
 
   constructor(quads: Quad[]) {
-    for (const q of quads) {
-      const k = termKey(q.subject);
-      const list = this.bySubject.get(k);
-      if (list) list.push(q);
-      else this.bySubject.set(k, [q]);
-    }
+    this.bySubject = groupBySubject(quads);
   }
 
   subjectsWith(predicate: string): Term[] {
@@ -297,22 +292,6 @@ function keyedTriples(triples: readonly Quad[]): ReadonlyMap<string, Quad> {
   return keyed;
 }
 
-/** internal: nodes reachable from the object through its own triples. */
-function reachable(object: string, bySubject: Map<string, Quad[]>): Set<string> {
-  const seen = new Set([object]);
-  const todo = [object];
-  while (todo.length > 0) {
-    for (const t of bySubject.get(todo.pop()!) ?? []) {
-      const o = t.object;
-      if (o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME) && !seen.has(o.value)) {
-        seen.add(o.value);
-        todo.push(o.value);
-      }
-    }
-  }
-  return seen;
-}
-
 /**
  * Applies a Change to the triples of the current revision: all DELETEs, then all ADDs. Values
  * are compared as RDF values ("20.0"^^xsd:double deletes a stored 20). Deleting an absent
@@ -359,13 +338,9 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     }
   }
 
-  const bySubject = new Map<string, Quad[]>();
-  for (const t of triples.values()) {
-    const list = bySubject.get(t.subject.value);
-    if (list) list.push(t);
-    else bySubject.set(t.subject.value, [t]);
-  }
-  const kept = reachable(change.object, bySubject);
+  // Embedded objects no longer linked from the object (through internal: nodes) are dropped.
+  const bySubject = groupBySubject(triples.values(), valueKey);
+  const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: (o) => o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME) });
   for (const { operation, subject } of resolved) {
     if (operation.op === 'ADD' && !kept.has(subject.value)) {
       failures.push({ message: `ADD on ${operation.s}: it is not part of this Logistics Object`, property: operation.p, resource: operation.s });

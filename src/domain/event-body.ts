@@ -2,6 +2,7 @@ import { badRequest } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { dateTimeLiteral, defaultGraph, isValidIri, literal, namedNode, quad, type Quad, type RDF, type Term } from '../rdf/terms.js';
 import { CARGO, CODE_LISTS, EVENT_TIME_TYPES, INTERNAL_SCHEME, cargo, rdf, xsd } from '../rdf/vocab.js';
+import { groupBySubject, reachable, termKey as key } from '../rdf/triples.js';
 import { newEmbeddedIri, newObjectIri } from './new-objects.js';
 
 /** One event node of a request body with the nodes it holds, not yet assigned to an object. */
@@ -35,43 +36,16 @@ const EVENT_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 const XSD_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))?$/;
 const CODE_LIST_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
-const key = (t: Term) => `${t.termType}:${t.value}`;
 const isEmbedded = (t: Term) => t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
 
 export const eventsPrefixOf = (objectIri: string) => `${objectIri}/logistics-events/`;
-
-function bySubjectOf(triples: Quad[]): Map<string, Quad[]> {
-  const map = new Map<string, Quad[]>();
-  for (const t of triples) {
-    const list = map.get(key(t.subject));
-    if (list) list.push(t);
-    else map.set(key(t.subject), [t]);
-  }
-  return map;
-}
-
-/** The subjects reachable from `root` through objects that are subjects too, stopping at `stop`. */
-function reachable(root: string, bySubject: Map<string, Quad[]>, stop: (k: string) => boolean = () => false): Set<string> {
-  const seen = new Set([root]);
-  const todo = [root];
-  while (todo.length > 0) {
-    for (const t of bySubject.get(todo.pop()!) ?? []) {
-      const child = key(t.object);
-      if (t.object.termType !== 'Literal' && bySubject.has(child) && !seen.has(child) && !stop(child)) {
-        seen.add(child);
-        todo.push(child);
-      }
-    }
-  }
-  return seen;
-}
 
 /**
  * Finds the Logistics Events of a body: every node whose type is cargo:LogisticsEvent or a
  * subclass. Throws (for the whole body) when there is none, or when a node belongs to none.
  */
 export function eventsInBody(triples: Quad[], ontology: CargoOntology): EventDraft[] {
-  const bySubject = bySubjectOf(triples);
+  const bySubject = groupBySubject(triples);
   const isEvent = (k: string) => (bySubject.get(k) ?? []).some((t) => t.predicate.value === rdf.type && ontology.isLogisticsEventClass(t.object.value));
   const eventKeys = [...bySubject.keys()].filter(isEvent);
   if (eventKeys.length === 0) {
@@ -79,7 +53,7 @@ export function eventsInBody(triples: Quad[], ontology: CargoOntology): EventDra
   }
   const claimed = new Set<string>();
   const drafts = eventKeys.map((k) => {
-    const nodes = reachable(k, bySubject, isEvent);
+    const nodes = reachable(k, bySubject, { follow: (_, child) => !isEvent(child) });
     for (const n of nodes) claimed.add(n);
     const own = bySubject.get(k)!;
     return {
@@ -177,7 +151,7 @@ function eventIri(node: Term, eventsPrefix: string): string {
  */
 export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareContext): PreparedEvent {
   const eventKey = key(draft.node);
-  const bySubject = bySubjectOf(draft.triples);
+  const bySubject = groupBySubject(draft.triples);
   const own = bySubject.get(eventKey)!;
   const eventDateTerm = atMostOne(own, cargo.eventDate, 'eventDate');
   if (!eventDateTerm) throw badRequest('missing_event_date', 'eventDate is required on every Logistics Event', cargo.eventDate);
@@ -216,7 +190,7 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
     stored.push(quad(rename(t.subject) as Quad['subject'], t.predicate, value as Quad['object'], defaultGraph()));
   }
   // eventFor now names `object` only: drop what only the other targets of a bulk event held.
-  const kept = reachable(key(subject), bySubjectOf(stored));
+  const kept = reachable(key(subject), groupBySubject(stored));
   return {
     iri,
     object,

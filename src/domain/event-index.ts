@@ -1,24 +1,7 @@
-import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
-import { store as meta, xsd } from '../rdf/vocab.js';
-import type { EventRow } from '../store/event-queries.js';
+import type { EventRecord } from '../store/schema/events.js';
+import type { DomainEvent } from '../store/transaction.js';
 
-/** What the server keeps in memory about one Logistics Event: enough to find, filter and page it. */
-export interface EventRecord {
-  iri: string;
-  /** The Logistics Object the event is for. */
-  object: string;
-  /** Arrival order on this server, unique across all events. */
-  sequence: number;
-  /** When this server stored the event (its Last-Modified). */
-  recordedAt: Date;
-  /** cargo:creationDate in epoch milliseconds. */
-  creationDate: number;
-  /** cargo:eventDate in epoch milliseconds. */
-  eventDate: number;
-  createdBy: string;
-  /** The event code as the event gives it: code-list IRIs and short codes. */
-  codes: readonly string[];
-}
+export type { EventRecord };
 
 export type EventSort = 'ASC-creationDate' | 'DESC-creationDate' | 'ASC-eventDate' | 'DESC-eventDate';
 
@@ -65,25 +48,6 @@ export function codeKeys(code: string): Set<string> {
   return keys;
 }
 
-/**
- * The metadata quads of one event, written in the same commit as its graph. They repeat its
- * object and dates (normalised to UTC) so the index is rebuilt at start from this graph alone.
- */
-export function eventMetadataQuads(record: EventRecord): Quad[] {
-  const g = namedNode(meta.eventsGraph);
-  const s = namedNode(record.iri);
-  const date = (ms: number) => dateTimeLiteral(new Date(ms));
-  return [
-    quad(s, namedNode(meta.eventOf), namedNode(record.object), g),
-    quad(s, namedNode(meta.eventSequence), xsdLiteral(record.sequence, xsd.integer), g),
-    quad(s, namedNode(meta.eventRecordedAt), date(record.recordedAt.getTime()), g),
-    quad(s, namedNode(meta.eventCreationDate), date(record.creationDate), g),
-    quad(s, namedNode(meta.eventDate), date(record.eventDate), g),
-    quad(s, namedNode(meta.eventCreatedBy), namedNode(record.createdBy), g),
-    ...record.codes.map((code) => quad(s, namedNode(meta.eventCode), literal(code), g)),
-  ];
-}
-
 /** One object's events in arrival order, and the same per filter name of their codes. */
 interface ObjectEvents {
   all: EventRecord[];
@@ -99,42 +63,16 @@ function insertInOrder(list: EventRecord[], record: EventRecord): void {
 
 /**
  * In-memory index of all Logistics Events, per object in arrival order and per event code,
- * derived from the events metadata graph. Filters and paging run on it, so a list request
- * touches only the events of its codes and reads from the store only the graphs of its page.
- * Reservations let a writer claim a client-chosen event id synchronously, before the await on
- * the journal.
+ * kept by the after-commit stream (and so rebuilt at start from the events metadata graph).
+ * Filters and paging run on it, so a list request touches only the events of its codes and
+ * reads from the store only the graphs of its page.
  */
 export class EventIndex {
   private readonly byObject = new Map<string, ObjectEvents>();
   private readonly byIri = new Map<string, EventRecord>();
-  private readonly reserved = new Set<string>();
   /** Filter names per distinct code; codes repeat across events, so this stays small. */
   private readonly keysByCode = new Map<string, Set<string>>();
   private nextSequence = 1;
-
-  static fromRows(rows: EventRow[]): EventIndex {
-    const records = new Map<string, EventRecord & { codes: string[] }>();
-    for (const row of rows) {
-      let record = records.get(row.event);
-      if (!record) {
-        record = {
-          iri: row.event,
-          object: row.object,
-          sequence: row.sequence,
-          recordedAt: new Date(row.recordedAt),
-          creationDate: Date.parse(row.creationDate),
-          eventDate: Date.parse(row.eventDate),
-          createdBy: row.createdBy,
-          codes: [],
-        };
-        records.set(row.event, record);
-      }
-      if (row.code !== undefined) record.codes.push(row.code);
-    }
-    const index = new EventIndex();
-    for (const record of [...records.values()].sort((a, b) => a.sequence - b.sequence)) index.add(record);
-    return index;
-  }
 
   get size(): number {
     return this.byIri.size;
@@ -149,20 +87,9 @@ export class EventIndex {
     return this.byIri.get(iri);
   }
 
-  /** True if the id is taken or being taken by a write in flight. */
-  isTaken(iri: string): boolean {
-    return this.byIri.has(iri) || this.reserved.has(iri);
-  }
-
-  /** Claims an event id; false if already claimed. */
-  reserve(iri: string): boolean {
-    if (this.isTaken(iri)) return false;
-    this.reserved.add(iri);
-    return true;
-  }
-
-  release(iri: string): void {
-    this.reserved.delete(iri);
+  /** Consumer of the after-commit stream. */
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events) if (e.kind === 'event-appended') this.add(e.event);
   }
 
   add(record: EventRecord): void {

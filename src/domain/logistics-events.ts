@@ -1,13 +1,14 @@
-import { Parser } from 'n3';
-import type { AccessControl, Caller } from '../auth/access-control.js';
-import type { EventPermission, EventPermissionCheck } from '../auth/event-permissions.js';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
 import { HttpError, badRequest, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { namedNode, quad, type Quad } from '../rdf/terms.js';
-import { INTERNAL_SCHEME, api, cargo, rdf } from '../rdf/vocab.js';
+import { INTERNAL_SCHEME, cargo, rdf } from '../rdf/vocab.js';
+import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
+import { eventQuads } from '../store/schema/events.js';
+import type { WriteTransaction } from '../store/transaction.js';
 import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
-import { eventMetadataQuads, type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
+import { type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
 import type { LogisticsObjects } from './logistics-objects.js';
 import { shapeError } from '../shapes/validator.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
@@ -25,7 +26,7 @@ export interface EventView {
   record: EventRecord;
   triples: Quad[];
   /** Most specific type of the event: cargo:LogisticsEvent or a subclass such as cargo:StatusUpdateEvent. */
-  typeHeader: string;
+  type: string;
 }
 
 /** What became of one (event, Logistics Object) pair of a bulk request. */
@@ -42,13 +43,12 @@ export class LogisticsEvents {
     readonly index: EventIndex,
     private readonly objects: LogisticsObjects,
     private readonly ontology: CargoOntology,
-    private readonly access: AccessControl,
-    private readonly permits: EventPermissionCheck,
+    private readonly access: Authorizer,
   ) {}
 
   /** The object `caller` may post events to: 404 if unknown, 403 (or 404) if not allowed. Checked before a body is parsed. */
   postTarget(objectIri: string, caller: Caller): LogisticsObjectEntry {
-    return this.permitted(objectIri, caller, api.POST_LOGISTICS_EVENT);
+    return this.permitted(objectIri, caller, 'post-event');
   }
 
   /** Stores the one event of `body` for `entry` (from `postTarget`). */
@@ -60,12 +60,9 @@ export class LogisticsEvents {
     const [draft] = drafts;
     const other = draft.targets.find((t) => t.value !== entry.iri);
     if (other) throw badRequest('event_for_mismatch', `eventFor ${other.value} is not the Logistics Object posted to (${entry.iri})`, cargo.eventFor);
-    const prepared = this.prepareAndReserve(draft, entry.iri, this.context());
-    try {
-      return (await this.commit([prepared], caller.agent))[0];
-    } finally {
-      this.index.release(prepared.iri);
-    }
+    const tx = this.store.begin();
+    const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
+    return (await this.commit(tx, [prepared], caller.agent))[0];
   }
 
   /**
@@ -87,25 +84,25 @@ export class LogisticsEvents {
     }
 
     const context = this.context();
+    const tx = this.store.begin();
     const attempts: { object: string; prepared?: PreparedEvent; error?: HttpError }[] = [];
-    try {
-      for (const draft of drafts) {
-        for (const target of draft.targets) {
-          try {
-            const entry = this.permitted(target.value, caller, api.POST_LOGISTICS_EVENT);
-            attempts.push({ object: target.value, prepared: this.prepareAndReserve(draft, entry.iri, context) });
-          } catch (err) {
-            if (!(err instanceof HttpError)) throw err;
-            attempts.push({ object: target.value, error: err });
+    for (const draft of drafts) {
+      for (const target of draft.targets) {
+        try {
+          const entry = this.permitted(target.value, caller, 'post-event');
+          attempts.push({ object: target.value, prepared: this.prepareAndClaim(tx, draft, entry.iri, context) });
+        } catch (err) {
+          if (!(err instanceof HttpError)) {
+            tx.release();
+            throw err;
           }
+          attempts.push({ object: target.value, error: err });
         }
       }
-      const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
-      const stored = new Map((await this.commit(ready, caller.agent)).map((r) => [r.iri, r]));
-      return attempts.map((a) => (a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! }));
-    } finally {
-      for (const a of attempts) if (a.prepared) this.index.release(a.prepared.iri);
     }
+    const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
+    const stored = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
+    return attempts.map((a) => (a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! }));
   }
 
   /**
@@ -118,30 +115,31 @@ export class LogisticsEvents {
     if (!entry) throw notFound(objectIri, 'Logistics Object not found');
     const iri = eventsPrefixOf(objectIri) + eventId;
     const record = this.index.get(iri);
-    if (!this.permits(caller, api.GET_LOGISTICS_EVENT, entry) && (!record || record.createdBy !== caller.agent)) throw this.access.denied(iri);
+    // Denied the same way whether or not the event exists, so a denial reveals nothing.
+    this.access.check(caller, { kind: 'read-event', object: entry, iri, event: record });
     if (!record) throw notFound(iri, 'Logistics Event not found');
     const triples = this.triples(record);
     const types = triples.filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type).map((t) => t.object.value);
-    return { record, triples, typeHeader: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
+    return { record, triples, type: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
   }
 
   /** The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all. */
   list(objectIri: string, caller: Caller, query: EventQuery): EventPage {
-    const entry = this.permitted(objectIri, caller, api.GET_LOGISTICS_EVENT);
+    const entry = this.permitted(objectIri, caller, 'read-events');
     return this.index.select(entry.iri, query);
   }
 
   /** The stored graph of one event. */
   triples(record: EventRecord): Quad[] {
-    const text = this.store.graphNTriples(record.iri);
-    if (!text) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
-    return new Parser({ format: 'application/n-triples' }).parse(text);
+    const triples = this.store.graphTriples(record.iri);
+    if (triples.length === 0) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
+    return triples;
   }
 
-  private permitted(objectIri: string, caller: Caller, permission: EventPermission): LogisticsObjectEntry {
+  private permitted(objectIri: string, caller: Caller, kind: 'read-events' | 'post-event'): LogisticsObjectEntry {
     const entry = this.objects.index.get(objectIri);
     if (!entry) throw notFound(objectIri, 'Logistics Object not found');
-    if (!this.permits(caller, permission, entry)) throw this.access.denied(objectIri);
+    this.access.check(caller, { kind, object: entry });
     return entry;
   }
 
@@ -149,19 +147,22 @@ export class LogisticsEvents {
     return { objectsPrefix: this.objects.objectsPrefix, now: new Date() };
   }
 
-  /** Checks the event and claims its id; the caller releases the claim once the commit is done. */
-  private prepareAndReserve(draft: EventDraft, object: string, context: PrepareContext): PreparedEvent {
+  /** Checks the event and claims its id for `tx`: 409 if it exists or a write in flight creates it. */
+  private prepareAndClaim(tx: WriteTransaction, draft: EventDraft, object: string, context: PrepareContext): PreparedEvent {
     const prepared = prepareEvent(draft, object, context);
     const violations = this.objects.shapeViolations(prepared.triples);
     if (violations.length > 0) throw shapeError(violations, 400);
-    if (!this.index.reserve(prepared.iri)) {
+    if (this.index.get(prepared.iri) || !tx.claim(claimKey.event(prepared.iri))) {
       throw new HttpError(409, 'event_exists', { message: `a Logistics Event with @id ${prepared.iri} already exists`, resource: prepared.iri });
     }
     return prepared;
   }
 
-  /** Writes the events' graphs and metadata in one durable commit; the index learns them in the same tick. */
-  private async commit(prepared: PreparedEvent[], agent: string): Promise<EventRecord[]> {
+  /**
+   * Writes the events' graphs and metadata in one durable commit. Their arrival numbers are
+   * taken in the tick that commits them, so arrival order is commit order.
+   */
+  private async commit(tx: WriteTransaction, prepared: PreparedEvent[], agent: string): Promise<EventRecord[]> {
     if (prepared.length === 0) return [];
     const recordedAt = new Date();
     const records: EventRecord[] = prepared.map((p) => ({
@@ -174,15 +175,13 @@ export class LogisticsEvents {
       createdBy: agent,
       codes: p.codes,
     }));
-    const insert: Quad[] = [];
     prepared.forEach((p, i) => {
       const g = namedNode(p.iri);
-      for (const t of p.triples) insert.push(quad(t.subject, t.predicate, t.object, g));
-      insert.push(...eventMetadataQuads(records[i]));
+      for (const t of p.triples) tx.insert.push(quad(t.subject, t.predicate, t.object, g));
+      tx.insert.push(...eventQuads(records[i]));
+      tx.events.push({ kind: 'event-appended', event: records[i] });
     });
-    await this.store.commit({ insert }, () => {
-      for (const r of records) this.index.add(r);
-    });
+    await this.store.commit(tx);
     return records;
   }
 }

@@ -1,14 +1,16 @@
-import { Parser } from 'n3';
-import type { AccessControl, Caller } from '../auth/access-control.js';
+import { BoundedCache } from '../bounded-cache.js';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
-import { cargo, rdf, xsd } from '../rdf/vocab.js';
-import { isWellTyped } from '../rdf/xsd-lexical.js';
-import type { GraphStore, QuadChange } from '../store/graph-store.js';
+import { cargo, rdf } from '../rdf/vocab.js';
 import { shapeError, type ShapeValidator, type Violation } from '../shapes/validator.js';
+import { claimKey } from '../store/claims.js';
+import type { GraphStore } from '../store/graph-store.js';
+import { revisionGraph, revisionQuads } from '../store/schema/revisions.js';
+import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
-import { revisionGraph, revisionMetadataQuads, type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
+import { type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
 
 /** Which revision a read asks for: the latest by default. */
 export interface RevisionSelector {
@@ -25,20 +27,8 @@ export interface ObjectView {
 
 export interface Created {
   iri: string;
-  typeHeader: string;
-}
-
-/** Parses `at` in `YYYYMMDDThhmmssZ` or RFC 3339 form. */
-export function parseInstant(value: string, parameter: string): Date {
-  const compact = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
-  const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}Z` : value;
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-  const date = new Date(iso);
-  // Date rolls impossible days over (2024-02-30 is 1 March): the calendar is checked on the text.
-  if (!rfc3339.test(iso) || Number.isNaN(date.getTime()) || !isWellTyped(iso.replace(/[t ]/, 'T').replace(/z$/, 'Z'), xsd.dateTime)) {
-    throw badQuery(parameter, `${parameter} must be YYYYMMDDThhmmssZ or an RFC 3339 date-time`);
-  }
-  return date;
+  /** Most specific type of the object created first (the one the request names). */
+  type: string;
 }
 
 /** How many parsed revisions `triples()` keeps (about 10 KB each for a 40-triple object). */
@@ -46,13 +36,13 @@ const PARSED_REVISIONS_KEPT = 2_000;
 
 export class LogisticsObjects {
   readonly objectsPrefix: string;
-  private readonly parsedRevisions = new Map<string, readonly Quad[]>();
+  private readonly parsedRevisions = new BoundedCache<string, readonly Quad[]>(PARSED_REVISIONS_KEPT);
 
   constructor(
     private readonly store: GraphStore,
     readonly index: RevisionIndex,
     private readonly ontology: CargoOntology,
-    private readonly access: AccessControl,
+    private readonly access: Authorizer,
     baseUrl: string,
     /** Data-model validation of every revision written; none when switched off. */
     private readonly shapes?: ShapeValidator,
@@ -60,19 +50,21 @@ export class LogisticsObjects {
     this.objectsPrefix = `${baseUrl}/logistics-objects/`;
   }
 
-  typeHeaderOf(types: string[]): string {
+  mostSpecificType(types: string[]): string {
     return this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsObject;
   }
 
-  /**
-   * Creates the object(s) a body describes in one durable commit. The ids are claimed
-   * synchronously first, so a concurrent create of the same id gets 409.
-   */
+  /** True if the id names an object, or one a write in flight is creating. */
+  isTaken(iri: string): boolean {
+    return this.index.get(iri) !== undefined || this.store.claims.isHeld(claimKey.object(iri));
+  }
+
+  /** Creates the object(s) a body describes in one durable commit; a concurrent create of the same id gets 409. */
   async create(body: Quad[], caller: Caller): Promise<Created> {
     const objects = splitIntoObjects(body, {
       ontology: this.ontology,
       objectsPrefix: this.objectsPrefix,
-      exists: (iri) => this.index.isTaken(iri),
+      exists: (iri) => this.isTaken(iri),
     });
     const violations = objects.flatMap((o) => this.shapeViolations(o.triples));
     if (violations.length > 0) throw shapeError(violations, 400);
@@ -85,74 +77,66 @@ export class LogisticsObjects {
   }
 
   private async createObjects(objects: NewObject[], agent: string): Promise<Created> {
-    for (const o of objects) this.index.reserve(o.iri);
+    const tx = this.store.begin();
     const createdAt = new Date();
-    const revisions = objects.map((o) => ({
-      iri: o.iri,
-      info: { number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, typeHeader: this.typeHeaderOf(o.types) },
-      triples: o.triples,
-    }));
-    const insert = revisions.flatMap((r) => revisionMetadataQuads(r.iri, r.info));
-    const graphs = revisions.map((r) => ({ graph: r.info.graph, triples: r.triples }));
-    try {
-      await this.store.commit({ insert, graphs }, () => {
-        for (const r of revisions) this.index.addRevision(r.iri, r.info);
-      });
-    } finally {
-      for (const o of objects) this.index.release(o.iri);
+    for (const o of objects) {
+      tx.claim(claimKey.object(o.iri));
+      const revision = { object: o.iri, number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, mostSpecificType: this.mostSpecificType(o.types) };
+      tx.insert.push(...revisionQuads(revision));
+      tx.graphs.push({ graph: revision.graph, triples: o.triples });
+      tx.events.push({ kind: 'object-created', revision });
     }
-    return { iri: revisions[0].iri, typeHeader: revisions[0].info.typeHeader };
+    await this.store.commit(tx);
+    return { iri: objects[0].iri, type: this.mostSpecificType(objects[0].types) };
   }
 
   /**
-   * Claims the next revision number of `entry` synchronously; undefined when another write
-   * already claimed it (a concurrent change on the same revision). Pair with `writeRevision`.
+   * Claims the next revision number of `entry` for `tx`; undefined when another write already
+   * claimed it (a concurrent change on the same revision). Pair with `addRevision`.
    */
-  claimNextRevision(entry: LogisticsObjectEntry): number | undefined {
+  claimNextRevision(tx: WriteTransaction, entry: LogisticsObjectEntry): number | undefined {
     const next = this.index.latest(entry).number + 1;
-    return this.index.reserve(`${entry.iri}#${next}`) ? next : undefined;
+    return tx.claim(claimKey.revision(entry.iri, next)) ? next : undefined;
+  }
+
+  /** True while a write in flight creates the revision after the latest one of `entry`. */
+  isNextRevisionClaimed(entry: LogisticsObjectEntry): boolean {
+    return this.store.claims.isHeld(claimKey.revision(entry.iri, this.index.latest(entry).number + 1));
   }
 
   /**
-   * Durably writes revision `number` (claimed with `claimNextRevision`) holding `triples`,
-   * together with `extra` quads in the same atomic commit. `onApplied` runs in the same tick
-   * as the index update. The claim is released whatever happens. `triples` must be in the
-   * store's canonical form (read from it, or canonicalised): they are kept as the parsed form of
-   * the new revision, which the next change reads.
+   * Adds revision `number` (claimed with `claimNextRevision`) holding `triples` to `tx`.
+   * `triples` must be in the store's canonical form (read from it, or canonicalised): the
+   * after-commit stream hands them to the parsed-revision cache, which the next change reads.
    */
-  async writeRevision(
-    entry: LogisticsObjectEntry,
-    number: number,
-    triples: Quad[],
-    agent: string,
-    extra: QuadChange = { insert: [] },
-    onApplied?: () => void,
-  ): Promise<RevisionInfo> {
-    const info: RevisionInfo = {
+  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string): RevisionInfo {
+    const revision: RevisionInfo = {
+      object: entry.iri,
       number,
       graph: revisionGraph(entry.iri, number),
       createdAt: new Date(Math.max(Date.now(), this.index.latest(entry).createdAt.getTime() + 1)),
       createdBy: agent,
-      typeHeader: this.typeHeaderOf(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
+      mostSpecificType: this.mostSpecificType(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
     };
-    const insert = [...revisionMetadataQuads(entry.iri, info), ...extra.insert];
-    try {
-      await this.store.commit({ insert, graphs: [{ graph: info.graph, triples }], delete: extra.delete }, () => {
-        // The next change reads the new revision; the one it replaces is rarely read again.
-        this.parsedRevisions.delete(this.index.latest(entry).graph);
-        this.index.addRevision(entry.iri, info);
-        this.keepParsed(info.graph, triples);
-        onApplied?.();
-      });
-    } finally {
-      this.index.release(`${entry.iri}#${number}`);
+    tx.insert.push(...revisionQuads(revision));
+    tx.graphs.push({ graph: revision.graph, triples });
+    tx.events.push({ kind: 'revision-written', revision, triples });
+    return revision;
+  }
+
+  /** Consumer of the after-commit stream: the revision just written is what the next change reads. */
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events) {
+      if (e.kind !== 'revision-written' || !e.triples) continue;
+      // The revision it replaces is rarely read again.
+      this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
+      this.parsedRevisions.set(e.revision.graph, e.triples);
     }
-    return info;
   }
 
   /** Creates the data holder's Organization at first start. */
   async ensureDataHolder(iri: string, name: string): Promise<void> {
-    if (this.index.isTaken(iri)) return;
+    if (this.isTaken(iri)) return;
     const subject = namedNode(iri);
     await this.createObjects(
       [{ iri, types: [cargo.Organization], triples: [quad(subject, namedNode(rdf.type), namedNode(cargo.Organization)), quad(subject, namedNode(cargo.name), literal(name))] }],
@@ -164,7 +148,7 @@ export class LogisticsObjects {
   readableEntry(iri: string, caller: Caller): LogisticsObjectEntry {
     const entry = this.index.get(iri);
     if (!entry) throw notFound(iri, 'Logistics Object not found');
-    if (!this.access.canReadObject(caller, entry)) throw this.access.denied(iri);
+    this.access.check(caller, { kind: 'read-object', object: entry });
     return entry;
   }
 
@@ -196,16 +180,10 @@ export class LogisticsObjects {
   triples(revision: RevisionInfo): readonly Quad[] {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
-    const text = this.store.graphNTriples(revision.graph);
-    if (!text) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
-    const triples: readonly Quad[] = new Parser({ format: 'application/n-triples' }).parse(text);
-    this.keepParsed(revision.graph, triples);
+    const triples = this.store.graphTriples(revision.graph);
+    if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
+    this.parsedRevisions.set(revision.graph, triples);
     return triples;
-  }
-
-  private keepParsed(graph: string, triples: readonly Quad[]): void {
-    if (this.parsedRevisions.size >= PARSED_REVISIONS_KEPT) this.parsedRevisions.delete(this.parsedRevisions.keys().next().value as string);
-    this.parsedRevisions.set(graph, triples);
   }
 
   /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */
@@ -216,7 +194,7 @@ export class LogisticsObjects {
       if (t.object.termType !== 'NamedNode' || t.predicate.value === rdf.type || seen.has(t.object.value)) continue;
       seen.add(t.object.value);
       const entry = this.index.get(t.object.value);
-      if (!entry || !this.access.canReadObject(caller, entry)) continue;
+      if (!entry || !this.access.allows(caller, { kind: 'read-object', object: entry })) continue;
       const revision = selector.at ? this.index.revisionAt(entry, selector.at) : this.index.latest(entry);
       if (revision) views.push({ entry, revision, latest: this.index.latest(entry) });
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { badRequest, HttpError } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { defaultGraph, namedNode, quad, type Quad, type Term } from '../rdf/terms.js';
+import { groupBySubject, reachable, termKey as key } from '../rdf/triples.js';
 import { api, INTERNAL_SCHEME, rdf } from '../rdf/vocab.js';
 
 /** A Logistics Object to be created: its IRI and the triples of its first revision. */
@@ -23,20 +24,18 @@ export interface SplitContext {
 export const SERVER_MANAGED: ReadonlySet<string> = new Set([api.hasRevision, api.hasLatestRevision]);
 const OBJECT_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 
-const key = (t: Term) => `${t.termType}:${t.value}`;
-
 export const newEmbeddedIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
 export const newObjectIri = (objectsPrefix: string) => `${objectsPrefix}${randomUUID()}`;
 
 /**
- * Splits a parsed body into the Logistics Objects it creates (DECISIONS "Nested nodes"):
+ * Splits a parsed body into the Logistics Objects it creates (docs/behaviour.md, "Logistics Objects"):
  * the top node and every nested LO-typed node with properties become objects of their own;
  * other blank nodes become `internal:` embedded objects inside the object that holds them;
  * `{ "@id" }`-only nodes are links.
  */
 export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] {
   const quads = input.filter((q) => !SERVER_MANAGED.has(q.predicate.value));
-  const bySubject = new Map<string, Quad[]>();
+  const bySubject = groupBySubject(quads);
   const referenced = new Set<string>();
   for (const q of quads) {
     for (const t of [q.subject, q.object]) {
@@ -44,10 +43,6 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
         throw badRequest('client_internal_id', `${t.value}: internal: ids are given by the server; describe an embedded object without @id (or with a blank node _:label)`);
       }
     }
-    const k = key(q.subject);
-    const list = bySubject.get(k);
-    if (list) list.push(q);
-    else bySubject.set(k, [q]);
     if (q.object.termType !== 'Literal') referenced.add(key(q.object));
   }
 
@@ -111,19 +106,9 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
   const claimed = new Set<string>();
   const objects: NewObject[] = [];
   for (const [k, iri] of objectIris) {
-    const triples: Quad[] = [];
-    const seen = new Set<string>([k]);
-    const todo = [k];
-    while (todo.length > 0) {
-      for (const q of bySubject.get(todo.pop()!) ?? []) {
-        triples.push(quad(rename(q.subject) as Quad['subject'], q.predicate, rename(q.object) as Quad['object'], defaultGraph()));
-        const child = key(q.object);
-        if (q.object.termType !== 'Literal' && !objectIris.has(child) && bySubject.has(child) && !seen.has(child)) {
-          seen.add(child);
-          todo.push(child);
-        }
-      }
-    }
+    // Embedded nodes belong to the object that reaches them; other objects of the body are links.
+    const seen = reachable(k, bySubject, { follow: (_, child) => !objectIris.has(child) });
+    const triples = [...seen].flatMap((s) => bySubject.get(s)!.map((q) => quad(rename(q.subject) as Quad['subject'], q.predicate, rename(q.object) as Quad['object'], defaultGraph())));
     for (const s of seen) claimed.add(s);
     objects.push({ iri, types: typesOf(k), triples });
   }

@@ -1,5 +1,5 @@
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
-import type { AccessControl, Caller } from '../auth/access-control.js';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config.js';
@@ -7,7 +7,6 @@ import type { LogisticsEvents } from '../domain/logistics-events.js';
 import type { LogisticsObjects } from '../domain/logistics-objects.js';
 import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
-import { badQuery } from '../errors.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
 import type { Lifecycle } from '../observability/health.js';
@@ -17,7 +16,8 @@ import type { ServerMetrics } from '../observability/metrics.js';
 /** Everything the routes use, created once in main and passed down. */
 export interface Services {
   config: Config;
-  access: AccessControl;
+  /** Every access decision goes through it. */
+  access: Authorizer;
   verifier: TokenVerifier;
   identityProvider?: IdentityProvider;
   objects: LogisticsObjects;
@@ -60,21 +60,6 @@ export function callerOf(res: Response): Caller {
   const caller = (res as WithCaller)[CALLER];
   if (!caller) throw new Error('route reached without authentication');
   return caller;
-}
-
-const parsedQueries = new WeakMap<Request, Record<string, unknown>>();
-
-/** A single string query parameter, or undefined; 400 if it is given more than once. */
-export function queryParam(req: Request, name: string): string | undefined {
-  // Express 5 parses the query string again on every `req.query` read: parse once per request.
-  let query = parsedQueries.get(req);
-  if (!query) {
-    query = req.url.includes('?') ? (req.query as Record<string, unknown>) : {};
-    parsedQueries.set(req, query);
-  }
-  const value = query[name];
-  if (Array.isArray(value)) throw badQuery(name, `${name} is given more than once`);
-  return typeof value === 'string' ? value : undefined;
 }
 
 /** The absolute URL of the request, on the configured base. */

@@ -1,3 +1,4 @@
+import { BoundedCache } from '../bounded-cache.js';
 import type { EventPage, EventRecord } from '../domain/event-index.js';
 import type { LogisticsEvents } from '../domain/logistics-events.js';
 import { compactIri, withContext, writeJsonLdNode, type NodeDocument } from '../rdf/jsonld-writer.js';
@@ -15,12 +16,14 @@ const DEFAULT_CACHED_NODES = 20_000;
  * together from those texts: its cost grows with the page, not with the object's events.
  */
 export class EventRepresentations {
-  private readonly nodes = new Map<string, string>();
+  private readonly nodes: BoundedCache<string, string>;
 
   constructor(
     private readonly events: LogisticsEvents,
-    private readonly maxNodes = DEFAULT_CACHED_NODES,
-  ) {}
+    maxNodes = DEFAULT_CACHED_NODES,
+  ) {
+    this.nodes = new BoundedCache(maxNodes);
+  }
 
   /**
    * The Collection whose @id is `url`: `hasTotalItems` counts every match, `hasItem` holds the
@@ -59,7 +62,6 @@ export class EventRepresentations {
     const cached = this.nodes.get(record.iri);
     if (cached) return cached;
     const text = JSON.stringify(writeJsonLdNode({ iri: record.iri, triples: this.events.triples(record) }));
-    if (this.nodes.size >= this.maxNodes) this.nodes.delete(this.nodes.keys().next().value as string);
     this.nodes.set(record.iri, text);
     return text;
   }

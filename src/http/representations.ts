@@ -1,4 +1,5 @@
-import type { Caller } from '../auth/access-control.js';
+import { BoundedCache } from '../bounded-cache.js';
+import type { Caller } from '../auth/authorizer.js';
 import type { LogisticsObjects, ObjectView } from '../domain/logistics-objects.js';
 import { writeJsonLd, type NodeDocument } from '../rdf/jsonld-writer.js';
 import { writeRdf } from '../rdf/rdf-writer.js';
@@ -17,12 +18,14 @@ export interface RepresentationOptions {
  * form (no `at`, no embedding) is cached per revision, format and latest revision number.
  */
 export class Representations {
-  private readonly cache = new Map<string, Buffer>();
+  private readonly cache: BoundedCache<string, Buffer>;
 
   constructor(
     private readonly objects: LogisticsObjects,
-    private readonly maxEntries: number,
-  ) {}
+    maxEntries: number,
+  ) {
+    this.cache = new BoundedCache(maxEntries);
+  }
 
   /** The body of a revision: from the cache when it holds it (no promise then), else built and kept. */
   render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Buffer | Promise<Buffer> {
@@ -32,10 +35,7 @@ export class Representations {
     if (hit) return hit;
     return this.build(view, format, caller, options).then((text) => {
       const body = Buffer.from(text);
-      if (cacheable) {
-        if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
-        this.cache.set(key, body);
-      }
+      if (cacheable) this.cache.set(key, body);
       return body;
     });
   }

@@ -1,4 +1,5 @@
 import type { Quad, Term } from './terms.js';
+import { groupBySubject, termKey } from './triples.js';
 import { RDF } from './vocab.js';
 
 /**
@@ -25,22 +26,16 @@ export function ancestorLookup(superClasses: ReadonlyMap<string, Iterable<string
   };
 }
 
-const key = (t: Term) => `${t.termType}:${t.value}`;
-
 /** Triples grouped by subject, for reading schema-like graphs (ontologies, shapes) node by node. */
 export class GraphIndex {
-  private readonly bySubject = new Map<string, Quad[]>();
+  private readonly bySubject: Map<string, Quad[]>;
 
   constructor(readonly quads: readonly Quad[]) {
-    for (const q of quads) {
-      const list = this.bySubject.get(key(q.subject));
-      if (list) list.push(q);
-      else this.bySubject.set(key(q.subject), [q]);
-    }
+    this.bySubject = groupBySubject(quads);
   }
 
   triplesOf(subject: Term): readonly Quad[] {
-    return this.bySubject.get(key(subject)) ?? [];
+    return this.bySubject.get(termKey(subject)) ?? [];
   }
 
   objects(subject: Term, predicate: string): Term[] {

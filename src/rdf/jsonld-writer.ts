@@ -1,5 +1,6 @@
 import type { Quad, Term } from './terms.js';
 import { API, CARGO, OUTPUT_CONTEXT, XSD, rdf, xsd } from './vocab.js';
+import { groupBySubject, valueKey } from './triples.js';
 
 const PREFIXES: [string, string][] = [
   [CARGO, 'cargo:'],
@@ -51,7 +52,7 @@ export interface WriteOptions {
  * output stays linear in the number of triples however the nodes are linked.
  */
 class NodeWriter {
-  private readonly bySubject = new Map<string, Quad[]>();
+  private readonly bySubject: Map<string, Quad[]>;
   private readonly emitted = new Set<string>();
 
   constructor(
@@ -61,11 +62,7 @@ class NodeWriter {
     /** Linked objects already inlined anywhere in the response. */
     private readonly inlined: Set<string>,
   ) {
-    for (const t of triples) {
-      const list = this.bySubject.get(t.subject.value);
-      if (list) list.push(t);
-      else this.bySubject.set(t.subject.value, [t]);
-    }
+    this.bySubject = groupBySubject(triples, valueKey);
   }
 
   private link(iri: string): string {

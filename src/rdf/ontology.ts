@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Parser } from 'n3';
 import { ancestorLookup } from './graph-index.js';
-import { CARGO, cargo, owl, rdf, rdfs } from './vocab.js';
+import { cargo, owl, rdf, rdfs } from './vocab.js';
 
 /**
  * What the server needs from the cargo ontology: which classes exist and how they nest.
@@ -28,13 +28,13 @@ export class CargoOntology {
   }
 
   /** Every class `iri` is a subclass of, itself included. */
-  readonly ancestors = ancestorLookup(this.superClasses);
+  private readonly ancestors = ancestorLookup(this.superClasses);
 
   isClass(iri: string): boolean {
     return this.classes.has(iri);
   }
 
-  isSubClassOf(iri: string, ancestor: string): boolean {
+  private isSubClassOf(iri: string, ancestor: string): boolean {
     return this.classes.has(iri) && this.ancestors(iri).has(ancestor);
   }
 
@@ -44,11 +44,6 @@ export class CargoOntology {
 
   isLogisticsEventClass(iri: string): boolean {
     return this.isSubClassOf(iri, cargo.LogisticsEvent);
-  }
-
-  /** A data-model class that is not a Logistics Object: its instances are embedded objects. */
-  isEmbeddedClass(iri: string): boolean {
-    return this.classes.has(iri) && iri.startsWith(CARGO) && !this.isLogisticsObjectClass(iri);
   }
 
   /** The types of `types` that no other of them specialises, in input order (Company over Organization). */

@@ -31,7 +31,6 @@ export const xsd = {
   string: `${XSD}string`,
   boolean: `${XSD}boolean`,
   integer: `${XSD}integer`,
-  nonNegativeInteger: `${XSD}nonNegativeInteger`,
   positiveInteger: `${XSD}positiveInteger`,
   double: `${XSD}double`,
   decimal: `${XSD}decimal`,
@@ -73,10 +72,7 @@ export const api = {
   hasTotalCreated: `${API}hasTotalCreated`,
   hasTotalFailed: `${API}hasTotalFailed`,
   hasHTTPStatus: `${API}hasHTTPStatus`,
-  GET_LOGISTICS_EVENT: `${API}GET_LOGISTICS_EVENT`,
-  POST_LOGISTICS_EVENT: `${API}POST_LOGISTICS_EVENT`,
   // Action requests, change requests and the audit trail.
-  ActionRequest: `${API}ActionRequest`,
   ChangeRequest: `${API}ChangeRequest`,
   AccessDelegationRequest: `${API}AccessDelegationRequest`,
   SubscriptionRequest: `${API}SubscriptionRequest`,
@@ -117,6 +113,12 @@ export const api = {
   hasChangeRequest: `${API}hasChangeRequest`,
 } as const;
 
+/** The local name of an api: term given as `NAME`, `api:NAME` or the full IRI (`#` sent as `%23` or `/`). */
+export function apiLocalName(value: string): string {
+  for (const prefix of [API, `${API.slice(0, -1)}/`, 'api:']) if (value.startsWith(prefix)) return value.slice(prefix.length);
+  return value;
+}
+
 /** The RequestStatus values of action requests. */
 export const requestStatus = {
   PENDING: `${API}REQUEST_PENDING`,
@@ -136,7 +138,9 @@ export const store = {
   revisionNumber: `${STORE}revisionNumber`,
   revisionCreatedAt: `${STORE}createdAt`,
   revisionCreatedBy: `${STORE}createdBy`,
-  revisionTypeHeader: `${STORE}typeHeader`,
+  revisionType: `${STORE}mostSpecificType`,
+  /** What `revisionType` was called before; still read, never written. */
+  revisionTypeBefore: `${STORE}typeHeader`,
   /** Graph of Logistics Event metadata (which object, dates, codes), read once at start. */
   eventsGraph: `${STORE}events`,
   eventOf: `${STORE}eventOf`,

@@ -1,10 +1,15 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
-import type { GraphStore, QuadChange } from './graph-store.js';
+import { Claims } from './claims.js';
+import { CommitStream } from './commit-stream.js';
+import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, type SparqlJsonResults } from './oxigraph-index.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
-import { quadToNq, triplesInGraphToNq } from '../rdf/terms.js';
+import { Parser } from 'n3';
+import { storedDomainEvents } from './schema/stored-events.js';
+import { WriteTransaction } from './transaction.js';
+import { quadToNq, triplesInGraphToNq, type Quad } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -29,21 +34,23 @@ const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
  * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
  * and the order in which they are applied does not matter.
  */
-export function recordFor(change: QuadChange): JournalRecord {
+export function recordFor(change: WriteTransaction): JournalRecord {
   const insert = change.insert.map(quadToNq);
-  for (const { graph, triples } of change.graphs ?? []) insert.push(...triplesInGraphToNq(triples, graph));
-  if (!change.delete || change.delete.length === 0) return { delete: '', insert: insert.join('') };
+  for (const { graph, triples } of change.graphs) insert.push(...triplesInGraphToNq(triples, graph));
+  if (change.delete.length === 0) return { delete: '', insert: insert.join('') };
   const inserted = new Set(insert);
   return { delete: change.delete.map(quadToNq).filter((line) => !inserted.has(line)).join(''), insert: insert.join('') };
 }
 
 /**
  * The write path of the whole server: journal first (group-committed, fsync'ed), then the
- * Oxigraph index, then the caller's `onApplied`, all before the returned promise resolves.
+ * Oxigraph index, then the after-commit stream, all before the returned promise resolves.
  * Reads go straight to the index.
  */
 export class DurableStore implements GraphStore {
   readonly index = new OxigraphIndex();
+  readonly claims = new Claims();
+  readonly committed = new CommitStream();
   private journal!: Journal;
   private snapshotting: Promise<void> | undefined;
   /** Size of the newest snapshot file. */
@@ -107,25 +114,37 @@ export class DurableStore implements GraphStore {
     if (inserts.length > 0) this.index.loadTrusted(inserts);
   }
 
-  graphNTriples(graph: string): string {
-    return this.index.graphNTriples(graph);
+  graphTriples(graph: string): Quad[] {
+    const text = this.index.graphNTriples(graph);
+    return text ? new Parser({ format: 'application/n-triples' }).parse(text) : [];
   }
 
   select(sparql: string): SparqlJsonResults {
     return this.index.select(sparql);
   }
 
+  begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
+    return new WriteTransaction(this.claims, quads);
+  }
+
+  async commit(tx: WriteTransaction): Promise<void> {
+    try {
+      await this.journal.append(recordFor(tx), (stored) => {
+        this.index.apply(stored);
+        this.committed.publish(tx.events);
+        tx.release();
+      });
+    } finally {
+      tx.release();
+    }
+  }
+
   /**
-   * Makes `change` durable, applies it, then runs `onApplied` synchronously in the same tick,
-   * so state derived from the store (domain indexes) changes together with it. Rejects, with
-   * the store unchanged, when the journal cannot write.
+   * Publishes, on `committed`, the domain events that rebuild what consumers keep from the data
+   * the store holds (snapshot and journal replayed): called once at start, after they subscribe.
    */
-  commit(change: QuadChange, onApplied?: () => void): Promise<void> {
-    const record = recordFor(change);
-    return this.journal.append(record, (stored) => {
-      this.index.apply(stored);
-      onApplied?.();
-    });
+  publishStored(): void {
+    this.committed.publish(storedDomainEvents(this));
   }
 
   /** Folds the journal into a snapshot. Concurrent calls share one run. */

@@ -1,19 +1,8 @@
 import type { Quad } from '../rdf/terms.js';
+import type { Claims } from './claims.js';
+import type { CommitStream } from './commit-stream.js';
 import type { SparqlJsonResults } from './oxigraph-index.js';
-
-/** Triples to add to one named graph, given without a quad built for each. */
-export interface GraphInsert {
-  graph: string;
-  triples: readonly Quad[];
-}
-
-/** A set of quads to remove and to add, applied as one atomic step. */
-export interface QuadChange {
-  insert: Quad[];
-  /** More to add, graph by graph (a revision's copy of its object). */
-  graphs?: GraphInsert[];
-  delete?: Quad[];
-}
+import type { WriteTransaction } from './transaction.js';
 
 /** What the query modules need: SPARQL SELECT with results as SPARQL JSON. */
 export interface SparqlReader {
@@ -22,15 +11,23 @@ export interface SparqlReader {
 
 /**
  * The store as the domain sees it. `DurableStore` (journal + embedded Oxigraph) is the one
- * implementation; a remote SPARQL 1.1 store would implement the same seam, fed from the journal
- * (the source of truth) and keeping the synchronous reads answered from a local replica.
+ * implementation; docs/ARCHITECTURE.md ("A remote SPARQL backend") says how one on a SPARQL 1.1
+ * engine would implement the same seam.
  */
 export interface GraphStore extends SparqlReader {
+  /** Claims of writes in flight (the one concurrency rule, see Claims). */
+  readonly claims: Claims;
+  /** Domain events of every committed transaction, in commit order. */
+  readonly committed: CommitStream;
+  /** A new transaction (empty, or holding `quads`) whose claims live in `claims`. */
+  begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction;
   /**
-   * Makes `change` durable and applies it, then runs `onApplied` in the same tick; rejects with
-   * the store unchanged when it cannot be made durable.
+   * The one commit site: makes `tx` durable (journal, fsync), applies it, publishes its events
+   * on `committed` and releases its claims, all in one tick, before the promise resolves. Rejects
+   * with the store, the indexes and nothing published when it cannot be made durable (claims
+   * are released then too).
    */
-  commit(change: QuadChange, onApplied?: () => void): Promise<void>;
-  /** One named graph as N-Triples text (empty if unknown). */
-  graphNTriples(graph: string): string;
+  commit(tx: WriteTransaction): Promise<void>;
+  /** The triples of one named graph (none if unknown), as the store keeps them. */
+  graphTriples(graph: string): Quad[];
 }

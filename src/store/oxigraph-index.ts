@@ -126,10 +126,6 @@ export class OxigraphIndex {
     return JSON.parse(this.store.query(sparql, { results_format: 'application/sparql-results+json' }) as string) as SparqlJsonResults;
   }
 
-  ask(sparql: string): boolean {
-    return this.store.query(sparql) as boolean;
-  }
-
   listGraphs(): string[] {
     return this.select('SELECT ?g WHERE { GRAPH ?g { } }').results.bindings.map((b) => b.g.value);
   }

@@ -1,9 +1,9 @@
 import express, { type Request, type Router } from 'express';
 import { lastModified } from '../../domain/action-request-index.js';
-import { parseRequestStatus, parseRequestType } from '../../domain/action-requests.js';
 import { badQuery } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
-import { callerOf, queryParam, requestUrl, type Services } from '../context.js';
+import { callerOf, requestUrl, type Services } from '../context.js';
+import { parseRequestStatus, parseRequestType, queryParam } from '../query-params.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { setRepresentationHeaders } from '../responses.js';

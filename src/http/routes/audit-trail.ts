@@ -1,28 +1,18 @@
 import express, { type Request, type Router } from 'express';
-import { parseRequestStatus } from '../../domain/action-requests.js';
 import type { AuditFilter } from '../../domain/change-requests.js';
-import { parseInstant } from '../../domain/logistics-objects.js';
 import { badQuery } from '../../errors.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { api, rdf, xsd } from '../../rdf/vocab.js';
-import { callerOf, queryParam, type Services } from '../context.js';
+import { callerOf, type Services } from '../context.js';
+import { parseInstant, parseRequestStatus, queryParam, singleQueryValue } from '../query-params.js';
 import { methodNotAllowed, serialise } from '../documents.js';
 import { negotiate } from '../negotiation.js';
 import { setRepresentationHeaders } from '../responses.js';
 
-/** The value of the first given spelling of a query parameter, with the name it was given under. */
-function firstOf(req: Request, names: string[]): { name: string; value: string } | undefined {
-  for (const name of names) {
-    const value = queryParam(req, name);
-    if (value !== undefined) return { name, value };
-  }
-  return undefined;
-}
-
 /** `updated-from`, `updated-to` (also camelCase) and `status` (comma separated, short or full names). */
 function readFilter(req: Request): AuditFilter {
-  const from = firstOf(req, ['updated-from', 'updatedFrom']);
-  const to = firstOf(req, ['updated-to', 'updatedTo']);
+  const from = singleQueryValue(req, ['updated-from', 'updatedFrom']);
+  const to = singleQueryValue(req, ['updated-to', 'updatedTo']);
   const status = queryParam(req, 'status');
   const filter: AuditFilter = {
     from: from && parseInstant(from.value, from.name),

@@ -2,10 +2,11 @@ import express, { type Request, type Router } from 'express';
 import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
-import { parseInstant, type RevisionSelector } from '../../domain/logistics-objects.js';
+import type { RevisionSelector } from '../../domain/logistics-objects.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { readBody } from '../body.js';
-import { callerOf, queryParam, type Services } from '../context.js';
+import { callerOf, type Services } from '../context.js';
+import { parseInstant, queryParam } from '../query-params.js';
 import { negotiate } from '../negotiation.js';
 import { Representations, type RepresentationOptions } from '../representations.js';
 import { sendCreated, sendRepresentation } from '../responses.js';
@@ -33,11 +34,11 @@ export function logisticsObjectRoutes(services: Services): Router {
 
   router.post('/logistics-objects', rawBody, async (req, res) => {
     const caller = callerOf(res);
-    access.requireInternal(caller, 'creating Logistics Objects');
+    access.check(caller, { kind: 'create-object' });
     const format = bodyFormat(req.headers['content-type'], true);
     const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
     const created = await objects.create(quads, caller);
-    sendCreated(res, created.iri, created.typeHeader);
+    sendCreated(res, created.iri, created.type);
   });
 
   router.get('/logistics-objects/:id', (req, res) => {
@@ -46,7 +47,7 @@ export function logisticsObjectRoutes(services: Services): Router {
     const caller = callerOf(res);
     const view = objects.read(objects.objectsPrefix + req.params.id, caller, selector);
     const send = (body: Buffer) =>
-      sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.typeHeader, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+      sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
     const body = representations.render(view, negotiated.format, caller, options);
     return Buffer.isBuffer(body) ? send(body) : body.then(send);
   });

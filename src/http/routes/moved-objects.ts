@@ -51,7 +51,7 @@ export function internalMoveRoutes(services: Services): Router {
 
   // Checked before any body is read, so others learn nothing from how a body is judged.
   router.use('/internal/moves', (_req, res, next) => {
-    services.access.requireInternal(callerOf(res), 'managing moved objects');
+    services.access.check(callerOf(res), { kind: 'operate', what: 'managing moved objects' });
     next();
   });
   router.get('/internal/moves', (_req, res) => {

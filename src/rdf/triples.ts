@@ -1,0 +1,43 @@
+import type { Quad, Term } from './terms.js';
+
+/** A key that tells terms apart by kind and value (a blank node `_:a` is not the IRI `_:a`). */
+export const termKey = (t: Term) => `${t.termType}:${t.value}`;
+/** A key by value alone, for data with no blank nodes (stored data: every node has an IRI). */
+export const valueKey = (t: Term) => t.value;
+
+/** Triples grouped by subject, in input order, keyed by `keyOf(subject)`. */
+export function groupBySubject(triples: Iterable<Quad>, keyOf: (t: Term) => string = termKey): Map<string, Quad[]> {
+  const groups = new Map<string, Quad[]>();
+  for (const t of triples) {
+    const k = keyOf(t.subject);
+    const list = groups.get(k);
+    if (list) list.push(t);
+    else groups.set(k, [t]);
+  }
+  return groups;
+}
+
+export interface ReachOptions {
+  /** How `bySubject` is keyed (default `termKey`). */
+  keyOf?: (t: Term) => string;
+  /** Whether to walk on through an object; literals are never followed. Default: always. */
+  follow?: (object: Term, key: string) => boolean;
+}
+
+/** The keys of the subjects reachable from `root` through objects that are subjects too, `root` included. */
+export function reachable(root: string, bySubject: ReadonlyMap<string, readonly Quad[]>, options: ReachOptions = {}): Set<string> {
+  const keyOf = options.keyOf ?? termKey;
+  const seen = new Set([root]);
+  const todo = [root];
+  while (todo.length > 0) {
+    for (const t of bySubject.get(todo.pop()!) ?? []) {
+      if (t.object.termType === 'Literal') continue;
+      const child = keyOf(t.object);
+      if (bySubject.has(child) && !seen.has(child) && (options.follow?.(t.object, child) ?? true)) {
+        seen.add(child);
+        todo.push(child);
+      }
+    }
+  }
+  return seen;
+}

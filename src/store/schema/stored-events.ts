@@ -1,0 +1,27 @@
+import { requestStatus } from '../../rdf/vocab.js';
+import type { SparqlReader } from '../graph-store.js';
+import type { DomainEvent } from '../transaction.js';
+import { readActionRequests } from './action-requests.js';
+import { readEvents } from './events.js';
+import { readMoves } from './moved-objects.js';
+import { readRevisions } from './revisions.js';
+
+/**
+ * The domain events that led to what the bookkeeping graphs hold, as commits published them:
+ * per kind in commit order (revisions by number, events by arrival, each request's statuses in
+ * order; moves as they stand). Consumers fed these at start end in the state the live stream kept them in.
+ */
+export function storedDomainEvents(reader: SparqlReader): DomainEvent[] {
+  const events: DomainEvent[] = [];
+  for (const revision of readRevisions(reader)) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
+  for (const event of readEvents(reader)) events.push({ kind: 'event-appended', event });
+  for (const stored of readActionRequests(reader)) {
+    const request = { ...stored, statuses: [] };
+    stored.statuses.forEach((status, i) => {
+      if (i === 0) events.push({ kind: 'action-request-created', request, status });
+      else events.push({ kind: status.status === requestStatus.REVOKED ? 'action-request-revoked' : 'action-request-decided', request, status });
+    });
+  }
+  for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
+  return events;
+}

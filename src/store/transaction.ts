@@ -1,0 +1,73 @@
+import type { Quad } from '../rdf/terms.js';
+import type { Claims } from './claims.js';
+import type { ActionRequestRecord, StatusEntry } from './schema/action-requests.js';
+import type { EventRecord } from './schema/events.js';
+import type { MoveRecord } from './schema/moved-objects.js';
+import type { RevisionRecord } from './schema/revisions.js';
+
+/**
+ * What a committed write did, in terms of the domain. Published on the after-commit stream in
+ * commit order, once the write is durable and applied; replay at start publishes the same
+ * events for what the store holds, so consumers rebuild their state with the code that keeps it.
+ */
+export type DomainEvent =
+  | { kind: 'object-created'; revision: RevisionRecord }
+  /** `triples`: the new revision as the store keeps it, when the writer has it parsed (not on replay). */
+  | { kind: 'revision-written'; revision: RevisionRecord; triples?: readonly Quad[] }
+  | { kind: 'event-appended'; event: EventRecord }
+  /** `status`: the first entry (REQUEST_PENDING). */
+  | { kind: 'action-request-created'; request: ActionRequestRecord; status: StatusEntry }
+  | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry }
+  | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry }
+  /** An operator marked an object as moved (replacing an earlier move of it). */
+  | { kind: 'object-moved'; move: MoveRecord }
+  | { kind: 'object-move-undone'; object: string };
+
+export type DomainEventKind = DomainEvent['kind'];
+
+/** Triples to add to one named graph, given without a quad built for each. */
+export interface GraphInsert {
+  graph: string;
+  triples: readonly Quad[];
+}
+
+/**
+ * One write, built by the domain for one request and committed once with `GraphStore.commit`:
+ * the quads to delete and insert (applied as one atomic step), the claims it holds (see
+ * Claims) and the domain events it causes. Nothing in it runs code: the store commits the data,
+ * releases the claims and publishes the events.
+ */
+export class WriteTransaction {
+  readonly insert: Quad[] = [];
+  /** More to add, graph by graph (a revision's copy of its object). */
+  readonly graphs: GraphInsert[] = [];
+  readonly delete: Quad[] = [];
+  readonly events: DomainEvent[] = [];
+  private readonly held: { key: string; holder: unknown }[] = [];
+
+  constructor(
+    private readonly claims: Claims,
+    quads: { insert?: readonly Quad[]; delete?: readonly Quad[] } = {},
+  ) {
+    for (const q of quads.insert ?? []) this.insert.push(q);
+    for (const q of quads.delete ?? []) this.delete.push(q);
+  }
+
+  /** Claims `key` for this write alone (see Claims.take); false if another write holds it. */
+  claim(key: string): boolean {
+    if (!this.claims.take(key, this)) return false;
+    this.held.push({ key, holder: this });
+    return true;
+  }
+
+  /** Claims `key` alongside other writes; `holder` is what they see in `Claims.holders`. */
+  share(key: string, holder: unknown = this): void {
+    this.claims.share(key, holder);
+    this.held.push({ key, holder });
+  }
+
+  /** Releases every claim: done by the store when the commit settles, or by a writer that gives up before committing. */
+  release(): void {
+    for (const { key, holder } of this.held.splice(0)) this.claims.release(key, holder);
+  }
+}

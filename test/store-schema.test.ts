@@ -1,0 +1,106 @@
+import { expect } from 'chai';
+import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
+import { CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
+import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
+import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
+import { readRevisions, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { storedDomainEvents } from '../src/store/schema/stored-events.js';
+
+const BASE = 'http://localhost:8080';
+const object = (n: number) => `${BASE}/logistics-objects/o${n}`;
+const AGENT = `${BASE}/logistics-objects/holder`;
+
+function storeWith(quads: Quad[]): OxigraphIndex {
+  const index = new OxigraphIndex();
+  index.loadTrusted(quads.map(quadToNq).join(''));
+  return index;
+}
+
+const revision = (n: number, number: number, ms: number): RevisionRecord => ({
+  object: object(n),
+  number,
+  graph: revisionGraph(object(n), number),
+  createdAt: new Date(ms),
+  createdBy: AGENT,
+  mostSpecificType: `${CARGO}Shipment`,
+});
+
+describe('store schema: each bookkeeping graph reads back what was written', () => {
+  it('revision metadata: every field, revisions in number order, millisecond times', () => {
+    const written = [revision(2, 2, 1_700_000_000_123), revision(1, 1, 1_700_000_000_000), revision(2, 1, 1_700_000_000_100), revision(1, 2, 1_700_000_000_900)];
+    const read = readRevisions(storeWith(written.flatMap(revisionQuads)));
+    expect(read.map((r) => r.number)).to.deep.equal([1, 1, 2, 2]);
+    expect([...read].sort((a, b) => a.graph.localeCompare(b.graph))).to.deep.equal([...written].sort((a, b) => a.graph.localeCompare(b.graph)));
+  });
+
+  it('revision metadata written before the type predicate was renamed still reads', () => {
+    const old = revision(1, 1, 1_700_000_000_000);
+    const quads = revisionQuads(old).map((q) => (q.predicate.value === meta.revisionType ? quad(q.subject, namedNode(meta.revisionTypeBefore), q.object, q.graph) : q));
+    expect(readRevisions(storeWith(quads))).to.deep.equal([old]);
+  });
+
+  it('event metadata: every field, several codes or none, in arrival order', () => {
+    const written: EventRecord[] = [
+      { iri: `${object(1)}/logistics-events/b`, object: object(1), sequence: 7, recordedAt: new Date(1_700_000_000_001), creationDate: Date.UTC(2024, 0, 1), eventDate: Date.UTC(2024, 0, 2, 10, 0, 0, 500), createdBy: AGENT, codes: ['DEP', 'https://onerecord.iata.org/ns/code-lists/StatusCode#DEP'] },
+      { iri: `${object(2)}/logistics-events/a`, object: object(2), sequence: 3, recordedAt: new Date(1_700_000_000_000), creationDate: Date.UTC(2023, 5, 1), eventDate: Date.UTC(2023, 5, 1), createdBy: AGENT, codes: [] },
+    ];
+    const read = readEvents(storeWith(written.flatMap(eventQuads)));
+    expect(read.map((e) => e.sequence)).to.deep.equal([3, 7]);
+    expect(read[0]).to.deep.equal(written[1]);
+    expect({ ...read[1], codes: [...read[1].codes].sort() }).to.deep.equal({ ...written[0], codes: [...written[0].codes].sort() });
+  });
+
+  it('action requests: request, objects, its own content, status history in order; revocation stored with its entry', () => {
+    const iri = `${BASE}/action-requests/r1`;
+    const record: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_000), objects: [object(1)], statuses: [] };
+    const statuses = [
+      { iri: 'internal:s1', number: 1, status: requestStatus.PENDING, since: new Date(1_700_000_000_000), changedBy: AGENT },
+      { iri: 'internal:s2', number: 2, status: requestStatus.REJECTED, since: new Date(1_700_000_000_050), changedBy: `${BASE}/holder` },
+    ];
+    const body = [quad(namedNode(iri), namedNode(api.hasLogisticsObject), namedNode(object(1)))];
+    const quads = [...requestQuads(record, body), ...statusEntryQuads(iri, statuses[1]), ...statusEntryQuads(iri, statuses[0])];
+    const index = storeWith(quads);
+    expect(readActionRequests(index)).to.deep.equal([{ ...record, statuses }]);
+    const graph = index.graphNTriples(iri);
+    expect(graph).to.include(`<${api.hasLogisticsObject}> <${object(1)}>`);
+
+    const revoked = { iri: 'internal:s3', number: 2, status: requestStatus.REVOKED, since: new Date(1_700_000_000_070), changedBy: AGENT };
+    const other = { ...record, iri: `${BASE}/action-requests/r0`, requestedAt: new Date(1_699_999_999_999) };
+    const withRevoked = storeWith([...quads, ...requestQuads(other, []), ...statusEntryQuads(other.iri, { ...statuses[0], iri: 'internal:s0' }), ...statusEntryQuads(other.iri, revoked, { revoked: true })]);
+    const read = readActionRequests(withRevoked);
+    expect(read.map((r) => r.iri)).to.deep.equal([other.iri, iri]);
+    expect(read[0].statuses.map((s) => s.status)).to.deep.equal([requestStatus.PENDING, requestStatus.REVOKED]);
+    expect(withRevoked.graphNTriples(other.iri)).to.include(`<${api.isRevokedBy}> <${AGENT}>`);
+  });
+
+  it('action requests: status entries of a request whose creation never reached the store are left out, and so is a request without statuses', () => {
+    const orphan = statusEntryQuads(`${BASE}/action-requests/gone`, { iri: 'internal:x', number: 1, status: requestStatus.PENDING, since: new Date(0), changedBy: AGENT });
+    const bare = requestQuads({ iri: `${BASE}/action-requests/bare`, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(0), objects: [], statuses: [] }, []);
+    expect(readActionRequests(storeWith([...orphan, ...bare]))).to.deep.equal([]);
+  });
+
+  it('replay: the stored data gives the domain events that wrote it, per kind in commit order', () => {
+    const iri = `${BASE}/action-requests/r1`;
+    const request: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(5), objects: [object(1)], statuses: [] };
+    const pending = { iri: 'internal:p', number: 1, status: requestStatus.PENDING, since: new Date(5), changedBy: AGENT };
+    const revokedEntry = { iri: 'internal:r', number: 2, status: requestStatus.REVOKED, since: new Date(6), changedBy: AGENT };
+    const event: EventRecord = { iri: `${object(1)}/logistics-events/e`, object: object(1), sequence: 1, recordedAt: new Date(4), creationDate: 0, eventDate: 0, createdBy: AGENT, codes: [] };
+    const quads = [
+      ...revisionQuads(revision(1, 2, 3)),
+      ...revisionQuads(revision(1, 1, 1)),
+      ...eventQuads(event),
+      ...requestQuads(request, []),
+      ...statusEntryQuads(iri, pending),
+      ...statusEntryQuads(iri, revokedEntry, { revoked: true }),
+      quad(namedNode(object(1)), namedNode(`${CARGO}name`), literal('not bookkeeping'), namedNode(revisionGraph(object(1), 1))),
+    ];
+    expect(storedDomainEvents(storeWith(quads))).to.deep.equal([
+      { kind: 'object-created', revision: revision(1, 1, 1) },
+      { kind: 'revision-written', revision: revision(1, 2, 3) },
+      { kind: 'event-appended', event },
+      { kind: 'action-request-created', request, status: pending },
+      { kind: 'action-request-revoked', request, status: revokedEntry },
+    ]);
+  });
+});
