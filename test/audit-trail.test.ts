@@ -82,6 +82,12 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
     expect((await server.request(`${object}/audit-trail?updated-from=20990101T000000Z&updated-to=20000101T000000Z`)).status).to.equal(400);
   });
 
+  it('a filter given under both its spellings is 400 naming the second, as for every parameter with several spellings', async () => {
+    const res = await server.request(`${object}/audit-trail?updated-from=20000101T000000Z&updatedFrom=20000101T000000Z`);
+    expect(res.status).to.equal(400);
+    expect(await res.text()).to.include('give updated-from or updatedFrom, not both');
+  });
+
   it('404 for an unknown object; 403 for a caller who may not read the object; 405 for other methods', async () => {
     expect((await server.request(`${server.url}/logistics-objects/nope/audit-trail`)).status).to.equal(404);
     expect((await server.request(`${object}/audit-trail`, { agent: 'other' })).status).to.equal(403);
