@@ -7,7 +7,7 @@ import { newEmbeddedIri } from './new-objects.js';
  * The api:Error node of an error, the one builder for HTTP answers and for errors stored on an
  * action request: `iri` names the error (an `internal:` id in an answer, an IRI under the request
  * when stored), each detail is an api:ErrorDetail with its own `internal:` id and `hasCode` = the
- * HTTP status as text (DECISIONS "Errors").
+ * HTTP status as text (docs/behaviour.md, "Errors").
  */
 export function apiErrorQuads(error: HttpError, iri: string, graph: Quad['graph'] = defaultGraph()): Quad[] {
   const subject = namedNode(iri);

@@ -14,7 +14,7 @@ export interface Redirect {
 }
 
 /**
- * Logistics Objects moved to another URL (DECISIONS "Moved resources"): internal actors mark and
+ * Logistics Objects moved to another URL (docs/behaviour.md, "Moved objects"): internal actors mark and
  * unmark them; while moved, the object and everything under its URL answer with a redirect.
  * The moves are bookkeeping quads committed like every other write, so they survive a restart;
  * the map of moves is kept by the after-commit stream.
