@@ -18,7 +18,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
         maxWriteMs: 250,
         concurrency: 8,
         // Small enough that a busy machine, which writes less per round, still writes snapshots.
-        snapshotAfterBytes: 64 * 1024,
+        snapshotAfterBytes: 16 * 1024,
         killWhileStartingShare: 0.1,
         sampleOlder: 5,
       });
