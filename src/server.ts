@@ -111,6 +111,8 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
   for (const consumer of [index, objects, eventIndex, requestIndex, moves]) store.committed.subscribe((events) => consumer.onCommitted(events));
   store.publishStored();
+  // Counted from here on: what this process commits, not what the store held at start.
+  if (metrics) store.committed.subscribe(metrics.onCommitted);
   await objects.ensureDataHolder(holder, config.holderName);
   const events = new LogisticsEvents(store, eventIndex, objects, ontology, access);
   const actionRequests = new ActionRequests(store, requestIndex, access, config.baseUrl);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { expectApiError } from './support/api-error.js';
-import { createObject, piece } from './support/changes.js';
+import { add, bool, change, del, createObject, patch, piece, str } from './support/changes.js';
+import { eventJson, postEvent } from './support/events.js';
 import { testLogger } from './support/log-sink.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 import { graphQuads, openStore, tempDir } from './support/store-data.js';
@@ -127,6 +128,42 @@ describe('operations: metrics', () => {
     expect(sample(text, 'onerecord_http_request_duration_seconds_count', 'method="GET",route="/logistics-objects/:id",status="404"')).to.equal(1);
     expect(sample(text, 'onerecord_http_request_duration_seconds_count', 'method="POST",route="/logistics-objects",status="201"')).to.be.at.least(1);
     expect(text).to.match(/onerecord_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/logistics-objects\/:id",status="200"\} \d+/);
+  });
+
+  it('action requests by type and the status they reach, and Logistics Events stored, from the after-commit stream', async () => {
+    const count = (text: string, labels: string) => (text.split('\n').find((l) => l.startsWith(`onerecord_action_requests_total{${labels}} `)) ?? ' 0').split(' ')[1];
+    const before = await scrape();
+    const object = await createObject(server, piece());
+    expect((await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('More books'))]))).status).to.equal(201);
+    expect((await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('Stale'))]))).status).to.equal(201);
+    const failing = change(object, 2, [del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]);
+    expect((await patch(server, object, failing)).status).to.equal(201);
+    const pending = await patch(server, object, change(object, 2, [add(object, 'goodsDescription', str('Pending'))]), 'other');
+    expect(pending.status).to.equal(201);
+    expect((await server.request(pending.headers.get('location')!, { method: 'DELETE', agent: 'other' })).status).to.equal(204);
+    for (let i = 0; i < 2; i++) expect((await postEvent(server, object, eventJson())).status).to.equal(201);
+    const after = await scrape();
+    const delta = (status: string) => Number(count(after, `type="ChangeRequest",status="${status}"`)) - Number(count(before, `type="ChangeRequest",status="${status}"`));
+    expect(['REQUEST_PENDING', 'REQUEST_ACCEPTED', 'REQUEST_REJECTED', 'REQUEST_FAILED', 'REQUEST_REVOKED'].map(delta)).to.deep.equal([4, 1, 1, 1, 1]);
+    expect(sample(after, 'onerecord_logistics_events_total') - sample(before, 'onerecord_logistics_events_total')).to.equal(2);
+  });
+
+  it('counts only what this process commits, not what the store held at start', async () => {
+    const { dir, remove } = await tempDir();
+    const first = await startTestServer({}, dir);
+    const object = await createObject(first, piece());
+    expect((await postEvent(first, object, eventJson())).status).to.equal(201);
+    expect((await patch(first, object, change(object, 1, [add(object, 'goodsDescription', str('More'))]))).status).to.equal(201);
+    await first.close();
+    const again = await startTestServer({ metrics: { token: METRICS_TOKEN } }, dir);
+    try {
+      const text = await scrape(`${again.url}/metrics`);
+      expect(sample(text, 'onerecord_logistics_events_total')).to.equal(0);
+      expect(text).not.to.match(/^onerecord_action_requests_total\{/m);
+    } finally {
+      await again.close();
+      await remove();
+    }
   });
 
   it('journal group commits, snapshots, store size, WASM memory and process metrics are there', async () => {

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DomainEvent } from '../store/transaction.js';
 import type { FinishedRequest } from './request-log.js';
 
 /** What the metrics read from the running server when scraped. */
@@ -10,12 +11,15 @@ export interface MetricSources {
   wasmMemoryBytes(): number;
 }
 
+/** `REQUEST_ACCEPTED` for `https://onerecord.iata.org/ns/api#REQUEST_ACCEPTED`: short, bounded label values. */
+const localName = (iri: string) => iri.slice(Math.max(iri.lastIndexOf('#'), iri.lastIndexOf('/')) + 1);
+
 const SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * The server's Prometheus metrics, in a registry of its own (created once per server, passed
- * down). Request metrics come from the request observer; store, domain and journal metrics
- * from the hooks below.
+ * down). Request metrics come from the request observer, domain counts from the after-commit
+ * stream, store and journal metrics from the store's observer.
  */
 export class ServerMetrics {
   readonly registry = new Registry();
@@ -25,6 +29,8 @@ export class ServerMetrics {
   readonly journalFlushSeconds: Histogram;
   readonly journalBatchRecords: Histogram;
   readonly snapshotSeconds: Histogram;
+  private readonly actionRequests: Counter<'type' | 'status'>;
+  private readonly logisticsEvents: Counter;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -54,6 +60,13 @@ export class ServerMetrics {
       buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300],
       registers,
     });
+    this.actionRequests = new Counter({
+      name: 'onerecord_action_requests_total',
+      help: 'Action requests (ChangeRequest, ...) by the status they reached: REQUEST_PENDING when created, then REQUEST_ACCEPTED, REQUEST_REJECTED, REQUEST_FAILED or REQUEST_REVOKED',
+      labelNames: ['type', 'status'],
+      registers,
+    });
+    this.logisticsEvents = new Counter({ name: 'onerecord_logistics_events_total', help: 'Logistics Events stored (each event of a bulk request counts)', registers });
     new Gauge({
       name: 'onerecord_store_quads',
       help: 'Quads in the store, as counted at start and at the last snapshot',
@@ -71,6 +84,25 @@ export class ServerMetrics {
       },
     });
   }
+
+  /**
+   * Consumer of the after-commit stream, subscribed after the replay at start: it counts what
+   * this process committed, never what the store already held.
+   */
+  readonly onCommitted = (events: readonly DomainEvent[]): void => {
+    for (const event of events) {
+      switch (event.kind) {
+        case 'event-appended':
+          this.logisticsEvents.inc();
+          break;
+        case 'action-request-created':
+        case 'action-request-decided':
+        case 'action-request-revoked':
+          this.actionRequests.inc({ type: localName(event.request.type), status: localName(event.status.status) });
+          break;
+      }
+    }
+  };
 
   /** The request observer (see observeRequests). */
   readonly observeRequest = (_req: Request, _res: Response, finished: FinishedRequest): void => {
