@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
@@ -104,6 +105,20 @@ describe('OpenAPI: the served description matches every route and answer', funct
     const html = await page.text();
     for (const template of Object.keys(doc.paths)) expect(html, template).to.include(`<code>${template}</code>`);
     await call('GET', '/openapi.json', { agent: 'none' });
+  });
+
+  it("is valid against OpenAPI 3.1's own schema, and every Schema Object against JSON Schema 2020-12", async () => {
+    const verdict = await new Validator().validate(structuredClone(doc) as unknown as Json);
+    expect(verdict.errors, JSON.stringify(verdict.errors, null, 1)).to.equal(undefined);
+    expect(verdict.valid).to.equal(true);
+    // The official schema leaves Schema Objects to the JSON Schema dialect: each one is checked against it.
+    const schemas = Object.entries((doc as unknown as { components: { schemas: Record<string, Json> } }).components.schemas);
+    expect(schemas.length).to.be.greaterThan(20);
+    for (const [name, schema] of schemas) expect(ajv.validateSchema(schema), `${name}: ${ajv.errorsText(ajv.errors)}`).to.equal(true);
+    // The check is live: the same document with a response missing its (required) description is refused.
+    const broken = structuredClone(doc);
+    delete (broken.paths['/logistics-objects/{logisticsObjectId}'].get.responses['200'] as { description?: string }).description;
+    expect((await new Validator().validate(broken as unknown as Json)).valid).to.equal(false);
   });
 
   it('server information, Logistics Objects (every format, revision, errors), change requests, audit trail', async () => {
