@@ -88,6 +88,19 @@ export const configSchema = z.strictObject({
       fsync: z.boolean().default(true).meta({ description: 'fsync each commit; `false` gives up durability (benchmarks only)' }),
     })
     .prefault({}),
+  store: z
+    .strictObject({
+      capacityQuads: integer(1)
+        .default(8_000_000)
+        .meta({ description: 'quads the store may hold; a write that would pass it is refused with 507 and reads go on (see "Capacity")' }),
+      memoryReserveBytes: integer(0, 2 ** 32 - 1)
+        .default(512 * 1024 * 1024)
+        .meta({
+          description:
+            "WASM memory (4 GiB in all) kept free for queries, snapshots and the growth of Oxigraph's tables: a write that would cut into it is refused with 507, and a data directory that cannot load with it free stops the start",
+        }),
+    })
+    .prefault({}),
   cache: z
     .strictObject({
       serializedRevisions: integer(0).default(20_000).meta({ description: 'serialised revisions kept in memory' }),

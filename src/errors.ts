@@ -20,6 +20,7 @@ export const ERROR_TITLES: Readonly<Record<number, string>> = {
   422: 'Unprocessable content',
   500: 'Internal server error',
   503: 'Service unavailable',
+  507: 'Insufficient storage',
 };
 
 /**

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './observability/logger.js';
 import { startServer } from './server.js';
+import { StoreTooLargeError } from './store/capacity.js';
 
 function configOrExit(): Config {
   try {
@@ -15,7 +16,12 @@ function configOrExit(): Config {
 const config = configOrExit();
 const logger = createLogger(config.logLevel);
 const started = Date.now();
-const server = await startServer(config, logger);
+const server = await startServer(config, logger).catch((err: unknown) => {
+  if (!(err instanceof StoreTooLargeError)) throw err;
+  logger.fatal({ event: 'store-too-large' }, err.message);
+  logger.flush();
+  process.exit(1);
+});
 const idp = server.services.identityProvider;
 
 logger.info(

@@ -64,20 +64,20 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 
 async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
   const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
-  let storeQuads = 0;
   let store: DurableStore | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
   const metrics: ServerMetrics | undefined =
     config.metrics.token !== undefined || config.metrics.port !== undefined
-      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeQuads: () => storeQuads, wasmMemoryBytes: () => store?.index.wasmMemoryBytes ?? 0 })
+      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => store?.capacity() })
       : undefined;
   store = await DurableStore.open({
     dataDir: config.dataDir,
     fsync: config.journal.fsync,
     snapshotAfterBytes: config.journal.snapshotAfterBytes,
+    capacityQuads: config.store.capacityQuads,
+    memoryReserveBytes: config.store.memoryReserveBytes,
     log: messageLog(logger, 'store'),
     observer: metrics && {
-      quadsCounted: (quads) => (storeQuads = quads),
       journalFlushed: (seconds, records) => {
         metrics.journalFlushSeconds.observe(seconds);
         metrics.journalBatchRecords.observe(records);
@@ -85,6 +85,8 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
       snapshotWritten: (seconds) => metrics.snapshotSeconds.observe(seconds),
     },
   });
+  const durableStore = store;
+  lifecycle.storeCapacity = () => durableStore.capacity();
   const holder = holderIri(config);
   const identityProvider = config.identityProvider.enabled
     ? await IdentityProvider.open({

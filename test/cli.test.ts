@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
+import { add, change, createObject, piece, str, submit } from './support/changes.js';
 import { OTHER_AGENT, postJsonLd, startTestServer, type TestServer } from './support/server.js';
+import { allQuads, openStore } from './support/store-data.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -98,6 +100,57 @@ describe('onerecord token (CLI)', () => {
       expect(outcome.stderr).to.not.match(/\n\s+at /);
     } finally {
       await rm(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('onerecord export (CLI)', () => {
+  let server: TestServer;
+  let out: string;
+  before(async function () {
+    this.timeout(60_000);
+    server = await startTestServer();
+    for (let i = 0; i < 5; i++) await createObject(server, piece(i));
+    await server.running.store.snapshot(); // the export reads a snapshot and the journal after it
+    const object = await createObject(server, piece(2));
+    await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('after the snapshot'))]));
+    await server.stop();
+    out = await mkdtemp(join(tmpdir(), 'onerecord-export-'));
+  });
+  after(async () => {
+    await server.close();
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('writes everything the data directory holds as N-Quads, to a file or to stdout', async function () {
+    this.timeout(60_000);
+    const file = join(out, 'all.nq');
+    const exported = await cli(server.dataDir, 'export', '--out', file);
+    expect(exported.code, exported.stderr).to.equal(0);
+    expect(exported.stdout).to.equal('');
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+    expect(exported.stderr).to.equal(`exported ${lines.length} N-Quads lines from ${server.dataDir} to ${file}\n`);
+
+    const { store } = await openStore(server.dataDir);
+    try {
+      expect([...new Set(lines)].sort()).to.deep.equal(allQuads(store.index));
+    } finally {
+      await store.close();
+    }
+    const piped = await cli(server.dataDir, 'export');
+    expect(piped.code).to.equal(0);
+    expect(piped.stdout).to.equal(await readFile(file, 'utf8'));
+
+    const again = await cli(server.dataDir, 'export', '--out', file);
+    expect(again.code).to.equal(1); // never overwrites a file
+    expect(again.stderr).to.match(/EEXIST/);
+  });
+
+  it('options of another command are usage errors', async () => {
+    for (const args of [['export', '--agent', OTHER_AGENT], ['token', '--out', 'x.nq'], ['export', 'extra']]) {
+      const outcome = await cli(server.dataDir, ...args);
+      expect(outcome.code, args.join(' ')).to.equal(2);
+      expect(outcome.stdout).to.equal('');
     }
   });
 });

@@ -6,6 +6,7 @@ import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-wri
 import type { Logger } from '../observability/logger.js';
 import { requestIdOf } from '../observability/request-log.js';
 import { JournalUnavailableError } from '../store/journal.js';
+import { StoreFailedError, StoreFullError } from '../store/capacity.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
@@ -34,6 +35,8 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof JournalUnavailableError) {
     return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
   }
+  if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
+  if (err instanceof StoreFailedError) return new HttpError(503, 'store_failed', { message: err.message });
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }
 

@@ -72,7 +72,27 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
   CollectionDocument: typed('api:Collection'),
   LogisticsEventDocument: { allOf: [ref('JsonLdDocument'), { type: 'object', required: ['@id', '@type'] }] },
   MultiStatusDocument: typed('api:MultiStatusResponse'),
-  Health: { type: 'object', required: ['status'], properties: { status: { enum: ['live', 'ready', 'starting', 'stopping'] } } },
+  Health: {
+    type: 'object',
+    required: ['status'],
+    properties: {
+      status: { enum: ['live', 'ready', 'starting', 'stopping'] },
+      store: {
+        type: 'object',
+        description: 'How full the store is (readiness, once the store is open); writes past its capacity are refused with 507',
+        required: ['quads', 'capacityQuads', 'headroomQuads', 'wasmMemoryBytes', 'wasmMemoryLimitBytes', 'memoryReserveBytes'],
+        properties: {
+          quads: { type: 'integer' },
+          capacityQuads: { type: 'integer' },
+          headroomQuads: { type: 'integer' },
+          wasmMemoryBytes: { type: 'integer' },
+          wasmMemoryLimitBytes: { type: 'integer' },
+          memoryReserveBytes: { type: 'integer' },
+          writesRefused: { type: 'string', description: 'why writes are refused, while they are' },
+        },
+      },
+    },
+  },
   TokenResponse: {
     type: 'object',
     required: ['access_token', 'token_type', 'expires_in'],

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { StoreCapacity } from '../store/capacity.js';
 
 /** Where the server is in its life: only `ready` takes traffic. */
 export type Phase = 'starting' | 'ready' | 'stopping';
@@ -6,12 +7,14 @@ export type Phase = 'starting' | 'ready' | 'stopping';
 /** The server's phase, set by startServer and read by the health routes. */
 export class Lifecycle {
   phase: Phase = 'starting';
+  /** How full the store is, once it is open. */
+  storeCapacity?: () => StoreCapacity;
 }
 
 /**
  * `GET /health/live` (the process answers) and `GET /health/ready` (200 once the store is loaded,
- * 503 while starting or shutting down), plain JSON, without authentication: orchestrators
- * probe them without credentials.
+ * 503 while starting or shutting down; with the store's capacity and headroom once it is open),
+ * plain JSON, without authentication: orchestrators probe them without credentials.
  */
 export function healthRoutes(lifecycle: Lifecycle): Router {
   const router = Router();
@@ -22,7 +25,7 @@ export function healthRoutes(lifecycle: Lifecycle): Router {
     res
       .status(lifecycle.phase === 'ready' ? 200 : 503)
       .setHeader('Cache-Control', 'no-store')
-      .json({ status: lifecycle.phase });
+      .json({ status: lifecycle.phase, ...(lifecycle.storeCapacity && { store: lifecycle.storeCapacity() }) });
   });
   return router;
 }

@@ -1,14 +1,13 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { StoreCapacity } from '../store/capacity.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { FinishedRequest } from './request-log.js';
 
 /** What the metrics read from the running server when scraped. */
 export interface MetricSources {
-  /** Quads in the store, as counted at start and at the last snapshot (counting is O(n)). */
-  storeQuads(): number;
-  /** Bytes of Oxigraph's WASM linear memory. */
-  wasmMemoryBytes(): number;
+  /** How full the store is (undefined until it is open). */
+  storeCapacity(): StoreCapacity | undefined;
 }
 
 /** `REQUEST_ACCEPTED` for `https://onerecord.iata.org/ns/api#REQUEST_ACCEPTED`: short, bounded label values. */
@@ -67,22 +66,22 @@ export class ServerMetrics {
       registers,
     });
     this.logisticsEvents = new Counter({ name: 'onerecord_logistics_events_total', help: 'Logistics Events stored (each event of a bulk request counts)', registers });
-    new Gauge({
-      name: 'onerecord_store_quads',
-      help: 'Quads in the store, as counted at start and at the last snapshot',
-      registers,
-      collect() {
-        this.set(sources.storeQuads());
-      },
-    });
-    new Gauge({
-      name: 'onerecord_wasm_memory_bytes',
-      help: "Size of Oxigraph's WASM linear memory (reserved ahead of need, so more than in use)",
-      registers,
-      collect() {
-        this.set(sources.wasmMemoryBytes());
-      },
-    });
+    const storeGauge = (name: string, help: string, value: (capacity: StoreCapacity) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const capacity = sources.storeCapacity();
+          if (capacity) this.set(value(capacity));
+        },
+      });
+    storeGauge('onerecord_store_quads', 'Quads in the store (counted at start, then kept by each commit)', (c) => c.quads);
+    storeGauge('onerecord_store_capacity_quads', 'Quads the store may hold (store.capacityQuads); writes past it are refused with 507', (c) => c.capacityQuads);
+    storeGauge('onerecord_store_headroom_quads', 'Quads that may still be written before the store refuses writes', (c) => c.headroomQuads);
+    storeGauge('onerecord_store_writes_refused', '1 while writes are refused (store full, or a change that could not be applied), else 0', (c) => (c.writesRefused ? 1 : 0));
+    storeGauge('onerecord_wasm_memory_bytes', "Size of Oxigraph's WASM linear memory (reserved ahead of need, so more than in use)", (c) => c.wasmMemoryBytes);
+    storeGauge('onerecord_wasm_memory_limit_bytes', "Where Oxigraph's WASM memory ends (4 GiB)", (c) => c.wasmMemoryLimitBytes);
   }
 
   /**

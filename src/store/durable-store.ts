@@ -4,27 +4,32 @@ import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type
 import { Claims } from './claims.js';
 import { CommitStream } from './commit-stream.js';
 import type { GraphStore } from './graph-store.js';
-import { OxigraphIndex, type SparqlJsonResults } from './oxigraph-index.js';
+import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
 import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
 import { WriteTransaction } from './transaction.js';
+import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
 import { quadToNq, triplesInGraphToNq, type Quad } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
   fsync: boolean;
   snapshotAfterBytes: number;
+  /** Quads the store may hold: a write that would take it past this is refused (StoreFullError). */
+  capacityQuads: number;
+  /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
+  memoryReserveBytes: number;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
 }
 
 export interface StoreObserver {
-  quadsCounted(quads: number): void;
   journalFlushed(seconds: number, records: number): void;
   snapshotWritten(seconds: number): void;
 }
+
 
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
@@ -34,12 +39,13 @@ const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
  * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
  * and the order in which they are applied does not matter.
  */
-export function recordFor(change: WriteTransaction): JournalRecord {
+export function recordFor(change: WriteTransaction): JournalRecord & { inserted: number; deleted: number } {
   const insert = change.insert.map(quadToNq);
   for (const { graph, triples } of change.graphs) insert.push(...triplesInGraphToNq(triples, graph));
-  if (change.delete.length === 0) return { delete: '', insert: insert.join('') };
+  if (change.delete.length === 0) return { delete: '', insert: insert.join(''), inserted: insert.length, deleted: 0 };
   const inserted = new Set(insert);
-  return { delete: change.delete.map(quadToNq).filter((line) => !inserted.has(line)).join(''), insert: insert.join('') };
+  const deleted = change.delete.map(quadToNq).filter((line) => !inserted.has(line));
+  return { delete: deleted.join(''), insert: insert.join(''), inserted: insert.length, deleted: deleted.length };
 }
 
 /**
@@ -48,15 +54,24 @@ export function recordFor(change: WriteTransaction): JournalRecord {
  * Reads go straight to the index.
  */
 export class DurableStore implements GraphStore {
-  readonly index = new OxigraphIndex();
+  readonly index: OxigraphIndex;
   readonly claims = new Claims();
   readonly committed = new CommitStream();
   private journal!: Journal;
   private snapshotting: Promise<void> | undefined;
   /** Size of the newest snapshot file. */
   private snapshotBytes = 0;
+  /** Quads held (see StoreCapacity), and the net quads of records admitted but not yet applied. */
+  private quads = 0;
+  private pendingQuads = 0;
+  /** Set when a durable record could not be applied: every later write is refused. */
+  private failed: Error | undefined;
+  /** Why the last write was refused for lack of room, until one is admitted again. */
+  private full: string | undefined;
 
-  private constructor(private readonly options: DurableStoreOptions) {}
+  private constructor(private readonly options: DurableStoreOptions) {
+    this.index = new OxigraphIndex(options.memoryReserveBytes);
+  }
 
   static async open(options: DurableStoreOptions): Promise<DurableStore> {
     const store = new DurableStore(options);
@@ -73,17 +88,26 @@ export class DurableStore implements GraphStore {
     await mkdir(dataDir, { recursive: true });
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
-    if (snapshot !== undefined) {
-      await loadSnapshot(this.index, dataDir, snapshot);
-      this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
+    let journal: { segment: number; records: number };
+    try {
+      if (snapshot !== undefined) {
+        await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
+        this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
+      }
+      journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
+    } catch (err) {
+      // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
+      if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
+      throw err;
     }
-    const journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
-    const quads = this.index.size;
-    this.options.observer?.quadsCounted(quads);
+    const quads = (this.quads = this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
+    }
+    if (quads >= this.options.capacityQuads) {
+      log(`the store holds ${quads} quads, at or past its capacity of ${this.options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`);
     }
     this.journal = await Journal.open({
       dir: dataDir,
@@ -101,6 +125,7 @@ export class DurableStore implements GraphStore {
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
   private replay(records: StoredRecord[]): void {
+    this.roomToLoad(records.reduce((sum, r) => sum + r.insert.length, 0));
     let inserts: Uint8Array[] = [];
     for (const record of records) {
       if (record.delete.length === 0) {
@@ -112,6 +137,57 @@ export class DurableStore implements GraphStore {
       this.index.apply(record);
     }
     if (inserts.length > 0) this.index.loadTrusted(inserts);
+  }
+
+  /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
+  private roomToLoad(bytes: number): void {
+    if (this.index.makeRoom(bytes)) return;
+    throw this.tooLarge(
+      `after ${this.index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +
+        `${bytes} bytes and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free`,
+    );
+  }
+
+  private tooLarge(why: string): StoreTooLargeError {
+    return new StoreTooLargeError(`the data directory ${this.options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`);
+  }
+
+  /** How full the store is. */
+  capacity(): StoreCapacity {
+    const { capacityQuads, memoryReserveBytes } = this.options;
+    return {
+      quads: this.quads,
+      capacityQuads,
+      headroomQuads: Math.max(0, capacityQuads - this.quads - this.pendingQuads),
+      wasmMemoryBytes: this.index.wasmMemoryBytes,
+      wasmMemoryLimitBytes: WASM_MEMORY_LIMIT_BYTES,
+      memoryReserveBytes,
+      ...((this.failed || this.full) && { writesRefused: this.failed ? `a change could not be applied (${this.failed.message}); restart the server` : this.full }),
+    };
+  }
+
+  /**
+   * Refuses, before anything is journaled, a record that would take the store past its capacity
+   * in quads or WASM memory. A record that frees more than it adds is always let through.
+   */
+  private admit(record: ReturnType<typeof recordFor>): void {
+    if (this.failed) throw new StoreFailedError(`writes are refused until the server restarts: a change could not be applied (${this.failed.message})`);
+    const growth = record.inserted - record.deleted;
+    if (growth <= 0) {
+      this.full = undefined;
+      return;
+    }
+    const { capacityQuads } = this.options;
+    const after = this.quads + this.pendingQuads + growth;
+    if (after > capacityQuads) {
+      this.full = `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
+    } else if (!this.index.makeRoom(record.insert.length)) {
+      this.full = `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free for reads`;
+    } else {
+      this.full = undefined;
+      return;
+    }
+    throw new StoreFullError(`${this.full}. Nothing was stored; reads go on. ${MOVE_DATA}`);
   }
 
   graphTriples(graph: string): Quad[] {
@@ -129,13 +205,41 @@ export class DurableStore implements GraphStore {
 
   async commit(tx: WriteTransaction): Promise<void> {
     try {
-      await this.journal.append(recordFor(tx), (stored) => {
-        this.index.apply(stored);
-        this.committed.publish(tx.events);
-        tx.release();
-      });
+      const record = recordFor(tx);
+      this.admit(record);
+      const growth = record.inserted - record.deleted;
+      let pending = true;
+      this.pendingQuads += growth;
+      try {
+        await this.journal.append(record, (stored) => {
+          this.pendingQuads -= growth;
+          pending = false;
+          this.applyDurable(stored);
+          this.quads += growth;
+          this.committed.publish(tx.events);
+          tx.release();
+        });
+      } finally {
+        if (pending) this.pendingQuads -= growth;
+      }
     } finally {
       tx.release();
+    }
+  }
+
+  /**
+   * Applies a record that is already durable. If Oxigraph fails, the write is not acknowledged,
+   * and as an Oxigraph that failed mid-way is in an unknown state, no further write is taken;
+   * the record is applied again at the next start.
+   */
+  private applyDurable(stored: StoredRecord): void {
+    try {
+      this.index.apply(stored);
+    } catch (err) {
+      const message = (err as Error).message;
+      this.failed ??= err as Error;
+      this.options.log(`a journaled change could not be applied (${message}): writes are refused until restart`);
+      throw new StoreFailedError(`the change was journaled but could not be applied (${message}); writes are refused until the server restarts`);
     }
   }
 
@@ -149,6 +253,8 @@ export class DurableStore implements GraphStore {
 
   /** Folds the journal into a snapshot. Concurrent calls share one run. */
   snapshot(): Promise<void> {
+    // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
+    if (this.failed) return Promise.resolve();
     this.snapshotting ??= (async () => {
       const { dataDir, log } = this.options;
       try {
@@ -158,10 +264,8 @@ export class DurableStore implements GraphStore {
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
-        const quads = this.index.size;
         this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-        this.options.observer?.quadsCounted(quads);
-        log(`snapshot ${segment} written in ${Date.now() - started} ms (${quads} quads)`);
+        log(`snapshot ${segment} written in ${Date.now() - started} ms (${this.quads} quads)`);
       } catch (err) {
         log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
       } finally {

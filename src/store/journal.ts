@@ -99,7 +99,7 @@ class ForwardReader {
  * cut before its data reached the disk). Damage followed by anything else means the middle of
  * the journal is corrupt, which is fatal: dropping it would silently lose acknowledged writes.
  */
-export async function scanSegment(path: string, name: string, onRecords: (records: StoredRecord[]) => void): Promise<SegmentScan> {
+export async function scanSegment(path: string, name: string, onRecords: (records: StoredRecord[]) => unknown): Promise<SegmentScan> {
   const file = await open(path, 'r');
   try {
     const reader = new ForwardReader(file, (await file.stat()).size);
@@ -107,13 +107,13 @@ export async function scanSegment(path: string, name: string, onRecords: (record
     let offset = 0;
     let batch: StoredRecord[] = [];
     let batchBytes = 0;
-    const flush = () => {
-      if (batch.length > 0) onRecords(batch);
+    const flush = async () => {
+      if (batch.length > 0) await onRecords(batch);
       batch = [];
       batchBytes = 0;
     };
-    const end = (damagedTail?: string): SegmentScan => {
-      flush();
+    const end = async (damagedTail?: string): Promise<SegmentScan> => {
+      await flush();
       return { size, validBytes: offset, damagedTail };
     };
     const corrupt = (what: string) =>
@@ -142,7 +142,7 @@ export async function scanSegment(path: string, name: string, onRecords: (record
       batch.push({ delete: payload.subarray(0, deleteBytes), insert: payload.subarray(deleteBytes) });
       batchBytes += payloadBytes;
       offset = recordEnd;
-      if (batchBytes >= SCAN_BATCH_BYTES) flush();
+      if (batchBytes >= SCAN_BATCH_BYTES) await flush();
     }
     return end();
   } finally {
@@ -170,18 +170,18 @@ export async function syncDirectory(dir: string): Promise<void> {
 }
 
 /**
- * Reads segments `from`, `from + 1`, ... in order and hands their records to `replay`. A
- * damaged tail is cut off the file (with a log line) so appends continue cleanly, but only in
- * the last segment that holds data: anywhere else it is corruption, and so is a missing
- * segment. Returns the segment to append to and how many records were replayed.
+ * Reads segments `from`, `from + 1`, ... (up to `to`, exclusive, or all) in order, without changing
+ * them, and hands their records to `onRecords`. A damaged tail is allowed only in the last segment
+ * that holds data (a torn last write); anywhere else it is corruption, and so is a missing segment.
+ * Returns the segments read, how many records they held, and the damaged tail, if any.
  */
-export async function recoverJournal(
+export async function readJournal(
   dir: string,
-  from: number,
-  log: (message: string) => void,
-  replay: (records: StoredRecord[]) => void,
-): Promise<{ segment: number; records: number }> {
-  const segments = (await listSegments(dir)).filter((n) => n >= from);
+  range: { from: number; to?: number },
+  onRecords: (records: StoredRecord[]) => unknown,
+): Promise<{ segments: number[]; records: number; tail?: { segment: number; scan: SegmentScan } }> {
+  const { from, to = Number.POSITIVE_INFINITY } = range;
+  const segments = (await listSegments(dir)).filter((n) => n >= from && n < to);
   segments.forEach((n, i) => {
     if (n !== from + i) {
       throw new JournalCorruptError(
@@ -189,14 +189,15 @@ export async function recoverJournal(
       );
     }
   });
+  if (to !== Number.POSITIVE_INFINITY && segments.length !== to - from) throw new JournalCorruptError(`journal ${segmentName(from + segments.length)} is missing`);
   const sizes = await Promise.all(segments.map(async (n) => (await stat(join(dir, segmentName(n)))).size));
   let lastWithData = sizes.length - 1;
   while (lastWithData > 0 && sizes[lastWithData] === 0) lastWithData -= 1;
   let records = 0;
+  let tail: { segment: number; scan: SegmentScan } | undefined;
   for (const [i, n] of segments.entries()) {
-    const path = join(dir, segmentName(n));
-    const scan = await scanSegment(path, segmentName(n), (batch) => {
-      replay(batch);
+    const scan = await scanSegment(join(dir, segmentName(n)), segmentName(n), async (batch) => {
+      await onRecords(batch);
       records += batch.length;
     });
     if (!scan.damagedTail) continue;
@@ -205,8 +206,27 @@ export async function recoverJournal(
         `journal ${segmentName(n)} ends in ${scan.damagedTail} at byte ${scan.validBytes}, but later segments hold records; refusing to start`,
       );
     }
-    log(`journal ${segmentName(n)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`);
-    const file = await open(path, 'r+');
+    tail = { segment: n, scan };
+  }
+  return { segments, records, tail };
+}
+
+/**
+ * Reads segments `from`, `from + 1`, ... in order and hands their records to `replay` (see
+ * readJournal). A damaged tail of the last segment is cut off the file (with a log line) so
+ * appends continue cleanly. Returns the segment to append to and how many records were replayed.
+ */
+export async function recoverJournal(
+  dir: string,
+  from: number,
+  log: (message: string) => void,
+  replay: (records: StoredRecord[]) => void,
+): Promise<{ segment: number; records: number }> {
+  const { segments, records, tail } = await readJournal(dir, { from }, replay);
+  if (tail) {
+    const { segment, scan } = tail;
+    log(`journal ${segmentName(segment)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`);
+    const file = await open(join(dir, segmentName(segment)), 'r+');
     try {
       await file.truncate(scan.validBytes);
       await file.sync();

@@ -50,11 +50,33 @@ const { oxigraph, allocator } = await loadOxigraph();
  * GC. So the index grows that memory ahead of need, in large steps: it has the WASM allocator
  * take a large block and free it at once. The memory grows once, untouched (no page is written,
  * so it costs no RSS until data lands there), and the freed space is reused by the store's data.
+ *
+ * The same probe tells when the memory is full. WASM32 memory ends at 4 GiB, and Oxigraph aborts
+ * (a trap that leaves its instance unusable) when an allocation fails inside it. So before data
+ * goes in, the allocator must be able to hand out the data's estimated size plus a reserve kept
+ * for queries, dumps and the resizing of Oxigraph's tables; when it cannot, the data is refused
+ * before anything was written or loaded. A failed probe is harmless: the allocator returns null
+ * and the bindings trap before anything changed.
  */
 /** WASM bytes one byte of loaded N-Quads text may take (measured ~3 for short literals; kept high). */
 const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
+/** The end of WASM32 linear memory. */
+export const WASM_MEMORY_LIMIT_BYTES = 2 ** 32;
+/** The largest block the 32-bit allocator can be asked for. */
+const LARGEST_BLOCK = WASM_MEMORY_LIMIT_BYTES - 64 * 1024;
+
+/** Whether the WASM allocator can hand out a block of `bytes` now (taken and freed at once). */
+function canAllocate(bytes: number): boolean {
+  if (bytes > LARGEST_BLOCK) return false;
+  try {
+    allocator.__wbindgen_free(allocator.__wbindgen_malloc(bytes, 1), bytes, 1);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The in-memory Oxigraph store, used as an index that is rebuilt from snapshot + journal at
@@ -63,9 +85,12 @@ const GROWTH_STEP_MAX = 256 * 1024 * 1024;
  */
 export class OxigraphIndex {
   private readonly store = new oxigraph.Store();
-  /** Estimated free WASM memory, and how much has been reserved in all. */
+  /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
   private headroom = 0;
   private reserved = 0;
+
+  /** `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). */
+  constructor(private readonly memoryReserveBytes = 0) {}
 
   /** Counts every quad: O(n), for logs at start and after snapshots, not for hot paths. */
   get size(): number {
@@ -92,29 +117,43 @@ export class OxigraphIndex {
 
   /** Loads our own N-Quads (records, snapshots), as text or UTF-8 bytes, without re-validating IRIs. */
   loadTrusted(nquads: string | Uint8Array | Uint8Array[]): void {
-    const bytes = typeof nquads === 'string' || nquads instanceof Uint8Array ? nquads.length : nquads.reduce((sum, b) => sum + b.length, 0);
-    this.keepHeadroom(bytes);
     this.store.load(nquads, { format: NQUADS, lenient: true });
   }
 
-  /** Grows WASM memory in one large step when the estimated free space runs low (see above). */
-  private keepHeadroom(incomingBytes: number): void {
-    this.headroom -= incomingBytes * WASM_BYTES_PER_TEXT_BYTE;
-    if (this.headroom > GROWTH_STEP_MIN / 4) return;
-    const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, -this.headroom));
-    try {
-      allocator.__wbindgen_free(allocator.__wbindgen_malloc(step, 1), step, 1);
-    } catch {
-      // Near the end of the WASM address space a large block may not fit: the store's own
-      // allocations still grow the memory as far as it goes, a little at a time.
+  /**
+   * Makes room for `textBytes` of N-Quads about to be loaded: true when the WASM memory can take
+   * them with the reserve still free (growing it in one large step when the estimate runs low),
+   * false when it cannot, and then nothing is counted. Called before a write is journaled and
+   * before each chunk loaded at start, so data that does not fit is refused, never half-loaded.
+   */
+  makeRoom(textBytes: number): boolean {
+    const needed = textBytes * WASM_BYTES_PER_TEXT_BYTE;
+    if (this.headroom - needed > GROWTH_STEP_MIN / 4) {
+      this.headroom -= needed;
+      return true;
     }
-    this.headroom = step;
-    this.reserved += step;
+    const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, needed));
+    // Near the end of the address space a full step may not fit any more: then only what this data needs.
+    const granted = [step, needed].find((size) => canAllocate(this.memoryReserveBytes + size));
+    if (granted === undefined) return false;
+    this.headroom = granted - needed;
+    this.reserved += granted;
+    return true;
   }
 
   /** One graph as N-Triples text (empty string if the graph is empty or unknown). */
   graphNTriples(graph: string): string {
     return this.store.dump({ format: NTRIPLES, from_graph_name: oxigraph.namedNode(graph) });
+  }
+
+  /** Every quad as N-Quads text: for small stores only (one string in WASM memory and in JS). */
+  nQuads(): string {
+    return this.store.dump({ format: NQUADS });
+  }
+
+  /** Gives the store's WASM memory back to the allocator; the index is unusable after. */
+  free(): void {
+    (this.store as unknown as { free(): void }).free();
   }
 
   /** The default graph as N-Triples text (stored data normally keeps it empty). */

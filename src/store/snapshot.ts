@@ -17,6 +17,9 @@ export const snapshotName = (segment: number) => `snapshot-${String(segment).pad
 
 export class SnapshotCorruptError extends Error {}
 
+const corruptSnapshot = (segment: number, why: string) =>
+  new SnapshotCorruptError(`snapshot ${snapshotName(segment)} ${why}; refusing to start. Restore the data directory from a backup.`);
+
 /**
  * The newest snapshot: it holds everything written before journal segment `segment`, so
  * startup loads it and replays segments from `segment` on.
@@ -38,12 +41,13 @@ function endLineAt(body: Buffer): number {
 }
 
 /**
- * Streams a snapshot into the store in chunks of bytes cut at line ends, never as one giant
- * string. Refuses a file whose end line is missing (incomplete) or whose checksum does not match.
+ * Reads a snapshot in chunks of bytes cut at line ends (never as one giant string) and hands each
+ * to `onBody`, the end line left out. Refuses a file whose end line is missing (incomplete) or
+ * whose checksum does not match; as that is known only at the end, `onBody` has seen the data by then.
  */
-export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
+export async function readSnapshot(dir: string, segment: number, onBody: (body: Buffer) => unknown): Promise<void> {
   const name = snapshotName(segment);
-  const refuse = (why: string) => new SnapshotCorruptError(`snapshot ${name} ${why}; refusing to start. Restore the data directory from a backup.`);
+  const refuse = (why: string) => corruptSnapshot(segment, why);
   const file = await open(join(dir, name), 'r');
   const read = async () => {
     const chunk = Buffer.allocUnsafe(LOAD_CHUNK_BYTES);
@@ -55,7 +59,7 @@ export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: n
     let crc = 0;
     let expectedCrc: string | undefined;
     for (let chunk = await next; chunk.length > 0; chunk = await next) {
-      next = read(); // the disk reads the next chunk while Oxigraph parses this one
+      next = read(); // the disk reads the next chunk while this one is used
       const data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
       const cut = data.lastIndexOf(0x0a) + 1;
       carry = data.subarray(cut);
@@ -70,11 +74,7 @@ export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: n
         body = body.subarray(0, endAt);
       }
       crc = crc32(body, crc);
-      try {
-        index.loadTrusted(body);
-      } catch (err) {
-        throw refuse(`is corrupt (${(err as Error).message})`);
-      }
+      await onBody(body);
     }
     if (expectedCrc === undefined || carry.length > 0) throw refuse('is incomplete (no end line)');
     if (expectedCrc !== crc.toString(16).padStart(8, '0')) throw refuse('is corrupt (checksum mismatch)');
@@ -85,29 +85,37 @@ export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: n
 }
 
 /**
- * Writes every graph of the store to `snapshot-<segment>.nq`: temp file, fsync, rename, fsync dir.
- * It runs while writes go on: graphs are read one at a time between awaits, so the file may hold
- * some effects of records in segment >= `segment`. Replaying those records again converges to
- * the same state because every record only sets given quads absent or present.
+ * Streams a snapshot into the store (see readSnapshot). `makeRoom` is told each chunk's size
+ * before it is loaded (it throws to stop the load).
  */
-export async function writeSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
+export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: number, makeRoom: (bytes: number) => void): Promise<void> {
+  await readSnapshot(dir, segment, (body) => {
+    makeRoom(body.length);
+    try {
+      index.loadTrusted(body);
+    } catch (err) {
+      if (err instanceof WebAssembly.RuntimeError) throw err; // Oxigraph itself failed (out of memory), not the file
+      throw corruptSnapshot(segment, `is corrupt (${(err as Error).message})`);
+    }
+  });
+}
+
+/**
+ * Writes `snapshot-<segment>.nq` from what `produce` hands to `write` (N-Quads text or bytes,
+ * whole lines): temp file, end line with the CRC, fsync, rename, fsync dir. Nothing is left
+ * behind if `produce` fails.
+ */
+export async function writeSnapshotFile(dir: string, segment: number, produce: (write: (data: string | Buffer) => Promise<void>) => Promise<void>): Promise<void> {
   const finalPath = join(dir, snapshotName(segment));
   const tempPath = `${finalPath}.tmp`;
   const file = await open(tempPath, 'w');
   try {
     let crc = 0;
-    let text = index.defaultGraphNTriples();
-    const write = async () => {
-      crc = crc32(text, crc);
-      await file.write(text);
-      text = '';
-    };
-    for (const graph of index.listGraphs()) {
-      // N-Triples lines end in " .\n" and literals never hold a raw newline, so this adds the graph to each line.
-      text += index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
-      if (text.length >= WRITE_CHUNK_CHARS) await write();
-    }
-    await write();
+    await produce(async (data) => {
+      crc = crc32(data, crc);
+      if (typeof data === 'string') await file.write(data);
+      else await file.write(data);
+    });
     await file.write(endLine(crc));
     await file.sync();
   } catch (err) {
@@ -118,6 +126,27 @@ export async function writeSnapshot(index: OxigraphIndex, dir: string, segment: 
   await file.close();
   await rename(tempPath, finalPath);
   await syncDirectory(dir);
+}
+
+/**
+ * Writes every graph of the store to `snapshot-<segment>.nq`. It runs while writes go on: graphs
+ * are read one at a time between awaits, so the file may hold some effects of records in segment
+ * >= `segment`. Replaying those records again converges to the same state because every record
+ * only sets given quads absent or present.
+ */
+export async function writeSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
+  await writeSnapshotFile(dir, segment, async (write) => {
+    let text = index.defaultGraphNTriples();
+    for (const graph of index.listGraphs()) {
+      // N-Triples lines end in " .\n" and literals never hold a raw newline, so this adds the graph to each line.
+      text += index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
+      if (text.length >= WRITE_CHUNK_CHARS) {
+        await write(text);
+        text = '';
+      }
+    }
+    await write(text);
+  });
 }
 
 /** Removes snapshots older than `segment` and temp files of snapshots that never finished. */

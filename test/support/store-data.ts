@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULTS } from '../../src/config.js';
 import { DurableStore, type DurableStoreOptions } from '../../src/store/durable-store.js';
 import type { OxigraphIndex } from '../../src/store/oxigraph-index.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
@@ -29,7 +30,7 @@ export interface OpenedStore {
 /** Opens a store on `dir`, collecting its log lines. */
 export async function openStore(dir: string, options: Partial<DurableStoreOptions> = {}): Promise<OpenedStore> {
   const log: string[] = [];
-  const store = await DurableStore.open({ dataDir: dir, fsync: true, snapshotAfterBytes: 64 * 1024 * 1024, log: (m) => log.push(m), ...options });
+  const store = await DurableStore.open({ dataDir: dir, fsync: true, snapshotAfterBytes: 64 * 1024 * 1024, ...DEFAULTS.store, log: (m) => log.push(m), ...options });
   return { store, log };
 }
 
