@@ -2,6 +2,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Authorizer } from './auth/authorizer.js';
+import { GrantIndex } from './auth/grant-index.js';
+import { AccessDelegations } from './domain/access-delegations.js';
+import { Grants } from './domain/grants.js';
 import { IdentityProvider } from './auth/identity-provider.js';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { embeddedIssuer, holderIri, type Config } from './config.js';
@@ -103,7 +106,8 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     identityProvider && { issuer: identityProvider.issuer, jwk: identityProvider.publicJwk },
     { timeoutMs: config.outbound.timeoutMs, refetchSeconds: config.outbound.keySetRefetchSeconds },
   );
-  const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden);
+  const grantIndex = new GrantIndex();
+  const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden, grantIndex);
   const index = new RevisionIndex();
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
@@ -111,7 +115,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
-  for (const consumer of [index, objects, eventIndex, requestIndex, moves]) store.committed.subscribe((events) => consumer.onCommitted(events));
+  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex]) store.committed.subscribe((events) => consumer.onCommitted(events));
   store.publishStored();
   // Counted from here on: what this process commits, not what the store held at start.
   if (metrics) store.committed.subscribe(metrics.onCommitted);
@@ -120,9 +124,12 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const actionRequests = new ActionRequests(store, requestIndex, access, config.baseUrl);
   const changeRequests = new ChangeRequests(store, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
+  const grants = new Grants(store, grantIndex, access, objects, actionRequests, config.baseUrl);
+  const accessDelegations = new AccessDelegations(access, objects, actionRequests, grants, config.decisionPolicy, holder);
+  actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger)) : undefined;
   listener.serve(createApp(services));

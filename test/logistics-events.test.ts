@@ -1,10 +1,6 @@
 import { expect } from 'chai';
 import { Parser } from 'n3';
-import { Authorizer, type Access, type Caller } from '../src/auth/authorizer.js';
-import { LogisticsEvents } from '../src/domain/logistics-events.js';
-import { CargoOntology } from '../src/rdf/ontology.js';
 import { API, CARGO, XSD } from '../src/rdf/vocab.js';
-import { ONTOLOGY_FILE } from '../src/server.js';
 import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
 import { readExample, rebase } from './support/examples.js';
 import { ntLines, jsonLdToQuads } from './support/rdf-compare.js';
@@ -201,20 +197,26 @@ describe('Logistics Events: create and read', () => {
     expect(last['api:hasItem']['@id']).to.equal(next.headers.get('location'));
   });
 
-  it('event permissions are their own check: a caller may read events without reading the object', async () => {
-    const { services, store } = server.running;
-    class EventsReadable extends Authorizer {
-      override allows(caller: Caller, access: Access): boolean {
-        return access.kind === 'read-events' || access.kind === 'read-event' || super.allows(caller, access);
-      }
-    }
-    const access = new EventsReadable(new Set([services.holder]), false);
-    const events = new LogisticsEvents(store, services.events.index, services.objects, CargoOntology.fromFile(ONTOLOGY_FILE), access);
-    const other = access.caller(OTHER_AGENT);
-    expect(() => services.objects.read(shipment, other, {})).to.throw().with.property('status', 403);
-    const page = events.list(shipment, other, { skip: 0, limit: 5 });
-    expect(page.total).to.be.greaterThan(0);
-    expect(events.read(shipment, page.events[0].iri.split('/').pop()!, other).record.iri).to.equal(page.events[0].iri);
-    expect(() => events.postTarget(shipment, other)).to.throw().with.property('status', 403);
+  it('event permissions are their own check: a grant of GET_LOGISTICS_EVENT reads events, not the object, and does not post', async () => {
+    const grant = await server.request('/internal/acl', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: JSON.stringify({
+        '@type': 'http://www.w3.org/ns/auth/acl#Authorization',
+        'http://www.w3.org/ns/auth/acl#agent': { '@id': OTHER_AGENT },
+        'http://www.w3.org/ns/auth/acl#accessTo': { '@id': `${shipment}/logistics-events` },
+        'http://www.w3.org/ns/auth/acl#mode': { '@id': 'http://www.w3.org/ns/auth/acl#Read' },
+      }),
+    });
+    expect(grant.status).to.equal(201);
+    expect((await server.request(shipment, { agent: 'other' })).status).to.equal(403);
+    const page = await server.request(`${shipment}/logistics-events`, { agent: 'other' });
+    expect(page.status).to.equal(200);
+    const first = ((await page.json()) as Record<string, { '@id': string }[]>)['api:hasItem'][0]['@id'];
+    expect((await server.request(first, { agent: 'other' })).status).to.equal(200);
+    const posted = await server.request(`${shipment}/logistics-events`, { method: 'POST', agent: 'other', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(eventJson()) });
+    expect(posted.status).to.equal(403);
+    expect((await server.request(grant.headers.get('location')!, { method: 'DELETE' })).status).to.equal(204);
+    expect((await server.request(`${shipment}/logistics-events`, { agent: 'other' })).status).to.equal(403);
   });
 });

@@ -1,7 +1,9 @@
 import { HttpError } from '../errors.js';
 import type { LogisticsObjectEntry } from '../domain/revision-index.js';
+import { permission, PERMISSIONS, type Permission } from '../rdf/vocab.js';
 import type { ActionRequestRecord } from '../store/schema/action-requests.js';
 import type { EventRecord } from '../store/schema/events.js';
+import type { GrantIndex, GrantRecord } from './grant-index.js';
 
 /** Who is calling: the logistics agent of the verified token. */
 export interface Caller {
@@ -14,6 +16,8 @@ export type Access =
   | { kind: 'create-object' }
   | { kind: 'read-object'; object: LogisticsObjectEntry }
   | { kind: 'submit-change'; object: LogisticsObjectEntry }
+  /** PATCH_LOGISTICS_OBJECT: the `auto` policy accepts this caller's changes at once. */
+  | { kind: 'change-object'; object: LogisticsObjectEntry }
   /** GET_LOGISTICS_EVENT on an object: list its events. */
   | { kind: 'read-events'; object: LogisticsObjectEntry }
   /** One event (`event` undefined when there is none at `iri`): GET_LOGISTICS_EVENT on its object, or having posted it. */
@@ -33,36 +37,65 @@ const INTERNAL_ONLY: Partial<Record<Access['kind'], string>> = {
   'decide-action-request': 'deciding on action requests',
 };
 
+/** Why a caller holds a permission on an object. */
+export type AccessSource = { kind: 'internal-actor' } | { kind: 'creator' } | { kind: 'grant'; grant: GrantRecord };
+
+/** Which access kind needs which ONE Record permission on its object. */
+const PERMISSION_OF: Partial<Record<Access['kind'], Permission>> = {
+  'read-object': permission.GET_LOGISTICS_OBJECT,
+  'change-object': permission.PATCH_LOGISTICS_OBJECT,
+  'read-events': permission.GET_LOGISTICS_EVENT,
+  'read-event': permission.GET_LOGISTICS_EVENT,
+  'post-event': permission.POST_LOGISTICS_EVENT,
+};
+
 /**
  * The one place where access is decided: every route and domain operation asks `check` (or
  * `allows`, where a denial is not an error, such as embedded objects). Deny by default: internal
- * actors may do everything; an object's creator may read it and read and post its events (until
- * access delegation brings grants, which back this class without changing its callers); any
- * authenticated caller may ask for a change (the holder decides); requesters read and revoke their
- * own action requests, and read events they posted. Posting events is not open to every caller
- * (which the spec allows) because objects are deny-by-default and an open POST would reveal which
- * object URIs exist.
+ * actors (the data holder among them) may do everything; an object's creator holds every
+ * permission on it; anyone else holds what grants in force give it (GrantIndex: internal ACL
+ * routes and accepted access delegations, docs/access-control.md). Any authenticated caller may
+ * ask for a change (the holder decides); requesters read and revoke their own action requests,
+ * and read events they posted.
  */
 export class Authorizer {
   constructor(
     private readonly internalAgents: ReadonlySet<string>,
     /** Answer 404 instead of 403, so a denial does not reveal that the resource exists. */
     private readonly hideForbidden: boolean,
+    readonly grants: GrantIndex,
   ) {}
 
   caller(agent: string): Caller {
     return { agent, internal: this.internalAgents.has(agent) };
   }
 
+  /** Does `caller` hold `wanted` on `object`? */
+  holds(caller: Caller, object: LogisticsObjectEntry, wanted: Permission): boolean {
+    return caller.internal || caller.agent === object.creator || this.grants.holds(caller.agent, object.iri, wanted, Date.now());
+  }
+
+  /** Where each of the four permissions of `caller` on `object` comes from (none: not held). */
+  explain(caller: Caller, object: LogisticsObjectEntry): Map<Permission, AccessSource[]> {
+    const now = Date.now();
+    const out = new Map<Permission, AccessSource[]>();
+    for (const wanted of PERMISSIONS) {
+      const sources: AccessSource[] = [];
+      if (caller.internal) sources.push({ kind: 'internal-actor' });
+      if (caller.agent === object.creator) sources.push({ kind: 'creator' });
+      for (const grant of this.grants.sources(caller.agent, object.iri, wanted, now)) sources.push({ kind: 'grant', grant });
+      out.set(wanted, sources);
+    }
+    return out;
+  }
+
   allows(caller: Caller, access: Access): boolean {
     if (caller.internal) return true;
+    const wanted = PERMISSION_OF[access.kind];
+    if (wanted && 'object' in access && this.holds(caller, access.object, wanted)) return true;
     switch (access.kind) {
-      case 'read-object':
-      case 'read-events':
-      case 'post-event':
-        return caller.agent === access.object.creator;
       case 'read-event':
-        return this.allows(caller, { kind: 'read-events', object: access.object }) || caller.agent === access.event?.createdBy;
+        return caller.agent === access.event?.createdBy;
       case 'submit-change':
         return true;
       case 'read-action-request':

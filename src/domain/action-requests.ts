@@ -21,10 +21,21 @@ export interface Transition {
   revoked?: boolean;
 }
 
-/** Accepting depends on the kind of request (a ChangeRequest applies its Change). */
+/**
+ * What is particular to one kind of action request (ChangeRequest, AccessDelegationRequest,
+ * SubscriptionRequest); creation, decisions, revocation, status history, errors, reading and
+ * listing are shared (ActionRequests). A kind creates its requests with `ActionRequests.write()`
+ * and `RequestWrite.create`, and registers itself with `ActionRequests.registerAcceptor`.
+ */
 export interface AcceptHandler {
   /** Accepts a pending request with no write in flight; throws the HttpError recorded when it ends rejected or failed. */
   accept(record: ActionRequestRecord, decidedBy: string): Promise<void>;
+  /**
+   * Adds to `write` (which already revokes `record`) what revoking this kind of request undoes,
+   * committed with the status change (an access delegation withdraws its grants). May throw an
+   * HttpError (nothing is written then).
+   */
+  revoked?(write: RequestWrite, record: ActionRequestRecord, revokedBy: string): void;
 }
 
 export interface ActionRequestFilter {
@@ -236,6 +247,12 @@ export class ActionRequests {
     this.ensureIdle(record);
     const write = this.write();
     write.transition(record, { to: requestStatus.REVOKED, by: caller.agent, revoked: true });
+    try {
+      this.acceptors.get(record.type)?.revoked?.(write, record, caller.agent);
+    } catch (err) {
+      write.tx.release();
+      throw err;
+    }
     await this.commit(write);
     return record;
   }

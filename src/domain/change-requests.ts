@@ -73,8 +73,9 @@ export class ChangeRequests implements AcceptHandler {
     };
   }
 
-  private acceptsAtOnce(caller: Caller): boolean {
-    return this.policy === 'all' || (this.policy === 'auto' && caller.internal);
+  /** `auto` accepts at once when the requester holds PATCH_LOGISTICS_OBJECT (internal actors, the creator, a grant). */
+  private acceptsAtOnce(caller: Caller, entry: LogisticsObjectEntry): boolean {
+    return this.policy === 'all' || (this.policy === 'auto' && this.access.allows(caller, { kind: 'change-object', object: entry }));
   }
 
   /**
@@ -97,7 +98,7 @@ export class ChangeRequests implements AcceptHandler {
       quad(namedNode(record.iri), namedNode(api.hasChange), namedNode(changeIri)),
       ...changeQuads(change, changeIri),
     ]);
-    if (this.acceptsAtOnce(caller)) {
+    if (this.acceptsAtOnce(caller, entry)) {
       await this.settle(entry, record, change, write, this.holder);
       return record;
     }

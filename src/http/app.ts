@@ -14,6 +14,8 @@ import { logisticsEventRoutes } from './routes/logistics-events.js';
 import { logisticsObjectRoutes } from './routes/logistics-objects.js';
 import { actionRequestRoutes } from './routes/action-requests.js';
 import { auditTrailRoutes } from './routes/audit-trail.js';
+import { accessDelegationRoutes } from './routes/access-delegations.js';
+import { internalAclRoutes } from './routes/internal-acl.js';
 import { serverInformationRoutes } from './routes/server-information.js';
 import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
 import { shapesRoutes } from './routes/shapes.js';
@@ -56,6 +58,8 @@ export function createApp(services: Services): Express {
   app.use(actionRequestRoutes(services));
   app.use(logisticsEventRoutes(services));
   app.use(internalMoveRoutes(services));
+  app.use(accessDelegationRoutes(services));
+  app.use(internalAclRoutes(services));
   return withNotFoundAndErrors(app, services.logger);
 }
 

@@ -7,6 +7,8 @@ import type { LogisticsEvents } from '../domain/logistics-events.js';
 import type { LogisticsObjects } from '../domain/logistics-objects.js';
 import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
+import type { AccessDelegations } from '../domain/access-delegations.js';
+import type { Grants } from '../domain/grants.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
 import type { Lifecycle } from '../observability/health.js';
@@ -23,6 +25,8 @@ export interface Services {
   objects: LogisticsObjects;
   actionRequests: ActionRequests;
   changeRequests: ChangeRequests;
+  accessDelegations: AccessDelegations;
+  grants: Grants;
   events: LogisticsEvents;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
   jsonLd: JsonLdFallback;

@@ -7,6 +7,8 @@ export const RDF = 'http://www.w3.org/1999/02/22-rdf-syntax-ns#';
 export const RDFS = 'http://www.w3.org/2000/01/rdf-schema#';
 export const OWL = 'http://www.w3.org/2002/07/owl#';
 export const CODE_LISTS = 'https://onerecord.iata.org/ns/code-lists/';
+/** W3C Web Access Control, the terms grants are stored in (as IATA's ACL.json example). */
+export const ACL = 'http://www.w3.org/ns/auth/acl#';
 /** Server-side bookkeeping (revision metadata); never served to clients. */
 export const STORE = 'urn:onerecord:store:';
 /** Scheme of embedded-object identifiers. */
@@ -111,6 +113,34 @@ export const api = {
   hasRequestStatusHistory: `${API}hasRequestStatusHistory`,
   hasActionRequest: `${API}hasActionRequest`,
   hasChangeRequest: `${API}hasChangeRequest`,
+  // Access delegation.
+  AccessDelegation: `${API}AccessDelegation`,
+  hasAccessDelegation: `${API}hasAccessDelegation`,
+  hasPermission: `${API}hasPermission`,
+  isRequestedFor: `${API}isRequestedFor`,
+  expiresAt: `${API}expiresAt`,
+} as const;
+
+/** The four ONE Record permissions (api:Permission). */
+export const permission = {
+  GET_LOGISTICS_OBJECT: `${API}GET_LOGISTICS_OBJECT`,
+  PATCH_LOGISTICS_OBJECT: `${API}PATCH_LOGISTICS_OBJECT`,
+  POST_LOGISTICS_EVENT: `${API}POST_LOGISTICS_EVENT`,
+  GET_LOGISTICS_EVENT: `${API}GET_LOGISTICS_EVENT`,
+} as const;
+export type Permission = (typeof permission)[keyof typeof permission];
+export const PERMISSIONS: readonly Permission[] = Object.values(permission);
+
+export const acl = {
+  Authorization: `${ACL}Authorization`,
+  agent: `${ACL}agent`,
+  agentClass: `${ACL}agentClass`,
+  accessTo: `${ACL}accessTo`,
+  mode: `${ACL}mode`,
+  Read: `${ACL}Read`,
+  Write: `${ACL}Write`,
+  Append: `${ACL}Append`,
+  AuthenticatedAgent: `${ACL}AuthenticatedAgent`,
 } as const;
 
 /** The local name of an api: term given as `NAME`, `api:NAME` or the full IRI (`#` sent as `%23` or `/`). */
@@ -160,6 +190,12 @@ export const store = {
   movedPermanently: `${STORE}movedPermanently`,
   movedAt: `${STORE}movedAt`,
   movedBy: `${STORE}movedBy`,
+  /** Grants (acl:Authorization graphs): who granted, when, from which AccessDelegationRequest, derived from which grants, until when. */
+  grantedBy: `${STORE}grantedBy`,
+  grantedAt: `${STORE}grantedAt`,
+  grantDelegation: `${STORE}delegation`,
+  grantDerivedFrom: `${STORE}derivedFrom`,
+  grantExpiresAt: `${STORE}expiresAt`,
 } as const;
 
 /** The JSON-LD context of every document the server writes. */

@@ -55,4 +55,6 @@ export const claimKey = {
   move: (object: string) => `move ${object}`,
   /** ChangeRequests of an object whose creation (pending) is being written; holders are their records. */
   pendingChanges: (object: string) => `pending-changes ${object}`,
+  /** A grant: withdrawing takes it alone; deriving a grant from it (trust chain) shares it. */
+  grant: (iri: string) => `grant ${iri}`,
 } as const;

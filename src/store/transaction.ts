@@ -3,6 +3,7 @@ import type { Claims } from './claims.js';
 import type { ActionRequestRecord, StatusEntry } from './schema/action-requests.js';
 import type { EventRecord } from './schema/events.js';
 import type { MoveRecord } from './schema/moved-objects.js';
+import type { GrantRecord } from './schema/grants.js';
 import type { RevisionRecord } from './schema/revisions.js';
 
 /**
@@ -21,7 +22,10 @@ export type DomainEvent =
   | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry }
   /** An operator marked an object as moved (replacing an earlier move of it). */
   | { kind: 'object-moved'; move: MoveRecord }
-  | { kind: 'object-move-undone'; object: string };
+  | { kind: 'object-move-undone'; object: string }
+  | { kind: 'grant-added'; grant: GrantRecord }
+  /** `objects`: those the grant no longer covers; all of its objects when the grant is gone. */
+  | { kind: 'grant-withdrawn'; grant: GrantRecord; objects: readonly string[] };
 
 export type DomainEventKind = DomainEvent['kind'];
 

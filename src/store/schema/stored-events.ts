@@ -4,6 +4,7 @@ import type { DomainEvent } from '../transaction.js';
 import { readActionRequests } from './action-requests.js';
 import { readEvents } from './events.js';
 import { readMoves } from './moved-objects.js';
+import { readGrants } from './grants.js';
 import { readRevisions } from './revisions.js';
 
 /**
@@ -23,5 +24,6 @@ export function storedDomainEvents(reader: SparqlReader): DomainEvent[] {
     });
   }
   for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
+  for (const grant of readGrants(reader)) events.push({ kind: 'grant-added', grant });
   return events;
 }

@@ -1,0 +1,75 @@
+import express, { type Request, type Router } from 'express';
+import type { GrantFilter } from '../../domain/grants.js';
+import { acl, api } from '../../rdf/vocab.js';
+import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { callerOf, requestUrl, type Services } from '../context.js';
+import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
+import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
+import { queryParam } from '../query-params.js';
+import { sendCreated, setRepresentationHeaders } from '../responses.js';
+
+const filterOf = (req: Request): GrantFilter => ({ object: queryParam(req, 'object'), agent: queryParam(req, 'agent') });
+
+/**
+ * Operator routes of access control (internal actors only, docs/access-control.md):
+ * POST /internal/acl (an acl:Authorization), GET /internal/acl?object=&agent= (a Collection of
+ * grants), GET/DELETE /internal/acl/{id}, DELETE /internal/acl?object=&agent=, and
+ * GET /internal/access?object=&agent= (which permissions, and the chain of grants and delegations behind each).
+ */
+export function internalAclRoutes(services: Services): Router {
+  const router = express.Router();
+  const { grants, config, objects } = services;
+  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+  const iriOf = (req: Request) => grants.prefix + (req.params.id as string);
+
+  router.post('/internal/acl', rawBody, async (req, res) => {
+    const caller = callerOf(res);
+    services.access.check(caller, { kind: 'operate', what: 'managing access control' });
+    const format = bodyFormat(req.headers['content-type'], true);
+    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+    const created = await grants.create(quads, caller);
+    sendCreated(res, created[0].iri, acl.Authorization);
+  });
+
+  router.get('/internal/acl', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const list = grants.list(callerOf(res), filterOf(req));
+    const url = requestUrl(services, req);
+    const triples = collectionTriples(url, list.length, list.map((g) => g.iri));
+    for (const g of list) triples.push(...grants.representation(g));
+    const body = await serialise({ iri: url, triples }, negotiated.format);
+    setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
+    res.send(body);
+  });
+
+  router.delete('/internal/acl', async (req, res) => {
+    await grants.revokeMatching(filterOf(req), callerOf(res));
+    res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  });
+
+  router.get('/internal/acl/:id', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const grant = grants.get(iriOf(req), callerOf(res));
+    const body = await serialise({ iri: grant.iri, triples: grants.representation(grant) }, negotiated.format);
+    setRepresentationHeaders(res, negotiated, grant.grantedAt).setHeader('Type', acl.Authorization);
+    res.send(body);
+  });
+
+  router.delete('/internal/acl/:id', async (req, res) => {
+    await grants.revoke(iriOf(req), callerOf(res));
+    res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  });
+
+  router.get('/internal/access', (req, res) => {
+    const { object, agent } = filterOf(req);
+    const caller = callerOf(res);
+    const explained = grants.explain(object, agent ?? caller.agent, caller);
+    res.setHeader('Content-Language', CONTENT_LANGUAGE);
+    res.json(explained);
+  });
+
+  router.all('/internal/acl', methodNotAllowed('GET, HEAD, POST, DELETE'));
+  router.all('/internal/acl/:id', methodNotAllowed('GET, HEAD, DELETE'));
+  router.all('/internal/access', methodNotAllowed('GET, HEAD'));
+  return router;
+}
