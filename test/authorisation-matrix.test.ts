@@ -1,0 +1,203 @@
+import { expect } from 'chai';
+import { createApp } from '../src/http/app.js';
+import { delegationBody } from './support/access.js';
+import { add, change, piece, str } from './support/changes.js';
+import { eventJson } from './support/events.js';
+import { embeddedKey, nowSeconds, sign } from './support/jwt.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+/*
+ * The authorisation matrix: every route x method x caller, with the status each must get, from
+ * one table. A route of the application without a row fails the test, so a new route cannot
+ * ship without saying who may call it.
+ */
+
+const org = (name: string) => `https://${name}.example.com/logistics-objects/${name}`;
+
+/** The callers of the matrix. */
+const PERSONAS = ['internal', 'creator', 'getObject', 'patchObject', 'postEvent', 'getEvent', 'delegateOfDelegate', 'revokedDelegate', 'unrelated', 'noToken', 'expiredToken'] as const;
+type Persona = (typeof PERSONAS)[number];
+const AGENT: Record<Exclude<Persona, 'internal' | 'noToken'>, string> = {
+  creator: org('creator'),
+  getObject: org('reader'),
+  patchObject: org('patcher'),
+  postEvent: org('poster'),
+  getEvent: org('eventreader'),
+  delegateOfDelegate: org('subreader'),
+  revokedDelegate: org('revoked'),
+  unrelated: org('stranger'),
+  expiredToken: org('reader'),
+};
+
+/** What the rows need: the object and its event (created by `creator`), and the base URL. */
+interface World {
+  server: TestServer;
+  object: string;
+  event: string;
+  /** A ChangeRequest pending on `object`, asked by `creator`. */
+  request: string;
+  /** A new pending ChangeRequest asked by `creator` (for rows that change it). */
+  freshRequest(): Promise<string>;
+  /** A new grant (for rows that withdraw it). */
+  freshGrant(): Promise<string>;
+}
+
+interface Row {
+  method: string;
+  /** The route as the application declares it. */
+  route: string;
+  /** The URL to call (default: the route) and the body to send. */
+  url?(w: World): string | Promise<string>;
+  body?(w: World): unknown;
+  /** Expected status per persona; `authenticated` covers every persona with a valid token not listed. */
+  expect: Partial<Record<Persona | 'authenticated', number>>;
+}
+
+const ALL_OBJECT_READERS = { internal: 200, creator: 200, getObject: 200, delegateOfDelegate: 200, authenticated: 403 };
+const jsonLd = { 'Content-Type': 'application/ld+json' };
+
+const TABLE: Row[] = [
+  { method: 'GET', route: '/', expect: { authenticated: 200 } },
+  { method: 'HEAD', route: '/', expect: { authenticated: 200 } },
+  // The token endpoint authenticates clients, not bearer tokens: a request without a grant is 400 for everyone.
+  { method: 'POST', route: '/idp/token', expect: { authenticated: 400, noToken: 400, expiredToken: 400 } },
+  { method: 'GET', route: '/idp/.well-known/jwks.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'POST', route: '/logistics-objects', body: () => piece(), expect: { internal: 201, authenticated: 403 } },
+  { method: 'GET', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
+  { method: 'HEAD', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
+  { method: 'GET', route: '/logistics-objects/:id?at', url: (w) => `${w.object}?revision=1`, expect: ALL_OBJECT_READERS },
+  { method: 'GET', route: '/logistics-objects/:id?embedded', url: (w) => `${w.object}?embedded=true`, expect: ALL_OBJECT_READERS },
+  {
+    method: 'PATCH',
+    route: '/logistics-objects/:id',
+    url: (w) => w.object,
+    body: (w) => change(w.object, 1, [add(w.object, 'goodsDescription', str('matrix'))]),
+    expect: { authenticated: 201 },
+  },
+  { method: 'GET', route: '/logistics-objects/:id/audit-trail', url: (w) => `${w.object}/audit-trail`, expect: ALL_OBJECT_READERS },
+  { method: 'GET', route: '/logistics-objects/:id/logistics-events', url: (w) => `${w.object}/logistics-events`, expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 } },
+  { method: 'POST', route: '/logistics-objects/:id/logistics-events', url: (w) => `${w.object}/logistics-events`, body: () => eventJson(), expect: { internal: 201, creator: 201, postEvent: 201, authenticated: 403 } },
+  { method: 'GET', route: '/logistics-objects/:id/logistics-events/:eventId', url: (w) => w.event, expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 } },
+  // Bulk intake reports each event's own status: 201 inside the 207 for those allowed, 403 for the others (checked below).
+  { method: 'POST', route: '/logistics-events', body: (w) => ({ ...eventJson(), 'cargo:eventFor': { '@id': w.object } }), expect: { authenticated: 207 } },
+  { method: 'POST', route: '/access-delegations', body: (w) => delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: org('someone'), objects: [w.object] }), expect: { internal: 201, creator: 201, getObject: 201, delegateOfDelegate: 201, authenticated: 403 } },
+  { method: 'GET', route: '/action-requests', expect: { internal: 200, authenticated: 403 } },
+  { method: 'GET', route: '/action-requests/:id', url: (w) => w.request, expect: { internal: 200, creator: 200, authenticated: 403 } },
+  { method: 'HEAD', route: '/action-requests/:id', url: (w) => w.request, expect: { internal: 200, creator: 200, authenticated: 403 } },
+  { method: 'PATCH', route: '/action-requests/:id', url: async (w) => `${await w.freshRequest()}?status=REQUEST_REJECTED`, expect: { internal: 204, authenticated: 403 } },
+  { method: 'DELETE', route: '/action-requests/:id', url: (w) => w.freshRequest(), expect: { internal: 204, creator: 204, authenticated: 403 } },
+  { method: 'POST', route: '/internal/acl', body: (w) => ({ '@type': 'http://www.w3.org/ns/auth/acl#Authorization', 'http://www.w3.org/ns/auth/acl#agent': { '@id': org('someone') }, 'http://www.w3.org/ns/auth/acl#accessTo': { '@id': w.object }, 'http://www.w3.org/ns/auth/acl#mode': { '@id': 'http://www.w3.org/ns/auth/acl#Read' } }), expect: { internal: 201, authenticated: 403 } },
+  { method: 'GET', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}`, expect: { internal: 200, authenticated: 403 } },
+  { method: 'DELETE', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(org('nobody'))}`, expect: { internal: 204, authenticated: 403 } },
+  { method: 'GET', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 200, authenticated: 403 } },
+  { method: 'DELETE', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 204, authenticated: 403 } },
+  { method: 'GET', route: '/internal/access', url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`, expect: { internal: 200, authenticated: 403 } },
+];
+
+function expected(row: Row, persona: Persona): number {
+  const own = row.expect[persona];
+  if (own !== undefined) return own;
+  if (persona === 'noToken' || persona === 'expiredToken') return 401;
+  return row.expect.authenticated!;
+}
+
+/** Every "METHOD path" the application declares (HEAD comes with GET; `all` handlers only answer 405). */
+function declaredRoutes(server: TestServer): Set<string> {
+  const out = new Set<string>();
+  type Layer = { rawPath?: string; handle: { stack?: Layer[] }; route?: { path: string; methods: Record<string, boolean> } };
+  const app = createApp(server.running.services) as unknown as { router: { stack: Layer[] } };
+  for (const layer of app.router.stack) {
+    const prefix = layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : '';
+    for (const inner of layer.handle.stack ?? []) {
+      if (!inner.route) continue;
+      for (const method of Object.keys(inner.route.methods)) if (method !== '_all') out.add(`${method.toUpperCase()} ${prefix}${inner.route.path}`);
+    }
+  }
+  return out;
+}
+
+describe('authorisation matrix: every route x method x caller', () => {
+  let server: TestServer;
+  let world: World;
+  const tokens = new Map<Persona, string | undefined>();
+
+  const call = async (persona: Persona, method: string, url: string, body?: unknown) => {
+    const headers: Record<string, string> = body === undefined ? {} : { ...jsonLd };
+    const token = tokens.get(persona);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    return server.request(url, { method, headers, agent: 'none', body: body === undefined ? undefined : JSON.stringify(body) });
+  };
+  const ok = async (res: Response | Promise<Response>, status: number) => {
+    const r = await res;
+    expect(r.status, await r.clone().text()).to.equal(status);
+    return r;
+  };
+
+  before(async () => {
+    // The creator is an internal actor while it creates the object, then an ordinary partner.
+    const first = await startTestServer({ internalAgents: [AGENT.creator], decisionPolicy: 'manual' });
+    const key = await embeddedKey(first.dataDir);
+    const tokenFor = (agent: string, exp = nowSeconds() + 600) => sign(key, { iss: key.issuer, exp, logistics_agent_uri: agent });
+    const creatorToken = await tokenFor(AGENT.creator);
+    const created = await ok(first.request('/logistics-objects', { method: 'POST', agent: 'none', headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` }, body: JSON.stringify(piece()) }), 201);
+    const object = created.headers.get('location')!;
+    await first.stop();
+    // Same data, same port and base URL, without the creator among the internal actors.
+    server = await startTestServer({ decisionPolicy: 'manual', port: Number(new URL(first.url).port), baseUrl: first.url }, first.dataDir);
+
+    tokens.set('internal', await server.token('holder'));
+    tokens.set('noToken', undefined);
+    for (const [persona, agent] of Object.entries(AGENT)) tokens.set(persona as Persona, await tokenFor(agent, persona === 'expiredToken' ? nowSeconds() - 120 : undefined));
+
+    const posted = await ok(call('creator', 'POST', `${object}/logistics-events`, eventJson()), 201);
+    const delegateTo = async (persona: Persona, permissions: string[], asker: Persona = 'internal') => {
+      const res = await ok(call(asker, 'POST', '/access-delegations', delegationBody({ permissions, for: AGENT[persona as keyof typeof AGENT], objects: [object] })), 201);
+      const request = res.headers.get('location')!;
+      await ok(call('internal', 'PATCH', `${request}?status=REQUEST_ACCEPTED`), 204);
+      return request;
+    };
+    await delegateTo('getObject', ['GET_LOGISTICS_OBJECT']);
+    await delegateTo('patchObject', ['PATCH_LOGISTICS_OBJECT']);
+    await delegateTo('postEvent', ['POST_LOGISTICS_EVENT']);
+    await delegateTo('getEvent', ['GET_LOGISTICS_EVENT']);
+    await delegateTo('delegateOfDelegate', ['GET_LOGISTICS_OBJECT'], 'getObject');
+    const revoked = await delegateTo('revokedDelegate', ['GET_LOGISTICS_OBJECT', 'PATCH_LOGISTICS_OBJECT', 'POST_LOGISTICS_EVENT', 'GET_LOGISTICS_EVENT']);
+    await ok(call('internal', 'DELETE', revoked), 204);
+
+    const freshRequest = async () => {
+      const res = await ok(call('creator', 'PATCH', object, change(object, 1, [add(object, 'goodsDescription', str('pending'))])), 201);
+      return res.headers.get('location')!;
+    };
+    const freshGrant = async () => {
+      const res = await ok(call('internal', 'POST', '/internal/acl', TABLE.find((r) => r.route === '/internal/acl' && r.method === 'POST')!.body!({ object } as World)), 201);
+      return res.headers.get('location')!;
+    };
+    world = { server, object, event: posted.headers.get('location')!, request: await freshRequest(), freshRequest, freshGrant };
+  });
+  after(() => server.close());
+
+  it('every route the application declares has a row (a new route must say who may call it)', () => {
+    const rows = new Set(TABLE.map((r) => `${r.method} ${r.route}`));
+    const missing = [...declaredRoutes(server)].filter((route) => !rows.has(route));
+    expect(missing, 'routes without a row in the authorisation matrix').to.deep.equal([]);
+  });
+
+  for (const row of TABLE) {
+    it(`${row.method} ${row.route}`, async () => {
+      const outcomes: string[] = [];
+      const wanted: string[] = [];
+      for (const persona of PERSONAS) {
+        const url = row.url ? await row.url(world) : row.route;
+        const res = await call(persona, row.method, url, row.body?.(world));
+        outcomes.push(`${persona} ${res.status}`);
+        wanted.push(`${persona} ${expected(row, persona)}`);
+        if (row.route === '/logistics-events' && res.status === 207) {
+          const body = (await res.json()) as { 'api:hasCreationResult': { 'api:hasHTTPStatus': number } };
+          const allowed = ['internal', 'creator', 'postEvent'].includes(persona);
+          expect(body['api:hasCreationResult']['api:hasHTTPStatus'], persona).to.equal(allowed ? 201 : 403);
+        }
+      }
+      expect(outcomes).to.deep.equal(wanted);
+    });
+  }
+});
