@@ -8,7 +8,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
   // rounds need more than the 115 s a quiet machine takes.
   this.timeout(300_000);
 
-  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest) and event is there exactly', async () => {
+  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest), event, delegation and revocation is there exactly', async () => {
     const { dir, remove } = await tempDir();
     try {
       const report = await runCrashRounds({
@@ -26,6 +26,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
       expect(report.rounds).to.equal(50);
       expect(report.acknowledged).to.be.greaterThan(100);
       for (const kind of ['create object', 'change object', 'post event']) expect(report.acknowledgedByKind[kind] ?? 0, kind).to.be.greaterThan(20);
+      for (const kind of ['delegate access', 'revoke delegation']) expect(report.acknowledgedByKind[kind] ?? 0, kind).to.be.greaterThan(5);
       expect(report.unanswered).to.be.greaterThan(0, 'no kill landed while a write was in flight');
       expect(report.storeLog.some((line) => /^snapshot \d+ written/.test(line))).to.equal(true, 'no snapshot was written during the run');
     } finally {

@@ -48,7 +48,12 @@ if (kind === 'bare-http') {
   const one = await objects.create(await benchObject(), { agent: holder, internal: true });
   const many = await objects.create(await benchObject(), { agent: holder, internal: true });
   await addRevisions(server.store, objects, many.iri, holder, Number(process.env.BENCH_REVISIONS ?? 500) - 1);
-  ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri });
+  // Tokens of partner organisations for the access-control benchmark (BENCH_PARTNERS of them).
+  const partners = await Promise.all(Array.from({ length: Number(process.env.BENCH_PARTNERS ?? 0) }, async (_, i) => {
+    const agent = `https://partner-${i}.example.com/org`;
+    return { agent, token: await identityProvider!.issue(agent) };
+  }));
+  ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri, partners });
 } else {
   console.error(`unknown target ${kind}`);
   process.exit(2);

@@ -42,6 +42,15 @@ export interface WorkloadState {
   objects: string[];
   /** What each acknowledged object holds now, for changes; absent while a change is in flight or after one went unanswered. */
   changeable: Map<string, { triples: Quad[]; revision: number }>;
+  /** Acknowledged access delegations; `revoked` is unknown while a revocation is in flight or after one went unanswered. */
+  delegations: Delegated[];
+}
+
+interface Delegated {
+  request: string;
+  object: string;
+  agent: string;
+  revoked: boolean | 'unknown';
 }
 
 /**
@@ -235,11 +244,100 @@ const postEvent: Operation = {
   },
 };
 
+/**
+ * What the restarted server says about a delegation: whether its delegate holds
+ * GET_LOGISTICS_OBJECT (GET /internal/access) and the request's status. Both must agree, and
+ * match what the answers acknowledged (accepted, or revoked).
+ */
+async function delegationState(target: Target, object: string, agent: string, request?: string): Promise<{ held: boolean; status?: string; problem?: string }> {
+  const res = await target.request(`/internal/access?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(agent)}`);
+  if (res.status !== 200) return { held: false, problem: `GET /internal/access answered ${res.status} ${(await res.text()).slice(0, 300)}` };
+  const held = ((await res.json()) as { permissions: Record<string, { held: boolean }> }).permissions.GET_LOGISTICS_OBJECT.held;
+  if (!request) return { held };
+  const text = await (await target.request(request, { headers: { Accept: NTRIPLES } })).text();
+  const status = [requestStatus.ACCEPTED, requestStatus.REVOKED].find((s) => text.includes(`<${request}> <${api.hasRequestStatus}> <${s}>`));
+  return { held, status };
+}
+
+function delegationExpectation(label: string, delegated: () => Delegated | undefined, object: string, agent: string): Expectation {
+  return {
+    label,
+    async check(target, acknowledged) {
+      const d = delegated();
+      const found = await delegationState(target, object, agent, d?.request);
+      if (found.problem) return { present: false, problem: `${label}: ${found.problem}` };
+      if (!acknowledged || !d) return { present: found.held };
+      const wanted = d.revoked === 'unknown' ? (found.status === requestStatus.REVOKED ? false : true) : !d.revoked;
+      const status = wanted ? requestStatus.ACCEPTED : requestStatus.REVOKED;
+      if (found.held !== wanted || found.status !== status) {
+        return { present: true, problem: `${label}: the delegate ${found.held ? 'holds' : 'does not hold'} GET_LOGISTICS_OBJECT and the request is ${found.status}; expected ${wanted ? 'held' : 'withdrawn'} and ${status}` };
+      }
+      return { present: true };
+    },
+  };
+}
+
+/** The holder delegates read access to a new partner (accepted at once): the grant must survive. */
+const delegateAccess: Operation = {
+  kind: 'delegate access',
+  prepare(seq, state) {
+    if (state.objects.length === 0) return undefined;
+    const object = state.objects[randomInt(state.objects.length)];
+    const agent = `https://partner-${state.runId}-${seq}.example.com/org`;
+    let delegated: Delegated | undefined;
+    let location: string | null = null;
+    return {
+      acknowledgedBy: 201,
+      async send(target) {
+        const res = await target.request('/access-delegations', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body: JSON.stringify({
+            '@context': { api: 'https://onerecord.iata.org/ns/api#' },
+            '@type': 'api:AccessDelegation',
+            'api:hasPermission': { '@id': 'api:GET_LOGISTICS_OBJECT' },
+            'api:isRequestedFor': { '@id': agent },
+            'api:hasLogisticsObject': { '@id': object },
+          }),
+        });
+        location = res.headers.get('location');
+        return res;
+      },
+      expectation: delegationExpectation(`delegation ${seq} of ${object}`, () => delegated, object, agent),
+      onAcknowledged: () => {
+        delegated = { request: location!, object, agent, revoked: false };
+        state.delegations.push(delegated);
+      },
+    };
+  },
+};
+
+/** The holder revokes an accepted delegation: the withdrawal must survive (never undone by a restart). */
+const revokeDelegation: Operation = {
+  kind: 'revoke delegation',
+  prepare(seq, state) {
+    const candidates = state.delegations.filter((d) => d.revoked === false);
+    if (candidates.length === 0) return undefined;
+    const d = candidates[randomInt(candidates.length)];
+    d.revoked = 'unknown';
+    return {
+      acknowledgedBy: 204,
+      send: (target) => target.request(d.request, { method: 'DELETE' }),
+      expectation: delegationExpectation(`revocation ${seq} of ${d.request}`, () => d, d.object, d.agent),
+      onAcknowledged: () => {
+        d.revoked = true;
+      },
+    };
+  },
+};
+
 /** The kinds of write the crash driver mixes, each with its weight. */
 export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
   { operation: createObject, weight: 2 },
   { operation: changeObject, weight: 2 },
   { operation: postEvent, weight: 1 },
+  { operation: delegateAccess, weight: 1 },
+  { operation: revokeDelegation, weight: 1 },
 ];
 
 function pickOperation(): Operation {
@@ -362,7 +460,7 @@ const STORE_LOG = /dropped|snapshot .*written|snapshot failed/;
  */
 export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRunReport> {
   const report: CrashRunReport = { rounds: 0, acknowledged: 0, acknowledgedByKind: {}, unanswered: 0, unansweredPresent: 0, killsWhileStarting: 0, storeLog: [], failures: [] };
-  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [], changeable: new Map() };
+  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [], changeable: new Map(), delegations: [] };
   const seq = { next: 0 };
   const acknowledged: Sent[] = [];
   let unchecked: Sent[] = [];
