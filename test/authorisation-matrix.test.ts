@@ -33,6 +33,8 @@ const AGENT: Record<Exclude<Persona, 'internal' | 'noToken'>, string> = {
 interface World {
   server: TestServer;
   object: string;
+  /** Another object of `creator`, for the routes that move it. */
+  spare: string;
   event: string;
   /** A ChangeRequest pending on `object`, asked by `creator`. */
   request: string;
@@ -49,10 +51,13 @@ interface Row {
   /** The URL to call (default: the route) and the body to send. */
   url?(w: World): string | Promise<string>;
   body?(w: World): unknown;
+  /** Of the body: JSON-LD unless given. */
+  contentType?: string;
   /** Expected status per persona; `authenticated` covers every persona with a valid token not listed. */
   expect: Partial<Record<Persona | 'authenticated', number>>;
 }
 
+const MOVE = { location: 'https://elsewhere.example.com/logistics-objects/moved', permanent: false };
 const ALL_OBJECT_READERS = { internal: 200, creator: 200, getObject: 200, delegateOfDelegate: 200, authenticated: 403 };
 const jsonLd = { 'Content-Type': 'application/ld+json' };
 
@@ -91,6 +96,19 @@ const TABLE: Row[] = [
   { method: 'DELETE', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(org('nobody'))}`, expect: { internal: 204, authenticated: 403 } },
   { method: 'GET', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 200, authenticated: 403 } },
   { method: 'DELETE', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 204, authenticated: 403 } },
+  { method: 'GET', route: '/internal/moves', expect: { internal: 200, authenticated: 403 } },
+  { method: 'PUT', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), body: () => MOVE, contentType: 'application/json', expect: { internal: 200, authenticated: 403 } },
+  { method: 'GET', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), expect: { internal: 200, authenticated: 403 } },
+  {
+    method: 'DELETE',
+    route: '/internal/moves/:id',
+    url: async (w) => {
+      const url = w.spare.replace('/logistics-objects/', '/internal/moves/');
+      await w.server.request(url, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(MOVE) });
+      return url;
+    },
+    expect: { internal: 204, authenticated: 403 },
+  },
   { method: 'GET', route: '/internal/access', url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`, expect: { internal: 200, authenticated: 403 } },
 ];
 
@@ -121,8 +139,8 @@ describe('authorisation matrix: every route x method x caller', () => {
   let world: World;
   const tokens = new Map<Persona, string | undefined>();
 
-  const call = async (persona: Persona, method: string, url: string, body?: unknown) => {
-    const headers: Record<string, string> = body === undefined ? {} : { ...jsonLd };
+  const call = async (persona: Persona, method: string, url: string, body?: unknown, contentType = jsonLd['Content-Type']) => {
+    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': contentType };
     const token = tokens.get(persona);
     if (token) headers.Authorization = `Bearer ${token}`;
     return server.request(url, { method, headers, agent: 'none', body: body === undefined ? undefined : JSON.stringify(body) });
@@ -141,6 +159,7 @@ describe('authorisation matrix: every route x method x caller', () => {
     const creatorToken = await tokenFor(AGENT.creator);
     const created = await ok(first.request('/logistics-objects', { method: 'POST', agent: 'none', headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` }, body: JSON.stringify(piece()) }), 201);
     const object = created.headers.get('location')!;
+    const spare = (await ok(first.request('/logistics-objects', { method: 'POST', agent: 'none', headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` }, body: JSON.stringify(piece()) }), 201)).headers.get('location')!;
     await first.stop();
     // Same data, same port and base URL, without the creator among the internal actors.
     server = await startTestServer({ decisionPolicy: 'manual', port: Number(new URL(first.url).port), baseUrl: first.url }, first.dataDir);
@@ -172,7 +191,7 @@ describe('authorisation matrix: every route x method x caller', () => {
       const res = await ok(call('internal', 'POST', '/internal/acl', TABLE.find((r) => r.route === '/internal/acl' && r.method === 'POST')!.body!({ object } as World)), 201);
       return res.headers.get('location')!;
     };
-    world = { server, object, event: posted.headers.get('location')!, request: await freshRequest(), freshRequest, freshGrant };
+    world = { server, object, spare, event: posted.headers.get('location')!, request: await freshRequest(), freshRequest, freshGrant };
   });
   after(() => server.close());
 
@@ -188,7 +207,7 @@ describe('authorisation matrix: every route x method x caller', () => {
       const wanted: string[] = [];
       for (const persona of PERSONAS) {
         const url = row.url ? await row.url(world) : row.route;
-        const res = await call(persona, row.method, url, row.body?.(world));
+        const res = await call(persona, row.method, url, row.body?.(world), row.contentType);
         outcomes.push(`${persona} ${res.status}`);
         wanted.push(`${persona} ${expected(row, persona)}`);
         if (row.route === '/logistics-events' && res.status === 207) {
