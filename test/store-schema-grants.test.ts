@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { quadToNq, type Quad } from '../src/rdf/terms.js';
 import { ACL, permission } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
-import { accessToQuads, grantQuads, readGrants, type GrantRecord } from '../src/store/schema/grants.js';
+import { accessToQuads, grantQuads, readGrants, withdrawalQuads, type GrantRecord } from '../src/store/schema/grants.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
 
 const BASE = 'http://localhost:8080';
@@ -51,13 +51,16 @@ describe('store schema: grants (W3C Web Access Control) read back what was writt
     expect(storeWith(grantQuads(publicRead)).graphNTriples(publicRead.iri)).to.include(`<${ACL}agentClass> <${ACL}AuthenticatedAgent>`);
   });
 
-  it('withdrawing one object deletes exactly its accessTo quads; deleting the grant quads leaves nothing', () => {
-    const index = storeWith(grantQuads(delegated));
+  it('withdrawing one object deletes exactly its accessTo quads; a withdrawn grant is no authorisation any more and is not read back', () => {
+    const index = storeWith([...grantQuads(delegated), ...grantQuads(publicRead)]);
     index.apply({ delete: accessToQuads(delegated, [object(1)]).map(quadToNq).join(''), insert: '' });
-    expect(readGrants(index)).to.deep.equal([{ ...delegated, objects: [object(2)] }]);
-    index.apply({ delete: grantQuads({ ...delegated, objects: [object(2)] }).map(quadToNq).join(''), insert: '' });
-    expect(index.graphNTriples(delegated.iri)).to.equal('');
-    expect(readGrants(index)).to.deep.equal([]);
+    expect(readGrants(index)).to.deep.equal([publicRead, { ...delegated, objects: [object(2)] }]);
+    const withdrawal = withdrawalQuads({ ...delegated, objects: [object(2)] }, new Date(1_700_000_001_000), HOLDER);
+    index.apply({ delete: withdrawal.delete.map(quadToNq).join(''), insert: withdrawal.insert.map(quadToNq).join('') });
+    expect(readGrants(index)).to.deep.equal([publicRead]);
+    const history = index.graphNTriples(delegated.iri);
+    expect(history).not.to.include(`<${ACL}Authorization>`);
+    expect(history).to.include(`<${object(2)}>`).and.include('withdrawnBy');
   });
 
   it('replay publishes one grant-added per stored grant', () => {

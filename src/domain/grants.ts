@@ -5,7 +5,7 @@ import { HttpError, badQuery, badRequest, notFound } from '../errors.js';
 import { quad, type Quad } from '../rdf/terms.js';
 import { acl, permission, rdf, requestStatus, type Permission } from '../rdf/vocab.js';
 import { claimKey } from '../store/claims.js';
-import { accessToQuads, grantQuads, sortPermissions } from '../store/schema/grants.js';
+import { accessToQuads, grantQuads, sortPermissions, withdrawalQuads } from '../store/schema/grants.js';
 import type { GraphStore } from '../store/graph-store.js';
 import type { WriteTransaction } from '../store/transaction.js';
 import { currentStatus } from './action-request-index.js';
@@ -116,12 +116,19 @@ export class Grants {
       for (const child of this.index.derivedFrom(grant.iri)) queue.push({ grant: child, objects: fresh });
     }
     const tx = write.tx;
+    const at = new Date();
     const emptied = new Set<string>();
     for (const [grant, gone] of removed) {
       if (gone.size === 0) continue;
       if (this.store.claims.isHeld(deriveKey(grant.iri)) || !tx.claim(withdrawKey(grant.iri))) throw busy(grant.iri);
       const whole = gone.size === grant.objects.length;
-      tx.delete.push(...(whole ? grantQuads(grant) : accessToQuads(grant, [...gone])));
+      if (whole) {
+        const withdrawal = withdrawalQuads(grant, at, by);
+        tx.delete.push(...withdrawal.delete);
+        tx.insert.push(...withdrawal.insert);
+      } else {
+        tx.delete.push(...accessToQuads(grant, [...gone]));
+      }
       tx.events.push({ kind: 'grant-withdrawn', grant, objects: whole ? [...grant.objects] : [...gone] });
       if (whole) emptied.add(grant.iri);
     }

@@ -196,6 +196,8 @@ export const store = {
   grantDelegation: `${STORE}delegation`,
   grantDerivedFrom: `${STORE}derivedFrom`,
   grantExpiresAt: `${STORE}expiresAt`,
+  grantWithdrawnAt: `${STORE}withdrawnAt`,
+  grantWithdrawnBy: `${STORE}withdrawnBy`,
 } as const;
 
 /** The JSON-LD context of every document the server writes. */

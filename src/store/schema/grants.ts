@@ -15,8 +15,12 @@ import type { SparqlReader } from '../graph-store.js';
  * Two authorisation nodes, because WAC gives every mode of an authorisation on every resource
  * it names: one node for both would let a reader of the object read its events. The grant node
  * also carries the bookkeeping (who granted it, when, the AccessDelegationRequest it came from,
- * the grants it was derived from in a trust chain, when it expires). A grant is deleted when
- * withdrawn; withdrawing one object from it deletes that object's accessTo quads.
+ * the grants it was derived from in a trust chain, when it expires). Withdrawing a grant removes
+ * the acl:Authorization type of its nodes (so no Web Access Control reader takes them for
+ * authorisations) and records who withdrew it and when; what it named stays as history. That
+ * keeps a withdrawal a few quads however many objects the grant covers, so revoking a long trust
+ * chain over many objects is one small commit. Withdrawing one object from a grant that stays
+ * deletes that object's accessTo quads.
  */
 
 /** One grant: `permissions` on every one of `objects` for `agent` (or every authenticated caller). */
@@ -94,12 +98,22 @@ export function accessToQuads(grant: GrantRecord, objects: readonly string[]): Q
   return nodes(grant, objects).flatMap((node) => node.resources.map((r) => quad(namedNode(node.iri), namedNode(acl.accessTo), namedNode(r), g)));
 }
 
-/** Every grant the store holds, oldest first (ties by IRI). Nodes of graphs without bookkeeping are not grants. */
+/** What withdrawing a whole grant deletes and inserts. */
+export function withdrawalQuads(grant: GrantRecord, at: Date, by: string): { delete: Quad[]; insert: Quad[] } {
+  const g = namedNode(grant.iri);
+  return {
+    delete: nodes(grant, []).map((node) => quad(namedNode(node.iri), namedNode(rdf.type), namedNode(acl.Authorization), g)),
+    insert: [quad(g, namedNode(meta.grantWithdrawnAt), dateTimeLiteral(at), g), quad(g, namedNode(meta.grantWithdrawnBy), namedNode(by), g)],
+  };
+}
+
+/** Every grant in force or expired the store holds (not withdrawn ones), oldest first (ties by IRI). Graphs without bookkeeping are not grants. */
 export function readGrants(reader: SparqlReader): GrantRecord[] {
   const p = iriToNt;
   const grants = new Map<string, GrantRecord>();
   const heads = reader.select(`SELECT ?g ?by ?at ?delegation ?expires WHERE { GRAPH ?g {
     ?g ${p(meta.grantedBy)} ?by ; ${p(meta.grantedAt)} ?at .
+    FILTER NOT EXISTS { ?g ${p(meta.grantWithdrawnAt)} ?withdrawn }
     OPTIONAL { ?g ${p(meta.grantDelegation)} ?delegation } OPTIONAL { ?g ${p(meta.grantExpiresAt)} ?expires } } }`);
   for (const b of heads.results.bindings) {
     const grant: GrantRecord = { iri: b.g.value, objects: [], permissions: [], grantedBy: b.by.value, grantedAt: new Date(b.at.value), derivedFrom: [] };
