@@ -336,8 +336,9 @@ export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
   { operation: createObject, weight: 2 },
   { operation: changeObject, weight: 2 },
   { operation: postEvent, weight: 1 },
-  { operation: delegateAccess, weight: 1 },
-  { operation: revokeDelegation, weight: 1 },
+  // Small records: light weights keep the journal growing fast enough for snapshots during the run.
+  { operation: delegateAccess, weight: 0.5 },
+  { operation: revokeDelegation, weight: 0.5 },
 ];
 
 function pickOperation(): Operation {
