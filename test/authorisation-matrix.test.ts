@@ -67,6 +67,12 @@ const TABLE: Row[] = [
   // The token endpoint authenticates clients, not bearer tokens: a request without a grant is 400 for everyone.
   { method: 'POST', route: '/idp/token', expect: { authenticated: 400, noToken: 400, expiredToken: 400 } },
   { method: 'GET', route: '/idp/.well-known/jwks.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  // Probes and the API description are public.
+  { method: 'GET', route: '/health/live', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'GET', route: '/health/ready', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'GET', route: '/openapi.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'GET', route: '/openapi.yaml', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'GET', route: '/openapi', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'POST', route: '/logistics-objects', body: () => piece(), expect: { internal: 201, authenticated: 403 } },
   { method: 'GET', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
   { method: 'HEAD', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
