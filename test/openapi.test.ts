@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { add, change, piece, str } from './support/changes.js';
 import { eventJson } from './support/events.js';
-import { startTestServer, type TestServer } from './support/server.js';
+import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
+import { API } from './support/access.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const METRICS_TOKEN = 'metrics-token-for-openapi-test-42';
@@ -171,6 +172,26 @@ describe('OpenAPI: the served description matches every route and answer', funct
     await call('GET', '/internal/moves');
     expect((await call('DELETE', `/internal/moves/${id}`)).status).to.equal(204);
     await call('GET', `/internal/moves/${id}`);
+  });
+
+  it('access control: delegation, grants (grant, list, read, withdraw), explain', async () => {
+    const created = await call('POST', '/logistics-objects', jsonLd(piece()));
+    const object = created.headers.get('location')!;
+    const delegation = { '@context': { api: API }, '@type': 'api:AccessDelegation', 'api:hasPermission': { '@id': 'api:GET_LOGISTICS_OBJECT' }, 'api:isRequestedFor': { '@id': OTHER_AGENT }, 'api:hasLogisticsObject': { '@id': object } };
+    const requested = await call('POST', '/access-delegations', jsonLd(delegation));
+    expect(requested.status).to.equal(201);
+    await call('GET', new URL(requested.headers.get('location')!).pathname);
+    await call('POST', '/access-delegations', jsonLd({ ...delegation, 'api:hasPermission': [] }));
+    const acl = 'http://www.w3.org/ns/auth/acl#';
+    const granted = await call('POST', '/internal/acl', jsonLd({ '@type': `${acl}Authorization`, [`${acl}agent`]: { '@id': OTHER_AGENT }, [`${acl}accessTo`]: { '@id': object }, [`${acl}mode`]: { '@id': `${acl}Read` } }));
+    expect(granted.status).to.equal(201);
+    const grant = new URL(granted.headers.get('location')!).pathname;
+    await call('GET', grant);
+    await call('GET', `/internal/acl?object=${encodeURIComponent(object)}`);
+    await call('GET', `/internal/access?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(OTHER_AGENT)}`);
+    await call('GET', '/internal/acl', { agent: 'other' });
+    expect((await call('DELETE', grant)).status).to.equal(204);
+    expect((await call('DELETE', `/internal/acl?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(OTHER_AGENT)}`)).status).to.equal(204);
   });
 
   it('identity provider and operator routes', async () => {

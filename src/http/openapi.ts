@@ -125,6 +125,7 @@ const FROM_IATA: Record<string, Record<string, Record<string, Json>>> = {
   '/logistics-objects/{logisticsObjectId}/logistics-events': { get: { '200': jsonLd(ref('CollectionDocument')) }, post: {} },
   '/logistics-objects/{logisticsObjectId}/logistics-events/{logisticsEventsId}': { get: { '200': jsonLd(ref('LogisticsEventDocument')) } },
   '/action-requests/{actionRequestId}': { get: { '200': jsonLd(ref('ActionRequestDocument')) }, patch: {}, delete: {} },
+  '/access-delegations': { post: {} },
 };
 
 const publicOperation = { security: [] };
@@ -207,6 +208,55 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       operationId: 'restoreLogisticsObject',
       parameters: [{ name: 'logisticsObjectId', in: 'path', required: true, schema: { type: 'string' } }],
       responses: { '204': { description: 'The object answers at its own URL again' } },
+    },
+  },
+  '/internal/acl': {
+    post: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: Grant access (an acl:Authorization, as IATA\'s ACL.json)',
+      description: 'acl:agent or acl:agentClass acl:AuthenticatedAgent; acl:accessTo Logistics Objects (acl:Read = GET_LOGISTICS_OBJECT, acl:Write = PATCH_LOGISTICS_OBJECT) or their /logistics-events (acl:Read = GET_LOGISTICS_EVENT, acl:Append = POST_LOGISTICS_EVENT); acl:mode',
+      operationId: 'grantAccess',
+      requestBody: { required: true, content: { ...jsonLd(ref('JsonLdDocument')), 'text/turtle': { schema: { type: 'string' } } } },
+      responses: { '201': { description: 'Granted; Location names the grant', headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } }, Type: { required: true, schema: { type: 'string', format: 'uri' } } } } },
+    },
+    get: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: Grants naming an object and/or an agent',
+      operationId: 'listGrants',
+      parameters: [{ name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
+      responses: { '200': { description: 'The grants as acl:Authorization nodes in an api:Collection', content: jsonLd(ref('CollectionDocument')) } },
+    },
+    delete: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: Withdraw what grants give an agent (or anyone) on an object (or every object), and what was delegated onward from it',
+      operationId: 'withdrawGrants',
+      parameters: [{ name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
+      responses: { '204': { description: 'Withdrawn' } },
+    },
+  },
+  '/internal/acl/{grantId}': {
+    get: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: One grant',
+      operationId: 'getGrant',
+      parameters: [{ name: 'grantId', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: 'The grant\'s acl:Authorization nodes and bookkeeping', content: jsonLd(ref('JsonLdDocument')) } },
+    },
+    delete: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: Withdraw a grant and every grant derived from it',
+      operationId: 'withdrawGrant',
+      parameters: [{ name: 'grantId', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: { '204': { description: 'Withdrawn' } },
+    },
+  },
+  '/internal/access': {
+    get: {
+      tags: ['Access control'],
+      summary: 'INTERNAL: Explain access: which permissions an agent holds on an object, and the chain of grants and delegations behind each',
+      operationId: 'explainAccess',
+      parameters: [{ name: 'object', in: 'query', required: true, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
+      responses: { '200': { description: 'Per permission: held, and its sources', content: { 'application/json': { schema: { type: 'object', required: ['object', 'agent', 'permissions'] } } } } },
     },
   },
   '/idp/token': {
