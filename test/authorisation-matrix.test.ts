@@ -73,6 +73,7 @@ const TABLE: Row[] = [
   { method: 'GET', route: '/openapi.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'GET', route: '/openapi.yaml', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'GET', route: '/openapi', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  { method: 'GET', route: '/shapes', expect: { authenticated: 200 } },
   { method: 'POST', route: '/logistics-objects', body: () => piece(), expect: { internal: 201, authenticated: 403 } },
   { method: 'GET', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
   { method: 'HEAD', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
