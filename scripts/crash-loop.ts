@@ -2,13 +2,14 @@
  * The crash test for longer runs than CI affords:
  *   node dist/scripts/crash-loop.js [--rounds 500] [--concurrency 8] [--max-write-ms 500] [--snapshot-after-bytes 262144] [--data-dir DIR]
  * Each round starts a server process, checks what the rounds before wrote, writes objects as fast
- * as possible and SIGKILLs the server at a random moment. Exits 1 on the first lost or altered write.
+ * as possible and SIGKILLs the server at a random moment (every 25th round: once it has written a
+ * snapshot). Exits 1 on the first lost or altered write.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCrashRounds } from '../test/support/crash-driver.js';
+import { runCrashRounds, SNAPSHOT_WRITTEN } from '../test/support/crash-driver.js';
 import { freePort } from '../test/support/server.js';
 
 const { values } = parseArgs({
@@ -31,10 +32,11 @@ const report = await runCrashRounds({
   concurrency: Number(values.concurrency),
   snapshotAfterBytes: Number(values['snapshot-after-bytes']),
   killWhileStartingShare: 0.1,
+  snapshotRoundEvery: 25,
   sampleOlder: 20,
   progress: (line) => console.log(line),
 });
-const snapshots = report.storeLog.filter((line) => /^snapshot \d+ written/.test(line)).length;
+const snapshots = report.storeLog.filter((line) => SNAPSHOT_WRITTEN.test(line)).length;
 const dropped = report.storeLog.filter((line) => line.includes('dropped')).length;
 console.log(
   `${report.rounds} rounds in ${((Date.now() - started) / 1000).toFixed(1)} s: ${report.acknowledged} acknowledged writes ` +

@@ -362,6 +362,12 @@ export interface CrashRunOptions {
   killWhileStartingShare: number;
   /** Older acknowledged writes re-checked each round, besides those of the round before. */
   sampleOlder: number;
+  /**
+   * Every this many rounds, the kill waits until the server has written a snapshot (or
+   * SNAPSHOT_WAIT_MS has passed): on a slow machine a random kill would otherwise hit every
+   * snapshot before it is complete, and no round would start from one.
+   */
+  snapshotRoundEvery: number;
   progress?: (line: string) => void;
 }
 
@@ -385,7 +391,7 @@ interface Sent {
   acknowledged: boolean;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** GETs can meet a connection of the previous server process; retry those. */
 function retryingTarget(server: ServerProcess): Target {
@@ -415,11 +421,21 @@ async function verify(target: Target, sent: readonly Sent[], concurrency: number
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-/** Posts writes as fast as `concurrency` allows until the server is SIGKILLed after `killAfterMs`. */
-async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq: { next: number }, options: CrashRunOptions, report: CrashRunReport): Promise<Sent[]> {
+/** The store's log line for a completed snapshot. */
+export const SNAPSHOT_WRITTEN = /^snapshot \d+ written/;
+const SNAPSHOT_WAIT_MS = 30_000;
+
+/** Resolves once `server` has logged a completed snapshot, or after SNAPSHOT_WAIT_MS. */
+async function snapshotWritten(server: ServerProcess): Promise<void> {
+  const until = Date.now() + SNAPSHOT_WAIT_MS;
+  while (!server.log.some((line) => SNAPSHOT_WRITTEN.test(line)) && Date.now() < until) await sleep(20);
+}
+
+/** Posts writes as fast as `concurrency` allows until the server is SIGKILLed: after a random time, or once `killAfter` resolves. */
+async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq: { next: number }, options: CrashRunOptions, killAfter: Promise<void>, report: CrashRunReport): Promise<Sent[]> {
   const sent: Sent[] = [];
   let killed = false;
-  const kill = sleep(randomInt(10, options.maxWriteMs)).then(() => {
+  const kill = killAfter.then(() => {
     killed = true;
     return server.stop('SIGKILL');
   });
@@ -488,7 +504,8 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       const target = retryingTarget(server);
       const older = Array.from({ length: Math.min(options.sampleOlder, acknowledged.length) }, () => acknowledged[randomInt(acknowledged.length)]);
       await verify(target, [...unchecked, ...older], options.concurrency, report);
-      const sent = await writeUntilKilled(server, state, seq, options, report);
+      const killAfter = round % options.snapshotRoundEvery === 0 ? snapshotWritten(server) : sleep(randomInt(10, options.maxWriteMs));
+      const sent = await writeUntilKilled(server, state, seq, options, killAfter, report);
       unchecked = sent;
       for (const s of sent) {
         if (s.acknowledged) acknowledged.push(s);
