@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { expect } from 'chai';
 import { Parser } from 'n3';
-import { SHAPES_FILE } from '../src/shapes/validator.js';
+import { SHAPES_FILE, ShapeValidator } from '../src/shapes/validator.js';
+import type { Quad } from '../src/rdf/terms.js';
+import { api } from '../src/rdf/vocab.js';
+import type { WriteTransaction } from '../src/store/transaction.js';
 import { API, CARGO, XSD, add, asList, bool, change, createObject, del, errorCodes, patch, piece, readJson, statusOf, str, submit } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
@@ -118,6 +121,107 @@ describe('Data-model validation on every write path', () => {
     expect(text).to.include('cargo:partialEventIndicator must be a boolean');
     const result = JSON.parse(text) as Json;
     expect([result['api:hasTotalCreated'], result['api:hasTotalFailed']]).to.deep.equal([1, 1]);
+  });
+});
+
+describe('Data-model validation: once per document written, on exactly what is committed, before the commit', () => {
+  let server: TestServer;
+  /** Validations and commits in the order they happen. */
+  let steps: ({ validated: readonly Quad[] } | { committed: WriteTransaction })[] = [];
+  const validate = Object.getOwnPropertyDescriptor(ShapeValidator.prototype, 'validate')!;
+  before(async () => {
+    server = await startTestServer({ decisionPolicy: 'manual' });
+    ShapeValidator.prototype.validate = function (this: ShapeValidator, triples: readonly Quad[]) {
+      steps.push({ validated: triples });
+      return (validate.value as ShapeValidator['validate']).call(this, triples);
+    };
+    const store = server.running.store;
+    const commit = store.commit.bind(store);
+    store.commit = (tx) => {
+      steps.push({ committed: tx });
+      return commit(tx);
+    };
+  });
+  after(async () => {
+    Object.defineProperty(ShapeValidator.prototype, 'validate', validate);
+    await server.close();
+  });
+  beforeEach(() => (steps = []));
+
+  /** The validated triple arrays in order, and the one transaction committed after them. */
+  const observed = () => {
+    const validated = steps.flatMap((s) => ('validated' in s ? [s.validated] : []));
+    const commits = steps.flatMap((s) => ('committed' in s ? [s.committed] : []));
+    expect(commits, 'one commit').to.have.length(1);
+    expect('committed' in steps[steps.length - 1], 'the commit comes after every validation').to.equal(true);
+    return { validated, tx: commits[0] };
+  };
+  const keys = (triples: readonly Quad[]) => triples.map((t) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`).sort();
+
+  it('POST /logistics-objects: each object created is validated once, and its validated triples are its revision graph', async () => {
+    const res = await postJsonLd(server, '/logistics-objects', {
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:goodsDescription': 'Shipment',
+      'cargo:pieces': { '@type': 'cargo:Piece', 'cargo:goodsDescription': 'Piece' },
+    });
+    expect(res.status).to.equal(201);
+    const { validated, tx } = observed();
+    expect(validated).to.have.length(2);
+    expect(tx.graphs.map((g) => g.triples)).to.have.members(validated);
+  });
+
+  it('PATCH: the Change document once when received; the resulting revision once when decided, and that revision is what is committed', async () => {
+    const object = await createObject(server);
+    steps = [];
+    const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]), 'other');
+    const received = observed();
+    expect(received.validated).to.have.length(1);
+    expect(received.validated[0].some((t) => t.object.value === api.Change)).to.equal(true);
+    expect(received.tx.graphs).to.deep.equal([]);
+
+    steps = [];
+    expect((await server.request(`${request}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
+    const decided = observed();
+    expect(decided.validated).to.have.length(1);
+    expect(decided.tx.graphs.map((g) => g.triples)).to.deep.equal(decided.validated);
+  });
+
+  it('PATCH: a resulting revision that breaks a shape is validated once and only the REQUEST_FAILED status is committed', async () => {
+    const object = await createObject(server);
+    const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]), 'other');
+    steps = [];
+    expect((await server.request(`${request}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(422);
+    const { validated, tx } = observed();
+    expect(validated).to.have.length(1);
+    expect(tx.graphs).to.deep.equal([]);
+    expect(tx.events.map((e) => e.kind)).to.deep.equal(['action-request-decided']);
+    expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
+  });
+
+  it('Logistics Events: each event validated once, and its validated triples are its graph; bulk events in one commit', async () => {
+    const object = await createObject(server);
+    steps = [];
+    expect((await postEvent(server, object, eventJson())).status).to.equal(201);
+    const single = observed();
+    expect(single.validated).to.have.length(1);
+    const graph = (tx: WriteTransaction, g: string) => tx.insert.filter((q) => q.graph.value === g);
+    const [event] = single.tx.events.flatMap((e) => (e.kind === 'event-appended' ? [e.event.iri] : []));
+    expect(keys(graph(single.tx, event))).to.deep.equal(keys(single.validated[0]));
+
+    steps = [];
+    const bulk = await postJsonLd(server, '/logistics-events', {
+      '@context': { cargo: CARGO },
+      '@graph': [
+        { ...eventJson({ code: 'DEP' }), '@context': undefined, 'cargo:eventFor': { '@id': object } },
+        { ...eventJson({ code: 'ARR' }), '@context': undefined, 'cargo:eventFor': { '@id': object } },
+      ],
+    });
+    expect(bulk.status).to.equal(207);
+    const many = observed();
+    expect(many.validated).to.have.length(2);
+    const iris = many.tx.events.flatMap((e) => (e.kind === 'event-appended' ? [e.event.iri] : []));
+    expect(iris.map((iri) => keys(graph(many.tx, iri)))).to.have.deep.members(many.validated.map(keys));
   });
 });
 
