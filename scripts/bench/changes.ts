@@ -237,11 +237,18 @@ async function patchRun(clients: number, seconds: number, validation = true): Pr
   };
 }
 
-async function postRun(clients: number, seconds: number, validation = true): Promise<RunResult> {
+interface PostRun extends RunResult {
+  /** Server CPU (user + system) per object created, µs. */
+  cpuPerPost: number;
+}
+
+async function postRun(clients: number, seconds: number, validation = true): Promise<PostRun> {
   const server = await startBenchServer(validation);
+  const before = await server.memory();
   const result = await run(clients, seconds, () => server.post(), 201);
+  const after = await server.memory();
   await server.stop();
-  return result;
+  return { ...result, cpuPerPost: (after.cpu - before.cpu) / result.count };
 }
 
 const median = <T>(runs: T[], by: (r: T) => number): T => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
@@ -299,7 +306,7 @@ async function drive(seconds: number, repeats: number): Promise<void> {
 
 /** POST and PATCH throughput with validation on and off, alternating so a slow moment of the machine hits both. */
 async function compareValidation(seconds: number, repeats: number): Promise<void> {
-  const runs = { postOn: [] as RunResult[], postOff: [] as RunResult[], patchOn: [] as PatchRun[], patchOff: [] as PatchRun[] };
+  const runs = { postOn: [] as PostRun[], postOff: [] as PostRun[], patchOn: [] as PatchRun[], patchOff: [] as PatchRun[] };
   for (let i = 0; i < repeats; i++) {
     runs.postOn.push(await postRun(CLIENTS, seconds, true));
     runs.postOff.push(await postRun(CLIENTS, seconds, false));
@@ -314,8 +321,11 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
   console.log('|---|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object', rate(runs.postOn), rate(runs.postOff)));
   console.log(row('PATCH accepted change', rate(runs.patchOn), rate(runs.patchOff)));
-  const cpu = (list: PatchRun[]) => median(list, (r) => r.cpuPerChange).cpuPerChange;
-  console.log(`server CPU per accepted change (median): ${fmt(cpu(runs.patchOn))} µs with validation, ${fmt(cpu(runs.patchOff))} µs without`);
+  // Validation's share of request time: the server CPU it adds per request, over the CPU per request with it.
+  const share = (name: string, on: number, off: number) =>
+    console.log(`server CPU per ${name} (median): ${fmt(on)} µs with validation, ${fmt(off)} µs without: validation's share ${fmt((100 * (on - off)) / on, 1)}%`);
+  share('object created', median(runs.postOn, (r) => r.cpuPerPost).cpuPerPost, median(runs.postOff, (r) => r.cpuPerPost).cpuPerPost);
+  share('accepted change', median(runs.patchOn, (r) => r.cpuPerChange).cpuPerChange, median(runs.patchOff, (r) => r.cpuPerChange).cpuPerChange);
   for (const [name, list] of Object.entries(runs)) console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
 }
 
