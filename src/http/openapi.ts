@@ -428,7 +428,10 @@ export async function buildOpenApi(baseUrl: string): Promise<OpenApiDocument> {
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** A page listing every operation with its parameters and answers; links to the JSON and YAML forms. */
+/**
+ * A page listing every operation with its parameters and answers; links to the JSON and YAML forms.
+ * Its empty icon keeps browsers from asking for /favicon.ico, which would be a 401 like any path without a token.
+ */
 function renderPage(doc: OpenApiDocument): string {
   const sections = Object.entries(doc.paths).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, op]) => {
@@ -440,7 +443,7 @@ function renderPage(doc: OpenApiDocument): string {
     }),
   );
   const info = doc.info as Json;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(String(info.title))}</title><style>body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}section{border-top:1px solid #ccc}.m{display:inline-block;min-width:4.5rem;color:#fff;background:#345;padding:0 .3rem}</style></head><body><h1>${escapeHtml(String(info.title))} <small>${escapeHtml(String(info.version))}</small></h1><p>${escapeHtml(String(info.description))}</p><p>Machine-readable: <a href="openapi.json">openapi.json</a>, <a href="openapi.yaml">openapi.yaml</a> (OpenAPI ${escapeHtml(String(doc.openapi))})</p>${sections.join('')}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>${escapeHtml(String(info.title))}</title><style>body{font-family:sans-serif;max-width:60rem;margin:auto;padding:1rem}section{border-top:1px solid #ccc}.m{display:inline-block;min-width:4.5rem;color:#fff;background:#345;padding:0 .3rem}</style></head><body><h1>${escapeHtml(String(info.title))} <small>${escapeHtml(String(info.version))}</small></h1><p>${escapeHtml(String(info.description))}</p><p>Machine-readable: <a href="openapi.json">openapi.json</a>, <a href="openapi.yaml">openapi.yaml</a> (OpenAPI ${escapeHtml(String(doc.openapi))})</p>${sections.join('')}</body></html>`;
 }
 
 /** `/openapi.json`, `/openapi.yaml` and `/openapi` (a page), public; built on first request. */
