@@ -5,9 +5,8 @@
  * object with 10 vs 10,000 events (filtered by code, limit 50).
  *   npm run build && node dist/scripts/bench/events.js [seconds]
  */
-import { readFileSync } from 'node:fs';
 import { CARGO, CODE_LISTS, XSD } from '../../src/rdf/vocab.js';
-import { fmt, load, machine, startTarget, type LoadResult } from './harness.js';
+import { fmt, load, machine, processCpuSeconds, startTarget, type LoadResult } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const connections = 50;
@@ -22,11 +21,7 @@ interface OneRecordInfo {
 
 const target = await startTarget<OneRecordInfo>('onerecord', [], { BENCH_REVISIONS: '1' });
 
-/** CPU seconds (user + system) the server process has used so far; Linux /proc, 10 ms ticks. */
-function serverCpuSeconds(): number {
-  const fields = readFileSync(`/proc/${target.process.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
+const serverCpuSeconds = () => processCpuSeconds(target.process.pid!);
 
 /** A load run, with the server's CPU time per request, which depends less than req/s on what else the machine runs. */
 async function measured(opts: Parameters<typeof load>[0]): Promise<LoadResult & { cpuMsPerRequest: number }> {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,12 @@ const TARGETS = fileURLToPath(new URL('./targets.js', import.meta.url));
  * server as it is deployed: a 64 MB young generation makes the write path's short-lived objects
  * die young instead of being copied and promoted (measured: ~10% more changes/s).
  */
+/** CPU seconds (user + system) process `pid` has used so far; Linux /proc, 10 ms ticks. */
+export function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 
 /** Starts a benchmark target in its own process and waits for its JSON ready line. */
