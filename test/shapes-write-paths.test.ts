@@ -7,6 +7,7 @@ import type { Quad } from '../src/rdf/terms.js';
 import { api } from '../src/rdf/vocab.js';
 import type { WriteTransaction } from '../src/store/transaction.js';
 import { API, CARGO, XSD, add, asList, bool, change, createObject, del, errorCodes, patch, piece, readJson, statusOf, str, submit } from './support/changes.js';
+import { delegationBody, partner, postDelegation } from './support/access.js';
 import { eventJson, postEvent } from './support/events.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
 
@@ -122,6 +123,33 @@ describe('Data-model validation on every write path', () => {
     const result = JSON.parse(text) as Json;
     expect([result['api:hasTotalCreated'], result['api:hasTotalFailed']]).to.deep.equal([1, 1]);
   });
+
+  it('POST /access-delegations: a body breaking the API shapes is 400 with one detail per violation; nothing stored', async () => {
+    const object = await createObject(server);
+    const body = {
+      ...delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] }),
+      'api:hasDescription': ['one', 'two'],
+      'api:expiresAt': 'tomorrow',
+      'api:notifyRequestStatusChange': 'yes',
+    };
+    const res = await postDelegation(server, 'holder', body);
+    expect(res.status).to.equal(400);
+    const found = details((await res.json()) as Json);
+    expect(found.map((d) => [d.property, d.message])).to.have.deep.members([
+      [`${API}hasDescription`, 'api:hasDescription may appear at most once, got 2 values'],
+      [`${API}expiresAt`, 'api:expiresAt must be an xsd:dateTime, got "tomorrow"'],
+      [`${API}notifyRequestStatusChange`, 'api:notifyRequestStatusChange must be a boolean (true or false), got "yes"'],
+    ]);
+    const requests = (await (await server.request(`/action-requests?logistics-object=${encodeURIComponent(object)}`)).json()) as Json;
+    expect(requests['api:hasTotalItems']).to.equal(0);
+    // What this server reads beyond API 2.3 passes: several Delegates (2.0–2.2 clients), permissions by bare name.
+    const listed = delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: [partner('airline'), partner('handler')], objects: [object] });
+    expect((await postDelegation(server, 'holder', { ...listed, 'api:hasPermission': ['GET_LOGISTICS_OBJECT', { '@id': 'api:POST_LOGISTICS_EVENT' }] })).status).to.equal(201);
+    const unknown = await postDelegation(server, 'holder', { ...listed, 'api:hasPermission': 'READ_EVERYTHING' });
+    expect(details((await unknown.json()) as Json).map((d) => d.message)).to.deep.equal([
+      'api:hasPermission must be one of api:GET_LOGISTICS_EVENT, api:GET_LOGISTICS_OBJECT, api:PATCH_LOGISTICS_OBJECT, api:POST_LOGISTICS_EVENT, got "READ_EVERYTHING"',
+    ]);
+  });
 });
 
 describe('Data-model validation: once per document written, on exactly what is committed, before the commit', () => {
@@ -197,6 +225,19 @@ describe('Data-model validation: once per document written, on exactly what is c
     expect(tx.graphs).to.deep.equal([]);
     expect(tx.events.map((e) => e.kind)).to.deep.equal(['action-request-decided']);
     expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
+  });
+
+  it('POST /access-delegations: the AccessDelegation once when received, and not again when accepted', async () => {
+    const object = await createObject(server);
+    steps = [];
+    const res = await postDelegation(server, 'holder', delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] }));
+    expect(res.status).to.equal(201);
+    const received = observed();
+    expect(received.validated).to.have.length(1);
+    expect(received.validated[0].some((t) => t.object.value === api.AccessDelegation)).to.equal(true);
+    steps = [];
+    expect((await server.request(`${res.headers.get('location')}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
+    expect(observed().validated).to.deep.equal([]);
   });
 
   it('Logistics Events: each event validated once, and its validated triples are its graph; bulk events in one commit', async () => {

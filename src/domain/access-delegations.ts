@@ -7,6 +7,8 @@ import type { ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
 import type { Grants } from './grants.js';
 import type { LogisticsObjects } from './logistics-objects.js';
+import { shapeError } from '../shapes/validator.js';
+import { SHAPES } from '../shapes/vocabulary.js';
 
 /** An api:AccessDelegation as the server keeps it. */
 export interface Delegation {
@@ -18,6 +20,9 @@ export interface Delegation {
   notifyRequestStatusChange: boolean;
   expiresAt?: Date;
 }
+
+/** The API 2.3 shape allowing one Delegate per AccessDelegation (`isRequestedFor` at most once). */
+const ONE_DELEGATE_SHAPE = `${SHAPES}api-AccessDelegation-api-isRequestedFor`;
 
 const PERMISSION_NAMES = new Map(PERMISSIONS.map((p) => [apiLocalName(p), p]));
 
@@ -53,6 +58,14 @@ export function parseDelegation(triples: readonly Quad[], isLocalObject: (iri: s
     if (expiresAt.getTime() <= now.getTime()) fail(api.expiresAt, 'expiresAt must be in the future');
   }
   return { permissions: [...new Set(permissions)], delegates, objects, description: description?.value, notifyRequestStatusChange: notify?.value === 'true', expiresAt };
+}
+
+/** The body with permissions given by bare name (`"GET_LOGISTICS_OBJECT"`) as the IRIs the shapes list. */
+function withPermissionIris(body: readonly Quad[]): readonly Quad[] {
+  return body.map((t) => {
+    const permission = t.predicate.value === api.hasPermission && t.object.termType === 'Literal' ? PERMISSION_NAMES.get(t.object.value) : undefined;
+    return permission ? quad(t.subject, t.predicate, namedNode(permission)) : t;
+  });
 }
 
 function fail(property: string, message: string): never {
@@ -101,6 +114,10 @@ export class AccessDelegations implements AcceptHandler {
 
   /** POST /access-delegations: any authenticated caller; 403 when it passes on a permission it does not hold. */
   async submit(body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
+    // The data model's shapes first (one error detail per violation), with what this server reads
+    // beyond API 2.3: permissions by bare name, and a list of Delegates (API 2.0–2.2, one grant each).
+    const violations = this.objects.shapeViolations(withPermissionIris(body)).filter((v) => v.shape !== ONE_DELEGATE_SHAPE);
+    if (violations.length > 0) throw shapeError(violations, 400);
     const delegation = this.parse(body);
     const missing = this.unheld(caller, delegation);
     if (missing) throw missing;
