@@ -116,6 +116,17 @@ export const configSchema = z.strictObject({
       strict: z.boolean().default(false).meta({ description: 'also refuse properties the ontologies do not declare' }),
     })
     .prefault({}),
+  sparql: z
+    .strictObject({
+      timeBudgetMillis: integer(1)
+        .default(30_000)
+        .meta({ description: 'time one SPARQL query may run; past it the query worker is stopped and replaced, and the query answers 503' }),
+      maxRows: integer(1)
+        .default(100_000)
+        .meta({ description: 'rows of a SELECT answer (triples of a CONSTRUCT/DESCRIBE answer); more are cut off and flagged' }),
+      openToPartners: z.boolean().default(false).meta({ description: 'let callers other than internal actors query `/sparql`, over what they may read' }),
+    })
+    .prefault({}),
   metrics: z
     .strictObject({
       token: z

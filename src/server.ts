@@ -25,6 +25,7 @@ import { ActionRequests } from './domain/action-requests.js';
 import { ChangeRequests } from './domain/change-requests.js';
 import { api } from './rdf/vocab.js';
 import { canonicalLiterals } from './store/canonical-literals.js';
+import { Analytics } from './domain/analytics.js';
 import { MovedObjects } from './domain/moved-objects.js';
 import { createLogger, messageLog, type Logger } from './observability/logger.js';
 import { ShapeValidator } from './shapes/validator.js';
@@ -128,8 +129,11 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const accessDelegations = new AccessDelegations(access, objects, actionRequests, grants, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
 
+  const queries = store.startQueryReplica({ timeBudgetMs: config.sparql.timeBudgetMillis, maxRows: config.sparql.maxRows, log: messageLog(logger, 'sparql') });
+  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners);
+
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger)) : undefined;
   listener.serve(createApp(services));

@@ -87,6 +87,10 @@ export class EventIndex {
     return this.byIri.get(iri);
   }
 
+  all(): IterableIterator<EventRecord> {
+    return this.byIri.values();
+  }
+
   /** Consumer of the after-commit stream. */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) if (e.kind === 'event-appended') this.add(e.event);

@@ -27,6 +27,10 @@ export class RevisionIndex {
     return this.entries.get(iri);
   }
 
+  all(): IterableIterator<LogisticsObjectEntry> {
+    return this.entries.values();
+  }
+
   latest(entry: LogisticsObjectEntry): RevisionInfo {
     return entry.revisions[entry.revisions.length - 1];
   }

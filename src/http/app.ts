@@ -19,6 +19,7 @@ import { internalAclRoutes } from './routes/internal-acl.js';
 import { serverInformationRoutes } from './routes/server-information.js';
 import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
 import { shapesRoutes } from './routes/shapes.js';
+import { sparqlRoutes } from './routes/sparql.js';
 
 function bareApp(): Express {
   const app = express();
@@ -60,6 +61,7 @@ export function createApp(services: Services): Express {
   app.use(internalMoveRoutes(services));
   app.use(accessDelegationRoutes(services));
   app.use(internalAclRoutes(services));
+  app.use(sparqlRoutes(services));
   return withNotFoundAndErrors(app, services.logger);
 }
 

@@ -9,6 +9,7 @@ import type { ActionRequests } from '../domain/action-requests.js';
 import type { ChangeRequests } from '../domain/change-requests.js';
 import type { AccessDelegations } from '../domain/access-delegations.js';
 import type { Grants } from '../domain/grants.js';
+import type { Analytics } from '../domain/analytics.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
 import type { Lifecycle } from '../observability/health.js';
@@ -28,6 +29,8 @@ export interface Services {
   accessDelegations: AccessDelegations;
   grants: Grants;
   events: LogisticsEvents;
+  /** SPARQL queries on the query worker's replica. */
+  analytics: Analytics;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
   jsonLd: JsonLdFallback;
   moves: MovedObjects;

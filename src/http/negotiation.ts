@@ -19,13 +19,13 @@ export const CONTENT_TYPES: Record<ResponseFormat, string> = {
   ntriples: 'application/n-triples',
 };
 
-interface AcceptEntry {
+export interface AcceptEntry {
   type: string;
   q: number;
   version?: string;
 }
 
-function parseAccept(header: string): AcceptEntry[] {
+export function parseAccept(header: string): AcceptEntry[] {
   return header
     .split(',')
     .map((part) => {

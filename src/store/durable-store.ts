@@ -5,6 +5,7 @@ import { Claims } from './claims.js';
 import { CommitStream } from './commit-stream.js';
 import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
+import { QueryReplica, type QueryReplicaOptions } from './query-replica.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
 import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
@@ -58,6 +59,7 @@ export class DurableStore implements GraphStore {
   readonly claims = new Claims();
   readonly committed = new CommitStream();
   private journal!: Journal;
+  private replica?: QueryReplica;
   private snapshotting: Promise<void> | undefined;
   /** Size of the newest snapshot file. */
   private snapshotBytes = 0;
@@ -215,6 +217,7 @@ export class DurableStore implements GraphStore {
           this.pendingQuads -= growth;
           pending = false;
           this.applyDurable(stored);
+          this.replica?.apply(stored);
           this.quads += growth;
           this.committed.publish(tx.events);
           tx.release();
@@ -251,6 +254,12 @@ export class DurableStore implements GraphStore {
     this.committed.publish(storedDomainEvents(this));
   }
 
+  /** Starts the SPARQL query worker with its replica of this store, fed with every record from now on. */
+  startQueryReplica(options: QueryReplicaOptions): QueryReplica {
+    this.replica = new QueryReplica(this.index, options);
+    return this.replica;
+  }
+
   /** Folds the journal into a snapshot. Concurrent calls share one run. */
   snapshot(): Promise<void> {
     // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
@@ -276,6 +285,7 @@ export class DurableStore implements GraphStore {
   }
 
   async close(): Promise<void> {
+    await this.replica?.close();
     await this.snapshotting;
     await this.journal.idle();
     if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot();

@@ -20,6 +20,12 @@ export interface RevisionRecord {
 
 export const revisionGraph = (objectIri: string, revision: number) => `${objectIri}?revision=${revision}`;
 
+/** The object and number of a revision graph's name (the inverse of `revisionGraph`); undefined for other graphs. */
+export function revisionOfGraph(graph: string): { object: string; number: number } | undefined {
+  const match = /^(.+)\?revision=([1-9][0-9]*)$/.exec(graph);
+  return match ? { object: match[1], number: Number(match[2]) } : undefined;
+}
+
 /** The metadata quads of one revision. */
 export function revisionQuads(r: RevisionRecord): Quad[] {
   const g = namedNode(meta.metaGraph);

@@ -1,0 +1,112 @@
+import express, { type Request, type Response, type Router } from 'express';
+import { HttpError, badQuery } from '../../errors.js';
+import { VIEWS, type View } from '../../store/query-replica.js';
+import { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } from '../../store/sparql-query.js';
+import { callerOf, type Services } from '../context.js';
+import { methodNotAllowed } from '../documents.js';
+import { CONTENT_LANGUAGE, parseAccept } from '../negotiation.js';
+
+/** Media types a client may ask for, by the format they name. */
+const ACCEPTED: Readonly<Record<string, readonly ResultFormat[]>> = {
+  'application/sparql-results+json': ['json'],
+  'application/json': ['json', 'jsonld'],
+  'application/sparql-results+xml': ['xml'],
+  'application/xml': ['xml'],
+  'text/xml': ['xml'],
+  'text/csv': ['csv'],
+  'text/tab-separated-values': ['tsv'],
+  'text/turtle': ['turtle'],
+  'application/x-turtle': ['turtle'],
+  'application/n-triples': ['ntriples'],
+  'text/plain': ['ntriples'],
+  'application/ld+json': ['jsonld'],
+};
+
+/** Header set when the answer holds only the first rows (or triples) up to the configured cap. */
+export const TRUNCATED_HEADER = 'SPARQL-Results-Truncated';
+
+/** The result format for `form` that `Accept` prefers; 406 when it names none of them. */
+function resultFormat(accept: string | undefined, form: QueryForm): ResultFormat {
+  const offered = FORMATS_OF[form];
+  if (!accept || accept.trim() === '') return offered[0];
+  for (const { type } of parseAccept(accept)) {
+    if (type === '*/*' || type === 'application/*' || type === 'text/*') return offered[0];
+    const match = ACCEPTED[type]?.find((f) => offered.includes(f));
+    if (match) return match;
+  }
+  throw new HttpError(406, 'not_acceptable', { message: `a ${form} query can be answered as ${offered.map((f) => RESULT_MEDIA_TYPES[f]).join(', ')}` });
+}
+
+type Parameters = Record<string, unknown>;
+
+const values = (params: Parameters, name: string): string[] => {
+  const raw = params[name];
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v): v is string => typeof v === 'string');
+};
+
+function single(params: Parameters, name: string): string | undefined {
+  const given = values(params, name);
+  if (given.length > 1) throw badQuery(name, `give ${name} once`);
+  return given[0];
+}
+
+/** The request's protocol parameters: the query string, plus the form fields of a form POST. */
+function protocolParameters(req: Request): { params: Parameters; query?: string } {
+  const params: Parameters = { ...(req.query as Parameters) };
+  if (req.method !== 'POST') return { params, query: single(params, 'query') };
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (type === 'application/sparql-query') {
+    if (params.query !== undefined) throw badQuery('query', 'with an application/sparql-query body, the query is the body: leave out the query parameter');
+    return { params, query: typeof req.body === 'string' ? req.body : '' };
+  }
+  if (type === 'application/x-www-form-urlencoded') {
+    const form = (req.body ?? {}) as Parameters;
+    for (const [name, value] of Object.entries(form)) params[name] = params[name] === undefined ? value : [...values(params, name), ...values(form, name)];
+    return { params, query: single(params, 'query') };
+  }
+  if (type === 'application/sparql-update') throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
+  throw new HttpError(415, 'unsupported_content_type', { message: 'send the query as application/sparql-query or as the query field of an application/x-www-form-urlencoded body' });
+}
+
+/**
+ * GET and POST /sparql: the SPARQL 1.1 Protocol, read-only. `query` in the query string, a form
+ * field or an application/sparql-query body; `default-graph-uri` / `named-graph-uri`; `view`
+ * picks the dataset (latest revisions, all revisions, events, audit trail).
+ */
+export function sparqlRoutes(services: Services): Router {
+  const router = express.Router();
+  const { analytics } = services;
+  const bodyLimit = services.config.limits.bodyBytes;
+  const handle = async (req: Request, res: Response) => {
+    const caller = callerOf(res);
+    const { params, query } = protocolParameters(req);
+    if (params.update !== undefined) throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
+    if (query === undefined || query.trim() === '') throw badQuery('query', 'give a SPARQL query in the query parameter (or as an application/sparql-query body)');
+    const viewName = single(params, 'view') ?? 'latest';
+    if (!(VIEWS as readonly string[]).includes(viewName)) throw badQuery('view', `view must be one of ${VIEWS.join(', ')}`);
+    const view = viewName as View;
+    const parsed = analytics.prepare(caller, query, view);
+    const format = resultFormat(req.headers.accept, parsed.form);
+    const result = await analytics.run(caller, {
+      query: parsed,
+      view,
+      format,
+      defaultGraphs: values(params, 'default-graph-uri'),
+      namedGraphs: values(params, 'named-graph-uri'),
+    });
+    res.setHeader('Content-Type', `${RESULT_MEDIA_TYPES[format]}; charset=utf-8`);
+    res.setHeader('Content-Language', CONTENT_LANGUAGE);
+    res.setHeader('Cache-Control', 'no-store');
+    if (result.truncated) res.setHeader(TRUNCATED_HEADER, `true; max-rows=${analytics.maxRows}`);
+    res.send(result.body);
+  };
+  router.get('/sparql', handle);
+  router.post(
+    '/sparql',
+    express.text({ type: 'application/sparql-query', limit: bodyLimit }),
+    express.urlencoded({ extended: false, limit: bodyLimit }),
+    handle,
+  );
+  router.all('/sparql', methodNotAllowed('GET, POST'));
+  return router;
+}

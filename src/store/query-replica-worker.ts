@@ -1,0 +1,147 @@
+import { readlinkSync } from 'node:fs';
+import { constants, setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import oxigraphModule from 'oxigraph';
+import { store as bookkeeping } from '../rdf/vocab.js';
+import type { SparqlJsonResults } from './oxigraph-index.js';
+import type { QueryJob, QueryReply, ReplicaMessage, View } from './query-replica.js';
+import { revisionGraph, revisionOfGraph } from './schema/revisions.js';
+import { RESULT_MEDIA_TYPES } from './sparql-query.js';
+import { writeSolutions } from './sparql-results.js';
+
+/**
+ * The thread of QueryReplica: its own Oxigraph stores, one per view, so that each view's dataset
+ * is the store's own (default graph and named graphs) and queries run without graph lists:
+ * - latest: the latest revision graph of every object; its default graph is their union;
+ * - revisions: every revision graph; its default graph holds the revision metadata;
+ * - events: one graph per Logistics Event; default graph: their union;
+ * - audit: one graph per action request; default graph: their union.
+ * It applies what the main store committed, in commit order, and answers one query at a time.
+ */
+const oxigraph = (oxigraphModule as unknown as { default?: typeof oxigraphModule }).default ?? oxigraphModule;
+const port = parentPort!;
+const NQUADS = 'application/n-quads';
+const NTRIPLES = 'application/n-triples';
+
+// Lowest priority (Linux): a heavy query takes only the CPU the request thread leaves.
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), constants.priority.PRIORITY_LOW);
+} catch {
+  // not Linux, or not allowed: the time budget still bounds a query
+}
+
+const stores: Record<View, InstanceType<typeof oxigraph.Store>> = {
+  latest: new oxigraph.Store(),
+  revisions: new oxigraph.Store(),
+  events: new oxigraph.Store(),
+  audit: new oxigraph.Store(),
+};
+/** Latest revision number per object, as far as the replica has seen. */
+const latestRevision = new Map<string, number>();
+
+type Target = { view: View; graph: InstanceType<typeof oxigraph.NamedNode> | InstanceType<typeof oxigraph.DefaultGraph> };
+
+/**
+ * Where the quads of one graph of the main store go in the views. A revision graph also goes to
+ * `latest` when it is the newest revision of its object, replacing the one before: the main store
+ * writes a revision's graph whole, in one commit, and never changes it afterwards.
+ */
+function targetsOf(graph: string): Target[] {
+  if (graph === bookkeeping.metaGraph) return [{ view: 'revisions', graph: oxigraph.defaultGraph() }];
+  if (graph === bookkeeping.eventsGraph) return [];
+  const node = oxigraph.namedNode(graph);
+  const revision = revisionOfGraph(graph);
+  if (revision) {
+    const targets: Target[] = [{ view: 'revisions', graph: node }];
+    const latest = latestRevision.get(revision.object) ?? 0;
+    if (revision.number > latest) {
+      if (latest > 0) stores.latest.update(`DROP SILENT GRAPH <${revisionGraph(revision.object, latest)}>`);
+      latestRevision.set(revision.object, revision.number);
+    }
+    if (revision.number >= latest) targets.push({ view: 'latest', graph: node });
+    return targets;
+  }
+  if (graph.includes('/logistics-events/')) return [{ view: 'events', graph: node }];
+  if (graph.includes('/action-requests/')) return [{ view: 'audit', graph: node }];
+  return [];
+}
+
+function loadGraph(graph: string, ntriples: string): void {
+  for (const { view, graph: to } of targetsOf(graph)) stores[view].load(ntriples, { format: NTRIPLES, to_graph_name: to, lenient: true });
+}
+
+/** One committed record: deletions and insertions, grouped by graph, applied to every view they belong to. */
+function applyRecord(deleteText: Uint8Array, insertText: Uint8Array): void {
+  const byGraph = (bytes: Uint8Array) => {
+    const groups = new Map<string, InstanceType<typeof oxigraph.Quad>[]>();
+    if (bytes.length === 0) return groups;
+    for (const q of oxigraph.parse(bytes, { format: NQUADS, lenient: true })) {
+      const key = q.graph.value;
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = []));
+      group.push(q);
+    }
+    return groups;
+  };
+  for (const [graph, quads] of byGraph(insertText)) {
+    for (const { view, graph: to } of targetsOf(graph)) for (const q of quads) stores[view].add(oxigraph.quad(q.subject, q.predicate, q.object, to));
+  }
+  for (const [graph, quads] of byGraph(deleteText)) {
+    for (const { view, graph: to } of targetsOf(graph)) for (const q of quads) stores[view].delete(oxigraph.quad(q.subject, q.predicate, q.object, to));
+  }
+}
+
+const graphList = (iris: readonly string[]) => iris.map((iri) => oxigraph.namedNode(iri));
+
+function runQuery(job: QueryJob): QueryReply {
+  const store = stores[job.view];
+  const options: Parameters<typeof store.query>[1] = {};
+  if (job.dataset) {
+    // An empty list would mean "no restriction"; a graph no store holds means "empty".
+    options.default_graph = graphList(job.dataset.default.length > 0 ? job.dataset.default : [EMPTY_GRAPH]);
+    options.named_graphs = graphList(job.dataset.named.length > 0 ? job.dataset.named : [EMPTY_GRAPH]);
+  } else {
+    options.use_default_graph_as_union = job.view !== 'revisions';
+  }
+  if (job.form === 'SELECT') {
+    const results = JSON.parse(store.query(job.text, { ...options, results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults;
+    const truncated = results.results.bindings.length > job.maxRows;
+    if (truncated) results.results.bindings.length = job.maxRows;
+    return { id: job.id, body: writeSolutions(results, job.format as 'json'), truncated };
+  }
+  if (job.form === 'ASK') return { id: job.id, body: store.query(job.text, { ...options, results_format: RESULT_MEDIA_TYPES[job.format] }) as string, truncated: false };
+  const ntriples = store.query(job.text, { ...options, results_format: NTRIPLES }) as string;
+  const lines = ntriples.split('\n').filter((line) => line.length > 0);
+  const truncated = lines.length > job.maxRows;
+  if (truncated) lines.length = job.maxRows;
+  if (job.format === 'ntriples') return { id: job.id, body: lines.map((l) => `${l}\n`).join(''), truncated };
+  const graph = new oxigraph.Store();
+  graph.load(lines.join('\n'), { format: NTRIPLES, lenient: true });
+  return { id: job.id, body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }), truncated };
+}
+
+const EMPTY_GRAPH = 'urn:onerecord:sparql:no-graph';
+
+port.on('message', (message: ReplicaMessage) => {
+  switch (message.kind) {
+    case 'graph':
+      loadGraph(message.graph, message.ntriples);
+      return;
+    case 'loaded':
+      port.postMessage({ kind: 'loaded' });
+      return;
+    case 'record':
+      applyRecord(message.delete, message.insert);
+      return;
+    case 'query': {
+      let reply: QueryReply;
+      try {
+        reply = runQuery(message);
+      } catch (err) {
+        reply = { id: message.id, error: (err as Error).message };
+      }
+      port.postMessage(reply);
+      return;
+    }
+  }
+});

@@ -1,0 +1,237 @@
+import { expect } from 'chai';
+import { expectApiError } from './support/api-error.js';
+import { add, change, createObject, dbl, del, patch, piece } from './support/changes.js';
+import { eventJson, postEvent } from './support/events.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+const CARGO = 'https://onerecord.iata.org/ns/cargo#';
+const PREFIX = `PREFIX cargo: <${CARGO}>\n`;
+
+interface SparqlJson {
+  head: { vars: string[] };
+  results: { bindings: Record<string, { type: string; value: string }[] | { type: string; value: string }>[] };
+}
+
+function sparqlGet(server: TestServer, query: string, params: Record<string, string | string[]> = {}, init: RequestInit & { agent?: 'holder' | 'other' } = {}): Promise<Response> {
+  const search = new URLSearchParams({ query });
+  for (const [name, value] of Object.entries(params)) for (const v of [value].flat()) search.append(name, v);
+  return server.request(`/sparql?${search}`, init);
+}
+
+async function select(server: TestServer, query: string, params: Record<string, string | string[]> = {}, agent: 'holder' | 'other' = 'holder'): Promise<Record<string, string>[]> {
+  const res = await sparqlGet(server, query, params, { agent, headers: { Accept: 'application/sparql-results+json' } });
+  const text = await res.text();
+  expect(res.status, text).to.equal(200);
+  expect(res.headers.get('content-type')).to.match(/^application\/sparql-results\+json/);
+  const body = JSON.parse(text) as { results: { bindings: Record<string, { value: string }>[] } };
+  return body.results.bindings.map((b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v.value])));
+}
+
+/** A 400 on the query parameter: api:Error with that title and `message` in a detail. */
+async function expectQueryError(res: Response, message: RegExp): Promise<void> {
+  const text = await res.text();
+  expect(res.status, text).to.equal(400);
+  expect(res.headers.get('content-type')).to.match(/^application\/ld\+json/);
+  const body = JSON.parse(text) as Record<string, unknown>;
+  expect(body['@type']).to.equal('api:Error');
+  expect(body['api:hasTitle']).to.equal('Invalid query parameter request');
+  expect(JSON.stringify(body['api:hasErrorDetail'])).to.match(message);
+}
+
+const descriptions = (rows: Record<string, string>[]) => rows.map((r) => r.d).sort();
+
+describe('SPARQL endpoint', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let first: string;
+  let second: string;
+
+  before(async () => {
+    server = await startTestServer();
+    first = await createObject(server, { ...piece(), 'cargo:goodsDescription': 'first' });
+    second = await createObject(server, { ...piece(), 'cargo:goodsDescription': 'second' });
+  });
+  after(() => server.close());
+
+  describe('protocol', () => {
+    it('answers a SELECT in the query string over the latest revisions, as SPARQL JSON by default', async () => {
+      const res = await sparqlGet(server, `${PREFIX}SELECT ?s ?d WHERE { ?s cargo:goodsDescription ?d } ORDER BY ?d`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^application\/sparql-results\+json/);
+      const body = (await res.json()) as SparqlJson;
+      expect(body.head.vars).to.deep.equal(['s', 'd']);
+      expect(body.results.bindings.map((b) => (b.s as { value: string }).value)).to.deep.equal([first, second]);
+    });
+
+    it('takes the query as a form field and as an application/sparql-query body', async () => {
+      const query = `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`;
+      const form = await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/csv' }, body: new URLSearchParams({ query }) });
+      expect(form.status).to.equal(200);
+      expect((await form.text()).split('\r\n').filter(Boolean).sort()).to.deep.equal(['d', 'first', 'second']);
+      const direct = await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/sparql-query', Accept: 'text/tab-separated-values' }, body: query });
+      expect(direct.status).to.equal(200);
+      expect(direct.headers.get('content-type')).to.match(/^text\/tab-separated-values/);
+      expect((await direct.text()).split('\n').filter(Boolean).sort()).to.deep.equal(['"first"', '"second"', '?d']);
+    });
+
+    it('answers SELECT as SPARQL XML and ASK as JSON and XML', async () => {
+      const xml = await sparqlGet(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`, {}, { headers: { Accept: 'application/sparql-results+xml' } });
+      expect(xml.headers.get('content-type')).to.match(/^application\/sparql-results\+xml/);
+      expect(await xml.text()).to.contain('<binding name="d"><literal>first</literal></binding>');
+      const ask = await sparqlGet(server, `${PREFIX}ASK { <${first}> cargo:goodsDescription "first" }`);
+      expect(await ask.json()).to.deep.include({ boolean: true });
+      const askXml = await sparqlGet(server, `ASK { <${first}> ?p "nothing" }`, {}, { headers: { Accept: 'application/sparql-results+xml' } });
+      expect(await askXml.text()).to.contain('<boolean>false</boolean>');
+    });
+
+    it('answers CONSTRUCT and DESCRIBE as Turtle, N-Triples or JSON-LD; 406 for a results format', async () => {
+      const construct = `${PREFIX}CONSTRUCT { ?s cargo:goodsDescription ?d } WHERE { ?s cargo:goodsDescription ?d }`;
+      const turtle = await sparqlGet(server, construct, {}, { headers: { Accept: 'text/turtle' } });
+      expect(turtle.headers.get('content-type')).to.match(/^text\/turtle/);
+      expect(await turtle.text()).to.contain(`<${first}>`);
+      const nt = await sparqlGet(server, construct, {}, { headers: { Accept: 'application/n-triples' } });
+      expect((await nt.text()).trim().split('\n').sort()).to.deep.equal([`<${first}> <${CARGO}goodsDescription> "first" .`, `<${second}> <${CARGO}goodsDescription> "second" .`].sort());
+      const jsonld = await sparqlGet(server, `DESCRIBE <${first}>`, {}, { headers: { Accept: 'application/ld+json' } });
+      expect(jsonld.headers.get('content-type')).to.match(/^application\/ld\+json/);
+      const nodes = (await jsonld.json()) as { '@id': string }[];
+      expect(nodes.map((n) => n['@id'])).to.include(first);
+      await expectApiError(await sparqlGet(server, construct, {}, { headers: { Accept: 'text/csv' } }), 406);
+    });
+
+    it('refuses updates with 400, classified by parsing, whatever the way they come', async () => {
+      const update = `INSERT DATA { <${first}> <${CARGO}goodsDescription> "forged" }`;
+      await expectQueryError(await sparqlGet(server, update), /read-only/);
+      await expectQueryError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/sparql-update' }, body: update }), /read-only/);
+      await expectQueryError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ update }) }), /read-only/);
+      // A query whose text merely mentions an update keyword is a query.
+      expect(await select(server, `SELECT ?x WHERE { BIND("INSERT DATA" AS ?x) }`)).to.deep.equal([{ x: 'INSERT DATA' }]);
+      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: 'first' }]);
+    });
+
+    it('answers a syntax error with 400 and the parser\'s message and position', async () => {
+      await expectQueryError(await sparqlGet(server, 'SELECT * WHERE {\n  ?s ?p \n}'), /line 2, column 6.*Expecting/s);
+      await expectQueryError(await sparqlGet(server, ''), /query/);
+      await expectApiError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'SELECT * {}' }), 415);
+      await expectApiError(await server.request('/sparql', { method: 'PUT' }), 405);
+    });
+
+    it('selects graphs with default-graph-uri and named-graph-uri (over the query\'s FROM)', async () => {
+      const graph = `${first}?revision=1`;
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}?revision=1> WHERE { ?s cargo:goodsDescription ?d }`))).to.deep.equal(['second']);
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}?revision=1> WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
+      const named = await select(server, `${PREFIX}SELECT ?g ?d WHERE { GRAPH ?g { ?s cargo:goodsDescription ?d } }`, { 'named-graph-uri': [graph] });
+      expect(named).to.deep.equal([{ g: graph, d: 'first' }]);
+    });
+  });
+
+  describe('views', () => {
+    let shipment: string;
+    before(async () => {
+      shipment = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:goodsDescription': 'shipment v1' });
+      const res = await patch(server, shipment, change(shipment, 1, [del(shipment, 'goodsDescription', { datatype: 'http://www.w3.org/2001/XMLSchema#string', value: 'shipment v1' }), add(shipment, 'goodsDescription', { datatype: 'http://www.w3.org/2001/XMLSchema#string', value: 'shipment v2' })]));
+      expect(res.status, await res.text()).to.equal(201);
+      expect((await postEvent(server, shipment, eventJson({ code: 'DEP' }))).status).to.equal(201);
+    });
+
+    it('latest (default): only the latest revision of each object', async () => {
+      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${shipment}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: 'shipment v2' }]);
+      const graphs = await select(server, `${PREFIX}SELECT ?g WHERE { GRAPH ?g { <${shipment}> ?p ?o } }`);
+      expect([...new Set(graphs.map((r) => r.g))]).to.deep.equal([`${shipment}?revision=2`]);
+    });
+
+    it('revisions: one named graph per revision, number and time in the default graph', async () => {
+      const rows = await select(
+        server,
+        `${PREFIX}PREFIX store: <urn:onerecord:store:>
+         SELECT ?n ?at ?d WHERE { ?g store:revisionOf <${shipment}> ; store:revisionNumber ?n ; store:createdAt ?at . GRAPH ?g { <${shipment}> cargo:goodsDescription ?d } } ORDER BY ?n`,
+        { view: 'revisions' },
+      );
+      expect(rows.map((r) => [r.n, r.d])).to.deep.equal([['1', 'shipment v1'], ['2', 'shipment v2']]);
+      expect(new Date(rows[1].at).getTime()).to.be.at.least(new Date(rows[0].at).getTime());
+    });
+
+    it('events: the Logistics Events; audit: the action requests', async () => {
+      const events = await select(server, `${PREFIX}SELECT ?code WHERE { ?e cargo:eventFor <${shipment}> ; cargo:eventCode ?code }`, { view: 'events' });
+      expect(events.map((r) => r.code)).to.deep.equal(['https://onerecord.iata.org/ns/code-lists/StatusCode#DEP']);
+      const audit = await select(server, `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`, { view: 'audit' });
+      expect(audit).to.have.length(1);
+      await expectQueryError(await sparqlGet(server, 'SELECT * {}', { view: 'everything' }), /view/);
+    });
+  });
+
+  describe('freshness', () => {
+    it('a write is visible to SPARQL within 1 s of its acknowledgement', async () => {
+      const object = await createObject(server, { ...piece(), 'cargo:goodsDescription': 'fresh' });
+      const acknowledged = Date.now();
+      let seen = false;
+      while (!seen && Date.now() - acknowledged < 1000) seen = (await select(server, `ASK { <${object}> ?p ?o }`.replace('ASK', 'SELECT ?p WHERE').replace('}', '} LIMIT 1'))).length > 0;
+      expect(seen, 'visible within 1 s').to.equal(true);
+    });
+
+    it('a restarted server loads the replica from its store', async () => {
+      await server.stop();
+      await server.restart();
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`))).to.deep.equal(['first']);
+    });
+  });
+
+  describe('access', () => {
+    it('refuses callers other than internal actors by default', async () => {
+      await expectApiError(await sparqlGet(server, 'SELECT * {}', {}, { agent: 'other' }), 403, /internal actors/);
+      await expectApiError(await server.request('/sparql?query=ASK%7B%7D', { agent: 'none' }), 401);
+    });
+  });
+});
+
+describe('SPARQL endpoint limits', function () {
+  this.timeout(60_000);
+
+  it('stops a query past its time budget with 503, replaces the worker and keeps answering', async () => {
+    const server = await startTestServer({ sparql: { timeBudgetMillis: 300 } });
+    try {
+      const object = await createObject(server, piece(30));
+      const slow = 'SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }';
+      const started = Date.now();
+      await expectApiError(await sparqlGet(server, slow), 503, /time budget of 300 ms/);
+      expect(Date.now() - started).to.be.below(10_000);
+      expect(await select(server, `SELECT ?p WHERE { <${object}> ?p ?o } LIMIT 1`)).to.have.length(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('cuts answers at the row cap and says so in a header', async () => {
+    const server = await startTestServer({ sparql: { maxRows: 3 } });
+    try {
+      for (let i = 0; i < 5; i++) await createObject(server, piece());
+      const res = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> }`);
+      expect(res.headers.get('sparql-results-truncated')).to.equal('true; max-rows=3');
+      expect(((await res.json()) as SparqlJson).results.bindings).to.have.length(3);
+      const construct = await sparqlGet(server, `CONSTRUCT { ?s a <${CARGO}Piece> } WHERE { ?s a <${CARGO}Piece> }`, {}, { headers: { Accept: 'application/n-triples' } });
+      expect(construct.headers.get('sparql-results-truncated')).to.equal('true; max-rows=3');
+      expect((await construct.text()).trim().split('\n')).to.have.length(3);
+      const small = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> } LIMIT 2`);
+      expect(small.headers.get('sparql-results-truncated')).to.equal(null);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('lets partners query, when enabled, over what they may read only', async () => {
+    const server = await startTestServer({ sparql: { openToPartners: true } });
+    try {
+      const object = await createObject(server, piece());
+      const res = await patch(server, object, change(object, 1, [add(object, 'goodsDescription', dbl('1'))]), 'other');
+      expect(res.status, await res.text()).to.equal(201);
+      expect(await select(server, 'SELECT * WHERE { ?s ?p ?o }', {}, 'other')).to.deep.equal([]);
+      expect(await select(server, `SELECT * WHERE { ?s ?p ?o }`, { 'default-graph-uri': `${object}?revision=1` }, 'other')).to.deep.equal([]);
+      expect((await select(server, `SELECT ?s WHERE { ?s ?p ?o }`, {})).length).to.be.greaterThan(0);
+      const own = await select(server, `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`, { view: 'audit' }, 'other');
+      expect(own).to.have.length(1);
+      await expectApiError(await sparqlGet(server, 'SELECT * {}', { view: 'revisions' }, { agent: 'other' }), 403);
+    } finally {
+      await server.close();
+    }
+  });
+});
