@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectFile } from './project-files.js';
 import { Authorizer } from './auth/authorizer.js';
 import { GrantIndex } from './auth/grant-index.js';
 import { AccessDelegations } from './domain/access-delegations.js';
@@ -29,15 +27,6 @@ import { Analytics } from './domain/analytics.js';
 import { MovedObjects } from './domain/moved-objects.js';
 import { createLogger, messageLog, type Logger } from './observability/logger.js';
 import { ShapeValidator } from './shapes/validator.js';
-
-/** A file of the project, found from this module whether it runs as `src/*.ts` or as `dist/src/*.js`. */
-function projectFile(relative: string): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const candidate = join(dir, relative);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) throw new Error(`${relative} not found above ${fileURLToPath(import.meta.url)}`);
-  }
-}
 
 export const ONTOLOGY_FILE = projectFile('ontology/IATA-1R-DM-Ontology.ttl');
 

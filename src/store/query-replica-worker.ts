@@ -13,8 +13,8 @@ import { writeSolutions } from './sparql-results.js';
  * The thread of QueryReplica: its own Oxigraph stores, one per view, so that each view's dataset
  * is the store's own (default graph and named graphs) and queries run without graph lists:
  * - latest: the latest revision graph of every object; its default graph is their union;
+ * - events: the same, plus one graph per Logistics Event; default graph: the union of all;
  * - revisions: every revision graph; its default graph holds the revision metadata;
- * - events: one graph per Logistics Event; default graph: their union;
  * - audit: one graph per action request; default graph: their union.
  * It applies what the main store committed, in commit order, and answers one query at a time.
  */
@@ -30,6 +30,9 @@ try {
   // not Linux, or not allowed: the time budget still bounds a query
 }
 
+/** The views that hold the latest revision of every object. */
+const CURRENT: readonly View[] = ['latest', 'events'];
+
 const stores: Record<View, InstanceType<typeof oxigraph.Store>> = {
   latest: new oxigraph.Store(),
   revisions: new oxigraph.Store(),
@@ -43,7 +46,7 @@ type Target = { view: View; graph: InstanceType<typeof oxigraph.NamedNode> | Ins
 
 /**
  * Where the quads of one graph of the main store go in the views. A revision graph also goes to
- * `latest` when it is the newest revision of its object, replacing the one before: the main store
+ * the CURRENT views when it is the newest revision of its object, replacing the one before: the main store
  * writes a revision's graph whole, in one commit, and never changes it afterwards.
  */
 function targetsOf(graph: string): Target[] {
@@ -55,10 +58,10 @@ function targetsOf(graph: string): Target[] {
     const targets: Target[] = [{ view: 'revisions', graph: node }];
     const latest = latestRevision.get(revision.object) ?? 0;
     if (revision.number > latest) {
-      if (latest > 0) stores.latest.update(`DROP SILENT GRAPH <${revisionGraph(revision.object, latest)}>`);
+      if (latest > 0) for (const view of CURRENT) stores[view].update(`DROP SILENT GRAPH <${revisionGraph(revision.object, latest)}>`);
       latestRevision.set(revision.object, revision.number);
     }
-    if (revision.number >= latest) targets.push({ view: 'latest', graph: node });
+    if (revision.number >= latest) for (const view of CURRENT) targets.push({ view, graph: node });
     return targets;
   }
   if (graph.includes('/logistics-events/')) return [{ view: 'events', graph: node }];

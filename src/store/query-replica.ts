@@ -5,8 +5,9 @@ import type { OxigraphIndex } from './oxigraph-index.js';
 import { parseQuery, type ParsedQuery, type QueryForm, type ResultFormat } from './sparql-query.js';
 
 /**
- * What a query sees (see the worker): the latest revision of every object, every revision (one
- * named graph each, metadata in the default graph), the Logistics Events, the action requests.
+ * What a query sees (see the worker): the latest revision of every object (with the Logistics
+ * Events: `events`), every revision (one named graph each, metadata in the default graph), the
+ * action requests.
  */
 export type View = 'latest' | 'revisions' | 'events' | 'audit';
 export const VIEWS: readonly View[] = ['latest', 'revisions', 'events', 'audit'];
