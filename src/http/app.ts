@@ -20,6 +20,8 @@ import { serverInformationRoutes } from './routes/server-information.js';
 import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
 import { shapesRoutes } from './routes/shapes.js';
 import { sparqlRoutes } from './routes/sparql.js';
+import { sparqlPage } from './sparql-page.js';
+import { shippedQueries } from '../domain/query-files.js';
 
 function bareApp(): Express {
   const app = express();
@@ -50,6 +52,7 @@ export function createApp(services: Services): Express {
   if (metrics && services.config.metrics.token) app.use(metricsRoute(metrics, services.config.metrics.token));
   app.use(openApiRoutes(services.config.baseUrl));
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
+  app.get('/sparql', sparqlPage(shippedQueries()));
   app.use(authenticate(services));
   app.use(serverInformationRoutes(services));
   app.use(movedObjectRedirects(services));
