@@ -1,6 +1,6 @@
 /**
  * A benchmark target, run as its own process so the load generator does not share its event loop:
- *   node dist/scripts/bench/targets.js <bare-http|bare-express|onerecord> [bodyBytes]
+ *   node dist/scripts/bench/targets.js <bare-http|bare-express|onerecord|analytics> [bodyBytes]
  * Prints one JSON line with what the driver needs, then serves until killed.
  * The onerecord target logs nothing unless BENCH_LOG_LEVEL is set (lines then go to /dev/null, so
  * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off.
@@ -15,6 +15,7 @@ import { loadConfig, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
+import { loadAnalyticsData } from './sparql-fixtures.js';
 
 const kind = process.argv[2];
 // Exit normally on SIGTERM so --cpu-prof runs can write their profile.
@@ -54,6 +55,14 @@ if (kind === 'bare-http') {
     return { agent, token: await identityProvider!.issue(agent) };
   }));
   ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri, partners });
+} else if (kind === 'analytics') {
+  // fsync off: this target measures queries and replica lag, not disk latency.
+  const port = Number(process.env.BENCH_PORT ?? 18401);
+  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false } });
+  const server = await startServer(config, () => {});
+  const { holder, identityProvider } = server.services;
+  const { piece } = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
+  ready({ url: server.url, token: await identityProvider!.issue(holder), piece });
 } else {
   console.error(`unknown target ${kind}`);
   process.exit(2);

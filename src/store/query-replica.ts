@@ -74,6 +74,8 @@ interface Pending {
 
 /** Queries waiting for the worker; past this many, a query is refused with 503 rather than queued. */
 const MAX_WAITING = 32;
+/** JavaScript heap of the worker (answers being serialised; Oxigraph's WASM memory is apart): a runaway answer fails the worker, not the server. */
+const WORKER_HEAP_MB = 2048;
 /** Graphs posted to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
 const GRAPHS_PER_TURN = 200;
 
@@ -161,7 +163,7 @@ export class QueryReplica implements QueryService {
   }
 
   private spawn(): void {
-    const worker = new Worker(new URL('./query-replica-worker.js', import.meta.url));
+    const worker = new Worker(new URL('./query-replica-worker.js', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
     worker.unref(); // never keeps a process alive on its own
     this.worker = worker;
     this.loaded = false;
