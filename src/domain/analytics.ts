@@ -1,6 +1,10 @@
 import type { Authorizer, Caller } from '../auth/authorizer.js';
 import type { Dataset, QueryResult, QueryService, View } from '../store/query-replica.js';
 import type { ParsedQuery, ResultFormat } from '../store/sparql-query.js';
+
+// What the HTTP layer needs to speak the protocol, without reaching into the store.
+export { VIEWS, type View } from '../store/query-replica.js';
+export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } from '../store/sparql-query.js';
 import type { ActionRequestIndex } from './action-request-index.js';
 import type { EventIndex } from './event-index.js';
 import type { RevisionIndex } from './revision-index.js';
