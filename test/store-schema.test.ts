@@ -4,7 +4,7 @@ import { CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
 import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
-import { readRevisions, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
 
 const BASE = 'http://localhost:8080';
@@ -32,6 +32,11 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const read = readRevisions(storeWith(written.flatMap(revisionQuads)));
     expect(read.map((r) => r.number)).to.deep.equal([1, 1, 2, 2]);
     expect([...read].sort((a, b) => a.graph.localeCompare(b.graph))).to.deep.equal([...written].sort((a, b) => a.graph.localeCompare(b.graph)));
+  });
+
+  it('revision graph names read back as their object and number; other graphs are not revisions', () => {
+    expect(revisionOfGraph(revisionGraph(object(1), 12))).to.deep.equal({ object: object(1), number: 12 });
+    for (const other of [object(1), `${object(1)}/logistics-events/e`, `${object(1)}?revision=0`, `${object(1)}?revision=`, meta.metaGraph]) expect(revisionOfGraph(other), other).to.equal(undefined);
   });
 
   it('revision metadata written before the type predicate was renamed still reads', () => {
