@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads';
+import { BudgetedWorker } from '../budgeted-worker.js';
 import { HttpError, type ErrorDetail } from '../errors.js';
 import { fromRawQuads, type JsonLdQuad, type ReadOptions } from './jsonld-reference.js';
 import type { Quad } from './terms.js';
@@ -8,12 +8,6 @@ export interface FallbackRequest {
   options: ReadOptions;
 }
 export type FallbackReply = { quads: JsonLdQuad[] } | { error: { status: number; code: string; details: ErrorDetail[] } };
-
-interface Job {
-  request: FallbackRequest;
-  resolve(quads: Quad[]): void;
-  reject(error: HttpError): void;
-}
 
 /** Documents waiting for the worker; past this many, a request is refused with 503 rather than queued. */
 const MAX_WAITING = 16;
@@ -28,81 +22,30 @@ const WORKER_HEAP_MB = 512;
  * One worker, started on first use and again after a stop; documents wait their turn.
  */
 export class JsonLdFallback {
-  private worker?: Worker;
-  private ready = false;
-  private running?: { job: Job; timer: NodeJS.Timeout };
-  private readonly waiting: Job[] = [];
-  private closed = false;
+  private readonly worker: BudgetedWorker<FallbackRequest, FallbackReply, Quad[]>;
 
-  constructor(private readonly budgetMs: number) {}
+  constructor(budgetMs: number) {
+    this.worker = new BudgetedWorker({
+      module: new URL('./jsonld-fallback-worker.js', import.meta.url),
+      heapMb: WORKER_HEAP_MB,
+      budgetMs,
+      maxWaiting: MAX_WAITING,
+      eager: false,
+      isReady: (message) => message === 'ready',
+      settle: (reply) => ('quads' in reply ? fromRawQuads(reply.quads) : new HttpError(reply.error.status, reply.error.code, reply.error.details)),
+      overBudget: tooCostly,
+      // Out of memory, or any other end of the thread: the document at hand fails, the next one gets a new worker.
+      lost: () => new HttpError(400, 'jsonld_too_costly', { message: 'the JSON-LD body could not be processed within the server\'s limits; simplify its @context' }),
+      busy: (reason) => new HttpError(503, 'jsonld_busy', { message: `${reason === 'closing' ? 'the server is shutting down' : 'too many JSON-LD documents are waiting to be processed'}; try again shortly` }),
+    });
+  }
 
   toQuads(text: string, options: ReadOptions): Promise<Quad[]> {
-    if (this.closed) return Promise.reject(busy('the server is shutting down'));
-    if (this.waiting.length >= MAX_WAITING) return Promise.reject(busy('too many JSON-LD documents are waiting to be processed'));
-    return new Promise<Quad[]>((resolve, reject) => {
-      this.waiting.push({ request: { text, options }, resolve, reject });
-      this.next();
-    });
+    return this.worker.run({ text, options });
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const job of this.waiting.splice(0)) job.reject(busy('the server is shutting down'));
-    if (this.running) this.settle(busy('the server is shutting down'));
-    const worker = this.worker;
-    this.worker = undefined;
-    await worker?.terminate();
-  }
-
-  private next(): void {
-    if (this.running || this.waiting.length === 0) return;
-    if (!this.worker) this.worker = this.spawn();
-    if (!this.ready) return; // started when the worker says it is ready
-    const job = this.waiting.shift()!;
-    const timer = setTimeout(() => this.stopWorker(tooCostly(this.budgetMs)), this.budgetMs);
-    this.running = { job, timer };
-    this.worker.postMessage(job.request);
-  }
-
-  private spawn(): Worker {
-    const worker = new Worker(new URL('./jsonld-fallback-worker.js', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
-    worker.unref(); // never keeps a process alive on its own
-    worker.on('message', (reply: FallbackReply | 'ready') => {
-      if (worker !== this.worker) return;
-      if (reply === 'ready') {
-        this.ready = true;
-      } else if ('quads' in reply) {
-        this.settle(undefined, fromRawQuads(reply.quads));
-      } else {
-        this.settle(new HttpError(reply.error.status, reply.error.code, reply.error.details));
-      }
-      this.next();
-    });
-    // Out of memory, or any other end of the thread: the document at hand fails, the next one gets a new worker.
-    const lost = () => {
-      if (worker === this.worker) this.stopWorker(new HttpError(400, 'jsonld_too_costly', { message: 'the JSON-LD body could not be processed within the server\'s limits; simplify its @context' }));
-    };
-    worker.on('error', lost);
-    worker.on('exit', lost);
-    return worker;
-  }
-
-  private stopWorker(error: HttpError): void {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.ready = false;
-    this.settle(error);
-    void worker?.terminate();
-    if (!this.closed) this.next();
-  }
-
-  private settle(error: HttpError | undefined, quads?: Quad[]): void {
-    const running = this.running;
-    if (!running) return;
-    this.running = undefined;
-    clearTimeout(running.timer);
-    if (error) running.job.reject(error);
-    else running.job.resolve(quads!);
+  close(): Promise<void> {
+    return this.worker.close();
   }
 }
 
@@ -111,4 +54,3 @@ const tooCostly = (budgetMs: number) =>
     message: `processing this JSON-LD body took longer than ${budgetMs} ms and was stopped; simplify its @context (fewer terms, fewer scoped contexts) or send Turtle`,
   });
 
-const busy = (why: string) => new HttpError(503, 'jsonld_busy', { message: `${why}; try again shortly` });

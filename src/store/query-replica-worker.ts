@@ -110,17 +110,17 @@ function runQuery(job: QueryJob): QueryReply {
     const results = JSON.parse(store.query(job.text, { ...options, results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults;
     const truncated = results.results.bindings.length > job.maxRows;
     if (truncated) results.results.bindings.length = job.maxRows;
-    return { id: job.id, body: writeSolutions(results, job.format as 'json'), truncated };
+    return { body: writeSolutions(results, job.format as 'json'), truncated };
   }
-  if (job.form === 'ASK') return { id: job.id, body: store.query(job.text, { ...options, results_format: RESULT_MEDIA_TYPES[job.format] }) as string, truncated: false };
+  if (job.form === 'ASK') return { body: store.query(job.text, { ...options, results_format: RESULT_MEDIA_TYPES[job.format] }) as string, truncated: false };
   const ntriples = store.query(job.text, { ...options, results_format: NTRIPLES }) as string;
   const lines = ntriples.split('\n').filter((line) => line.length > 0);
   const truncated = lines.length > job.maxRows;
   if (truncated) lines.length = job.maxRows;
-  if (job.format === 'ntriples') return { id: job.id, body: lines.map((l) => `${l}\n`).join(''), truncated };
+  if (job.format === 'ntriples') return { body: lines.map((l) => `${l}\n`).join(''), truncated };
   const graph = new oxigraph.Store();
   graph.load(lines.join('\n'), { format: NTRIPLES, lenient: true });
-  return { id: job.id, body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }), truncated };
+  return { body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }), truncated };
 }
 
 const EMPTY_GRAPH = 'urn:onerecord:sparql:no-graph';
@@ -141,7 +141,7 @@ port.on('message', (message: ReplicaMessage) => {
       try {
         reply = runQuery(message);
       } catch (err) {
-        reply = { id: message.id, error: (err as Error).message };
+        reply = { error: (err as Error).message };
       }
       port.postMessage(reply);
       return;

@@ -1,0 +1,133 @@
+import { Worker } from 'node:worker_threads';
+import type { HttpError } from './errors.js';
+
+export interface BudgetedWorkerOptions<Reply, Result> {
+  /** Module the worker thread runs. */
+  module: URL;
+  /** Its JavaScript heap: a runaway job fails the worker, not the server. */
+  heapMb: number;
+  /** Time one job may take once the worker has it. */
+  budgetMs: number;
+  /** Jobs that may wait; past this many a job is refused with `busy`. */
+  maxWaiting: number;
+  /** Start a worker at once and again right after a replacement (a worker that holds state), or only when a job waits. */
+  eager: boolean;
+  /** Whether a message is the worker's "ready for jobs"; anything else is the reply to the job it runs. */
+  isReady(message: unknown): boolean;
+  /** The job's result, or the error it fails with. */
+  settle(reply: Reply): Result | HttpError;
+  overBudget(budgetMs: number): HttpError;
+  /** The worker ended on its own (out of memory, crash) while running a job. */
+  lost(): HttpError;
+  /** A job refused: the server is closing, or `maxWaiting` jobs already wait. */
+  busy(reason: 'closing' | 'queue full'): HttpError;
+  /** Each new worker, before any job is posted to it (e.g. to load its state). */
+  started?(worker: Worker): void;
+  log?(message: string): void;
+}
+
+interface Waiting<Job, Result> {
+  job: Job;
+  resolve(result: Result): void;
+  reject(error: HttpError): void;
+}
+
+/**
+ * Jobs that may run long or blow up, off the request thread: one worker thread takes them one at
+ * a time, each with a time budget. A job past its budget (or a worker that dies) stops the worker
+ * and fails that job; a new worker takes the jobs after it. Used by the JSON-LD fallback and the
+ * SPARQL query worker.
+ */
+export class BudgetedWorker<Job, Reply, Result> {
+  private current?: Worker;
+  private ready = false;
+  private running?: Waiting<Job, Result> & { timer: NodeJS.Timeout };
+  private readonly waiting: Waiting<Job, Result>[] = [];
+  private closed = false;
+
+  constructor(private readonly options: BudgetedWorkerOptions<Reply, Result>) {
+    if (options.eager) this.spawn();
+  }
+
+  /** The worker of the moment (undefined between a lazy stop and the next job). */
+  get worker(): Worker | undefined {
+    return this.current;
+  }
+
+  run(job: Job): Promise<Result> {
+    if (this.closed) return Promise.reject(this.options.busy('closing'));
+    if (this.waiting.length >= this.options.maxWaiting) return Promise.reject(this.options.busy('queue full'));
+    return new Promise<Result>((resolve, reject) => {
+      this.waiting.push({ job, resolve, reject });
+      this.next();
+    });
+  }
+
+  /** Stops the worker (the job it runs fails with `error`); a new one follows as `eager` says. */
+  replace(error: HttpError): void {
+    const worker = this.current;
+    this.current = undefined;
+    this.ready = false;
+    this.settle(error);
+    void worker?.terminate();
+    if (this.closed) return;
+    if (this.options.eager) this.spawn();
+    else this.next();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const error = this.options.busy('closing');
+    for (const waiting of this.waiting.splice(0)) waiting.reject(error);
+    this.settle(error);
+    const worker = this.current;
+    this.current = undefined;
+    await worker?.terminate();
+  }
+
+  private next(): void {
+    if (this.running || this.waiting.length === 0) return;
+    if (!this.current) this.spawn();
+    if (!this.ready) return; // started when the worker says it is ready
+    const waiting = this.waiting.shift()!;
+    const { budgetMs } = this.options;
+    const timer = setTimeout(() => this.replace(this.options.overBudget(budgetMs)), budgetMs);
+    this.running = { ...waiting, timer };
+    this.current!.postMessage(waiting.job);
+  }
+
+  private spawn(): void {
+    const worker = new Worker(this.options.module, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
+    worker.unref(); // never keeps a process alive on its own
+    this.current = worker;
+    this.ready = false;
+    worker.on('message', (message: unknown) => {
+      if (worker !== this.current) return;
+      if (this.options.isReady(message)) {
+        this.ready = true;
+      } else {
+        const outcome = this.options.settle(message as Reply);
+        if (outcome instanceof Error) this.settle(outcome);
+        else this.settle(undefined, outcome);
+      }
+      this.next();
+    });
+    const lost = (err?: unknown) => {
+      if (worker !== this.current) return;
+      this.options.log?.(`worker thread ended (${err instanceof Error ? err.message : 'exit'}); starting a new one`);
+      this.replace(this.options.lost());
+    };
+    worker.on('error', lost);
+    worker.on('exit', () => lost());
+    this.options.started?.(worker);
+  }
+
+  private settle(error: HttpError | undefined, result?: Result): void {
+    const running = this.running;
+    if (!running) return;
+    this.running = undefined;
+    clearTimeout(running.timer);
+    if (error) running.reject(error);
+    else running.resolve(result as Result);
+  }
+}
