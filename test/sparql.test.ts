@@ -169,6 +169,12 @@ describe('SPARQL endpoint', function () {
       expect(seen, 'visible within 1 s').to.equal(true);
     });
 
+    it('a literal that looks like a graph name reaches the replica intact', async () => {
+      const tricky = 'ends like a quad <http://example.com/g> .\n\ttab and "quotes" <x> .';
+      const object = await createObject(server, { ...piece(), 'cargo:goodsDescription': tricky });
+      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${object}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: tricky }]);
+    });
+
     it('a restarted server loads the replica from its store', async () => {
       await server.stop();
       await server.restart();

@@ -73,24 +73,34 @@ function loadGraph(graph: string, ntriples: string): void {
   for (const { view, graph: to } of targetsOf(graph)) stores[view].load(ntriples, { format: NTRIPLES, to_graph_name: to, lenient: true });
 }
 
-/** One committed record: deletions and insertions, grouped by graph, applied to every view they belong to. */
-function applyRecord(deleteText: Uint8Array, insertText: Uint8Array): void {
-  const byGraph = (bytes: Uint8Array) => {
-    const groups = new Map<string, InstanceType<typeof oxigraph.Quad>[]>();
-    if (bytes.length === 0) return groups;
-    for (const q of oxigraph.parse(bytes, { format: NQUADS, lenient: true })) {
-      const key = q.graph.value;
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = []));
-      group.push(q);
-    }
-    return groups;
-  };
-  for (const [graph, quads] of byGraph(insertText)) {
-    for (const { view, graph: to } of targetsOf(graph)) for (const q of quads) stores[view].add(oxigraph.quad(q.subject, q.predicate, q.object, to));
+const decoder = new TextDecoder();
+
+/**
+ * The N-Quads lines of a record, as N-Triples lines grouped by graph. Records are our own
+ * serialisation (`quadToNq`): each line ends with ` <graph> .`, and since an IRI holds no space,
+ * the last ` <` of a line starts its graph whatever a literal before it contains.
+ */
+function triplesByGraph(nquads: Uint8Array): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const line of decoder.decode(nquads).split('\n')) {
+    if (line.length === 0) continue;
+    const at = line.lastIndexOf(' <');
+    const graph = line.slice(at + 2, line.length - 3);
+    let group = groups.get(graph);
+    if (!group) groups.set(graph, (group = []));
+    group.push(`${line.slice(0, at)} .\n`);
   }
-  for (const [graph, quads] of byGraph(deleteText)) {
-    for (const { view, graph: to } of targetsOf(graph)) for (const q of quads) stores[view].delete(oxigraph.quad(q.subject, q.predicate, q.object, to));
+  return groups;
+}
+
+/** One committed record: its insertions loaded graph by graph (one bulk load each), its deletions removed, in every view they belong to. */
+function applyRecord(deleteText: Uint8Array, insertText: Uint8Array): void {
+  for (const [graph, triples] of triplesByGraph(insertText)) {
+    for (const { view, graph: to } of targetsOf(graph)) stores[view].load(triples.join(''), { format: NTRIPLES, to_graph_name: to, lenient: true });
+  }
+  if (deleteText.length === 0) return;
+  for (const q of oxigraph.parse(deleteText, { format: NQUADS, lenient: true })) {
+    for (const { view, graph: to } of targetsOf(q.graph.value)) stores[view].delete(oxigraph.quad(q.subject, q.predicate, q.object, to));
   }
 }
 
