@@ -194,6 +194,21 @@ describe('OpenAPI: the served description matches every route and answer', funct
     expect((await call('DELETE', `/internal/acl?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(OTHER_AGENT)}`)).status).to.equal(204);
   });
 
+  it('SPARQL: query string, form, query body, every result format, the page, errors', async () => {
+    const select = encodeURIComponent('SELECT ?s WHERE { ?s ?p ?o } LIMIT 2');
+    for (const accept of ['application/sparql-results+json', 'application/sparql-results+xml', 'text/csv', 'text/tab-separated-values']) {
+      expect((await call('GET', `/sparql?query=${select}`, { headers: { Accept: accept } })).status).to.equal(200);
+    }
+    const construct = 'CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o } LIMIT 2';
+    for (const accept of ['text/turtle', 'application/n-triples', 'application/ld+json']) {
+      expect((await call('POST', '/sparql?view=events', { headers: { 'Content-Type': 'application/sparql-query', Accept: accept }, body: construct })).status).to.equal(200);
+    }
+    expect((await call('POST', '/sparql', { headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ query: 'ASK {}' }).toString() })).status).to.equal(200);
+    expect((await call('GET', '/sparql', { agent: 'none', headers: { Accept: 'text/html' } })).status).to.equal(200);
+    expect((await call('GET', `/sparql?query=${encodeURIComponent('INSERT DATA { <a:b> <a:c> <a:d> }')}`)).status).to.equal(400);
+    expect((await call('GET', `/sparql?query=${select}`, { agent: 'other' })).status).to.equal(403);
+  });
+
   it('identity provider and operator routes', async () => {
     const idp = server.running.services.identityProvider!;
     const form = (fields: Record<string, string>) => ({ agent: 'none' as const, headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });

@@ -59,7 +59,7 @@ if (kind === 'bare-http') {
   // fsync off: this target measures queries and replica lag, not disk latency.
   const port = Number(process.env.BENCH_PORT ?? 18401);
   const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false } });
-  const server = await startServer(config, () => {});
+  const server = await startServer(config, createLogger('silent'));
   const { holder, identityProvider } = server.services;
   const { piece } = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
   ready({ url: server.url, token: await identityProvider!.issue(holder), piece });

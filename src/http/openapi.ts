@@ -132,6 +132,30 @@ const publicOperation = { security: [] };
 const apiErrors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { description: ERROR_TITLES[s], content: jsonLd(ref('ApiError')) }]));
 const metricsText = { 'text/plain; version=0.0.4': { schema: { type: 'string' } } };
 
+const text = { schema: { type: 'string' } };
+/** SPARQL answers: results for SELECT/ASK, RDF for CONSTRUCT/DESCRIBE (by Accept). */
+const sparqlResults = {
+  'application/sparql-results+json': { schema: { type: 'object', required: ['head'] } },
+  'application/sparql-results+xml': text,
+  'text/csv': text,
+  'text/tab-separated-values': text,
+  'text/turtle': text,
+  'application/n-triples': text,
+  'application/ld+json': { schema: { type: ['array', 'object'] } },
+};
+const sparqlDataset = [
+  { name: 'default-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'graphs whose union is the default graph (replaces the query\'s FROM)' },
+  { name: 'named-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'the named graphs (replaces the query\'s FROM NAMED)' },
+  { name: 'view', in: 'query', required: false, schema: { enum: ['latest', 'events', 'revisions', 'audit'], default: 'latest' }, description: 'what the query sees (README, "SPARQL analytics")' },
+];
+const sparqlAnswer = (extra: Json = {}) => ({
+  '200': {
+    description: 'The answer; SPARQL-Results-Truncated when cut at sparql.maxRows',
+    headers: { 'SPARQL-Results-Truncated': { required: false, schema: { type: 'string' } } },
+    content: { ...sparqlResults, ...extra },
+  },
+});
+
 /** Routes of this server that IATA's description does not have. */
 const SERVER_PATHS: Record<string, Record<string, Json>> = {
   '/action-requests': {
@@ -257,6 +281,30 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       operationId: 'explainAccess',
       parameters: [{ name: 'object', in: 'query', required: true, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
       responses: { '200': { description: 'Per permission: held, and its sources', content: { 'application/json': { schema: { type: 'object', required: ['object', 'agent', 'permissions'] } } } } },
+      },
+    },
+  '/sparql': {
+    get: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: SPARQL 1.1 query, read-only (W3C SPARQL 1.1 Protocol)',
+      description: 'A browser (Accept: text/html, no query) gets the query page, without a token',
+      operationId: 'sparqlQuery',
+      parameters: [{ name: 'query', in: 'query', required: false, schema: { type: 'string' } }, ...sparqlDataset],
+      responses: sparqlAnswer({ 'text/html': text }),
+    },
+    post: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: SPARQL 1.1 query as a form or an application/sparql-query body',
+      operationId: 'sparqlQueryPost',
+      parameters: sparqlDataset,
+      requestBody: {
+        required: true,
+        content: {
+          'application/sparql-query': text,
+          'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, view: { type: 'string' } } } },
+        },
+      },
+      responses: sparqlAnswer(),
     },
   },
   '/idp/token': {
