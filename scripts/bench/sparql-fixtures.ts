@@ -1,7 +1,7 @@
 import { DEFAULTS } from '../../src/config.js';
 import type { RunningServer } from '../../src/server.js';
 import { parseBody } from '../../src/rdf/parse.js';
-import { CARGO } from '../../src/rdf/vocab.js';
+import { CARGO, CODE_LISTS } from '../../src/rdf/vocab.js';
 import { BENCH_PIECE, addRevisions } from './fixtures.js';
 
 const STATUS_CODE = 'https://onerecord.iata.org/ns/code-lists/StatusCode#';
@@ -27,7 +27,7 @@ export async function loadAnalyticsData(server: RunningServer, objects: number, 
   for (let s = 0; s < objects / 5; s++) {
     const pieces: string[] = [];
     for (let p = 0; p < 4; p++) {
-      const body = { ...BENCH_PIECE, 'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': 'KGM', 'cargo:numericalValue': { '@value': String(5 + ((s * 4 + p) % 50)), '@type': 'xsd:double' } } };
+      const body = { ...BENCH_PIECE, 'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': { '@id': `${CODE_LISTS}MeasurementUnitCode#KGM` }, 'cargo:numericalValue': { '@value': String(5 + ((s * 4 + p) % 50)), '@type': 'xsd:double' } } };
       const created = await los.create(await quads(body), caller);
       pieces.push(created.iri);
     }
