@@ -116,6 +116,9 @@ const TABLE: Row[] = [
     },
     expect: { internal: 204, authenticated: 403 },
   },
+  // SPARQL is for internal actors unless sparql.openToPartners is set (partners then query what they may read: sparql.test.ts).
+  { method: 'GET', route: '/sparql', url: () => `/sparql?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, expect: { internal: 200, authenticated: 403 } },
+  { method: 'POST', route: '/sparql', body: () => 'ASK { ?s ?p ?o }', contentType: 'application/sparql-query', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/access', url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`, expect: { internal: 200, authenticated: 403 } },
 ];
 
@@ -150,7 +153,7 @@ describe('authorisation matrix: every route x method x caller', () => {
     const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': contentType };
     const token = tokens.get(persona);
     if (token) headers.Authorization = `Bearer ${token}`;
-    return server.request(url, { method, headers, agent: 'none', body: body === undefined ? undefined : JSON.stringify(body) });
+    return server.request(url, { method, headers, agent: 'none', body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body) });
   };
   const ok = async (res: Response | Promise<Response>, status: number) => {
     const r = await res;

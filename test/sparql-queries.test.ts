@@ -6,6 +6,7 @@ import { add, change, createObject, patch, piece, str } from './support/changes.
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { shippedQueries } from '../src/domain/query-files.js';
+import { authorization, delegate, grant, partner } from './support/access.js';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -55,9 +56,10 @@ describe('shipped analytics queries (scripts/queries, run with onerecord query)'
   });
   after(() => server.close());
 
-  it('ships the four queries, each naming its view', () => {
+  it('ships the five queries, each naming its view', () => {
     expect(shippedQueries().map((q) => [q.name, q.view])).to.deep.equal([
       ['changed-last-24h', 'revisions'],
+      ['delegations-per-partner', 'audit'],
       ['events-per-code-per-day', 'events'],
       ['pieces-without-departure', 'events'],
       ['shipments-gross-weight', 'latest'],
@@ -93,6 +95,22 @@ describe('shipped analytics queries (scripts/queries, run with onerecord query)'
     expect(byObject.get(first)).to.include({ latestRevision: '2', revisionsIn24h: '2' });
     expect(byObject.get(pieceA)).to.include({ latestRevision: '1', revisionsIn24h: '1' });
     expect(rows[0].object).to.equal(first); // most recent change first
+  });
+
+  it('delegations-per-partner: grants in force per organisation, with their delegations, objects and permissions', async () => {
+    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT', 'GET_LOGISTICS_EVENT'], for: partner('airline'), objects: [pieceA, pieceB] });
+    await delegate(server, 'holder', { permissions: ['PATCH_LOGISTICS_OBJECT'], for: partner('airline'), objects: [first] });
+    await grant(server, authorization(partner('handler'), [`${pieceC}/logistics-events`], ['Append']));
+    await grant(server, authorization(undefined, [second], ['Read']));
+    const revoked = await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('trucker'), objects: [pieceA] });
+    expect((await server.request(revoked, { method: 'DELETE' })).status).to.equal(204);
+
+    const rows = await query(server, 'delegations-per-partner.rq');
+    expect(rows.map((r) => [r.partner, r.delegations, r.grants, r.objects, r.permissions.split(' ').sort().join(' ')])).to.deep.equal([
+      [partner('airline'), '2', '2', '3', 'GET_LOGISTICS_EVENT GET_LOGISTICS_OBJECT PATCH_LOGISTICS_OBJECT'],
+      ['http://www.w3.org/ns/auth/acl#AuthenticatedAgent', '0', '1', '1', 'GET_LOGISTICS_OBJECT'],
+      [partner('handler'), '0', '1', '1', 'POST_LOGISTICS_EVENT'],
+    ]);
   });
 
   it('prints TSV by default and fails with the server\'s message', async () => {

@@ -3,6 +3,7 @@ import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, dbl, del, patch, piece } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { PARTNER_CLIENTS, as, authorization, delegate, grant, partner, type PartnerName } from './support/access.js';
 
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const PREFIX = `PREFIX cargo: <${CARGO}>\n`;
@@ -23,6 +24,11 @@ async function select(server: TestServer, query: string, params: Record<string, 
   const text = await res.text();
   expect(res.status, text).to.equal(200);
   expect(res.headers.get('content-type')).to.match(/^application\/sparql-results\+json/);
+  return rowsOf(text);
+}
+
+/** The rows of a SPARQL JSON answer, each variable to its value. */
+function rowsOf(text: string): Record<string, string>[] {
   const body = JSON.parse(text) as { results: { bindings: Record<string, { value: string }>[] } };
   return body.results.bindings.map((b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v.value])));
 }
@@ -242,5 +248,94 @@ describe('SPARQL endpoint limits', function () {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('SPARQL for partners: what their grants let them read, as GET decides', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let objects: string[];
+  let events: string[];
+
+  /** The rows of a SELECT as `who`, via POST with an application/sparql-query body. */
+  async function selectAs(who: PartnerName | 'holder', query: string, view = 'latest'): Promise<Record<string, string>[]> {
+    const res = await as(server, who, `/sparql?view=${view}`, { method: 'POST', headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: query });
+    const text = await res.text();
+    expect(res.status, text).to.equal(200);
+    return rowsOf(text);
+  }
+
+  /** What GET lets `who` read among `urls`. */
+  async function readable(who: PartnerName, urls: string[]): Promise<string[]> {
+    const out = [];
+    for (const url of urls) if ((await as(server, who, url)).status === 200) out.push(url);
+    return out.sort();
+  }
+
+  /** The objects and events a SPARQL query shows `who` (subjects of the object graphs; events by eventFor). */
+  async function visible(who: PartnerName): Promise<{ objects: string[]; events: string[] }> {
+    const seenObjects = await selectAs(who, `${PREFIX}SELECT DISTINCT ?o WHERE { ?o a ?type FILTER (STRSTARTS(STR(?o), "${server.url}/logistics-objects/")) }`);
+    const seenEvents = await selectAs(who, `${PREFIX}SELECT DISTINCT ?e WHERE { ?e cargo:eventFor ?o }`, 'events');
+    return { objects: seenObjects.map((r) => r.o).filter((o) => objects.includes(o)).sort(), events: seenEvents.map((r) => r.e).sort() };
+  }
+
+  before(async () => {
+    server = await startTestServer({ sparql: { openToPartners: true }, identityProvider: { clients: PARTNER_CLIENTS } });
+    objects = [];
+    events = [];
+    for (const name of ['A', 'B', 'C']) objects.push(await createObject(server, { ...piece(), 'cargo:goodsDescription': name }));
+    for (const object of objects.slice(0, 2)) {
+      const res = await postEvent(server, object, eventJson());
+      expect(res.status, await res.text()).to.equal(201);
+      events.push(res.headers.get('location')!);
+    }
+  });
+  after(() => server.close());
+
+  it('each partner sees exactly the objects and events GET answers it, and a withdrawn grant takes them away at once', async () => {
+    const [a, b, c] = objects;
+    const airline = await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [a] });
+    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_EVENT'], for: partner('handler'), objects: [a, b] });
+    // The airline passes its read of A on to the broker: a trust chain.
+    await delegate(server, 'airline', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('broker'), objects: [a] });
+    await grant(server, authorization(partner('trucker'), [b, c], ['Read']));
+
+    const expected: Record<PartnerName, { objects: string[]; events: string[] }> = {
+      airline: { objects: [a], events: [] },
+      handler: { objects: [], events: [...events].sort() },
+      broker: { objects: [a], events: [] },
+      trucker: { objects: [b, c].sort(), events: [] },
+      stranger: { objects: [], events: [] },
+    };
+    for (const who of Object.keys(expected) as PartnerName[]) {
+      const get = { objects: await readable(who, objects), events: await readable(who, events) };
+      expect(get, `GET for ${who}`).to.deep.equal(expected[who]);
+      expect(await visible(who), `SPARQL for ${who}`).to.deep.equal(get);
+    }
+    // What it sees of A is A's latest revision, every triple of it.
+    expect(await selectAs('airline', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`)).to.deep.equal(await selectAs('holder', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`));
+
+    // Revoking the airline's delegation withdraws the broker's grant derived from it too.
+    expect((await server.request(airline, { method: 'DELETE' })).status).to.equal(204);
+    for (const who of ['airline', 'broker'] as const) {
+      expect(await readable(who, objects)).to.deep.equal([]);
+      expect(await visible(who), `SPARQL for ${who} after the revocation`).to.deep.equal({ objects: [], events: [] });
+    }
+  });
+
+  it('a graph named in the request that the partner may not read is empty', async () => {
+    const [, , c] = objects;
+    const latest = await selectAs('holder', `SELECT DISTINCT ?g WHERE { GRAPH ?g { <${c}> ?p ?o } }`);
+    expect(latest).to.have.length(1);
+    const res = await as(server, 'stranger', `/sparql?${new URLSearchParams({ query: 'SELECT * WHERE { ?s ?p ?o }', 'default-graph-uri': latest[0].g, 'named-graph-uri': latest[0].g })}`, { headers: { Accept: 'application/sparql-results+json' } });
+    expect(res.status).to.equal(200);
+    expect(((await res.json()) as { results: { bindings: unknown[] } }).results.bindings).to.deep.equal([]);
+  });
+
+  it('the audit view shows a partner its own action requests only, never the grants', async () => {
+    const mine = await selectAs('airline', 'PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT DISTINCT ?r WHERE { ?r api:isRequestedBy ?who }', 'audit');
+    expect(mine.map((r) => r.r)).to.have.length(1); // the delegation it passed on to the broker
+    expect(await selectAs('airline', 'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT ?g WHERE { ?g a acl:Authorization }', 'audit')).to.deep.equal([]);
+    expect((await selectAs('holder', 'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT DISTINCT ?g WHERE { ?g a acl:Authorization }', 'audit')).length).to.be.greaterThan(0);
   });
 });

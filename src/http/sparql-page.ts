@@ -96,7 +96,7 @@ function page(examples: readonly QueryFile[]): string {
 <h1>SPARQL</h1>
 <p>Read-only SPARQL 1.1 queries over this server's data. Views: <b>latest</b> (latest revision of every object),
 <b>events</b> (the same plus Logistics Events), <b>revisions</b> (one named graph per revision, revision metadata in the default graph),
-<b>audit</b> (action requests). Queries need a bearer token of an internal actor (<code>npx onerecord token</code>).</p>
+<b>audit</b> (action requests and access grants). Queries need a bearer token of an internal actor (<code>npx onerecord token</code>).</p>
 <form id="form">
 <p><label>Token <input id="token" type="password" size="40" autocomplete="off"></label>
 <label>Example <select id="example"><option value="">(choose a shipped query)</option></select></label>

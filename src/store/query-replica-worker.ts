@@ -15,7 +15,7 @@ import { writeSolutions } from './sparql-results.js';
  * - latest: the latest revision graph of every object; its default graph is their union;
  * - events: the same, plus one graph per Logistics Event; default graph: the union of all;
  * - revisions: every revision graph; its default graph holds the revision metadata;
- * - audit: one graph per action request; default graph: their union.
+ * - audit: one graph per action request and one per access grant; default graph: their union.
  * It applies what the main store committed, in commit order, and answers one query at a time.
  */
 const oxigraph = (oxigraphModule as unknown as { default?: typeof oxigraphModule }).default ?? oxigraphModule;
@@ -65,7 +65,7 @@ function targetsOf(graph: string): Target[] {
     return targets;
   }
   if (graph.includes('/logistics-events/')) return [{ view: 'events', graph: node }];
-  if (graph.includes('/action-requests/')) return [{ view: 'audit', graph: node }];
+  if (graph.includes('/action-requests/') || graph.includes('/internal/acl/')) return [{ view: 'audit', graph: node }];
   return [];
 }
 
