@@ -6,7 +6,7 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   module: URL;
   /** Its JavaScript heap: a runaway job fails the worker, not the server. */
   heapMb: number;
-  /** Time one job may take once the worker has it. */
+  /** Time one job may take once the worker has it (see `isStarted`). */
   budgetMs: number;
   /** Jobs that may wait; past this many a job is refused with `busy`. */
   maxWaiting: number;
@@ -14,6 +14,12 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   eager: boolean;
   /** Whether a message is the worker's "ready for jobs"; anything else is the reply to the job it runs. */
   isReady(message: unknown): boolean;
+  /**
+   * Whether a message says the worker has begun the job it was sent. Given, the budget runs from
+   * that message, for a worker that works through other messages first (a replica applying the
+   * writes posted before the job); absent, from the moment the job is posted.
+   */
+  isStarted?(message: unknown): boolean;
   /** The job's result, or the error it fails with. */
   settle(reply: Reply): Result | HttpError;
   overBudget(budgetMs: number): HttpError;
@@ -41,7 +47,7 @@ interface Waiting<Job, Result> {
 export class BudgetedWorker<Job, Reply, Result> {
   private current?: Worker;
   private ready = false;
-  private running?: Waiting<Job, Result> & { timer: NodeJS.Timeout };
+  private running?: Waiting<Job, Result> & { timer?: NodeJS.Timeout };
   private readonly waiting: Waiting<Job, Result>[] = [];
   private closed = false;
 
@@ -90,10 +96,13 @@ export class BudgetedWorker<Job, Reply, Result> {
     if (!this.current) this.spawn();
     if (!this.ready) return; // started when the worker says it is ready
     const waiting = this.waiting.shift()!;
-    const { budgetMs } = this.options;
-    const timer = setTimeout(() => this.replace(this.options.overBudget(budgetMs)), budgetMs);
-    this.running = { ...waiting, timer };
+    this.running = { ...waiting, timer: this.options.isStarted ? undefined : this.startBudget() };
     this.current!.postMessage(waiting.job);
+  }
+
+  private startBudget(): NodeJS.Timeout {
+    const { budgetMs } = this.options;
+    return setTimeout(() => this.replace(this.options.overBudget(budgetMs)), budgetMs);
   }
 
   private spawn(): void {
@@ -105,6 +114,9 @@ export class BudgetedWorker<Job, Reply, Result> {
       if (worker !== this.current) return;
       if (this.options.isReady(message)) {
         this.ready = true;
+      } else if (this.options.isStarted?.(message)) {
+        if (this.running && !this.running.timer) this.running.timer = this.startBudget();
+        return;
       } else {
         const outcome = this.options.settle(message as Reply);
         if (outcome instanceof Error) this.settle(outcome);

@@ -31,6 +31,8 @@ export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 /** Starts a benchmark target in its own process and waits for its JSON ready line. */
 export async function startTarget<T>(kind: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Target<T>> {
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, TARGETS, kind, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // A driver that fails half-way must not leave its target serving (and holding its port).
+  process.once('exit', () => child.kill('SIGKILL'));
   const lines = createInterface({ input: child.stdout! });
   const [line] = (await once(lines, 'line')) as [string];
   return {

@@ -11,9 +11,9 @@ const quads = (body: unknown) => parseBody(Buffer.from(JSON.stringify(body)), 'j
 /**
  * The analytics data set: `objects` Logistics Objects (a Shipment per 4 Pieces), each with
  * `revisions` revisions, a DEP event for three pieces in four and an RCS event for every piece,
- * spread over 30 days. Written through the domain, as requests would.
+ * spread over 30 days. Written through the domain, as requests would; `lastEvent` is the last write.
  */
-export async function loadAnalyticsData(server: RunningServer, objects: number, revisions: number): Promise<{ piece: string }> {
+export async function loadAnalyticsData(server: RunningServer, objects: number, revisions: number): Promise<{ piece: string; lastEvent: string }> {
   const { objects: los, events, holder } = server.services;
   const caller = { agent: holder, internal: true };
   const day = (i: number) => `2024-05-${String(1 + (i % 30)).padStart(2, '0')}T10:00:00Z`;
@@ -24,6 +24,7 @@ export async function loadAnalyticsData(server: RunningServer, objects: number, 
     'cargo:eventCode': { '@id': `${STATUS_CODE}${code}` },
   });
   let firstPiece = '';
+  let lastEvent = '';
   for (let s = 0; s < objects / 5; s++) {
     const pieces: string[] = [];
     for (let p = 0; p < 4; p++) {
@@ -36,9 +37,9 @@ export async function loadAnalyticsData(server: RunningServer, objects: number, 
     for (const [i, piece] of pieces.entries()) {
       const entry = los.index.get(piece)!;
       if (i < 3) await events.create(entry, await quads(event('DEP', s + i)), caller);
-      await events.create(entry, await quads(event('RCS', s + i)), caller);
+      lastEvent = (await events.create(entry, await quads(event('RCS', s + i)), caller)).iri;
     }
     firstPiece ||= pieces[0];
   }
-  return { piece: firstPiece };
+  return { piece: firstPiece, lastEvent };
 }

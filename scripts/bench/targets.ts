@@ -61,8 +61,8 @@ if (kind === 'bare-http') {
   const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false } });
   const server = await startServer(config, createLogger('silent'));
   const { holder, identityProvider } = server.services;
-  const { piece } = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
-  ready({ url: server.url, token: await identityProvider!.issue(holder), piece });
+  const data = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
+  ready({ url: server.url, token: await identityProvider!.issue(holder), ...data });
 } else {
   console.error(`unknown target ${kind}`);
   process.exit(2);

@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 import oxigraphModule from 'oxigraph';
 import { store as bookkeeping } from '../rdf/vocab.js';
 import type { SparqlJsonResults } from './oxigraph-index.js';
-import type { QueryJob, QueryReply, ReplicaMessage, View } from './query-replica.js';
+import type { QueryJob, QueryReply, ReplicaMessage, View, WorkerMessage } from './query-replica.js';
 import { revisionGraph, revisionOfGraph } from './schema/revisions.js';
 import { RESULT_MEDIA_TYPES } from './sparql-query.js';
 import { writeSolutions } from './sparql-results.js';
@@ -141,19 +141,20 @@ port.on('message', (message: ReplicaMessage) => {
       loadGraph(message.graph, message.ntriples);
       return;
     case 'loaded':
-      port.postMessage({ kind: 'loaded' });
+      port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
       return;
     case 'record':
       applyRecord(message.delete, message.insert);
       return;
     case 'query': {
+      port.postMessage({ kind: 'started' } satisfies WorkerMessage);
       let reply: QueryReply;
       try {
         reply = runQuery(message);
       } catch (err) {
         reply = { error: (err as Error).message };
       }
-      port.postMessage(reply);
+      port.postMessage(reply satisfies WorkerMessage);
       return;
     }
   }

@@ -39,6 +39,9 @@ export type ReplicaMessage =
 
 export type QueryReply = { body: string; truncated: boolean } | { error: string };
 
+/** Messages from the worker: its replica is loaded, it has begun the query it was sent, the query's reply. */
+export type WorkerMessage = { kind: 'loaded' } | { kind: 'started' } | QueryReply;
+
 export interface QueryRequest {
   query: ParsedQuery;
   view: View;
@@ -96,6 +99,8 @@ export class QueryReplica implements QueryService {
       // The worker holds the replica: a new one starts loading at once, not when a query comes.
       eager: true,
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
+      // The worker applies the writes posted before a query first; the budget is the query's own time.
+      isStarted: (message) => (message as { kind?: string }).kind === 'started',
       settle: (reply) =>
         'error' in reply
           ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
