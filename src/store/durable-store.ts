@@ -6,7 +6,8 @@ import { CommitStream } from './commit-stream.js';
 import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { QueryReplica, type QueryReplicaOptions } from './query-replica.js';
-import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName, writeSnapshot } from './snapshot.js';
+import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
+import { SnapshotThread } from './snapshot-thread.js';
 import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
 import { WriteTransaction } from './transaction.js';
@@ -60,8 +61,10 @@ export class DurableStore implements GraphStore {
   readonly committed = new CommitStream();
   private journal!: Journal;
   private replica?: QueryReplica;
+  private readonly snapshotThread = new SnapshotThread();
   private snapshotting: Promise<void> | undefined;
-  /** Size of the newest snapshot file. */
+  /** The newest snapshot (it holds segments before this number), and its size. */
+  private snapshotSegment: number | undefined;
   private snapshotBytes = 0;
   /** Quads held (see StoreCapacity), and the net quads of records admitted but not yet applied. */
   private quads = 0;
@@ -77,7 +80,12 @@ export class DurableStore implements GraphStore {
 
   static async open(options: DurableStoreOptions): Promise<DurableStore> {
     const store = new DurableStore(options);
-    await store.recover();
+    try {
+      await store.recover();
+    } catch (err) {
+      await store.snapshotThread.close();
+      throw err;
+    }
     return store;
   }
 
@@ -94,6 +102,7 @@ export class DurableStore implements GraphStore {
     try {
       if (snapshot !== undefined) {
         await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
+        this.snapshotSegment = snapshot;
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
       }
       journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
@@ -260,7 +269,12 @@ export class DurableStore implements GraphStore {
     return this.replica;
   }
 
-  /** Folds the journal into a snapshot. Concurrent calls share one run. */
+  /**
+   * Folds the journal into a snapshot. Concurrent calls share one run. The journal moves to a new
+   * segment; the new snapshot is the previous one plus the segments before it, folded on a worker
+   * thread from the files (see fold.ts), never read from the store in memory, so requests are not
+   * held up meanwhile. It holds exactly what those segments wrote; startup replays the rest.
+   */
   snapshot(): Promise<void> {
     // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
     if (this.failed) return Promise.resolve();
@@ -269,12 +283,14 @@ export class DurableStore implements GraphStore {
       try {
         const started = Date.now();
         const segment = await this.journal.rotate();
-        await writeSnapshot(this.index, dataDir, segment);
+        const base = this.snapshotSegment;
+        const folded = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment });
+        this.snapshotSegment = segment;
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
         this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-        log(`snapshot ${segment} written in ${Date.now() - started} ms (${this.quads} quads)`);
+        log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads)`);
       } catch (err) {
         log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
       } finally {
@@ -290,5 +306,6 @@ export class DurableStore implements GraphStore {
     await this.journal.idle();
     if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot();
     await this.journal.close();
+    await this.snapshotThread.close();
   }
 }

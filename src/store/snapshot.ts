@@ -3,15 +3,14 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { syncDirectory } from './journal.js';
 import type { OxigraphIndex } from './oxigraph-index.js';
-import { iriToNt } from '../rdf/terms.js';
 
 const SNAPSHOT_PATTERN = /^snapshot-(\d{8})\.nq$/;
 /** The last line of a complete snapshot, with the CRC-32 of every byte before it. */
 const END_PREFIX = '# end of snapshot, crc32 ';
 const END_LINE = /^# end of snapshot, crc32 ([0-9a-f]{8})\n$/;
 const endLine = (crc: number) => `${END_PREFIX}${crc.toString(16).padStart(8, '0')}\n`;
-const WRITE_CHUNK_CHARS = 1024 * 1024;
 const LOAD_CHUNK_BYTES = 4 * 1024 * 1024;
+const SYNC_EVERY_BYTES = 32 * 1024 * 1024;
 
 export const snapshotName = (segment: number) => `snapshot-${String(segment).padStart(8, '0')}.nq`;
 
@@ -111,10 +110,18 @@ export async function writeSnapshotFile(dir: string, segment: number, produce: (
   const file = await open(tempPath, 'w');
   try {
     let crc = 0;
+    let unsynced = 0;
     await produce(async (data) => {
       crc = crc32(data, crc);
       if (typeof data === 'string') await file.write(data);
       else await file.write(data);
+      // Synced as it goes: one fsync of a whole large file at the end would hold the disk (and the
+      // journal's fdatasync behind it) for seconds.
+      unsynced += data.length;
+      if (unsynced >= SYNC_EVERY_BYTES) {
+        await file.datasync();
+        unsynced = 0;
+      }
     });
     await file.write(endLine(crc));
     await file.sync();
@@ -126,27 +133,6 @@ export async function writeSnapshotFile(dir: string, segment: number, produce: (
   await file.close();
   await rename(tempPath, finalPath);
   await syncDirectory(dir);
-}
-
-/**
- * Writes every graph of the store to `snapshot-<segment>.nq`. It runs while writes go on: graphs
- * are read one at a time between awaits, so the file may hold some effects of records in segment
- * >= `segment`. Replaying those records again converges to the same state because every record
- * only sets given quads absent or present.
- */
-export async function writeSnapshot(index: OxigraphIndex, dir: string, segment: number): Promise<void> {
-  await writeSnapshotFile(dir, segment, async (write) => {
-    let text = index.defaultGraphNTriples();
-    for (const graph of index.listGraphs()) {
-      // N-Triples lines end in " .\n" and literals never hold a raw newline, so this adds the graph to each line.
-      text += index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
-      if (text.length >= WRITE_CHUNK_CHARS) {
-        await write(text);
-        text = '';
-      }
-    }
-    await write(text);
-  });
 }
 
 /** Removes snapshots older than `segment` and temp files of snapshots that never finished. */

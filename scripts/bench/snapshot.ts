@@ -1,0 +1,203 @@
+/**
+ * Snapshot stall: GET and POST latency while a snapshot of a large store (~5 million quads) is
+ * written, against the same load without a snapshot, measured in the same run on the same server.
+ *   node dist/scripts/bench/snapshot.js [--objects 23000] [--revisions 5] [--compare <dist of another build>]
+ *       [--get-rate 500] [--post-rate 50] [--baseline-seconds 20]
+ * The data directory (journal only, so the snapshot has the whole journal to fold) is built once
+ * through the domain write path; each build then gets a copy, starts from it, takes the load for
+ * `--baseline-seconds`, then is told to write a snapshot and takes the same load until it is done.
+ * Load is open-loop (requests sent on a fixed schedule, latency counted from the scheduled time),
+ * so a stalled server cannot hide its stall by slowing the client down.
+ * `--compare` runs the same measurement on another build (e.g. `main` built in another worktree)
+ * in the same run, after this one.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { addRevisions, benchObject, BENCH_PIECE } from './fixtures.js';
+import { fmt, LoadClient, machine, SERVER_NODE_FLAGS } from './harness.js';
+
+const PORT = 18600;
+const BASE_URL = `http://127.0.0.1:${PORT}`;
+const BATCH = 200;
+const THIS_DIST = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Served {
+  url: string;
+  token: string;
+  object: string;
+}
+type ServerMessage = { snapshotMs: number } | Served;
+
+/** Builds a journal-only data directory through the domain write path of this build (fsync off). */
+async function build(dataDir: string, objectCount: number, revisions: number): Promise<void> {
+  const { loadConfig } = await import('../../src/config.js');
+  const { startServer } = await import('../../src/server.js');
+  const { createLogger } = await import('../../src/observability/logger.js');
+  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent' });
+  const server = await startServer(config, createLogger('silent'));
+  const { objects, holder } = server.services;
+  const caller = { agent: holder, internal: true };
+  let first: string | undefined;
+  for (let done = 0; done < objectCount; done += BATCH) {
+    await Promise.all(
+      Array.from({ length: Math.min(BATCH, objectCount - done) }, async () => {
+        const { iri } = await objects.create(await benchObject(), caller);
+        first ??= iri;
+        await addRevisions(server.store, objects, iri, holder, revisions - 1);
+      }),
+    );
+  }
+  await writeFile(`${dataDir}.object`, first!);
+  console.log(`built ${objectCount} objects x ${revisions} revisions: ${server.store.capacity().quads} quads`);
+  process.exit(0); // no close(): it would fold the journal into a snapshot
+}
+
+/** Server mode: the server of the build in `dist` on `dataDir`; snapshots only when the parent asks. */
+async function serve(dist: string, dataDir: string): Promise<void> {
+  const { loadConfig } = (await import(join(dist, 'src/config.js'))) as typeof import('../../src/config.js');
+  const { startServer } = (await import(join(dist, 'src/server.js'))) as typeof import('../../src/server.js');
+  const { createLogger } = (await import(join(dist, 'src/observability/logger.js'))) as typeof import('../../src/observability/logger.js');
+  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent' });
+  const server = await startServer(config, createLogger('silent'));
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  process.on('message', (message) => {
+    if (message !== 'snapshot') return;
+    const started = performance.now();
+    void server.store.snapshot().then(() => process.send!({ snapshotMs: performance.now() - started } satisfies ServerMessage));
+  });
+  process.send!({ url: server.url, token, object: (await readFile(`${dataDir}.object`, 'utf8')).trim() } satisfies ServerMessage);
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+
+interface Latencies {
+  count: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * Sends requests on a fixed schedule (`rate` per second) until `stop` resolves, whatever the
+ * answers; each latency runs from the time the request was due, not from when it went out.
+ */
+async function openLoop(send: () => Promise<number>, rate: number, stop: Promise<unknown>): Promise<Latencies> {
+  const latencies: number[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let failed = 0;
+  let sent = 0;
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const started = performance.now();
+  while (!stopped) {
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    for (; sent < due; sent++) {
+      const scheduled = started + (sent / rate) * 1000;
+      const request = send().then(
+        (status) => {
+          if (status >= 300) failed += 1;
+          latencies.push(performance.now() - scheduled);
+        },
+        () => void (failed += 1),
+      );
+      inFlight.add(request);
+      void request.finally(() => inFlight.delete(request));
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(inFlight);
+  latencies.sort((a, b) => a - b);
+  return { count: latencies.length, failed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? 0 };
+}
+
+interface Run {
+  label: string;
+  baseline: { get: Latencies; post: Latencies };
+  snapshot: { get: Latencies; post: Latencies; ms: number };
+}
+
+async function measure(label: string, dist: string, data: string, rates: { get: number; post: number }, baselineSeconds: number): Promise<Run> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-snapshot-run-'));
+  await cp(data, dataDir, { recursive: true });
+  await cp(`${data}.object`, `${dataDir}.object`);
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', dist, dataDir], { execArgv: SERVER_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const [served] = (await once(child, 'message')) as [Served];
+    const client = new LoadClient({ Authorization: `Bearer ${served.token}` });
+    const body = JSON.stringify(BENCH_PIECE);
+    const get = () => client.send(served.object, 'GET').then((r) => r.status);
+    const post = () => client.send(`${served.url}/logistics-objects`, 'POST', body, { 'Content-Type': 'application/ld+json' }).then((r) => r.status);
+    const phase = (stop: Promise<unknown>) => Promise.all([openLoop(get, rates.get, stop), openLoop(post, rates.post, stop)]);
+    const seconds = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
+    await phase(seconds(3)); // warm-up
+    const [baseGet, basePost] = await phase(seconds(baselineSeconds));
+    const done = once(child, 'message') as Promise<[{ snapshotMs: number }]>;
+    child.send('snapshot');
+    const [[snapGet, snapPost], [{ snapshotMs }]] = await Promise.all([phase(done), done]);
+    client.close();
+    return { label, baseline: { get: baseGet, post: basePost }, snapshot: { get: snapGet, post: snapPost, ms: snapshotMs } };
+  } finally {
+    child.kill('SIGKILL');
+    await once(child, 'exit').catch(() => {});
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(`${dataDir}.object`, { force: true });
+  }
+}
+
+function report(runs: Run[], rates: { get: number; post: number }): void {
+  console.log(`\n| build | load | p99 without snapshot ms | p99 during snapshot ms | ratio | p50 without / during ms | max during ms | snapshot s |`);
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const run of runs) {
+    for (const kind of ['get', 'post'] as const) {
+      const base = run.baseline[kind];
+      const snap = run.snapshot[kind];
+      const rate = kind === 'get' ? `GET ${rates.get}/s` : `POST ${rates.post}/s`;
+      console.log(
+        `| ${run.label} | ${rate} | ${fmt(base.p99, 1)} | ${fmt(snap.p99, 1)} | **${fmt(snap.p99 / base.p99, 2)}** | ${fmt(base.p50, 1)} / ${fmt(snap.p50, 1)} | ${fmt(snap.max, 0)} | ${fmt(run.snapshot.ms / 1000, 1)} |`,
+      );
+      if (base.failed + snap.failed > 0) console.log(`  (${run.label} ${kind}: ${base.failed + snap.failed} failed requests)`);
+    }
+  }
+}
+
+const { values } = parseArgs({
+  options: {
+    serve: { type: 'string' },
+    build: { type: 'string' },
+    objects: { type: 'string', default: '23000' },
+    revisions: { type: 'string', default: '5' },
+    compare: { type: 'string' },
+    'get-rate': { type: 'string', default: '500' },
+    'post-rate': { type: 'string', default: '50' },
+    'baseline-seconds': { type: 'string', default: '20' },
+  },
+  allowPositionals: true,
+});
+
+if (values.serve) {
+  await serve(values.serve, process.argv.at(-1)!);
+} else if (values.build) {
+  await build(values.build, Number(values.objects), Number(values.revisions));
+} else {
+  const data = await mkdtemp(join(tmpdir(), 'onerecord-snapshot-data-'));
+  try {
+    const builder = fork(fileURLToPath(import.meta.url), ['--build', data, '--objects', values.objects, '--revisions', values.revisions], { execArgv: SERVER_NODE_FLAGS });
+    const [code] = (await once(builder, 'exit')) as [number];
+    if (code !== 0) throw new Error(`building the data failed (exit ${code})`);
+    console.log(machine());
+    const rates = { get: Number(values['get-rate']), post: Number(values['post-rate']) };
+    const baselineSeconds = Number(values['baseline-seconds']);
+    const runs = [await measure('this build', THIS_DIST, data, rates, baselineSeconds)];
+    if (values.compare) runs.push(await measure(`compared (${values.compare})`, resolve(values.compare), data, rates, baselineSeconds));
+    report(runs, rates);
+  } finally {
+    await rm(data, { recursive: true, force: true });
+    await rm(`${data}.object`, { force: true });
+  }
+}
