@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './observability/logger.js';
 import { startServer } from './server.js';
-import { StoreTooLargeError } from './store/capacity.js';
+import { StoreFullError, StoreTooLargeError } from './store/capacity.js';
 
 function configOrExit(): Config {
   try {
@@ -17,7 +17,8 @@ const config = configOrExit();
 const logger = createLogger(config.logLevel);
 const started = Date.now();
 const server = await startServer(config, logger).catch((err: unknown) => {
-  if (!(err instanceof StoreTooLargeError)) throw err;
+  // The data does not fit: a message, not a stack trace (also when the data holder cannot be written at first start).
+  if (!(err instanceof StoreTooLargeError || err instanceof StoreFullError)) throw err;
   logger.fatal({ event: 'store-too-large' }, err.message);
   logger.flush();
   process.exit(1);

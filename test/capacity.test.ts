@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -12,6 +15,7 @@ import { freePort, postJsonLd, startTestServer, type TestServer } from './suppor
 import { graphQuads, openStore, tempDir } from './support/store-data.js';
 
 const METRICS_TOKEN = 'metrics-token-for-capacity-tests-0123';
+const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 /** Where a write past the capacity must point the operator. */
 const FULL_MESSAGE = /store is full: it holds \d+ quads .* capacity of \d+ \(store\.capacityQuads\).*Nothing was stored; reads go on.*onerecord export/;
 
@@ -140,6 +144,20 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
     await startServer(config, testLogger()).catch((err: unknown) => (error = err));
     expect(error).to.be.instanceOf(StoreTooLargeError);
     expect((error as Error).message).to.match(/holds more than the embedded store can load: .*store\.memoryReserveBytes.*Nothing on disk was changed.*onerecord export/);
+    expect(await directorySizes(dataDir)).to.deep.equal(before);
+
+    // `npm start` says so in one log line and exits 1, without a stack trace.
+    const main = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: '0', STORE_MEMORY_RESERVE_BYTES: String(2 ** 32 - 1) } });
+    let output = '';
+    main.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    main.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(main, 'exit')) as [number];
+    expect(code).to.equal(1);
+    const lines = output.split('\n').filter(Boolean);
+    expect(lines.every((line) => line.startsWith('{')), output).to.equal(true);
+    const fatal = lines.map((line) => JSON.parse(line) as { event?: string; msg: string }).find((line) => line.event === 'store-too-large');
+    expect(fatal?.msg).to.match(/holds more than the embedded store can load.*onerecord export/);
+    expect(output).to.not.match(/\n\s+at /);
     expect(await directorySizes(dataDir)).to.deep.equal(before);
     // The port is free again: the listener opened for health probes was closed.
     server = await start({ capacityQuads });

@@ -122,21 +122,21 @@ export async function scanSegment(path: string, name: string, onRecords: (record
           'Refusing to start: restore the data directory from a backup, or truncate the segment at that byte deliberately, accepting the loss of what follows.',
       );
     while (offset < size) {
-      if (size - offset < HEADER_BYTES) return end('a record header cut short');
+      if (size - offset < HEADER_BYTES) return await end('a record header cut short');
       const header = await reader.bytes(offset, offset + HEADER_BYTES);
       if (crc32(header.subarray(0, 12)) !== header.readUInt32LE(12)) {
-        if (await reader.onlyZerosFrom(offset)) return end('zero bytes where a record should be');
+        if (await reader.onlyZerosFrom(offset)) return await end('zero bytes where a record should be');
         throw corrupt('a record header fails its checksum');
       }
       const payloadBytes = header.readUInt32LE(0);
       const deleteBytes = header.readUInt32LE(4);
       const payloadCrc = header.readUInt32LE(8);
       const recordEnd = offset + HEADER_BYTES + payloadBytes;
-      if (recordEnd > size) return end('a record cut short');
+      if (recordEnd > size) return await end('a record cut short');
       if (deleteBytes > payloadBytes) throw corrupt('a record header with impossible lengths');
       const payload = await reader.bytes(offset + HEADER_BYTES, recordEnd);
       if (crc32(payload) !== payloadCrc) {
-        if (await reader.onlyZerosFrom(recordEnd)) return end('a last record that fails its checksum');
+        if (await reader.onlyZerosFrom(recordEnd)) return await end('a last record that fails its checksum');
         throw corrupt('a record fails its checksum');
       }
       batch.push({ delete: payload.subarray(0, deleteBytes), insert: payload.subarray(deleteBytes) });
@@ -144,7 +144,7 @@ export async function scanSegment(path: string, name: string, onRecords: (record
       offset = recordEnd;
       if (batchBytes >= SCAN_BATCH_BYTES) await flush();
     }
-    return end();
+    return await end();
   } finally {
     await file.close();
   }
