@@ -21,10 +21,11 @@ export class SnapshotThread {
     if (this.running) return Promise.reject(new Error('a snapshot is already being written'));
     this.worker ??= this.spawn();
     const worker = this.worker;
-    return new Promise((resolve, reject) => {
+    worker.ref(); // a snapshot being written keeps the process alive (as at shutdown)
+    return new Promise<Folded>((resolve, reject) => {
       this.running = { resolve, reject };
       worker.postMessage({ dir, range } satisfies SnapshotJob);
-    });
+    }).finally(() => worker.unref());
   }
 
   async close(): Promise<void> {
@@ -35,7 +36,7 @@ export class SnapshotThread {
 
   private spawn(): Worker {
     const worker = new Worker(new URL('./snapshot-worker.js', import.meta.url));
-    worker.unref(); // never keeps a process alive on its own
+    worker.unref(); // idle, it never keeps a process alive
     const settle = (outcome: Folded | Error) => {
       const running = this.running;
       this.running = undefined;
