@@ -17,6 +17,7 @@ type Json = Record<string, unknown>;
 export type OpenApiDocument = Json & { paths: Record<string, Record<string, Json>>; components: Json & { schemas: Record<string, unknown> } };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 const jsonLd = (schema: unknown) => ({ 'application/ld+json': { schema } });
 const rdfText = { 'text/turtle': { schema: { type: 'string' } }, 'application/n-triples': { schema: { type: 'string' } } };
 
@@ -207,7 +208,7 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Where a moved Logistics Object went',
       operationId: 'getMove',
-      parameters: [{ name: 'logisticsObjectId', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [pathParam('logisticsObjectId')],
       responses: { '200': { description: 'The move', content: { 'application/json': { schema: ref('Move') } } } },
     },
     put: {
@@ -215,7 +216,7 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       summary: 'INTERNAL: Mark a Logistics Object as moved',
       description: 'Its URL, audit trail and events then answer 301 (permanent) or 302 with Location',
       operationId: 'moveLogisticsObject',
-      parameters: [{ name: 'logisticsObjectId', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [pathParam('logisticsObjectId')],
       requestBody: {
         required: true,
         content: {
@@ -230,7 +231,7 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Undo a move',
       operationId: 'restoreLogisticsObject',
-      parameters: [{ name: 'logisticsObjectId', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [pathParam('logisticsObjectId')],
       responses: { '204': { description: 'The object answers at its own URL again' } },
     },
   },
@@ -263,14 +264,14 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Access control'],
       summary: 'INTERNAL: One grant',
       operationId: 'getGrant',
-      parameters: [{ name: 'grantId', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [pathParam('grantId')],
       responses: { '200': { description: 'The grant\'s acl:Authorization nodes and bookkeeping', content: jsonLd(ref('JsonLdDocument')) } },
     },
     delete: {
       tags: ['Access control'],
       summary: 'INTERNAL: Withdraw a grant and every grant derived from it',
       operationId: 'withdrawGrant',
-      parameters: [{ name: 'grantId', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [pathParam('grantId')],
       responses: { '204': { description: 'Withdrawn' } },
     },
   },
