@@ -9,6 +9,7 @@ import { readQueryFile } from './domain/query-files.js';
 const USAGE = `usage: onerecord token [--agent <logistics agent URI>] [--lifetime <seconds>]
        onerecord export [--out <file>]
        onerecord query <file.rq> [--view latest|events|revisions|audit] [--accept <media type>] [--url <server URL>]
+       onerecord subscribe <topic> [--type] [--publisher <base URL>] [--body] [--status-changes] [--server <base URL>]
 
 token   Prints a bearer token of the embedded identity provider for the agent (default: the data holder).
         Reads the key from DATA_DIR (or the dataDir of CONFIG_FILE); the server must have started once with it.
@@ -18,7 +19,12 @@ export  Writes everything the data directory holds (snapshot and journal) as N-Q
 query   Runs a SPARQL query file on the server's /sparql endpoint and prints the answer (TSV for SELECT/ASK,
         Turtle for CONSTRUCT/DESCRIBE unless --accept says otherwise). The view comes from a "# view: …" line
         of the file unless --view is given. The token is ONERECORD_TOKEN, else one of the embedded provider
-        for the data holder; the server is --url, else the configured baseUrl.`;
+        for the data holder; the server is --url, else the configured baseUrl.
+subscribe  Makes this server subscribe to a Logistics Object IRI (or, with --type, a Logistics Object
+        class at --publisher) at another server, through POST /internal/remote-subscriptions of this server
+        (--server, default its baseUrl); prints the SubscriptionRequest the publisher answered. --body asks
+        for the object in each notification, --status-changes for action-request status notifications.
+        Reads the key like token.`;
 
 const OPTIONS = {
   agent: { type: 'string' },
@@ -27,11 +33,21 @@ const OPTIONS = {
   view: { type: 'string' },
   accept: { type: 'string' },
   url: { type: 'string' },
+  type: { type: 'boolean' },
+  publisher: { type: 'string' },
+  body: { type: 'boolean' },
+  'status-changes': { type: 'boolean' },
+  server: { type: 'string' },
   help: { type: 'boolean' },
 } as const;
-const COMMAND_OPTIONS: Record<string, readonly string[]> = { token: ['agent', 'lifetime'], export: ['out'], query: ['view', 'accept', 'url'] };
+const COMMAND_OPTIONS: Record<string, readonly string[]> = {
+  token: ['agent', 'lifetime'],
+  export: ['out'],
+  query: ['view', 'accept', 'url'],
+  subscribe: ['type', 'publisher', 'body', 'status-changes', 'server'],
+};
 /** Positional arguments after the command. */
-const COMMAND_ARGUMENTS: Record<string, number> = { token: 0, export: 0, query: 1 };
+const COMMAND_ARGUMENTS: Record<string, number> = { token: 0, export: 0, query: 1, subscribe: 1 };
 
 function readArguments() {
   try {
@@ -108,6 +124,29 @@ async function runQuery(file: string, options: Values): Promise<number> {
   return 0;
 }
 
+/** `onerecord subscribe`: asks the running server to subscribe at a publisher. */
+async function subscribe(topic: string, values: Values): Promise<number> {
+  const server = (values.server ?? loadConfig().baseUrl).replace(/\/+$/, '');
+  const res = await fetch(`${server}/internal/remote-subscriptions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${await holderToken(undefined, 300)}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      topic,
+      topicType: values.type ? 'LOGISTICS_OBJECT_TYPE' : 'LOGISTICS_OBJECT_IDENTIFIER',
+      ...(values.publisher ? { publisher: values.publisher } : {}),
+      sendLogisticsObjectBody: values.body === true,
+      notifyRequestStatusChange: values['status-changes'] === true,
+    }),
+  });
+  const text = await res.text();
+  if (res.status !== 201) {
+    console.error(`onerecord: ${server} answered ${res.status}: ${text}`);
+    return 1;
+  }
+  console.log(text);
+  return 0;
+}
+
 async function run(): Promise<number> {
   const args = readArguments();
   if (!args) {
@@ -124,6 +163,7 @@ async function run(): Promise<number> {
     return values.help ? 0 : 2;
   }
   if (command === 'query') return runQuery(positionals[1], values);
+  if (command === 'subscribe') return subscribe(positionals[1], values);
   return command === 'token' ? token(values) : exportData(values);
 }
 

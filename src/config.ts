@@ -28,6 +28,12 @@ const trustedIssuerSchema = z.strictObject({
   audience: z.string().min(1).optional(),
 });
 
+/** Where notifications for an organisation go, when not to `{origin of the organisation}/notifications`. */
+const callbackSchema = z.strictObject({ organization: iri, url: httpUrl });
+
+/** A partner server asked, when an object of one of `types` (or their subclasses; none: any) is created, which subscription it wants. */
+const partnerSchema = z.strictObject({ url: httpUrl, types: z.array(iri).default([]) });
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const configSchema = z.strictObject({
@@ -58,12 +64,41 @@ export const configSchema = z.strictObject({
     .meta({ description: 'other identity providers `{issuer, jwksUrl, audience?}` (Keycloak, Azure AD, ...)' }),
   outbound: z
     .strictObject({
-      timeoutMs: integer(1).default(5000).meta({ description: 'timeout of requests this server makes (key sets of trusted issuers)' }),
+      timeoutMs: integer(1).default(5000).meta({ description: 'time a whole request this server makes may take (key sets of trusted issuers, notifications, subscriptions)' }),
       keySetRefetchSeconds: integer(1)
         .default(60)
         .meta({ description: "a trusted issuer's key set is fetched again for a token with an unknown `kid` at most this often (key rotation)" }),
+      allowPrivateAddresses: z
+        .boolean()
+        .default(false)
+        .meta({ description: 'let outbound calls (notifications, subscriptions) reach loopback, private, link-local and metadata addresses; for tests and local demos' }),
+      connectTimeoutMs: integer(1).default(5000).meta({ description: 'time an outbound call may take to connect' }),
+      clientCredentials: z
+        .strictObject({ tokenUrl: httpUrl, clientId: z.string().min(1), clientSecret: z.string().min(1) })
+        .optional()
+        .meta({ description: '`{tokenUrl, clientId, clientSecret}`: outbound calls carry a token from this provider (client-credentials grant) instead of one signed by the embedded provider' }),
     })
     .prefault({}),
+  notifications: z
+    .strictObject({
+      webhookUrl: httpUrl.optional().meta({ description: 'received notifications are forwarded (POST, JSON-LD, `Idempotency-Key`) to this internal URL' }),
+    })
+    .prefault({}),
+  delivery: z
+    .strictObject({
+      initialBackoffMs: integer(1).default(1000).meta({ description: 'first retry delay of a notification; doubles per attempt, with full jitter' }),
+      maxBackoffMs: integer(1).default(60 * 60 * 1000).meta({ description: 'longest retry delay' }),
+      retryWindowMs: integer(1).default(72 * 60 * 60 * 1000).meta({ description: 'a notification not delivered within this time (72 h) becomes a dead letter' }),
+      callbacks: z
+        .array(callbackSchema)
+        .default([])
+        .meta({ description: '`{organization, url}`: where notifications for an organisation go instead of `{its origin}/notifications`' }),
+    })
+    .prefault({}),
+  partners: z
+    .array(partnerSchema)
+    .default([])
+    .meta({ description: '`{url, types}`: partner servers asked `GET {url}/subscriptions` when an object of one of `types` (default any) is created' }),
   decisionPolicy: z.enum(['auto', 'all', 'manual']).default('auto').meta({ description: 'change requests: `auto`, `all` or `manual` (see "What the server does")' }),
   hideForbidden: z.boolean().default(false).meta({ description: 'answer 404 instead of 403 when a caller may not see a resource' }),
   limits: z
@@ -156,6 +191,8 @@ type Parsed = z.output<typeof configSchema>;
 export type Config = Omit<Parsed, 'baseUrl'> & { baseUrl: string };
 export type ClientConfig = z.output<typeof clientSchema>;
 export type TrustedIssuerConfig = z.output<typeof trustedIssuerSchema>;
+export type CallbackConfig = z.output<typeof callbackSchema>;
+export type PartnerConfig = z.output<typeof partnerSchema>;
 export type DecisionPolicy = Config['decisionPolicy'];
 export type Limits = Config['limits'];
 export type LogLevel = Config['logLevel'];

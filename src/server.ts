@@ -17,6 +17,16 @@ import type { ServerMetrics } from './observability/metrics.js';
 import type { Services } from './http/context.js';
 import { JsonLdFallback } from './rdf/jsonld-fallback.js';
 import { CargoOntology } from './rdf/ontology.js';
+import { ApiOntology } from './rdf/api-ontology.js';
+import { ReceivedNotifications } from './domain/received-notifications.js';
+import { WebhookForwarder } from './domain/webhook-forwarder.js';
+import { OutboundClient } from './outbound/http-client.js';
+import { clientCredentialsTokens, embeddedTokens, type TokenSource } from './outbound/tokens.js';
+import { Outbox, PublishingStore } from './domain/outbox.js';
+import { Delivery } from './domain/delivery.js';
+import { SubscriptionIndex, Subscriptions } from './domain/subscriptions.js';
+import { RemoteSubscriptions } from './domain/remote-subscriptions.js';
+import { PartnerOffers } from './domain/partner-offers.js';
 import { DurableStore } from './store/durable-store.js';
 import { ActionRequestIndex } from './domain/action-request-index.js';
 import { ActionRequests } from './domain/action-requests.js';
@@ -29,6 +39,7 @@ import { createLogger, messageLog, type Logger } from './observability/logger.js
 import { ShapeValidator } from './shapes/validator.js';
 
 export const ONTOLOGY_FILE = projectFile('ontology/IATA-1R-DM-Ontology.ttl');
+export const API_ONTOLOGY_FILE = projectFile('ontology/ONE-Record-API-Ontology.ttl');
 
 export interface RunningServer {
   url: string;
@@ -38,6 +49,14 @@ export interface RunningServer {
   store: DurableStore;
   /** Drains requests in flight (up to `shutdown.graceMs`), then flushes and closes the store. */
   close(): Promise<void>;
+}
+
+/** The token outbound calls carry: from the configured provider (client credentials), else signed by the embedded one. */
+function outboundTokens(config: Config, idp: IdentityProvider | undefined, holder: string): TokenSource | undefined {
+  const credentials = config.outbound.clientCredentials;
+  // The provider is the operator's choice and may be on a private network.
+  if (credentials) return clientCredentialsTokens(new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), credentials);
+  return idp && embeddedTokens(idp, holder, config.identityProvider.tokenLifetimeSeconds);
 }
 
 /**
@@ -102,27 +121,51 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
   const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
-  const objects = new LogisticsObjects(store, index, ontology, access, config.baseUrl, shapes);
+  // Writers get the publishing store: each commit queues the notifications it causes.
+  const subscriptionIndex = new SubscriptionIndex(store, ontology, index, access, config.delivery.callbacks);
+  const outbox = new Outbox(subscriptionIndex, index, store, config.baseUrl);
+  const publishing = new PublishingStore(store, outbox);
+  const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
+  const receivedNotifications = new ReceivedNotifications(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access);
+  const events = new LogisticsEvents(publishing, eventIndex, objects, ontology, access);
+  const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
+  const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
+  actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
+  const outbound = new OutboundClient(config.outbound);
+  const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url) });
+  actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
+  const tokens = outboundTokens(config, identityProvider, holder);
+  const log = messageLog(logger, 'notifications');
+  const delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log);
+  const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
-  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex]) store.committed.subscribe((events) => consumer.onCommitted(events));
+  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, receivedNotifications, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {
+    store.committed.subscribe((events) => consumer.onCommitted(events));
+  }
   store.publishStored();
   // Counted from here on: what this process commits, not what the store held at start.
   if (metrics) store.committed.subscribe(metrics.onCommitted);
+  if (config.notifications.webhookUrl) {
+    // Operator-configured and usually on a private network: the address guard does not apply.
+    const webhook = new WebhookForwarder(config.notifications.webhookUrl, new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), receivedNotifications, log);
+    store.committed.subscribe((events) => webhook.onCommitted(events));
+  }
   await objects.ensureDataHolder(holder, config.holderName);
-  const events = new LogisticsEvents(store, eventIndex, objects, ontology, access);
-  const actionRequests = new ActionRequests(store, requestIndex, access, config.baseUrl);
-  const changeRequests = new ChangeRequests(store, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
-  actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
-  const grants = new Grants(store, grantIndex, access, objects, actionRequests, config.baseUrl);
+  const grants = new Grants(publishing, grantIndex, access, objects, actionRequests, config.baseUrl);
   const accessDelegations = new AccessDelegations(access, objects, actionRequests, grants, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
+  if (config.partners.length > 0) {
+    const offers = new PartnerOffers(config.partners, subscriptions, ontology, outbound, tokens, access.caller(holder), config.limits, log);
+    store.committed.subscribe((events) => offers.onCommitted(events));
+  }
+  delivery.start();
 
   const queries = store.startQueryReplica({ timeBudgetMs: config.sparql.timeBudgetMillis, maxRows: config.sparql.maxRows, log: messageLog(logger, 'sparql') });
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger)) : undefined;
   listener.serve(createApp(services));
@@ -134,6 +177,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     services,
     store: durable,
     async close() {
+        delivery.stop();
       await listener.drain(config.shutdown.graceMs);
       await jsonLd.close();
       await durable.close();

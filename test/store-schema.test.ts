@@ -1,11 +1,18 @@
 import { expect } from 'chai';
 import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
-import { CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
+import { API, CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
 import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
+import {
+  notificationTriples,
+  readReceivedNotifications,
+  receivedNotificationGraph,
+  receivedNotificationQuads,
+  type ReceivedNotificationRecord,
+} from '../src/store/schema/received-notifications.js';
 
 const BASE = 'http://localhost:8080';
 const object = (n: number) => `${BASE}/logistics-objects/o${n}`;
@@ -107,5 +114,34 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
       { kind: 'action-request-created', request, status: pending },
       { kind: 'action-request-revoked', request, status: revokedEntry },
     ]);
+  });
+
+  it('received notifications: every field (optional ones absent or present), arrival order, the notification apart from the receipt', () => {
+    const notification = (n: number, key?: string, lo?: string): [ReceivedNotificationRecord, Quad[]] => {
+      const iri = `https://publisher.example.com/notifications/${n}`;
+      const triples = [
+        quad(namedNode(iri), namedNode(`${API}hasEventType`), namedNode(`${API}LOGISTICS_OBJECT_UPDATED`)),
+        quad(namedNode(iri), namedNode(`${API}hasChangedProperty`), literal(`${CARGO}goodsDescription`, namedNode('http://www.w3.org/2001/XMLSchema#anyURI'))),
+        ...(lo ? [quad(namedNode(iri), namedNode(api.hasLogisticsObject), namedNode(lo))] : []),
+      ];
+      const record: ReceivedNotificationRecord = {
+        iri,
+        graph: receivedNotificationGraph(`g${n}`),
+        sender: AGENT,
+        receivedAt: new Date(1_700_000_000_000 + n),
+        sequence: n,
+        ...(key ? { idempotencyKey: key } : {}),
+        eventType: `${API}LOGISTICS_OBJECT_UPDATED`,
+        ...(lo ? { object: lo } : {}),
+      };
+      return [record, triples];
+    };
+    const written = [notification(2, 'k2', object(1)), notification(1)];
+    const index = storeWith(written.flatMap(([r, t]) => receivedNotificationQuads(r, t)));
+    expect(readReceivedNotifications(index)).to.deep.equal([written[1][0], written[0][0]]);
+    const graph = written[0][0].graph;
+    const stored = index.graphNTriples(graph);
+    const back = notificationTriples(graph, receivedNotificationQuads(written[0][0], written[0][1]).filter((q) => stored.includes(q.subject.value)));
+    expect(back.map((q) => q.predicate.value)).to.have.members(written[0][1].map((q) => q.predicate.value));
   });
 });

@@ -22,6 +22,9 @@ import { shapesRoutes } from './routes/shapes.js';
 import { sparqlRoutes } from './routes/sparql.js';
 import { sparqlPage } from './sparql-page.js';
 import { shippedQueries } from '../domain/query-files.js';
+import { notificationRoutes } from './routes/notifications.js';
+import { subscriptionRoutes } from './routes/subscriptions.js';
+import { outboxRoutes } from './routes/outbox.js';
 
 function bareApp(): Express {
   const app = express();
@@ -61,6 +64,9 @@ export function createApp(services: Services): Express {
   app.use(auditTrailRoutes(services));
   app.use(actionRequestRoutes(services));
   app.use(logisticsEventRoutes(services));
+  app.use(notificationRoutes(services));
+  app.use(subscriptionRoutes(services));
+  app.use(outboxRoutes(services));
   app.use(internalMoveRoutes(services));
   app.use(accessDelegationRoutes(services));
   app.use(internalAclRoutes(services));

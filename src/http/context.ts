@@ -10,6 +10,11 @@ import type { ChangeRequests } from '../domain/change-requests.js';
 import type { AccessDelegations } from '../domain/access-delegations.js';
 import type { Grants } from '../domain/grants.js';
 import type { Analytics } from '../domain/analytics.js';
+import type { ReceivedNotifications } from '../domain/received-notifications.js';
+import type { CargoOntology } from '../rdf/ontology.js';
+import type { Subscriptions } from '../domain/subscriptions.js';
+import type { Delivery } from '../domain/delivery.js';
+import type { RemoteSubscriptions } from '../domain/remote-subscriptions.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moved-objects.js';
 import type { Lifecycle } from '../observability/health.js';
@@ -31,6 +36,13 @@ export interface Services {
   events: LogisticsEvents;
   /** SPARQL queries on the query worker's replica. */
   analytics: Analytics;
+  receivedNotifications: ReceivedNotifications;
+  ontology: CargoOntology;
+  subscriptions: Subscriptions;
+  /** The notification outbox being delivered. */
+  delivery: Delivery;
+  /** Subscriptions this server holds at other servers. */
+  remoteSubscriptions: RemoteSubscriptions;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
   jsonLd: JsonLdFallback;
   moves: MovedObjects;

@@ -34,7 +34,7 @@ export class CargoOntology {
     return this.classes.has(iri);
   }
 
-  private isSubClassOf(iri: string, ancestor: string): boolean {
+  isSubClassOf(iri: string, ancestor: string): boolean {
     return this.classes.has(iri) && this.ancestors(iri).has(ancestor);
   }
 

@@ -1,4 +1,4 @@
-import type { Quad, Term } from './terms.js';
+import { namedNode, quad, type Quad, type Term } from './terms.js';
 
 /** A key that tells terms apart by kind and value (a blank node `_:a` is not the IRI `_:a`). */
 export const termKey = (t: Term) => `${t.termType}:${t.value}`;
@@ -40,4 +40,19 @@ export function reachable(root: string, bySubject: ReadonlyMap<string, readonly 
     }
   }
   return seen;
+}
+
+/** `quads` with each blank node replaced by a new IRI from `newIri` (stored data never holds blank nodes). */
+export function nameBlankNodes(quads: readonly Quad[], newIri: () => string): Quad[] {
+  const names = new Map<string, Term>();
+  const name = <T extends Term>(t: T): T => {
+    if (t.termType !== 'BlankNode') return t;
+    let named = names.get(t.value);
+    if (!named) {
+      named = namedNode(newIri());
+      names.set(t.value, named);
+    }
+    return named as T;
+  };
+  return quads.map((q) => quad(name(q.subject), q.predicate, name(q.object), q.graph));
 }

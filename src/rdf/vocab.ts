@@ -119,6 +119,30 @@ export const api = {
   hasPermission: `${API}hasPermission`,
   isRequestedFor: `${API}isRequestedFor`,
   expiresAt: `${API}expiresAt`,
+  // Subscriptions and notifications.
+  Subscription: `${API}Subscription`,
+  Notification: `${API}Notification`,
+  NotificationEventType: `${API}NotificationEventType`,
+  hasSubscription: `${API}hasSubscription`,
+  hasSubscriber: `${API}hasSubscriber`,
+  hasTopicType: `${API}hasTopicType`,
+  hasTopic: `${API}hasTopic`,
+  hasContentType: `${API}hasContentType`,
+  sendLogisticsObjectBody: `${API}sendLogisticsObjectBody`,
+  includeSubscriptionEventType: `${API}includeSubscriptionEventType`,
+  hasEventType: `${API}hasEventType`,
+  hasLogisticsObjectType: `${API}hasLogisticsObjectType`,
+  hasChangedProperty: `${API}hasChangedProperty`,
+  isTriggeredBy: `${API}isTriggeredBy`,
+  LOGISTICS_OBJECT_TYPE: `${API}LOGISTICS_OBJECT_TYPE`,
+  LOGISTICS_OBJECT_IDENTIFIER: `${API}LOGISTICS_OBJECT_IDENTIFIER`,
+} as const;
+
+/** The SubscriptionEventType values (also NotificationEventType values). */
+export const subscriptionEventType = {
+  CREATED: `${API}LOGISTICS_OBJECT_CREATED`,
+  UPDATED: `${API}LOGISTICS_OBJECT_UPDATED`,
+  EVENT_RECEIVED: `${API}LOGISTICS_EVENT_RECEIVED`,
 } as const;
 
 /** The four ONE Record permissions (api:Permission). */
@@ -198,6 +222,28 @@ export const store = {
   grantExpiresAt: `${STORE}expiresAt`,
   grantWithdrawnAt: `${STORE}withdrawnAt`,
   grantWithdrawnBy: `${STORE}withdrawnBy`,
+  /** Received notifications: one graph per notification, its content plus what the receiver noted. */
+  receivedFrom: `${STORE}receivedFrom`,
+  receivedAt: `${STORE}receivedAt`,
+  receivedSequence: `${STORE}receivedSequence`,
+  receivedNotification: `${STORE}receivedNotification`,
+  idempotencyKey: `${STORE}idempotencyKey`,
+  /** The outbox: one graph per notification to deliver, the notification plus its queue entry. */
+  outboxQueue: `${STORE}outboxQueue`,
+  outboxSequence: `${STORE}outboxSequence`,
+  queuedAt: `${STORE}queuedAt`,
+  forSubscription: `${STORE}forSubscription`,
+  callback: `${STORE}callback`,
+  outboxNotification: `${STORE}outboxNotification`,
+  aboutRevision: `${STORE}aboutRevision`,
+  deadLetteredAt: `${STORE}deadLetteredAt`,
+  deadLetterReason: `${STORE}deadLetterReason`,
+  /** Subscriptions this server holds at other servers: the SubscriptionRequest each one answered. */
+  remoteSubscriptionsGraph: `${STORE}remote-subscriptions`,
+  remotePublisher: `${STORE}remotePublisher`,
+  remoteTopicType: `${STORE}remoteTopicType`,
+  remoteTopic: `${STORE}remoteTopic`,
+  remoteSubscribedAt: `${STORE}remoteSubscribedAt`,
 } as const;
 
 /** The JSON-LD context of every document the server writes. */

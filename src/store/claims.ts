@@ -57,4 +57,6 @@ export const claimKey = {
   pendingChanges: (object: string) => `pending-changes ${object}`,
   /** A grant: withdrawing takes it alone; deriving a grant from it (trust chain) shares it. */
   grant: (iri: string) => `grant ${iri}`,
+  /** A received notification being stored, by @id or by its sender's Idempotency-Key. */
+  notification: (key: string) => `notification ${key}`,
 } as const;

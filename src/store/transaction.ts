@@ -4,6 +4,9 @@ import type { ActionRequestRecord, StatusEntry } from './schema/action-requests.
 import type { EventRecord } from './schema/events.js';
 import type { MoveRecord } from './schema/moved-objects.js';
 import type { GrantRecord } from './schema/grants.js';
+import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
+import type { DeadLetter, OutboxEntry } from './schema/outbox.js';
+import type { RemoteSubscriptionRecord } from './schema/remote-subscriptions.js';
 import type { RevisionRecord } from './schema/revisions.js';
 
 /**
@@ -25,7 +28,17 @@ export type DomainEvent =
   | { kind: 'object-move-undone'; object: string }
   | { kind: 'grant-added'; grant: GrantRecord }
   /** `objects`: those the grant no longer covers; all of its objects when the grant is gone. */
-  | { kind: 'grant-withdrawn'; grant: GrantRecord; objects: readonly string[] };
+  | { kind: 'grant-withdrawn'; grant: GrantRecord; objects: readonly string[] }
+  | { kind: 'notification-received'; notification: ReceivedNotificationRecord }
+  /** A notification put in the outbox, in the commit of what caused it. */
+  | { kind: 'notification-queued'; entry: OutboxEntry }
+  /** Delivered (or dropped: subscription ended, object no longer readable); its outbox graph is gone. */
+  | { kind: 'notification-settled'; entry: OutboxEntry }
+  | { kind: 'notification-dead-lettered'; entry: OutboxEntry; dead: DeadLetter }
+  /** A dead letter back in its queue. */
+  | { kind: 'notification-replayed'; entry: OutboxEntry }
+  /** A publisher accepted this server's Subscription. */
+  | { kind: 'remote-subscription-recorded'; subscription: RemoteSubscriptionRecord };
 
 export type DomainEventKind = DomainEvent['kind'];
 

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { appendToTestLog, noteSecret } from './log-sink.js';
+import type { ConfigOverrides } from '../../src/config.js';
 
 const CRASH_WRITER = fileURLToPath(new URL('./crash-writer.js', import.meta.url));
 
@@ -12,6 +13,8 @@ export interface ServerProcessOptions {
   snapshotAfterBytes?: number;
   /** RLIMIT_FSIZE for the process, in KiB: writes past it fail with EFBIG, a real write error. */
   fileSizeLimitKiB?: number;
+  /** More configuration (trusted issuers, outbound, delivery, ...). */
+  config?: ConfigOverrides;
 }
 
 export interface Listening {
@@ -39,7 +42,7 @@ export class ServerProcess {
   private readonly child: ChildProcess;
 
   constructor(options: ServerProcessOptions) {
-    const args = [CRASH_WRITER, options.dataDir, String(options.port), String(options.snapshotAfterBytes ?? 64 * 1024 * 1024)];
+    const args = [CRASH_WRITER, options.dataDir, String(options.port), String(options.snapshotAfterBytes ?? 64 * 1024 * 1024), ...(options.config ? [JSON.stringify(options.config)] : [])];
     this.child =
       options.fileSizeLimitKiB === undefined
         ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })

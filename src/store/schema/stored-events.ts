@@ -5,6 +5,9 @@ import { readActionRequests } from './action-requests.js';
 import { readEvents } from './events.js';
 import { readMoves } from './moved-objects.js';
 import { readGrants } from './grants.js';
+import { readReceivedNotifications } from './received-notifications.js';
+import { readOutbox } from './outbox.js';
+import { readRemoteSubscriptions } from './remote-subscriptions.js';
 import { readRevisions } from './revisions.js';
 
 /**
@@ -25,5 +28,11 @@ export function storedDomainEvents(reader: SparqlReader): DomainEvent[] {
   }
   for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
   for (const grant of readGrants(reader)) events.push({ kind: 'grant-added', grant });
+  for (const notification of readReceivedNotifications(reader)) events.push({ kind: 'notification-received', notification });
+  for (const { entry, dead } of readOutbox(reader)) {
+    events.push({ kind: 'notification-queued', entry });
+    if (dead) events.push({ kind: 'notification-dead-lettered', entry, dead });
+  }
+  for (const subscription of readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
 }

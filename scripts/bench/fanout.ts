@@ -1,0 +1,164 @@
+/**
+ * Notification fan-out: one object with 1,000 subscriptions spread over 10 subscriber endpoints.
+ * Measures the time from a PATCH until all 1,000 notifications were received, and the publisher's
+ * PATCH latency on that object against an object nobody subscribed to, on the same server, in
+ * alternation. The publisher is a real server in its own process (fsync on); the 10 subscriber
+ * endpoints are bare node:http servers in this process answering 204 (they stand for the
+ * subscribers' POST /notifications, which is measured elsewhere).
+ *   npm run build && node dist/scripts/bench/fanout.js [changes]
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type CallbackConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
+
+const SUBSCRIBERS = 1000;
+const ENDPOINTS = 10;
+const CARGO = 'https://onerecord.iata.org/ns/cargo#';
+const API = 'https://onerecord.iata.org/ns/api#';
+
+interface Ready {
+  url: string;
+  token: string;
+}
+
+const organisation = (i: number) => `https://subscriber-${i % ENDPOINTS}.example.com/logistics-objects/org-${i}`;
+
+/** The publisher, in a process of its own: node fanout.js publisher <port> <callbacks JSON file> */
+async function publisher(): Promise<void> {
+  const port = Number(process.argv[3]);
+  const callbacks = JSON.parse(process.argv[4]) as CallbackConfig[];
+  const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-fanout-'));
+  const config = loadConfig(
+    {},
+    {
+      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      decisionPolicy: 'all',
+      internalAgents: callbacks.map((c) => c.organization),
+      outbound: { allowPrivateAddresses: true },
+      delivery: { callbacks },
+    },
+  );
+  const server = await startServer(config, createLogger('silent'));
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  process.send!({ url: server.url, token } satisfies Ready);
+  process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
+}
+
+function piece(): string {
+  return JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'fan-out' });
+}
+
+function change(object: string, revision: number): string {
+  return JSON.stringify({
+    '@context': { api: API, xsd: 'http://www.w3.org/2001/XMLSchema#' },
+    '@type': 'api:Change',
+    'api:hasLogisticsObject': { '@id': object },
+    'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
+    'api:hasOperation': {
+      '@type': 'api:Operation',
+      'api:op': { '@id': 'api:ADD' },
+      'api:s': object,
+      'api:p': `${CARGO}shippingMarks`,
+      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': `mark ${revision}` },
+    },
+  });
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function driver(): Promise<void> {
+  const changes = Number(process.argv[2] ?? 20);
+  let received = 0;
+  let onReceived: (() => void) | undefined;
+  const endpoints: Server[] = [];
+  for (let i = 0; i < ENDPOINTS; i++) {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received += 1;
+        res.writeHead(204).end();
+        onReceived?.();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    endpoints.push(server);
+  }
+  const callbacks: CallbackConfig[] = Array.from({ length: SUBSCRIBERS }, (_, i) => ({
+    organization: organisation(i),
+    url: `http://127.0.0.1:${(endpoints[i % ENDPOINTS].address() as { port: number }).port}/notifications`,
+  }));
+  const port = 18500 + Math.floor(Math.random() * 500);
+  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), JSON.stringify(callbacks)], { execArgv: SERVER_NODE_FLAGS });
+  const [ready] = (await once(child, 'message')) as [Ready];
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
+  const create = async () => (await client.send(`${ready.url}/logistics-objects`, 'POST', piece())).headers.location as string;
+  const subscribed = await create();
+  const quiet = await create();
+  const started = Date.now();
+  for (let i = 0; i < SUBSCRIBERS; i++) {
+    const body = JSON.stringify({
+      '@context': { api: API },
+      '@type': 'api:Subscription',
+      'api:hasSubscriber': { '@id': organisation(i) },
+      'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_IDENTIFIER' },
+      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': subscribed },
+      'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+    });
+    const res = await client.send(`${ready.url}/subscriptions`, 'POST', body);
+    if (res.status !== 201) throw new Error(`subscription ${i}: ${res.status}`);
+  }
+  console.log(`# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions (created in ${fmt((Date.now() - started) / 1000, 1)} s) over ${ENDPOINTS} endpoints`);
+
+  // Fan-out: one change at a time, until all its notifications arrived.
+  const fanOut: number[] = [];
+  let revision = 1;
+  for (let run = 0; run < 3; run++) {
+    const target = received + SUBSCRIBERS;
+    const done = new Promise<void>((resolve) => {
+      onReceived = () => received >= target && resolve();
+    });
+    const t0 = performance.now();
+    const res = await client.send(subscribed, 'PATCH', change(subscribed, revision++));
+    if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+    await done;
+    fanOut.push(performance.now() - t0);
+  }
+  console.log(`one change -> ${SUBSCRIBERS} notifications delivered: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`);
+
+  // PATCH latency: the subscribed object against the quiet one, alternating, each change waiting for the previous answer.
+  const latency = { subscribed: [] as number[], quiet: [] as number[] };
+  let quietRevision = 1;
+  for (let i = 0; i < changes; i++) {
+    for (const which of ['subscribed', 'quiet'] as const) {
+      const object = which === 'subscribed' ? subscribed : quiet;
+      const t0 = performance.now();
+      const res = await client.send(object, 'PATCH', change(object, which === 'subscribed' ? revision++ : quietRevision++));
+      if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+      latency[which].push(performance.now() - t0);
+    }
+  }
+  const [withSubs, without] = [median(latency.subscribed), median(latency.quiet)];
+  console.log(`PATCH median latency over ${changes} changes each: ${fmt(withSubs, 1)} ms with ${SUBSCRIBERS} subscriptions, ${fmt(without, 1)} ms without; ratio ${fmt(withSubs / without, 2)} (target <= 1.2)`);
+  const target = (changes + 3) * SUBSCRIBERS;
+  const drained = performance.now();
+  while (received < target) await new Promise((r) => setTimeout(r, 50));
+  console.log(`all ${fmt(target)} notifications delivered ${fmt(performance.now() - drained)} ms after the last PATCH answer`);
+  client.close();
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  for (const e of endpoints) e.close();
+}
+
+if (process.argv[2] === 'publisher') await publisher();
+else await driver();

@@ -1,0 +1,288 @@
+import { writeJsonLd } from '../rdf/jsonld-writer.js';
+import { quad, namedNode, type Quad } from '../rdf/terms.js';
+import { API } from '../rdf/vocab.js';
+import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
+import type { TokenSource } from '../outbound/tokens.js';
+import type { GraphStore } from '../store/graph-store.js';
+import { deadLetterQuads, outboxNotificationTriples, type DeadLetter, type OutboxEntry } from '../store/schema/outbox.js';
+import type { DomainEvent } from '../store/transaction.js';
+import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
+
+export interface DeliveryOptions {
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  retryWindowMs: number;
+}
+
+/** One FIFO queue (subscriber and topic): its pending notifications and its retry state. */
+interface Queue {
+  key: string;
+  entries: OutboxEntry[];
+  attempts: number;
+  nextAttemptAt: number;
+  busy: boolean;
+  timer?: NodeJS.Timeout;
+  lastError?: string;
+}
+
+export interface QueueView {
+  queue: string;
+  callback: string;
+  pending: number;
+  attempts: number;
+  nextAttemptAt?: string;
+  lastError?: string;
+}
+
+export interface DeadLetterView {
+  notification: string;
+  queue: string;
+  subscription: string;
+  callback: string;
+  eventType: string;
+  object?: string;
+  queuedAt: string;
+  deadLetteredAt: string;
+  reason: string;
+}
+
+/** The `Retry-After` of an answer in milliseconds (seconds or an HTTP date), if it has a usable one. */
+export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Exponential backoff with full jitter: a random delay up to min(cap, initial × 2^(attempt - 1)). */
+export function backoffMs(attempt: number, options: DeliveryOptions, random = Math.random): number {
+  return Math.floor(random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)));
+}
+
+const isOwnStatus = (entry: OutboxEntry) => entry.eventType.startsWith(`${API}SUBSCRIPTION_REQUEST_`);
+
+/**
+ * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retry state,
+ * so a slow or dead subscriber never holds up the others. A notification leaves the outbox in
+ * the commit that records its delivery (2xx) or its drop (subscription ended, object no longer
+ * readable). Failures retry with exponential backoff and full jitter (or the subscriber's
+ * Retry-After) until the retry window has passed; then, or at once for 410 Gone (which also ends
+ * the subscription) or a refused address, the notification becomes a dead letter, which an
+ * operator can replay. Reacts to the after-commit stream only; a write never waits for it.
+ */
+export class Delivery {
+  private readonly queues = new Map<string, Queue>();
+  private readonly dead = new Map<string, { entry: OutboxEntry; dead: DeadLetter }>();
+  /** Retry windows restarted by a replay. */
+  private readonly windowStart = new Map<string, number>();
+  private running = false;
+  private readonly index: SubscriptionIndex;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly subscriptions: Subscriptions,
+    private readonly readRevision: (graph: string) => readonly Quad[],
+    private readonly client: OutboundClient,
+    private readonly tokens: TokenSource | undefined,
+    private readonly options: DeliveryOptions,
+    private readonly log: (message: string) => void,
+  ) {
+    this.index = subscriptions.index;
+  }
+
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events) {
+      switch (e.kind) {
+        case 'notification-queued':
+          this.enqueue(e.entry);
+          break;
+        case 'notification-settled':
+          this.removeFromQueue(e.entry);
+          break;
+        case 'notification-dead-lettered':
+          this.removeFromQueue(e.entry);
+          this.dead.set(e.entry.iri, { entry: e.entry, dead: e.dead });
+          break;
+        case 'notification-replayed':
+          this.dead.delete(e.entry.iri);
+          this.windowStart.set(e.entry.iri, Date.now());
+          this.enqueue(e.entry);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  /** Starts sending (after the outbox was rebuilt at start). */
+  start(): void {
+    this.running = true;
+    for (const q of this.queues.values()) this.kick(q);
+  }
+
+  stop(): void {
+    this.running = false;
+    for (const q of this.queues.values()) clearTimeout(q.timer);
+  }
+
+  private queueOf(key: string): Queue {
+    let q = this.queues.get(key);
+    if (!q) {
+      q = { key, entries: [], attempts: 0, nextAttemptAt: 0, busy: false };
+      this.queues.set(key, q);
+    }
+    return q;
+  }
+
+  private enqueue(entry: OutboxEntry): void {
+    const q = this.queueOf(entry.queue);
+    let i = q.entries.length;
+    while (i > 0 && q.entries[i - 1].sequence > entry.sequence) i -= 1;
+    q.entries.splice(i, 0, entry);
+    this.kick(q);
+  }
+
+  private removeFromQueue(entry: OutboxEntry): void {
+    const q = this.queues.get(entry.queue);
+    if (!q) return;
+    const i = q.entries.findIndex((e) => e.iri === entry.iri);
+    if (i >= 0) q.entries.splice(i, 1);
+    if (q.entries.length === 0 && !q.busy) {
+      clearTimeout(q.timer);
+      this.queues.delete(q.key);
+    }
+  }
+
+  private kick(q: Queue): void {
+    if (!this.running || q.busy || q.entries.length === 0) return;
+    const wait = q.nextAttemptAt - Date.now();
+    if (wait > 0) {
+      q.timer ??= setTimeout(() => {
+        q.timer = undefined;
+        this.kick(q);
+      }, wait);
+      return;
+    }
+    q.busy = true;
+    void this.attempt(q)
+      .catch((err: Error) => this.failed(q, q.entries[0], `delivery failed: ${err.message}`))
+      .finally(() => {
+        q.busy = false;
+        if (q.entries.length === 0) this.queues.delete(q.key);
+        this.kick(q);
+      });
+  }
+
+  private async attempt(q: Queue): Promise<void> {
+    const entry = q.entries[0];
+    const s = this.index.forRequest(entry.subscription);
+    if (!s || !(this.index.isActive(s) || isOwnStatus(entry))) return this.settle(entry);
+    if (entry.object !== undefined && !isOwnStatus(entry) && !this.index.mayRead(s, entry.object)) return this.settle(entry);
+    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, s) });
+    const token = await this.tokens?.token();
+    let res;
+    try {
+      res = await this.client.request(entry.callback, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/ld+json',
+          Accept: 'application/ld+json',
+          'Idempotency-Key': entry.iri,
+          'webhook-id': entry.iri,
+          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
+        body,
+      });
+    } catch (err) {
+      if (err instanceof OutboundError && err.code === 'outbound_address_refused') return this.deadLetter(q, entry, err.message);
+      return this.failed(q, entry, (err as Error).message);
+    }
+    if (res.status >= 200 && res.status < 300) {
+      q.attempts = 0;
+      q.lastError = undefined;
+      return this.settle(entry);
+    }
+    if (res.status === 410) {
+      await this.deadLetter(q, entry, `${entry.callback} answered 410 Gone: the subscription ends`);
+      return this.subscriptions.end(s, `${entry.callback} answered 410 Gone`);
+    }
+    return this.failed(q, entry, `${entry.callback} answered ${res.status}`, retryAfterMs(res.headers['retry-after']));
+  }
+
+  /** The notification as sent: as queued, plus the object's revision when the subscription asks for the body. */
+  private notificationTriples(entry: OutboxEntry, s: Subscription): Quad[] {
+    const triples = outboxNotificationTriples(entry.graph, this.store.graphTriples(entry.graph));
+    if (!s.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
+    const revision = this.index.revisions.get(entry.object)?.revisions[entry.revision - 1];
+    return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
+  }
+
+  private failed(q: Queue, entry: OutboxEntry, reason: string, retryAfter?: number): Promise<void> | void {
+    q.attempts += 1;
+    q.lastError = reason;
+    const now = Date.now();
+    const windowEnd = (this.windowStart.get(entry.iri) ?? entry.queuedAt.getTime()) + this.options.retryWindowMs;
+    if (now >= windowEnd) return this.deadLetter(q, entry, `not delivered within the retry window: ${reason}`);
+    // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
+    const delay = retryAfter !== undefined ? Math.min(retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
+    q.nextAttemptAt = now + delay;
+  }
+
+  /** Delivered or dropped: its outbox graph goes, in one commit. */
+  private async settle(entry: OutboxEntry): Promise<void> {
+    const g = namedNode(entry.graph);
+    const tx = this.store.begin({ delete: this.store.graphTriples(entry.graph).map((t) => quad(t.subject, t.predicate, t.object, g)) });
+    tx.events.push({ kind: 'notification-settled', entry });
+    await this.store.commit(tx);
+  }
+
+  private async deadLetter(q: Queue, entry: OutboxEntry, reason: string): Promise<void> {
+    const dead = { at: new Date(), reason };
+    const tx = this.store.begin({ insert: deadLetterQuads(entry, dead) });
+    tx.events.push({ kind: 'notification-dead-lettered', entry, dead });
+    await this.store.commit(tx);
+    this.windowStart.delete(entry.iri);
+    q.attempts = 0;
+    q.nextAttemptAt = 0;
+    this.log(`notification ${entry.iri} is a dead letter: ${reason}`);
+  }
+
+  queueViews(): QueueView[] {
+    return [...this.queues.values()].map((q) => ({
+      queue: q.key,
+      callback: q.entries[0]?.callback ?? '',
+      pending: q.entries.length,
+      attempts: q.attempts,
+      ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),
+      ...(q.lastError ? { lastError: q.lastError } : {}),
+    }));
+  }
+
+  deadLetterViews(): DeadLetterView[] {
+    return [...this.dead.values()]
+      .sort((a, b) => a.entry.sequence - b.entry.sequence)
+      .map(({ entry, dead }) => ({
+        notification: entry.iri,
+        queue: entry.queue,
+        subscription: entry.subscription,
+        callback: entry.callback,
+        eventType: entry.eventType,
+        ...(entry.object === undefined ? {} : { object: entry.object }),
+        queuedAt: entry.queuedAt.toISOString(),
+        deadLetteredAt: dead.at.toISOString(),
+        reason: dead.reason,
+      }));
+  }
+
+  /** Puts dead letters (all, or those named) back in their queues, in one commit; how many. */
+  async replay(notifications?: readonly string[]): Promise<number> {
+    const chosen = [...this.dead.values()].filter((d) => notifications === undefined || notifications.includes(d.entry.iri));
+    if (chosen.length === 0) return 0;
+    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.entry, d.dead)) });
+    for (const d of chosen) tx.events.push({ kind: 'notification-replayed', entry: d.entry });
+    await this.store.commit(tx);
+    return chosen.length;
+  }
+}

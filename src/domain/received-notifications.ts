@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import type { Authorizer, Caller } from '../auth/authorizer.js';
+import { HttpError, type ErrorDetail } from '../errors.js';
+import type { ApiOntology } from '../rdf/api-ontology.js';
+import { isValidIri, type Quad, type Term } from '../rdf/terms.js';
+import { groupBySubject, nameBlankNodes } from '../rdf/triples.js';
+import { INTERNAL_SCHEME, api, rdf } from '../rdf/vocab.js';
+import { claimKey } from '../store/claims.js';
+import type { GraphStore } from '../store/graph-store.js';
+import {
+  notificationTriples,
+  receivedNotificationGraph,
+  receivedNotificationQuads,
+  type ReceivedNotificationRecord,
+} from '../store/schema/received-notifications.js';
+import type { DomainEvent } from '../store/transaction.js';
+
+export interface NotificationFilter {
+  sender?: string;
+  eventType?: string;
+  object?: string;
+  receivedAfter?: Date;
+  receivedBefore?: Date;
+}
+
+/** What a POST /notifications did: stored it, or recognised a notification already stored. */
+export interface Receipt {
+  record: ReceivedNotificationRecord;
+  duplicate: boolean;
+}
+
+/** A checked notification: its root node and its triples, blank nodes named. */
+export interface ValidNotification {
+  iri: string;
+  eventType: string;
+  object?: string;
+  triples: Quad[];
+}
+
+const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
+const iriValued = (t: Term) => t.termType === 'NamedNode' || (t.termType === 'Literal' && isValidIri(t.value));
+
+/**
+ * Checks a body as an api:Notification (API ontology 2.3.0): one node of that type, exactly one
+ * hasEventType that is a NotificationEventType, at most one hasLogisticsObject, isTriggeredBy,
+ * hasLogisticsEvent (IRIs) and hasLogisticsObjectType (an IRI, as xsd:anyURI or as a node), and
+ * IRIs in hasChangedProperty. Every problem found is named in one 400.
+ */
+export function checkNotification(quads: readonly Quad[], ontology: ApiOntology): ValidNotification {
+  const roots = quads.filter((q) => q.predicate.value === rdf.type && q.object.value === api.Notification).map((q) => q.subject);
+  const distinct = [...new Map(roots.map((r) => [`${r.termType}:${r.value}`, r])).values()];
+  if (distinct.length !== 1) {
+    throw new HttpError(400, 'invalid_notification', {
+      message: distinct.length === 0 ? 'the body holds no node of type api:Notification' : 'the body must hold exactly one api:Notification',
+      property: rdf.type,
+    });
+  }
+  const named = nameBlankNodes(quads, newInternalIri);
+  const rootIndex = quads.findIndex((q) => q.subject.equals(distinct[0]));
+  const root = named[rootIndex].subject.value;
+  const own = groupBySubject(named, (t) => t.value).get(root) ?? [];
+  const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
+  const problems: ErrorDetail[] = [];
+  const atMostOne = (p: string, what: string, ok: (t: Term) => boolean) => {
+    const v = values(p);
+    if (v.length > 1) problems.push({ message: `a Notification has at most one ${what}`, property: p });
+    else if (v.length === 1 && !ok(v[0])) problems.push({ message: `${what} must be an IRI`, property: p });
+  };
+  const eventTypes = values(api.hasEventType);
+  if (eventTypes.length !== 1) problems.push({ message: `a Notification has exactly one hasEventType (found ${eventTypes.length})`, property: api.hasEventType });
+  else if (eventTypes[0].termType !== 'NamedNode' || !ontology.isNotificationEventType(eventTypes[0].value)) {
+    problems.push({ message: `hasEventType ${eventTypes[0].value} is not a NotificationEventType of the API ontology`, property: api.hasEventType });
+  }
+  atMostOne(api.hasLogisticsObject, 'hasLogisticsObject', (t) => t.termType === 'NamedNode');
+  atMostOne(api.isTriggeredBy, 'isTriggeredBy', (t) => t.termType === 'NamedNode');
+  atMostOne(api.hasLogisticsEvent, 'hasLogisticsEvent', (t) => t.termType === 'NamedNode');
+  atMostOne(api.hasLogisticsObjectType, 'hasLogisticsObjectType', iriValued);
+  for (const changed of values(api.hasChangedProperty)) {
+    if (!iriValued(changed)) problems.push({ message: `hasChangedProperty ${JSON.stringify(changed.value)} must be a property IRI`, property: api.hasChangedProperty });
+  }
+  if (problems.length > 0) throw new HttpError(400, 'invalid_notification', problems);
+  const object = values(api.hasLogisticsObject)[0];
+  return { iri: root, eventType: eventTypes[0].value, object: object?.value, triples: named };
+}
+
+/**
+ * Notifications received on POST /notifications: stored durably, each once (by @id, or by its
+ * sender's Idempotency-Key), listed for operators. The in-memory list is fed by the
+ * after-commit stream (and by replay at start).
+ */
+export class ReceivedNotifications {
+  private readonly records: ReceivedNotificationRecord[] = [];
+  private readonly byIri = new Map<string, ReceivedNotificationRecord>();
+  private readonly byKey = new Map<string, ReceivedNotificationRecord>();
+  private lastSequence = 0;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly ontology: ApiOntology,
+    private readonly access: Authorizer,
+  ) {}
+
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events) {
+      if (e.kind !== 'notification-received') continue;
+      const record = e.notification;
+      this.records.push(record);
+      this.byIri.set(record.iri, record);
+      if (record.idempotencyKey !== undefined) this.byKey.set(senderKey(record.sender, record.idempotencyKey), record);
+      this.lastSequence = Math.max(this.lastSequence, record.sequence);
+    }
+  }
+
+  /** Stores a notification unless it was stored before; 409 while the same one is being stored. */
+  async receive(quads: readonly Quad[], caller: Caller, idempotencyKey?: string): Promise<Receipt> {
+    const notification = checkNotification(quads, this.ontology);
+    const seen = this.byIri.get(notification.iri) ?? (idempotencyKey === undefined ? undefined : this.byKey.get(senderKey(caller.agent, idempotencyKey)));
+    if (seen) return { record: seen, duplicate: true };
+    const tx = this.store.begin();
+    const keys = [notification.iri, ...(idempotencyKey === undefined ? [] : [senderKey(caller.agent, idempotencyKey)])];
+    if (!keys.every((k) => tx.claim(claimKey.notification(k)))) {
+      tx.release();
+      throw new HttpError(409, 'notification_in_flight', { message: 'the same notification is being stored by another request; send it again later', resource: notification.iri });
+    }
+    const record: ReceivedNotificationRecord = {
+      iri: notification.iri,
+      graph: receivedNotificationGraph(randomUUID()),
+      sender: caller.agent,
+      receivedAt: new Date(),
+      sequence: ++this.lastSequence,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      eventType: notification.eventType,
+      ...(notification.object === undefined ? {} : { object: notification.object }),
+    };
+    tx.insert.push(...receivedNotificationQuads(record, notification.triples));
+    tx.events.push({ kind: 'notification-received', notification: record });
+    await this.store.commit(tx);
+    return { record, duplicate: false };
+  }
+
+  /** Received notifications matching `filter`, in arrival order (internal actors only). */
+  list(caller: Caller, filter: NotificationFilter): ReceivedNotificationRecord[] {
+    this.access.check(caller, { kind: 'operate', what: 'listing received notifications' });
+    return this.records.filter(
+      (r) =>
+        (filter.sender === undefined || r.sender === filter.sender) &&
+        (filter.eventType === undefined || r.eventType === filter.eventType) &&
+        (filter.object === undefined || r.object === filter.object) &&
+        (filter.receivedAfter === undefined || r.receivedAt >= filter.receivedAfter) &&
+        (filter.receivedBefore === undefined || r.receivedAt <= filter.receivedBefore),
+    );
+  }
+
+  /** The notification as received. */
+  triples(record: ReceivedNotificationRecord): Quad[] {
+    return notificationTriples(record.graph, this.store.graphTriples(record.graph));
+  }
+}
+
+const senderKey = (sender: string, key: string) => `${sender} ${key}`;

@@ -1,0 +1,52 @@
+import express, { type Router } from 'express';
+import { badRequest } from '../../errors.js';
+import { parseBody, bodyFormat } from '../../rdf/parse.js';
+import { API, api, apiLocalName } from '../../rdf/vocab.js';
+import { callerOf, requestUrl, type Services } from '../context.js';
+import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
+import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
+import { queryCount, queryInstant, queryParam } from '../query-params.js';
+import { setRepresentationHeaders } from '../responses.js';
+
+/** Longest Idempotency-Key kept (the notification ids this server sends are URLs well below it). */
+const MAX_IDEMPOTENCY_KEY = 512;
+
+/** POST /notifications (any authenticated caller) and GET /internal/notifications (operators). */
+export function notificationRoutes(services: Services): Router {
+  const router = express.Router();
+  const { receivedNotifications, config } = services;
+  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+
+  router.post('/notifications', rawBody, async (req, res) => {
+    const format = bodyFormat(req.headers['content-type'], false);
+    const key = req.headers['idempotency-key'];
+    if (typeof key === 'string' && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY)) {
+      throw badRequest('invalid_idempotency_key', `the Idempotency-Key header must have 1 to ${MAX_IDEMPOTENCY_KEY} characters`, 'Idempotency-Key');
+    }
+    const quads = await parseBody(req.body as Buffer, format, { base: `${config.baseUrl}/notifications/`, limits: config.limits, jsonLd: services.jsonLd });
+    await receivedNotifications.receive(quads, callerOf(res), typeof key === 'string' ? key : undefined);
+    res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  });
+  router.all('/notifications', methodNotAllowed('POST'));
+
+  router.get('/internal/notifications', async (req, res) => {
+    const negotiated = negotiate(req.headers.accept);
+    const eventType = queryParam(req, 'event-type');
+    const records = receivedNotifications.list(callerOf(res), {
+      sender: queryParam(req, 'sender'),
+      eventType: eventType === undefined ? undefined : `${API}${apiLocalName(eventType)}`,
+      object: queryParam(req, 'logistics-object'),
+      receivedAfter: queryInstant(req, ['received-after']),
+      receivedBefore: queryInstant(req, ['received-before']),
+    });
+    const page = records.slice(queryCount(req, 'skip', 0)).slice(0, queryCount(req, 'limit', 100, 1000));
+    const url = requestUrl(services, req);
+    const triples = collectionTriples(url, records.length, page.map((r) => r.iri));
+    for (const r of page) triples.push(...receivedNotifications.triples(r));
+    const body = await serialise({ iri: url, triples }, negotiated.format);
+    setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
+    res.send(body);
+  });
+  router.all('/internal/notifications', methodNotAllowed('GET, HEAD'));
+  return router;
+}

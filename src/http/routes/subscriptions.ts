@@ -1,0 +1,50 @@
+import express, { type Router } from 'express';
+import { badQuery } from '../../errors.js';
+import { writeJsonLd } from '../../rdf/jsonld-writer.js';
+import { wantedSubscription } from '../../domain/subscription-offers.js';
+import type { RemoteSubscriptionInput } from '../../domain/remote-subscriptions.js';
+import { checkTopic, parseTopicType } from '../../domain/topics.js';
+import { callerOf, type Services } from '../context.js';
+import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { api } from '../../rdf/vocab.js';
+import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
+import { queryParam } from '../query-params.js';
+import { sendCreated, setRepresentationHeaders } from '../responses.js';
+import { methodNotAllowed } from '../documents.js';
+
+/** GET /subscriptions: what this server, as subscriber, wants for a topic; POST /subscriptions: a subscriber asks this server, as publisher. */
+export function subscriptionRoutes(services: Services): Router {
+  const router = express.Router();
+
+  router.get('/subscriptions', (req, res) => {
+    const negotiated = negotiate(req.headers.accept, ['jsonld']);
+    // A '#' sent raw reaches the server only from clients that do not strip fragments.
+    if (req.originalUrl.includes('#')) throw badQuery('topic', "the query holds an unencoded '#': send it as %23");
+    const topicType = queryParam(req, 'topicType');
+    const topic = queryParam(req, 'topic');
+    const type = topicType === undefined ? undefined : parseTopicType(topicType, 'topicType');
+    if (topic === undefined) throw badQuery('topic', 'The required query parameter `topic` is missing.');
+    if (type === undefined) throw badQuery('topicType', 'The required query parameter `topicType` is missing.');
+    const wanted = wantedSubscription(services.holder, checkTopic(type, topic, services.ontology, 'topic'));
+    setRepresentationHeaders(res, negotiated);
+    res.send(Buffer.from(writeJsonLd(wanted)));
+  });
+  router.post('/subscriptions', express.raw({ type: () => true, limit: services.config.limits.bodyBytes }), async (req, res) => {
+    const format = bodyFormat(req.headers['content-type'], true);
+    const quads = await parseBody(req.body as Buffer, format, { base: `${services.config.baseUrl}/subscriptions/`, limits: services.config.limits, jsonLd: services.jsonLd });
+    const record = await services.subscriptions.submit(quads, callerOf(res));
+    sendCreated(res, record.iri, api.SubscriptionRequest);
+  });
+  router.all('/subscriptions', methodNotAllowed('GET, HEAD, POST'));
+
+  // Operators: subscribe this server to a topic at another server, and list what it subscribed to.
+  router.post('/internal/remote-subscriptions', express.json({ limit: services.config.limits.bodyBytes, type: () => true }), async (req, res) => {
+    const record = await services.remoteSubscriptions.subscribe((req.body ?? {}) as RemoteSubscriptionInput, callerOf(res));
+    res.status(201).setHeader('Location', record.request).setHeader('Content-Language', CONTENT_LANGUAGE).json(record);
+  });
+  router.get('/internal/remote-subscriptions', (_req, res) => {
+    res.setHeader('Content-Language', CONTENT_LANGUAGE).json({ subscriptions: services.remoteSubscriptions.list(callerOf(res)) });
+  });
+  router.all('/internal/remote-subscriptions', methodNotAllowed('GET, HEAD, POST'));
+  return router;
+}

@@ -1,0 +1,98 @@
+import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
+import type { SparqlReader } from '../graph-store.js';
+
+/*
+ * The notification outbox: one named graph per notification still to deliver, written in the
+ * same commit as the change, event or decision that caused it, and deleted in the commit that
+ * records its delivery. It holds the notification (as sent, without the object's body, which is
+ * read when sending) and, on the graph's own IRI, its queue entry; a dead letter adds when and why.
+ */
+
+export interface OutboxEntry {
+  /** The notification's @id, also its Idempotency-Key and webhook-id. */
+  iri: string;
+  graph: string;
+  /** One FIFO queue per subscriber and topic. */
+  queue: string;
+  /** Order of queuing on this server; FIFO within a queue. */
+  sequence: number;
+  queuedAt: Date;
+  /** The SubscriptionRequest the notification is sent for. */
+  subscription: string;
+  /** Where it is POSTed. */
+  callback: string;
+  eventType: string;
+  object?: string;
+  /** The object's revision the notification is about. */
+  revision?: number;
+}
+
+export interface DeadLetter {
+  at: Date;
+  reason: string;
+}
+
+export interface StoredOutboxEntry {
+  entry: OutboxEntry;
+  dead?: DeadLetter;
+}
+
+const GRAPH_PREFIX = `${STORE}outbox:`;
+export const outboxGraph = (id: string) => `${GRAPH_PREFIX}${id}`;
+
+/** The graph of a queued notification: its triples plus the queue entry. */
+export function outboxEntryQuads(entry: OutboxEntry, notification: readonly Quad[]): Quad[] {
+  const g = namedNode(entry.graph);
+  const out = notification.map((t) => quad(t.subject, t.predicate, t.object, g));
+  out.push(
+    quad(g, namedNode(meta.outboxNotification), namedNode(entry.iri), g),
+    quad(g, namedNode(meta.outboxQueue), literal(entry.queue), g),
+    quad(g, namedNode(meta.outboxSequence), xsdLiteral(entry.sequence, xsd.integer), g),
+    quad(g, namedNode(meta.queuedAt), dateTimeLiteral(entry.queuedAt), g),
+    quad(g, namedNode(meta.forSubscription), namedNode(entry.subscription), g),
+    quad(g, namedNode(meta.callback), literal(entry.callback), g),
+  );
+  if (entry.revision !== undefined) out.push(quad(g, namedNode(meta.aboutRevision), xsdLiteral(entry.revision, xsd.integer), g));
+  return out;
+}
+
+/** What a dead letter adds to its entry's graph (and what a replay deletes again). */
+export function deadLetterQuads(entry: OutboxEntry, dead: DeadLetter): Quad[] {
+  const g = namedNode(entry.graph);
+  return [quad(g, namedNode(meta.deadLetteredAt), dateTimeLiteral(dead.at), g), quad(g, namedNode(meta.deadLetterReason), literal(dead.reason), g)];
+}
+
+/** The notification's own triples in `graphTriples` (the queue entry left out). */
+export function outboxNotificationTriples(graph: string, graphTriples: readonly Quad[]): Quad[] {
+  return graphTriples.filter((t) => t.subject.value !== graph);
+}
+
+/** Every queued notification, dead letters included, in queuing order. */
+export function readOutbox(reader: SparqlReader): StoredOutboxEntry[] {
+  const p = iriToNt;
+  const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?deadAt ?reason WHERE { GRAPH ?g {
+    ?g ${p(meta.outboxNotification)} ?n ; ${p(meta.outboxQueue)} ?queue ; ${p(meta.outboxSequence)} ?seq ;
+       ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
+    ?n ${p(api.hasEventType)} ?type .
+    OPTIONAL { ?n ${p(api.hasLogisticsObject)} ?lo }
+    OPTIONAL { ?g ${p(meta.aboutRevision)} ?rev }
+    OPTIONAL { ?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason } } }`);
+  return rows.results.bindings
+    .map((b) => {
+      const entry: OutboxEntry = {
+        iri: b.n.value,
+        graph: b.g.value,
+        queue: b.queue.value,
+        sequence: Number(b.seq.value),
+        queuedAt: new Date(b.at.value),
+        subscription: b.sub.value,
+        callback: b.cb.value,
+        eventType: b.type.value,
+        ...(b.lo ? { object: b.lo.value } : {}),
+        ...(b.rev ? { revision: Number(b.rev.value) } : {}),
+      };
+      return b.deadAt ? { entry, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { entry };
+    })
+    .sort((a, b) => a.entry.sequence - b.entry.sequence);
+}

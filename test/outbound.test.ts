@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { createServer } from 'node:http';
+import { isPublicAddress } from '../src/outbound/address-guard.js';
+import { OutboundClient, OutboundError } from '../src/outbound/http-client.js';
+import { startListener } from './support/loopback.js';
+
+const guarded = new OutboundClient({ allowPrivateAddresses: false, connectTimeoutMs: 2000, timeoutMs: 3000 });
+const open = new OutboundClient({ allowPrivateAddresses: true, connectTimeoutMs: 2000, timeoutMs: 500 });
+
+async function failure(p: Promise<unknown>): Promise<OutboundError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).to.be.instanceOf(OutboundError);
+    return err as OutboundError;
+  }
+  throw new Error('the call succeeded');
+}
+
+describe('outbound calls: address guard, redirects, timeouts', () => {
+  it('tells public addresses from loopback, private, link-local, metadata and mapped forms', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '224.0.0.1']) {
+      expect(isPublicAddress(a), a).to.equal(false);
+    }
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(a), a).to.equal(true);
+  });
+
+  it('refuses a name that resolves to loopback (checked after DNS) and a private literal, without connecting', async () => {
+    const listener = await startListener();
+    try {
+      const port = new URL(listener.url).port;
+      expect((await failure(guarded.request(`http://localhost:${port}/notifications`, { method: 'POST', body: '{}' }))).code).to.equal('outbound_address_refused');
+      expect((await failure(guarded.request(`http://127.0.0.1:${port}/`, { method: 'GET' }))).code).to.equal('outbound_address_refused');
+      expect((await failure(guarded.request(`http://[::ffff:127.0.0.1]:${port}/`, { method: 'GET' }))).code).to.equal('outbound_address_refused');
+      expect(listener.requests).to.equal(0);
+      expect((await open.request(`http://localhost:${port}/`, { method: 'GET' })).status).to.equal(200);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('hands a redirect back instead of following it, and stops a slow answer at the total timeout', async () => {
+    const target = await startListener();
+    const redirecting = await startListener((_req, res) => res.writeHead(302, { Location: `${target.url}/` }).end());
+    const slow = createServer(() => {});
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const res = await open.request(`${redirecting.url}/`, { method: 'GET' });
+      expect(res.status).to.equal(302);
+      expect(target.requests).to.equal(0);
+      const started = Date.now();
+      expect((await failure(open.request(`http://127.0.0.1:${(slow.address() as { port: number }).port}/`, { method: 'GET' }))).code).to.equal('outbound_timeout');
+      expect(Date.now() - started).to.be.lessThan(3000);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      await Promise.all([target.close(), redirecting.close()]);
+    }
+  });
+});

@@ -1,0 +1,256 @@
+import { expect } from 'chai';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ConfigOverrides } from '../src/config.js';
+import { add, change, createObject, piece, str, submit } from './support/changes.js';
+import { startListener, type LoopbackListener } from './support/loopback.js';
+import { holderAt, holderOf, startPeers } from './support/peers.js';
+import { API, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
+import { ServerProcess } from './support/server-process.js';
+import { freePort, startTestServer, type TestServer } from './support/server.js';
+
+const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`;
+const FAST_RETRIES: ConfigOverrides = { delivery: { initialBackoffMs: 50, maxBackoffMs: 200 } };
+const revisionOf = (n: Json) => n['api:hasRevision'] as number;
+
+/** Changes `object` `count` times in a row (shippingMarks added), from revision `from`. */
+async function changeRepeatedly(publisher: TestServer, object: string, from: number, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await submit(publisher, object, change(object, from + i, [add(object, 'shippingMarks', str(`mark ${from + i}`))]));
+}
+
+async function outbox(server: TestServer, what: 'queues' | 'dead-letters'): Promise<Json> {
+  const res = await server.request(`/internal/outbox/${what}`);
+  expect(res.status, await res.clone().text()).to.equal(200);
+  return (await res.json()) as Json;
+}
+
+describe('guaranteed delivery between servers', function () {
+  this.timeout(90_000);
+
+  describe('subscriber down, then up', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    before(async () => {
+      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], ...FAST_RETRIES } : {}));
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close()]);
+    });
+
+    it('keeps the notifications while the subscriber is stopped and delivers them in order once it is back; the writes did not wait', async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await subscriber.stop();
+      const started = Date.now();
+      await changeRepeatedly(publisher, object, 1, 6);
+      expect(Date.now() - started).to.be.lessThan(5000);
+      const { queues } = (await outbox(publisher, 'queues')) as { queues: Json[] };
+      expect(queues).to.have.length(1);
+      expect(queues[0].pending).to.equal(6);
+      expect(queues[0].lastError).to.be.a('string');
+      await subscriber.restart();
+      const got = await waitForNotifications(subscriber, 6, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7]);
+      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
+    });
+  });
+
+  describe('publisher SIGKILLed with notifications pending', () => {
+    let subscriber: TestServer;
+    let publisher: ServerProcess;
+    let dataDir: string;
+    let config: ConfigOverrides;
+    let port: number;
+    before(async () => {
+      port = await freePort();
+      const subscriberPort = await freePort();
+      const publisherUrl = `http://127.0.0.1:${port}`;
+      subscriber = await startTestServer({
+        port: subscriberPort,
+        baseUrl: `http://127.0.0.1:${subscriberPort}`,
+        outbound: { allowPrivateAddresses: true },
+        trustedIssuers: [{ issuer: `${publisherUrl}/idp`, jwksUrl: `${publisherUrl}/idp/.well-known/jwks.json` }],
+      });
+      dataDir = await mkdtemp(join(tmpdir(), 'onerecord-publisher-'));
+      config = {
+        ...FAST_RETRIES,
+        internalAgents: [holderOf(subscriber)],
+        outbound: { allowPrivateAddresses: true },
+        trustedIssuers: [{ issuer: `${subscriber.url}/idp`, jwksUrl: `${subscriber.url}/idp/.well-known/jwks.json` }],
+      };
+      publisher = new ServerProcess({ dataDir, port, config });
+      await publisher.ready;
+    });
+    after(async () => {
+      await publisher?.stop('SIGTERM');
+      await subscriber?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('delivers them after its restart, in order, each stored once by the subscriber', async () => {
+      const created = await publisher.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+      const object = created.headers.get('location')!;
+      const asPublisher = { request: (path: string, init?: RequestInit) => publisher.request(path, init) } as unknown as TestServer;
+      const res = await postSubscription(subscriber, { url: `http://127.0.0.1:${port}` } as TestServer, subscription(subscriber, object));
+      expect(res.status, await res.text()).to.equal(201);
+      await subscriber.stop();
+      await changeRepeatedly(asPublisher, object, 1, 4);
+      await publisher.stop('SIGKILL');
+      await subscriber.restart();
+      publisher = new ServerProcess({ dataDir, port, config });
+      await publisher.ready;
+      const got = await waitForNotifications(subscriber, 4, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5]);
+      expect(new Set(got.map((n) => n['@id'])).size).to.equal(4);
+    });
+  });
+
+  describe('dead letters', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    let gateway: LoopbackListener;
+    /** What the subscriber's notification endpoint answers: a fixed status, or the real subscriber's answer. */
+    let answer: number | 'forward' = 410;
+    before(async () => {
+      gateway = await startListener((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          if (answer !== 'forward') return void res.writeHead(answer).end();
+          const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
+          void fetch(`${subscriber.url}/notifications`, { method: 'POST', headers, body: Buffer.concat(chunks) }).then((r) => res.writeHead(r.status).end());
+        });
+      });
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1
+          ? {
+              internalAgents: [holderAt(urls[0])],
+              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, retryWindowMs: 600, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+            }
+          : {},
+      );
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close(), gateway?.close()]);
+    });
+
+    const waitForDeadLetters = async (count: number): Promise<Json[]> => {
+      for (let i = 0; i < 100; i++) {
+        const dead = (await outbox(publisher, 'dead-letters')).deadLetters as Json[];
+        if (dead.length >= count) return dead;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`expected ${count} dead letters`);
+    };
+
+    it('410 Gone: the notification is a dead letter and the subscription ends (revoked, no further notifications)', async () => {
+      answer = 410;
+      const object = await createObject(publisher, piece());
+      const request = await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await changeRepeatedly(publisher, object, 1, 1);
+      const [dead] = await waitForDeadLetters(1);
+      expect(dead.reason).to.match(/410/);
+      expect(dead.subscription).to.equal(request);
+      for (let i = 0; i < 50; i++) {
+        const status = ((await (await publisher.request(request)).json()) as Json)['api:hasRequestStatus'] as Json;
+        if (status['@id'] === `${API}REQUEST_REVOKED`) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const read = (await (await publisher.request(request)).json()) as Json;
+      expect((read['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_REVOKED`);
+      answer = 'forward';
+      await changeRepeatedly(publisher, object, 2, 1);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await receivedNotifications(subscriber, q({ 'logistics-object': object }))).to.have.length(0);
+    });
+
+    it('a subscriber failing past the retry window ends in the dead letters; replay delivers them in order', async () => {
+      answer = 503;
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await changeRepeatedly(publisher, object, 1, 2);
+      const dead = await waitForDeadLetters(3);
+      const mine = dead.filter((d) => d.object === object);
+      expect(mine).to.have.length(2);
+      for (const d of mine) expect(d.reason).to.match(/retry window.*503/);
+      answer = 'forward';
+      const res = await publisher.request(`/internal/outbox/dead-letters/replay?${mine.map((d) => `notification=${encodeURIComponent(d.notification as string)}`).join('&')}`, { method: 'POST' });
+      expect(((await res.json()) as Json).replayed).to.equal(2);
+      const got = await waitForNotifications(subscriber, 2, q({ 'logistics-object': object }));
+      expect(got.map(revisionOf)).to.deep.equal([2, 3]);
+      expect(((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object)).to.deep.equal([]);
+    });
+  });
+
+  describe('outbound safety', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    before(async () => {
+      [subscriber, publisher] = await startPeers(2, (i) => (i === 1 ? { outbound: { allowPrivateAddresses: false } } : {}));
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close()]);
+    });
+
+    it('a subscriber whose host resolves to a private address makes the SubscriptionRequest fail with a clear error', async () => {
+      const object = await createObject(publisher, piece());
+      const local = subscriber.url.replace('127.0.0.1', 'localhost');
+      const body = subscription(subscriber, object, { 'api:hasSubscriber': { '@id': `${local}/logistics-objects/data-holder` } });
+      const res = await publisher.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+      expect(res.status, await res.clone().text()).to.equal(201);
+      const read = (await (await publisher.request(res.headers.get('location')!)).json()) as Json;
+      expect((read['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
+      expect(JSON.stringify(read['api:hasError'])).to.match(/localhost resolves to .*not called/);
+    });
+  });
+
+  describe('Retry-After and the outbound token', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    let gateway: LoopbackListener;
+    const attempts: { at: number; authorization: string | undefined; webhookId: string | undefined; timestamp: string | undefined; key: string | undefined }[] = [];
+    before(async () => {
+      gateway = await startListener((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          attempts.push({ at: Date.now(), authorization: req.headers.authorization, webhookId: req.headers['webhook-id'] as string, timestamp: req.headers['webhook-timestamp'] as string, key: req.headers['idempotency-key'] as string });
+          if (attempts.length === 1) return void res.writeHead(503, { 'Retry-After': '1' }).end();
+          const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
+          void fetch(`${subscriber.url}/notifications`, { method: 'POST', headers, body: Buffer.concat(chunks) }).then((r) => res.writeHead(r.status).end());
+        });
+      });
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1
+          ? {
+              internalAgents: [holderAt(urls[0])],
+              identityProvider: { clients: [{ id: 'outbound', secret: 'outbound-secret', agent: holderAt(urls[1]) }] },
+              outbound: { allowPrivateAddresses: true, clientCredentials: { tokenUrl: `${urls[1]}/idp/token`, clientId: 'outbound', clientSecret: 'outbound-secret' } },
+              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+            }
+          : {},
+      );
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close(), gateway?.close()]);
+    });
+
+    it("waits as long as the subscriber's Retry-After asks, resends the same id, and carries a client-credentials token when configured", async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await changeRepeatedly(publisher, object, 1, 1);
+      await waitForNotifications(subscriber, 1, q({ 'logistics-object': object }));
+      expect(attempts).to.have.length(2);
+      expect(attempts[1].at - attempts[0].at).to.be.greaterThanOrEqual(950);
+      expect(attempts[1].webhookId).to.equal(attempts[0].webhookId);
+      expect(attempts[1].key).to.equal(attempts[0].webhookId);
+      expect(Math.abs(Number(attempts[1].timestamp) - Date.now() / 1000)).to.be.lessThan(30);
+      const payload = JSON.parse(Buffer.from(attempts[1].authorization!.split('.')[1], 'base64url').toString()) as Record<string, string>;
+      expect(payload.sub).to.equal('outbound');
+      expect(payload.logistics_agent_uri).to.equal(holderOf(publisher));
+      expect(attempts[0].authorization).to.equal(attempts[1].authorization);
+    });
+  });
+});
