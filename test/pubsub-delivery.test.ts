@@ -6,7 +6,7 @@ import type { ConfigOverrides } from '../src/config.js';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
-import { API, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
+import { API, forwardNotification, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { ServerProcess } from './support/server-process.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 
@@ -119,8 +119,7 @@ describe('guaranteed delivery between servers', function () {
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
           if (answer !== 'forward') return void res.writeHead(answer).end();
-          const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
-          void fetch(`${subscriber.url}/notifications`, { method: 'POST', headers, body: Buffer.concat(chunks) }).then((r) => res.writeHead(r.status).end());
+          forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
         });
       });
       [subscriber, publisher] = await startPeers(2, (i, urls) =>
@@ -218,8 +217,7 @@ describe('guaranteed delivery between servers', function () {
         req.on('end', () => {
           attempts.push({ at: Date.now(), authorization: req.headers.authorization, webhookId: req.headers['webhook-id'] as string, timestamp: req.headers['webhook-timestamp'] as string, key: req.headers['idempotency-key'] as string });
           if (attempts.length === 1) return void res.writeHead(503, { 'Retry-After': '1' }).end();
-          const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
-          void fetch(`${subscriber.url}/notifications`, { method: 'POST', headers, body: Buffer.concat(chunks) }).then((r) => res.writeHead(r.status).end());
+          forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
         });
       });
       [subscriber, publisher] = await startPeers(2, (i, urls) =>

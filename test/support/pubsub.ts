@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { asList } from './changes.js';
 import { holderOf } from './peers.js';
 import type { TestServer } from './server.js';
@@ -60,3 +61,9 @@ export async function waitForNotifications(server: TestServer, count: number, qu
 
 export const eventTypeOf = (n: Json) => ((n['api:hasEventType'] as Json)['@id'] as string).replace(API, '');
 export const anyUris = (value: unknown) => asList(value as Json | Json[] | undefined).map((v) => v['@value'] as string);
+
+/** For a loopback stand-in of a subscriber's endpoint: passes a notification on to the real subscriber and answers with its status. */
+export function forwardNotification(subscriberUrl: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+  const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
+  void fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then((r) => res.writeHead(r.status).end());
+}
