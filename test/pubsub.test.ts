@@ -33,16 +33,16 @@ describe('publish and subscribe between two servers', function () {
     const own = await waitForNotifications(subscriber, 1, q({ 'event-type': 'SUBSCRIPTION_REQUEST_ACCEPTED' }));
     expect((own[0]['api:isTriggeredBy'] as Json)['@id']).to.equal(request);
 
-    // Only the embedded grossWeight changes, and goodsDescription: both top-level properties are named.
+    // Only the embedded grossWeight changes, and remarks: both top-level properties are named.
     const current = (await (await publisher.request(object)).json()) as Json;
     const weight = ((current['cargo:grossWeight'] as Json)['@id']) as string;
     const changeRequest = await submit(
       publisher,
       object,
-      change(object, 1, [del(weight, 'numericalValue', dbl('20')), add(weight, 'numericalValue', dbl('25')), del(object, 'goodsDescription', str('Books')), add(object, 'goodsDescription', str('Novels'))]),
+      change(object, 1, [del(weight, 'numericalValue', dbl('20')), add(weight, 'numericalValue', dbl('25')), del(object, 'remarks', str('Books')), add(object, 'remarks', str('Novels'))]),
     );
     const [updated] = await waitForNotifications(subscriber, 1, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED', 'logistics-object': object }));
-    expect(anyUris(updated['api:hasChangedProperty'])).to.have.members([`${CARGO}grossWeight`, `${CARGO}goodsDescription`]);
+    expect(anyUris(updated['api:hasChangedProperty'])).to.have.members([`${CARGO}grossWeight`, `${CARGO}remarks`]);
     expect(updated['api:hasRevision']).to.equal(2);
     expect((updated['api:isTriggeredBy'] as Json)['@id']).to.equal(changeRequest);
     expect(updated['api:hasLogisticsObjectType']).to.deep.equal({ '@type': 'xsd:anyURI', '@value': `${CARGO}Piece` });
