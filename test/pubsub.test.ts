@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { add, change, createObject, dbl, del, piece, str, submit } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
-import { API, CARGO, anyUris, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
+import { API, CARGO, anyUris, eventTypeOf, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { postJsonLd, type TestServer } from './support/server.js';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,29 @@ describe('publish and subscribe between two servers', function () {
     expect(bad.status).to.equal(400);
     const forbidden = await fetch(`${subscriber.url}/internal/remote-subscriptions`, { headers: { Authorization: `Bearer ${await publisher.token()}` } });
     expect(forbidden.status).to.equal(403);
+  });
+  it('a Change that asks for status notifications notifies its requester at each status, without any subscription; the holder\'s own requests notify nobody', async () => {
+    const object = await createObject(publisher, piece());
+    const patchAs = async (server: TestServer, body: Json) => {
+      const res = await fetch(object, { method: 'PATCH', headers: { Authorization: `Bearer ${await server.token()}`, 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+      expect(res.status, await res.clone().text()).to.equal(201);
+      return res.headers.get('location')!;
+    };
+    const asked = await patchAs(subscriber, change(object, 1, [add(object, 'shippingMarks', str('asked'))], { 'api:notifyRequestStatusChange': true }));
+    const about = q({ 'logistics-object': object });
+    const statusesOf = async (server: TestServer) => (await receivedNotifications(server, about)).filter((n) => eventTypeOf(n).startsWith('CHANGE_REQUEST_'));
+    await waitForNotifications(subscriber, 1, q({ 'event-type': 'CHANGE_REQUEST_ACCEPTED', 'logistics-object': object }));
+    const statuses = await statusesOf(subscriber);
+    expect(statuses.map(eventTypeOf)).to.deep.equal(['CHANGE_REQUEST_PENDING', 'CHANGE_REQUEST_ACCEPTED']);
+    for (const n of statuses) expect((n['api:isTriggeredBy'] as Json)['@id']).to.equal(asked);
+    // The accepted one names the revision the change wrote.
+    expect(statuses[1]['api:hasRevision']).to.equal(2);
+    // Not asked: nothing; the publisher's holder asked: nothing (it would notify itself).
+    await patchAs(subscriber, change(object, 2, [add(object, 'shippingMarks', str('not asked'))]));
+    await patchAs(publisher, change(object, 3, [add(object, 'shippingMarks', str('by the holder'))], { 'api:notifyRequestStatusChange': true }));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await statusesOf(subscriber)).to.have.length(2);
+    expect(await statusesOf(publisher)).to.have.length(0);
   });
 });
 

@@ -63,9 +63,9 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect({ ...read[1], codes: [...read[1].codes].sort() }).to.deep.equal({ ...written[0], codes: [...written[0].codes].sort() });
   });
 
-  it('action requests: request, objects, its own content, status history in order; revocation stored with its entry', () => {
+  it('action requests: request, objects, whether it notifies its requester, its own content, status history in order; revocation stored with its entry', () => {
     const iri = `${BASE}/action-requests/r1`;
-    const record: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_000), objects: [object(1)], statuses: [] };
+    const record: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_000), objects: [object(1)], statuses: [], notifiesRequester: true };
     const statuses = [
       { iri: 'internal:s1', number: 1, status: requestStatus.PENDING, since: new Date(1_700_000_000_000), changedBy: AGENT },
       { iri: 'internal:s2', number: 2, status: requestStatus.REJECTED, since: new Date(1_700_000_000_050), changedBy: `${BASE}/holder` },
@@ -78,11 +78,13 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(graph).to.include(`<${api.hasLogisticsObject}> <${object(1)}>`);
 
     const revoked = { iri: 'internal:s3', number: 2, status: requestStatus.REVOKED, since: new Date(1_700_000_000_070), changedBy: AGENT };
-    const other = { ...record, iri: `${BASE}/action-requests/r0`, requestedAt: new Date(1_699_999_999_999) };
+    const { notifiesRequester: _flag, ...quiet } = record;
+    const other = { ...quiet, iri: `${BASE}/action-requests/r0`, requestedAt: new Date(1_699_999_999_999) };
     const withRevoked = storeWith([...quads, ...requestQuads(other, []), ...statusEntryQuads(other.iri, { ...statuses[0], iri: 'internal:s0' }), ...statusEntryQuads(other.iri, revoked, { revoked: true })]);
     const read = readActionRequests(withRevoked);
     expect(read.map((r) => r.iri)).to.deep.equal([other.iri, iri]);
     expect(read[0].statuses.map((s) => s.status)).to.deep.equal([requestStatus.PENDING, requestStatus.REVOKED]);
+    expect(read.map((r) => r.notifiesRequester)).to.deep.equal([undefined, true]);
     expect(withRevoked.graphNTriples(other.iri)).to.include(`<${api.isRevokedBy}> <${AGENT}>`);
   });
 

@@ -139,8 +139,9 @@ export class ActionRequests {
     this.acceptors.set(type, handler);
   }
 
-  newRecord(type: string, requestedBy: string, objects: string[]): ActionRequestRecord {
-    return { iri: `${this.prefix}${randomUUID()}`, type, requestedBy, requestedAt: new Date(), objects, statuses: [] };
+  /** `notifiesRequester`: the request's content asks for status notifications to the requester (notifyRequestStatusChange). */
+  newRecord(type: string, requestedBy: string, objects: string[], notifiesRequester = false): ActionRequestRecord {
+    return { iri: `${this.prefix}${randomUUID()}`, type, requestedBy, requestedAt: new Date(), objects, statuses: [], ...(notifiesRequester ? { notifiesRequester: true as const } : {}) };
   }
 
   /** A RequestWrite into a new transaction. */

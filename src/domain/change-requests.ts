@@ -90,7 +90,7 @@ export class ChangeRequests implements AcceptHandler {
     const received = this.objects.shapeViolations(typed);
     if (received.length > 0) throw shapeError(received, 400);
     const change = parseChange(typed, this.context(object));
-    const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object]);
+    const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object], change.notify);
     const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
     const write = this.requests.write();
     write.create(record, [

@@ -1,6 +1,5 @@
 import { writeJsonLd } from '../rdf/jsonld-writer.js';
 import { quad, namedNode, type Quad } from '../rdf/terms.js';
-import { API } from '../rdf/vocab.js';
 import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
 import type { TokenSource } from '../outbound/tokens.js';
 import type { GraphStore } from '../store/graph-store.js';
@@ -60,7 +59,12 @@ export function backoffMs(attempt: number, options: DeliveryOptions, random = Ma
   return Math.floor(random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)));
 }
 
-const isOwnStatus = (entry: OutboxEntry) => entry.eventType.startsWith(`${API}SUBSCRIPTION_REQUEST_`);
+/**
+ * A status notification about the very request it is sent for (a SubscriptionRequest to its
+ * subscriber, a ChangeRequest or AccessDelegationRequest to its requester): sent whatever the
+ * request's status and whatever its sender may read now.
+ */
+const isOwnStatus = (entry: OutboxEntry) => entry.triggeredBy === entry.subscription;
 
 /**
  * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retry state,
@@ -177,9 +181,11 @@ export class Delivery {
   private async attempt(q: Queue): Promise<void> {
     const entry = q.entries[0];
     const s = this.index.forRequest(entry.subscription);
-    if (!s || !(this.index.isActive(s) || isOwnStatus(entry))) return this.settle(entry);
-    if (entry.object !== undefined && !isOwnStatus(entry) && !this.index.mayRead(s, entry.object)) return this.settle(entry);
-    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, s) });
+    if (!isOwnStatus(entry)) {
+      if (!s || !this.index.isActive(s)) return this.settle(entry);
+      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(entry);
+    }
+    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, isOwnStatus(entry) ? undefined : s) });
     const token = await this.tokens?.token();
     let res;
     try {
@@ -205,16 +211,17 @@ export class Delivery {
       return this.settle(entry);
     }
     if (res.status === 410) {
+      if (!s) return this.deadLetter(q, entry, `${entry.callback} answered 410 Gone`);
       await this.deadLetter(q, entry, `${entry.callback} answered 410 Gone: the subscription ends`);
       return this.subscriptions.end(s, `${entry.callback} answered 410 Gone`);
     }
     return this.failed(q, entry, `${entry.callback} answered ${res.status}`, retryAfterMs(res.headers['retry-after']));
   }
 
-  /** The notification as sent: as queued, plus the object's revision when the subscription asks for the body. */
-  private notificationTriples(entry: OutboxEntry, s: Subscription): Quad[] {
+  /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
+  private notificationTriples(entry: OutboxEntry, s: Subscription | undefined): Quad[] {
     const triples = outboxNotificationTriples(entry.graph, this.store.graphTriples(entry.graph));
-    if (!s.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
+    if (!s?.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
     const revision = this.index.revisions.get(entry.object)?.revisions[entry.revision - 1];
     return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
   }

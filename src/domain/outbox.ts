@@ -20,6 +20,15 @@ interface NotificationContent {
   event?: string;
 }
 
+/** Who a notification goes to: its queue, what it is sent for (a SubscriptionRequest, or the action request whose requester asked), where. */
+interface Recipient {
+  queue: string;
+  for: string;
+  callback: string;
+}
+
+const toSubscriber = (s: Subscription): Recipient => ({ queue: s.queue, for: s.request.iri, callback: s.callback });
+
 /** The NotificationEventType of an action request's status, e.g. CHANGE_REQUEST_ACCEPTED. */
 export function statusEventType(request: ActionRequestRecord, status: string): string {
   const kind = apiLocalName(request.type).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
@@ -68,6 +77,8 @@ export class Outbox {
     /** Reads earlier revisions (for hasChangedProperty). */
     private readonly reader: Pick<GraphStore, 'graphTriples'>,
     private readonly baseUrl: string,
+    /** This server's own holder: its requests notify nobody (it would notify itself). */
+    private readonly holder: string,
   ) {}
 
   /** Consumer of the after-commit stream (replay included): the numbering continues after a restart. */
@@ -110,10 +121,14 @@ export class Outbox {
     const recipients = this.subscriptions.matching(revision.object, revision.mostSpecificType).filter((s) => s.eventTypes.has(eventType));
     if (recipients.length === 0) return;
     const content: NotificationContent = { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() };
-    for (const s of recipients) this.queue(tx, s, content);
+    for (const s of recipients) this.queue(tx, toSubscriber(s), content);
   }
 
-  /** Status notifications: to subscriptions that ask for them on the objects the request concerns, and to the SubscriptionRequest's own subscriber. */
+  /**
+   * Status notifications: to subscriptions that ask for them on the objects the request concerns,
+   * to the SubscriptionRequest's own subscriber, and to the requester of a Change or an
+   * AccessDelegation that asked for them (once per organisation; never to this server's holder).
+   */
   private aboutRequest(tx: WriteTransaction, request: ActionRequestRecord, status: StatusEntry): void {
     const recipients = new Set<Subscription>();
     for (const object of request.objects) {
@@ -125,29 +140,37 @@ export class Outbox {
     if (own?.notifyRequestStatusChange) recipients.add(own);
     const object = request.objects[0];
     const entry = object === undefined ? undefined : this.revisions.get(object);
-    const latest = entry && this.revisions.latest(entry);
-    for (const s of recipients) {
-      this.queue(tx, s, {
-        eventType: statusEventType(request, status.status),
-        triggeredBy: request.iri,
-        ...(latest ? { object: latest.object, objectType: latest.mostSpecificType, revision: latest.number } : {}),
-      });
+    // A change accepted in this same write: the revision it wrote.
+    const written = tx.events.find((d) => d.kind === 'revision-written' && d.revision.object === object);
+    const latest = written?.kind === 'revision-written' ? written.revision : entry && this.revisions.latest(entry);
+    const content: NotificationContent = {
+      eventType: statusEventType(request, status.status),
+      triggeredBy: request.iri,
+      ...(latest ? { object: latest.object, objectType: latest.mostSpecificType, revision: latest.number } : {}),
+    };
+    for (const s of recipients) this.queue(tx, toSubscriber(s), content);
+    const requester = request.requestedBy;
+    if (request.notifiesRequester && requester !== this.holder && ![...recipients].some((s) => s.subscriber === requester)) {
+      // Queued with the requester's subscription to the object, if it has one, so their order holds.
+      const topic = object === undefined ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}` : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
+      this.queue(tx, { queue: `${requester} ${topic}`, for: request.iri, callback: this.subscriptions.callbackOf(requester) }, content);
     }
   }
 
-  private queue(tx: WriteTransaction, s: Subscription, content: NotificationContent): void {
+  private queue(tx: WriteTransaction, to: Recipient, content: NotificationContent): void {
     const id = randomUUID();
     const entry: OutboxEntry = {
       iri: `${this.baseUrl}/notifications/${id}`,
       graph: outboxGraph(id),
-      queue: s.queue,
+      queue: to.queue,
       sequence: ++this.lastSequence,
       queuedAt: new Date(),
-      subscription: s.request.iri,
-      callback: s.callback,
+      subscription: to.for,
+      callback: to.callback,
       eventType: content.eventType,
       ...(content.object === undefined ? {} : { object: content.object }),
       ...(content.revision === undefined ? {} : { revision: content.revision }),
+      ...(content.triggeredBy === undefined ? {} : { triggeredBy: content.triggeredBy }),
     };
     tx.insert.push(...outboxEntryQuads(entry, notificationQuads(entry.iri, content)));
     tx.events.push({ kind: 'notification-queued', entry });

@@ -208,6 +208,8 @@ export const store = {
   concerns: `${STORE}concerns`,
   statusEntry: `${STORE}statusEntry`,
   statusNumber: `${STORE}statusNumber`,
+  /** The request's content (a Change, an AccessDelegation) asked for status notifications to its requester. */
+  notifiesRequester: `${STORE}notifiesRequester`,
   /** Moved Logistics Objects: where each went, whether for good, when and by whom. */
   movesGraph: `${STORE}moves`,
   movedTo: `${STORE}movedTo`,

@@ -29,6 +29,8 @@ export interface ActionRequestRecord {
   objects: string[];
   /** Ordered by number; the last one is the current status. */
   statuses: StatusEntry[];
+  /** Its requester asked for a notification at each status change (notifyRequestStatusChange of a Change or an AccessDelegation). */
+  notifiesRequester?: true;
 }
 
 /** What a status change records besides the entry itself (errors are the request's content, written by the domain). */
@@ -51,6 +53,7 @@ export function requestQuads(record: ActionRequestRecord, body: readonly Quad[])
     quad(subject, namedNode(api.isRequestedBy), namedNode(record.requestedBy), g),
     quad(subject, namedNode(api.isRequestedAt), dateTimeLiteral(record.requestedAt), g),
     ...record.objects.map((o) => quad(subject, namedNode(meta.concerns), namedNode(o), g)),
+    ...(record.notifiesRequester ? [quad(subject, namedNode(meta.notifiesRequester), xsdLiteral(true, xsd.boolean), g)] : []),
     ...body.map((t) => quad(t.subject, t.predicate, t.object, g)),
   ];
 }
@@ -88,6 +91,11 @@ export function readActionRequests(reader: SparqlReader): ActionRequestRecord[] 
   }
   const concerns = reader.select(`SELECT ?r ?lo WHERE { GRAPH ?r { ?r ${p(meta.concerns)} ?lo } }`);
   for (const b of concerns.results.bindings) records.get(b.r.value)?.objects.push(b.lo.value);
+  const notifying = reader.select(`SELECT ?r WHERE { GRAPH ?r { ?r ${p(meta.notifiesRequester)} true } }`);
+  for (const b of notifying.results.bindings) {
+    const record = records.get(b.r.value);
+    if (record) record.notifiesRequester = true;
+  }
   const statuses = reader.select(`SELECT ?r ?e ?n ?s ?since ?by WHERE { GRAPH ?r {
     ?r ${p(meta.statusEntry)} ?e . ?e ${p(meta.statusNumber)} ?n ; ${p(api.hasRequestStatus)} ?s ;
        ${p(api.hasRequestStatusSince)} ?since ; ${p(api.isChangedBy)} ?by } }`);

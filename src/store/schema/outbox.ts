@@ -18,7 +18,10 @@ export interface OutboxEntry {
   /** Order of queuing on this server; FIFO within a queue. */
   sequence: number;
   queuedAt: Date;
-  /** The SubscriptionRequest the notification is sent for. */
+  /**
+   * The SubscriptionRequest the notification is sent for; for a status notification to the
+   * requester of an action request that asked for them (notifyRequestStatusChange), that request.
+   */
   subscription: string;
   /** Where it is POSTed. */
   callback: string;
@@ -26,6 +29,8 @@ export interface OutboxEntry {
   object?: string;
   /** The object's revision the notification is about. */
   revision?: number;
+  /** The action request that caused it (its api:isTriggeredBy). */
+  triggeredBy?: string;
 }
 
 export interface DeadLetter {
@@ -71,11 +76,12 @@ export function outboxNotificationTriples(graph: string, graphTriples: readonly 
 /** Every queued notification, dead letters included, in queuing order. */
 export function readOutbox(reader: SparqlReader): StoredOutboxEntry[] {
   const p = iriToNt;
-  const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?deadAt ?reason WHERE { GRAPH ?g {
+  const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
     ?g ${p(meta.outboxNotification)} ?n ; ${p(meta.outboxQueue)} ?queue ; ${p(meta.outboxSequence)} ?seq ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ?n ${p(api.hasEventType)} ?type .
     OPTIONAL { ?n ${p(api.hasLogisticsObject)} ?lo }
+    OPTIONAL { ?n ${p(api.isTriggeredBy)} ?trigger }
     OPTIONAL { ?g ${p(meta.aboutRevision)} ?rev }
     OPTIONAL { ?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason } } }`);
   return rows.results.bindings
@@ -91,6 +97,7 @@ export function readOutbox(reader: SparqlReader): StoredOutboxEntry[] {
         eventType: b.type.value,
         ...(b.lo ? { object: b.lo.value } : {}),
         ...(b.rev ? { revision: Number(b.rev.value) } : {}),
+        ...(b.trigger ? { triggeredBy: b.trigger.value } : {}),
       };
       return b.deadAt ? { entry, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { entry };
     })
