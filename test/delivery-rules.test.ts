@@ -26,7 +26,7 @@ describe('notification rules', () => {
   });
 
   it('backoff: full jitter below min(cap, initial × 2^(attempt - 1)); Retry-After in seconds or as an HTTP date', () => {
-    const options = { initialBackoffMs: 1000, maxBackoffMs: 3_600_000, retryWindowMs: 1 };
+    const options = { initialBackoffMs: 1000, maxBackoffMs: 3_600_000 };
     expect(backoffMs(1, options, () => 0.999999)).to.equal(999);
     expect(backoffMs(4, options, () => 0.5)).to.equal(4000);
     expect(backoffMs(30, options, () => 0.999999)).to.equal(3_599_996);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigOverrides } from '../src/config.js';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
+import { eventJson } from './support/events.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
 import { API, forwardNotification, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
@@ -52,6 +53,40 @@ describe('guaranteed delivery between servers', function () {
       await subscriber.restart();
       const got = await waitForNotifications(subscriber, 6, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7]);
+      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
+    });
+  });
+
+  describe('a backlog longer than the queue window', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    before(async () => {
+      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], delivery: { ...FAST_RETRIES.delivery, queueWindow: 4 } } : {}));
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close()]);
+    });
+
+    it('keeps only the window in memory and pages the rest from the store: every notification arrives, in order', async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await subscriber.stop();
+      // More notifications than one outbox page spans, so paging crosses pages.
+      const ids = Array.from({ length: 300 }, (_, i) => `${object}/logistics-events/e${String(i).padStart(3, '0')}`);
+      const bulk = await publisher.request('/logistics-events', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(ids.map((id) => ({ ...eventJson(), '@id': id, 'cargo:eventFor': { '@id': object } }))),
+      });
+      expect(bulk.status, await bulk.clone().text()).to.equal(207);
+      const { queues } = (await outbox(publisher, 'queues')) as { queues: Json[] };
+      expect(queues).to.have.length(1);
+      expect(queues[0].pending).to.equal(300);
+      expect(queues[0].inMemory).to.be.at.most(4);
+      await subscriber.restart();
+      const got = await waitForNotifications(subscriber, 300, q({ 'event-type': 'LOGISTICS_EVENT_RECEIVED', limit: '1000' }), 60_000);
+      expect(got.map((n) => (n['api:hasLogisticsEvent'] as Json)['@id'])).to.deep.equal(ids);
       for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
     });

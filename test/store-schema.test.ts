@@ -6,6 +6,7 @@ import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestR
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
+import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxEntryQuads, outboxGraph, outboxNotificationTriples, outboxPage, readOutbox, type OutboxEntry } from '../src/store/schema/outbox.js';
 import {
   notificationTriples,
   readReceivedNotifications,
@@ -145,5 +146,37 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const stored = index.graphNTriples(graph);
     const back = notificationTriples(graph, receivedNotificationQuads(written[0][0], written[0][1]).filter((q) => stored.includes(q.subject.value)));
     expect(back.map((q) => q.predicate.value)).to.have.members(written[0][1].map((q) => q.predicate.value));
+  });
+
+  it('outbox: every field (optional ones absent or present), queuing order, pages of a queue, pending entries apart from dead letters', () => {
+    const entry = (sequence: number, queue: string, extra: Partial<OutboxEntry> = {}): OutboxEntry => ({
+      iri: `${BASE}/notifications/n${sequence}`,
+      graph: outboxGraph(`n${sequence}`),
+      queue,
+      sequence,
+      queuedAt: new Date(1_700_000_000_000 + sequence),
+      subscription: `${BASE}/action-requests/s`,
+      callback: 'https://subscriber.example.com/notifications',
+      eventType: `${API}LOGISTICS_OBJECT_UPDATED`,
+      ...extra,
+    });
+    const notification = (e: OutboxEntry) => [quad(namedNode(e.iri), namedNode(api.hasEventType), namedNode(e.eventType)), ...(e.object ? [quad(namedNode(e.iri), namedNode(api.hasLogisticsObject), namedNode(e.object))] : []), ...(e.triggeredBy ? [quad(namedNode(e.iri), namedNode(api.isTriggeredBy), namedNode(e.triggeredBy))] : [])];
+    const [a, b] = ['A', 'B'];
+    const written = [
+      entry(OUTBOX_PAGE_SPAN + 1, a, { object: object(1), revision: 3, triggeredBy: `${BASE}/action-requests/c` }),
+      entry(2, a),
+      entry(3, b, { object: object(2) }),
+      entry(OUTBOX_PAGE_SPAN + 5, a),
+    ];
+    const dead = { at: new Date(1_700_000_001_000), reason: 'answered 500' };
+    const index = storeWith([...written.flatMap((e) => outboxEntryQuads(e, notification(e))), ...deadLetterQuads(written[3], dead)]);
+    expect(readOutbox(index)).to.deep.equal([{ entry: written[1] }, { entry: written[2] }, { entry: written[0] }, { entry: written[3], dead }]);
+    expect(readOutbox(index, { dead: false }).map((s) => s.entry.sequence)).to.deep.equal([2, 3, OUTBOX_PAGE_SPAN + 1]);
+    expect(readOutbox(index, { dead: true }).map((s) => s.entry.sequence)).to.deep.equal([OUTBOX_PAGE_SPAN + 5]);
+    expect(readOutbox(index, { page: outboxPage(a, 0) }).map((s) => s.entry.sequence)).to.deep.equal([2]);
+    expect(readOutbox(index, { page: outboxPage(a, OUTBOX_PAGE_SPAN), dead: false }).map((s) => s.entry.sequence)).to.deep.equal([OUTBOX_PAGE_SPAN + 1]);
+    const g = written[0].graph;
+    const sent = outboxNotificationTriples(g, outboxEntryQuads(written[0], notification(written[0])));
+    expect(sent.map((q) => q.predicate.value)).to.have.members([api.hasEventType, api.hasLogisticsObject, api.isTriggeredBy]);
   });
 });

@@ -3,7 +3,7 @@ import { quad, namedNode, type Quad } from '../rdf/terms.js';
 import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
 import type { TokenSource } from '../outbound/tokens.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { deadLetterQuads, outboxNotificationTriples, type DeadLetter, type OutboxEntry } from '../store/schema/outbox.js';
+import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxNotificationTriples, outboxPage, readOutbox, type OutboxEntry } from '../store/schema/outbox.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
 
@@ -11,12 +11,25 @@ export interface DeliveryOptions {
   initialBackoffMs: number;
   maxBackoffMs: number;
   retryWindowMs: number;
+  /** Notifications of one queue kept in memory; the rest of its backlog is read from the store as it drains. */
+  queueWindow: number;
 }
 
-/** One FIFO queue (subscriber and topic): its pending notifications and its retry state. */
+/**
+ * One FIFO queue (subscriber and topic): a window of its first pending notifications, in
+ * sequence order, and its retry state. The rest of its backlog stays in the store only and is
+ * read a page at a time as the window drains, so memory does not grow with a subscriber's downtime.
+ */
 interface Queue {
   key: string;
-  entries: OutboxEntry[];
+  /** The queue's lowest-numbered pending notifications; every one beyond it has a higher number. */
+  window: OutboxEntry[];
+  /** Pending notifications in all: in the window, being settled, or in the store only. */
+  pending: number;
+  /** Delivered or dropped, out of the window, their commit not yet published. */
+  settling: Set<string>;
+  /** Number of the last notification that left an emptied window: the backlog continues after it. */
+  floor: number;
   attempts: number;
   nextAttemptAt: number;
   busy: boolean;
@@ -28,6 +41,8 @@ export interface QueueView {
   queue: string;
   callback: string;
   pending: number;
+  /** Of those, how many are held in memory (the queue's window). */
+  inMemory: number;
   attempts: number;
   nextAttemptAt?: string;
   lastError?: string;
@@ -55,14 +70,14 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
 }
 
 /** Exponential backoff with full jitter: a random delay up to min(cap, initial × 2^(attempt - 1)). */
-export function backoffMs(attempt: number, options: DeliveryOptions, random = Math.random): number {
+export function backoffMs(attempt: number, options: Pick<DeliveryOptions, 'initialBackoffMs' | 'maxBackoffMs'>, random = Math.random): number {
   return Math.floor(random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)));
 }
 
 /**
  * A status notification about the very request it is sent for (a SubscriptionRequest to its
  * subscriber, a ChangeRequest or AccessDelegationRequest to its requester): sent whatever the
- * request's status and whatever its sender may read now.
+ * request's status and whatever its recipient may read now.
  */
 const isOwnStatus = (entry: OutboxEntry) => entry.triggeredBy === entry.subscription;
 
@@ -74,12 +89,15 @@ const isOwnStatus = (entry: OutboxEntry) => entry.triggeredBy === entry.subscrip
  * Retry-After) until the retry window has passed; then, or at once for 410 Gone (which also ends
  * the subscription) or a refused address, the notification becomes a dead letter, which an
  * operator can replay. Reacts to the after-commit stream only; a write never waits for it.
+ * Memory holds a window of each queue (`queueWindow` notifications) and no dead letters: the
+ * outbox itself lives in the store.
  */
 export class Delivery {
   private readonly queues = new Map<string, Queue>();
-  private readonly dead = new Map<string, { entry: OutboxEntry; dead: DeadLetter }>();
   /** Retry windows restarted by a replay. */
   private readonly windowStart = new Map<string, number>();
+  /** Highest notification number queued so far: paging a backlog stops there. */
+  private lastSequence = 0;
   private running = false;
   private readonly index: SubscriptionIndex;
 
@@ -99,17 +117,18 @@ export class Delivery {
     for (const e of events) {
       switch (e.kind) {
         case 'notification-queued':
+          this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
           this.enqueue(e.entry);
           break;
         case 'notification-settled':
+          this.windowStart.delete(e.entry.iri);
           this.removeFromQueue(e.entry);
           break;
         case 'notification-dead-lettered':
+          this.windowStart.delete(e.entry.iri);
           this.removeFromQueue(e.entry);
-          this.dead.set(e.entry.iri, { entry: e.entry, dead: e.dead });
           break;
         case 'notification-replayed':
-          this.dead.delete(e.entry.iri);
           this.windowStart.set(e.entry.iri, Date.now());
           this.enqueue(e.entry);
           break;
@@ -133,33 +152,79 @@ export class Delivery {
   private queueOf(key: string): Queue {
     let q = this.queues.get(key);
     if (!q) {
-      q = { key, entries: [], attempts: 0, nextAttemptAt: 0, busy: false };
+      q = { key, window: [], pending: 0, settling: new Set(), floor: 0, attempts: 0, nextAttemptAt: 0, busy: false };
       this.queues.set(key, q);
     }
     return q;
   }
 
+  /** How many of a queue's pending notifications are in the store only. */
+  private beyondWindow(q: Queue): number {
+    return q.pending - q.settling.size - q.window.length;
+  }
+
+  /**
+   * A notification joins its queue: into the window if it belongs among the first `queueWindow`
+   * (a replayed dead letter may come before the window's last), else it stays in the store only.
+   */
   private enqueue(entry: OutboxEntry): void {
     const q = this.queueOf(entry.queue);
-    let i = q.entries.length;
-    while (i > 0 && q.entries[i - 1].sequence > entry.sequence) i -= 1;
-    q.entries.splice(i, 0, entry);
+    const full = this.beyondWindow(q) > 0 || q.window.length >= this.options.queueWindow;
+    q.pending += 1;
+    const { window } = q;
+    const last = window.at(-1);
+    if (full && !(last !== undefined && entry.sequence < last.sequence)) {
+      if (window.length === 0) this.pageIn(q);
+    } else {
+      let i = window.length;
+      while (i > 0 && window[i - 1].sequence > entry.sequence) i -= 1;
+      window.splice(i, 0, entry);
+      // Over the window: its last entry stays in the store only (paged in again later).
+      if (window.length > this.options.queueWindow) window.pop();
+    }
     this.kick(q);
   }
 
+  /** Delivered, dropped or dead: the commit that recorded it was published. */
   private removeFromQueue(entry: OutboxEntry): void {
     const q = this.queues.get(entry.queue);
     if (!q) return;
-    const i = q.entries.findIndex((e) => e.iri === entry.iri);
-    if (i >= 0) q.entries.splice(i, 1);
-    if (q.entries.length === 0 && !q.busy) {
+    q.pending -= 1;
+    if (!q.settling.delete(entry.iri)) this.leaveWindow(q, entry);
+    if (q.pending === 0 && !q.busy) {
       clearTimeout(q.timer);
       this.queues.delete(q.key);
     }
   }
 
+  private leaveWindow(q: Queue, entry: OutboxEntry): void {
+    const i = q.window.findIndex((e) => e.iri === entry.iri);
+    if (i < 0) return;
+    q.window.splice(i, 1);
+    if (q.window.length === 0) q.floor = entry.sequence;
+    if (q.window.length <= this.options.queueWindow / 4 && this.beyondWindow(q) > 0) this.pageIn(q);
+  }
+
+  /**
+   * Fills the window from the store with the next pending notifications of the queue, page after
+   * page of sequence numbers, until the window is full or the whole backlog is in it. Runs in the
+   * tick of a commit or of a delivery, never across an await, so it sees the store as the stream
+   * has published it.
+   */
+  private pageIn(q: Queue): void {
+    const after = q.window.at(-1)?.sequence ?? q.floor;
+    const wanted = Math.min(this.options.queueWindow - q.window.length, this.beyondWindow(q));
+    const found: OutboxEntry[] = [];
+    for (let page = Math.floor(after / OUTBOX_PAGE_SPAN); found.length < wanted && page <= Math.floor(this.lastSequence / OUTBOX_PAGE_SPAN); page++) {
+      for (const { entry } of readOutbox(this.store, { page: outboxPage(q.key, page * OUTBOX_PAGE_SPAN), dead: false })) {
+        if (entry.sequence > after && !q.settling.has(entry.iri)) found.push(entry);
+      }
+    }
+    q.window.push(...found.slice(0, wanted));
+  }
+
   private kick(q: Queue): void {
-    if (!this.running || q.busy || q.entries.length === 0) return;
+    if (!this.running || q.busy || q.window.length === 0) return;
     const wait = q.nextAttemptAt - Date.now();
     if (wait > 0) {
       q.timer ??= setTimeout(() => {
@@ -170,20 +235,20 @@ export class Delivery {
     }
     q.busy = true;
     void this.attempt(q)
-      .catch((err: Error) => this.failed(q, q.entries[0], `delivery failed: ${err.message}`))
+      .catch((err: Error) => this.failed(q, q.window[0], `delivery failed: ${err.message}`))
       .finally(() => {
         q.busy = false;
-        if (q.entries.length === 0) this.queues.delete(q.key);
+        if (q.pending === 0) this.queues.delete(q.key);
         this.kick(q);
       });
   }
 
   private async attempt(q: Queue): Promise<void> {
-    const entry = q.entries[0];
+    const entry = q.window[0];
     const s = this.index.forRequest(entry.subscription);
     if (!isOwnStatus(entry)) {
-      if (!s || !this.index.isActive(s)) return this.settle(entry);
-      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(entry);
+      if (!s || !this.index.isActive(s)) return this.settle(q, entry);
+      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry);
     }
     const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, isOwnStatus(entry) ? undefined : s) });
     const token = await this.tokens?.token();
@@ -208,7 +273,7 @@ export class Delivery {
     if (res.status >= 200 && res.status < 300) {
       q.attempts = 0;
       q.lastError = undefined;
-      return this.settle(entry);
+      return this.settle(q, entry);
     }
     if (res.status === 410) {
       if (!s) return this.deadLetter(q, entry, `${entry.callback} answered 410 Gone`);
@@ -237,12 +302,23 @@ export class Delivery {
     q.nextAttemptAt = now + delay;
   }
 
-  /** Delivered or dropped: its outbox graph goes, in one commit. */
-  private async settle(entry: OutboxEntry): Promise<void> {
+  /**
+   * Delivered or dropped: it leaves the window at once, so the next one goes out, and its outbox
+   * graph goes in a commit that delivery does not wait for. Should that commit fail, it is back
+   * at its place in the window and is sent again (a duplicate at most, which receivers drop).
+   */
+  private settle(q: Queue, entry: OutboxEntry): void {
+    q.settling.add(entry.iri);
+    this.leaveWindow(q, entry);
     const g = namedNode(entry.graph);
     const tx = this.store.begin({ delete: this.store.graphTriples(entry.graph).map((t) => quad(t.subject, t.predicate, t.object, g)) });
     tx.events.push({ kind: 'notification-settled', entry });
-    await this.store.commit(tx);
+    this.store.commit(tx).catch((err: Error) => {
+      this.log(`notification ${entry.iri} was delivered but could not be taken out of the outbox; it will be sent again: ${err.message}`);
+      q.settling.delete(entry.iri);
+      q.pending -= 1;
+      this.enqueue(entry);
+    });
   }
 
   private async deadLetter(q: Queue, entry: OutboxEntry, reason: string): Promise<void> {
@@ -259,35 +335,35 @@ export class Delivery {
   queueViews(): QueueView[] {
     return [...this.queues.values()].map((q) => ({
       queue: q.key,
-      callback: q.entries[0]?.callback ?? '',
-      pending: q.entries.length,
+      callback: q.window[0]?.callback ?? '',
+      pending: q.pending,
+      inMemory: q.window.length,
       attempts: q.attempts,
       ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),
       ...(q.lastError ? { lastError: q.lastError } : {}),
     }));
   }
 
+  /** The dead letters, oldest first, as the store holds them. */
   deadLetterViews(): DeadLetterView[] {
-    return [...this.dead.values()]
-      .sort((a, b) => a.entry.sequence - b.entry.sequence)
-      .map(({ entry, dead }) => ({
-        notification: entry.iri,
-        queue: entry.queue,
-        subscription: entry.subscription,
-        callback: entry.callback,
-        eventType: entry.eventType,
-        ...(entry.object === undefined ? {} : { object: entry.object }),
-        queuedAt: entry.queuedAt.toISOString(),
-        deadLetteredAt: dead.at.toISOString(),
-        reason: dead.reason,
-      }));
+    return readOutbox(this.store, { dead: true }).map(({ entry, dead }) => ({
+      notification: entry.iri,
+      queue: entry.queue,
+      subscription: entry.subscription,
+      callback: entry.callback,
+      eventType: entry.eventType,
+      ...(entry.object === undefined ? {} : { object: entry.object }),
+      queuedAt: entry.queuedAt.toISOString(),
+      deadLetteredAt: dead!.at.toISOString(),
+      reason: dead!.reason,
+    }));
   }
 
   /** Puts dead letters (all, or those named) back in their queues, in one commit; how many. */
   async replay(notifications?: readonly string[]): Promise<number> {
-    const chosen = [...this.dead.values()].filter((d) => notifications === undefined || notifications.includes(d.entry.iri));
+    const chosen = readOutbox(this.store, { dead: true }).filter((d) => notifications === undefined || notifications.includes(d.entry.iri));
     if (chosen.length === 0) return 0;
-    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.entry, d.dead)) });
+    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.entry, d.dead!)) });
     for (const d of chosen) tx.events.push({ kind: 'notification-replayed', entry: d.entry });
     await this.store.commit(tx);
     return chosen.length;

@@ -233,6 +233,8 @@ export const store = {
   /** The outbox: one graph per notification to deliver, the notification plus its queue entry. */
   outboxQueue: `${STORE}outboxQueue`,
   outboxSequence: `${STORE}outboxSequence`,
+  /** Queue and sequence range of an entry (see outboxPage), so a queue's backlog is read a page at a time. */
+  outboxPage: `${STORE}outboxPage`,
   queuedAt: `${STORE}queuedAt`,
   forSubscription: `${STORE}forSubscription`,
   callback: `${STORE}callback`,

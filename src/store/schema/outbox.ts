@@ -1,4 +1,4 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../graph-store.js';
 
@@ -46,6 +46,16 @@ export interface StoredOutboxEntry {
 const GRAPH_PREFIX = `${STORE}outbox:`;
 export const outboxGraph = (id: string) => `${GRAPH_PREFIX}${id}`;
 
+/** How many sequence numbers one page of the outbox spans. */
+export const OUTBOX_PAGE_SPAN = 256;
+
+/**
+ * The page of a queue that holds the entry numbered `sequence`: entries of a queue whose numbers
+ * fall in one span of OUTBOX_PAGE_SPAN share it, so a queue's backlog is read in sequence order,
+ * page after page, each by one exact-match lookup, without sorting the whole queue.
+ */
+export const outboxPage = (queue: string, sequence: number) => `${Math.floor(sequence / OUTBOX_PAGE_SPAN)} ${queue}`;
+
 /** The graph of a queued notification: its triples plus the queue entry. */
 export function outboxEntryQuads(entry: OutboxEntry, notification: readonly Quad[]): Quad[] {
   const g = namedNode(entry.graph);
@@ -54,6 +64,7 @@ export function outboxEntryQuads(entry: OutboxEntry, notification: readonly Quad
     quad(g, namedNode(meta.outboxNotification), namedNode(entry.iri), g),
     quad(g, namedNode(meta.outboxQueue), literal(entry.queue), g),
     quad(g, namedNode(meta.outboxSequence), xsdLiteral(entry.sequence, xsd.integer), g),
+    quad(g, namedNode(meta.outboxPage), literal(outboxPage(entry.queue, entry.sequence)), g),
     quad(g, namedNode(meta.queuedAt), dateTimeLiteral(entry.queuedAt), g),
     quad(g, namedNode(meta.forSubscription), namedNode(entry.subscription), g),
     quad(g, namedNode(meta.callback), literal(entry.callback), g),
@@ -73,17 +84,26 @@ export function outboxNotificationTriples(graph: string, graphTriples: readonly 
   return graphTriples.filter((t) => t.subject.value !== graph);
 }
 
-/** Every queued notification, dead letters included, in queuing order. */
-export function readOutbox(reader: SparqlReader): StoredOutboxEntry[] {
+/** Which entries to read: one page of a queue (see outboxPage), and pending ones or dead letters only. */
+export interface OutboxSelection {
+  page?: string;
+  dead?: boolean;
+}
+
+/** The queued notifications (dead letters included unless `selection` says), in queuing order. */
+export function readOutbox(reader: SparqlReader, selection: OutboxSelection = {}): StoredOutboxEntry[] {
   const p = iriToNt;
+  const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
+  const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
   const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
+    ${selection.page === undefined ? '' : `?g ${p(meta.outboxPage)} ${termToNt(literal(selection.page))} .`}
     ?g ${p(meta.outboxNotification)} ?n ; ${p(meta.outboxQueue)} ?queue ; ${p(meta.outboxSequence)} ?seq ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ?n ${p(api.hasEventType)} ?type .
     OPTIONAL { ?n ${p(api.hasLogisticsObject)} ?lo }
     OPTIONAL { ?n ${p(api.isTriggeredBy)} ?trigger }
     OPTIONAL { ?g ${p(meta.aboutRevision)} ?rev }
-    OPTIONAL { ?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason } } }`);
+    ${dead} } }`);
   return rows.results.bindings
     .map((b) => {
       const entry: OutboxEntry = {
