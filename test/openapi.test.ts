@@ -33,7 +33,8 @@ describe('OpenAPI: the served description matches every route and answer', funct
   const exercised = new Set<string>();
 
   before(async () => {
-    server = await startTestServer({ metrics: { token: METRICS_TOKEN } });
+    // Outbound calls to loopback: the server subscribes at itself (remote subscriptions) and notifies itself.
+    server = await startTestServer({ metrics: { token: METRICS_TOKEN }, outbound: { allowPrivateAddresses: true } });
     const res = await fetch(`${server.url}/openapi.json`);
     expect(res.status).to.equal(200);
     doc = (await res.json()) as Document;
@@ -223,6 +224,41 @@ describe('OpenAPI: the served description matches every route and answer', funct
     expect((await call('GET', '/shapes', { headers: { Accept: 'text/turtle' } })).status).to.equal(200);
     await call('GET', '/shapes', { agent: 'none' });
     await call('GET', '/shapes', { headers: { Accept: 'application/ld+json' } });
+  });
+
+  it('publish and subscribe: subscriptions both ways, notifications received, the outbox', async () => {
+    const API = 'https://onerecord.iata.org/ns/api#';
+    const created = await call('POST', '/logistics-objects', jsonLd(piece()));
+    const object = created.headers.get('location')!;
+    const topic = new URLSearchParams({ topicType: `${API}LOGISTICS_OBJECT_IDENTIFIER`, topic: object });
+    expect((await call('GET', `/subscriptions?${topic}`)).status).to.equal(200);
+    await call('GET', '/subscriptions?topicType=LOGISTICS_OBJECT_IDENTIFIER');
+    const subscription = {
+      '@context': { api: API },
+      '@type': 'api:Subscription',
+      'api:hasSubscriber': { '@id': server.running.services.holder },
+      'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_IDENTIFIER' },
+      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': object },
+      'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+    };
+    expect((await call('POST', '/subscriptions', jsonLd(subscription))).status).to.equal(201);
+    await call('POST', '/subscriptions', jsonLd({ ...subscription, 'api:hasTopicType': { '@id': 'api:NO_SUCH_TYPE' } }));
+    await call('POST', '/subscriptions', { headers: { 'Content-Type': 'text/csv' }, body: 'a,b' });
+    const notification = { '@context': { api: API }, '@id': `${server.url}/notifications/openapi-1`, '@type': 'api:Notification', 'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' }, 'api:hasLogisticsObject': { '@id': object } };
+    expect((await call('POST', '/notifications', jsonLd(notification))).status).to.equal(204);
+    await call('POST', '/notifications', jsonLd({ '@type': 'api:Notification' }));
+    await call('GET', '/internal/notifications');
+    await call('GET', '/internal/notifications?event-type=LOGISTICS_OBJECT_UPDATED', { headers: { Accept: 'text/turtle' } });
+    await call('GET', '/internal/notifications', { agent: 'other' });
+    await call('GET', '/internal/outbox/queues');
+    await call('GET', '/internal/outbox/dead-letters');
+    expect((await call('POST', '/internal/outbox/dead-letters/replay')).status).to.equal(200);
+    await call('GET', '/internal/outbox/queues', { agent: 'other' });
+    const remote = { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ topic: object }) };
+    expect((await call('POST', '/internal/remote-subscriptions', remote)).status).to.equal(201);
+    await call('POST', '/internal/remote-subscriptions', { headers: { 'Content-Type': 'application/json' }, body: '{"topic": 1}' });
+    await call('POST', '/internal/remote-subscriptions', { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ topic: object, publisher: 'http://127.0.0.1:1' }) });
+    await call('GET', '/internal/remote-subscriptions');
   });
 
   it('every described operation was exercised above', () => {

@@ -54,6 +54,8 @@ export class RemoteSubscriptions {
   async subscribe(input: RemoteSubscriptionInput, caller: Caller): Promise<RemoteSubscriptionRecord> {
     this.access.check(caller, { kind: 'operate', what: 'subscribing to other servers' });
     if (typeof input.topic !== 'string') throw bad('topic is required: a Logistics Object IRI or a Logistics Object class IRI', 'topic');
+    for (const name of ['topicType', 'publisher'] as const) if (input[name] !== undefined && typeof input[name] !== 'string') throw bad(`${name} must be a string`, name);
+    for (const name of ['sendLogisticsObjectBody', 'notifyRequestStatusChange'] as const) if (input[name] !== undefined && typeof input[name] !== 'boolean') throw bad(`${name} must be true or false`, name);
     const type = parseTopicType(input.topicType ?? api.LOGISTICS_OBJECT_IDENTIFIER, 'topicType', inBody);
     const topic: Topic = checkTopic(type, input.topic, this.ontology, 'topic', inBody);
     const publisher = (input.publisher ?? (type === api.LOGISTICS_OBJECT_IDENTIFIER ? new URL(topic.topic).origin : undefined))?.replace(/\/+$/, '');

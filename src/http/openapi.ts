@@ -111,6 +111,46 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       movedBy: { type: 'string', format: 'uri' },
     },
   },
+  SubscriptionDocument: typed('api:Subscription'),
+  OutboxQueue: {
+    type: 'object',
+    required: ['queue', 'callback', 'pending', 'inMemory', 'attempts'],
+    properties: {
+      queue: { type: 'string', description: 'subscriber and topic' },
+      callback: { type: 'string' },
+      pending: { type: 'integer', minimum: 0 },
+      inMemory: { type: 'integer', minimum: 0, description: 'of the pending ones, how many are held in memory (the rest is read from the store as the queue drains)' },
+      attempts: { type: 'integer', minimum: 0, description: 'failed attempts of the notification at the head of the queue' },
+      nextAttemptAt: { type: 'string', format: 'date-time' },
+      lastError: { type: 'string' },
+    },
+  },
+  DeadLetter: {
+    type: 'object',
+    required: ['notification', 'queue', 'subscription', 'callback', 'eventType', 'queuedAt', 'deadLetteredAt', 'reason'],
+    properties: {
+      notification: { type: 'string', format: 'uri' },
+      queue: { type: 'string' },
+      subscription: { type: 'string', format: 'uri' },
+      callback: { type: 'string' },
+      eventType: { type: 'string', format: 'uri' },
+      object: { type: 'string', format: 'uri' },
+      queuedAt: { type: 'string', format: 'date-time' },
+      deadLetteredAt: { type: 'string', format: 'date-time' },
+      reason: { type: 'string' },
+    },
+  },
+  RemoteSubscription: {
+    type: 'object',
+    required: ['request', 'publisher', 'topicType', 'topic', 'subscribedAt'],
+    properties: {
+      request: { type: 'string', format: 'uri', description: 'the SubscriptionRequest the publisher answered' },
+      publisher: { type: 'string', format: 'uri' },
+      topicType: { type: 'string', format: 'uri' },
+      topic: { type: 'string', format: 'uri' },
+      subscribedAt: { type: 'string', format: 'date-time' },
+    },
+  },
   JsonWebKeySet: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } } },
 };
 
@@ -127,6 +167,8 @@ const FROM_IATA: Record<string, Record<string, Record<string, Json>>> = {
   '/logistics-objects/{logisticsObjectId}/logistics-events/{logisticsEventsId}': { get: { '200': jsonLd(ref('LogisticsEventDocument')) } },
   '/action-requests/{actionRequestId}': { get: { '200': jsonLd(ref('ActionRequestDocument')) }, patch: {}, delete: {} },
   '/access-delegations': { post: {} },
+  '/subscriptions': { get: { '200': jsonLd(ref('SubscriptionDocument')) }, post: {} },
+  '/notifications': { post: {} },
 };
 
 const publicOperation = { security: [] };
@@ -306,6 +348,85 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
         },
       },
       responses: sparqlAnswer(),
+    },
+  },
+  '/internal/notifications': {
+    get: {
+      tags: ['Notifications'],
+      summary: 'INTERNAL: Notifications this server received',
+      description: 'As an api:Collection in arrival order, each stored once (by @id or Idempotency-Key)',
+      operationId: 'listReceivedNotifications',
+      parameters: [
+        { name: 'sender', in: 'query', required: false, schema: { type: 'string', format: 'uri' }, description: 'the authenticated agent that sent it' },
+        { name: 'event-type', in: 'query', required: false, schema: { type: 'string' }, description: 'LOGISTICS_OBJECT_UPDATED, ... (short or IRI)' },
+        { name: 'logistics-object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+        { name: 'received-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
+        { name: 'received-before', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
+        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+      ],
+      responses: { '200': { description: 'The matching notifications', content: { ...jsonLd(ref('CollectionDocument')), ...rdfText } } },
+    },
+  },
+  '/internal/outbox/queues': {
+    get: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: Notification queues with something to deliver (one per subscriber and topic)',
+      operationId: 'listOutboxQueues',
+      responses: { '200': { description: 'The queues', content: { 'application/json': { schema: { type: 'object', required: ['queues'], properties: { queues: { type: 'array', items: ref('OutboxQueue') } } } } } } },
+    },
+  },
+  '/internal/outbox/dead-letters': {
+    get: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: Notifications given up on (retry window over, 410 Gone, refused address)',
+      operationId: 'listDeadLetters',
+      responses: { '200': { description: 'The dead letters, oldest first', content: { 'application/json': { schema: { type: 'object', required: ['deadLetters'], properties: { deadLetters: { type: 'array', items: ref('DeadLetter') } } } } } } },
+    },
+  },
+  '/internal/outbox/dead-letters/replay': {
+    post: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: Put dead letters back in their queues',
+      operationId: 'replayDeadLetters',
+      parameters: [{ name: 'notification', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, style: 'form', explode: true, description: 'the dead letters to replay (default: all)' }],
+      responses: { '200': { description: 'How many were replayed', content: { 'application/json': { schema: { type: 'object', required: ['replayed'], properties: { replayed: { type: 'integer', minimum: 0 } } } } } } },
+    },
+  },
+  '/internal/remote-subscriptions': {
+    get: {
+      tags: ['Subscriptions'],
+      summary: 'INTERNAL: Subscriptions this server holds at other servers',
+      operationId: 'listRemoteSubscriptions',
+      responses: { '200': { description: 'Every one, oldest first', content: { 'application/json': { schema: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: ref('RemoteSubscription') } } } } } } },
+    },
+    post: {
+      tags: ['Subscriptions'],
+      summary: 'INTERNAL: Subscribe this server to a topic at another server',
+      description: 'Posts the Subscription this server wants to {publisher}/subscriptions and keeps the SubscriptionRequest it answers',
+      operationId: 'createRemoteSubscription',
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['topic'],
+              properties: {
+                topic: { type: 'string', format: 'uri', description: 'a Logistics Object IRI, or a Logistics Object class IRI' },
+                topicType: { type: 'string', description: 'LOGISTICS_OBJECT_IDENTIFIER (default) or LOGISTICS_OBJECT_TYPE' },
+                publisher: { type: 'string', format: 'uri', description: "base URL of the publisher (default: the topic object's origin)" },
+                sendLogisticsObjectBody: { type: 'boolean' },
+                notifyRequestStatusChange: { type: 'boolean' },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '201': { description: 'Subscribed', headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } }, content: { 'application/json': { schema: ref('RemoteSubscription') } } },
+        '502': { description: 'The publisher could not be reached or did not create a SubscriptionRequest' },
+      },
     },
   },
   '/idp/token': {

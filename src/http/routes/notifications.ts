@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 import { badRequest } from '../../errors.js';
 import { parseBody, bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
+import { readBody } from '../body.js';
 import { callerOf, requestUrl, type Services } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
@@ -15,9 +16,8 @@ const MAX_IDEMPOTENCY_KEY = 512;
 export function notificationRoutes(services: Services): Router {
   const router = express.Router();
   const { receivedNotifications, config } = services;
-  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
 
-  router.post('/notifications', rawBody, async (req, res) => {
+  router.post('/notifications', readBody(config.limits.bodyBytes), async (req, res) => {
     const format = bodyFormat(req.headers['content-type'], false);
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY)) {

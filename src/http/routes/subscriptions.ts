@@ -1,5 +1,6 @@
-import express, { type Router } from 'express';
-import { badQuery } from '../../errors.js';
+import express, { type Request, type Router } from 'express';
+import { HttpError, badQuery, badRequest } from '../../errors.js';
+import { readBody } from '../body.js';
 import { writeJsonLd } from '../../rdf/jsonld-writer.js';
 import { wantedSubscription } from '../../domain/subscription-offers.js';
 import type { RemoteSubscriptionInput } from '../../domain/remote-subscriptions.js';
@@ -11,6 +12,19 @@ import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryParam } from '../query-params.js';
 import { sendCreated, setRepresentationHeaders } from '../responses.js';
 import { methodNotAllowed } from '../documents.js';
+
+/** The JSON body of POST /internal/remote-subscriptions (its fields are checked by RemoteSubscriptions). */
+function readRemoteSubscription(req: Request): RemoteSubscriptionInput {
+  if (!req.is('application/json')) throw new HttpError(415, 'unsupported_content_type', { message: 'send the subscription as application/json' });
+  let body: unknown;
+  try {
+    body = JSON.parse((req.body as Buffer).toString('utf8'));
+  } catch {
+    throw badRequest('invalid_remote_subscription', 'the body is not JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_remote_subscription', 'the body must be a JSON object');
+  return body as RemoteSubscriptionInput;
+}
 
 /** GET /subscriptions: what this server, as subscriber, wants for a topic; POST /subscriptions: a subscriber asks this server, as publisher. */
 export function subscriptionRoutes(services: Services): Router {
@@ -29,7 +43,7 @@ export function subscriptionRoutes(services: Services): Router {
     setRepresentationHeaders(res, negotiated);
     res.send(Buffer.from(writeJsonLd(wanted)));
   });
-  router.post('/subscriptions', express.raw({ type: () => true, limit: services.config.limits.bodyBytes }), async (req, res) => {
+  router.post('/subscriptions', readBody(services.config.limits.bodyBytes), async (req, res) => {
     const format = bodyFormat(req.headers['content-type'], true);
     const quads = await parseBody(req.body as Buffer, format, { base: `${services.config.baseUrl}/subscriptions/`, limits: services.config.limits, jsonLd: services.jsonLd });
     const record = await services.subscriptions.submit(quads, callerOf(res));
@@ -38,8 +52,8 @@ export function subscriptionRoutes(services: Services): Router {
   router.all('/subscriptions', methodNotAllowed('GET, HEAD, POST'));
 
   // Operators: subscribe this server to a topic at another server, and list what it subscribed to.
-  router.post('/internal/remote-subscriptions', express.json({ limit: services.config.limits.bodyBytes, type: () => true }), async (req, res) => {
-    const record = await services.remoteSubscriptions.subscribe((req.body ?? {}) as RemoteSubscriptionInput, callerOf(res));
+  router.post('/internal/remote-subscriptions', readBody(64 * 1024), async (req, res) => {
+    const record = await services.remoteSubscriptions.subscribe(readRemoteSubscription(req), callerOf(res));
     res.status(201).setHeader('Location', record.request).setHeader('Content-Language', CONTENT_LANGUAGE).json(record);
   });
   router.get('/internal/remote-subscriptions', (_req, res) => {
