@@ -219,6 +219,21 @@ describe('journal', () => {
       await journal.close();
     });
 
+    it('an append made while a record is applied (a consumer of the after-commit stream committing in turn) is written and applied too', async () => {
+      const journal = await openJournal(dir);
+      const record = (i: number): JournalRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
+      const applied: number[] = [];
+      let inner: Promise<void> | undefined;
+      await journal.append(record(0), () => {
+        applied.push(0);
+        inner = journal.append(record(1), () => applied.push(1));
+      });
+      await inner;
+      expect(applied).to.deep.equal([0, 1]);
+      await journal.close();
+      expect((await recover(dir)).records).to.deep.equal([record(0), record(1)]);
+    });
+
     it('rotation while appends flow: earlier records are applied when it resolves, none lost or doubled', async () => {
       const journal = await openJournal(dir);
       const applied: number[] = [];

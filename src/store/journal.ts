@@ -353,20 +353,25 @@ export class Journal {
   private async flush(): Promise<void> {
     this.flushing = true;
     let durable: Pending[] = [];
-    while (this.queue.length > 0 || this.rotationWaiters.length > 0) {
-      if (this.rotationWaiters.length > 0) {
+    for (;;) {
+      while (this.queue.length > 0 || this.rotationWaiters.length > 0) {
+        if (this.rotationWaiters.length > 0) {
+          applyAll(durable);
+          durable = [];
+          await this.rotateNow(this.rotationWaiters.splice(0));
+          continue;
+        }
+        const batch = this.queue.splice(0);
+        const written = this.writeBatch(batch);
         applyAll(durable);
-        durable = [];
-        await this.rotateNow(this.rotationWaiters.splice(0));
-        continue;
+        durable = (await written) ? batch : [];
+        if (this.size > this.snapshotAfterBytes) this.onSizeExceeded();
       }
-      const batch = this.queue.splice(0);
-      const written = this.writeBatch(batch);
       applyAll(durable);
-      durable = (await written) ? batch : [];
-      if (this.size > this.snapshotAfterBytes) this.onSizeExceeded();
+      durable = [];
+      // Applying publishes on the after-commit stream, whose consumers may append in turn.
+      if (this.queue.length === 0 && this.rotationWaiters.length === 0) break;
     }
-    applyAll(durable);
     this.flushing = false;
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
