@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { runCrashRounds, SNAPSHOT_WRITTEN } from './support/crash-driver.js';
+import { runCrashRounds, SNAPSHOT_WRITTEN, startNotificationRecorder } from './support/crash-driver.js';
 import { freePort } from './support/server.js';
 import { tempDir } from './support/store-data.js';
 
@@ -8,8 +8,9 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
   // rounds need more than the 115 s a quiet machine takes.
   this.timeout(480_000);
 
-  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest), event, delegation and revocation is there exactly', async () => {
+  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest), event, delegation and revocation is there exactly, and every notification they caused reached the subscriber in order', async () => {
     const { dir, remove } = await tempDir();
+    const subscriber = await startNotificationRecorder();
     try {
       const report = await runCrashRounds({
         rounds: 50,
@@ -22,6 +23,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
         snapshotRoundEvery: 10,
         killWhileStartingShare: 0.1,
         sampleOlder: 5,
+        subscriber,
       });
       expect(report.failures).to.deep.equal([]);
       expect(report.rounds).to.equal(50);
@@ -30,7 +32,12 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
       for (const kind of ['delegate access', 'revoke delegation']) expect(report.acknowledgedByKind[kind] ?? 0, kind).to.be.greaterThan(5);
       expect(report.unanswered).to.be.greaterThan(0, 'no kill landed while a write was in flight');
       expect(report.storeLog.some((line) => SNAPSHOT_WRITTEN.test(line))).to.equal(true, 'no snapshot was written during the run');
+      // Each acknowledged create, change and event queued one notification in its own commit.
+      const notifying = ['create object', 'change object', 'post event'].reduce((sum, kind) => sum + (report.acknowledgedByKind[kind] ?? 0), 0);
+      expect(report.notificationsExpected).to.equal(notifying);
+      expect(report.notificationsReceived).to.be.at.least(notifying);
     } finally {
+      await subscriber.listener.close();
       await remove();
     }
   });

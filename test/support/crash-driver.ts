@@ -1,7 +1,9 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Parser } from 'n3';
 import { blankNode, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type Term } from '../../src/rdf/terms.js';
-import { api, CARGO, CODE_LISTS, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
+import { API, api, CARGO, CODE_LISTS, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
+import type { ConfigOverrides } from '../../src/config.js';
+import { startListener, type LoopbackListener } from './loopback.js';
 import { ServerProcess } from './server-process.js';
 
 /** The server under test, as the driver talks to it. */
@@ -31,6 +33,13 @@ export interface PreparedWrite {
   acknowledgedBy: number;
   expectation: Expectation;
   onAcknowledged?: () => void;
+  /** The notification the subscriber must get for it, as `notificationKey` names it. */
+  notification?: string;
+}
+
+/** What identifies a notification for the crash test: its event type and object, plus the revision or event it is about. */
+export function notificationKey(eventType: string, object: string, about: number | string): string {
+  return `${eventType.replace(API, '')} ${object} ${about}`;
 }
 
 /** What operations share across rounds. */
@@ -152,6 +161,7 @@ const createObject: Operation = {
       send: (target) =>
         target.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
       expectation: revisionExpectation(`object ${iri}`, iri, 1, triples),
+      notification: notificationKey('LOGISTICS_OBJECT_CREATED', iri, 1),
       onAcknowledged: () => {
         state.objects.push(iri);
         state.changeable.set(iri, { triples, revision: 1 });
@@ -215,6 +225,7 @@ const changeObject: Operation = {
           return result;
         },
       },
+      notification: notificationKey('LOGISTICS_OBJECT_UPDATED', iri, revision + 1),
       onAcknowledged: () => state.changeable.set(iri, { triples: changed, revision: revision + 1 }),
     };
   },
@@ -240,6 +251,7 @@ const postEvent: Operation = {
       send: (target) =>
         target.request(`${object}/logistics-events`, { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
       expectation: resourceExpectation(`event ${iri}`, iri, iri, triples),
+      notification: notificationKey('LOGISTICS_EVENT_RECEIVED', object, iri),
     };
   },
 };
@@ -368,7 +380,98 @@ export interface CrashRunOptions {
    * snapshot before it is complete, and no round would start from one.
    */
   snapshotRoundEvery: number;
+  /** A subscriber to every Logistics Object: every acknowledged write's notification must reach it, in order. */
+  subscriber?: NotificationRecorder;
   progress?: (line: string) => void;
+}
+
+/**
+ * The notification endpoint of a subscriber, on loopback: keeps every notification POSTed to it,
+ * duplicates included, in arrival order, and answers 204.
+ */
+export interface NotificationRecorder {
+  /** The subscribing Organization. */
+  organization: string;
+  listener: LoopbackListener;
+  /** `notificationKey` of each notification, in arrival order. */
+  keys: string[];
+  ids: string[];
+}
+
+export async function startNotificationRecorder(): Promise<NotificationRecorder> {
+  const recorder = { organization: 'https://subscriber.example.com/org', keys: [] as string[], ids: [] as string[] } as NotificationRecorder;
+  const id = (value: unknown) => ((value ?? {}) as { '@id'?: string })['@id'] ?? '';
+  recorder.listener = await startListener((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const n = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      const event = id(n['api:hasLogisticsEvent']);
+      recorder.keys.push(notificationKey(id(n['api:hasEventType']), id(n['api:hasLogisticsObject']), event || (n['api:hasRevision'] as number)));
+      recorder.ids.push(n['@id'] as string);
+      res.writeHead(204).end();
+    });
+  });
+  return recorder;
+}
+
+/** The publisher's configuration for `subscriber`: it may read everything, is called on loopback, retried fast. */
+const publisherConfig = (subscriber: NotificationRecorder): ConfigOverrides => ({
+  internalAgents: [subscriber.organization],
+  outbound: { allowPrivateAddresses: true },
+  delivery: { initialBackoffMs: 50, maxBackoffMs: 500, callbacks: [{ organization: subscriber.organization, url: `${subscriber.listener.url}/notifications` }] },
+});
+
+/** `subscriber` subscribes to every Logistics Object and every event type. */
+async function subscribeToEverything(target: Target, subscriber: NotificationRecorder): Promise<void> {
+  const res = await target.request('/subscriptions', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/ld+json' },
+    body: JSON.stringify({
+      '@context': { api: API },
+      '@type': 'api:Subscription',
+      'api:hasSubscriber': { '@id': subscriber.organization },
+      'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
+      'api:hasTopic': { '@type': xsd.anyURI, '@value': `${CARGO}LogisticsObject` },
+      'api:includeSubscriptionEventType': ['LOGISTICS_OBJECT_CREATED', 'LOGISTICS_OBJECT_UPDATED', 'LOGISTICS_EVENT_RECEIVED'].map((e) => ({ '@id': `api:${e}` })),
+    }),
+  });
+  if (res.status !== 201) throw new Error(`subscribing answered ${res.status}: ${await res.text()}`);
+}
+
+/** Waits until the outbox has nothing left to deliver and no dead letters; false if it does not within `ms`. */
+async function outboxDrained(target: Target, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const queues = (await (await target.request('/internal/outbox/queues')).json()) as { queues: unknown[] };
+    const dead = (await (await target.request('/internal/outbox/dead-letters')).json()) as { deadLetters: unknown[] };
+    if (queues.queues.length === 0 && dead.deadLetters.length === 0) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/**
+ * Every acknowledged write's notification arrived, and for each object they first arrived in
+ * order: created, then its revisions upwards (duplicates of earlier ones may follow).
+ */
+function checkNotifications(subscriber: NotificationRecorder, expected: readonly string[], report: CrashRunReport): void {
+  const received = new Set(subscriber.keys);
+  for (const key of expected) if (!received.has(key)) report.failures.push(`notification never delivered: ${key}`);
+  const last = new Map<string, number>();
+  const seen = new Set<string>();
+  for (const key of subscriber.keys) {
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const [type, object, about] = key.split(' ');
+    if (type === 'LOGISTICS_EVENT_RECEIVED') continue;
+    const revision = Number(about);
+    if ((last.get(object) ?? 0) >= revision) report.failures.push(`${key} arrived after revision ${last.get(object)} of the same object`);
+    last.set(object, revision);
+  }
+  report.notificationsExpected = expected.length;
+  report.notificationsReceived = seen.size;
+  report.notificationDuplicates = subscriber.keys.length - seen.size;
 }
 
 export interface CrashRunReport {
@@ -384,11 +487,16 @@ export interface CrashRunReport {
   /** Server log lines about dropped torn tails and snapshots. */
   storeLog: string[];
   failures: string[];
+  /** With a subscriber: notifications of acknowledged writes, distinct ones received, duplicates received. */
+  notificationsExpected?: number;
+  notificationsReceived?: number;
+  notificationDuplicates?: number;
 }
 
 interface Sent {
   expectation: Expectation;
   acknowledged: boolean;
+  notification?: string;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -455,7 +563,7 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
         return;
       }
       if (res.status === write.acknowledgedBy) {
-        sent.push({ expectation: write.expectation, acknowledged: true });
+        sent.push({ expectation: write.expectation, acknowledged: true, notification: write.notification });
         report.acknowledgedByKind[operation.kind] = (report.acknowledgedByKind[operation.kind] ?? 0) + 1;
         write.onAcknowledged?.();
       } else {
@@ -483,7 +591,12 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
   let unchecked: Sent[] = [];
   /** Runs `use` with a fresh server process, which is SIGKILLed afterwards unless `use` stopped it. */
   const withServer = async (use: (server: ServerProcess) => Promise<void>) => {
-    const server = new ServerProcess({ dataDir: options.dataDir, port: options.port, snapshotAfterBytes: options.snapshotAfterBytes });
+    const server = new ServerProcess({
+      dataDir: options.dataDir,
+      port: options.port,
+      snapshotAfterBytes: options.snapshotAfterBytes,
+      ...(options.subscriber ? { config: publisherConfig(options.subscriber) } : {}),
+    });
     try {
       await use(server);
     } finally {
@@ -491,6 +604,15 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       report.storeLog.push(...server.log.filter((line) => STORE_LOG.test(line)));
     }
   };
+
+  const { subscriber } = options;
+  if (subscriber) {
+    await withServer(async (server) => {
+      await server.ready;
+      await subscribeToEverything(server, subscriber);
+      await server.stop('SIGTERM');
+    });
+  }
 
   for (let round = 1; round <= options.rounds && report.failures.length === 0; round++) {
     report.rounds = round;
@@ -523,6 +645,14 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       unchecked = [];
       await server.stop('SIGTERM');
     });
+  }
+  if (subscriber) {
+    await withServer(async (server) => {
+      await server.ready;
+      if (!(await outboxDrained(retryingTarget(server), 60_000))) report.failures.push('the outbox was not empty a minute after the last restart');
+      await server.stop('SIGTERM');
+    });
+    checkNotifications(subscriber, acknowledged.flatMap((s) => (s.notification ? [s.notification] : [])), report);
   }
   return report;
 }
