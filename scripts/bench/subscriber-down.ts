@@ -1,0 +1,209 @@
+/**
+ * A subscriber down while the publisher keeps changing objects, then back. Three phases in one run,
+ * against one publisher (a real server in its own process, fsync on):
+ *   1. no subscription at all: `rate` changes/s for `seconds` (the baseline write latency);
+ *   2. a subscription to every Logistics Object (type topic, one FIFO queue) whose endpoint is
+ *      down (nothing listens): the same load, every change queues a notification that cannot go;
+ *   3. the endpoint comes back: time until every notification of phase 2 arrived, whether each
+ *      object's revisions arrived complete and in order, and the publisher's memory on the way.
+ * The changes are spread over 10 objects (each changed in turn, so 10 changes are in flight at
+ * most). The endpoint is a bare node:http server in this process answering 204: it stands for the
+ * subscriber's POST /notifications, measured elsewhere.
+ *   npm run build && node dist/scripts/bench/subscriber-down.js [seconds] [rate]
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
+
+const CARGO = 'https://onerecord.iata.org/ns/cargo#';
+const API = 'https://onerecord.iata.org/ns/api#';
+const SUBSCRIBER = 'https://subscriber.example.com/logistics-objects/org';
+const OBJECTS = 10;
+
+interface Ready {
+  url: string;
+  token: string;
+}
+
+interface Memory {
+  heapUsedMb: number;
+  rssMb: number;
+  pending: number;
+  inMemory: number;
+}
+
+/** The publisher, in a process of its own: node subscriber-down.js publisher <port> <callback URL> */
+async function publisher(): Promise<void> {
+  const [port, callback] = [Number(process.argv[3]), process.argv[4]];
+  const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-subscriber-down-'));
+  const config = loadConfig(
+    {},
+    {
+      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      internalAgents: [SUBSCRIBER],
+      outbound: { allowPrivateAddresses: true },
+      // A subscriber back after downtime is retried within a second, as a deployment would configure it.
+      delivery: { callbacks: [{ organization: SUBSCRIBER, url: callback }], maxBackoffMs: 1000 },
+    },
+  );
+  const server = await startServer(config, createLogger('silent'));
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  process.send!({ url: server.url, token } satisfies Ready);
+  process.on('message', () => {
+    global.gc?.();
+    const queues = server.services.delivery.queueViews();
+    const memory = process.memoryUsage();
+    process.send!({
+      heapUsedMb: memory.heapUsed / 2 ** 20,
+      rssMb: memory.rss / 2 ** 20,
+      pending: queues.reduce((sum, q) => sum + q.pending, 0),
+      inMemory: queues.reduce((sum, q) => sum + q.inMemory, 0),
+    } satisfies Memory);
+  });
+  process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
+}
+
+function change(object: string, revision: number): string {
+  return JSON.stringify({
+    '@context': { api: API, xsd: 'http://www.w3.org/2001/XMLSchema#' },
+    '@type': 'api:Change',
+    'api:hasLogisticsObject': { '@id': object },
+    'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
+    'api:hasOperation': {
+      '@type': 'api:Operation',
+      'api:op': { '@id': 'api:ADD' },
+      'api:s': object,
+      'api:p': `${CARGO}shippingMarks`,
+      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': `mark ${revision}` },
+    },
+  });
+}
+
+const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function driver(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? 60);
+  const rate = Number(process.argv[3] ?? 100);
+  /** Revisions each object's notifications carried, in arrival order (duplicates included). */
+  const arrived = new Map<string, number[]>();
+  let received = 0;
+  const endpoint: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const n = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      const object = (n['api:hasLogisticsObject'] as { '@id': string })['@id'];
+      arrived.set(object, [...(arrived.get(object) ?? []), n['api:hasRevision'] as number]);
+      received += 1;
+      res.writeHead(204).end();
+    });
+  });
+  endpoint.listen(0, '127.0.0.1');
+  await once(endpoint, 'listening');
+  const endpointPort = (endpoint.address() as { port: number }).port;
+  endpoint.close();
+
+  const port = 19000 + Math.floor(Math.random() * 500);
+  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`], { execArgv: [...SERVER_NODE_FLAGS, '--expose-gc'] });
+  const [ready] = (await once(child, 'message')) as [Ready];
+  const memory = async (): Promise<Memory> => {
+    child.send('memory');
+    return ((await once(child, 'message')) as [Memory])[0];
+  };
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
+  const objects: { iri: string; revision: number }[] = [];
+  for (let i = 0; i < OBJECTS; i++) {
+    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': `object ${i}` }));
+    objects.push({ iri: res.headers.location as string, revision: 1 });
+  }
+
+  /** `rate` changes/s for `seconds`, each object changed in turn by its own lane: latencies and the rate reached. */
+  const load = async () => {
+    const latencies: number[] = [];
+    const interval = (1000 * OBJECTS) / rate;
+    const t0 = performance.now();
+    const deadline = t0 + seconds * 1000;
+    await Promise.all(
+      objects.map(async (object, lane) => {
+        for (let next = t0 + (lane * interval) / OBJECTS; next < deadline; next += interval) {
+          const wait = next - performance.now();
+          if (wait > 0) await sleep(wait);
+          const t = performance.now();
+          const res = await client.send(object.iri, 'PATCH', change(object.iri, object.revision));
+          if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+          object.revision += 1;
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), perSecond: (latencies.length * 1000) / (performance.now() - t0), changes: latencies.length };
+  };
+
+  console.log(`# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${seconds} s per phase`);
+  const baseline = await load();
+  const before = await memory();
+
+  const subscribed = await client.send(
+    `${ready.url}/subscriptions`,
+    'POST',
+    JSON.stringify({
+      '@context': { api: API },
+      '@type': 'api:Subscription',
+      'api:hasSubscriber': { '@id': SUBSCRIBER },
+      'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
+      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': `${CARGO}LogisticsObject` },
+      'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+    }),
+  );
+  if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
+  const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
+  const down = await load();
+  const backlog = await memory();
+
+  endpoint.listen(endpointPort, '127.0.0.1');
+  await once(endpoint, 'listening');
+  const back = performance.now();
+  let peak = backlog;
+  while (received < down.changes) {
+    await sleep(1000);
+    const now = await memory();
+    if (now.heapUsedMb > peak.heapUsedMb) peak = now;
+    if (performance.now() - back > 30 * 60_000) break;
+  }
+  const drainedMs = performance.now() - back;
+  const after = await memory();
+
+  let lost = 0;
+  let outOfOrder = 0;
+  for (const o of objects) {
+    const seen = arrived.get(o.iri) ?? [];
+    const firsts = seen.filter((r, i) => seen.indexOf(r) === i);
+    for (let r = firstQueued.get(o.iri)!; r <= o.revision; r++) if (!firsts.includes(r)) lost += 1;
+    for (let i = 1; i < firsts.length; i++) if (firsts[i] < firsts[i - 1]) outOfOrder += 1;
+  }
+  console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
+  console.log(`phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`);
+  console.log(`phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - [...arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0)}`);
+  console.log(
+    `publisher heap after gc: ${fmt(before.heapUsedMb, 1)} MB before the downtime, ${fmt(backlog.heapUsedMb, 1)} MB with ${backlog.pending} notifications pending (${backlog.inMemory} of them in memory), ` +
+      `peak ${fmt(peak.heapUsedMb, 1)} MB while draining, ${fmt(after.heapUsedMb, 1)} MB after; RSS ${fmt(before.rssMb)} / ${fmt(backlog.rssMb)} / ${fmt(after.rssMb)} MB (the outbox lives in the store)`,
+  );
+  client.close();
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+  endpoint.close();
+}
+
+if (process.argv[2] === 'publisher') await publisher();
+else await driver();
