@@ -16,14 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type CallbackConfig } from '../../src/config.js';
+import { API, CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { addMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBERS = 1000;
 const ENDPOINTS = 10;
-const CARGO = 'https://onerecord.iata.org/ns/cargo#';
-const API = 'https://onerecord.iata.org/ns/api#';
 
 interface Ready {
   url: string;
@@ -57,22 +57,6 @@ async function publisher(): Promise<void> {
 
 function piece(): string {
   return JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': 'fan-out' });
-}
-
-function change(object: string, revision: number): string {
-  return JSON.stringify({
-    '@context': { api: API, xsd: 'http://www.w3.org/2001/XMLSchema#' },
-    '@type': 'api:Change',
-    'api:hasLogisticsObject': { '@id': object },
-    'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
-    'api:hasOperation': {
-      '@type': 'api:Operation',
-      'api:op': { '@id': 'api:ADD' },
-      'api:s': object,
-      'api:p': `${CARGO}shippingMarks`,
-      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': `mark ${revision}` },
-    },
-  });
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -112,7 +96,7 @@ async function driver(): Promise<void> {
     const t0 = performance.now();
     for (let i = 0; i < changes; i++) {
       const t = performance.now();
-      const res = await client.send(subscribed, 'PATCH', change(subscribed, revision++));
+      const res = await client.send(subscribed, 'PATCH', addMarkChange(subscribed, revision++));
       if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
       latencies.push(performance.now() - t);
     }
@@ -143,7 +127,7 @@ async function driver(): Promise<void> {
       onReceived = () => received >= target && resolve();
     });
     const t0 = performance.now();
-    const res = await client.send(subscribed, 'PATCH', change(subscribed, revision++));
+    const res = await client.send(subscribed, 'PATCH', addMarkChange(subscribed, revision++));
     if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
     await done;
     fanOut.push(performance.now() - t0);

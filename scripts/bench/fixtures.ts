@@ -3,7 +3,7 @@ import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
 import type { GraphStore } from '../../src/store/graph-store.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
-import { CARGO, CODE_LISTS } from '../../src/rdf/vocab.js';
+import { API, CARGO, CODE_LISTS, XSD } from '../../src/rdf/vocab.js';
 
 const value = (unit: string, numericalValue: number) => ({
   '@type': 'cargo:Value',
@@ -46,4 +46,21 @@ export async function addRevisions(store: GraphStore, objects: LogisticsObjects,
     objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent);
     await store.commit(tx);
   }
+}
+
+/** A Change (JSON-LD) of revision `revision` of `object` that adds shipping mark `mark {revision}`. */
+export function addMarkChange(object: string, revision: number): string {
+  return JSON.stringify({
+    '@context': { api: API, xsd: XSD },
+    '@type': 'api:Change',
+    'api:hasLogisticsObject': { '@id': object },
+    'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
+    'api:hasOperation': {
+      '@type': 'api:Operation',
+      'api:op': { '@id': 'api:ADD' },
+      'api:s': object,
+      'api:p': `${CARGO}shippingMarks`,
+      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': `${XSD}string`, 'api:hasValue': `mark ${revision}` },
+    },
+  });
 }

@@ -19,12 +19,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
+import { API, CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { addMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
-const CARGO = 'https://onerecord.iata.org/ns/cargo#';
-const API = 'https://onerecord.iata.org/ns/api#';
 const SUBSCRIBER = 'https://subscriber.example.com/logistics-objects/org';
 const OBJECTS = 10;
 
@@ -71,22 +71,6 @@ async function publisher(): Promise<void> {
     } satisfies Memory);
   });
   process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
-}
-
-function change(object: string, revision: number): string {
-  return JSON.stringify({
-    '@context': { api: API, xsd: 'http://www.w3.org/2001/XMLSchema#' },
-    '@type': 'api:Change',
-    'api:hasLogisticsObject': { '@id': object },
-    'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
-    'api:hasOperation': {
-      '@type': 'api:Operation',
-      'api:op': { '@id': 'api:ADD' },
-      'api:s': object,
-      'api:p': `${CARGO}shippingMarks`,
-      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': `mark ${revision}` },
-    },
-  });
 }
 
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
@@ -140,7 +124,7 @@ async function driver(): Promise<void> {
           const wait = next - performance.now();
           if (wait > 0) await sleep(wait);
           const t = performance.now();
-          const res = await client.send(object.iri, 'PATCH', change(object.iri, object.revision));
+          const res = await client.send(object.iri, 'PATCH', addMarkChange(object.iri, object.revision));
           if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
           object.revision += 1;
           latencies.push(performance.now() - t);
