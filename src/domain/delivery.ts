@@ -317,6 +317,10 @@ export class Delivery {
       this.log(`notification ${entry.iri} was delivered but could not be taken out of the outbox; it will be sent again: ${err.message}`);
       q.settling.delete(entry.iri);
       q.pending -= 1;
+      // After a backoff: a store that refuses writes (full, failed journal) must not make it a tight resend loop.
+      q.attempts += 1;
+      q.lastError = `outbox not updated: ${err.message}`;
+      q.nextAttemptAt = Date.now() + backoffMs(q.attempts, this.options);
       this.enqueue(entry);
     });
   }
