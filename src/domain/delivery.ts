@@ -250,7 +250,8 @@ export class Delivery {
       if (!s || !this.index.isActive(s)) return this.settle(q, entry);
       if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry);
     }
-    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, isOwnStatus(entry) ? undefined : s) });
+    const stored = this.store.graphTriples(entry.graph);
+    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, stored, isOwnStatus(entry) ? undefined : s) });
     const token = await this.tokens?.token();
     let res;
     try {
@@ -273,7 +274,7 @@ export class Delivery {
     if (res.status >= 200 && res.status < 300) {
       q.attempts = 0;
       q.lastError = undefined;
-      return this.settle(q, entry);
+      return this.settle(q, entry, stored);
     }
     if (res.status === 410) {
       if (!s) return this.deadLetter(q, entry, `${entry.callback} answered 410 Gone`);
@@ -284,8 +285,8 @@ export class Delivery {
   }
 
   /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
-  private notificationTriples(entry: OutboxEntry, s: Subscription | undefined): Quad[] {
-    const triples = outboxNotificationTriples(entry.graph, this.store.graphTriples(entry.graph));
+  private notificationTriples(entry: OutboxEntry, stored: readonly Quad[], s: Subscription | undefined): Quad[] {
+    const triples = outboxNotificationTriples(entry.graph, stored);
     if (!s?.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
     const revision = this.index.revisions.get(entry.object)?.revisions[entry.revision - 1];
     return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
@@ -307,11 +308,11 @@ export class Delivery {
    * graph goes in a commit that delivery does not wait for. Should that commit fail, it is back
    * at its place in the window and is sent again (a duplicate at most, which receivers drop).
    */
-  private settle(q: Queue, entry: OutboxEntry): void {
+  private settle(q: Queue, entry: OutboxEntry, stored = this.store.graphTriples(entry.graph)): void {
     q.settling.add(entry.iri);
     this.leaveWindow(q, entry);
     const g = namedNode(entry.graph);
-    const tx = this.store.begin({ delete: this.store.graphTriples(entry.graph).map((t) => quad(t.subject, t.predicate, t.object, g)) });
+    const tx = this.store.begin({ delete: stored.map((t) => quad(t.subject, t.predicate, t.object, g)) });
     tx.events.push({ kind: 'notification-settled', entry });
     this.store.commit(tx).catch((err: Error) => {
       this.log(`notification ${entry.iri} was delivered but could not be taken out of the outbox; it will be sent again: ${err.message}`);
