@@ -57,6 +57,27 @@ interface Row {
   expect: Partial<Record<Persona | 'authenticated', number>>;
 }
 
+const API = 'https://onerecord.iata.org/ns/api#';
+
+/** A Subscription of `subscriber` to `object`. */
+const subscriptionBody = (subscriber: string, object: string) => ({
+  '@context': { api: API },
+  '@type': 'api:Subscription',
+  'api:hasSubscriber': { '@id': subscriber },
+  'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_IDENTIFIER' },
+  'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': object },
+  'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+});
+
+/** A Notification about `object`, as a publisher sends it (the same @id each time: stored once). */
+const notificationBody = (object: string) => ({
+  '@context': { api: API },
+  '@id': 'https://publisher.example.com/notifications/matrix',
+  '@type': 'api:Notification',
+  'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+  'api:hasLogisticsObject': { '@id': object },
+});
+
 const MOVE = { location: 'https://elsewhere.example.com/logistics-objects/moved', permanent: false };
 const ALL_OBJECT_READERS = { internal: 200, creator: 200, getObject: 200, delegateOfDelegate: 200, authenticated: 403 };
 const jsonLd = { 'Content-Type': 'application/ld+json' };
@@ -119,6 +140,18 @@ const TABLE: Row[] = [
   // SPARQL is for internal actors unless sparql.openToPartners is set (partners then query what they may read: sparql.test.ts).
   { method: 'GET', route: '/sparql', url: () => `/sparql?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, expect: { internal: 200, authenticated: 403 } },
   { method: 'POST', route: '/sparql', body: () => 'ASK { ?s ?p ?o }', contentType: 'application/sparql-query', expect: { internal: 200, authenticated: 403 } },
+  // Publish and subscribe: the spec's routes need a token only; the operator routes are internal.
+  { method: 'GET', route: '/subscriptions', url: (w) => `/subscriptions?${new URLSearchParams({ topicType: `${API}LOGISTICS_OBJECT_IDENTIFIER`, topic: w.object })}`, expect: { authenticated: 200 } },
+  // Only the subscribing Organization (here the creator) or an internal actor may subscribe.
+  { method: 'POST', route: '/subscriptions', body: (w) => subscriptionBody(AGENT.creator, w.object), expect: { internal: 201, creator: 201, authenticated: 403 } },
+  { method: 'POST', route: '/notifications', body: (w) => notificationBody(w.object), expect: { authenticated: 204 } },
+  { method: 'GET', route: '/internal/notifications', expect: { internal: 200, authenticated: 403 } },
+  { method: 'GET', route: '/internal/outbox/queues', expect: { internal: 200, authenticated: 403 } },
+  { method: 'GET', route: '/internal/outbox/dead-letters', expect: { internal: 200, authenticated: 403 } },
+  { method: 'POST', route: '/internal/outbox/dead-letters/replay', expect: { internal: 200, authenticated: 403 } },
+  // The publisher (this server, on loopback) is an address outbound calls may not reach here: 502 once authorised.
+  { method: 'POST', route: '/internal/remote-subscriptions', body: (w) => ({ topic: w.object }), contentType: 'application/json', expect: { internal: 502, authenticated: 403 } },
+  { method: 'GET', route: '/internal/remote-subscriptions', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/access', url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`, expect: { internal: 200, authenticated: 403 } },
 ];
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { add, change, createObject, dbl, del, piece, str, submit } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
+import { delegationBody } from './support/access.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
 import { API, CARGO, anyUris, eventTypeOf, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { postJsonLd, type TestServer } from './support/server.js';
@@ -124,6 +125,20 @@ describe('publish and subscribe between two servers', function () {
     await new Promise((r) => setTimeout(r, 500));
     expect(await statusesOf(subscriber)).to.have.length(2);
     expect(await statusesOf(publisher)).to.have.length(0);
+  });
+  it('an AccessDelegation that asks for status notifications notifies its requester of acceptance and revocation', async () => {
+    const object = await createObject(publisher, piece());
+    const asSubscriber = async (url: string, init: RequestInit) => fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${await subscriber.token()}` } });
+    const body = { ...delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: holderOf(subscriber), objects: [object] }), 'api:notifyRequestStatusChange': true };
+    const res = await asSubscriber(`${publisher.url}/access-delegations`, { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+    expect(res.status, await res.clone().text()).to.equal(201);
+    const request = res.headers.get('location')!;
+    const about = (type: string) => q({ 'event-type': type, 'logistics-object': object });
+    const [accepted] = await waitForNotifications(subscriber, 1, about('ACCESS_DELEGATION_REQUEST_ACCEPTED'));
+    expect((accepted['api:isTriggeredBy'] as Json)['@id']).to.equal(request);
+    expect((await asSubscriber(request, { method: 'DELETE' })).status).to.equal(204);
+    const [revoked] = await waitForNotifications(subscriber, 1, about('ACCESS_DELEGATION_REQUEST_REVOKED'));
+    expect((revoked['api:isTriggeredBy'] as Json)['@id']).to.equal(request);
   });
 });
 

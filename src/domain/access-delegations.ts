@@ -121,7 +121,7 @@ export class AccessDelegations implements AcceptHandler {
     const delegation = this.parse(body);
     const missing = this.unheld(caller, delegation);
     if (missing) throw missing;
-    const record = this.requests.newRecord(api.AccessDelegationRequest, caller.agent, delegation.objects);
+    const record = this.requests.newRecord(api.AccessDelegationRequest, caller.agent, delegation.objects, delegation.notifyRequestStatusChange);
     const node = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-delegation`;
     const write = this.requests.write();
     write.create(record, [quad(namedNode(record.iri), namedNode(api.hasAccessDelegation), namedNode(node)), ...delegationQuads(node, delegation)]);
