@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
-import { holderAt, startPeers } from './support/peers.js';
+import { delegationBody } from './support/access.js';
+import { holderAt, holderOf, startPeers } from './support/peers.js';
 import { API, CARGO, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { postJsonLd, type TestServer } from './support/server.js';
 
@@ -79,6 +80,26 @@ describe('POST /subscriptions: the publisher side', function () {
     expect(await statusOf(request)).to.equal(`${API}REQUEST_ACCEPTED`);
     await submit(publisher, object, change(object, 1, [add(object, 'shippingMarks', str('seen by nobody'))]));
     expect(await quiet(stranger, object)).to.have.length(0);
+  });
+
+  it('a subscriber given read access by a delegation hears of the object with its body; once the delegation is revoked, it hears nothing more of it', async () => {
+    const object = await createObject(publisher, piece());
+    const granted = await publisher.request('/access-delegations', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: JSON.stringify(delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: holderOf(stranger), objects: [object] })),
+    });
+    expect(granted.status, await granted.clone().text()).to.equal(201);
+    const delegation = granted.headers.get('location')!;
+    expect(await statusOf(delegation)).to.equal(`${API}REQUEST_ACCEPTED`);
+    const request = await subscribe(stranger, publisher, subscription(stranger, object, { 'api:sendLogisticsObjectBody': true }));
+    expect(await statusOf(request)).to.equal(`${API}REQUEST_ACCEPTED`);
+    await submit(publisher, object, change(object, 1, [add(object, 'shippingMarks', str('readable'))]));
+    const [updated] = await waitForNotifications(stranger, 1, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED', 'logistics-object': object }));
+    expect((updated['api:hasLogisticsObject'] as Json)['cargo:shippingMarks']).to.equal('readable');
+    expect((await publisher.request(delegation, { method: 'DELETE' })).status).to.equal(204);
+    await submit(publisher, object, change(object, 2, [add(object, 'shippingMarks', str('no longer readable'))]));
+    expect((await quiet(stranger, object)).map((n) => n['api:hasRevision'])).to.deep.equal([2]);
   });
 
   it('revoking the SubscriptionRequest (DELETE by the subscriber) stops its notifications; so does expiresAt', async () => {
