@@ -123,7 +123,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
   // Writers get the publishing store: each commit queues the notifications it causes.
   const subscriptionIndex = new SubscriptionIndex(store, ontology, index, access, config.delivery.callbacks);
-  const outbox = new Outbox(subscriptionIndex, index, store, config.baseUrl, holder);
+  const outbox = new Outbox(subscriptionIndex, index, (revision) => objects.triples(revision), config.baseUrl, holder);
   const publishing = new PublishingStore(store, outbox);
   const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { namedNode, quad, tripleToNt, xsdLiteral, type Quad } from '../rdf/terms.js';
+import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../rdf/vocab.js';
 import type { GraphStore } from '../store/graph-store.js';
 import { outboxEntryQuads, outboxGraph, type OutboxEntry } from '../store/schema/outbox.js';
-import { revisionGraph, type RevisionRecord } from '../store/schema/revisions.js';
+import type { RevisionRecord } from '../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../store/schema/action-requests.js';
 import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import type { RevisionIndex } from './revision-index.js';
@@ -36,6 +36,15 @@ export function statusEventType(request: ActionRequestRecord, status: string): s
 }
 
 /**
+ * A triple as a string that tells it from any other (no escaping: only the value, last, may hold
+ * any character). The store keeps literals in canonical form, so equal values have equal strings.
+ */
+function tripleKey(t: Quad): string {
+  const o = t.object;
+  return `${t.subject.value}\n${t.predicate.value}\n${o.termType}\n${o.termType === 'Literal' ? `${o.datatype.value}\n${o.language}` : '\n'}\n${o.value}`;
+}
+
+/**
  * The top-level properties of an object whose values differ between two revisions: a change in
  * an embedded object counts for the property of the object that holds it.
  */
@@ -53,11 +62,11 @@ export function changedProperties(object: string, before: readonly Quad[], after
     }
     return predicate;
   };
-  const keys = (triples: readonly Quad[]) => new Set(triples.map(tripleToNt));
-  const [was, is] = [keys(before), keys(after)];
+  const [was, is] = [before.map(tripleKey), after.map(tripleKey)];
+  const [wasSet, isSet] = [new Set(was), new Set(is)];
   const changed = new Set<string>();
-  for (const t of before) if (!is.has(tripleToNt(t))) changed.add(topLevel(t) ?? '');
-  for (const t of after) if (!was.has(tripleToNt(t))) changed.add(topLevel(t) ?? '');
+  before.forEach((t, i) => isSet.has(was[i]) || changed.add(topLevel(t) ?? ''));
+  after.forEach((t, i) => wasSet.has(is[i]) || changed.add(topLevel(t) ?? ''));
   changed.delete('');
   return [...changed].sort();
 }
@@ -74,8 +83,8 @@ export class Outbox {
   constructor(
     private readonly subscriptions: SubscriptionIndex,
     private readonly revisions: RevisionIndex,
-    /** Reads earlier revisions (for hasChangedProperty). */
-    private readonly reader: Pick<GraphStore, 'graphTriples'>,
+    /** Reads an earlier revision (for hasChangedProperty): the parsed-revision cache, which the change has just read. */
+    private readonly readRevision: (revision: RevisionRecord) => readonly Quad[],
     private readonly baseUrl: string,
     /** This server's own holder: its requests notify nobody (it would notify itself). */
     private readonly holder: string,
@@ -95,7 +104,8 @@ export class Outbox {
         case 'revision-written':
           this.aboutObject(tx, e.revision, subscriptionEventType.UPDATED, () => {
             const after = e.triples ?? tx.graphs.find((g) => g.graph === e.revision.graph)?.triples ?? [];
-            const before = this.reader.graphTriples(revisionGraph(e.revision.object, e.revision.number - 1));
+            const previous = this.revisions.get(e.revision.object)?.revisions[e.revision.number - 2];
+            const before = previous ? this.readRevision(previous) : [];
             const accepted = tx.events.find((d) => d.kind === 'action-request-decided' && d.status.status === requestStatus.ACCEPTED && d.request.objects.includes(e.revision.object));
             return { changed: changedProperties(e.revision.object, before, after), ...(accepted && 'request' in accepted ? { triggeredBy: accepted.request.iri } : {}) };
           });
