@@ -13,6 +13,8 @@ export interface DeliveryOptions {
   retryWindowMs: number;
   /** Notifications of one queue kept in memory; the rest of its backlog is read from the store as it drains. */
   queueWindow: number;
+  /** Notifications being sent at once, over all queues. */
+  maxInFlight: number;
 }
 
 /**
@@ -33,6 +35,8 @@ interface Queue {
   attempts: number;
   nextAttemptAt: number;
   busy: boolean;
+  /** In the list of queues ready to send. */
+  ready: boolean;
   timer?: NodeJS.Timeout;
   lastError?: string;
 }
@@ -99,6 +103,12 @@ export class Delivery {
   /** Highest notification number queued so far: paging a backlog stops there. */
   private lastSequence = 0;
   private running = false;
+  /** Queues whose first notification may be sent now, in the order they became ready. */
+  private readonly ready: Queue[] = [];
+  private inFlight = 0;
+  private sendsScheduled = false;
+  /** Delivered or dropped notifications whose outbox graphs the next settle commit deletes. */
+  private toSettle: { q: Queue; entry: OutboxEntry; stored: readonly Quad[] }[] = [];
   private readonly index: SubscriptionIndex;
 
   constructor(
@@ -152,7 +162,7 @@ export class Delivery {
   private queueOf(key: string): Queue {
     let q = this.queues.get(key);
     if (!q) {
-      q = { key, window: [], pending: 0, settling: new Set(), floor: 0, attempts: 0, nextAttemptAt: 0, busy: false };
+      q = { key, window: [], pending: 0, settling: new Set(), floor: 0, attempts: 0, nextAttemptAt: 0, busy: false, ready: false };
       this.queues.set(key, q);
     }
     return q;
@@ -223,8 +233,9 @@ export class Delivery {
     q.window.push(...found.slice(0, wanted));
   }
 
+  /** Makes `q` ready to send its first notification once its retry time has come. */
   private kick(q: Queue): void {
-    if (!this.running || q.busy || q.window.length === 0) return;
+    if (!this.running || q.busy || q.ready || q.window.length === 0) return;
     const wait = q.nextAttemptAt - Date.now();
     if (wait > 0) {
       q.timer ??= setTimeout(() => {
@@ -233,14 +244,37 @@ export class Delivery {
       }, wait);
       return;
     }
-    q.busy = true;
-    void this.attempt(q)
-      .catch((err: Error) => this.failed(q, q.window[0], `delivery failed: ${err.message}`))
-      .finally(() => {
-        q.busy = false;
-        if (q.pending === 0) this.queues.delete(q.key);
-        this.kick(q);
-      });
+    q.ready = true;
+    this.ready.push(q);
+    this.scheduleSends();
+  }
+
+  /**
+   * Sends start in a later tick than the commit that queued them (a write's answer never waits
+   * for them), at most `maxInFlight` at once, ready queues taking turns in order.
+   */
+  private scheduleSends(): void {
+    if (this.sendsScheduled) return;
+    this.sendsScheduled = true;
+    setImmediate(() => {
+      this.sendsScheduled = false;
+      while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
+        const q = this.ready.shift()!;
+        q.ready = false;
+        if (!this.running || q.busy || q.window.length === 0) continue;
+        q.busy = true;
+        this.inFlight += 1;
+        void this.attempt(q)
+          .catch((err: Error) => this.failed(q, q.window[0], `delivery failed: ${err.message}`))
+          .finally(() => {
+            q.busy = false;
+            this.inFlight -= 1;
+            if (q.pending === 0) this.queues.delete(q.key);
+            this.kick(q);
+            this.scheduleSends();
+          });
+      }
+    });
   }
 
   private async attempt(q: Queue): Promise<void> {
@@ -305,24 +339,31 @@ export class Delivery {
 
   /**
    * Delivered or dropped: it leaves the window at once, so the next one goes out, and its outbox
-   * graph goes in a commit that delivery does not wait for. Should that commit fail, it is back
-   * at its place in the window and is sent again (a duplicate at most, which receivers drop).
+   * graph goes in a commit that delivery does not wait for, one commit for all settled in the same
+   * tick. Should that commit fail, they are back at their place in their windows and are sent
+   * again (duplicates at most, which receivers drop), after a backoff: a store that refuses writes
+   * (full, failed journal) must not make it a tight resend loop.
    */
   private settle(q: Queue, entry: OutboxEntry, stored = this.store.graphTriples(entry.graph)): void {
     q.settling.add(entry.iri);
     this.leaveWindow(q, entry);
-    const g = namedNode(entry.graph);
-    const tx = this.store.begin({ delete: stored.map((t) => quad(t.subject, t.predicate, t.object, g)) });
-    tx.events.push({ kind: 'notification-settled', entry });
-    this.store.commit(tx).catch((err: Error) => {
-      this.log(`notification ${entry.iri} was delivered but could not be taken out of the outbox; it will be sent again: ${err.message}`);
-      q.settling.delete(entry.iri);
-      q.pending -= 1;
-      // After a backoff: a store that refuses writes (full, failed journal) must not make it a tight resend loop.
-      q.attempts += 1;
-      q.lastError = `outbox not updated: ${err.message}`;
-      q.nextAttemptAt = Date.now() + backoffMs(q.attempts, this.options);
-      this.enqueue(entry);
+    if (this.toSettle.push({ q, entry, stored }) > 1) return;
+    setImmediate(() => {
+      const batch = this.toSettle;
+      this.toSettle = [];
+      const tx = this.store.begin({ delete: batch.flatMap(({ entry, stored }) => stored.map((t) => quad(t.subject, t.predicate, t.object, namedNode(entry.graph)))) });
+      for (const { entry } of batch) tx.events.push({ kind: 'notification-settled', entry });
+      this.store.commit(tx).catch((err: Error) => {
+        this.log(`${batch.length} delivered notifications could not be taken out of the outbox; they will be sent again: ${err.message}`);
+        for (const { q, entry } of batch) {
+          q.settling.delete(entry.iri);
+          q.pending -= 1;
+          q.attempts += 1;
+          q.lastError = `outbox not updated: ${err.message}`;
+          q.nextAttemptAt = Date.now() + backoffMs(q.attempts, this.options);
+          this.enqueue(entry);
+        }
+      });
     });
   }
 
