@@ -152,7 +152,9 @@ export class DurableStore implements GraphStore {
 
   /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
   private roomToLoad(bytes: number): void {
-    if (this.index.makeRoom(bytes)) return;
+    // What is stored was admitted with the reserve free, and loads more compactly than it was
+    // written, so only half the reserve is asked for here: a store filled to its limit restarts.
+    if (this.index.makeRoom(bytes, this.options.memoryReserveBytes / 2)) return;
     throw this.tooLarge(
       `after ${this.index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +
         `${bytes} bytes and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free`,

@@ -126,7 +126,7 @@ export class OxigraphIndex {
    * false when it cannot, and then nothing is counted. Called before a write is journaled and
    * before each chunk loaded at start, so data that does not fit is refused, never half-loaded.
    */
-  makeRoom(textBytes: number): boolean {
+  makeRoom(textBytes: number, reserveBytes = this.memoryReserveBytes): boolean {
     const needed = textBytes * WASM_BYTES_PER_TEXT_BYTE;
     if (this.headroom - needed > GROWTH_STEP_MIN / 4) {
       this.headroom -= needed;
@@ -134,7 +134,7 @@ export class OxigraphIndex {
     }
     const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, needed));
     // Near the end of the address space a full step may not fit any more: then only what this data needs.
-    const granted = [step, needed].find((size) => canAllocate(this.memoryReserveBytes + size));
+    const granted = [step, needed].find((size) => canAllocate(reserveBytes + size));
     if (granted === undefined) return false;
     this.headroom = granted - needed;
     this.reserved += granted;
