@@ -136,7 +136,7 @@ export const configSchema = z.strictObject({
         .default(512 * 1024 * 1024)
         .meta({
           description:
-            "WASM memory (4 GiB in all) kept free for queries, snapshots and the growth of Oxigraph's tables: a write that would cut into it is refused with 507, and a data directory that cannot load with it free stops the start",
+            "WASM memory (4 GiB in all) kept free for queries, snapshots and the growth of Oxigraph's tables: a write that would cut into it is refused with 507, and a data directory that cannot load with half of it free stops the start",
         }),
     })
     .prefault({}),

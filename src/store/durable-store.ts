@@ -152,8 +152,10 @@ export class DurableStore implements GraphStore {
 
   /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
   private roomToLoad(bytes: number): void {
-    // What is stored was admitted with the reserve free, and loads more compactly than it was
-    // written, so only half the reserve is asked for here: a store filled to its limit restarts.
+    // What is stored was admitted a record at a time with the whole reserve free, but loading it
+    // back in chunks of megabytes needs more room while it runs: measured, a store filled with a
+    // 32 MiB reserve loaded only 75% of itself with all of it kept free. So start keeps half the
+    // reserve free, and a store filled to its limit restarts. Writes after it keep all of it free.
     if (this.index.makeRoom(bytes, this.options.memoryReserveBytes / 2)) return;
     throw this.tooLarge(
       `after ${this.index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +

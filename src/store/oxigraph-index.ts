@@ -88,6 +88,8 @@ export class OxigraphIndex {
   /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
   private headroom = 0;
   private reserved = 0;
+  /** The reserve that was kept free when the headroom was granted. */
+  private headroomReserve = 0;
 
   /** `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). */
   constructor(private readonly memoryReserveBytes = 0) {}
@@ -128,7 +130,8 @@ export class OxigraphIndex {
    */
   makeRoom(textBytes: number, reserveBytes = this.memoryReserveBytes): boolean {
     const needed = textBytes * WASM_BYTES_PER_TEXT_BYTE;
-    if (this.headroom - needed > GROWTH_STEP_MIN / 4) {
+    // Headroom granted with a smaller reserve free (at start) does not count for a larger one.
+    if (reserveBytes <= this.headroomReserve && this.headroom - needed > GROWTH_STEP_MIN / 4) {
       this.headroom -= needed;
       return true;
     }
@@ -137,6 +140,7 @@ export class OxigraphIndex {
     const granted = [step, needed].find((size) => canAllocate(reserveBytes + size));
     if (granted === undefined) return false;
     this.headroom = granted - needed;
+    this.headroomReserve = reserveBytes;
     this.reserved += granted;
     return true;
   }
