@@ -10,23 +10,16 @@
  *    before and while it runs.
  *   npm run build && node dist/scripts/bench/access.js [seconds]
  */
-import { fmt, load, LoadClient, machine, startTarget, type LoadResult } from './harness.js';
+import { fmt, LoadClient, machine, percentile, startTarget, warmLoad, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
 import { BENCH_PIECE } from './fixtures.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = 50;
-const WARM_UP_SECONDS = 2;
 const DEPTH = 10;
 const CHAIN_OBJECTS = 1000;
 
-interface Info {
-  url: string;
-  token: string;
-  oneRevision: string;
-  partners: { agent: string; token: string }[];
-}
 
-const target = await startTarget<Info>('onerecord', [], { BENCH_PARTNERS: String(DEPTH + 2) });
+const target = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_PARTNERS: String(DEPTH + 2) });
 const { url, oneRevision } = target.info;
 const [delegate, unrelated, ...chain] = target.info.partners;
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/ld+json' });
@@ -49,11 +42,7 @@ const delegation = (agent: string, objects: string[]) => ({
 
 // 1. Hot path: delegate vs holder on the same object.
 await send('POST', '/access-delegations', holder, delegation(delegate.agent, [oneRevision]));
-const measure = async (token: string): Promise<LoadResult> => {
-  const headers = { Authorization: `Bearer ${token}` };
-  await load({ url: oneRevision, headers, connections, seconds: WARM_UP_SECONDS });
-  return load({ url: oneRevision, headers, connections, seconds });
-};
+const measure = (token: string): Promise<LoadResult> => warmLoad({ url: oneRevision, headers: { Authorization: `Bearer ${token}` }, connections, seconds });
 const holderRuns: LoadResult[] = [];
 const delegateRuns: LoadResult[] = [];
 for (let round = 0; round < 2; round++) {
@@ -97,10 +86,6 @@ const withdrawn = (await client.send(objects[500], 'GET', undefined, deepest)).s
 client.close();
 await target.stop();
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
 const before = latencies.filter((l) => l.at + l.ms < revokeStart && l.at > revokeStart - 1000).map((l) => l.ms);
 const during = latencies.filter((l) => l.at < revokeEnd && l.at + l.ms > revokeStart).map((l) => l.ms);
 
@@ -114,4 +99,4 @@ for (const [name, runs] of [['by the holder (internal actor)', holderRuns], ['by
 }
 console.log(`delegate vs holder: ${fmt(delegateRps / holderRps, 2)} (target >= 0.95)`);
 console.log(`revocation of a depth-${DEPTH} chain over ${fmt(CHAIN_OBJECTS)} objects (${fmt(DEPTH * CHAIN_OBJECTS)} object grants): DELETE answered in ${fmt(revokeEnd - revokeStart, 1)} ms (target < 1000); end of the chain then gets ${withdrawn}`);
-console.log(`unrelated GETs (4 loops): before p50 ${fmt(percentile(before, 50), 2)} ms, max ${fmt(Math.max(...before), 2)} ms (${before.length} requests in the last second); during the revocation ${during.length} requests, max ${fmt(Math.max(...during), 2)} ms`);
+console.log(`unrelated GETs (4 loops): before p50 ${fmt(percentile(before, 0.5), 2)} ms, max ${fmt(Math.max(...before), 2)} ms (${before.length} requests in the last second); during the revocation ${during.length} requests, max ${fmt(Math.max(...during), 2)} ms`);

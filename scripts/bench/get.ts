@@ -7,30 +7,17 @@
  *   npm run build && node dist/scripts/bench/get.js [seconds]
  */
 import { BENCH_PIECE } from './fixtures.js';
-import { fmt, load, machine, mean, startTarget, type LoadResult } from './harness.js';
+import { fmt, machine, mean, startTarget, warmLoad, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = 50;
-const WARM_UP_SECONDS = 2;
 
-interface OneRecordInfo {
-  url: string;
-  token: string;
-  oneRevision: string;
-  manyRevisions: string;
-}
-
-type LoadOptions = Parameters<typeof load>[0];
-
-const measure = async (options: Omit<LoadOptions, 'connections' | 'seconds'>): Promise<LoadResult> => {
-  await load({ ...options, connections, seconds: WARM_UP_SECONDS });
-  return load({ ...options, connections, seconds });
-};
+const measure = (options: Omit<Parameters<typeof warmLoad>[0], 'connections' | 'seconds'>): Promise<LoadResult> => warmLoad({ ...options, connections, seconds });
 
 const row = (name: string, r: LoadResult, base?: LoadResult) =>
   `| ${name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${base ? fmt(r.requestsPerSecond / base.requestsPerSecond, 2) : '-'} | ${r.non2xx + r.errors} |`;
 
-const onerecord = await startTarget<OneRecordInfo>('onerecord');
+const onerecord = await startTarget<OneRecordTarget>('onerecord');
 const auth = { Authorization: `Bearer ${onerecord.info.token}` };
 const sample = await fetch(onerecord.info.oneRevision, { headers: auth });
 const bodyBytes = (await sample.arrayBuffer()).byteLength;

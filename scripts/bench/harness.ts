@@ -45,6 +45,28 @@ export async function startTarget<T>(kind: string, args: string[] = [], env: Nod
   };
 }
 
+/** What the `onerecord` target reports once it listens (targets.ts). */
+export interface OneRecordTarget {
+  url: string;
+  /** Speaks for the data holder. */
+  token: string;
+  /** An object of ~40 triples with one revision. */
+  oneRevision: string;
+  /** The same kind of object with BENCH_REVISIONS (500) revisions. */
+  manyRevisions: string;
+  /** BENCH_PARTNERS partner organisations with their tokens. */
+  partners: { agent: string; token: string }[];
+}
+
+/** Seconds of load before each measured run, so the server's JIT and caches are warm. */
+export const WARM_UP_SECONDS = 2;
+
+/** `p` (0 to 1) of `values` (any order; NaN when there are none). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
 export interface LoadResult {
   requestsPerSecond: number;
   p50: number;
@@ -53,8 +75,16 @@ export interface LoadResult {
   errors: number;
 }
 
+type LoadOptions = { url: string; connections: number; seconds: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string };
+
+/** `load` after a warm-up of WARM_UP_SECONDS on the same URL. */
+export async function warmLoad(opts: LoadOptions): Promise<LoadResult> {
+  await load({ ...opts, seconds: WARM_UP_SECONDS });
+  return load(opts);
+}
+
 /** Runs autocannon against one URL. */
-export async function load(opts: { url: string; connections: number; seconds: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string }): Promise<LoadResult> {
+export async function load(opts: LoadOptions): Promise<LoadResult> {
   const result = await autocannon({
     url: opts.url,
     connections: opts.connections,

@@ -13,7 +13,7 @@
 import { DEFAULTS } from '../../src/config.js';
 import { jsonLdToQuads } from '../../src/rdf/jsonld-reference.js';
 import { CARGO } from '../../src/rdf/vocab.js';
-import { fmt, LoadClient, machine, startTarget } from './harness.js';
+import { fmt, LoadClient, machine, percentile, startTarget, type OneRecordTarget } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const hostileClients = Number(process.argv[3] ?? 4);
@@ -30,13 +30,7 @@ function typeScopedNodes(nodes: number): Record<string, unknown> {
   return { '@context': context, '@type': 'cargo:Piece', 'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })) };
 }
 
-interface Info {
-  url: string;
-  token: string;
-  oneRevision: string;
-}
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /** GET / one after another for `seconds`: latencies in ms, sorted. */
 async function getLatencies(client: LoadClient, url: string): Promise<number[]> {
@@ -56,7 +50,7 @@ const started = performance.now();
 await jsonLdToQuads(before, { base: 'http://bench.invalid/logistics-objects/', limits: { ...DEFAULTS.limits, contextTerms: Infinity } });
 const unguardedMs = performance.now() - started;
 
-const target = await startTarget<Info>('onerecord', [], { BENCH_REVISIONS: '1' });
+const target = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_REVISIONS: '1' });
 const { url, token, oneRevision } = target.info;
 const headers = { Authorization: `Bearer ${token}` };
 const getter = new LoadClient(headers);
@@ -83,11 +77,11 @@ getter.close();
 await target.stop();
 
 const row = (name: string, l: number[], ratio: string) =>
-  `| ${name} | ${fmt(l.length)} | ${fmt(percentile(l, 50), 2)} | ${fmt(percentile(l, 99), 2)} | ${fmt(l[l.length - 1], 1)} | ${ratio} |`;
+  `| ${name} | ${fmt(l.length)} | ${fmt(percentile(l, 0.5), 2)} | ${fmt(percentile(l, 0.99), 2)} | ${fmt(l[l.length - 1], 1)} | ${ratio} |`;
 console.log(`Hostile JSON-LD, ${seconds} s per run, ${hostileClients} hostile clients, on ${machine()}`);
 console.log(`jsonld.js on the request thread, scoped-context body of 2,000 terms (what each such request blocked before): ${fmt(unguardedMs)} ms`);
 console.log('| GET / (one sequential client) | requests | p50 ms | p99 ms | max ms | p99 ratio |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 console.log(row('alone', alone, '-'));
-console.log(row('while hostile PATCHes arrive', underAttack, fmt(percentile(underAttack, 99) / percentile(alone, 99), 1)));
+console.log(row('while hostile PATCHes arrive', underAttack, fmt(percentile(underAttack, 0.99) / percentile(alone, 0.99), 1)));
 console.log(`hostile answers: ${[...statuses].map(([k, v]) => `${k} × ${v}`).join(', ')}`);

@@ -7,18 +7,11 @@
  * server's CPU time per request, which depends less on what else the machine runs.
  *   npm run build && node dist/scripts/bench/metrics.js [seconds] [rounds]
  */
-import { fmt, load, machine, mean, processCpuSeconds, startTarget, type LoadResult } from './harness.js';
+import { fmt, load, machine, mean, processCpuSeconds, startTarget, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const ROUNDS = Number(process.argv[3] ?? 2);
 const connections = 50;
-const WARM_UP_SECONDS = 2;
-
-interface OneRecordInfo {
-  url: string;
-  token: string;
-  oneRevision: string;
-}
 
 const variants = [
   { name: 'metrics off, logs off', env: { BENCH_METRICS: 'off', BENCH_PORT: '18411' } },
@@ -27,7 +20,7 @@ const variants = [
 ];
 
 const targets = [];
-for (const v of variants) targets.push(await startTarget<OneRecordInfo>('onerecord', [], v.env));
+for (const v of variants) targets.push(await startTarget<OneRecordTarget>('onerecord', [], v.env));
 const runs: LoadResult[][] = variants.map(() => []);
 /** Server CPU µs per request, per round. */
 const cpu: number[][] = variants.map(() => []);

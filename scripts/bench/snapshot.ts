@@ -4,7 +4,8 @@
  *   node dist/scripts/bench/snapshot.js [--objects 23000] [--revisions 5] [--compare <dist of another build>]
  *       [--get-rate 500] [--post-rate 50] [--baseline-seconds 20]
  * The data directory (journal only, so the snapshot has the whole journal to fold) is built once
- * through the domain write path; each build then gets a copy, starts from it, takes the load for
+ * through the domain write path; each build then gets a copy, starts from it (and waits until its
+ * SPARQL replica has copied the store, start-up work that is not a snapshot), takes the load for
  * `--baseline-seconds`, then is told to write a snapshot and takes the same load until it is done.
  * Load is open-loop (requests sent on a fixed schedule, latency counted from the scheduled time),
  * so a stalled server cannot hide its stall by slowing the client down.
@@ -19,7 +20,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addRevisions, benchObject, BENCH_PIECE } from './fixtures.js';
-import { fmt, LoadClient, machine, SERVER_NODE_FLAGS } from './harness.js';
+import { fmt, LoadClient, machine, percentile, SERVER_NODE_FLAGS } from './harness.js';
 
 const PORT = 18600;
 const BASE_URL = `http://127.0.0.1:${PORT}`;
@@ -57,6 +58,16 @@ async function build(dataDir: string, objectCount: number, revisions: number): P
   process.exit(0); // no close(): it would fold the journal into a snapshot
 }
 
+/**
+ * Waits until a SPARQL query is answered: a server that has one copies its whole store to the query
+ * worker after it starts, which is start-up work that would otherwise land in the baseline window.
+ * A build without the endpoint answers 404 at once.
+ */
+async function replicaLoaded(url: string, token: string): Promise<void> {
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/sparql-query' };
+  await fetch(`${url}/sparql`, { method: 'POST', headers, body: 'ASK {}', signal: AbortSignal.timeout(600_000) });
+}
+
 /** Server mode: the server of the build in `dist` on `dataDir`; snapshots only when the parent asks. */
 async function serve(dist: string, dataDir: string): Promise<void> {
   const { loadConfig } = (await import(join(dist, 'src/config.js'))) as typeof import('../../src/config.js');
@@ -65,6 +76,7 @@ async function serve(dist: string, dataDir: string): Promise<void> {
   const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent' });
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
+  await replicaLoaded(server.url, token);
   process.on('message', (message) => {
     if (message !== 'snapshot') return;
     const started = performance.now();
@@ -73,7 +85,6 @@ async function serve(dist: string, dataDir: string): Promise<void> {
   process.send!({ url: server.url, token, object: (await readFile(`${dataDir}.object`, 'utf8')).trim() } satisfies ServerMessage);
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
 interface Latencies {
   count: number;

@@ -15,6 +15,7 @@ import { loadConfig, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
+import type { OneRecordTarget } from './harness.js';
 import { loadAnalyticsData } from './sparql-fixtures.js';
 
 const kind = process.argv[2];
@@ -54,7 +55,7 @@ if (kind === 'bare-http') {
     const agent = `https://partner-${i}.example.com/org`;
     return { agent, token: await identityProvider!.issue(agent) };
   }));
-  ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri, partners });
+  ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri, partners } satisfies OneRecordTarget);
 } else if (kind === 'analytics') {
   // fsync off: this target measures queries and replica lag, not disk latency.
   const port = Number(process.env.BENCH_PORT ?? 18401);

@@ -15,7 +15,7 @@ import { parseBody } from '../../src/rdf/parse.js';
 import type { Quad } from '../../src/rdf/terms.js';
 import { SHAPES_FILE, ShapeValidator } from '../../src/shapes/validator.js';
 import { benchObject } from './fixtures.js';
-import { fmt, machine } from './harness.js';
+import { fmt, machine, percentile } from './harness.js';
 
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const OBJECT = 'http://bench.invalid/logistics-objects/piece';
@@ -40,10 +40,6 @@ function changeDocument(): Promise<Quad[]> {
   return parseBody(Buffer.from(JSON.stringify(body)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
 }
 
-function percentiles(samples: number[]): { p50: number; p99: number } {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return { p50: sorted[Math.floor(sorted.length * 0.5)], p99: sorted[Math.floor(sorted.length * 0.99)] };
-}
 
 async function timeEach(iterations: number, run: () => unknown): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < Math.min(1000, iterations); i++) await run(); // warm-up
@@ -53,7 +49,7 @@ async function timeEach(iterations: number, run: () => unknown): Promise<{ p50: 
     await run();
     samples.push((performance.now() - t) * 1000);
   }
-  return percentiles(samples);
+  return { p50: percentile(samples, 0.5), p99: percentile(samples, 0.99) };
 }
 
 const iterations = Number(process.argv[2] ?? 20_000);
