@@ -77,10 +77,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
   const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
   let store: DurableStore | undefined;
+  let delivery: Delivery | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
   const metrics: ServerMetrics | undefined =
     config.metrics.token !== undefined || config.metrics.port !== undefined
-      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => store?.capacity() })
+      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => store?.capacity(), outboxDepth: () => delivery?.depth() })
       : undefined;
   store = await DurableStore.open({
     dataDir: config.dataDir,
@@ -137,7 +138,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');
-  const delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log);
+  delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome);
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
   for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, receivedNotifications, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {

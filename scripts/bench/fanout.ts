@@ -1,155 +1,193 @@
 /**
- * Notification fan-out: one object with 1,000 subscriptions spread over 10 subscriber endpoints.
- * Measures the time from a PATCH until all 1,000 notifications were received, and the publisher's
- * PATCH latency and throughput on that object before it has any subscription and with the 1,000
- * (notifications delivered in the background meanwhile), in the same run. The publisher is a real
- * server in its own process (fsync on); the 10 subscriber endpoints are bare node:http servers in
- * this process answering 204 (they stand for the subscribers' POST /notifications, which is
- * measured elsewhere).
- *   npm run build && node dist/scripts/bench/fanout.js [changes]
+ * Notification fan-out: one object with 1,000 subscriptions spread over 10 subscriber servers.
+ * Measures the time from a PATCH until all 1,000 notifications were stored by the subscribers,
+ * and the publisher's PATCH latency and throughput on an object with the 1,000 subscriptions
+ * (notifications delivered in the background meanwhile) and on an object of the same server with
+ * none, in alternating rounds of the same run.
+ *
+ * All servers are real: the publisher in its own process, the 10 subscriber servers in a second
+ * one (each its own data directory, identity provider and port, trusting the publisher's issuer),
+ * fsync on everywhere. Subscriber i is the Organization `{server i % 10}/logistics-objects/org-i`,
+ * so its notifications go to that server's POST /notifications; each may read the object through
+ * a grant (POST /internal/acl), so the default `auto` policy accepts its subscription.
+ *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig, type CallbackConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
 import { API, CARGO } from '../../src/rdf/vocab.js';
-import { startServer } from '../../src/server.js';
+import { startServer, type RunningServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { addMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBERS = 1000;
-const ENDPOINTS = 10;
+const SERVERS = 10;
+const ACL = 'http://www.w3.org/ns/auth/acl#';
 
 interface Ready {
   url: string;
   token: string;
 }
 
-const organisation = (i: number) => `https://subscriber-${i % ENDPOINTS}.example.com/logistics-objects/org-${i}`;
+const base = (port: number) => `http://127.0.0.1:${port}`;
 
-/** The publisher, in a process of its own: node fanout.js publisher <port> <callbacks JSON file> */
-async function publisher(): Promise<void> {
-  const port = Number(process.argv[3]);
-  const callbacks = JSON.parse(process.argv[4]) as CallbackConfig[];
+/** Starts a real server on `port` with a data directory of its own, removed when it is stopped. */
+async function serve(port: number, overrides: Record<string, unknown>): Promise<{ server: RunningServer; stop(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-fanout-'));
-  const config = loadConfig(
-    {},
-    {
-      port,
-      baseUrl: `http://127.0.0.1:${port}`,
-      dataDir,
-      decisionPolicy: 'all',
-      internalAgents: callbacks.map((c) => c.organization),
-      outbound: { allowPrivateAddresses: true },
-      delivery: { callbacks },
-    },
-  );
-  const server = await startServer(config, createLogger('silent'));
-  const token = await server.services.identityProvider!.issue(server.services.holder);
-  process.send!({ url: server.url, token } satisfies Ready);
-  process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
+  const server = await startServer(loadConfig({}, { port, baseUrl: base(port), dataDir, outbound: { allowPrivateAddresses: true }, ...overrides }), createLogger('silent'));
+  return { server, stop: () => server.close().then(() => rm(dataDir, { recursive: true, force: true })) };
 }
 
-function piece(): string {
-  return JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': 'fan-out' });
+const stopOnSigterm = (stops: (() => Promise<void>)[]) =>
+  process.on('SIGTERM', () => void Promise.all(stops.map((stop) => stop())).then(() => process.exit(0)));
+
+/** The publisher: node fanout.js publisher <port> */
+async function publisher(): Promise<void> {
+  const { server, stop } = await serve(Number(process.argv[3]), {});
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  process.send!({ url: server.url, token } satisfies Ready);
+  stopOnSigterm([stop]);
+}
+
+/**
+ * The subscriber servers: node fanout.js subscribers <publisher URL> <ports, comma-separated>.
+ * Counts the notifications all of them stored; a message `n` from the driver is answered once
+ * the count has reached n.
+ */
+async function subscribers(): Promise<void> {
+  const publisherUrl = process.argv[3];
+  const trustedIssuers = [{ issuer: `${publisherUrl}/idp`, jwksUrl: `${publisherUrl}/idp/.well-known/jwks.json` }];
+  const running = await Promise.all(process.argv[4].split(',').map((port) => serve(Number(port), { trustedIssuers })));
+  let stored = 0;
+  let waiting: number | undefined;
+  for (const { server } of running) {
+    server.store.committed.subscribe((events) => {
+      for (const e of events) if (e.kind === 'notification-received') stored += 1;
+      if (waiting !== undefined && stored >= waiting) {
+        waiting = undefined;
+        process.send!(stored);
+      }
+    });
+  }
+  process.on('message', (n: number) => {
+    if (stored >= n) process.send!(stored);
+    else waiting = n;
+  });
+  process.send!(0);
+  stopOnSigterm(running.map((r) => r.stop));
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+function child(args: string[]): ChildProcess {
+  const c = fork(fileURLToPath(import.meta.url), args, { execArgv: SERVER_NODE_FLAGS });
+  process.once('exit', () => c.kill('SIGKILL'));
+  return c;
+}
+
 async function driver(): Promise<void> {
   const changes = Number(process.argv[2] ?? 20);
-  let received = 0;
-  let onReceived: (() => void) | undefined;
-  const endpoints: Server[] = [];
-  for (let i = 0; i < ENDPOINTS; i++) {
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received += 1;
-        res.writeHead(204).end();
-        onReceived?.();
-      });
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    endpoints.push(server);
-  }
-  const callbacks: CallbackConfig[] = Array.from({ length: SUBSCRIBERS }, (_, i) => ({
-    organization: organisation(i),
-    url: `http://127.0.0.1:${(endpoints[i % ENDPOINTS].address() as { port: number }).port}/notifications`,
-  }));
-  const port = 18500 + Math.floor(Math.random() * 500);
-  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), JSON.stringify(callbacks)], { execArgv: SERVER_NODE_FLAGS });
-  const [ready] = (await once(child, 'message')) as [Ready];
-  const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
-  const create = async () => (await client.send(`${ready.url}/logistics-objects`, 'POST', piece())).headers.location as string;
-  const subscribed = await create();
-  let revision = 1;
-  /** `changes` PATCHes of the subscribed object one after the other: their latencies and the changes per second. */
-  const patchInTurn = async () => {
-    const latencies: number[] = [];
-    const t0 = performance.now();
-    for (let i = 0; i < changes; i++) {
-      const t = performance.now();
-      const res = await client.send(subscribed, 'PATCH', addMarkChange(subscribed, revision++));
-      if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
-      latencies.push(performance.now() - t);
-    }
-    return { median: median(latencies), perSecond: (changes * 1000) / (performance.now() - t0) };
+  const rounds = Number(process.argv[3] ?? 2);
+  const port = 18500 + Math.floor(Math.random() * 400);
+  const subscriberPorts = Array.from({ length: SERVERS }, (_, i) => port + 1 + i);
+  const pub = child(['publisher', String(port)]);
+  const [ready] = (await once(pub, 'message')) as [Ready];
+  const subs = child(['subscribers', ready.url, subscriberPorts.join(',')]);
+  await once(subs, 'message');
+  /** Resolves once the subscribers have stored `n` notifications in all. */
+  const stored = (n: number) => {
+    subs.send(n);
+    return once(subs, 'message');
   };
-  const without = await patchInTurn();
+  const organisation = (i: number) => `${base(subscriberPorts[i % SERVERS])}/logistics-objects/org-${i}`;
+
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
+  const create = async (remarks: string) => {
+    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': remarks }));
+    return { iri: res.headers.location as string, revision: 1 };
+  };
+  const subscribed = await create('fan-out: 1,000 subscriptions');
+  const unsubscribed = await create('fan-out: no subscription');
 
   const started = Date.now();
   for (let i = 0; i < SUBSCRIBERS; i++) {
+    const acl = JSON.stringify({ '@type': `${ACL}Authorization`, [`${ACL}agent`]: { '@id': organisation(i) }, [`${ACL}accessTo`]: { '@id': subscribed.iri }, [`${ACL}mode`]: { '@id': `${ACL}Read` } });
+    const granted = await client.send(`${ready.url}/internal/acl`, 'POST', acl);
+    if (granted.status !== 201) throw new Error(`grant ${i}: ${granted.status}`);
     const body = JSON.stringify({
       '@context': { api: API },
       '@type': 'api:Subscription',
       'api:hasSubscriber': { '@id': organisation(i) },
       'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_IDENTIFIER' },
-      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': subscribed },
+      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': subscribed.iri },
       'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
     });
     const res = await client.send(`${ready.url}/subscriptions`, 'POST', body);
     if (res.status !== 201) throw new Error(`subscription ${i}: ${res.status}`);
   }
-  console.log(`# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions (created in ${fmt((Date.now() - started) / 1000, 1)} s) over ${ENDPOINTS} endpoints`);
+  console.log(`# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)`);
 
-  // Fan-out: one change at a time, until all its notifications arrived.
+  // Fan-out: one change at a time, until the subscribers stored all its notifications.
+  let expected = 0;
   const fanOut: number[] = [];
   for (let run = 0; run < 3; run++) {
-    const target = received + SUBSCRIBERS;
-    const done = new Promise<void>((resolve) => {
-      onReceived = () => received >= target && resolve();
-    });
+    expected += SUBSCRIBERS;
     const t0 = performance.now();
-    const res = await client.send(subscribed, 'PATCH', addMarkChange(subscribed, revision++));
+    const res = await client.send(subscribed.iri, 'PATCH', addMarkChange(subscribed.iri, subscribed.revision++));
     if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
-    await done;
+    await stored(expected);
     fanOut.push(performance.now() - t0);
   }
-  console.log(`one change -> ${SUBSCRIBERS} notifications delivered: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`);
+  console.log(`one change -> ${SUBSCRIBERS} notifications stored by the subscribers: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`);
 
-  // The same PATCHes with 1,000 subscriptions: each answer comes once its 1,000 outbox entries are durable; delivery goes on meanwhile.
-  const withSubscriptions = await patchInTurn();
+  /** `changes` PATCHes of `object` one after the other: their latencies and the changes per second. */
+  const patchInTurn = async (object: { iri: string; revision: number }) => {
+    const latencies: number[] = [];
+    const t0 = performance.now();
+    for (let i = 0; i < changes; i++) {
+      const t = performance.now();
+      const res = await client.send(object.iri, 'PATCH', addMarkChange(object.iri, object.revision++));
+      if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+      latencies.push(performance.now() - t);
+    }
+    return { latencies, seconds: (performance.now() - t0) / 1000 };
+  };
+  // Alternating rounds. A change with subscriptions is answered once its 1,000 outbox entries are
+  // durable; they are delivered meanwhile, and the next round waits until all are stored, so the
+  // rounds without subscriptions run on a quiet server.
+  const results = { without: { latencies: [] as number[], seconds: 0 }, with: { latencies: [] as number[], seconds: 0 } };
+  let drainMs = 0;
+  for (let round = 0; round < rounds; round++) {
+    for (const [kind, object] of [['without', unsubscribed], ['with', subscribed]] as const) {
+      const r = await patchInTurn(object);
+      results[kind].latencies.push(...r.latencies);
+      results[kind].seconds += r.seconds;
+    }
+    expected += changes * SUBSCRIBERS;
+    const t0 = performance.now();
+    await stored(expected);
+    drainMs += performance.now() - t0;
+  }
+  const summary = (r: { latencies: number[]; seconds: number }) => ({ median: median(r.latencies), perSecond: r.latencies.length / r.seconds });
+  const [without, withSubscriptions] = [summary(results.without), summary(results.with)];
   console.log(
-    `PATCH in turn, ${changes} changes: median ${fmt(without.median, 1)} ms, ${fmt(without.perSecond, 1)} changes/s without subscriptions; ` +
+    `PATCH in turn, ${rounds} x ${changes} changes each, alternating: median ${fmt(without.median, 1)} ms, ${fmt(without.perSecond, 1)} changes/s without subscriptions; ` +
       `${fmt(withSubscriptions.median, 1)} ms, ${fmt(withSubscriptions.perSecond, 1)} changes/s with ${SUBSCRIBERS}; ` +
       `latency ratio ${fmt(withSubscriptions.median / without.median, 2)}, throughput ratio ${fmt(without.perSecond / withSubscriptions.perSecond, 2)} (target <= 1.2)`,
   );
-  const target = (changes + 3) * SUBSCRIBERS;
-  const drained = performance.now();
-  while (received < target) await new Promise((r) => setTimeout(r, 50));
-  console.log(`all ${fmt(target)} notifications delivered ${fmt(performance.now() - drained)} ms after the last PATCH answer`);
+  console.log(`${fmt(changes * SUBSCRIBERS)} notifications of each round with subscriptions stored ${fmt(drainMs / rounds)} ms after its last PATCH answer (mean)`);
   client.close();
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-  for (const e of endpoints) e.close();
+  for (const c of [subs, pub]) {
+    c.kill('SIGTERM');
+    await once(c, 'exit');
+  }
 }
 
 if (process.argv[2] === 'publisher') await publisher();
+else if (process.argv[2] === 'subscribers') await subscribers();
 else await driver();

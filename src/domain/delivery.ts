@@ -41,6 +41,18 @@ interface Queue {
   lastError?: string;
 }
 
+/** What became of one attempt to deliver a notification (counted by the metrics). */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'dropped' | 'dead_lettered';
+
+/** How much the outbox holds now. */
+export interface OutboxDepth {
+  /** Notifications still to deliver, in all queues. */
+  pending: number;
+  /** Queues with notifications still to deliver. */
+  queues: number;
+  deadLetters: number;
+}
+
 export interface QueueView {
   queue: string;
   callback: string;
@@ -109,6 +121,8 @@ export class Delivery {
   private sendsScheduled = false;
   /** Delivered or dropped notifications whose outbox graphs the next settle commit deletes. */
   private toSettle: { q: Queue; entry: OutboxEntry; stored: readonly Quad[] }[] = [];
+  /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
+  private deadLetters = 0;
   private readonly index: SubscriptionIndex;
 
   constructor(
@@ -119,6 +133,8 @@ export class Delivery {
     private readonly tokens: TokenSource | undefined,
     private readonly options: DeliveryOptions,
     private readonly log: (message: string) => void,
+    /** Told the outcome of every attempt (the metrics). */
+    private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
   ) {
     this.index = subscriptions.index;
   }
@@ -135,10 +151,12 @@ export class Delivery {
           this.removeFromQueue(e.entry);
           break;
         case 'notification-dead-lettered':
+          this.deadLetters += 1;
           this.windowStart.delete(e.entry.iri);
           this.removeFromQueue(e.entry);
           break;
         case 'notification-replayed':
+          this.deadLetters -= 1;
           this.windowStart.set(e.entry.iri, Date.now());
           this.enqueue(e.entry);
           break;
@@ -281,8 +299,8 @@ export class Delivery {
     const entry = q.window[0];
     const s = this.index.forRequest(entry.subscription);
     if (!isOwnStatus(entry)) {
-      if (!s || !this.index.isActive(s)) return this.settle(q, entry);
-      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry);
+      if (!s || !this.index.isActive(s)) return this.settle(q, entry, 'dropped');
+      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry, 'dropped');
     }
     const stored = this.store.graphTriples(entry.graph);
     const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, stored, isOwnStatus(entry) ? undefined : s) });
@@ -308,7 +326,7 @@ export class Delivery {
     if (res.status >= 200 && res.status < 300) {
       q.attempts = 0;
       q.lastError = undefined;
-      return this.settle(q, entry, stored);
+      return this.settle(q, entry, 'delivered', stored);
     }
     if (res.status === 410) {
       if (!s) return this.deadLetter(q, entry, `${entry.callback} answered 410 Gone`);
@@ -332,6 +350,7 @@ export class Delivery {
     const now = Date.now();
     const windowEnd = (this.windowStart.get(entry.iri) ?? entry.queuedAt.getTime()) + this.options.retryWindowMs;
     if (now >= windowEnd) return this.deadLetter(q, entry, `not delivered within the retry window: ${reason}`);
+    this.observe('failed');
     // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
     const delay = retryAfter !== undefined ? Math.min(retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
     q.nextAttemptAt = now + delay;
@@ -344,7 +363,8 @@ export class Delivery {
    * again (duplicates at most, which receivers drop), after a backoff: a store that refuses writes
    * (full, failed journal) must not make it a tight resend loop.
    */
-  private settle(q: Queue, entry: OutboxEntry, stored = this.store.graphTriples(entry.graph)): void {
+  private settle(q: Queue, entry: OutboxEntry, outcome: 'delivered' | 'dropped', stored = this.store.graphTriples(entry.graph)): void {
+    this.observe(outcome);
     q.settling.add(entry.iri);
     this.leaveWindow(q, entry);
     if (this.toSettle.push({ q, entry, stored }) > 1) return;
@@ -372,10 +392,20 @@ export class Delivery {
     const tx = this.store.begin({ insert: deadLetterQuads(entry, dead) });
     tx.events.push({ kind: 'notification-dead-lettered', entry, dead });
     await this.store.commit(tx);
+    this.observe('dead_lettered');
     this.windowStart.delete(entry.iri);
     q.attempts = 0;
     q.nextAttemptAt = 0;
     this.log(`notification ${entry.iri} is a dead letter: ${reason}`);
+  }
+
+  depth(): OutboxDepth {
+    let [pending, queues] = [0, 0];
+    for (const q of this.queues.values()) {
+      pending += q.pending;
+      if (q.pending > 0) queues += 1;
+    }
+    return { pending, queues, deadLetters: this.deadLetters };
   }
 
   queueViews(): QueueView[] {

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryOutcome, OutboxDepth } from '../domain/delivery.js';
 import type { StoreCapacity } from '../store/capacity.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { FinishedRequest } from './request-log.js';
@@ -8,6 +9,8 @@ import type { FinishedRequest } from './request-log.js';
 export interface MetricSources {
   /** How full the store is (undefined until it is open). */
   storeCapacity(): StoreCapacity | undefined;
+  /** What the notification outbox holds (undefined until delivery runs). */
+  outboxDepth(): OutboxDepth | undefined;
 }
 
 /** `REQUEST_ACCEPTED` for `https://onerecord.iata.org/ns/api#REQUEST_ACCEPTED`: short, bounded label values. */
@@ -30,6 +33,9 @@ export class ServerMetrics {
   readonly snapshotSeconds: Histogram;
   private readonly actionRequests: Counter<'type' | 'status'>;
   private readonly logisticsEvents: Counter;
+  private readonly notificationsQueued: Counter;
+  private readonly notificationsReceived: Counter;
+  private readonly deliveries: Counter<'outcome'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -66,6 +72,27 @@ export class ServerMetrics {
       registers,
     });
     this.logisticsEvents = new Counter({ name: 'onerecord_logistics_events_total', help: 'Logistics Events stored (each event of a bulk request counts)', registers });
+    this.notificationsQueued = new Counter({ name: 'onerecord_notifications_queued_total', help: 'Notifications put in the outbox (one per subscriber a write notifies)', registers });
+    this.notificationsReceived = new Counter({ name: 'onerecord_notifications_received_total', help: 'Notifications received on POST /notifications and stored (duplicates not counted)', registers });
+    this.deliveries = new Counter({
+      name: 'onerecord_notification_deliveries_total',
+      help: 'Attempts to deliver a notification by outcome: delivered (2xx), failed (retried later), dropped (subscription ended or object no longer readable), dead_lettered',
+      labelNames: ['outcome'],
+      registers,
+    });
+    const outboxGauge = (name: string, help: string, value: (depth: OutboxDepth) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const depth = sources.outboxDepth();
+          if (depth) this.set(value(depth));
+        },
+      });
+    outboxGauge('onerecord_outbox_notifications', 'Notifications in the outbox still to deliver (dead letters not included)', (d) => d.pending);
+    outboxGauge('onerecord_outbox_queues', 'Delivery queues (one per subscriber and topic) with notifications still to deliver', (d) => d.queues);
+    outboxGauge('onerecord_outbox_dead_letters', 'Notifications given up on and kept as dead letters (replayable through /internal/outbox/dead-letters/replay)', (d) => d.deadLetters);
     const storeGauge = (name: string, help: string, value: (capacity: StoreCapacity) => number) =>
       new Gauge({
         name,
@@ -94,6 +121,12 @@ export class ServerMetrics {
         case 'event-appended':
           this.logisticsEvents.inc();
           break;
+        case 'notification-queued':
+          this.notificationsQueued.inc();
+          break;
+        case 'notification-received':
+          this.notificationsReceived.inc();
+          break;
         case 'action-request-created':
         case 'action-request-decided':
         case 'action-request-revoked':
@@ -101,6 +134,11 @@ export class ServerMetrics {
           break;
       }
     }
+  };
+
+  /** Delivery's observer: one count per attempt's outcome. */
+  readonly deliveryOutcome = (outcome: DeliveryOutcome): void => {
+    this.deliveries.inc({ outcome });
   };
 
   /** The request observer (see observeRequests). */
