@@ -128,13 +128,13 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const publishing = new PublishingStore(store, outbox);
   const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
-  const receivedNotifications = new ReceivedNotifications(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access);
+  const receivedNotifications = new ReceivedNotifications(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access, (triples) => objects.shapeViolations(triples));
   const events = new LogisticsEvents(publishing, eventIndex, objects, ontology, access);
   const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
   const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
   const outbound = new OutboundClient(config.outbound);
-  const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url) });
+  const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url), shapeViolations: (triples) => objects.shapeViolations(triples) });
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');

@@ -5,6 +5,8 @@ import type { ApiOntology } from '../rdf/api-ontology.js';
 import { isValidIri, type Quad, type Term } from '../rdf/terms.js';
 import { groupBySubject, nameBlankNodes } from '../rdf/triples.js';
 import { INTERNAL_SCHEME, api, rdf } from '../rdf/vocab.js';
+import { shapeError, type Violation } from '../shapes/validator.js';
+import { SHAPES } from '../shapes/vocabulary.js';
 import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
 import {
@@ -38,15 +40,26 @@ export interface ValidNotification {
 }
 
 const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
+/** How triples break the data model's shapes (none when validation is off). */
+export type ShapeCheck = (triples: readonly Quad[]) => Violation[];
+/**
+ * The API ontology's closed list of NotificationEventTypes (owl:oneOf), which the generated shape
+ * enforces, leaves out two event types it declares as NotificationEventType individuals
+ * (LOGISTICS_OBJECT_AVAILABLE, LOGISTICS_OBJECT_ACCESS_GRANTED), and IATA's own example uses one:
+ * for hasEventType the individuals decide (checked below), not that list.
+ */
+const EVENT_TYPE_LIST_SHAPE = `${SHAPES}range-api-hasEventType-value`;
 const iriValued = (t: Term) => t.termType === 'NamedNode' || (t.termType === 'Literal' && isValidIri(t.value));
 
 /**
- * Checks a body as an api:Notification (API ontology 2.3.0): one node of that type, exactly one
- * hasEventType that is a NotificationEventType, at most one hasLogisticsObject, isTriggeredBy,
+ * Checks a body as an api:Notification (API ontology 2.3.0): one node of that type, whose own
+ * triples meet the data model's shapes (`shapes`: a 400 with one detail per violation; the
+ * Logistics Object a notification may carry is the publisher's data, not checked here), exactly
+ * one hasEventType that is a NotificationEventType, at most one hasLogisticsObject, isTriggeredBy,
  * hasLogisticsEvent (IRIs) and hasLogisticsObjectType (an IRI, as xsd:anyURI or as a node), and
  * IRIs in hasChangedProperty. Every problem found is named in one 400.
  */
-export function checkNotification(quads: readonly Quad[], ontology: ApiOntology): ValidNotification {
+export function checkNotification(quads: readonly Quad[], ontology: ApiOntology, shapes: ShapeCheck = () => []): ValidNotification {
   const roots = quads.filter((q) => q.predicate.value === rdf.type && q.object.value === api.Notification).map((q) => q.subject);
   const distinct = [...new Map(roots.map((r) => [`${r.termType}:${r.value}`, r])).values()];
   if (distinct.length !== 1) {
@@ -59,6 +72,8 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology)
   const rootIndex = quads.findIndex((q) => q.subject.equals(distinct[0]));
   const root = named[rootIndex].subject.value;
   const own = groupBySubject(named, (t) => t.value).get(root) ?? [];
+  const violations = shapes(own).filter((v) => !(v.shape === EVENT_TYPE_LIST_SHAPE && v.value !== undefined && ontology.isNotificationEventType(v.value.value)));
+  if (violations.length > 0) throw shapeError(violations, 400);
   const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
   const problems: ErrorDetail[] = [];
   const atMostOne = (p: string, what: string, ok: (t: Term) => boolean) => {
@@ -98,6 +113,7 @@ export class ReceivedNotifications {
     private readonly store: GraphStore,
     private readonly ontology: ApiOntology,
     private readonly access: Authorizer,
+    private readonly shapes: ShapeCheck = () => [],
   ) {}
 
   onCommitted(events: readonly DomainEvent[]): void {
@@ -113,7 +129,7 @@ export class ReceivedNotifications {
 
   /** Stores a notification unless it was stored before; 409 while the same one is being stored. */
   async receive(quads: readonly Quad[], caller: Caller, idempotencyKey?: string): Promise<Receipt> {
-    const notification = checkNotification(quads, this.ontology);
+    const notification = checkNotification(quads, this.ontology, this.shapes);
     const seen = this.byIri.get(notification.iri) ?? (idempotencyKey === undefined ? undefined : this.byKey.get(senderKey(caller.agent, idempotencyKey)));
     if (seen) return { record: seen, duplicate: true };
     const tx = this.store.begin();

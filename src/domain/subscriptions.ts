@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Authorizer, Caller } from '../auth/authorizer.js';
 import type { CallbackConfig, DecisionPolicy } from '../config.js';
 import { HttpError, badRequest, type ErrorDetail } from '../errors.js';
+import { shapeError, type Violation } from '../shapes/validator.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { isValidIri, namedNode, quad, xsdLiteral, type Quad, type Term } from '../rdf/terms.js';
 import { groupBySubject, nameBlankNodes } from '../rdf/triples.js';
@@ -113,6 +114,8 @@ export interface SubscriptionsOptions {
   holder: string;
   /** Why a callback may not be called (the outbound address guard), or undefined. */
   refuseCallback: (url: string) => Promise<string | undefined>;
+  /** How triples break the data model's shapes (none when validation is off). */
+  shapeViolations: (triples: readonly Quad[]) => Violation[];
 }
 
 /**
@@ -210,6 +213,10 @@ export class Subscriptions implements AcceptHandler {
     const named = nameBlankNodes(body, newInternalIri);
     const node = named[body.findIndex((q) => q.subject.equals(subscriptionNode(body)))].subject;
     const own = groupBySubject(named, (t) => t.value).get(node.value) ?? [];
+    // The data model's shapes first (one error detail per violation), on the body as received,
+    // its Subscription typed as such even where the body leaves the type out.
+    const violations = this.options.shapeViolations([...named, quad(node as Quad['subject'], namedNode(rdf.type), namedNode(api.Subscription))]);
+    if (violations.length > 0) throw shapeError(violations, 400);
     const terms = readTerms(own, index.ontology, true);
     if (terms.type === api.LOGISTICS_OBJECT_IDENTIFIER && !index.revisions.get(terms.topic)) {
       throw badRequest('invalid_subscription', `hasTopic ${terms.topic} is not a Logistics Object of this server`, api.hasTopic);
