@@ -7,7 +7,7 @@ import { add, change, createObject, piece, str, submit } from './support/changes
 import { eventJson } from './support/events.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
-import { API, forwardNotification, postSubscription, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
+import { API, forwardNotification, postSubscription, startGateway, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { ServerProcess } from './support/server-process.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 
@@ -149,14 +149,7 @@ describe('guaranteed delivery between servers', function () {
     /** What the subscriber's notification endpoint answers: a fixed status, or the real subscriber's answer. */
     let answer: number | 'forward' = 410;
     before(async () => {
-      gateway = await startListener((req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (c: Buffer) => chunks.push(c));
-        req.on('end', () => {
-          if (answer !== 'forward') return void res.writeHead(answer).end();
-          forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
-        });
-      });
+      gateway = await startGateway(() => answer, () => subscriber.url);
       [subscriber, publisher] = await startPeers(2, (i, urls) =>
         i === 1
           ? {

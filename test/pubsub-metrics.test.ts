@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
-import { startListener, type LoopbackListener } from './support/loopback.js';
+import type { LoopbackListener } from './support/loopback.js';
 import { holderAt, startPeers } from './support/peers.js';
-import { forwardNotification, subscribe, subscription, waitForNotifications } from './support/pubsub.js';
+import { startGateway, subscribe, subscription, waitForNotifications } from './support/pubsub.js';
 import type { TestServer } from './support/server.js';
 
 const METRICS_TOKEN = 'metrics-token-for-pubsub-tests-0123456789';
@@ -39,14 +39,7 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
   /** What the subscriber's notification endpoint answers: a fixed status, or the real subscriber's answer. */
   let answer: number | 'forward' = 'forward';
   before(async () => {
-    gateway = await startListener((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        if (answer !== 'forward') return void res.writeHead(answer).end();
-        forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
-      });
-    });
+    gateway = await startGateway(() => answer, () => subscriber.url);
     [subscriber, publisher] = await startPeers(2, (i, urls) => ({
       metrics: { token: METRICS_TOKEN },
       ...(i === 1

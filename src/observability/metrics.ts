@@ -80,29 +80,24 @@ export class ServerMetrics {
       labelNames: ['outcome'],
       registers,
     });
-    const outboxGauge = (name: string, help: string, value: (depth: OutboxDepth) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          const depth = sources.outboxDepth();
-          if (depth) this.set(value(depth));
-        },
-      });
+    /** A gauge set when scraped from what `read` finds (nothing until its source exists). */
+    const gaugeOf =
+      <T>(read: () => T | undefined) =>
+      (name: string, help: string, value: (found: T) => number) =>
+        new Gauge({
+          name,
+          help,
+          registers,
+          collect() {
+            const found = read();
+            if (found !== undefined) this.set(value(found));
+          },
+        });
+    const outboxGauge = gaugeOf(() => sources.outboxDepth());
     outboxGauge('onerecord_outbox_notifications', 'Notifications in the outbox still to deliver (dead letters not included)', (d) => d.pending);
     outboxGauge('onerecord_outbox_queues', 'Delivery queues (one per subscriber and topic) with notifications still to deliver', (d) => d.queues);
     outboxGauge('onerecord_outbox_dead_letters', 'Notifications given up on and kept as dead letters (replayable through /internal/outbox/dead-letters/replay)', (d) => d.deadLetters);
-    const storeGauge = (name: string, help: string, value: (capacity: StoreCapacity) => number) =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        collect() {
-          const capacity = sources.storeCapacity();
-          if (capacity) this.set(value(capacity));
-        },
-      });
+    const storeGauge = gaugeOf(() => sources.storeCapacity());
     storeGauge('onerecord_store_quads', 'Quads in the store (counted at start, then kept by each commit)', (c) => c.quads);
     storeGauge('onerecord_store_capacity_quads', 'Quads the store may hold (store.capacityQuads); writes past it are refused with 507', (c) => c.capacityQuads);
     storeGauge('onerecord_store_headroom_quads', 'Quads that may still be written before the store refuses writes', (c) => c.headroomQuads);

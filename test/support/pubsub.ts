@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startListener, type LoopbackListener } from './loopback.js';
 import { asList } from './changes.js';
 import { holderOf } from './peers.js';
 import type { TestServer } from './server.js';
@@ -66,4 +67,20 @@ export const anyUris = (value: unknown) => asList(value as Json | Json[] | undef
 export function forwardNotification(subscriberUrl: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
   const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
   void fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then((r) => res.writeHead(r.status).end());
+}
+
+/**
+ * A loopback stand-in for a subscriber's notification endpoint: answers each notification with
+ * the status `answer()` gives, or, for 'forward', passes it on to the real subscriber at `subscriberUrl()`.
+ */
+export function startGateway(answer: () => number | 'forward', subscriberUrl: () => string): Promise<LoopbackListener> {
+  return startListener((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const status = answer();
+      if (status !== 'forward') return void res.writeHead(status).end();
+      forwardNotification(subscriberUrl(), req, Buffer.concat(chunks), res);
+    });
+  });
 }
