@@ -20,6 +20,9 @@ export interface BudgetedWorkerOptions<Reply, Result> {
    * writes posted before the job); absent, from the moment the job is posted.
    */
   isStarted?(message: unknown): boolean;
+  /** Whether a message is a notice the owner handles (`onNotice`), neither ready, started nor a reply. */
+  isNotice?(message: unknown): boolean;
+  onNotice?(message: unknown): void;
   /** The job's result, or the error it fails with. */
   settle(reply: Reply): Result | HttpError;
   overBudget(budgetMs: number): HttpError;
@@ -112,6 +115,10 @@ export class BudgetedWorker<Job, Reply, Result> {
     this.ready = false;
     worker.on('message', (message: unknown) => {
       if (worker !== this.current) return;
+      if (this.options.isNotice?.(message)) {
+        this.options.onNotice?.(message);
+        return;
+      }
       if (this.options.isReady(message)) {
         this.ready = true;
       } else if (this.options.isStarted?.(message)) {

@@ -163,6 +163,9 @@ export const configSchema = z.strictObject({
       maxRows: integer(1)
         .default(100_000)
         .meta({ description: 'rows of a SELECT answer (triples of a CONSTRUCT/DESCRIBE answer); more are cut off and flagged' }),
+      freshnessWaitMillis: integer(0)
+        .default(1000)
+        .meta({ description: 'longest a SPARQL query waits for the query replica to hold every write acknowledged before it; then it answers from what the replica holds, with the `SPARQL-Replica-Lag` header saying how far behind' }),
       openToPartners: z.boolean().default(false).meta({ description: 'let callers other than internal actors query `/sparql`, over what they may read' }),
     })
     .prefault({}),

@@ -162,7 +162,12 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   }
   delivery.start();
 
-  const queries = store.startQueryReplica({ timeBudgetMs: config.sparql.timeBudgetMillis, maxRows: config.sparql.maxRows, log: messageLog(logger, 'sparql') });
+  const queries = store.startQueryReplica({
+    timeBudgetMs: config.sparql.timeBudgetMillis,
+    maxRows: config.sparql.maxRows,
+    freshnessWaitMs: config.sparql.freshnessWaitMillis,
+    log: messageLog(logger, 'sparql'),
+  });
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);

@@ -173,6 +173,7 @@ describe('SPARQL endpoint', function () {
       let seen = false;
       while (!seen && Date.now() - acknowledged < 1000) seen = (await select(server, `ASK { <${object}> ?p ?o }`.replace('ASK', 'SELECT ?p WHERE').replace('}', '} LIMIT 1'))).length > 0;
       expect(seen, 'visible within 1 s').to.equal(true);
+      expect((await sparqlGet(server, 'ASK {}')).headers.get('sparql-replica-lag')).to.equal('0');
     });
 
     it('a literal that looks like a graph name reaches the replica intact', async () => {
@@ -211,6 +212,19 @@ describe('SPARQL endpoint limits', function () {
       expect(await select(server, `SELECT ?p WHERE { <${object}> ?p ?o } LIMIT 1`)).to.have.length(1);
       const pieces = await select(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> }`);
       expect(pieces.map((r) => r.s).sort()).to.deep.equal([object, ...written].sort());
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a query sent after acknowledged writes shows them all and says so in SPARQL-Replica-Lag', async () => {
+    // A wait no machine needs, however loaded: the answer must hold every write acknowledged before it.
+    const server = await startTestServer({ sparql: { freshnessWaitMillis: 60_000 } });
+    try {
+      const written = await Promise.all(Array.from({ length: 100 }, (_, i) => createObject(server, { ...piece(), 'cargo:goodsDescription': `burst ${i}` })));
+      const res = await sparqlGet(server, `${PREFIX}SELECT ?s WHERE { ?s cargo:goodsDescription ?d }`, {}, { headers: { Accept: 'application/sparql-results+json' } });
+      expect(res.headers.get('sparql-replica-lag')).to.equal('0');
+      expect(rowsOf(await res.text()).map((r) => r.s).sort()).to.deep.equal(written.sort());
     } finally {
       await server.close();
     }

@@ -193,8 +193,11 @@ const sparqlDataset = [
 ];
 const sparqlAnswer = (extra: Json = {}) => ({
   '200': {
-    description: 'The answer; SPARQL-Results-Truncated when cut at sparql.maxRows',
-    headers: { 'SPARQL-Results-Truncated': { required: false, schema: { type: 'string' } } },
+    description: 'The answer; SPARQL-Results-Truncated when cut at sparql.maxRows; SPARQL-Replica-Lag: 0 when it shows every write acknowledged before the query, else `<ms>; writes=<n>` (README, "SPARQL analytics")',
+    headers: {
+      'SPARQL-Results-Truncated': { required: false, schema: { type: 'string' } },
+      'SPARQL-Replica-Lag': { required: false, schema: { type: 'string' } },
+    },
     content: { ...sparqlResults, ...extra },
   },
 });

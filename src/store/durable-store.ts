@@ -2,7 +2,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import { Claims } from './claims.js';
-import { CommitStream } from './commit-stream.js';
+import { CommitStream, nQuadLines } from './commit-stream.js';
 import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { QueryReplica, type QueryReplicaOptions } from './query-replica.js';
@@ -12,7 +12,7 @@ import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
 import { WriteTransaction } from './transaction.js';
 import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
-import { quadToNq, triplesInGraphToNq, type Quad } from '../rdf/terms.js';
+import type { Quad } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -36,18 +36,10 @@ export interface StoreObserver {
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
 
-/**
- * The journal record for a change. A quad both deleted and inserted ends up present (as with
- * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
- * and the order in which they are applied does not matter.
- */
+/** The journal record for a change (see `nQuadLines`). */
 export function recordFor(change: WriteTransaction): JournalRecord & { inserted: number; deleted: number } {
-  const insert = change.insert.map(quadToNq);
-  for (const { graph, triples } of change.graphs) insert.push(...triplesInGraphToNq(triples, graph));
-  if (change.delete.length === 0) return { delete: '', insert: insert.join(''), inserted: insert.length, deleted: 0 };
-  const inserted = new Set(insert);
-  const deleted = change.delete.map(quadToNq).filter((line) => !inserted.has(line));
-  return { delete: deleted.join(''), insert: insert.join(''), inserted: insert.length, deleted: deleted.length };
+  const lines = nQuadLines(change);
+  return { delete: lines.delete.join(''), insert: lines.insert.join(''), inserted: lines.insert.length, deleted: lines.delete.length };
 }
 
 /**
@@ -230,9 +222,8 @@ export class DurableStore implements GraphStore {
           this.pendingQuads -= growth;
           pending = false;
           this.applyDurable(stored);
-          this.replica?.apply(stored);
           this.quads += growth;
-          this.committed.publish(tx.events);
+          this.committed.publish(tx.events, tx);
           tx.release();
         });
       } finally {
@@ -267,9 +258,10 @@ export class DurableStore implements GraphStore {
     this.committed.publish(storedDomainEvents(this));
   }
 
-  /** Starts the SPARQL query worker with its replica of this store, fed with every record from now on. */
+  /** Starts the SPARQL query worker with its replica of this store, fed from the after-commit stream from now on. */
   startQueryReplica(options: QueryReplicaOptions): QueryReplica {
     this.replica = new QueryReplica(this.index, options);
+    this.committed.subscribeData((data) => this.replica?.onCommitted(data));
     return this.replica;
   }
 

@@ -43,6 +43,8 @@ async function loadOxigraph(): Promise<{ oxigraph: typeof import('oxigraph'); al
 }
 
 const { oxigraph, allocator } = await loadOxigraph();
+/** The oxigraph bindings, loaded as above (the SPARQL replica's thread builds its store with them too). */
+export { oxigraph };
 
 /*
  * Oxigraph's WASM memory grows a little at a time as data arrives, and every growth makes V8
@@ -84,7 +86,7 @@ function canAllocate(bytes: number): boolean {
  * pile up on hot paths.
  */
 export class OxigraphIndex {
-  private readonly store = new oxigraph.Store();
+  protected readonly store = new oxigraph.Store();
   /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
   private headroom = 0;
   private reserved = 0;

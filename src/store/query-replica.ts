@@ -1,17 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../budgeted-worker.js';
 import { HttpError } from '../errors.js';
-import type { StoredRecord } from './journal.js';
-import type { OxigraphIndex } from './oxigraph-index.js';
+import { nQuadLines, type CommittedData } from './commit-stream.js';
+import { replicaGraph, type View } from './replica-layout.js';
 import { parseQuery, type ParsedQuery, type QueryForm, type ResultFormat } from './sparql-query.js';
 
-/**
- * What a query sees (see the worker): the latest revision of every object (with the Logistics
- * Events: `events`), every revision (one named graph each, metadata in the default graph), the
- * action requests.
- */
-export type View = 'latest' | 'revisions' | 'events' | 'audit';
-export const VIEWS: readonly View[] = ['latest', 'revisions', 'events', 'audit'];
+export { VIEWS, type View } from './replica-layout.js';
 
 /** The graphs a query may use: its default graph is their union; it sees `named` as named graphs. */
 export interface Dataset {
@@ -30,17 +24,40 @@ export interface QueryJob {
   dataset?: Dataset;
 }
 
-/** Messages to the worker, in the order the replica must apply them. */
-export type ReplicaMessage =
-  | { kind: 'graph'; graph: string; ntriples: string }
-  | { kind: 'loaded' }
-  | { kind: 'record'; delete: Uint8Array; insert: Uint8Array }
-  | QueryJob;
+/** One commit as the replica applies it: its N-Quads lines to insert and to delete (see `nQuadLines`). */
+export interface ReplicaCommit {
+  insert: string;
+  delete: string;
+}
 
-export type QueryReply = { body: string; truncated: boolean } | { error: string };
+/**
+ * What feeds the replica, in the order it must apply it: a copy of the main store's graphs (a new
+ * worker), `loaded` with the position the copy holds, then batches of commits, each with the
+ * position of its last commit. Positions count commits since start. They travel on the same
+ * port as queries, so a query sent after a batch runs after it.
+ */
+export type FeedMessage =
+  | { kind: 'copy'; nquads: string }
+  | { kind: 'loaded'; position: number }
+  | { kind: 'commits'; commits: ReplicaCommit[]; position: number };
 
-/** Messages from the worker: its replica is loaded, it has begun the query it was sent, the query's reply. */
-export type WorkerMessage = { kind: 'loaded' } | { kind: 'started' } | QueryReply;
+/** Messages to the worker, in order. */
+export type WorkerRequest = FeedMessage | QueryJob;
+
+/** A query's answer; `position`: the last commit the replica had applied when it ran the query. */
+export interface QueryAnswer {
+  body: string;
+  truncated: boolean;
+  position: number;
+}
+
+export type QueryReply = QueryAnswer | { error: string };
+
+/**
+ * Messages from the worker: its replica is loaded, it has applied every commit up to `position`,
+ * it has begun the query it was sent, the query's reply.
+ */
+export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'started' } | QueryReply;
 
 export interface QueryRequest {
   query: ParsedQuery;
@@ -49,10 +66,18 @@ export interface QueryRequest {
   dataset?: Dataset;
 }
 
+/** How far behind the store the answer is: the writes acknowledged before the query that it does not show. */
+export interface ReplicaLag {
+  commits: number;
+  /** Age, when the answer was ready, of the oldest of those writes (0 when none). */
+  millis: number;
+}
+
 export interface QueryResult {
   body: string;
   /** More rows (or triples) matched than the row cap; the answer holds the first `maxRows`. */
   truncated: boolean;
+  lag: ReplicaLag;
 }
 
 /** The SPARQL service as the domain sees it: check a query, run it off the request thread. */
@@ -62,10 +87,18 @@ export interface QueryService {
   run(request: QueryRequest): Promise<QueryResult>;
 }
 
+/** Where a new replica copies the store from: the graphs of the main store, as N-Triples. */
+export interface ReplicaSource {
+  listGraphs(): string[];
+  graphNTriples(graph: string): string;
+}
+
 export interface QueryReplicaOptions {
   /** Time a query may run before the worker is stopped and replaced. */
   timeBudgetMs: number;
   maxRows: number;
+  /** Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica holds. */
+  freshnessWaitMs: number;
   log: (message: string) => void;
 }
 
@@ -73,25 +106,47 @@ export interface QueryReplicaOptions {
 const MAX_WAITING = 32;
 /** JavaScript heap of the worker (answers being serialised; Oxigraph's WASM memory is apart): a runaway answer fails the worker, not the server. */
 const WORKER_HEAP_MB = 2048;
-/** Graphs posted to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
+/** Graphs copied to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
 const GRAPHS_PER_TURN = 200;
+/** One batch of commits at most (a query the worker gets meanwhile waits for this batch only). */
+const BATCH_COMMITS = 2000;
+const BATCH_CHARS = 8 * 1024 * 1024;
+/** When each of the last this many commits was acknowledged (for the lag of an answer). */
+const COMMIT_TIMES = 1 << 17;
 
 /**
  * Analytics queries on a worker thread that holds its own replica of the store. Oxigraph queries
  * cannot be interrupted, so they must never run on the thread that serves requests; a query past
- * its time budget stops the worker, which is replaced by a new one that loads the store again.
- * The replica is fed in commit order: at start (and after a replacement) the store's graphs, then
- * every committed record as it is applied to the store; both only insert or delete given quads,
- * so records that arrive while the graphs are being copied converge to the same state.
+ * its time budget stops the worker, which is replaced by a new one that copies the store again.
+ *
+ * The replica is fed from the after-commit stream: each commit's data (quads, whole graphs) is
+ * queued here, in commit order, and whatever queued while the worker was busy goes to it as one
+ * batch when it is done with the last. A new worker first gets a copy of the store's graphs, then
+ * the commits from the moment the copy began; both only insert or delete given quads, so the
+ * commits the copy already holds change nothing when applied again.
+ *
+ * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
+ * before it, then runs on what the replica holds; its answer says how far behind that was.
  */
 export class QueryReplica implements QueryService {
-  private readonly queries: BudgetedWorker<QueryJob, QueryReply, QueryResult>;
+  private readonly queries: BudgetedWorker<QueryJob, QueryReply, QueryAnswer>;
+  /** Commits fed so far (a commit's position is its number) and the last one the worker has applied. */
+  private committed = 0;
+  private applied = 0;
+  /** Commits not yet sent to the worker, in order; positions `committed - unsent.length + 1` to `committed`. */
+  private unsent: ReplicaCommit[] = [];
+  private readonly commitTimes = new Float64Array(COMMIT_TIMES);
+  /** The current worker; a batch is with it (`sending`); it is getting a copy of the store (`loading`). */
+  private worker?: Worker;
+  private sending = false;
+  private loading = true;
+  private readonly waiting = new Set<{ target: number; wake(): void }>();
 
   constructor(
-    private readonly source: OxigraphIndex,
+    private readonly source: ReplicaSource,
     private readonly options: QueryReplicaOptions,
   ) {
-    this.queries = new BudgetedWorker<QueryJob, QueryReply, QueryResult>({
+    this.queries = new BudgetedWorker({
       module: new URL('./query-replica-worker.js', import.meta.url),
       heapMb: WORKER_HEAP_MB,
       budgetMs: options.timeBudgetMs,
@@ -99,12 +154,14 @@ export class QueryReplica implements QueryService {
       // The worker holds the replica: a new one starts loading at once, not when a query comes.
       eager: true,
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
-      // The worker applies the writes posted before a query first; the budget is the query's own time.
+      // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      settle: (reply) =>
+      isNotice: (message) => (message as { kind?: string }).kind === 'applied',
+      onNotice: (message) => this.onApplied((message as { position: number }).position),
+      settle: (reply: QueryReply) =>
         'error' in reply
           ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
-          : { body: reply.body, truncated: reply.truncated },
+          : reply,
       overBudget: (budget) =>
         new HttpError(503, 'sparql_timeout', { message: `the query ran longer than its time budget of ${budget} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget` }, 'Service unavailable'),
       lost: () => unavailable('the query could not be evaluated within the server\'s memory limits'),
@@ -122,24 +179,19 @@ export class QueryReplica implements QueryService {
     return parseQuery(text, this.options.maxRows);
   }
 
-  /** Called by the store with each record it has applied, in commit order. */
-  apply(record: StoredRecord): void {
-    const worker = this.queries.worker;
-    if (!worker) return;
-    // Copies of just these bytes (records are views into larger buffers), handed over without another copy.
-    const del = new Uint8Array(record.delete);
-    const ins = new Uint8Array(record.insert);
-    try {
-      worker.postMessage({ kind: 'record', delete: del, insert: ins } satisfies ReplicaMessage, [del.buffer, ins.buffer]);
-    } catch (err) {
-      // The write is durable whatever happens here; a replica that missed a record is rebuilt.
-      this.options.log(`SPARQL replica could not take a record (${(err as Error).message}); reloading it`);
-      this.queries.replace(unavailable('the query replica is being reloaded'));
-    }
+  /** A consumer of the after-commit stream: queues the commit for the worker. */
+  onCommitted(data: CommittedData): void {
+    const lines = nQuadLines(data);
+    this.committed++;
+    this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
+    this.unsent.push({ insert: lines.insert.join(''), delete: lines.delete.join('') });
+    this.send();
   }
 
-  run(request: QueryRequest): Promise<QueryResult> {
-    return this.queries.run({
+  async run(request: QueryRequest): Promise<QueryResult> {
+    const target = this.committed;
+    if (this.applied < target) await this.caughtUp(target);
+    const reply = await this.queries.run({
       kind: 'query',
       view: request.view,
       form: request.query.form,
@@ -148,24 +200,88 @@ export class QueryReplica implements QueryService {
       maxRows: this.options.maxRows,
       dataset: request.dataset,
     });
+    return { body: reply.body, truncated: reply.truncated, lag: this.lag(reply.position, target) };
   }
 
   close(): Promise<void> {
+    for (const waiter of this.waiting) waiter.wake();
     return this.queries.close();
   }
 
-  /** Posts every graph of the store to a new worker, a few at a time, then tells it the copy is complete. */
-  private async load(worker: Worker): Promise<void> {
-    await Promise.resolve(); // the first worker starts while this replica is being constructed
-    const started = Date.now();
-    const graphs = this.source.listGraphs();
-    for (let i = 0; i < graphs.length; i++) {
-      if (worker !== this.queries.worker) return;
-      worker.postMessage({ kind: 'graph', graph: graphs[i], ntriples: this.source.graphNTriples(graphs[i]) } satisfies ReplicaMessage);
-      if (i % GRAPHS_PER_TURN === GRAPHS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+  /** Resolves when the worker has applied commit `target`, or after `freshnessWaitMs`, whichever comes first. */
+  private caughtUp(target: number): Promise<void> {
+    if (this.waiting.size >= MAX_WAITING) return Promise.reject(unavailable('too many SPARQL queries are waiting'));
+    return new Promise((resolve) => {
+      const waiter = {
+        target,
+        wake: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, this.options.freshnessWaitMs);
+      this.waiting.add(waiter);
+    });
+  }
+
+  private lag(position: number, target: number): ReplicaLag {
+    const commits = Math.max(0, target - position);
+    if (commits === 0) return { commits, millis: 0 };
+    // The oldest write not shown, or the oldest whose time is still kept.
+    const oldest = Math.max(position + 1, this.committed - COMMIT_TIMES + 1);
+    return { commits, millis: Math.round(performance.now() - this.commitTimes[oldest % COMMIT_TIMES]) };
+  }
+
+  /** Sends the worker what queued while it was busy, as one batch, unless it is busy still. */
+  private send(): void {
+    const worker = this.worker;
+    if (!worker || this.loading || this.sending || this.unsent.length === 0) return;
+    let count = 0;
+    let chars = 0;
+    while (count < this.unsent.length && count < BATCH_COMMITS && chars < BATCH_CHARS) {
+      chars += this.unsent[count].insert.length + this.unsent[count].delete.length;
+      count++;
     }
-    if (worker !== this.queries.worker) return;
-    worker.postMessage({ kind: 'loaded' } satisfies ReplicaMessage);
+    const position = this.committed - this.unsent.length + count;
+    const commits = this.unsent.splice(0, count);
+    try {
+      worker.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest);
+      this.sending = true;
+    } catch (err) {
+      // The write is durable whatever happens here; a replica that missed commits is copied again.
+      this.options.log(`SPARQL replica could not take ${count} commits (${(err as Error).message}); reloading it`);
+      this.queries.replace(unavailable('the query replica is being reloaded'));
+    }
+  }
+
+  private onApplied(position: number): void {
+    this.applied = position;
+    this.sending = false;
+    for (const waiter of this.waiting) if (waiter.target <= this.applied) waiter.wake();
+    this.send();
+  }
+
+  /** Gives a new worker a copy of the store's graphs, a few at a time, then the commits since the copy began. */
+  private async load(worker: Worker): Promise<void> {
+    this.worker = worker;
+    this.loading = true;
+    this.sending = false;
+    // The commits before now are in the store: the copy holds them.
+    const position = this.committed;
+    this.unsent = [];
+    const started = Date.now();
+    const graphs = this.source.listGraphs().filter((graph) => replicaGraph(graph) !== undefined);
+    for (let i = 0; i < graphs.length; i += GRAPHS_PER_TURN) {
+      if (worker !== this.worker) return;
+      const chunk = graphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
+      worker.postMessage({ kind: 'copy', nquads: chunk.join('') } satisfies WorkerRequest);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (worker !== this.worker) return;
+    worker.postMessage({ kind: 'loaded', position } satisfies WorkerRequest);
+    this.loading = false;
+    this.send();
     if (graphs.length > 0) this.options.log(`SPARQL replica: ${graphs.length} graphs sent to the query worker in ${Date.now() - started} ms`);
   }
 }

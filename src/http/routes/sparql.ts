@@ -24,6 +24,13 @@ const ACCEPTED: Readonly<Record<string, readonly ResultFormat[]>> = {
 /** Header set when the answer holds only the first rows (or triples) up to the configured cap. */
 export const TRUNCATED_HEADER = 'SPARQL-Results-Truncated';
 
+/**
+ * Header on every answer: how far the query replica was behind the store, `0` when the answer
+ * shows every write acknowledged before the query arrived, else `<ms>; writes=<n>`: the n writes
+ * it does not show, the oldest acknowledged ms milliseconds before the answer.
+ */
+export const REPLICA_LAG_HEADER = 'SPARQL-Replica-Lag';
+
 /** The result format for `form` that `Accept` prefers; 406 when it names none of them. */
 function resultFormat(accept: string | undefined, form: QueryForm): ResultFormat {
   const offered = FORMATS_OF[form];
@@ -97,6 +104,7 @@ export function sparqlRoutes(services: Services): Router {
     res.setHeader('Content-Language', CONTENT_LANGUAGE);
     res.setHeader('Cache-Control', 'no-store');
     if (result.truncated) res.setHeader(TRUNCATED_HEADER, `true; max-rows=${analytics.maxRows}`);
+    res.setHeader(REPLICA_LAG_HEADER, result.lag.commits === 0 ? '0' : `${result.lag.millis}; writes=${result.lag.commits}`);
     res.send(result.body);
   };
   router.get('/sparql', handle);

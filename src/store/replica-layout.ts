@@ -1,0 +1,45 @@
+import { store as bookkeeping } from '../rdf/vocab.js';
+import { revisionOfGraph } from './schema/revisions.js';
+
+/**
+ * What a query sees (see the worker): the latest revision of every object (with the Logistics
+ * Events: `events`), every revision (one named graph each, metadata in the default graph), the
+ * action requests and grants.
+ */
+export type View = 'latest' | 'revisions' | 'events' | 'audit';
+export const VIEWS: readonly View[] = ['latest', 'revisions', 'events', 'audit'];
+
+/** What a graph of the main store is to the replica; undefined: a bookkeeping graph no view shows. */
+export type ReplicaGraph =
+  | { kind: 'revision'; object: string; number: number }
+  | { kind: 'meta' }
+  | { kind: 'event' }
+  | { kind: 'audit' };
+
+export function replicaGraph(graph: string): ReplicaGraph | undefined {
+  if (graph === bookkeeping.metaGraph) return { kind: 'meta' };
+  const revision = revisionOfGraph(graph);
+  if (revision) return { kind: 'revision', ...revision };
+  if (graph.includes('/logistics-events/')) return { kind: 'event' };
+  if (graph.includes('/action-requests/') || graph.includes('/internal/acl/')) return { kind: 'audit' };
+  return undefined;
+}
+
+const REPLICA = 'urn:onerecord:replica:';
+
+/**
+ * The replica's own graphs, beside the main store's: one union graph per view whose default
+ * graph is a union (the latest revisions; the events; the action requests and grants), and the
+ * view membership of each named graph (`<graph> in <view>`), which a query's GRAPH patterns are
+ * joined with so that they see the view's graphs only.
+ */
+export const LAYOUT = {
+  latestUnion: `${REPLICA}latest`,
+  eventsUnion: `${REPLICA}events`,
+  auditUnion: `${REPLICA}audit`,
+  membership: `${REPLICA}views`,
+  inView: `${REPLICA}in`,
+  view: (view: View) => `${REPLICA}view:${view}`,
+  /** A graph no store holds: an empty dataset. */
+  empty: `${REPLICA}no-graph`,
+} as const;
