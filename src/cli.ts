@@ -13,7 +13,7 @@ const USAGE = `usage: onerecord token [--agent <logistics agent URI>] [--lifetim
 
 token   Prints a bearer token of the embedded identity provider for the agent (default: the data holder).
         Reads the key from DATA_DIR (or the dataDir of CONFIG_FILE); the server must have started once with it.
-export  Writes everything the data directory holds (snapshot and journal) as N-Quads, to the file or to
+export  Writes everything the data directory holds (snapshot, journal, revision archive) as N-Quads, to the file or to
         stdout, without loading it into memory: for moving the data to a larger backend. Stop the server
         first (or export a copy of the directory).
 query   Runs a SPARQL query file on the server's /sparql endpoint and prints the answer (TSV for SELECT/ASK,

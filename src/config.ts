@@ -40,7 +40,7 @@ export const configSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1').meta({ description: 'interface to listen on' }),
   port: integer(0, 65535).default(8080).meta({ description: 'port to listen on (0: any free port)' }),
   baseUrl: httpUrl.optional().meta({ description: 'public base URL; every resource IRI starts with it', defaultText: 'http://localhost:<port>' }),
-  dataDir: z.string().min(1).default('./data').meta({ description: 'journal, snapshots, identity-provider key' }),
+  dataDir: z.string().min(1).default('./data').meta({ description: 'journal, snapshots, revision archive, identity-provider key' }),
   holderName: z.string().min(1).default('ONE Record Server').meta({ description: "name of the data holder's Organization (created at first start)" }),
   holderId: z
     .string()

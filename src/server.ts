@@ -118,7 +118,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   );
   const grantIndex = new GrantIndex();
   const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden, grantIndex);
-  const index = new RevisionIndex();
+  const index = new RevisionIndex((object, number) => store.revision(object, number));
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
   const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;

@@ -85,7 +85,10 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
 
   it('refuses a change that would add quads past the capacity; the object keeps its revision', async () => {
     const object = acknowledged[0];
-    const res = await patch(server, object, change(object, 1, [add(`${object}`, 'goodsDescription', str('more'))]));
+    // A change is stored as what it adds (not a copy of the object): make it add more than the room left.
+    const { store } = await readiness(server);
+    const values = Array.from({ length: store.headroomQuads + 1 }, (_, i) => str(`instruction ${i}`));
+    const res = await patch(server, object, change(object, 1, [add(`${object}`, 'textualHandlingInstructions', ...values)]));
     await expectApiError(res, 507, FULL_MESSAGE);
     const read = await server.request(object);
     expect(read.status).to.equal(200);

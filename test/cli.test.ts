@@ -9,6 +9,9 @@ import { decodeJwt } from 'jose';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
 import { OTHER_AGENT, postJsonLd, startTestServer, type TestServer } from './support/server.js';
 import { allQuads, openStore } from './support/store-data.js';
+import { Parser } from 'n3';
+import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
+import { readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -133,7 +136,18 @@ describe('onerecord export (CLI)', () => {
 
     const { store } = await openStore(server.dataDir);
     try {
-      expect([...new Set(lines)].sort()).to.deep.equal(allQuads(store.index));
+      // The hot store (latest revisions), then every revision in its own graph with its metadata.
+      const history: string[] = [];
+      for (const r of readRevisions(store)) {
+        if (r.number === 1 && store.revision(r.object, 2)) continue; // listed again with the latest
+        for (let n = 1; n <= r.number; n++) {
+          const graph = namedNode(revisionGraph(r.object, n));
+          history.push(...store.graphTriples(graph.value).map((t) => quadToNq(quad(t.subject, t.predicate, t.object, graph))), ...revisionQuads(store.revision(r.object, n)!).map(quadToNq));
+        }
+      }
+      expect(history.some((line) => line.includes('?revision=1>'))).to.equal(true);
+      const same = (text: string[]) => [...new Set(new Parser({ format: 'application/n-quads' }).parse(text.join('\n')).map(quadToNq))].sort();
+      expect(same(lines)).to.deep.equal(same([...allQuads(store.index), ...history]));
     } finally {
       await store.close();
     }

@@ -8,7 +8,7 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
   // rounds need more than the 115 s a quiet machine takes.
   this.timeout(480_000);
 
-  it('after 50 kill/restart rounds every acknowledged object, change (revision and ChangeRequest), event, delegation and revocation is there exactly, and every notification they caused reached the subscriber in order', async () => {
+  it('after 50 kill/restart rounds every acknowledged object, change (revision, the revision it replaced, ChangeRequest), event, delegation and revocation is there exactly, and every notification they caused reached the subscriber in order', async () => {
     const { dir, remove } = await tempDir();
     const subscriber = await startNotificationRecorder();
     try {

@@ -50,7 +50,7 @@ describe('JSON-LD round trip of every route: compact and frame give back the sto
     const s = namedNode(iri);
     return [...storedGraph(revisionGraph(iri, n)), quad(s, namedNode(api.hasRevision), xsdLiteral(n, xsd.integer)), quad(s, namedNode(api.hasLatestRevision), xsdLiteral(latest, xsd.integer))];
   };
-  const storedRequest = (iri: string): Quad[] => services().actionRequests.representation(services().actionRequests.index.get(iri)!);
+  const storedRequest = (iri: string): Quad[] => services().actionRequests.representation(services().actionRequests.get(iri));
   const header = (url: string, total: number, type: string, items: string[]): Quad[] => {
     const s = namedNode(url);
     return [

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { Parser } from 'n3';
 import type { Quad } from '../src/rdf/terms.js';
 import { CARGO } from '../src/rdf/vocab.js';
-import { ShapeValidator } from '../src/shapes/validator.js';
+import fc from 'fast-check';
+import { changeFocus, ShapeValidator, type Violation } from '../src/shapes/validator.js';
 import { ReferenceValidator } from './support/shacl-reference.js';
 
 const PREFIXES = `@prefix cargo: <${CARGO}> . @prefix api: <https://onerecord.iata.org/ns/api#> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> . @prefix o: <https://1r.example.com/logistics-objects/> . @prefix i: <internal:> .\n`;
@@ -104,4 +105,33 @@ describe('Shape checks: one violating variant per kind of shape', () => {
     expect(await violations(data)).to.deep.equal([]);
     expect((await violations(data, strict)).map((f) => f.message)).to.deep.equal(['<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)']);
   });
+});
+
+describe('Shape checks of a change: only what it touched, the same answer as checking the whole', () => {
+  const BASE = `o:p a cargo:Piece ; cargo:goodsDescription "Books" ; cargo:grossWeight i:w ; cargo:dimensions i:d .
+    i:w a cargo:Value ; cargo:numericalValue 20 ; cargo:unit <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM> .
+    i:d a cargo:Dimensions ; cargo:height i:h . i:h a cargo:Value ; cargo:numericalValue 40 .`;
+  /** Triples a change may add: some keep the data conforming, others break a shape of each kind (datatype, count, class, closed). */
+  const CANDIDATES = `o:p cargo:goodsDescription "Magazines" ; cargo:upid "U1" ; cargo:grossWeight i:c ; cargo:slac "abc" ; cargo:madeUp "x" .
+    i:w a cargo:Company ; cargo:numericalValue "heavy" ; cargo:numericalValue 21 .
+    i:d a cargo:Value . i:h cargo:numericalValue 41 . i:c a cargo:Value ; cargo:numericalValue 1 .`;
+  const key = (t: Quad) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`;
+  const verdict = (found: Violation[]) => found.map((v) => `${v.focusNode} ${v.path} ${v.message}`).sort();
+
+  for (const strictness of [false, true]) {
+    it(`any change of conforming data: deletions, additions, retyped nodes${strictness ? ' (strict shapes)' : ''} (property)`, () => {
+      const validator = ShapeValidator.fromFiles({ strict: strictness });
+      const base = triples(BASE);
+      const candidates = triples(CANDIDATES);
+      expect(validator.validate(base)).to.deep.equal([]);
+      fc.assert(
+        fc.property(fc.subarray(base), fc.subarray(candidates), (removed, added) => {
+          const gone = new Set(removed.map(key));
+          const next = [...base.filter((t) => !gone.has(key(t))), ...added];
+          expect(verdict(validator.validate(next, changeFocus(next, added, removed)))).to.deep.equal(verdict(validator.validate(next)));
+        }),
+        { numRuns: 300 },
+      );
+    });
+  }
 });

@@ -196,7 +196,7 @@ describe('Data-model validation: once per document written, on exactly what is c
     expect(res.status).to.equal(201);
     const { validated, tx } = observed();
     expect(validated).to.have.length(2);
-    expect(tx.graphs.map((g) => g.triples)).to.have.members(validated);
+    expect(tx.revisions.map((w) => w.triples)).to.have.members(validated);
   });
 
   it('PATCH: the Change document once when received; the resulting revision once when decided, and that revision is what is committed', async () => {
@@ -206,13 +206,13 @@ describe('Data-model validation: once per document written, on exactly what is c
     const received = observed();
     expect(received.validated).to.have.length(1);
     expect(received.validated[0].some((t) => t.object.value === api.Change)).to.equal(true);
-    expect(received.tx.graphs).to.deep.equal([]);
+    expect(received.tx.revisions).to.deep.equal([]);
 
     steps = [];
     expect((await server.request(`${request}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
     const decided = observed();
     expect(decided.validated).to.have.length(1);
-    expect(decided.tx.graphs.map((g) => g.triples)).to.deep.equal(decided.validated);
+    expect(decided.tx.revisions.map((w) => w.triples)).to.deep.equal(decided.validated);
   });
 
   it('PATCH: a resulting revision that breaks a shape is validated once and only the REQUEST_FAILED status is committed', async () => {
@@ -222,7 +222,7 @@ describe('Data-model validation: once per document written, on exactly what is c
     expect((await server.request(`${request}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(422);
     const { validated, tx } = observed();
     expect(validated).to.have.length(1);
-    expect(tx.graphs).to.deep.equal([]);
+    expect(tx.revisions).to.deep.equal([]);
     expect(tx.events.map((e) => e.kind)).to.deep.equal(['action-request-decided']);
     expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
   });

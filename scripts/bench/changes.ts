@@ -21,11 +21,9 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
-import { BENCH_PIECE } from './fixtures.js';
+import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
 
-const CARGO = 'https://onerecord.iata.org/ns/cargo#';
-const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
 const CHANGED_OBJECTS = 500;
@@ -88,14 +86,6 @@ interface Subject {
   upid: string;
   step: number;
 }
-
-const operation = (op: 'ADD' | 'DELETE', s: string, p: string, value: string) => ({
-  '@type': 'api:Operation',
-  'api:op': { '@id': `api:${op}` },
-  'api:s': s,
-  'api:p': `${CARGO}${p}`,
-  'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': XSD_STRING, 'api:hasValue': value },
-});
 
 /** Replaces goodsDescription and upid; `grow` adds a shipping mark as the third ADD. */
 function nextChange(subject: Subject, grow: boolean): string {

@@ -64,3 +64,12 @@ export function addMarkChange(object: string, revision: number): string {
     },
   });
 }
+
+/** One operation of a Change on a string value of a cargo property, as a client sends it in JSON-LD. */
+export const stringOperation = (op: 'ADD' | 'DELETE', s: string, p: string, value: string) => ({
+  '@type': 'api:Operation',
+  'api:op': { '@id': `api:${op}` },
+  'api:s': s,
+  'api:p': `${CARGO}${p}`,
+  'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': value },
+});

@@ -13,9 +13,10 @@ export function lastModified(record: ActionRequestRecord): Date {
 }
 
 /**
- * In-memory index of action requests by IRI and by Logistics Object, kept by the after-commit
- * stream (and so rebuilt at start from the request graphs), so deciding, listing and the audit
- * trail never scan the store.
+ * In-memory index of the action requests the hot store holds (pending ones, and every request of a
+ * kind other than ChangeRequest), by IRI and by Logistics Object, kept by the after-commit stream
+ * (and so rebuilt at start from the request graphs), so deciding and finding what an accept
+ * rejects never scan the store. Decided ChangeRequests leave it (`finished`): the store lists them.
  */
 export class ActionRequestIndex {
   private readonly byIri = new Map<string, ActionRequestRecord>();
@@ -31,6 +32,7 @@ export class ActionRequestIndex {
         this.addStatus(e.request, e.status);
       } else if (e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') {
         this.addStatus(e.request, e.status);
+        if (e.finished) this.remove(e.request);
       }
     }
   }
@@ -50,6 +52,20 @@ export class ActionRequestIndex {
       list.splice(i, 0, record);
     }
     if (record.statuses.length > 0) this.trackPending(record);
+  }
+
+  /** A request whose graph is finished: the store answers for it from now on. */
+  private remove(record: ActionRequestRecord): void {
+    if (this.byIri.get(record.iri) !== record) return;
+    this.byIri.delete(record.iri);
+    for (const object of record.objects) {
+      const list = this.byObject.get(object);
+      const at = list?.indexOf(record) ?? -1;
+      if (at >= 0) list!.splice(at, 1);
+      if (list?.length === 0) this.byObject.delete(object);
+      const pending = this.pendingByObject.get(object);
+      if (pending?.delete(record) && pending.size === 0) this.pendingByObject.delete(object);
+    }
   }
 
   /** Appends a status entry to an indexed request (one whose creation failed is left alone). */

@@ -3,7 +3,7 @@ import type { Authorizer, Caller } from '../auth/authorizer.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
 import { namedNode, quad, type Quad } from '../rdf/terms.js';
 import { INTERNAL_SCHEME, STORE, api, apiLocalName, rdf, requestStatus } from '../rdf/vocab.js';
-import { claimKey } from '../store/claims.js';
+import { claimKey, type Claims } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
 import { requestQuads, statusEntryQuads, type StatusEntry } from '../store/schema/action-requests.js';
 import type { WriteTransaction } from '../store/transaction.js';
@@ -88,7 +88,10 @@ export class RequestWrite {
   /** Status entries planned per request in this transaction. */
   private readonly planned = new Map<ActionRequestRecord, number>();
 
-  constructor(readonly tx: WriteTransaction) {}
+  constructor(
+    readonly tx: WriteTransaction,
+    private readonly claims: Claims,
+  ) {}
 
   /** A new request (pending, requested by its requester): its identifying triples plus `body` (its own content). */
   create(record: ActionRequestRecord, body: Quad[]): void {
@@ -101,7 +104,20 @@ export class RequestWrite {
   transition(record: ActionRequestRecord, t: Transition): void {
     if (!this.planned.has(record)) this.tx.share(claimKey.request(record.iri));
     const status = this.entry(record, t);
-    this.tx.events.push({ kind: t.revoked ? 'action-request-revoked' : 'action-request-decided', request: record, status });
+    const finished = this.finishes(record, t.to);
+    if (finished) this.tx.finished.push(record.iri);
+    this.tx.events.push({ kind: t.revoked ? 'action-request-revoked' : 'action-request-decided', request: record, status, finished });
+  }
+
+  /**
+   * A ChangeRequest's decision is its last status change: its graph is then finished, and the
+   * store may keep it out of its hot part. Not while another write of it is still in flight (its
+   * creation, when an accept rejects it meanwhile): that write must land in the hot store first.
+   */
+  private finishes(record: ActionRequestRecord, to: string): boolean {
+    if (record.type !== api.ChangeRequest || to === requestStatus.PENDING) return false;
+    for (const holder of this.claims.holders(claimKey.request(record.iri))) if (holder !== this.tx) return false;
+    return true;
   }
 
   private entry(record: ActionRequestRecord, t: Transition): StatusEntry {
@@ -146,7 +162,7 @@ export class ActionRequests {
 
   /** A RequestWrite into a new transaction. */
   write(): RequestWrite {
-    return new RequestWrite(this.store.begin());
+    return new RequestWrite(this.store.begin(), this.store.claims);
   }
 
   commit(write: RequestWrite): Promise<void> {
@@ -159,9 +175,14 @@ export class ActionRequests {
   }
 
   get(iri: string): ActionRequestRecord {
-    const record = this.index.get(iri);
+    const record = this.index.get(iri) ?? this.store.finishedRequest(iri);
     if (!record) throw notFound(iri, 'Action request not found');
     return record;
+  }
+
+  /** Every ChangeRequest about `object`, decided ones included, oldest first. */
+  changeRequestsOf(object: string): ActionRequestRecord[] {
+    return [...this.index.forObject(object), ...this.store.finishedRequests(object)].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
   }
 
   /** A request the caller may read (requester, data holder, internal actors). */
@@ -201,7 +222,7 @@ export class ActionRequests {
   /** GET /action-requests: internal actors only. */
   list(caller: Caller, filter: ActionRequestFilter): ActionRequestRecord[] {
     this.access.check(caller, { kind: 'list-action-requests' });
-    const source = filter.object ? this.index.forObject(filter.object) : [...this.index.all()].sort(byRequestTime);
+    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...this.store.finishedRequests(filter.object)].sort(byRequestTime);
     return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
   }
 

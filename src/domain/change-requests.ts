@@ -7,7 +7,7 @@ import { INTERNAL_SCHEME, api, requestStatus } from '../rdf/vocab.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
 import { applyChange, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
-import type { LogisticsObjects } from './logistics-objects.js';
+import type { LogisticsObjects, RevisionChange } from './logistics-objects.js';
 import type { LogisticsObjectEntry } from './revision-index.js';
 import { newEmbeddedIri } from './new-objects.js';
 import { shapeError } from '../shapes/validator.js';
@@ -135,23 +135,24 @@ export class ChangeRequests implements AcceptHandler {
       await this.requests.commit(write);
       return prepared;
     }
-    const { triples, number } = prepared;
+    const { triples, number, change: made } = prepared;
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
     const others = this.pendingOn(entry.iri, record);
     if (others.size > 0) {
       const superseded = revisionConflict(`revision ${change.revision} was superseded: another change of it was accepted`, entry.iri);
       for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
-    this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy);
+    this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy, made);
     await this.requests.commit(write);
     return undefined;
   }
 
   /** The new revision's triples and its claimed number, or the error that stops the Change. */
-  private prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number } | HttpError {
+  private prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number; change: RevisionChange } | HttpError {
     const outdated = this.outdated(entry, change.revision);
     if (outdated) return outdated;
-    const applied = applyChange(this.objects.triples(this.objects.index.latest(entry)), change, {
+    const current = this.objects.triples(this.objects.index.latest(entry));
+    const applied = applyChange(current, change, {
       object: entry.iri,
       isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
       canonical: this.canonical,
@@ -159,11 +160,11 @@ export class ChangeRequests implements AcceptHandler {
     });
     if (!applied.ok) return applied.error;
     // The resulting revision is what must fit the data model, whatever earlier revisions held.
-    const violations = this.objects.shapeViolations(applied.triples);
+    const violations = this.objects.shapeViolations(applied.triples, { previous: current, added: applied.added, removed: applied.removed });
     if (violations.length > 0) return shapeError(violations, 422);
     const number = this.objects.claimNextRevision(tx, entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
-    return { triples: applied.triples, number };
+    return { triples: applied.triples, number, change: { previous: current, added: applied.added, removed: applied.removed } };
   }
 
   /**
@@ -195,7 +196,7 @@ export class ChangeRequests implements AcceptHandler {
     return {
       entry,
       latestRevision: this.objects.index.latest(entry).number,
-      requests: this.requests.index.forObject(object).filter((r) => r.type === api.ChangeRequest && inWindow(r, filter)),
+      requests: this.requests.changeRequestsOf(object).filter((r) => inWindow(r, filter)),
     };
   }
 }

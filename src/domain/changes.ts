@@ -265,7 +265,11 @@ export interface ApplyContext {
   newEmbeddedIri: () => string;
 }
 
-export type ApplyResult = { ok: true; triples: Quad[] } | { ok: false; error: HttpError };
+/**
+ * The new revision's triples, and how they differ from the current ones (`removed`: triples of the
+ * current revision, as stored; `added`: in the store's canonical form): what the store writes.
+ */
+export type ApplyResult = { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[] } | { ok: false; error: HttpError };
 
 /**
  * A key that is equal exactly when two terms are the same RDF term. IRIs never hold `|`, and a
@@ -276,21 +280,32 @@ const rdfTermKey = (t: Term) =>
 const tripleKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
 
 /**
- * Triples by key, for arrays of triples a change was applied to or produced. A revision's
- * triples are read by the next change of the object, which then needs no keys rebuilt: the
- * result of one change is the input of the next (the parsed-revision cache hands back the same
- * array). Weak, so it lives exactly as long as that cache keeps the array.
+ * What a change needs of the triples it applies to, kept for arrays a change read or produced: a
+ * revision's triples are read by the next change of the object, which then needs nothing rebuilt
+ * (the result of one change is the input of the next: the parsed-revision cache hands back the same
+ * array). `subjects`: triples per subject. `closed`: every subject is reachable from the object
+ * through internal: nodes, as a change leaves it (a revision read from the store may hold nodes
+ * its creation linked otherwise). Weak, so it lives exactly as long as that cache keeps the array.
  */
-const KEYED_TRIPLES = new WeakMap<readonly Quad[], ReadonlyMap<string, Quad>>();
+interface Keyed {
+  triples: ReadonlyMap<string, Quad>;
+  subjects: ReadonlyMap<string, number>;
+  closed: boolean;
+}
+const KEYED_TRIPLES = new WeakMap<readonly Quad[], Keyed>();
 
-function keyedTriples(triples: readonly Quad[]): ReadonlyMap<string, Quad> {
+function keyedTriples(triples: readonly Quad[]): Keyed {
   let keyed = KEYED_TRIPLES.get(triples);
   if (!keyed) {
-    keyed = new Map(triples.map((t) => [tripleKey(t.subject, t.predicate, t.object), t]));
+    const subjects = new Map<string, number>();
+    for (const t of triples) subjects.set(t.subject.value, (subjects.get(t.subject.value) ?? 0) + 1);
+    keyed = { triples: new Map(triples.map((t) => [tripleKey(t.subject, t.predicate, t.object), t])), subjects, closed: false };
     KEYED_TRIPLES.set(triples, keyed);
   }
   return keyed;
 }
+
+const followed = (o: Term) => o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME);
 
 /**
  * Applies a Change to the triples of the current revision: all DELETEs, then all ADDs. Values
@@ -298,6 +313,9 @@ function keyedTriples(triples: readonly Quad[]): ReadonlyMap<string, Quad> {
  * triple or adding a present one fails the whole Change (422) and nothing changes. Embedded
  * objects no longer linked from the object lose their triples too. Synchronous on purpose:
  * the caller claims the next revision right after, with nothing in between.
+ *
+ * The work is the change's, not the object's, when the change adds to nodes the object has and
+ * unlinks none: nothing can then become unreachable, so the object's nodes are not walked.
  */
 export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
   const literals: RDF.Literal[] = [];
@@ -314,7 +332,14 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     objects: operation.targets.map((t) => (t.kind === 'new' ? namedNode(newNodes.get(t.label)!.iri) : t.term.termType === 'Literal' ? canonical[nextLiteral++] : t.term)),
   }));
 
-  const triples = new Map(keyedTriples(current));
+  const before = keyedTriples(current);
+  const triples = new Map(before.triples);
+  const removed = new Map<string, Quad>();
+  const added = new Map<string, Quad>();
+  const add = (key: string, t: Quad) => {
+    triples.set(key, t);
+    if (!removed.delete(key)) added.set(key, t);
+  };
   const failures: ErrorDetail[] = [];
   const typed = new Set<string>();
   for (const group of ['DELETE', 'ADD'] as const) {
@@ -323,38 +348,57 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
       const predicate = namedNode(operation.p);
       for (const [i, object] of objects.entries()) {
         const key = tripleKey(subject, predicate, object);
-        const present = triples.has(key);
+        const present = triples.get(key);
         if (group === 'DELETE' && !present) failures.push({ message: `DELETE ${describe(operation, i)}: no such value`, property: operation.p, resource: operation.s });
         if (group === 'ADD' && present) failures.push({ message: `ADD ${describe(operation, i)}: the value is already present`, property: operation.p, resource: operation.s });
-        if (group === 'DELETE') triples.delete(key);
-        else triples.set(key, quad(subject, predicate, object));
+        if (group === 'DELETE') {
+          if (present) removed.set(key, present);
+          triples.delete(key);
+        } else if (!present) add(key, quad(subject, predicate, object));
         const target = operation.targets[i];
         if (group === 'ADD' && target.kind === 'new' && !typed.has(target.label)) {
           typed.add(target.label);
           const typeTriple = quad(object as RDF.NamedNode, namedNode(rdf.type), namedNode(target.type));
-          triples.set(tripleKey(typeTriple.subject, typeTriple.predicate, typeTriple.object), typeTriple);
+          add(tripleKey(typeTriple.subject, typeTriple.predicate, typeTriple.object), typeTriple);
         }
       }
     }
   }
 
-  // Embedded objects no longer linked from the object (through internal: nodes) are dropped.
-  const bySubject = groupBySubject(triples.values(), valueKey);
-  const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: (o) => o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME) });
-  for (const { operation, subject } of resolved) {
-    if (operation.op === 'ADD' && !kept.has(subject.value)) {
-      failures.push({ message: `ADD on ${operation.s}: it is not part of this Logistics Object`, property: operation.p, resource: operation.s });
+  const subjects = new Map(before.subjects);
+  for (const t of removed.values()) subjects.set(t.subject.value, subjects.get(t.subject.value)! - 1);
+  for (const t of added.values()) subjects.set(t.subject.value, (subjects.get(t.subject.value) ?? 0) + 1);
+  const unlinks = [...removed.values()].some((t) => followed(t.object));
+  const onKnownNodes = [...added.values()].every((t) => before.subjects.has(t.subject.value));
+  if (!before.closed || unlinks || !onKnownNodes) {
+    // Embedded objects no longer linked from the object (through internal: nodes) are dropped.
+    const bySubject = groupBySubject(triples.values(), valueKey);
+    const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: followed });
+    for (const { operation, subject } of resolved) {
+      if (operation.op === 'ADD' && !kept.has(subject.value)) {
+        failures.push({ message: `ADD on ${operation.s}: it is not part of this Logistics Object`, property: operation.p, resource: operation.s });
+      }
+    }
+    if (failures.length === 0) {
+      for (const [key, t] of triples) {
+        if (kept.has(t.subject.value)) continue;
+        triples.delete(key);
+        if (!added.delete(key)) removed.set(key, t);
+        subjects.set(t.subject.value, subjects.get(t.subject.value)! - 1);
+      }
     }
   }
-  const types = (bySubject.get(change.object) ?? []).filter((t) => t.predicate.value === rdf.type).map((t) => t.object.value);
-  if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
-    failures.push({ message: 'the Logistics Object would no longer have a Logistics Object type', property: rdf.type, resource: change.object });
+  if ([...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) || !before.closed) {
+    const types = [...triples.values()].filter((t) => t.subject.value === change.object && t.predicate.value === rdf.type).map((t) => t.object.value);
+    if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
+      failures.push({ message: 'the Logistics Object would no longer have a Logistics Object type', property: rdf.type, resource: change.object });
+    }
   }
   if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };
-  for (const [key, t] of triples) if (!kept.has(t.subject.value)) triples.delete(key);
+  for (const [subject, count] of subjects) if (count === 0) subjects.delete(subject);
   const result = [...triples.values()];
-  KEYED_TRIPLES.set(result, triples);
-  return { ok: true, triples: result };
+  KEYED_TRIPLES.set(result, { triples, subjects, closed: true });
+  return { ok: true, triples: result, added: [...added.values()], removed: [...removed.values()] };
 }
 
 function describe(operation: Operation, i: number): string {

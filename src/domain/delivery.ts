@@ -340,7 +340,8 @@ export class Delivery {
   private notificationTriples(entry: OutboxEntry, stored: readonly Quad[], s: Subscription | undefined): Quad[] {
     const triples = outboxNotificationTriples(entry.graph, stored);
     if (!s?.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
-    const revision = this.index.revisions.get(entry.object)?.revisions[entry.revision - 1];
+    const object = this.index.revisions.get(entry.object);
+    const revision = object && this.index.revisions.revision(object, entry.revision);
     return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
   }
 

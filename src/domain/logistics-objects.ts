@@ -4,10 +4,10 @@ import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
 import { cargo, rdf } from '../rdf/vocab.js';
-import { shapeError, type ShapeValidator, type Violation } from '../shapes/validator.js';
+import { changeFocus, shapeError, type ShapeValidator, type Violation } from '../shapes/validator.js';
 import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { revisionGraph, revisionQuads } from '../store/schema/revisions.js';
+import { revisionGraph } from '../store/schema/revisions.js';
 import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
 import { type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
@@ -34,9 +34,18 @@ export interface Created {
 /** How many parsed revisions `triples()` keeps (about 10 KB each for a 40-triple object). */
 const PARSED_REVISIONS_KEPT = 2_000;
 
+/** A revision made from `previous` by deleting `removed` and adding `added`. */
+export interface RevisionChange {
+  previous: readonly Quad[];
+  added: readonly Quad[];
+  removed: readonly Quad[];
+}
+
 export class LogisticsObjects {
   readonly objectsPrefix: string;
   private readonly parsedRevisions = new BoundedCache<string, readonly Quad[]>(PARSED_REVISIONS_KEPT);
+  /** Revisions (by their array of triples) checked against the shapes and found to conform. */
+  private readonly conforming = new WeakSet<readonly Quad[]>();
 
   constructor(
     private readonly store: GraphStore,
@@ -71,9 +80,19 @@ export class LogisticsObjects {
     return this.createObjects(objects, caller.agent);
   }
 
-  /** How `triples` (a revision, an event, a received API object) break the data model's shapes. */
-  shapeViolations(triples: readonly Quad[]): Violation[] {
-    return this.shapes?.validate(triples) ?? [];
+  /**
+   * How `triples` (a revision, an event, a received API object) break the data model's shapes.
+   * A revision made by `change` from one known to conform (checked whole once, in this process)
+   * has only the nodes the change touched checked: the others, and the types of their values,
+   * are as they were. Revisions that conform are remembered by array (the parsed-revision
+   * cache hands the same array to the next change).
+   */
+  shapeViolations(triples: readonly Quad[], change?: RevisionChange): Violation[] {
+    if (!this.shapes) return [];
+    const focus = change && this.conforming.has(change.previous) ? changeFocus(triples, change.added, change.removed) : undefined;
+    const violations = this.shapes.validate(triples, focus);
+    if (violations.length === 0) this.conforming.add(triples);
+    return violations;
   }
 
   private async createObjects(objects: NewObject[], agent: string): Promise<Created> {
@@ -82,8 +101,7 @@ export class LogisticsObjects {
     for (const o of objects) {
       tx.claim(claimKey.object(o.iri));
       const revision = { object: o.iri, number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, mostSpecificType: this.mostSpecificType(o.types) };
-      tx.insert.push(...revisionQuads(revision));
-      tx.graphs.push({ graph: revision.graph, triples: o.triples });
+      tx.revisions.push({ revision, triples: o.triples });
       tx.events.push({ kind: 'object-created', revision });
     }
     await this.store.commit(tx);
@@ -109,17 +127,22 @@ export class LogisticsObjects {
    * `triples` must be in the store's canonical form (read from it, or canonicalised): the
    * after-commit stream hands them to the parsed-revision cache, which the next change reads.
    */
-  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string): RevisionInfo {
+  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string, change?: RevisionChange): RevisionInfo {
+    const latest = this.index.latest(entry);
     const revision: RevisionInfo = {
       object: entry.iri,
       number,
       graph: revisionGraph(entry.iri, number),
-      createdAt: new Date(Math.max(Date.now(), this.index.latest(entry).createdAt.getTime() + 1)),
+      createdAt: new Date(Math.max(Date.now(), latest.createdAt.getTime() + 1)),
       createdBy: agent,
-      mostSpecificType: this.mostSpecificType(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
+      // A change that leaves the object's types alone leaves its most specific type too.
+      mostSpecificType:
+        change && ![...change.added, ...change.removed].some((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type)
+          ? latest.mostSpecificType
+          : this.mostSpecificType(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
     };
-    tx.insert.push(...revisionQuads(revision));
-    tx.graphs.push({ graph: revision.graph, triples });
+    const replaces = change ? { revision: latest, triples: change.previous, added: change.added, removed: change.removed } : { revision: latest, triples: this.triples(latest) };
+    tx.revisions.push({ revision, triples, replaces });
     tx.events.push({ kind: 'revision-written', revision, triples });
     return revision;
   }
@@ -159,7 +182,7 @@ export class LogisticsObjects {
 
   selectRevision(entry: LogisticsObjectEntry, selector: RevisionSelector): RevisionInfo {
     if (selector.revision !== undefined) {
-      const found = entry.revisions[selector.revision - 1];
+      const found = this.index.revision(entry, selector.revision);
       if (!found) throw notFound(entry.iri, `revision ${selector.revision} of this Logistics Object does not exist`);
       return found;
     }

@@ -103,8 +103,9 @@ export class Outbox {
           break;
         case 'revision-written':
           this.aboutObject(tx, e.revision, subscriptionEventType.UPDATED, () => {
-            const after = e.triples ?? tx.graphs.find((g) => g.graph === e.revision.graph)?.triples ?? [];
-            const previous = this.revisions.get(e.revision.object)?.revisions[e.revision.number - 2];
+            const after = e.triples ?? tx.revisions.find((w) => w.revision.graph === e.revision.graph)?.triples ?? [];
+            const entry = this.revisions.get(e.revision.object);
+            const previous = entry && this.revisions.revision(entry, e.revision.number - 1);
             const before = previous ? this.readRevision(previous) : [];
             const accepted = tx.events.find((d) => d.kind === 'action-request-decided' && d.status.status === requestStatus.ACCEPTED && d.request.objects.includes(e.revision.object));
             return { changed: changedProperties(e.revision.object, before, after), ...(accepted && 'request' in accepted ? { triggeredBy: accepted.request.iri } : {}) };
@@ -226,6 +227,15 @@ export class PublishingStore implements GraphStore {
   }
   graphTriples(graph: string): Quad[] {
     return this.inner.graphTriples(graph);
+  }
+  revision(object: string, number: number) {
+    return this.inner.revision(object, number);
+  }
+  finishedRequest(iri: string) {
+    return this.inner.finishedRequest(iri);
+  }
+  finishedRequests(object?: string) {
+    return this.inner.finishedRequests(object);
   }
   select(sparql: string) {
     return this.inner.select(sparql);

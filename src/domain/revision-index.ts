@@ -3,21 +3,30 @@ import type { RevisionRecord } from '../store/schema/revisions.js';
 
 export type RevisionInfo = RevisionRecord;
 
+/** Where earlier revisions' metadata comes from (the store: `GraphStore.revision`). */
+export type RevisionHistory = (object: string, number: number) => RevisionInfo | undefined;
+
 export interface LogisticsObjectEntry {
   iri: string;
   /** Agent that created the object (revision 1). */
   creator: string;
-  /** Ordered by number, starting at 1. */
-  revisions: RevisionInfo[];
+  /** The latest revision. */
+  latest: RevisionInfo;
+  /** Every revision, ordered by number from 1: the earlier ones are read from the store when asked for. */
+  readonly revisions: readonly RevisionInfo[];
 }
 
 /**
- * In-memory index of Logistics Objects and their revisions, derived from the metadata graph.
- * Latest lookups are O(1) and `at` lookups a binary search, whatever the number of revisions.
- * It changes only through the after-commit stream (`onCommitted`), live and at start alike.
+ * In-memory index of Logistics Objects: who created each and its latest revision, kept from the
+ * after-commit stream (`onCommitted`), live and at start alike. Earlier revisions are not held
+ * here (memory and start time would grow with history): their metadata is read from the store
+ * when a reader asks for one. Latest lookups are O(1); `at` lookups a binary search over the
+ * revision numbers, so reads do not depend on the number of revisions.
  */
 export class RevisionIndex {
   private readonly entries = new Map<string, LogisticsObjectEntry>();
+
+  constructor(private readonly history: RevisionHistory) {}
 
   get size(): number {
     return this.entries.size;
@@ -32,7 +41,13 @@ export class RevisionIndex {
   }
 
   latest(entry: LogisticsObjectEntry): RevisionInfo {
-    return entry.revisions[entry.revisions.length - 1];
+    return entry.latest;
+  }
+
+  /** Revision `number` of the object, undefined if it has none such. */
+  revision(entry: LogisticsObjectEntry, number: number): RevisionInfo | undefined {
+    if (!Number.isInteger(number) || number < 1 || number > entry.latest.number) return undefined;
+    return number === entry.latest.number ? entry.latest : this.history(entry.iri, number);
   }
 
   /** Consumer of the after-commit stream. */
@@ -41,24 +56,35 @@ export class RevisionIndex {
   }
 
   private addRevision(info: RevisionInfo): void {
-    let entry = this.entries.get(info.object);
+    const entry = this.entries.get(info.object);
     if (!entry) {
-      entry = { iri: info.object, creator: info.createdBy, revisions: [] };
-      this.entries.set(info.object, entry);
+      const revision = (number: number) => this.revision(created, number);
+      const created: LogisticsObjectEntry = {
+        iri: info.object,
+        creator: info.createdBy,
+        latest: info,
+        get revisions() {
+          return Array.from({ length: this.latest.number }, (_, i) => revision(i + 1)!);
+        },
+      };
+      this.entries.set(info.object, created);
+    } else if (info.number > entry.latest.number) {
+      entry.latest = info;
     }
-    entry.revisions.push(info);
   }
 
   /** The revision valid at `instant`, or undefined if the object did not exist yet. */
   revisionAt(entry: LogisticsObjectEntry, instant: Date): RevisionInfo | undefined {
     const t = instant.getTime();
-    let lo = 0;
-    let hi = entry.revisions.length - 1;
+    if (entry.latest.createdAt.getTime() <= t) return entry.latest;
+    let lo = 1;
+    let hi = entry.latest.number - 1;
     let found: RevisionInfo | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (entry.revisions[mid].createdAt.getTime() <= t) {
-        found = entry.revisions[mid];
+      const revision = this.revision(entry, mid)!;
+      if (revision.createdAt.getTime() <= t) {
+        found = revision;
         lo = mid + 1;
       } else {
         hi = mid - 1;

@@ -48,9 +48,58 @@ function numericValue(lexical: string, datatype: string): number | undefined {
   return Number.isNaN(n) ? undefined : n;
 }
 
+/** Tells values apart as RDF terms (a literal's lexical form is length-prefixed, so no two share an id). */
+const valueId = (t: Term) => (t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType}:${t.value}`);
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
 const show = (t: Term) => (t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`);
 const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+
+/**
+ * What of some data `validate` checks: per node (by IRI), all of it ('whole') or the predicates a
+ * change touched, each with the values it added (by `valueId`: only those have their values checked).
+ */
+export type Focus = ReadonlyMap<string, 'whole' | ReadonlyMap<string, ReadonlySet<string>>>;
+
+/**
+ * The focus of a change from `removed` to `added` on data that conformed before: the predicates it
+ * touches and the values it adds; a node whose types it changes is checked whole, and so are the
+ * values that point at such a node (class checks read the types of values).
+ */
+export function changeFocus(triples: readonly Quad[], added: readonly Quad[], removed: readonly Quad[]): Focus {
+  const focus = new Map<string, 'whole' | Map<string, Set<string>>>();
+  const retyped = new Set<string>();
+  const touch = (t: Quad, value?: Term) => {
+    let node = focus.get(t.subject.value);
+    if (node === 'whole') return;
+    if (!node) focus.set(t.subject.value, (node = new Map()));
+    let values = node.get(t.predicate.value);
+    if (!values) node.set(t.predicate.value, (values = new Set()));
+    if (value) values.add(valueId(value));
+  };
+  for (const [list, isAdded] of [[added, true], [removed, false]] as const) {
+    for (const t of list) {
+      if (t.predicate.value === rdf.type) {
+        focus.set(t.subject.value, 'whole');
+        retyped.add(t.subject.value);
+      } else touch(t, isAdded ? t.object : undefined);
+    }
+  }
+  if (retyped.size > 0) for (const t of triples) if (t.object.termType !== 'Literal' && retyped.has(t.object.value)) touch(t, t.object);
+  return focus;
+}
+
+/** The rdf:type values of each subject, by `termKey`. */
+function typesByNode(triples: readonly Quad[]): Map<string, Term[]> {
+  const types = new Map<string, Term[]>();
+  for (const t of triples) {
+    if (t.predicate.value !== rdf.type) continue;
+    const k = termKey(t.subject);
+    const list = types.get(k);
+    if (!list) types.set(k, [t.object]);
+    else if (!list.some((v) => v.equals(t.object))) list.push(t.object);
+  }
+  return types;
+}
 
 /** The triples of one node: its predicates and their values, in data order. */
 type NodeData = Map<string, Term[]>;
@@ -66,37 +115,74 @@ export class ShapeValidator {
     return new ShapeValidator(compileShapes([readFileSync(SHAPES_FILE, 'utf8'), ...(options.strict ? [readFileSync(STRICT_SHAPES_FILE, 'utf8')] : [])]));
   }
 
-  validate(triples: readonly Quad[]): Violation[] {
+  /**
+   * The violations of `triples`; with `focus` (see `changeFocus`), of what it names only. A node's
+   * checks read its own triples and the types of its values, so a caller that knows the data
+   * conformed before a change asks for what the change touched: the answer is the same, for the
+   * change's work, not the data's.
+   */
+  validate(triples: readonly Quad[], focus?: Focus): Violation[] {
     const nodes = new Map<string, { term: Term; data: NodeData }>();
+    // A graph is a set: a triple given twice counts once. (Data checked with a focus is a stored
+    // revision, a set already.)
+    const seen = focus ? undefined : new Set<string>();
     for (const t of triples) {
+      if (focus && !focus.has(t.subject.value)) continue;
       const k = termKey(t.subject);
+      if (seen) {
+        const id = `${k} ${t.predicate.value} ${valueId(t.object)}`;
+        if (seen.has(id)) continue;
+        seen.add(id);
+      }
       let node = nodes.get(k);
       if (!node) nodes.set(k, (node = { term: t.subject, data: new Map() }));
       const values = node.data.get(t.predicate.value);
-      // A graph is a set: a triple given twice counts once.
       if (!values) node.data.set(t.predicate.value, [t.object]);
-      else if (!values.some((v) => v.equals(t.object))) values.push(t.object);
+      else values.push(t.object);
     }
-    const typesOf = (t: Term) => nodes.get(termKey(t))?.data.get(rdf.type) ?? [];
+    // The types of the nodes outside the focus, for the class checks of values: found when first asked for.
+    let otherTypes: Map<string, Term[]> | undefined;
+    const typesOf = (t: Term) => {
+      const node = nodes.get(termKey(t));
+      if (node || !focus) return node?.data.get(rdf.type) ?? [];
+      otherTypes ??= typesByNode(triples);
+      return otherTypes.get(termKey(t)) ?? [];
+    };
 
     const found: { node: Term; check: PropertyCheck; value?: Term; count?: number }[] = [];
     const closed: { node: Term; check: NodeCheck; predicate: string; value: Term }[] = [];
     for (const { term, data } of nodes.values()) {
+      const scope = focus?.get(term.value);
+      if (focus && !scope) continue;
+      // Undefined: every check of the node; else only what concerns the changed predicates.
+      const changed = scope === 'whole' ? undefined : scope;
       const checks = new Set<NodeCheck>();
+      /** Checks a changed predicate brings: they may be new to the node, so they are run whole. */
+      const brought = new Set<NodeCheck>();
       for (const type of data.get(rdf.type) ?? []) {
         for (const c of this.shapes.ancestors(type.value)) for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
       }
-      for (const predicate of data.keys()) for (const check of this.shapes.bySubjectOf.get(predicate) ?? []) checks.add(check);
+      for (const predicate of data.keys()) {
+        for (const check of this.shapes.bySubjectOf.get(predicate) ?? []) {
+          checks.add(check);
+          if (changed?.has(predicate)) brought.add(check);
+        }
+      }
       for (const check of checks) {
+        const whole = !changed || brought.has(check);
         for (const property of check.properties) {
+          const addedValues = changed?.get(property.path);
+          if (!whole && !addedValues) continue;
           const values = data.get(property.path) ?? [];
           if ((property.min !== undefined && values.length < property.min) || (property.max !== undefined && values.length > property.max)) {
             found.push({ node: term, check: property, count: values.length });
           }
-          if (property.value) for (const v of values) if (!this.accepts(property.value, v, typesOf)) found.push({ node: term, check: property, value: v });
+          if (property.value) {
+            for (const v of values) if ((whole || addedValues!.has(valueId(v))) && !this.accepts(property.value, v, typesOf)) found.push({ node: term, check: property, value: v });
+          }
         }
         if (check.allowed) {
-          for (const [predicate, values] of data) if (!check.allowed.has(predicate)) for (const v of values) closed.push({ node: term, check, predicate, value: v });
+          for (const [predicate, values] of data) if ((whole || changed!.has(predicate)) && !check.allowed.has(predicate)) for (const v of values) closed.push({ node: term, check, predicate, value: v });
         }
       }
     }

@@ -2,17 +2,25 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import { Claims } from './claims.js';
-import { CommitStream, nQuadLines } from './commit-stream.js';
+import { CommitStream, type CommittedData } from './commit-stream.js';
+import { store as bookkeeping } from '../rdf/vocab.js';
 import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
-import { QueryReplica, type QueryReplicaOptions } from './query-replica.js';
+import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './query-replica.js';
+import { Archive, ARCHIVE_DIR } from './archive.js';
+import { ArchiveCorruptError } from './archive-db.js';
+import { asArchiveLines } from './schema/finished-graphs.js';
+import type { ActionRequestRecord } from './schema/action-requests.js';
+import { migrateRevisionGraphs } from './history-migration.js';
+import { canonicalLiterals } from './canonical-literals.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
-import { WriteTransaction } from './transaction.js';
+import { latestGraph, readRevisions, revisionOfGraph, revisionQuads, type RevisionRecord } from './schema/revisions.js';
+import { WriteTransaction, type RevisionWrite } from './transaction.js';
 import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
-import type { Quad } from '../rdf/terms.js';
+import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../rdf/terms.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -32,14 +40,92 @@ export interface StoreObserver {
   snapshotWritten(seconds: number): void;
 }
 
-
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
 
-/** The journal record for a change (see `nQuadLines`). */
-export function recordFor(change: WriteTransaction): JournalRecord & { inserted: number; deleted: number } {
-  const lines = nQuadLines(change);
-  return { delete: lines.delete.join(''), insert: lines.insert.join(''), inserted: lines.insert.length, deleted: lines.delete.length };
+/**
+ * The journal record for a change. A quad both deleted and inserted ends up present (as with
+ * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
+ * and the order in which they are applied does not matter. A new revision is written as its
+ * metadata plus what changed in the object's graph since the revision it replaces (all of it
+ * for revision 1, whose literals `canonical` turns into the form the store keeps, so that the
+ * record, the hot store and the archive hold the same lines).
+ */
+export function recordFor(
+  change: WriteTransaction,
+  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+  hotGraph: (graph: string) => string = () => '',
+): JournalRecord & { inserted: number; deleted: number } {
+  let insert = change.insert.map(quadToNq);
+  const deletions = change.delete.map(quadToNq);
+  for (const w of change.revisions) revisionLines(w, canonical, insert, deletions);
+  const archived: string[] = [];
+  if (change.finished.length > 0) {
+    // A finished graph leaves the hot store: what it held is deleted, what this commit adds to it never goes there.
+    const tails = change.finished.map((graph) => ` ${iriToNt(graph)} .\n`);
+    const isFinished = (line: string) => tails.some((tail) => line.endsWith(tail));
+    archived.push(...insert.filter(isFinished));
+    insert = insert.filter((line) => !isFinished(line));
+    for (const graph of change.finished) {
+      const held = hotGraph(graph).split(/(?<=\n)/).filter(Boolean);
+      deletions.push(...held);
+      archived.push(...held);
+    }
+  }
+  const insertText = insert.join('') + asArchiveLines(archived).join('');
+  if (deletions.length === 0) return { delete: '', insert: insertText, inserted: insert.length, deleted: 0 };
+  const inserted = new Set(insert);
+  const deleted = deletions.filter((line) => !inserted.has(line));
+  return { delete: deleted.join(''), insert: insertText, inserted: insert.length, deleted: deleted.length };
+}
+
+function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): void {
+  insert.push(...revisionQuads(w.revision).map(quadToNq));
+  const graph = latestGraph(w.revision.object);
+  if (!w.replaces) {
+    insert.push(...triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph));
+    return;
+  }
+  // The hot store keeps the metadata of revision 1 (who created the object) and of the latest.
+  if (w.replaces.revision.number > 1) deletions.push(...revisionQuads(w.replaces.revision).map(quadToNq));
+  const { added: changeAdded, removed: changeRemoved } = w.replaces;
+  if (changeAdded && changeRemoved) {
+    // The writer's own account of the change: its cost is the change's, whatever the object's size.
+    insert.push(...triplesInGraphToNq(changeAdded, graph));
+    deletions.push(...triplesInGraphToNq(changeRemoved, graph));
+    return;
+  }
+  // A change keeps the triple objects it does not touch: only the others are compared as text.
+  const previous = new Set(w.replaces.triples);
+  const next = new Set(w.triples);
+  const added = new Set(triplesInGraphToNq(w.triples.filter((t) => !previous.has(t)), graph));
+  const removed = new Set(triplesInGraphToNq(w.replaces.triples.filter((t) => !next.has(t)), graph));
+  for (const line of added) if (!removed.has(line)) insert.push(line);
+  for (const line of removed) if (!added.has(line)) deletions.push(line);
+}
+
+function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Literal[]) => RDF.Literal[]): readonly Quad[] {
+  const at = triples.flatMap((t, i) => (t.object.termType === 'Literal' ? [i] : []));
+  if (at.length === 0) return triples;
+  const literals = canonical(at.map((i) => triples[i].object as RDF.Literal));
+  const out = [...triples];
+  at.forEach((i, k) => {
+    if (literals[k] !== triples[i].object) out[i] = quad(triples[i].subject, triples[i].predicate, literals[k], triples[i].graph);
+  });
+  return out;
+}
+
+/**
+ * What a commit wrote, as the after-commit stream's data consumers (the SPARQL replica) take it:
+ * each new revision whole in its own graph, with its metadata, whatever the hot store keeps of it.
+ */
+function committedData(tx: WriteTransaction): CommittedData {
+  if (tx.revisions.length === 0) return { insert: tx.insert, delete: tx.delete, graphs: [] };
+  return {
+    insert: [...tx.insert, ...tx.revisions.flatMap((w) => revisionQuads(w.revision))],
+    delete: tx.delete,
+    graphs: tx.revisions.map((w) => ({ graph: w.revision.graph, triples: w.triples })),
+  };
 }
 
 /**
@@ -54,7 +140,9 @@ export class DurableStore implements GraphStore {
   private journal!: Journal;
   private replica?: QueryReplica;
   private readonly snapshotThread = new SnapshotThread();
+  private archive!: Archive;
   private snapshotting: Promise<void> | undefined;
+  private closing = false;
   /** The newest snapshot (it holds segments before this number), and its size. */
   private snapshotSegment: number | undefined;
   private snapshotBytes = 0;
@@ -88,21 +176,29 @@ export class DurableStore implements GraphStore {
   private async recover(): Promise<void> {
     const { dataDir, log } = this.options;
     await mkdir(dataDir, { recursive: true });
+    this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
     let journal: { segment: number; records: number };
+    let archived = 0;
     try {
       if (snapshot !== undefined) {
         await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
         this.snapshotSegment = snapshot;
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
       }
-      journal = await recoverJournal(dataDir, from, log, (records) => this.replay(records));
+      journal = await recoverJournal(dataDir, from, log, (records) => {
+        this.replay(records);
+        for (const record of records) archived += this.takeToArchive(record);
+      });
     } catch (err) {
       // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
       if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
       throw err;
     }
+    if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
+    const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
+    this.verifyArchive();
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
     const quads = (this.quads = this.index.size);
@@ -124,6 +220,18 @@ export class DurableStore implements GraphStore {
         if (this.journal.bytes >= this.snapshotBytes) void this.snapshot();
       },
     });
+    if (migration.moved > 0) {
+      // The archive holds the revisions before the journal says the hot store no longer does.
+      await this.archive.flushed();
+      for (const { emptied, ...record } of migration.records) {
+        await this.journal.append(record, (stored) => {
+          this.index.apply(stored);
+          this.index.dropGraphs(emptied);
+        });
+      }
+      this.quads = this.index.size;
+      log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
+    }
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
@@ -197,9 +305,61 @@ export class DurableStore implements GraphStore {
     throw new StoreFullError(`${this.full}. Nothing was stored; reads go on. ${MOVE_DATA}`);
   }
 
+  /**
+   * Every revision the hot store knows of (revision 1 and the latest of each object) must be in
+   * the archive once the journal is replayed: if not, the archive was lost or belongs to other data.
+   */
+  private verifyArchive(): void {
+    for (const r of readRevisions(this)) {
+      if (!this.archive.revisions.has(r.object, r.number)) {
+        throw new ArchiveCorruptError(
+          `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; refusing to start. Restore the data directory from a backup.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * A revision graph is read from the hot store when it is the latest revision of its object
+   * (nothing in the archive after it), else from the archive.
+   */
   graphTriples(graph: string): Quad[] {
+    const revision = revisionOfGraph(graph);
+    if (revision && !this.archive.revisions.has(revision.object, revision.number + 1)) {
+      return this.archive.revisions.has(revision.object, revision.number) ? this.hotTriples(latestGraph(revision.object)) : [];
+    }
+    if (revision) return this.archive.revisions.triples(revision.object, revision.number);
+    // A finished graph is in the archive; what a write added to it afterwards, in the hot store.
+    const archived = this.archive.requests.triples(graph);
+    if (!archived) return this.hotTriples(graph);
+    const added = this.hotTriples(graph);
+    return added.length > 0 ? [...archived, ...added] : archived;
+  }
+
+  private hotTriples(graph: string): Quad[] {
     const text = this.index.graphNTriples(graph);
     return text ? new Parser({ format: 'application/n-triples' }).parse(text) : [];
+  }
+
+  revision(object: string, number: number): RevisionRecord | undefined {
+    return this.archive.revisions.revision(object, number);
+  }
+
+  finishedRequest(iri: string): ActionRequestRecord | undefined {
+    return this.archive.requests.request(iri);
+  }
+
+  finishedRequests(object?: string): ActionRequestRecord[] {
+    return this.archive.requests.list(object);
+  }
+
+  /** Hands a record applied to the hot store to the archive; drops the names of the graphs it finished. Returns the revisions new to the archive. */
+  private takeToArchive(record: StoredRecord): number {
+    const { revisions, finished } = this.archive.applyRecord(record);
+    // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs.
+    const deleted = Buffer.from(record.delete.buffer, record.delete.byteOffset, record.delete.byteLength);
+    this.index.dropGraphs(finished.filter((graph) => deleted.includes(` ${iriToNt(graph)} .\n`)));
+    return revisions;
   }
 
   select(sparql: string): SparqlJsonResults {
@@ -212,7 +372,11 @@ export class DurableStore implements GraphStore {
 
   async commit(tx: WriteTransaction): Promise<void> {
     try {
-      const record = recordFor(tx);
+      const record = recordFor(
+        tx,
+        (literals) => canonicalLiterals(this.index, literals),
+        (graph) => this.index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`),
+      );
       this.admit(record);
       const growth = record.inserted - record.deleted;
       let pending = true;
@@ -223,7 +387,7 @@ export class DurableStore implements GraphStore {
           pending = false;
           this.applyDurable(stored);
           this.quads += growth;
-          this.committed.publish(tx.events, tx);
+          this.committed.publish(tx.events, committedData(tx));
           tx.release();
         });
       } finally {
@@ -242,6 +406,7 @@ export class DurableStore implements GraphStore {
   private applyDurable(stored: StoredRecord): void {
     try {
       this.index.apply(stored);
+      this.takeToArchive(stored);
     } catch (err) {
       const message = (err as Error).message;
       this.failed ??= err as Error;
@@ -258,9 +423,29 @@ export class DurableStore implements GraphStore {
     this.committed.publish(storedDomainEvents(this));
   }
 
+  /**
+   * What a new SPARQL replica copies: the hot store's graphs, and from the archive every revision
+   * (its graph and its metadata) and every finished request. The replica's revisions view holds
+   * every revision whole, so its copy costs what the history holds, not what the hot store does.
+   */
+  private replicaSource(): ReplicaSource {
+    const { revisions, requests } = this.archive;
+    return {
+      listGraphs: () => [...new Set([...this.index.listGraphs(), ...revisions.graphs(), ...requests.graphs()])],
+      graphNTriples: (graph) => {
+        // A copy still under way when the store closes gets nothing more (the archive is closed).
+        if (this.closing) return '';
+        if (graph === bookkeeping.metaGraph) return this.index.graphNTriples(graph) + revisions.metadataNTriples();
+        const revision = revisionOfGraph(graph);
+        if (revision) return revisions.ntriples(revision.object, revision.number);
+        return requests.ntriples(graph) + this.index.graphNTriples(graph);
+      },
+    };
+  }
+
   /** Starts the SPARQL query worker with its replica of this store, fed from the after-commit stream from now on. */
   startQueryReplica(options: QueryReplicaOptions): QueryReplica {
-    this.replica = new QueryReplica(this.index, options);
+    this.replica = new QueryReplica(this.replicaSource(), options);
     this.committed.subscribeData((data) => this.replica?.onCommitted(data));
     return this.replica;
   }
@@ -279,6 +464,9 @@ export class DurableStore implements GraphStore {
       try {
         const started = Date.now();
         const segment = await this.journal.rotate();
+        // Start replays from this snapshot on, never the segments before it: what the archive
+        // took from them must be on disk before the snapshot exists.
+        await this.archive.flushed();
         const base = this.snapshotSegment;
         const folded = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment });
         this.snapshotSegment = segment;
@@ -297,11 +485,14 @@ export class DurableStore implements GraphStore {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.replica?.close();
     await this.snapshotting;
     await this.journal.idle();
     if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot();
     await this.journal.close();
     await this.snapshotThread.close();
+    await this.archive.flushed();
+    await this.archive.close();
   }
 }

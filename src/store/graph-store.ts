@@ -2,6 +2,8 @@ import type { Quad } from '../rdf/terms.js';
 import type { Claims } from './claims.js';
 import type { CommitStream } from './commit-stream.js';
 import type { SparqlJsonResults } from './oxigraph-index.js';
+import type { RevisionRecord } from './schema/revisions.js';
+import type { ActionRequestRecord } from './schema/action-requests.js';
 import type { WriteTransaction } from './transaction.js';
 
 /** What the query modules need: SPARQL SELECT with results as SPARQL JSON. */
@@ -28,6 +30,15 @@ export interface GraphStore extends SparqlReader {
    * are released then too).
    */
   commit(tx: WriteTransaction): Promise<void>;
-  /** The triples of one named graph (none if unknown), as the store keeps them. */
+  /**
+   * The triples of one named graph (none if unknown), as the store keeps them. Every revision
+   * of a Logistics Object is one, `revisionGraph(object, n)`, wherever the store keeps it.
+   */
   graphTriples(graph: string): Quad[];
+  /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
+  revision(object: string, number: number): RevisionRecord | undefined;
+  /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
+  finishedRequest(iri: string): ActionRequestRecord | undefined;
+  /** The finished action requests about `object` (all when absent), oldest first. */
+  finishedRequests(object?: string): ActionRequestRecord[];
 }

@@ -1,4 +1,5 @@
 import type { JournalRecord, StoredRecord } from './journal.js';
+import { iriToNt } from '../rdf/terms.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -169,6 +170,11 @@ export class OxigraphIndex {
 
   select(sparql: string): SparqlJsonResults {
     return JSON.parse(this.store.query(sparql, { results_format: 'application/sparql-results+json' }) as string) as SparqlJsonResults;
+  }
+
+  /** Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs. */
+  dropGraphs(graphs: readonly string[]): void {
+    if (graphs.length > 0) this.store.update(graphs.map((g) => `DROP SILENT GRAPH ${iriToNt(g)}`).join(' ;\n'));
   }
 
   listGraphs(): string[] {

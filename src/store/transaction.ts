@@ -21,8 +21,9 @@ export type DomainEvent =
   | { kind: 'event-appended'; event: EventRecord }
   /** `status`: the first entry (REQUEST_PENDING). */
   | { kind: 'action-request-created'; request: ActionRequestRecord; status: StatusEntry }
-  | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry }
-  | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry }
+  /** `finished`: the request's graph is complete (WriteTransaction.finished): it is read from the store from now on, not kept in memory. */
+  | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
+  | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
   /** An operator marked an object as moved (replacing an earlier move of it). */
   | { kind: 'object-moved'; move: MoveRecord }
   | { kind: 'object-move-undone'; object: string }
@@ -42,10 +43,26 @@ export type DomainEvent =
 
 export type DomainEventKind = DomainEvent['kind'];
 
-/** Triples to add to one named graph, given without a quad built for each. */
+/** A named graph written whole, with its triples (default graph): how the SPARQL replica gets each new revision. */
 export interface GraphInsert {
   graph: string;
   triples: readonly Quad[];
+}
+
+/**
+ * A new revision of a Logistics Object: its metadata and its triples (default graph). Where
+ * revisions are kept is the store's business: it writes only what changed since `replaces`.
+ */
+export interface RevisionWrite {
+  revision: RevisionRecord;
+  /** In the store's canonical form (read from it, or canonicalised) unless this is revision 1. */
+  triples: readonly Quad[];
+  /**
+   * The revision this one follows (the latest until the commit) with its triples; absent for
+   * revision 1. `added` and `removed`, when the writer knows them (a Change), are how `triples`
+   * differ from them: the store then writes them without comparing the two revisions.
+   */
+  replaces?: { revision: RevisionRecord; triples: readonly Quad[]; added?: readonly Quad[]; removed?: readonly Quad[] };
 }
 
 /**
@@ -56,8 +73,10 @@ export interface GraphInsert {
  */
 export class WriteTransaction {
   readonly insert: Quad[] = [];
-  /** More to add, graph by graph (a revision's copy of its object). */
-  readonly graphs: GraphInsert[] = [];
+  /** New revisions of Logistics Objects. */
+  readonly revisions: RevisionWrite[] = [];
+  /** Named graphs this commit completes: nothing writes to them again (a decided ChangeRequest), so the store may keep them out of its hot part. */
+  readonly finished: string[] = [];
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
   private readonly held: { key: string; holder: unknown }[] = [];

@@ -205,6 +205,8 @@ const changeObject: Operation = {
     });
     let changeRequest: string | null = null;
     const revisionCheck = revisionExpectation(`change ${seq} of ${iri}`, iri, revision + 1, changed);
+    // Once the change is in, the revision it replaced is history: read from the revision archive.
+    const historyCheck = revisionExpectation(`revision ${revision} of ${iri}, replaced by change ${seq}`, iri, revision, triples);
     return {
       acknowledgedBy: 201,
       async send(target) {
@@ -222,7 +224,8 @@ const changeObject: Operation = {
           if (res.status !== 200 || !text.includes(`<${api.hasRequestStatus}> <${requestStatus.ACCEPTED}>`)) {
             return { present: true, problem: `${revisionCheck.label}: ChangeRequest ${changeRequest} answered ${res.status}, not REQUEST_ACCEPTED:\n${text.slice(0, 500)}` };
           }
-          return result;
+          const history = await historyCheck.check(target, true);
+          return history.problem ? history : result;
         },
       },
       notification: notificationKey('LOGISTICS_OBJECT_UPDATED', iri, revision + 1),
@@ -576,7 +579,7 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
   return sent;
 }
 
-const STORE_LOG = /dropped|snapshot .*written|snapshot failed/;
+const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive/;
 
 /**
  * Rounds of: start the server (sometimes killing it while it starts), check the writes of the

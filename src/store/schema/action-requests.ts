@@ -105,3 +105,24 @@ export function readActionRequests(reader: SparqlReader): ActionRequestRecord[] 
   for (const { request, entry } of entries) records.get(request)?.statuses.push(entry);
   return [...records.values()].filter((r) => r.statuses.length > 0).sort(byRequestTime);
 }
+
+/** One request from the triples of its graph (a request kept outside the hot store); undefined without a status entry. */
+export function actionRequestFromTriples(iri: string, triples: readonly Quad[]): ActionRequestRecord | undefined {
+  const of = (subject: string, predicate: string) => triples.filter((t) => t.subject.value === subject && t.predicate.value === predicate).map((t) => t.object.value);
+  const [type] = of(iri, rdf.type);
+  const [requestedBy] = of(iri, api.isRequestedBy);
+  const [requestedAt] = of(iri, api.isRequestedAt);
+  if (type === undefined || requestedBy === undefined || requestedAt === undefined) return undefined;
+  const statuses: StatusEntry[] = [];
+  for (const entry of of(iri, meta.statusEntry)) {
+    const [n] = of(entry, meta.statusNumber);
+    const [status] = of(entry, api.hasRequestStatus);
+    const [since] = of(entry, api.hasRequestStatusSince);
+    const [changedBy] = of(entry, api.isChangedBy);
+    if (n === undefined || status === undefined || since === undefined || changedBy === undefined) continue;
+    statuses.push({ iri: entry, number: Number(n), status, since: new Date(since), changedBy });
+  }
+  if (statuses.length === 0) return undefined;
+  statuses.sort((a, b) => a.number - b.number);
+  return { iri, type, requestedBy, requestedAt: new Date(requestedAt), objects: of(iri, meta.concerns), statuses };
+}

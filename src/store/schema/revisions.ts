@@ -1,11 +1,20 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
+import { Parser } from 'n3';
 import type { SparqlReader } from '../graph-store.js';
+import type { JournalRecord, StoredRecord } from '../journal.js';
 
-/**
- * Revision metadata: one entry per revision graph in `urn:onerecord:store:meta`. Written in the
- * same commit as the revision's graph; read back once at start to rebuild the revision index.
+/*
+ * Revisions. The hot store holds the latest revision of each object in the graph named after
+ * the object (`latestGraph`), changed in place by each new revision; every revision, the latest
+ * included, is in the revision archive (src/store/revision-archive.ts), which reads it back under
+ * its own name, `revisionGraph(object, n)`. Revision metadata: one entry per revision in
+ * `urn:onerecord:store:meta`, written in the same commit as the revision; the hot store keeps
+ * it for revision 1 (the object's creation) and the latest revision only, and reads it back
+ * once at start to rebuild the revision index.
  */
+
+/** Revision metadata. */
 export interface RevisionRecord {
   /** The Logistics Object. */
   object: string;
@@ -26,6 +35,9 @@ export function revisionOfGraph(graph: string): { object: string; number: number
   return match ? { object: match[1], number: Number(match[2]) } : undefined;
 }
 
+/** The hot store's graph of an object: its latest revision, changed in place. */
+export const latestGraph = (objectIri: string) => objectIri;
+
 /** The metadata quads of one revision. */
 export function revisionQuads(r: RevisionRecord): Quad[] {
   const g = namedNode(meta.metaGraph);
@@ -39,7 +51,7 @@ export function revisionQuads(r: RevisionRecord): Quad[] {
   ];
 }
 
-/** Every revision of every object, oldest number first (so revision n - 1 precedes n). */
+/** The revisions whose metadata the hot store keeps (revision 1 and the latest of each object), oldest number first. */
 export function readRevisions(reader: SparqlReader): RevisionRecord[] {
   const p = iriToNt;
   // Data written before the type predicate was renamed carries the old one.
@@ -56,4 +68,76 @@ export function readRevisions(reader: SparqlReader): RevisionRecord[] {
       mostSpecificType: b.type.value,
     }))
     .sort((a, b) => a.number - b.number);
+}
+
+/** A revision as a journal record writes it: its metadata and its change to the object's graph, as N-Triples lines. */
+export interface WrittenRevision {
+  record: RevisionRecord;
+  /**
+   * True when the record holds the whole revision in the revision's own graph, as records written
+   * before the revision archive did (`ins` then holds every line of it).
+   */
+  whole: boolean;
+  /** Lines the revision removes from the one before (none for revision 1). */
+  del: string;
+  /** Lines it adds (all of them for revision 1). */
+  ins: string;
+}
+
+const META_SUFFIX = ` ${iriToNt(meta.metaGraph)} .`;
+const META_SUFFIX_BYTES = Buffer.from(META_SUFFIX);
+
+const asText = (part: string | Uint8Array) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'));
+const hasMeta = (part: string | Uint8Array) =>
+  typeof part === 'string' ? part.includes(META_SUFFIX) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).indexOf(META_SUFFIX_BYTES) >= 0;
+
+/**
+ * The revisions a journal record writes, read back from its N-Quads (our own serialisation:
+ * one quad per line, its graph last): the revision metadata it inserts and its lines in each
+ * object's graph, as N-Triples. Records of other writes are told apart without decoding them.
+ */
+export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenRevision[] {
+  if (!hasMeta(record.insert)) return [];
+  const inserted = asText(record.insert).split('\n');
+  const metaLines = inserted.filter((line) => line.endsWith(META_SUFFIX));
+  const found = new Map<string, Partial<Record<string, string>>>();
+  for (const q of new Parser({ format: 'application/n-quads' }).parse(metaLines.join('\n'))) {
+    let fields = found.get(q.subject.value);
+    if (!fields) found.set(q.subject.value, (fields = {}));
+    fields[q.predicate.value] = q.object.value;
+  }
+  if (found.size === 0) return [];
+  const deleted = asText(record.delete).split('\n');
+  const out: WrittenRevision[] = [];
+  for (const [graph, f] of found) {
+    const object = f[meta.revisionOf];
+    if (object === undefined) continue;
+    const inGraph = (lines: string[], name: string) => {
+      const suffix = ` ${iriToNt(name)} .`;
+      return lines.filter((line) => line.endsWith(suffix)).map((line) => `${line.slice(0, -suffix.length)} .\n`).join('');
+    };
+    const whole = inGraph(inserted, graph);
+    if (whole !== '') {
+      out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
+      continue;
+    }
+    out.push({
+      record: revisionRecord(object, graph, f),
+      whole: false,
+      del: inGraph(deleted, latestGraph(object)),
+      ins: inGraph(inserted, latestGraph(object)),
+    });
+  }
+  return out;
+}
+
+function revisionRecord(object: string, graph: string, f: Partial<Record<string, string>>): RevisionRecord {
+  return {
+    object,
+    number: Number(f[meta.revisionNumber]),
+    graph,
+    createdAt: new Date(f[meta.revisionCreatedAt]!),
+    createdBy: f[meta.revisionCreatedBy]!,
+    mostSpecificType: (f[meta.revisionType] ?? f[meta.revisionTypeBefore])!,
+  };
 }

@@ -1,0 +1,35 @@
+import type { JournalRecord, StoredRecord } from '../journal.js';
+
+/*
+ * Graphs a commit finishes (a ChangeRequest once decided: nothing writes to it again) leave the
+ * hot store. The commit's journal record deletes what the hot store held of such a graph and
+ * carries its whole final content as archive lines: N-Quads lines behind `#A `, which are comments
+ * to Oxigraph (it loads records as they are) and the archive's to take. A record is thus still
+ * one atomic change of the hot store, and the archive is derived from records alone.
+ */
+const ARCHIVE_LINE = '#A ';
+const ARCHIVE_LINE_BYTES = Buffer.from(`\n${ARCHIVE_LINE}`);
+
+/** Archive lines for N-Quads lines (each ending in a newline). */
+export const asArchiveLines = (lines: readonly string[]) => lines.map((line) => `${ARCHIVE_LINE}${line}`);
+
+const bytesOf = (part: Uint8Array) => Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+
+/** The graphs a record finishes, each with its final content as N-Triples. */
+export function finishedGraphsIn(record: JournalRecord | StoredRecord): { graph: string; ntriples: string }[] {
+  const insert = record.insert;
+  const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : bytesOf(insert).subarray(0, 3).toString() === ARCHIVE_LINE || bytesOf(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
+  if (!has) return [];
+  const text = typeof insert === 'string' ? insert : bytesOf(insert).toString('utf8');
+  const graphs = new Map<string, string[]>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(ARCHIVE_LINE)) continue;
+    // The graph is the line's last term, an IRI (no space in it): `<s> <p> <o> <g> .`
+    const at = line.lastIndexOf(' <');
+    const graph = line.slice(at + 2, -3);
+    let lines = graphs.get(graph);
+    if (!lines) graphs.set(graph, (lines = []));
+    lines.push(`${line.slice(ARCHIVE_LINE.length, at)} .\n`);
+  }
+  return [...graphs].map(([graph, lines]) => ({ graph, ntriples: lines.join('') }));
+}
