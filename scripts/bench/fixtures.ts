@@ -32,6 +32,16 @@ export const BENCH_PIECE = {
   })),
 };
 
+/** BENCH_PIECE with `count` handling instructions (a link and 3 triples each) instead of 3. */
+export const pieceWithInstructions = (count: number) => ({
+  ...BENCH_PIECE,
+  'cargo:handlingInstructions': Array.from({ length: count }, (_, i) => ({
+    '@type': 'cargo:HandlingInstructions',
+    'cargo:description': `Handle with care, instruction ${i}`,
+    'cargo:handlingInstructionsTypeCode': `SPH${i}`,
+  })),
+});
+
 export const benchObject = (): Promise<Quad[]> =>
   parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
 

@@ -24,7 +24,7 @@ import { literal, namedNode, quad, xsdLiteral, type Quad } from '../../src/rdf/t
 import { API, CARGO, XSD, rdf, xsd } from '../../src/rdf/vocab.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { StoreFullError } from '../../src/store/capacity.js';
-import { BENCH_PIECE } from './fixtures.js';
+import { BENCH_PIECE, pieceWithInstructions } from './fixtures.js';
 import { fmt, freePort, machine } from './harness.js';
 
 const { values } = parseArgs({
@@ -38,14 +38,7 @@ const IN_FLIGHT = 50;
 const MB = 2 ** 20;
 
 /** The 40-triple bench Piece with three more handling instructions: 52 triples. */
-const PIECE = {
-  ...BENCH_PIECE,
-  'cargo:handlingInstructions': Array.from({ length: 6 }, (_, i) => ({
-    '@type': 'cargo:HandlingInstructions',
-    'cargo:description': `Handle with care, instruction ${i}`,
-    'cargo:handlingInstructionsTypeCode': `SPH${i}`,
-  })),
-};
+const PIECE = pieceWithInstructions(6);
 
 /** An api:Change replacing the goods description and the UPID (4 operations), as parsed from a PATCH body. */
 function changeQuads(object: string, revision: number): Quad[] {

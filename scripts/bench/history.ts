@@ -20,22 +20,15 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { revisionGraph } from '../../src/store/schema/revisions.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
-import { LoadClient, fmt, freePort, machine } from './harness.js';
+import { BENCH_PIECE, pieceWithInstructions, stringOperation as operation } from './fixtures.js';
+import { LoadClient, fmt, freePort, machine, percentile } from './harness.js';
 
 const OBJECTS = Number(process.argv[2] ?? 2_000);
 const CHANGES_PER_OBJECT = 20;
 const CLIENTS = 20;
 
-/** The 40-triple bench Piece with enough handling instructions (3 triples each) to reach about 2,000 triples. */
-const BIG_PIECE = {
-  ...BENCH_PIECE,
-  'cargo:handlingInstructions': Array.from({ length: 490 }, (_, i) => ({
-    '@type': 'cargo:HandlingInstructions',
-    'cargo:description': `Handle with care, instruction ${i}`,
-    'cargo:handlingInstructionsTypeCode': `SPH${i}`,
-  })),
-};
+/** The 40-triple bench Piece with enough handling instructions to reach about 2,000 triples. */
+const BIG_PIECE = pieceWithInstructions(490);
 
 interface Subject {
   iri: string;
@@ -63,11 +56,6 @@ function nextChange(subject: Subject): string {
   subject.upid = upid;
   return body;
 }
-
-const quantile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-};
 
 interface Bench {
   server: RunningServer;
@@ -122,12 +110,12 @@ async function changeCost(bench: Bench): Promise<void> {
     times.small.push(await patch(bench, small));
     times.big.push(await patch(bench, big));
   }
-  const p50 = { small: quantile(times.small, 0.5), big: quantile(times.big, 0.5) };
+  const p50 = { small: percentile(times.small, 0.5), big: percentile(times.big, 0.5) };
   console.log(`\n1. sequential PATCH, 400 each, alternating (after 50 each to warm up):`);
   console.log('| object | triples | p50 ms | p99 ms |');
   console.log('|---|---:|---:|---:|');
-  console.log(`| small | ${triples(small)} | ${fmt(p50.small, 2)} | ${fmt(quantile(times.small, 0.99), 2)} |`);
-  console.log(`| large | ${triples(big)} | ${fmt(p50.big, 2)} | ${fmt(quantile(times.big, 0.99), 2)} |`);
+  console.log(`| small | ${triples(small)} | ${fmt(p50.small, 2)} | ${fmt(percentile(times.small, 0.99), 2)} |`);
+  console.log(`| large | ${triples(big)} | ${fmt(p50.big, 2)} | ${fmt(percentile(times.big, 0.99), 2)} |`);
   console.log(`ratio of p50, large / small: ${fmt(p50.big / p50.small, 2)} (target <= 1.3)`);
 }
 
@@ -156,10 +144,10 @@ async function historicalReads(bench: Bench): Promise<void> {
   console.log('| read | p50 ms | p99 ms |');
   console.log('|---|---:|---:|');
   console.log(`| GET ?revision=1, first time | ${fmt(first, 2)} | |`);
-  console.log(`| GET ?revision=k, every k < 1,000 once, random order (no cache) | ${fmt(quantile(byNumber, 0.5), 2)} | ${fmt(quantile(byNumber, 0.99), 2)} |`);
-  console.log(`| GET latest (baseline, cached answer) | ${fmt(quantile(latest, 0.5), 2)} | ${fmt(quantile(latest, 0.99), 2)} |`);
-  console.log(`| store read of revision 1 from the archive, no HTTP | ${fmt(quantile(one, 0.5), 3)} | ${fmt(quantile(one, 0.99), 3)} |`);
-  console.log(`| store read of revision k, every k once | ${fmt(quantile(store, 0.5), 3)} | ${fmt(quantile(store, 0.99), 3)} |`);
+  console.log(`| GET ?revision=k, every k < 1,000 once, random order (no cache) | ${fmt(percentile(byNumber, 0.5), 2)} | ${fmt(percentile(byNumber, 0.99), 2)} |`);
+  console.log(`| GET latest (baseline, cached answer) | ${fmt(percentile(latest, 0.5), 2)} | ${fmt(percentile(latest, 0.99), 2)} |`);
+  console.log(`| store read of revision 1 from the archive, no HTTP | ${fmt(percentile(one, 0.5), 3)} | ${fmt(percentile(one, 0.99), 3)} |`);
+  console.log(`| store read of revision k, every k once | ${fmt(percentile(store, 0.5), 3)} | ${fmt(percentile(store, 0.99), 3)} |`);
 }
 
 /** `count` objects of 40 triples, each changed `changes` times by `CLIENTS` clients; returns the seconds the changes took. */
