@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { Parser } from 'n3';
 import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
 import { API, CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
@@ -6,7 +7,7 @@ import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestR
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
-import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxEntryQuads, outboxGraph, outboxNotificationTriples, outboxPage, readOutbox, type OutboxEntry } from '../src/store/schema/outbox.js';
+import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxEntryQuads, outboxGraph, outboxNotificationTriples, outboxPage, readOutbox, readOutboxPage, type OutboxEntry } from '../src/store/schema/outbox.js';
 import {
   notificationTriples,
   readReceivedNotifications,
@@ -173,8 +174,13 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(readOutbox(index)).to.deep.equal([{ entry: written[1] }, { entry: written[2] }, { entry: written[0] }, { entry: written[3], dead }]);
     expect(readOutbox(index, { dead: false }).map((s) => s.entry.sequence)).to.deep.equal([2, 3, OUTBOX_PAGE_SPAN + 1]);
     expect(readOutbox(index, { dead: true }).map((s) => s.entry.sequence)).to.deep.equal([OUTBOX_PAGE_SPAN + 5]);
-    expect(readOutbox(index, { page: outboxPage(a, 0) }).map((s) => s.entry.sequence)).to.deep.equal([2]);
-    expect(readOutbox(index, { page: outboxPage(a, OUTBOX_PAGE_SPAN), dead: false }).map((s) => s.entry.sequence)).to.deep.equal([OUTBOX_PAGE_SPAN + 1]);
+    // A page as delivery reads it: pending entries only, each read back from its graph as written.
+    const reader = { select: (sparql: string) => index.select(sparql), graphTriples: (graph: string) => new Parser({ format: 'application/n-triples' }).parse(index.graphNTriples(graph)) };
+    const page = (queue: string, sequence: number) => readOutboxPage(reader, outboxPage(queue, sequence)).map((s) => s.entry);
+    expect(page(a, 0)).to.deep.equal([written[1]]);
+    expect(page(a, OUTBOX_PAGE_SPAN)).to.deep.equal([written[0]]);
+    expect(page(b, 0)).to.deep.equal([written[2]]);
+    expect(readOutboxPage(reader, outboxPage(a, OUTBOX_PAGE_SPAN))[0].triples).to.have.length(outboxEntryQuads(written[0], notification(written[0])).length);
     const g = written[0].graph;
     const sent = outboxNotificationTriples(g, outboxEntryQuads(written[0], notification(written[0])));
     expect(sent.map((q) => q.predicate.value)).to.have.members([api.hasEventType, api.hasLogisticsObject, api.isTriggeredBy]);

@@ -11,6 +11,7 @@
  * so its notifications go to that server's POST /notifications; each may read the object through
  * a grant (POST /internal/acl), so the default `auto` policy accepts its subscription.
  *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
+ * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,10 +20,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
-import { API, CARGO } from '../../src/rdf/vocab.js';
+import { API } from '../../src/rdf/vocab.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { addMarkChange } from './fixtures.js';
+import { markedPiece, replaceMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBERS = 1000;
@@ -84,8 +85,10 @@ async function subscribers(): Promise<void> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
+/** `PROFILE_DIR=dir`: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops. */
 function child(args: string[]): ChildProcess {
-  const c = fork(fileURLToPath(import.meta.url), args, { execArgv: SERVER_NODE_FLAGS });
+  const profile = args[0] === 'publisher' && process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
+  const c = fork(fileURLToPath(import.meta.url), args, { execArgv: [...SERVER_NODE_FLAGS, ...profile] });
   process.once('exit', () => c.kill('SIGKILL'));
   return c;
 }
@@ -108,7 +111,7 @@ async function driver(): Promise<void> {
 
   const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
   const create = async (remarks: string) => {
-    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': remarks }));
+    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', markedPiece(remarks));
     return { iri: res.headers.location as string, revision: 1 };
   };
   const subscribed = await create('fan-out: 1,000 subscriptions');
@@ -138,7 +141,7 @@ async function driver(): Promise<void> {
   for (let run = 0; run < 3; run++) {
     expected += SUBSCRIBERS;
     const t0 = performance.now();
-    const res = await client.send(subscribed.iri, 'PATCH', addMarkChange(subscribed.iri, subscribed.revision++));
+    const res = await client.send(subscribed.iri, 'PATCH', replaceMarkChange(subscribed.iri, subscribed.revision++));
     if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
     await stored(expected);
     fanOut.push(performance.now() - t0);
@@ -151,7 +154,7 @@ async function driver(): Promise<void> {
     const t0 = performance.now();
     for (let i = 0; i < changes; i++) {
       const t = performance.now();
-      const res = await client.send(object.iri, 'PATCH', addMarkChange(object.iri, object.revision++));
+      const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision++));
       if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
       latencies.push(performance.now() - t);
     }

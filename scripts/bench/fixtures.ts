@@ -58,20 +58,29 @@ export async function addRevisions(store: GraphStore, objects: LogisticsObjects,
   }
 }
 
-/** A Change (JSON-LD) of revision `revision` of `object` that adds shipping mark `mark {revision}`. */
-export function addMarkChange(object: string, revision: number): string {
+/** A Piece whose shipping mark is `mark 1`, for `replaceMarkChange`. */
+export function markedPiece(remarks: string): string {
+  return JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': remarks, 'cargo:shippingMarks': 'mark 1' });
+}
+
+/**
+ * A Change (JSON-LD) of revision `revision` of a `markedPiece` that replaces its shipping mark
+ * `mark {revision}` by `mark {revision + 1}`: the object keeps its size however often it changes.
+ */
+export function replaceMarkChange(object: string, revision: number): string {
+  const operation = (op: 'ADD' | 'DELETE', mark: number) => ({
+    '@type': 'api:Operation',
+    'api:op': { '@id': `api:${op}` },
+    'api:s': object,
+    'api:p': `${CARGO}shippingMarks`,
+    'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': `${XSD}string`, 'api:hasValue': `mark ${mark}` },
+  });
   return JSON.stringify({
     '@context': { api: API, xsd: XSD },
     '@type': 'api:Change',
     'api:hasLogisticsObject': { '@id': object },
     'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
-    'api:hasOperation': {
-      '@type': 'api:Operation',
-      'api:op': { '@id': 'api:ADD' },
-      'api:s': object,
-      'api:p': `${CARGO}shippingMarks`,
-      'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': `${XSD}string`, 'api:hasValue': `mark ${revision}` },
-    },
+    'api:hasOperation': [operation('DELETE', revision), operation('ADD', revision + 1)],
   });
 }
 

@@ -22,7 +22,7 @@ import { loadConfig } from '../../src/config.js';
 import { API, CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { addMarkChange } from './fixtures.js';
+import { markedPiece, replaceMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBER = 'https://subscriber.example.com/logistics-objects/org';
@@ -73,6 +73,8 @@ async function publisher(): Promise<void> {
   process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
 }
 
+/** api:hasRevision as sent: a JSON number, or a typed value. */
+const revisionOf = (value: unknown) => Number(typeof value === 'object' && value !== null ? (value as { '@value': string })['@value'] : value);
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -88,7 +90,7 @@ async function driver(): Promise<void> {
     req.on('end', () => {
       const n = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       const object = (n['api:hasLogisticsObject'] as { '@id': string })['@id'];
-      arrived.set(object, [...(arrived.get(object) ?? []), n['api:hasRevision'] as number]);
+      arrived.set(object, [...(arrived.get(object) ?? []), revisionOf(n['api:hasRevision'])]);
       received += 1;
       res.writeHead(204).end();
     });
@@ -99,7 +101,13 @@ async function driver(): Promise<void> {
   endpoint.close();
 
   const port = 19000 + Math.floor(Math.random() * 500);
-  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`], { execArgv: [...SERVER_NODE_FLAGS, '--expose-gc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`], {
+    // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [])],
+  });
+  // A driver stopped half-way (timeout, ^C) must not leave the publisher running.
+  process.once('exit', () => child.kill('SIGKILL'));
+  process.once('SIGTERM', () => process.exit(1));
   const [ready] = (await once(child, 'message')) as [Ready];
   const memory = async (): Promise<Memory> => {
     child.send('memory');
@@ -108,7 +116,7 @@ async function driver(): Promise<void> {
   const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
   const objects: { iri: string; revision: number }[] = [];
   for (let i = 0; i < OBJECTS; i++) {
-    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': `object ${i}` }));
+    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', markedPiece(`object ${i}`));
     objects.push({ iri: res.headers.location as string, revision: 1 });
   }
 
@@ -124,7 +132,7 @@ async function driver(): Promise<void> {
           const wait = next - performance.now();
           if (wait > 0) await sleep(wait);
           const t = performance.now();
-          const res = await client.send(object.iri, 'PATCH', addMarkChange(object.iri, object.revision));
+          const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision));
           if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
           object.revision += 1;
           latencies.push(performance.now() - t);
@@ -136,6 +144,7 @@ async function driver(): Promise<void> {
 
   console.log(`# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${seconds} s per phase`);
   const baseline = await load();
+  console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
   const before = await memory();
 
   const subscribed = await client.send(
@@ -153,16 +162,18 @@ async function driver(): Promise<void> {
   if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
   const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
   const down = await load();
+  console.log(`phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`);
   const backlog = await memory();
 
   endpoint.listen(endpointPort, '127.0.0.1');
   await once(endpoint, 'listening');
   const back = performance.now();
   let peak = backlog;
-  while (received < down.changes) {
+  for (let second = 1; received < down.changes; second++) {
     await sleep(1000);
     const now = await memory();
     if (now.heapUsedMb > peak.heapUsedMb) peak = now;
+    if (second % 10 === 0) console.log(`  ${second} s after the subscriber came back: ${received} of ${down.changes} received; publisher heap ${fmt(now.heapUsedMb, 1)} MB, ${now.pending} pending`);
     if (performance.now() - back > 30 * 60_000) break;
   }
   const drainedMs = performance.now() - back;
@@ -176,8 +187,6 @@ async function driver(): Promise<void> {
     for (let r = firstQueued.get(o.iri)!; r <= o.revision; r++) if (!firsts.includes(r)) lost += 1;
     for (let i = 1; i < firsts.length; i++) if (firsts[i] < firsts[i - 1]) outOfOrder += 1;
   }
-  console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
-  console.log(`phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`);
   console.log(`phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - [...arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0)}`);
   console.log(
     `publisher heap after gc: ${fmt(before.heapUsedMb, 1)} MB before the downtime, ${fmt(backlog.heapUsedMb, 1)} MB with ${backlog.pending} notifications pending (${backlog.inMemory} of them in memory), ` +

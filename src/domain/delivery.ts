@@ -3,7 +3,7 @@ import { quad, namedNode, type Quad } from '../rdf/terms.js';
 import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
 import type { TokenSource } from '../outbound/tokens.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxNotificationTriples, outboxPage, readOutbox, type OutboxEntry } from '../store/schema/outbox.js';
+import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxNotificationTriples, outboxPage, readOutbox, readOutboxPage, type OutboxEntry } from '../store/schema/outbox.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
 
@@ -121,6 +121,12 @@ export class Delivery {
   private sendsScheduled = false;
   /** Delivered or dropped notifications whose outbox graphs the next settle commit deletes. */
   private toSettle: { q: Queue; entry: OutboxEntry; stored: readonly Quad[] }[] = [];
+  /**
+   * The graphs of notifications paged into the windows, as the store holds them (canonical
+   * literals: what is sent does not depend on where it was read): sent and settled without
+   * reading the store again.
+   */
+  private readonly contents = new Map<string, readonly Quad[]>();
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
   private deadLetters = 0;
   private readonly index: SubscriptionIndex;
@@ -208,7 +214,7 @@ export class Delivery {
       while (i > 0 && window[i - 1].sequence > entry.sequence) i -= 1;
       window.splice(i, 0, entry);
       // Over the window: its last entry stays in the store only (paged in again later).
-      if (window.length > this.options.queueWindow) window.pop();
+      if (window.length > this.options.queueWindow) this.contents.delete(window.pop()!.iri);
     }
     this.kick(q);
   }
@@ -229,6 +235,7 @@ export class Delivery {
     const i = q.window.findIndex((e) => e.iri === entry.iri);
     if (i < 0) return;
     q.window.splice(i, 1);
+    this.contents.delete(entry.iri);
     if (q.window.length === 0) q.floor = entry.sequence;
     if (q.window.length <= this.options.queueWindow / 4 && this.beyondWindow(q) > 0) this.pageIn(q);
   }
@@ -242,13 +249,16 @@ export class Delivery {
   private pageIn(q: Queue): void {
     const after = q.window.at(-1)?.sequence ?? q.floor;
     const wanted = Math.min(this.options.queueWindow - q.window.length, this.beyondWindow(q));
-    const found: OutboxEntry[] = [];
+    const found: { entry: OutboxEntry; triples: readonly Quad[] }[] = [];
     for (let page = Math.floor(after / OUTBOX_PAGE_SPAN); found.length < wanted && page <= Math.floor(this.lastSequence / OUTBOX_PAGE_SPAN); page++) {
-      for (const { entry } of readOutbox(this.store, { page: outboxPage(q.key, page * OUTBOX_PAGE_SPAN), dead: false })) {
-        if (entry.sequence > after && !q.settling.has(entry.iri)) found.push(entry);
+      for (const stored of readOutboxPage(this.store, outboxPage(q.key, page * OUTBOX_PAGE_SPAN))) {
+        if (stored.entry.sequence > after && !q.settling.has(stored.entry.iri)) found.push(stored);
       }
     }
-    q.window.push(...found.slice(0, wanted));
+    for (const { entry, triples } of found.slice(0, wanted)) {
+      q.window.push(entry);
+      this.contents.set(entry.iri, triples);
+    }
   }
 
   /** Makes `q` ready to send its first notification once its retry time has come. */
@@ -302,7 +312,7 @@ export class Delivery {
       if (!s || !this.index.isActive(s)) return this.settle(q, entry, 'dropped');
       if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry, 'dropped');
     }
-    const stored = this.store.graphTriples(entry.graph);
+    const stored = this.contents.get(entry.iri) ?? this.store.graphTriples(entry.graph);
     const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, stored, isOwnStatus(entry) ? undefined : s) });
     const token = await this.tokens?.token();
     let res;
@@ -364,7 +374,7 @@ export class Delivery {
    * again (duplicates at most, which receivers drop), after a backoff: a store that refuses writes
    * (full, failed journal) must not make it a tight resend loop.
    */
-  private settle(q: Queue, entry: OutboxEntry, outcome: 'delivered' | 'dropped', stored = this.store.graphTriples(entry.graph)): void {
+  private settle(q: Queue, entry: OutboxEntry, outcome: 'delivered' | 'dropped', stored = this.contents.get(entry.iri) ?? this.store.graphTriples(entry.graph)): void {
     this.observe(outcome);
     q.settling.add(entry.iri);
     this.leaveWindow(q, entry);

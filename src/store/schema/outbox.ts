@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { GraphStore, SparqlReader } from '../graph-store.js';
 
 /*
  * The notification outbox: one named graph per notification still to deliver, written in the
@@ -84,10 +84,54 @@ export function outboxNotificationTriples(graph: string, graphTriples: readonly 
   return graphTriples.filter((t) => t.subject.value !== graph);
 }
 
-/** Which entries to read: one page of a queue (see outboxPage), and pending ones or dead letters only. */
+/** Which entries to read: pending ones or dead letters only. */
 export interface OutboxSelection {
-  page?: string;
   dead?: boolean;
+}
+
+/**
+ * The pending notifications of one page of a queue (see outboxPage), in queuing order, each with
+ * the triples of its graph: the page's
+ * graphs by one lookup of their page literal, then each graph read whole. (One SPARQL query
+ * joining the page with the entries' properties was planned from the other end by Oxigraph: it
+ * visited every outbox graph for each page, so draining a backlog took time quadratic in its length.)
+ */
+export function readOutboxPage(reader: Pick<GraphStore, 'select' | 'graphTriples'>, page: string): { entry: OutboxEntry; triples: Quad[] }[] {
+  const graphs = reader.select(`SELECT ?g WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxPage)} ${termToNt(literal(page))} } }`).results.bindings.map((b) => b.g.value);
+  return graphs
+    .flatMap((graph) => {
+      const triples = reader.graphTriples(graph);
+      const stored = entryOfGraph(graph, triples);
+      return stored && !stored.dead ? [{ entry: stored.entry, triples }] : [];
+    })
+    .sort((a, b) => a.entry.sequence - b.entry.sequence);
+}
+
+/** An outbox entry from the triples of its graph (undefined if they do not hold one). */
+function entryOfGraph(graph: string, triples: readonly Quad[]): StoredOutboxEntry | undefined {
+  const own = new Map<string, string>();
+  const about = new Map<string, string>();
+  for (const t of triples) {
+    if (t.subject.value === graph) own.set(t.predicate.value, t.object.value);
+  }
+  const iri = own.get(meta.outboxNotification);
+  if (iri === undefined) return undefined;
+  for (const t of triples) if (t.subject.value === iri) about.set(t.predicate.value, t.object.value);
+  const [object, revision, triggeredBy, deadAt] = [about.get(api.hasLogisticsObject), own.get(meta.aboutRevision), about.get(api.isTriggeredBy), own.get(meta.deadLetteredAt)];
+  const entry: OutboxEntry = {
+    iri,
+    graph,
+    queue: own.get(meta.outboxQueue)!,
+    sequence: Number(own.get(meta.outboxSequence)),
+    queuedAt: new Date(own.get(meta.queuedAt)!),
+    subscription: own.get(meta.forSubscription)!,
+    callback: own.get(meta.callback)!,
+    eventType: about.get(api.hasEventType)!,
+    ...(object === undefined ? {} : { object }),
+    ...(revision === undefined ? {} : { revision: Number(revision) }),
+    ...(triggeredBy === undefined ? {} : { triggeredBy }),
+  };
+  return deadAt === undefined ? { entry } : { entry, dead: { at: new Date(deadAt), reason: own.get(meta.deadLetterReason)! } };
 }
 
 /** The queued notifications (dead letters included unless `selection` says), in queuing order. */
@@ -96,7 +140,6 @@ export function readOutbox(reader: SparqlReader, selection: OutboxSelection = {}
   const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
   const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
   const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
-    ${selection.page === undefined ? '' : `?g ${p(meta.outboxPage)} ${termToNt(literal(selection.page))} .`}
     ?g ${p(meta.outboxNotification)} ?n ; ${p(meta.outboxQueue)} ?queue ; ${p(meta.outboxSequence)} ?seq ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ?n ${p(api.hasEventType)} ?type .
