@@ -39,6 +39,14 @@ export class ArchiveDb<K extends Key, V> {
     return [...found.values()];
   }
 
+  /** Every key, committed or not, without reading the values. */
+  keys(): K[] {
+    const found = new Map<string, K>();
+    for (const key of this.db.getKeys()) found.set(JSON.stringify(key), key);
+    for (const [id, entry] of this.pending) found.set(id, entry.key);
+    return [...found.values()];
+  }
+
   /** Every committed entry in key order (for exports, with nothing written meanwhile). */
   all(): Iterable<{ key: K; value: V }> {
     return this.db.getRange();

@@ -67,7 +67,7 @@ export class RequestArchive {
 
   /** Every finished request graph, written or being written. */
   graphs(): string[] {
-    return this.requests.range(undefined, undefined, () => true).map(({ key }) => key);
+    return this.requests.keys();
   }
 
   /** A finished request graph as N-Triples ('' if the archive does not hold it). */

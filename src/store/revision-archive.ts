@@ -120,7 +120,7 @@ export class RevisionArchive {
 
   /** The graph of every archived revision, written or being written. */
   graphs(): string[] {
-    return this.db.range(undefined, undefined, () => true).map(({ key }) => revisionGraph(key[0], key[1]));
+    return this.db.keys().map((key) => revisionGraph(key[0], key[1]));
   }
 
   /** The N-Triples of a revision ('' if the archive does not hold it). */
