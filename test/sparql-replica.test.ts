@@ -150,3 +150,29 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
     expect(caughtUp).to.deep.equal({ objects: 302, lag: { commits: 0, millis: 0 } });
   });
 });
+
+describe('SPARQL query replica: a backlog past its bound', function () {
+  this.timeout(60_000);
+
+  it('replaces the worker by one that copies the store, and answers from that copy', async () => {
+    const stored = `${BASE}copied?revision=1`;
+    const source = { listGraphs: () => [stored], graphNTriples: () => `<${BASE}copied> <${P}> "from the store" .\n` };
+    const logged: string[] = [];
+    const replica = new QueryReplica(source, { timeBudgetMs: 30_000, maxRows: 1000, freshnessWaitMs: 60_000, maxBacklogChars: 100_000, log: (m) => logged.push(m) });
+    try {
+      const value = (object: string, triples: number) => ({
+        insert: [] as Quad[],
+        delete: [] as Quad[],
+        graphs: [{ graph: `${BASE}${object}?revision=1`, triples: Array.from({ length: triples }, (_, i) => quad(namedNode(`${BASE}${object}`), namedNode(`${P}${i}`), literal(`value ${i}`))) }],
+      });
+      // The first goes to the worker (it is still copying the store); the next ones wait and pass the bound.
+      for (let i = 0; i < 20; i++) replica.onCommitted(value(`behind-${i}`, 100));
+      expect(logged.join('\n')).to.match(/commits behind; a new one copies the store/);
+      const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { <${BASE}copied> <${P}> ?v }`), view: 'latest', format: 'csv' });
+      expect(result.body.split('\r\n')[1]).to.equal('from the store');
+      expect(result.lag.commits).to.equal(0);
+    } finally {
+      await replica.close();
+    }
+  });
+});

@@ -99,6 +99,8 @@ export interface QueryReplicaOptions {
   maxRows: number;
   /** Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica holds. */
   freshnessWaitMs: number;
+  /** Characters of N-Quads waiting for the worker past which it is replaced by one that copies the store (memory stays bounded). */
+  maxBacklogChars?: number;
   log: (message: string) => void;
 }
 
@@ -111,6 +113,8 @@ const GRAPHS_PER_TURN = 200;
 /** One batch of commits at most (a query the worker gets meanwhile waits for this batch only). */
 const BATCH_COMMITS = 2000;
 const BATCH_CHARS = 8 * 1024 * 1024;
+/** Default of `maxBacklogChars`. */
+const MAX_BACKLOG_CHARS = 128 * 1024 * 1024;
 /** When each of the last this many commits was acknowledged (for the lag of an answer). */
 const COMMIT_TIMES = 1 << 17;
 
@@ -135,6 +139,7 @@ export class QueryReplica implements QueryService {
   private applied = 0;
   /** Commits not yet sent to the worker, in order; positions `committed - unsent.length + 1` to `committed`. */
   private unsent: ReplicaCommit[] = [];
+  private unsentChars = 0;
   private readonly commitTimes = new Float64Array(COMMIT_TIMES);
   /** The current worker; a batch is with it (`sending`); it is getting a copy of the store (`loading`). */
   private worker?: Worker;
@@ -184,7 +189,15 @@ export class QueryReplica implements QueryService {
     const lines = nQuadLines(data);
     this.committed++;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
-    this.unsent.push({ insert: lines.insert.join(''), delete: lines.delete.join('') });
+    const commit = { insert: lines.insert.join(''), delete: lines.delete.join('') };
+    this.unsent.push(commit);
+    this.unsentChars += commit.insert.length + commit.delete.length;
+    if (this.unsentChars > (this.options.maxBacklogChars ?? MAX_BACKLOG_CHARS)) {
+      // Copying the store is bounded by its size; a backlog is not.
+      this.options.log(`SPARQL replica is ${this.unsent.length} commits behind; a new one copies the store instead`);
+      this.queries.replace(unavailable('the query replica fell too far behind and is being reloaded'));
+      return;
+    }
     this.send();
   }
 
@@ -245,6 +258,7 @@ export class QueryReplica implements QueryService {
     }
     const position = this.committed - this.unsent.length + count;
     const commits = this.unsent.splice(0, count);
+    this.unsentChars -= chars;
     try {
       worker.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest);
       this.sending = true;
@@ -270,6 +284,7 @@ export class QueryReplica implements QueryService {
     // The commits before now are in the store: the copy holds them.
     const position = this.committed;
     this.unsent = [];
+    this.unsentChars = 0;
     const started = Date.now();
     const graphs = this.source.listGraphs().filter((graph) => replicaGraph(graph) !== undefined);
     for (let i = 0; i < graphs.length; i += GRAPHS_PER_TURN) {
