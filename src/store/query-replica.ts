@@ -110,9 +110,9 @@ const MAX_WAITING = 32;
 const WORKER_HEAP_MB = 2048;
 /** Graphs copied to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
 const GRAPHS_PER_TURN = 200;
-/** One batch of commits at most (a query the worker gets meanwhile waits for this batch only). */
-const BATCH_COMMITS = 2000;
-const BATCH_CHARS = 8 * 1024 * 1024;
+/** One batch of commits at most (a query the worker gets meanwhile waits for this batch only, a fraction of a second). */
+const BATCH_COMMITS = 250;
+const BATCH_CHARS = 2 * 1024 * 1024;
 /** Default of `maxBacklogChars`. */
 const MAX_BACKLOG_CHARS = 128 * 1024 * 1024;
 /** When each of the last this many commits was acknowledged (for the lag of an answer). */
