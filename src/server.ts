@@ -168,7 +168,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     freshnessWaitMs: config.sparql.freshnessWaitMillis,
     log: messageLog(logger, 'sparql'),
   });
-  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners);
+  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
   const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };

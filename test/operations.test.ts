@@ -5,10 +5,9 @@ import { expectApiError } from './support/api-error.js';
 import { add, bool, change, del, createObject, patch, piece, str } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { testLogger } from './support/log-sink.js';
+import { METRICS_TOKEN, metricSample as sample, scrapeMetrics } from './support/metrics.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 import { graphQuads, openStore, tempDir } from './support/store-data.js';
-
-const METRICS_TOKEN = 'metrics-token-for-tests-0123456789';
 
 describe('operations: health probes', () => {
   let server: TestServer;
@@ -103,17 +102,7 @@ describe('operations: metrics', () => {
   });
   after(() => server.close());
 
-  const scrape = async (url = `${server.url}/metrics`, token: string | undefined = METRICS_TOKEN) => {
-    const res = await fetch(url, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
-    expect(res.status, await res.clone().text()).to.equal(200);
-    expect(res.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
-    return res.text();
-  };
-  const sample = (text: string, name: string, labels = ''): number => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `) || (labels && l.startsWith(`${name}{`) && l.includes(labels)));
-    if (!line) throw new Error(`no sample ${name}{${labels}} in:\n${text}`);
-    return Number(line.slice(line.lastIndexOf(' ') + 1));
-  };
+  const scrape = (url = `${server.url}/metrics`, token: string | undefined = METRICS_TOKEN) => scrapeMetrics(url, token);
 
   it('GET /metrics on the main port needs the metrics token (401 otherwise, api:Error); a data token is not enough', async () => {
     await expectApiError(await fetch(`${server.url}/metrics`), 401);

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, dbl, del, patch, piece } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
+import { METRICS_TOKEN, metricSample, scrapeMetrics } from './support/metrics.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { PARTNER_CLIENTS, as, authorization, delegate, grant, partner, type PartnerName } from './support/access.js';
 
@@ -200,9 +201,16 @@ describe('SPARQL endpoint', function () {
 describe('SPARQL endpoint limits', function () {
   this.timeout(60_000);
 
+  /** How many SPARQL queries of `view` ended with `outcome`, and their total seconds, from the server's metrics. */
+  async function queriesMeasured(server: TestServer, view: string, outcome: string): Promise<{ count: number; seconds: number }> {
+    const text = await scrapeMetrics(`${server.url}/metrics`);
+    const labels = `view="${view}",outcome="${outcome}"`;
+    return { count: metricSample(text, 'onerecord_sparql_query_duration_seconds_count', labels), seconds: metricSample(text, 'onerecord_sparql_query_duration_seconds_sum', labels) };
+  }
+
   it('stops a query past its time budget with 503, replaces the worker and keeps answering', async () => {
     // The budget leaves room for ordinary queries on a busy machine; the cross product of five patterns takes far longer.
-    const server = await startTestServer({ sparql: { timeBudgetMillis: 2000 } });
+    const server = await startTestServer({ sparql: { timeBudgetMillis: 2000 }, metrics: { token: METRICS_TOKEN } });
     try {
       const object = await createObject(server, piece(30));
       const slow = 'SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n2 ?o }';
@@ -212,6 +220,11 @@ describe('SPARQL endpoint limits', function () {
       expect(await select(server, `SELECT ?p WHERE { <${object}> ?p ?o } LIMIT 1`)).to.have.length(1);
       const pieces = await select(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> }`);
       expect(pieces.map((r) => r.s).sort()).to.deep.equal([object, ...written].sort());
+      // The query-time histogram tells the stopped query from the answered ones.
+      const stopped = await queriesMeasured(server, 'latest', 'timed_out');
+      expect(stopped.count).to.equal(1);
+      expect(stopped.seconds).to.be.at.least(2);
+      expect((await queriesMeasured(server, 'latest', 'answered')).count).to.equal(2);
     } finally {
       await server.close();
     }
@@ -231,7 +244,7 @@ describe('SPARQL endpoint limits', function () {
   });
 
   it('cuts answers at the row cap and says so in a header', async () => {
-    const server = await startTestServer({ sparql: { maxRows: 3 } });
+    const server = await startTestServer({ sparql: { maxRows: 3 }, metrics: { token: METRICS_TOKEN } });
     try {
       for (let i = 0; i < 5; i++) await createObject(server, piece());
       const res = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> }`);
@@ -242,6 +255,8 @@ describe('SPARQL endpoint limits', function () {
       expect((await construct.text()).trim().split('\n')).to.have.length(3);
       const small = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> } LIMIT 2`);
       expect(small.headers.get('sparql-results-truncated')).to.equal(null);
+      expect((await queriesMeasured(server, 'latest', 'truncated')).count).to.equal(2);
+      expect((await queriesMeasured(server, 'latest', 'answered')).count).to.equal(1);
     } finally {
       await server.close();
     }

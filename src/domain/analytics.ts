@@ -1,4 +1,5 @@
 import type { Authorizer, Caller } from '../auth/authorizer.js';
+import { HttpError } from '../errors.js';
 import type { Dataset, QueryResult, QueryService, View } from '../store/query-replica.js';
 import type { ParsedQuery, ResultFormat } from '../store/sparql-query.js';
 
@@ -18,6 +19,18 @@ export interface AnalyticsQuery {
   namedGraphs: string[];
 }
 
+/** How a query run ended: a full answer, an answer cut at the row cap, or the error kinds an operator tells apart. */
+export type QueryOutcome = 'answered' | 'truncated' | 'timed_out' | 'unavailable' | 'failed';
+
+/** One query run, as an observer (the metrics) sees it: from handing it to the replica until its answer or error. */
+export interface FinishedQuery {
+  view: View;
+  outcome: QueryOutcome;
+  seconds: number;
+}
+
+const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = { sparql_timeout: 'timed_out', sparql_unavailable: 'unavailable' };
+
 /**
  * SPARQL analytics: who may query, and which graphs a query may see. Internal actors see each
  * view whole; other callers (only when the operator opens the endpoint to them) see the graphs
@@ -32,6 +45,7 @@ export class Analytics {
     private readonly requests: ActionRequestIndex,
     /** Whether callers other than internal actors may query (over what they may read). */
     private readonly openToPartners: boolean,
+    private readonly observeQuery?: (finished: FinishedQuery) => void,
   ) {}
 
   get maxRows(): number {
@@ -46,9 +60,18 @@ export class Analytics {
     return this.queries.parse(text);
   }
 
-  run(caller: Caller, request: AnalyticsQuery): Promise<QueryResult> {
+  async run(caller: Caller, request: AnalyticsQuery): Promise<QueryResult> {
+    const started = performance.now();
+    const finished = (outcome: QueryOutcome) => this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
     const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
-    return this.queries.run({ query: request.query, view: request.view, format: request.format, dataset: datasetFor(request, visible) });
+    try {
+      const result = await this.queries.run({ query: request.query, view: request.view, format: request.format, dataset: datasetFor(request, visible) });
+      finished(result.truncated ? 'truncated' : 'answered');
+      return result;
+    } catch (error) {
+      finished((error instanceof HttpError && OUTCOME_OF_ERROR[error.code]) || 'failed');
+      throw error;
+    }
   }
 
   /** The graphs of `view` that `caller` may read: latest revisions of readable objects (and their readable events), own action requests. */

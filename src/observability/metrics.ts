@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { FinishedQuery } from '../domain/analytics.js';
 import type { DeliveryOutcome, OutboxDepth } from '../domain/delivery.js';
 import type { StoreCapacity } from '../store/capacity.js';
 import type { DomainEvent } from '../store/transaction.js';
@@ -36,6 +37,7 @@ export class ServerMetrics {
   private readonly notificationsQueued: Counter;
   private readonly notificationsReceived: Counter;
   private readonly deliveries: Counter<'outcome'>;
+  private readonly sparqlQueries: Histogram<'view' | 'outcome'>;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -78,6 +80,13 @@ export class ServerMetrics {
       name: 'onerecord_notification_deliveries_total',
       help: 'Attempts to deliver a notification by outcome: delivered (2xx), failed (retried later), dropped (subscription ended or object no longer readable), dead_lettered',
       labelNames: ['outcome'],
+      registers,
+    });
+    this.sparqlQueries = new Histogram({
+      name: 'onerecord_sparql_query_duration_seconds',
+      help: 'SPARQL queries run by view (latest, revisions, events, audit) and outcome (answered, truncated at the row cap, timed_out, unavailable, failed): time from handing the query to the query replica, including any wait for it to catch up, until its answer or error',
+      labelNames: ['view', 'outcome'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     });
     /** A gauge set when scraped from what `read` finds (nothing until its source exists). */
@@ -134,6 +143,11 @@ export class ServerMetrics {
   /** Delivery's observer: one count per attempt's outcome. */
   readonly deliveryOutcome = (outcome: DeliveryOutcome): void => {
     this.deliveries.inc({ outcome });
+  };
+
+  /** The analytics' observer: one observation per SPARQL query run. */
+  readonly queryFinished = (finished: FinishedQuery): void => {
+    this.sparqlQueries.observe({ view: finished.view, outcome: finished.outcome }, finished.seconds);
   };
 
   /** The request observer (see observeRequests). */
