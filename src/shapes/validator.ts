@@ -14,6 +14,12 @@ export const STRICT_SHAPES_FILE = `${SHAPES_DIR}strict-shapes.ttl`;
 export interface Violation {
   /** The node the constraint is about (sh:focusNode). */
   focusNode: string;
+  /**
+   * What the error's `hasResource` names: the focus node when it is an IRI the client can use,
+   * else (a blank node, or an `internal:` node the server named) the object the message's path
+   * starts from; undefined when that has no such IRI either (an API object sent without @id).
+   */
+  resource?: string;
   /** The property IRI (sh:resultPath). */
   path: string;
   /** The offending value, when one value is at fault. */
@@ -31,7 +37,7 @@ export interface ValidatorOptions {
 
 /** The error that refuses data with `violations`: one detail per violation (property, focus node, message). */
 export function shapeError(violations: readonly Violation[], status: number): HttpError {
-  return new HttpError(status, 'shape_violation', violations.map((v) => ({ message: v.message, property: v.path, resource: v.focusNode })));
+  return new HttpError(status, 'shape_violation', violations.map((v) => ({ message: v.message, property: v.path, resource: v.resource })));
 }
 
 /** The Turtle of the shapes a validator with `options` enforces, as served by GET /shapes. */
@@ -52,6 +58,8 @@ function numericValue(lexical: string, datatype: string): number | undefined {
 const valueId = (t: Term) => (t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType}:${t.value}`);
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
 const show = (t: Term) => (t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`);
+/** Whether a client can name `t` in a request: an IRI, but not an `internal:` id, which may be one this request's blank nodes were given. */
+const isNameable = (t: Term) => t.termType === 'NamedNode' && !t.value.startsWith('internal:');
 const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
 
 /**
@@ -189,10 +197,15 @@ export class ShapeValidator {
     if (found.length === 0 && closed.length === 0) return [];
 
     const pathTo = this.pathsFromRoots(triples);
-    const at = (node: Term, predicate: string) => [...(pathTo.get(termKey(node)) ?? []), compactIri(predicate)].join('/');
+    const at = (node: Term, predicate: string) => [...(pathTo.get(termKey(node))?.path ?? []), compactIri(predicate)].join('/');
+    const resourceOf = (node: Term) => {
+      const named = isNameable(node) ? node : pathTo.get(termKey(node))?.root;
+      return named && isNameable(named) ? named.value : undefined;
+    };
     return [
       ...found.map(({ node, check, value, count }): Violation => ({
         focusNode: node.value,
+        resource: resourceOf(node),
         path: check.path,
         shape: check.shape,
         ...(value && { value }),
@@ -205,6 +218,7 @@ export class ShapeValidator {
       })),
       ...closed.map(({ node, check, predicate, value }): Violation => ({
         focusNode: node.value,
+        resource: resourceOf(node),
         path: predicate,
         shape: check.shape,
         value,
@@ -233,21 +247,22 @@ export class ShapeValidator {
     }
   }
 
-  /** For each node, the predicates that lead to it from a node nothing points to (for messages). */
-  private pathsFromRoots(triples: readonly Quad[]): Map<string, string[]> {
+  /** For each node, a node nothing points to and the predicates that lead from it to the node (for messages). */
+  private pathsFromRoots(triples: readonly Quad[]): Map<string, { root: Term; path: string[] }> {
     const referenced = new Set(triples.filter((t) => t.predicate.value !== rdf.type).map((t) => termKey(t.object)));
-    const paths = new Map<string, string[]>();
+    const paths = new Map<string, { root: Term; path: string[] }>();
     const todo: string[] = [];
     for (const t of triples) {
       const k = termKey(t.subject);
-      if (!referenced.has(k) && !paths.has(k)) (paths.set(k, []), todo.push(k));
+      if (!referenced.has(k) && !paths.has(k)) (paths.set(k, { root: t.subject, path: [] }), todo.push(k));
     }
     while (todo.length > 0) {
       const k = todo.shift()!;
+      const { root, path } = paths.get(k)!;
       for (const t of triples) {
         if (termKey(t.subject) !== k || t.predicate.value === rdf.type) continue;
         const child = termKey(t.object);
-        if (child && !paths.has(child)) (paths.set(child, [...paths.get(k)!, compactIri(t.predicate.value)]), todo.push(child));
+        if (child && !paths.has(child)) (paths.set(child, { root, path: [...path, compactIri(t.predicate.value)] }), todo.push(child));
       }
     }
     return paths;
