@@ -167,6 +167,9 @@ export const configSchema = z.strictObject({
         .default(1000)
         .meta({ description: 'longest a SPARQL query waits for the query replica to hold every write acknowledged before it; then it answers from what the replica holds, with the `SPARQL-Replica-Lag` header saying how far behind' }),
       openToPartners: z.boolean().default(false).meta({ description: 'let callers other than internal actors query `/sparql`, over what they may read' }),
+      historyMaxQuads: integer(0)
+        .default(1_000_000)
+        .meta({ description: 'quads of history (whole revisions with their metadata, decided action requests) the SPARQL replica holds for the `revisions` and `audit` views, newest first; older history stays in the archive' }),
     })
     .prefault({}),
   metrics: z

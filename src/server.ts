@@ -166,6 +166,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     timeBudgetMs: config.sparql.timeBudgetMillis,
     maxRows: config.sparql.maxRows,
     freshnessWaitMs: config.sparql.freshnessWaitMillis,
+    historyMaxQuads: config.sparql.historyMaxQuads,
     log: messageLog(logger, 'sparql'),
   });
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);

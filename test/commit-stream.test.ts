@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { nQuadLines } from '../src/store/commit-stream.js';
 import { listSegments, segmentName } from '../src/store/journal.js';
 import { revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -25,7 +24,7 @@ describe('the commit site and the after-commit stream', () => {
       const seen: { events: readonly DomainEvent[]; quads: number; claimed: boolean }[] = [];
       store.committed.subscribe((events) => seen.push({ events, quads: store.index.size, claimed: store.claims.isHeld('key 1') }));
       const data: { lines: string[]; events: readonly DomainEvent[] }[] = [];
-      store.committed.subscribeData((committed, events) => data.push({ lines: nQuadLines(committed).insert, events }));
+      store.committed.subscribeData((record, events) => data.push({ lines: Buffer.from(record.insert).toString('utf8').split(/(?<=\n)/).filter(Boolean), events }));
       const transactions = [1, 2, 3].map((n) => {
         const tx = store.begin({ insert: graphQuads(`g${n}`, 2) });
         tx.events.push(created(n));
@@ -37,7 +36,7 @@ describe('the commit site and the after-commit stream', () => {
       expect(seen.map((s) => s.events)).to.deep.equal([[created(1)], [created(2)], [created(3)]]);
       expect(seen.map((s) => s.quads)).to.deep.equal([2, 4, 6]);
       expect(seen[0].claimed, 'claims are released right after the events are published').to.equal(true);
-      // Consumers of the data (the SPARQL replica) get each transaction's quads with its events, in the same order.
+      // Consumers of the data (the SPARQL replica) get each transaction's journal record with its events, in the same order.
       expect(data.map((d) => d.events)).to.deep.equal(seen.map((s) => s.events));
       expect(data.map((d) => d.lines.length)).to.deep.equal([2, 2, 2]);
       expect(data[1].lines.join('')).to.contain('g2');

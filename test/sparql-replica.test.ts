@@ -1,24 +1,28 @@
 import { expect } from 'chai';
-import { literal, namedNode, quad, type Quad } from '../src/rdf/terms.js';
-import { QueryReplica, type QueryJob, type ReplicaCommit } from '../src/store/query-replica.js';
-import { ReplicaStore, scopedToView } from '../src/store/replica-store.js';
+import { QueryReplica, type QueryJob, type ReplicaSource } from '../src/store/query-replica.js';
+import { ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/replica-store.js';
 import type { View } from '../src/store/replica-layout.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
 
 const BASE = 'http://replica.test/logistics-objects/';
 const P = 'http://replica.test/p';
+const META = `<${bookkeeping.metaGraph}>`;
 const rev = (object: string, n: number) => `${BASE}${object}?revision=${n}`;
+const KGM = (object: string) => `<http://replica.test/code#KGM> <${P}> "KGM" <${BASE}${object}> .\n`;
+const valueLine = (object: string, v: string) => `<${BASE}${object}> <${P}> "${v}" <${BASE}${object}> .\n`;
+const metaLines = (object: string, n: number) =>
+  `<${rev(object, n)}> <urn:onerecord:store:revisionOf> <${BASE}${object}> ${META} .\n` +
+  `<${rev(object, n)}> <urn:onerecord:store:revisionNumber> "${n}"^^<http://www.w3.org/2001/XMLSchema#integer> ${META} .\n`;
 
-/** A commit writing revision `n` of `object` with `values` (plus a triple every object shares) and its metadata. */
-function revision(object: string, n: number, values: string[]): ReplicaCommit {
-  const g = `<${rev(object, n)}>`;
-  const lines = values.map((v) => `<${BASE}${object}> <${P}> "${v}" ${g} .\n`);
-  lines.push(`<http://replica.test/code#KGM> <${P}> "KGM" ${g} .\n`);
-  lines.push(`${g} <urn:onerecord:store:revisionNumber> "${n}"^^<http://www.w3.org/2001/XMLSchema#integer> <${bookkeeping.metaGraph}> .\n`);
-  return { insert: lines.join(''), delete: '' };
-}
+/** The journal record of revision 1 of `object`: its values (plus a triple every object shares) in its latest graph, and its metadata. */
+const created = (object: string, values: string[]): ReplicaRecord => ({ insert: values.map((v) => valueLine(object, v)).join('') + KGM(object) + metaLines(object, 1), delete: '' });
+/** The journal record of revision `n` of `object`, a change: `removed` values out, `added` in, the metadata of revision n - 1 out unless it is the first. */
+const changed = (object: string, n: number, removed: string[], added: string[]): ReplicaRecord => ({
+  insert: added.map((v) => valueLine(object, v)).join('') + metaLines(object, n),
+  delete: removed.map((v) => valueLine(object, v)).join('') + (n > 2 ? metaLines(object, n - 1) : ''),
+});
 
-const event = (object: string, id: string): ReplicaCommit => ({ insert: `<${BASE}${object}/logistics-events/${id}> <${P}> "event ${id}" <${BASE}${object}/logistics-events/${id}> .\n`, delete: '' });
+const event = (object: string, id: string): ReplicaRecord => ({ insert: `<${BASE}${object}/logistics-events/${id}> <${P}> "event ${id}" <${BASE}${object}/logistics-events/${id}> .\n`, delete: '' });
 const grantGraph = 'http://replica.test/internal/acl/g1';
 const grantLine = `<${grantGraph}> <${P}> "granted" <${grantGraph}> .\n`;
 
@@ -27,48 +31,44 @@ function select(replica: ReplicaStore, view: View, text: string, dataset?: Query
   return body.split('\r\n').slice(1).filter(Boolean).sort();
 }
 
-describe('SPARQL replica store: one store for every view', () => {
-  it('latest shows each object\'s newest revision, whatever order revisions arrive in and however they are batched', () => {
-    for (const batches of [
-      [[revision('a', 1, ['a1']), revision('a', 2, ['a2'])], [revision('b', 1, ['b1'])], [revision('a', 3, ['a3'])]],
-      [[revision('a', 1, ['a1']), revision('a', 2, ['a2']), revision('b', 1, ['b1']), revision('a', 3, ['a3'])]],
-      // A copy of the store taken while commits went on, then those commits again.
-      [[revision('a', 3, ['a3']), revision('a', 1, ['a1']), revision('b', 1, ['b1'])], [revision('a', 2, ['a2']), revision('a', 3, ['a3'])]],
-    ]) {
-      const replica = new ReplicaStore();
-      for (const batch of batches) replica.applyCommits(batch);
-      expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a3', 'b1']);
-      expect(select(replica, 'latest', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([rev('a', 3), rev('b', 1)]);
-      expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`).length).to.equal(3);
+const history = (replica: ReplicaStore) => select(replica, 'revisions', `SELECT ?g ?n (COUNT(?v) AS ?values) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . OPTIONAL { GRAPH ?g { ?s <${P}> ?v } } } GROUP BY ?g ?n`);
+
+describe('SPARQL replica store: one store for every view, fed with journal records', () => {
+  it('latest shows each object as its changes leave it, however records are batched; the revisions view each revision whole', () => {
+    const records = [created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), created('b', ['b1']), changed('a', 3, ['a2'], ['a3', 'x'])];
+    for (const batches of [records.map((r) => [r]), [records], [records.slice(0, 1), records.slice(1)]]) {
+      const replica = new ReplicaStore(1_000_000);
+      for (const batch of batches) replica.applyRecords(batch);
+      expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a3', 'b1', 'x']);
+      // The latest graph of an object is named after it, as in the hot store.
+      expect(select(replica, 'latest', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([`${BASE}a`, `${BASE}b`]);
+      expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`)).to.deep.equal(['a2']);
+      expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 3)}> { ?s <${P}> ?v } }`)).to.deep.equal(['KGM', 'a3', 'x']);
       expect(select(replica, 'revisions', `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionNumber> ?n }`)).to.deep.equal(['1', '1', '2', '3']);
+      expect(select(replica, 'revisions', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([rev('a', 1), rev('a', 2), rev('a', 3), rev('b', 1)]);
     }
   });
 
-  it('a triple two latest revisions share stays in the latest view until neither holds it', () => {
-    const replica = new ReplicaStore();
-    replica.applyCommits([revision('a', 1, ['a1']), revision('b', 1, ['b1'])]);
-    // Revision 2 of a no longer holds the shared triple; b's latest still does.
-    replica.applyCommits([{ insert: `<${BASE}a> <${P}> "a2" <${rev('a', 2)}> .\n`, delete: '' }]);
-    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a2', 'b1']);
-    replica.applyCommits([{ insert: `<${BASE}b> <${P}> "b2" <${rev('b', 2)}> .\n`, delete: '' }]);
-    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['a2', 'b2']);
+  it('a triple two latest graphs share stays in the latest view until neither holds it', () => {
+    const replica = new ReplicaStore(1_000_000);
+    replica.applyRecords([created('a', ['a1']), created('b', ['b1'])]);
+    replica.applyRecords([{ insert: metaLines('a', 2), delete: KGM('a') }]);
+    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1', 'b1']);
+    replica.applyRecords([{ insert: metaLines('b', 2), delete: KGM('b') }]);
+    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['a1', 'b1']);
   });
 
   it('events, audit and their deletions; bookkeeping graphs stay out', () => {
-    const replica = new ReplicaStore();
-    replica.applyCommits([
-      revision('a', 1, ['a1']),
-      event('a', 'e1'),
-      { insert: grantLine + `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' },
-    ]);
+    const replica = new ReplicaStore(1_000_000);
+    replica.applyRecords([created('a', ['a1']), event('a', 'e1'), { insert: grantLine + `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' }]);
     expect(select(replica, 'events', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1', 'event e1']);
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1']);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['granted']);
     expect(select(replica, 'events', `SELECT ?g WHERE { GRAPH ?g { ?s <${P}> "event e1" } }`)).to.deep.equal([`${BASE}a/logistics-events/e1`]);
-    // Deleted, then written again in a later commit of the same batch: present.
-    replica.applyCommits([{ insert: '', delete: grantLine }]);
+    replica.applyRecords([{ insert: '', delete: grantLine }]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal([]);
-    replica.applyCommits([{ insert: grantLine, delete: '' }, { insert: '', delete: grantLine }, { insert: grantLine, delete: '' }]);
+    // Deleted, then written again in a later record of the same batch: present.
+    replica.applyRecords([{ insert: grantLine, delete: '' }, { insert: '', delete: grantLine }, { insert: grantLine, delete: '' }]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal(['granted']);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['granted']);
     // Nothing of the replica's own graphs, nor of the store's bookkeeping, in any view.
@@ -78,22 +78,55 @@ describe('SPARQL replica store: one store for every view', () => {
     }
   });
 
-  it('a revision that writes a literal in another lexical form of the same value keeps it in the latest view', () => {
-    const replica = new ReplicaStore();
-    const weight = (n: number, value: string): ReplicaCommit => ({ insert: `<${BASE}a> <${P}> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${rev('a', n)}> .\n`, delete: '' });
-    replica.applyCommits([weight(1, '5.0'), weight(2, '5')]);
-    expect(select(replica, 'latest', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`)).to.deep.equal(['5']);
-    replica.applyCommits([weight(3, '6')]);
+  it('a change deleting a literal written in another lexical form of the same value deletes it', () => {
+    const replica = new ReplicaStore(1_000_000);
+    const weight = (value: string) => `<${BASE}a> <${P}> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
+    replica.applyRecords([{ insert: weight('5.0') + metaLines('a', 1), delete: '' }, { insert: weight('6') + metaLines('a', 2), delete: weight('5') }]);
     expect(select(replica, 'latest', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`)).to.deep.equal(['6']);
   });
 
+  it('the history window keeps the newest revisions and decided requests up to its bound; the latest view keeps everything', () => {
+    // Each revision of a: 2 triples and 2 metadata quads; the request: 1 quad.
+    const replica = new ReplicaStore(10);
+    const request = 'http://replica.test/action-requests/r1';
+    const requestLine = `<${request}> <${P}> "decided" <${request}> .\n`;
+    replica.applyRecords([created('a', ['v1']), { insert: requestLine, delete: '' }]);
+    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
+    // Decided: the hot store lets it go, its record carries its final content for the archive (and the window).
+    replica.applyRecords([{ insert: `#A ${requestLine}`, delete: requestLine }, changed('a', 2, ['v1'], ['v2']), changed('a', 3, ['v2'], ['v3'])]);
+    expect(history(replica)).to.deep.equal([`${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`]);
+    expect(select(replica, 'audit', `SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal([`${request},decided`]);
+    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
+    replica.applyRecords([changed('a', 4, ['v3'], ['v4'])]);
+    expect(history(replica)).to.deep.equal([`${rev('a', 3)},3,2`, `${rev('a', 4)},4,2`]);
+    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal([]);
+    expect(select(replica, 'audit', `SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([]);
+    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'v4']);
+  });
+
+  it('a copy (hot graphs, then history newest first) answers as the records that wrote it', () => {
+    const fed = new ReplicaStore(1_000_000);
+    fed.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), created('b', ['b1'])]);
+    const copied = new ReplicaStore(1_000_000);
+    copied.copyHot(metaLines('a', 1) + metaLines('a', 2) + metaLines('b', 1) + valueLine('a', 'a2') + KGM('a') + valueLine('b', 'b1') + KGM('b'));
+    const revision = (object: string, n: number, values: string[]) =>
+      [...values.map((v) => `<${BASE}${object}> <${P}> "${v}" <${rev(object, n)}> .\n`), `<http://replica.test/code#KGM> <${P}> "KGM" <${rev(object, n)}> .\n`].join('') + metaLines(object, n);
+    copied.copyHistory([revision('a', 2, ['a2']), revision('b', 1, ['b1']), revision('a', 1, ['a1'])]);
+    for (const view of ['latest', 'revisions'] as const) {
+      const query = `SELECT ?g ?s ?v WHERE { { ?s <${P}> ?v } UNION { GRAPH ?g { ?s <${P}> ?v } } }`;
+      expect(select(copied, view, query), view).to.deep.equal(select(fed, view, query));
+    }
+    expect(history(copied)).to.deep.equal(history(fed));
+  });
+
   it('an explicit dataset sees only the graphs of its view', () => {
-    const replica = new ReplicaStore();
-    replica.applyCommits([revision('a', 1, ['a1']), revision('a', 2, ['a2'])]);
+    const replica = new ReplicaStore(1_000_000);
+    replica.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2'])]);
     const dataset = (graphs: string[]) => ({ default: graphs, named: graphs });
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`, dataset([rev('a', 1)]))).to.deep.equal([]);
     expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 1)]))).to.deep.equal(['a1']);
-    expect(select(replica, 'latest', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1), rev('a', 2)]))).to.deep.equal([`${rev('a', 2)},a2`]);
+    expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([`${BASE}a`]))).to.deep.equal([]);
+    expect(select(replica, 'latest', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1), `${BASE}a`]))).to.deep.equal([`${BASE}a,a2`]);
   });
 
   it('scopes every GRAPH pattern, also nested ones, and leaves other queries as they are', () => {
@@ -104,33 +137,33 @@ describe('SPARQL replica store: one store for every view', () => {
   });
 });
 
+const bytes = (record: ReplicaRecord) => ({ insert: Buffer.from(record.insert), delete: Buffer.from(record.delete) });
+const noHistory = (hotGraphs: string[] = []) => ({ hotGraphs, history: [][Symbol.iterator]() });
+/** The journal record creating `object` with `triples` triples. */
+const createdWith = (object: string, triples: number) =>
+  bytes({ insert: Array.from({ length: triples }, (_, i) => `<${BASE}${object}> <${P}${i}> "value ${i}" <${BASE}${object}> .\n`).join('') + metaLines(object, 1), delete: '' });
+const options = { timeBudgetMs: 30_000, maxRows: 1000, historyMaxQuads: 1_000_000, log: () => {} };
+
 describe('SPARQL query replica: fed from the after-commit stream, bounded wait for freshness', function () {
   this.timeout(60_000);
   let replica: QueryReplica;
   let patient: QueryReplica;
-  const source = { listGraphs: () => [], graphNTriples: () => '' };
-  const graph = (object: string) => `${BASE}${object}?revision=1`;
-  /** A commit creating `object` with `triples` triples. */
-  const created = (object: string, triples = 1) => ({
-    insert: [] as Quad[],
-    delete: [] as Quad[],
-    graphs: [{ graph: graph(object), triples: Array.from({ length: triples }, (_, i) => quad(namedNode(`${BASE}${object}`), namedNode(`${P}${i}`), literal(`value ${i}`))) }],
-  });
+  const source: ReplicaSource = { copy: () => noHistory(), graphNTriples: () => '' };
   const count = async (of = replica) => {
     const result = await of.run({ query: replica.parse(`SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }`), view: 'latest', format: 'csv' });
     return { objects: Number(result.body.split('\r\n')[1]), lag: result.lag };
   };
 
   before(async () => {
-    replica = new QueryReplica(source, { timeBudgetMs: 30_000, maxRows: 1000, freshnessWaitMs: 50, log: () => {} });
+    replica = new QueryReplica(source, { ...options, freshnessWaitMs: 50 });
     // Waits far longer than any machine takes: its answers must show every commit before them.
-    patient = new QueryReplica(source, { timeBudgetMs: 30_000, maxRows: 1000, freshnessWaitMs: 60_000, log: () => {} });
+    patient = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000 });
     for (const loading of [replica, patient]) expect((await count(loading)).objects).to.equal(0);
   });
   after(() => Promise.all([replica.close(), patient.close()]));
 
   it('a query sees every commit published before it, in one batch or several', async () => {
-    for (let i = 0; i < 300; i++) for (const of of [replica, patient]) of.onCommitted(created(`burst-${i}`, 5));
+    for (let i = 0; i < 300; i++) for (const of of [replica, patient]) of.onCommitted(createdWith(`burst-${i}`, 5));
     expect(await count(patient)).to.deep.equal({ objects: 300, lag: { commits: 0, millis: 0 } });
     // The one that waits 50 ms at most: whatever it shows, it says how many commits it does not.
     const result = await count(replica);
@@ -139,8 +172,8 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
 
   it('a query waits at most freshnessWaitMs for the replica, then answers from what it holds and says how far behind', async () => {
     // A commit the worker takes a long while to load (far longer than the 50 ms wait), then a small one queued behind it.
-    replica.onCommitted(created('large', 300_000));
-    replica.onCommitted(created('small'));
+    replica.onCommitted(createdWith('large', 100_000));
+    replica.onCommitted(createdWith('small', 1));
     const asked = Date.now();
     const behind = await count();
     expect(behind.objects, 'the 300 before, the large commit, not the small one').to.equal(301);
@@ -151,26 +184,49 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   });
 });
 
-describe('SPARQL query replica: a backlog past its bound', function () {
+describe('SPARQL query replica: copies of the store', function () {
   this.timeout(60_000);
+  const copiedGraph = `${BASE}copied`;
+  const hotSource = (history: () => Iterator<string> = () => [][Symbol.iterator]()): ReplicaSource => ({
+    copy: () => ({ hotGraphs: [bookkeeping.metaGraph, copiedGraph], history: history() }),
+    graphNTriples: (graph) => (graph === bookkeeping.metaGraph ? `<${copiedGraph}?revision=1> <urn:onerecord:store:revisionOf> <${copiedGraph}> .\n` : `<${copiedGraph}> <${P}> "from the store" .\n`),
+  });
 
-  it('replaces the worker by one that copies the store, and answers from that copy', async () => {
-    const stored = `${BASE}copied?revision=1`;
-    const source = { listGraphs: () => [stored], graphNTriples: () => `<${BASE}copied> <${P}> "from the store" .\n` };
+  it('a backlog past its bound replaces the worker by one that copies the store, and answers from that copy', async () => {
     const logged: string[] = [];
-    const replica = new QueryReplica(source, { timeBudgetMs: 30_000, maxRows: 1000, freshnessWaitMs: 60_000, maxBacklogChars: 100_000, log: (m) => logged.push(m) });
+    const replica = new QueryReplica(hotSource(), { ...options, freshnessWaitMs: 60_000, maxBacklogBytes: 100_000, log: (m) => logged.push(m) });
     try {
-      const value = (object: string, triples: number) => ({
-        insert: [] as Quad[],
-        delete: [] as Quad[],
-        graphs: [{ graph: `${BASE}${object}?revision=1`, triples: Array.from({ length: triples }, (_, i) => quad(namedNode(`${BASE}${object}`), namedNode(`${P}${i}`), literal(`value ${i}`))) }],
-      });
       // The first goes to the worker (it is still copying the store); the next ones wait and pass the bound.
-      for (let i = 0; i < 20; i++) replica.onCommitted(value(`behind-${i}`, 100));
+      for (let i = 0; i < 20; i++) replica.onCommitted(createdWith(`behind-${i}`, 100));
       expect(logged.join('\n')).to.match(/commits behind; a new one copies the store/);
-      const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { <${BASE}copied> <${P}> ?v }`), view: 'latest', format: 'csv' });
+      const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest', format: 'csv' });
       expect(result.body.split('\r\n')[1]).to.equal('from the store');
       expect(result.lag.commits).to.equal(0);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('a query during a long copy is answered 503 after copyWaitMs, not held until the copy ends; the history copied stops at its bound', async () => {
+    let read = 0;
+    const history = function* () {
+      for (let n = 5000; n >= 1; n--) {
+        read++;
+        yield Array.from({ length: 50 }, (_, i) => `<${copiedGraph}> <${P}${i}> "revision ${n}" <${copiedGraph}?revision=${n}> .\n`).join('') + metaLines('copied', n);
+      }
+    };
+    const replica = new QueryReplica(hotSource(history), { ...options, historyMaxQuads: 52 * 1000, freshnessWaitMs: 50, copyWaitMs: 50 });
+    try {
+      const query = { query: replica.parse(`SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }`), view: 'revisions' as const, format: 'csv' as const };
+      const error = await replica.run(query).then(() => undefined, (err: { status?: number; message?: string }) => err);
+      expect(error?.status).to.equal(503);
+      let answer: string | undefined;
+      for (let tries = 0; answer === undefined && tries < 600; tries++) {
+        answer = await replica.run(query).then((r) => r.body.split('\r\n')[1], () => undefined);
+        if (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(Number(answer)).to.equal(1000);
+      expect(read, 'the archive is read no further than the bound').to.equal(1000);
     } finally {
       await replica.close();
     }

@@ -123,10 +123,11 @@ describe('SPARQL endpoint', function () {
     });
 
     it('selects graphs with default-graph-uri and named-graph-uri (over the query\'s FROM)', async () => {
-      const graph = `${first}?revision=1`;
+      // The latest view names each object's graph after the object.
+      const graph = first;
       expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}?revision=1> WHERE { ?s cargo:goodsDescription ?d }`))).to.deep.equal(['second']);
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}?revision=1> WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`))).to.deep.equal(['second']);
+      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
       const named = await select(server, `${PREFIX}SELECT ?g ?d WHERE { GRAPH ?g { ?s cargo:goodsDescription ?d } }`, { 'named-graph-uri': [graph] });
       expect(named).to.deep.equal([{ g: graph, d: 'first' }]);
     });
@@ -141,10 +142,10 @@ describe('SPARQL endpoint', function () {
       expect((await postEvent(server, shipment, eventJson({ code: 'DEP' }))).status).to.equal(201);
     });
 
-    it('latest (default): only the latest revision of each object', async () => {
+    it('latest (default): only the latest revision of each object, in a graph named after the object', async () => {
       expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${shipment}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: 'shipment v2' }]);
       const graphs = await select(server, `${PREFIX}SELECT ?g WHERE { GRAPH ?g { <${shipment}> ?p ?o } }`);
-      expect([...new Set(graphs.map((r) => r.g))]).to.deep.equal([`${shipment}?revision=2`]);
+      expect([...new Set(graphs.map((r) => r.g))]).to.deep.equal([shipment]);
     });
 
     it('revisions: one named graph per revision, number and time in the default graph', async () => {
@@ -183,10 +184,19 @@ describe('SPARQL endpoint', function () {
       expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${object}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: tricky }]);
     });
 
-    it('a restarted server loads the replica from its store', async () => {
+    it('a restarted server loads the replica from its store, and its history window from the archive', async () => {
+      const seen = async () => ({
+        revisions: await select(server, `SELECT ?g ?n (COUNT(?o) AS ?triples) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ?n ORDER BY ?g`, { view: 'revisions' }),
+        requests: await select(server, `SELECT ?r (COUNT(?o) AS ?triples) WHERE { GRAPH ?r { ?s ?p ?o } } GROUP BY ?r ORDER BY ?r`, { view: 'audit' }),
+        events: await select(server, `SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }`, { view: 'events' }),
+      });
+      const before = await seen();
+      expect(before.revisions.length).to.be.greaterThan(2);
+      expect(before.requests.length).to.be.greaterThan(0);
       await server.stop();
       await server.restart();
       expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`))).to.deep.equal(['first']);
+      expect(await seen()).to.deep.equal(before);
     });
   });
 
@@ -269,7 +279,7 @@ describe('SPARQL endpoint limits', function () {
       const res = await patch(server, object, change(object, 1, [add(object, 'goodsDescription', dbl('1'))]), 'other');
       expect(res.status, await res.text()).to.equal(201);
       expect(await select(server, 'SELECT * WHERE { ?s ?p ?o }', {}, 'other')).to.deep.equal([]);
-      expect(await select(server, `SELECT * WHERE { ?s ?p ?o }`, { 'default-graph-uri': `${object}?revision=1` }, 'other')).to.deep.equal([]);
+      expect(await select(server, `SELECT * WHERE { ?s ?p ?o }`, { 'default-graph-uri': object }, 'other')).to.deep.equal([]);
       expect((await select(server, `SELECT ?s WHERE { ?s ?p ?o }`, {})).length).to.be.greaterThan(0);
       const own = await select(server, `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`, { view: 'audit' }, 'other');
       expect(own).to.have.length(1);

@@ -74,11 +74,12 @@ export class Analytics {
     }
   }
 
-  /** The graphs of `view` that `caller` may read: latest revisions of readable objects (and their readable events), own action requests. */
+  /** The graphs of `view` that `caller` may read: latest graphs of readable objects (and their readable events), own action requests. */
   private visibleGraphs(caller: Caller, view: View): Set<string> {
     const graphs = new Set<string>();
     if (view === 'latest' || view === 'events') {
-      for (const object of this.objects.all()) if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(this.objects.latest(object).graph);
+      // The replica names an object's latest graph after the object, as the hot store does.
+      for (const object of this.objects.all()) if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
     }
     if (view === 'events') {
       for (const event of this.events.all()) {

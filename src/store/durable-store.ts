@@ -2,11 +2,12 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import { Claims } from './claims.js';
-import { CommitStream, type CommittedData } from './commit-stream.js';
+import { CommitStream } from './commit-stream.js';
 import { store as bookkeeping } from '../rdf/vocab.js';
 import type { GraphStore } from './graph-store.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './query-replica.js';
+import { replicaGraph } from './replica-layout.js';
 import { Archive, ARCHIVE_DIR } from './archive.js';
 import { ArchiveCorruptError } from './archive-db.js';
 import { asArchiveLines } from './schema/finished-graphs.js';
@@ -116,16 +117,33 @@ function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Li
 }
 
 /**
- * What a commit wrote, as the after-commit stream's data consumers (the SPARQL replica) take it:
- * each new revision whole in its own graph, with its metadata, whatever the hot store keeps of it.
+ * The archived history a new SPARQL replica copies, newest first: round after round, the next
+ * newest revision (its graph and metadata) and finished action request of each object, so that
+ * wherever the replica's bound stops the copy, every object has about as much history as the
+ * others. Read lazily: only what the replica takes is read. Nothing more once the store closes.
  */
-function committedData(tx: WriteTransaction): CommittedData {
-  if (tx.revisions.length === 0) return { insert: tx.insert, delete: tx.delete, graphs: [] };
-  return {
-    insert: [...tx.insert, ...tx.revisions.flatMap((w) => revisionQuads(w.revision))],
-    delete: tx.delete,
-    graphs: tx.revisions.map((w) => ({ graph: w.revision.graph, triples: w.triples })),
-  };
+function* replicaHistory(latest: ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
+  const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
+  const copied = new Set<string>();
+  for (let round = 0; ; round++) {
+    let more = false;
+    for (const [object, number] of latest) {
+      if (closing()) return;
+      if (number - round >= 1) {
+        more = true;
+        const revision = archive.revisions.revision(object, number - round);
+        if (revision) yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) + revisionQuads(revision).map(quadToNq).join('');
+      }
+      const requests = archive.requests.graphsAbout(object);
+      const request = requests[requests.length - 1 - round];
+      if (request === undefined) continue;
+      more = true;
+      if (copied.has(request)) continue;
+      copied.add(request);
+      yield nquads(request, archive.requests.ntriples(request));
+    }
+    if (!more) return;
+  }
 }
 
 /**
@@ -387,7 +405,7 @@ export class DurableStore implements GraphStore {
           pending = false;
           this.applyDurable(stored);
           this.quads += growth;
-          this.committed.publish(tx.events, committedData(tx));
+          this.committed.publish(tx.events, stored);
           tx.release();
         });
       } finally {
@@ -424,29 +442,27 @@ export class DurableStore implements GraphStore {
   }
 
   /**
-   * What a new SPARQL replica copies: the hot store's graphs, and from the archive every revision
-   * (its graph and its metadata) and every finished request. The replica's revisions view holds
-   * every revision whole, so its copy costs what the history holds, not what the hot store does.
+   * What a new SPARQL replica copies: the hot store's graphs that a view shows (objects' latest
+   * graphs, events, pending action requests, grants, the metadata graph naming the objects), and
+   * the newest history from the archive (replicaHistory), which it stops reading at its bound.
    */
   private replicaSource(): ReplicaSource {
-    const { revisions, requests } = this.archive;
     return {
-      listGraphs: () => [...new Set([...this.index.listGraphs(), ...revisions.graphs(), ...requests.graphs()])],
-      graphNTriples: (graph) => {
-        // A copy still under way when the store closes gets nothing more (the archive is closed).
-        if (this.closing) return '';
-        if (graph === bookkeeping.metaGraph) return this.index.graphNTriples(graph) + revisions.metadataNTriples();
-        const revision = revisionOfGraph(graph);
-        if (revision) return revisions.ntriples(revision.object, revision.number);
-        return requests.ntriples(graph) + this.index.graphNTriples(graph);
+      copy: () => {
+        const latest = new Map<string, number>();
+        for (const r of readRevisions(this)) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+        const shown = (graph: string) => latest.has(graph) || replicaGraph(graph, () => false) !== undefined;
+        const hotGraphs = [bookkeeping.metaGraph, ...this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))];
+        return { hotGraphs, history: replicaHistory(latest, this.archive, () => this.closing) };
       },
+      graphNTriples: (graph) => (this.closing ? '' : this.index.graphNTriples(graph)),
     };
   }
 
   /** Starts the SPARQL query worker with its replica of this store, fed from the after-commit stream from now on. */
   startQueryReplica(options: QueryReplicaOptions): QueryReplica {
     this.replica = new QueryReplica(this.replicaSource(), options);
-    this.committed.subscribeData((data) => this.replica?.onCommitted(data));
+    this.committed.subscribeData((record) => this.replica?.onCommitted(record));
     return this.replica;
   }
 

@@ -17,14 +17,22 @@ try {
   // not Linux, or not allowed: the time budget still bounds a query
 }
 
-const replica = new ReplicaStore();
+// Made by the first message, `start`.
+let replica!: ReplicaStore;
 /** The last commit applied. */
 let position = 0;
+const utf8 = new TextDecoder();
 
 port.on('message', (message: WorkerRequest) => {
   switch (message.kind) {
-    case 'copy':
-      replica.applyCommits([{ insert: message.nquads, delete: '' }]);
+    case 'start':
+      replica = new ReplicaStore(message.historyMaxQuads);
+      return;
+    case 'hot':
+      replica.copyHot(message.nquads);
+      return;
+    case 'history':
+      replica.copyHistory(message.entries);
       return;
     case 'loaded':
       position = message.position;
@@ -32,7 +40,7 @@ port.on('message', (message: WorkerRequest) => {
       port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
       return;
     case 'commits':
-      replica.applyCommits(message.commits);
+      replica.applyRecords(message.commits.map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) })));
       position = message.position;
       port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       return;

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../budgeted-worker.js';
 import { HttpError } from '../errors.js';
-import { nQuadLines, type CommittedData } from './commit-stream.js';
-import { replicaGraph, type View } from './replica-layout.js';
+import type { StoredRecord } from './journal.js';
+import type { View } from './replica-layout.js';
 import { parseQuery, type ParsedQuery, type QueryForm, type ResultFormat } from './sparql-query.js';
 
 export { VIEWS, type View } from './replica-layout.js';
@@ -24,20 +24,24 @@ export interface QueryJob {
   dataset?: Dataset;
 }
 
-/** One commit as the replica applies it: its N-Quads lines to insert and to delete (see `nQuadLines`). */
+/** One commit as the replica applies it: a copy of its journal record's bytes (N-Quads, UTF-8). */
 export interface ReplicaCommit {
-  insert: string;
-  delete: string;
+  insert: Uint8Array;
+  delete: Uint8Array;
 }
 
 /**
- * What feeds the replica, in the order it must apply it: a copy of the main store's graphs (a new
- * worker), `loaded` with the position the copy holds, then batches of commits, each with the
- * position of its last commit. Positions count commits since start. They travel on the same
- * port as queries, so a query sent after a batch runs after it.
+ * What feeds the replica, in the order it must apply it: for a new worker, `start`, a copy of
+ * the hot store's graphs (`hot`, the metadata graph first) and of the newest history from the
+ * archive (`history`, newest first, one revision or finished request per entry), `loaded` with
+ * the position the copy holds; then batches of commits, each with the position of its last
+ * commit. Positions count commits since start. They travel on the same port as queries, so a
+ * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'copy'; nquads: string }
+  | { kind: 'start'; historyMaxQuads: number }
+  | { kind: 'hot'; nquads: string }
+  | { kind: 'history'; entries: string[] }
   | { kind: 'loaded'; position: number }
   | { kind: 'commits'; commits: ReplicaCommit[]; position: number };
 
@@ -87,9 +91,18 @@ export interface QueryService {
   run(request: QueryRequest): Promise<QueryResult>;
 }
 
-/** Where a new replica copies the store from: the graphs of the main store, as N-Triples. */
+/** What a new replica copies, as the store holds it at the moment it is asked. */
+export interface ReplicaCopy {
+  /** The hot store's graphs that a view shows, the metadata graph first (it tells which graphs are objects). */
+  hotGraphs: string[];
+  /** The history in the archive, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
+  history: Iterator<string>;
+}
+
+/** Where a new replica copies the store from. */
 export interface ReplicaSource {
-  listGraphs(): string[];
+  copy(): ReplicaCopy;
+  /** A graph of the hot store as N-Triples. */
   graphNTriples(graph: string): string;
 }
 
@@ -99,8 +112,12 @@ export interface QueryReplicaOptions {
   maxRows: number;
   /** Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica holds. */
   freshnessWaitMs: number;
-  /** Characters of N-Quads waiting for the worker past which it is replaced by one that copies the store (memory stays bounded). */
-  maxBacklogChars?: number;
+  /** Longest a query waits for a new replica to finish its copy of the store; then it is answered 503 (default 10 s). */
+  copyWaitMs?: number;
+  /** Bytes of journal records waiting for the worker past which it is replaced by one that copies the store (memory stays bounded). */
+  maxBacklogBytes?: number;
+  /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
+  historyMaxQuads: number;
   log: (message: string) => void;
 }
 
@@ -110,11 +127,15 @@ const MAX_WAITING = 32;
 const WORKER_HEAP_MB = 2048;
 /** Graphs copied to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
 const GRAPHS_PER_TURN = 200;
+/** Characters of history copied to a loading worker between two turns of the event loop. */
+const HISTORY_CHARS_PER_TURN = 512 * 1024;
 /** One batch of commits at most (a query the worker gets meanwhile waits for this batch only, a fraction of a second). */
 const BATCH_COMMITS = 250;
-const BATCH_CHARS = 2 * 1024 * 1024;
-/** Default of `maxBacklogChars`. */
-const MAX_BACKLOG_CHARS = 128 * 1024 * 1024;
+const BATCH_BYTES = 2 * 1024 * 1024;
+/** Default of `copyWaitMs`: a new worker copies a small store in well under a second, a large one in seconds. */
+const COPY_WAIT_MS = 10_000;
+/** Default of `maxBacklogBytes`. */
+const MAX_BACKLOG_BYTES = 128 * 1024 * 1024;
 /** When each of the last this many commits was acknowledged (for the lag of an answer). */
 const COMMIT_TIMES = 1 << 17;
 
@@ -123,11 +144,13 @@ const COMMIT_TIMES = 1 << 17;
  * cannot be interrupted, so they must never run on the thread that serves requests; a query past
  * its time budget stops the worker, which is replaced by a new one that copies the store again.
  *
- * The replica is fed from the after-commit stream: each commit's data (quads, whole graphs) is
- * queued here, in commit order, and whatever queued while the worker was busy goes to it as one
- * batch when it is done with the last. A new worker first gets a copy of the store's graphs, then
- * the commits from the moment the copy began; both only insert or delete given quads, so the
- * commits the copy already holds change nothing when applied again.
+ * The replica is fed from the after-commit stream: each commit's journal record, the bytes the
+ * hot store applied (a change's deletes and inserts, whatever the object's size), is queued here
+ * as it is, in commit order, and whatever queued while the worker was busy goes to it as one
+ * batch when it is done with the last; the worker decodes and applies them (see ReplicaStore).
+ * A new worker first gets a copy of the hot store's graphs and of the newest history, then the
+ * commits from the moment the copy began; both only insert or delete given quads, so the commits
+ * the copy already holds change nothing when applied again.
  *
  * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
  * before it, then runs on what the replica holds; its answer says how far behind that was.
@@ -139,12 +162,14 @@ export class QueryReplica implements QueryService {
   private applied = 0;
   /** Commits not yet sent to the worker, in order; positions `committed - unsent.length + 1` to `committed`. */
   private unsent: ReplicaCommit[] = [];
-  private unsentChars = 0;
+  private unsentBytes = 0;
   private readonly commitTimes = new Float64Array(COMMIT_TIMES);
   /** The current worker; a batch is with it (`sending`); it is getting a copy of the store (`loading`). */
   private worker?: Worker;
   private sending = false;
   private loading = true;
+  /** The worker has applied its whole copy (it said so with its first `applied`); queries wait for it `freshnessWaitMs` at most. */
+  private copied = false;
   private readonly waiting = new Set<{ target: number; wake(): void }>();
 
   constructor(
@@ -184,15 +209,14 @@ export class QueryReplica implements QueryService {
     return parseQuery(text, this.options.maxRows);
   }
 
-  /** A consumer of the after-commit stream: queues the commit for the worker. */
-  onCommitted(data: CommittedData): void {
-    const lines = nQuadLines(data);
+  /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the worker (its bytes are the journal's). */
+  onCommitted(record: StoredRecord): void {
     this.committed++;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
-    const commit = { insert: lines.insert.join(''), delete: lines.delete.join('') };
+    const commit = { insert: record.insert.slice(), delete: record.delete.slice() };
     this.unsent.push(commit);
-    this.unsentChars += commit.insert.length + commit.delete.length;
-    if (this.unsentChars > (this.options.maxBacklogChars ?? MAX_BACKLOG_CHARS)) {
+    this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
+    if (this.unsentBytes > (this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES)) {
       // Copying the store is bounded by its size; a backlog is not.
       this.options.log(`SPARQL replica is ${this.unsent.length} commits behind; a new one copies the store instead`);
       this.queries.replace(unavailable('the query replica fell too far behind and is being reloaded'));
@@ -203,7 +227,10 @@ export class QueryReplica implements QueryService {
 
   async run(request: QueryRequest): Promise<QueryResult> {
     const target = this.committed;
-    if (this.applied < target) await this.caughtUp(target);
+    // A copy takes seconds on a large store: a query is not held for all of it.
+    if (!this.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
+    if (!this.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
+    if (this.applied < target) await this.caughtUp(target, this.options.freshnessWaitMs);
     const reply = await this.queries.run({
       kind: 'query',
       view: request.view,
@@ -221,8 +248,8 @@ export class QueryReplica implements QueryService {
     return this.queries.close();
   }
 
-  /** Resolves when the worker has applied commit `target`, or after `freshnessWaitMs`, whichever comes first. */
-  private caughtUp(target: number): Promise<void> {
+  /** Resolves when the worker has applied commit `target`, or after `waitMs`, whichever comes first. */
+  private caughtUp(target: number, waitMs: number): Promise<void> {
     if (this.waiting.size >= MAX_WAITING) return Promise.reject(unavailable('too many SPARQL queries are waiting'));
     return new Promise((resolve) => {
       const waiter = {
@@ -233,7 +260,7 @@ export class QueryReplica implements QueryService {
           resolve();
         },
       };
-      const timer = setTimeout(waiter.wake, this.options.freshnessWaitMs);
+      const timer = setTimeout(waiter.wake, waitMs);
       this.waiting.add(waiter);
     });
   }
@@ -251,16 +278,17 @@ export class QueryReplica implements QueryService {
     const worker = this.worker;
     if (!worker || this.loading || this.sending || this.unsent.length === 0) return;
     let count = 0;
-    let chars = 0;
-    while (count < this.unsent.length && count < BATCH_COMMITS && chars < BATCH_CHARS) {
-      chars += this.unsent[count].insert.length + this.unsent[count].delete.length;
+    let bytes = 0;
+    while (count < this.unsent.length && count < BATCH_COMMITS && bytes < BATCH_BYTES) {
+      bytes += this.unsent[count].insert.byteLength + this.unsent[count].delete.byteLength;
       count++;
     }
     const position = this.committed - this.unsent.length + count;
     const commits = this.unsent.splice(0, count);
-    this.unsentChars -= chars;
+    this.unsentBytes -= bytes;
     try {
-      worker.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest);
+      // The copies are the worker's from now on: moved, not copied again.
+      worker.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest, commits.flatMap((c) => [c.insert.buffer as ArrayBuffer, c.delete.buffer as ArrayBuffer]));
       this.sending = true;
     } catch (err) {
       // The write is durable whatever happens here; a replica that missed commits is copied again.
@@ -271,34 +299,65 @@ export class QueryReplica implements QueryService {
 
   private onApplied(position: number): void {
     this.applied = position;
+    this.copied = true;
     this.sending = false;
     for (const waiter of this.waiting) if (waiter.target <= this.applied) waiter.wake();
     this.send();
   }
 
-  /** Gives a new worker a copy of the store's graphs, a few at a time, then the commits since the copy began. */
+  /**
+   * Gives a new worker a copy of the hot store's graphs and of the newest history (up to
+   * `historyMaxQuads` quads), a few at a time, then the commits since the copy began.
+   */
   private async load(worker: Worker): Promise<void> {
     this.worker = worker;
     this.loading = true;
+    this.copied = false;
     this.sending = false;
     // The commits before now are in the store: the copy holds them.
     const position = this.committed;
     this.unsent = [];
-    this.unsentChars = 0;
+    this.unsentBytes = 0;
     const started = Date.now();
-    const graphs = this.source.listGraphs().filter((graph) => replicaGraph(graph) !== undefined);
-    for (let i = 0; i < graphs.length; i += GRAPHS_PER_TURN) {
+    const { hotGraphs, history } = this.source.copy();
+    const { historyMaxQuads } = this.options;
+    worker.postMessage({ kind: 'start', historyMaxQuads } satisfies WorkerRequest);
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       if (worker !== this.worker) return;
-      const chunk = graphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
-      worker.postMessage({ kind: 'copy', nquads: chunk.join('') } satisfies WorkerRequest);
-      await new Promise((resolve) => setImmediate(resolve));
+      const chunk = hotGraphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
+      worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
+      await nextTurn();
+    }
+    let quads = 0;
+    let entries = 0;
+    while (quads < historyMaxQuads) {
+      if (worker !== this.worker) return;
+      const chunk: string[] = [];
+      let chars = 0;
+      for (let next = history.next(); !next.done; next = history.next()) {
+        chunk.push(next.value);
+        chars += next.value.length;
+        quads += countLines(next.value);
+        if (chars >= HISTORY_CHARS_PER_TURN || quads >= historyMaxQuads) break;
+      }
+      if (chunk.length === 0) break;
+      entries += chunk.length;
+      worker.postMessage({ kind: 'history', entries: chunk } satisfies WorkerRequest);
+      await nextTurn();
     }
     if (worker !== this.worker) return;
     worker.postMessage({ kind: 'loaded', position } satisfies WorkerRequest);
     this.loading = false;
     this.send();
-    if (graphs.length > 0) this.options.log(`SPARQL replica: ${graphs.length} graphs sent to the query worker in ${Date.now() - started} ms`);
+    if (hotGraphs.length > 1) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
   }
 }
+
+const countLines = (text: string) => {
+  let lines = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
+};
 
 const unavailable = (why: string) => new HttpError(503, 'sparql_unavailable', { message: `${why}; try again shortly` }, 'Service unavailable');

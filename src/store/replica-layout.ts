@@ -3,21 +3,28 @@ import { revisionOfGraph } from './schema/revisions.js';
 
 /**
  * What a query sees (see the worker): the latest revision of every object (with the Logistics
- * Events: `events`), every revision (one named graph each, metadata in the default graph), the
- * action requests and grants.
+ * Events: `events`), the revisions of the history window (one named graph each, metadata in the
+ * default graph), the action requests and grants.
  */
 export type View = 'latest' | 'revisions' | 'events' | 'audit';
 export const VIEWS: readonly View[] = ['latest', 'revisions', 'events', 'audit'];
 
-/** What a graph of the main store is to the replica; undefined: a bookkeeping graph no view shows. */
+/**
+ * What a graph of the main store is to the replica: the latest graph of an object (named after
+ * the object, changed in place as in the hot store), an event, an action request or grant, a
+ * revision of the history window, the revision metadata; undefined: a graph no view shows.
+ */
 export type ReplicaGraph =
-  | { kind: 'revision'; object: string; number: number }
-  | { kind: 'meta' }
+  | { kind: 'object' }
   | { kind: 'event' }
-  | { kind: 'audit' };
+  | { kind: 'audit' }
+  | { kind: 'revision'; object: string; number: number }
+  | { kind: 'meta' };
 
-export function replicaGraph(graph: string): ReplicaGraph | undefined {
+/** Its kind; `isObject` tells the latest graphs of objects (named after the object) from the others. */
+export function replicaGraph(graph: string, isObject: (graph: string) => boolean): ReplicaGraph | undefined {
   if (graph === bookkeeping.metaGraph) return { kind: 'meta' };
+  if (isObject(graph)) return { kind: 'object' };
   const revision = revisionOfGraph(graph);
   if (revision) return { kind: 'revision', ...revision };
   if (graph.includes('/logistics-events/')) return { kind: 'event' };

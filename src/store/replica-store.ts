@@ -1,9 +1,10 @@
 import sparqljs from 'sparqljs';
 import { store as bookkeeping } from '../rdf/vocab.js';
 import { OxigraphIndex, oxigraph, type SparqlJsonResults } from './oxigraph-index.js';
-import type { QueryAnswer, QueryJob, ReplicaCommit } from './query-replica.js';
+import type { QueryAnswer, QueryJob } from './query-replica.js';
 import { LAYOUT, replicaGraph, type View } from './replica-layout.js';
-import { revisionGraph } from './schema/revisions.js';
+import { ARCHIVE_LINE } from './schema/finished-graphs.js';
+import { revisionGraph, revisionOfGraph } from './schema/revisions.js';
 import { RESULT_MEDIA_TYPES } from './sparql-query.js';
 import { writeSolutions } from './sparql-results.js';
 
@@ -11,8 +12,17 @@ const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
 const iri = (value: string) => `<${value}>`;
 type StoreQuad = ReturnType<typeof oxigraph.quad>;
-/** A triple in N-Triples (and SPARQL) syntax, as Oxigraph writes its terms. */
-const ntriple = (q: StoreQuad) => `${q.subject.toString()} ${q.predicate.toString()} ${q.object.toString()} .`;
+
+/** A journal record as text: N-Quads lines deleted and inserted (archive lines among the latter, see finished-graphs.ts). */
+export interface ReplicaRecord {
+  insert: string;
+  delete: string;
+}
+
+/** The graphs whose view's default graph is a union, and that union. */
+type UnionKind = 'object' | 'event' | 'audit';
+const UNION_OF: Readonly<Record<UnionKind, string>> = { object: LAYOUT.latestUnion, event: LAYOUT.eventsUnion, audit: LAYOUT.auditUnion };
+const VIEWS_OF: Readonly<Record<UnionKind, readonly View[]>> = { object: ['latest', 'events'], event: ['events'], audit: ['audit'] };
 
 /** The union graphs each view's default graph is made of (the revisions view: the revision metadata). */
 const DEFAULT_GRAPHS: Readonly<Record<View, readonly string[]>> = {
@@ -22,133 +32,252 @@ const DEFAULT_GRAPHS: Readonly<Record<View, readonly string[]>> = {
   audit: [LAYOUT.auditUnion],
 };
 
-/**
- * The query replica: ONE Oxigraph store that all views share. It holds each graph of the main
- * store that a view shows once, under its own name (every revision of every object, every
- * event, action request and grant, the revision metadata), plus:
- * - per view whose default graph is a union, that union as one graph (the latest revision of
- *   every object; the events; the action requests and grants), so queries scan one graph, not
- *   thousands: a new revision's triples go into the union of the latest, and those of the
- *   revision it replaces that no other latest revision holds leave it;
- * - each named graph's views (`<graph> replica:in <view>`), which the GRAPH patterns of a query
- *   are joined with (see `scopedToView`), so `GRAPH ?g` in a view finds that view's graphs only.
- * Commits are applied in order; the insertions of consecutive commits are loaded together.
- */
-export class ReplicaStore extends OxigraphIndex {
-  /** Latest revision number per object, as far as the replica has seen. */
-  private readonly latest = new Map<string, number>();
+/** A graph of the history window: a whole revision (with its metadata) or a finished action request. */
+interface WindowEntry {
+  graph: string;
+  quads: number;
+  kind: 'revision' | 'request';
+}
 
-  /** Applies commits in order: insertions loaded together, up to each commit that deletes. */
-  applyCommits(commits: readonly ReplicaCommit[]): void {
-    let inserts: string[] = [];
-    for (const commit of commits) {
-      if (commit.delete.length > 0) {
-        this.insert(inserts);
-        inserts = [];
-        this.remove(commit.delete);
-      }
-      if (commit.insert.length > 0) inserts.push(commit.insert);
-    }
-    this.insert(inserts);
+/**
+ * The history the replica holds, bounded in quads: past `maxQuads`, the oldest entries leave.
+ * Entries copied from the archive by a new replica come newest first and are older than any
+ * written since, so they leave first, from the end of their list.
+ */
+class HistoryWindow {
+  private readonly copied: WindowEntry[] = [];
+  private live: WindowEntry[] = [];
+  private head = 0;
+  private quads = 0;
+
+  constructor(private readonly maxQuads: number) {}
+
+  addCopied(entry: WindowEntry): void {
+    this.copied.push(entry);
+    this.quads += entry.quads;
   }
 
-  /** Loads N-Quads lines (of any graphs, in any order) into the graphs and views they belong to. */
-  private insert(texts: readonly string[]): void {
-    if (texts.length === 0) return;
-    const groups = triplesByGraph(texts);
-    // The newest revision of each object among these and those seen before replaces the one before it.
-    const newest = new Map<string, { number: number; graph: string }>();
-    for (const graph of groups.keys()) {
-      const found = replicaGraph(graph);
-      if (found?.kind !== 'revision') continue;
-      const best = Math.max(this.latest.get(found.object) ?? 0, newest.get(found.object)?.number ?? 0);
-      if (found.number >= best) newest.set(found.object, { number: found.number, graph });
+  add(entry: WindowEntry): void {
+    this.live.push(entry);
+    this.quads += entry.quads;
+  }
+
+  /** The oldest entries past the bound, taken out of the window. */
+  overflow(): WindowEntry[] {
+    const out: WindowEntry[] = [];
+    while (this.quads > this.maxQuads) {
+      const entry = this.copied.pop() ?? this.live[this.head++];
+      if (!entry) break;
+      this.quads -= entry.quads;
+      out.push(entry);
     }
-    /** Revisions no longer the latest, each to the one replacing it. */
-    const replaced = new Map<string, { after: string; triples: readonly string[] }>();
-    for (const [object, { number, graph }] of newest) {
-      const before = this.latest.get(object);
-      if (before !== undefined && before < number) replaced.set(revisionGraph(object, before), { after: graph, triples: groups.get(graph)! });
-      this.latest.set(object, number);
+    if (this.head > 1024 && this.head * 2 > this.live.length) {
+      this.live = this.live.slice(this.head);
+      this.head = 0;
     }
-    const out: string[] = [];
-    for (const [graph, triples] of groups) {
-      const found = replicaGraph(graph);
-      if (!found) continue;
-      const named = ` ${iri(graph)} .\n`;
-      for (const triple of triples) out.push(triple + named);
-      if (found.kind === 'meta') continue;
-      const isLatest = found.kind === 'revision' && newest.get(found.object)?.graph === graph;
-      if (found.kind === 'revision' && !isLatest) {
-        out.push(membership(graph, 'revisions'));
-        continue;
+    return out;
+  }
+}
+
+/** A revision a record writes: its object and number, and its metadata lines (N-Quads in the metadata graph). */
+interface NewRevision {
+  object: string;
+  number: number;
+  meta: string[];
+}
+
+/**
+ * The query replica: ONE Oxigraph store that all views share, fed with the journal records of the
+ * main store, which it applies as the hot store does: each object's latest graph (named after the
+ * object) changed in place by a change's deletes and inserts, events, action requests and grants.
+ * Beside them:
+ * - per view whose default graph is a union, that union as one graph (the latest graphs; the
+ *   events; the action requests and grants), so queries scan one graph, not thousands: a quad
+ *   deleted from a graph leaves the union unless another graph of that view still holds it;
+ * - each named graph's views (`<graph> replica:in <view>`), which the GRAPH patterns of a query
+ *   are joined with (see `scopedToView`), so `GRAPH ?g` in a view finds that view's graphs only;
+ * - the history window: the newest revisions whole (`{object}?revision={n}`, copied from the
+ *   object's graph as the record that wrote it leaves it) with their metadata, and the newest
+ *   finished action requests (the record that finishes one carries its final content), at most
+ *   `historyMaxQuads` quads in all, the oldest leaving first.
+ * Records are applied in order; the insertions of consecutive records are loaded together.
+ */
+export class ReplicaStore extends OxigraphIndex {
+  /** Each object's latest revision number and the triples of its latest graph (for the window's count). */
+  private readonly objects = new Map<string, { number: number; triples: number }>();
+  private readonly window: HistoryWindow;
+  private readonly isObject = (graph: string) => this.objects.has(graph);
+
+  constructor(historyMaxQuads: number) {
+    super();
+    this.window = new HistoryWindow(historyMaxQuads);
+  }
+
+  /** Applies journal records in order. */
+  applyRecords(records: readonly ReplicaRecord[]): void {
+    let pending: string[] = [];
+    const flush = () => {
+      this.load(pending);
+      pending = [];
+    };
+    for (const record of records) {
+      const lines = splitLines(record.insert);
+      const revisions = this.newRevisions(lines);
+      // A change's deletes, and the copy of what it leaves, need what the records before it wrote.
+      if (record.delete.length > 0 || revisions.some((r) => r.number > 1)) {
+        flush();
+        this.remove(record.delete);
       }
-      const union = isLatest ? LAYOUT.latestUnion : found.kind === 'event' ? LAYOUT.eventsUnion : LAYOUT.auditUnion;
-      const views: View[] = isLatest ? ['revisions', 'latest', 'events'] : found.kind === 'event' ? ['events'] : ['audit'];
-      for (const view of views) out.push(membership(graph, view));
-      const into = ` ${iri(union)} .\n`;
-      for (const triple of triples) out.push(triple + into);
+      this.toInsert(lines, pending);
+      if (revisions.length > 0) {
+        flush();
+        this.copyRevisions(revisions);
+      }
     }
-    const text = out.join('');
-    this.makeRoom(text.length);
-    this.store.load(text, { format: NQUADS, lenient: true });
-    if (replaced.size > 0) this.dropFromLatest(replaced);
+    flush();
+    this.evict();
+  }
+
+  /** A part of a new replica's copy of the hot store: its graphs as N-Quads, the metadata graph first (it names the objects). */
+  copyHot(nquads: string): void {
+    const lines = splitLines(nquads);
+    // The metadata of the first and latest revisions only tells which graphs are objects: the window's entries bring their own.
+    this.newRevisions(lines);
+    const out: string[] = [];
+    this.toInsert(lines, out);
+    this.load(out);
   }
 
   /**
-   * Revisions that are no longer the latest of their object: out of the latest and events views,
-   * and the triples that the revision replacing each (`after`, with its `triples` as the commit
-   * gave them) no longer holds out of the union of the latest, unless another latest revision
-   * holds them too. Lines that differ are compared by the store, whose literals are canonical
-   * (a commit's may not be: `"5"^^xsd:double` is stored as `"5E0"`).
+   * A part of a new replica's copy of the history window, from the archive, newest first: each
+   * entry the N-Quads of one revision (its graph and its metadata) or of one finished request.
    */
-  private dropFromLatest(replaced: ReadonlyMap<string, { after: string; triples: readonly string[] }>): void {
-    const { membership: m, inView, latestUnion } = LAYOUT;
-    const gone = new Set(replaced.keys());
-    const inViewNode = oxigraph.namedNode(inView);
-    const latestView = oxigraph.namedNode(LAYOUT.view('latest'));
-    const membershipNode = oxigraph.namedNode(m);
-    const heldBy = (q: StoreQuad, graph: string) => this.store.match(q.subject, q.predicate, q.object, oxigraph.namedNode(graph)).length > 0;
-    const heldByOtherLatest = (q: StoreQuad) =>
-      this.store
-        .match(q.subject, q.predicate, q.object, null)
-        .some(({ graph }) => graph.termType === 'NamedNode' && !gone.has(graph.value) && this.store.match(graph, inViewNode, latestView, membershipNode).length > 0);
-    const leaving: string[] = [];
-    for (const [before, { after, triples }] of replaced) {
-      const kept = new Set(triples.map((triple) => `${triple} .`));
-      const differing = this.graphNTriples(before).split('\n').filter((line) => line.length > 0 && !kept.has(line));
-      if (differing.length === 0) continue;
-      for (const q of oxigraph.parse(differing.join('\n'), { format: NTRIPLES, lenient: true })) {
-        if (!heldBy(q, after) && !heldByOtherLatest(q)) leaving.push(ntriple(q));
+  copyHistory(entries: readonly string[]): void {
+    const out: string[] = [];
+    for (const entry of entries) {
+      let named: { graph: string; kind: WindowEntry['kind'] } | undefined;
+      let quads = 0;
+      for (const line of splitLines(entry)) {
+        const graph = graphOf(line);
+        const found = replicaGraph(graph, this.isObject);
+        if (found?.kind === 'revision') named = { graph, kind: 'revision' };
+        else if (found?.kind === 'audit') {
+          named = { graph, kind: 'request' };
+          out.push(`${tripleOf(line)} ${iri(LAYOUT.auditUnion)} .\n`);
+        } else if (found?.kind !== 'meta') continue;
+        out.push(`${line}\n`);
+        quads++;
       }
+      if (!named) continue;
+      out.push(membership(named.graph, named.kind === 'revision' ? 'revisions' : 'audit'));
+      this.window.addCopied({ ...named, quads });
     }
-    const marks = [...gone].flatMap((g) => (['latest', 'events'] as const).map((view) => `${iri(g)} ${iri(inView)} ${iri(LAYOUT.view(view))} .`));
-    this.store.update(`DELETE DATA { GRAPH ${iri(m)} { ${marks.join(' ')} } GRAPH ${iri(latestUnion)} { ${leaving.join(' ')} } }`);
+    this.load(out);
+    this.evict();
+  }
+
+  /** The revisions the metadata lines among `lines` write; each object learnt with its latest number. */
+  private newRevisions(lines: readonly string[]): NewRevision[] {
+    const found = new Map<string, NewRevision>();
+    const tail = ` ${iri(bookkeeping.metaGraph)} .`;
+    for (const line of lines) {
+      if (!line.endsWith(tail) || !line.startsWith('<')) continue;
+      const subject = line.slice(1, line.indexOf('> '));
+      let revision = found.get(subject);
+      if (!revision) {
+        const of = revisionOfGraph(subject);
+        if (!of) continue;
+        found.set(subject, (revision = { ...of, meta: [] }));
+        const known = this.objects.get(of.object);
+        if (!known) this.objects.set(of.object, { number: of.number, triples: 0 });
+        else if (known.number < of.number) known.number = of.number;
+      }
+      revision.meta.push(`${line}\n`);
+    }
+    return [...found.values()];
+  }
+
+  /** The lines to load for inserted N-Quads lines: in their graph, in their view's union, with the graph's views. */
+  private toInsert(lines: readonly string[], out: string[]): void {
+    const seen = new Set<string>();
+    const finished = new Map<string, number>();
+    for (let line of lines) {
+      const archived = line.startsWith(ARCHIVE_LINE);
+      if (archived) line = line.slice(ARCHIVE_LINE.length);
+      const graph = graphOf(line);
+      const kind = this.unionKind(graph);
+      if (!kind) continue;
+      out.push(`${line}\n`, `${tripleOf(line)} ${iri(UNION_OF[kind])} .\n`);
+      if (!seen.has(graph)) {
+        seen.add(graph);
+        for (const view of VIEWS_OF[kind]) out.push(membership(graph, view));
+      }
+      if (kind === 'object') this.objects.get(graph)!.triples++;
+      // A finished request (its final content, kept for the audit view while it is in the window).
+      if (archived) finished.set(graph, (finished.get(graph) ?? 0) + 1);
+    }
+    for (const [graph, quads] of finished) this.window.add({ graph, quads, kind: 'request' });
+  }
+
+  /** Copies each new revision whole, as its record left the object's graph, into the history window with its metadata. */
+  private copyRevisions(revisions: readonly NewRevision[]): void {
+    const updates: string[] = [];
+    const out: string[] = [];
+    for (const { object, number, meta } of revisions) {
+      const graph = revisionGraph(object, number);
+      updates.push(`INSERT { GRAPH ${iri(graph)} { ?s ?p ?o } } WHERE { GRAPH ${iri(object)} { ?s ?p ?o } }`);
+      out.push(...meta, membership(graph, 'revisions'));
+      this.window.add({ graph, quads: this.objects.get(object)!.triples + meta.length, kind: 'revision' });
+    }
+    this.store.update(updates.join(' ;\n'));
+    this.load(out);
+  }
+
+  /** Takes the oldest entries of the history window out while it holds more than its bound. */
+  private evict(): void {
+    const gone = this.window.overflow();
+    if (gone.length === 0) return;
+    for (const { graph, kind } of gone) {
+      // A finished request's quads leave the audit union too, unless another graph holds them.
+      if (kind === 'request') this.remove(this.graphNTriples(graph).replaceAll(' .\n', ` ${iri(graph)} .\n`));
+    }
+    const drops = gone.map(({ graph, kind }) => {
+      const view = LAYOUT.view(kind === 'revision' ? 'revisions' : 'audit');
+      return `DROP SILENT GRAPH ${iri(graph)} ; DELETE WHERE { GRAPH ${iri(bookkeeping.metaGraph)} { ${iri(graph)} ?p ?o } } ; DELETE DATA { GRAPH ${iri(LAYOUT.membership)} { ${iri(graph)} ${iri(LAYOUT.inView)} ${iri(view)} } }`;
+    });
+    this.store.update(drops.join(' ;\n'));
   }
 
   /** Deletes N-Quads lines from their graphs, and from the union of their view unless another graph of that view still holds them. */
   private remove(text: string): void {
-    const lines = text.split('\n').filter((line) => line.length > 0 && replicaGraph(graphOf(line)) !== undefined);
+    if (text.length === 0) return;
+    const lines = splitLines(text).filter((line) => this.unionKind(graphOf(line)) !== undefined);
     if (lines.length === 0) return;
-    const m = oxigraph.namedNode(LAYOUT.membership);
-    const inView = oxigraph.namedNode(LAYOUT.inView);
     for (const q of oxigraph.parse(lines.join('\n'), { format: NQUADS, lenient: true })) {
+      const graph = q.graph.value;
+      const kind = this.unionKind(graph)!;
+      if (!this.store.has(q)) continue;
       this.store.delete(q);
-      const view = this.unionViewOf(q.graph.value);
-      if (!view) continue;
-      const viewNode = oxigraph.namedNode(LAYOUT.view(view));
-      const held = this.store.match(q.subject, q.predicate, q.object, null).some((other) => other.graph.termType === 'NamedNode' && this.store.match(other.graph, inView, viewNode, m).length > 0);
-      if (!held) this.store.delete(oxigraph.quad(q.subject, q.predicate, q.object, oxigraph.namedNode(UNION_OF[view])));
+      if (kind === 'object') this.objects.get(graph)!.triples--;
+      if (!this.heldElsewhere(q, kind)) this.store.delete(oxigraph.quad(q.subject, q.predicate, q.object, oxigraph.namedNode(UNION_OF[kind])));
     }
   }
 
-  /** The view whose union graph holds what `graph` holds, if any. */
-  private unionViewOf(graph: string): 'latest' | 'events' | 'audit' | undefined {
-    const found = replicaGraph(graph);
-    if (found?.kind === 'revision') return this.latest.get(found.object) === found.number ? 'latest' : undefined;
-    if (found?.kind === 'event') return 'events';
-    if (found?.kind === 'audit') return 'audit';
-    return undefined;
+  private heldElsewhere(q: StoreQuad, kind: UnionKind): boolean {
+    return this.store.match(q.subject, q.predicate, q.object, null).some(({ graph }) => graph.termType === 'NamedNode' && this.unionKind(graph.value) === kind);
+  }
+
+  /** The kind of graph whose quads a union holds; undefined for the window's revisions, the metadata and graphs no view shows. */
+  private unionKind(graph: string): UnionKind | undefined {
+    const kind = replicaGraph(graph, this.isObject)?.kind;
+    return kind === 'object' || kind === 'event' || kind === 'audit' ? kind : undefined;
+  }
+
+  private load(lines: readonly string[]): void {
+    if (lines.length === 0) return;
+    const text = lines.join('');
+    this.makeRoom(text.length);
+    this.store.load(text, { format: NQUADS, lenient: true });
   }
 
   /** Whether `graph` is one of the named graphs of `view`. */
@@ -191,32 +320,18 @@ export class ReplicaStore extends OxigraphIndex {
   }
 }
 
-const UNION_OF = { latest: LAYOUT.latestUnion, events: LAYOUT.eventsUnion, audit: LAYOUT.auditUnion } as const;
-
 const membership = (graph: string, view: View) => `${iri(graph)} ${iri(LAYOUT.inView)} ${iri(LAYOUT.view(view))} ${iri(LAYOUT.membership)} .\n`;
 
-/**
- * The graph of an N-Quads line. Lines are our own serialisation (`quadToNq`): each ends with
- * ` <graph> .`, and since an IRI holds no space, the last ` <` of a line starts its graph
- * whatever a literal before it contains.
- */
-const graphOf = (line: string) => line.slice(line.lastIndexOf(' <') + 2, line.length - 3);
+/** Lines of N-Quads text, without their newlines (archive lines included). */
+const splitLines = (text: string) => text.split('\n').filter((line) => line.length > 0);
 
-/** N-Quads lines as their triples' terms (`s p o`, no final dot) grouped by graph. */
-function triplesByGraph(texts: readonly string[]): Map<string, string[]> {
-  const groups = new Map<string, string[]>();
-  for (const text of texts) {
-    for (const line of text.split('\n')) {
-      if (line.length === 0) continue;
-      const at = line.lastIndexOf(' <');
-      const graph = line.slice(at + 2, line.length - 3);
-      let group = groups.get(graph);
-      if (!group) groups.set(graph, (group = []));
-      group.push(line.slice(0, at));
-    }
-  }
-  return groups;
-}
+/**
+ * The graph of an N-Quads line, and its triple (`s p o`). Lines are our own serialisation
+ * (`quadToNq`): each ends with ` <graph> .`, and since an IRI holds no space, the last ` <` of
+ * a line starts its graph whatever a literal before it contains.
+ */
+const graphOf = (line: string) => line.slice(line.lastIndexOf(' <') + 2, line.endsWith('\n') ? -4 : -3);
+const tripleOf = (line: string) => line.slice(0, line.lastIndexOf(' <'));
 
 type SparqlNode = Record<string, unknown>;
 const isGraphPattern = (node: unknown): node is SparqlNode & { type: 'graph'; name: unknown; patterns: unknown[] } =>

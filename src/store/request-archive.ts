@@ -80,6 +80,15 @@ export class RequestArchive {
     return entry && new Parser({ format: 'application/n-triples' }).parse(entry.ntriples);
   }
 
+  /** The graphs of the finished requests about `object`, oldest first (their keys only: nothing is read). */
+  graphsAbout(object: string): string[] {
+    return this.byObject
+      .range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (key) => key[0] === object)
+      .map(({ key }) => key)
+      .sort((a, b) => a[1] - b[1])
+      .map((key) => key[2]);
+  }
+
   /** The finished requests about `object` (every one when absent), oldest first. */
   list(object?: string): ActionRequestRecord[] {
     if (object === undefined) return this.requests.range(undefined, undefined, () => true).map(({ value }) => toRecord(value)).sort(byRequestTime);

@@ -7,7 +7,7 @@ import type { JournalRecord, StoredRecord } from '../journal.js';
  * to Oxigraph (it loads records as they are) and the archive's to take. A record is thus still
  * one atomic change of the hot store, and the archive is derived from records alone.
  */
-const ARCHIVE_LINE = '#A ';
+export const ARCHIVE_LINE = '#A ';
 const ARCHIVE_LINE_BYTES = Buffer.from(`\n${ARCHIVE_LINE}`);
 
 /** Archive lines for N-Quads lines (each ending in a newline). */
