@@ -167,6 +167,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     maxRows: config.sparql.maxRows,
     freshnessWaitMs: config.sparql.freshnessWaitMillis,
     historyMaxQuads: config.sparql.historyMaxQuads,
+    observeVisible: metrics && ((seconds) => metrics.sparqlReplicaVisibleSeconds.observe(seconds)),
     log: messageLog(logger, 'sparql'),
   });
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);

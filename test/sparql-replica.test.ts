@@ -104,6 +104,14 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'v4']);
   });
 
+  it('a window of 0 quads keeps no history: the latest view as ever, the revisions view empty', () => {
+    const replica = new ReplicaStore(0);
+    replica.applyRecords([created('a', ['v1']), changed('a', 2, ['v1'], ['v2'])]);
+    expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'v2']);
+    expect(history(replica)).to.deep.equal([]);
+    expect(select(replica, 'revisions', `SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([]);
+  });
+
   it('a copy (hot graphs, then history newest first) answers as the records that wrote it', () => {
     const fed = new ReplicaStore(1_000_000);
     fed.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), created('b', ['b1'])]);
@@ -137,7 +145,12 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
   });
 });
 
-const bytes = (record: ReplicaRecord) => ({ insert: Buffer.from(record.insert), delete: Buffer.from(record.delete) });
+/** A record as the journal hands it over: its two parts are views of one buffer (the deletions, then the insertions). */
+const bytes = (record: ReplicaRecord) => {
+  const payload = Buffer.from(record.delete + record.insert);
+  const split = Buffer.byteLength(record.delete);
+  return { delete: payload.subarray(0, split), insert: payload.subarray(split) };
+};
 const noHistory = (hotGraphs: string[] = []) => ({ hotGraphs, history: [][Symbol.iterator]() });
 /** The journal record creating `object` with `triples` triples. */
 const createdWith = (object: string, triples: number) =>
@@ -148,6 +161,9 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   this.timeout(60_000);
   let replica: QueryReplica;
   let patient: QueryReplica;
+  /** How long after its commit the patient replica had applied each commit. */
+  const visible: number[] = [];
+  const logged: string[] = [];
   const source: ReplicaSource = { copy: () => noHistory(), graphNTriples: () => '' };
   const count = async (of = replica) => {
     const result = await of.run({ query: replica.parse(`SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }`), view: 'latest', format: 'csv' });
@@ -157,7 +173,7 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   before(async () => {
     replica = new QueryReplica(source, { ...options, freshnessWaitMs: 50 });
     // Waits far longer than any machine takes: its answers must show every commit before them.
-    patient = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000 });
+    patient = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000, observeVisible: (seconds) => visible.push(seconds), log: (message) => logged.push(message) });
     for (const loading of [replica, patient]) expect((await count(loading)).objects).to.equal(0);
   });
   after(() => Promise.all([replica.close(), patient.close()]));
@@ -165,6 +181,10 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   it('a query sees every commit published before it, in one batch or several', async () => {
     for (let i = 0; i < 300; i++) for (const of of [replica, patient]) of.onCommitted(createdWith(`burst-${i}`, 5));
     expect(await count(patient)).to.deep.equal({ objects: 300, lag: { commits: 0, millis: 0 } });
+    // Each commit's time to visible is told once, when the worker reports it applied.
+    expect(visible).to.have.length(300);
+    for (const seconds of visible) expect(seconds).to.be.at.least(0).and.below(60);
+    expect(logged, 'every batch reached the worker: none was copied again').to.deep.equal([]);
     // The one that waits 50 ms at most: whatever it shows, it says how many commits it does not.
     const result = await count(replica);
     expect(result.objects + result.lag.commits).to.equal(300);

@@ -5,9 +5,13 @@
  * 1. each shipped query (scripts/queries), p50 of 5 runs;
  * 2. GET of one object under 10 connections, idle vs while 2 clients run the heaviest shipped query
  *    in a loop: p50/p99 and the p99 ratio (target <= 2);
- * 3. replica lag under writes paced at 1,000 changes/s (new objects, at most 64 in flight): time from the acknowledged
- *    write to the first SPARQL answer that holds it, sampled every 10th write, p50/p99 (target: < 1 s),
- *    the write rate the server accepted, and the lag the answers declared (SPARQL-Replica-Lag).
+ * 3. replica lag under writes paced at 1,000 changes/s (new objects, at most 64 in flight), two ways:
+ *    the server's own measure, for every write, of the time from its commit until the replica had
+ *    applied it (the histogram onerecord_sparql_replica_visible_seconds, read before and after:
+ *    quantiles as the upper bound of their bucket), and from the client, the time from the acknowledged
+ *    write to the first SPARQL answer that holds it, sampled every 10th write, p50/p99 (target: < 1 s;
+ *    this one includes the probe's wait on the busy request thread); the write rate the server
+ *    accepted, and the lag the answers declared (SPARQL-Replica-Lag).
  *   npm run build && node dist/scripts/bench/sparql.js [seconds]
  */
 import { performance } from 'node:perf_hooks';
@@ -27,6 +31,7 @@ const REVISIONS = Number(process.env.BENCH_REVISIONS ?? 5);
 interface AnalyticsInfo {
   url: string;
   token: string;
+  metricsToken: string;
   piece: string;
   /** The last write of the data set. */
   lastEvent: string;
@@ -35,7 +40,7 @@ interface AnalyticsInfo {
 const started = performance.now();
 const target = await startTarget<AnalyticsInfo>('analytics');
 const setupSeconds = (performance.now() - started) / 1000;
-const { url, token, piece, lastEvent } = target.info;
+const { url, token, metricsToken, piece, lastEvent } = target.info;
 const auth = { Authorization: `Bearer ${token}` };
 
 // The replica applies the data set's writes after the store has: how long until it holds the last one.
@@ -52,6 +57,23 @@ for (;;) {
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 const catchUpSeconds = (performance.now() - catchUpStarted) / 1000;
+
+/** The replica's visibility histogram: cumulative count of writes by bucket upper bound (seconds). */
+async function visibleHistogram(): Promise<Map<number, number>> {
+  const text = await (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${metricsToken}` } })).text();
+  const buckets = new Map<number, number>();
+  for (const [, le, count] of text.matchAll(/^onerecord_sparql_replica_visible_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) buckets.set(le === '+Inf' ? Infinity : Number(le), Number(count));
+  return buckets;
+}
+
+/** The upper bound (ms) of the bucket that holds quantile `q` of the writes observed between two readings. */
+function bucketQuantile(before: Map<number, number>, after: Map<number, number>, q: number): { ms: number; writes: number } {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const between = (le: number) => after.get(le)! - (before.get(le) ?? 0);
+  const writes = between(Infinity);
+  const bound = bounds.find((le) => between(le) >= q * writes) ?? Infinity;
+  return { ms: bound * 1000, writes };
+}
 
 async function runQuery(text: string, view: string): Promise<number> {
   const t0 = performance.now();
@@ -124,6 +146,7 @@ const poller = (async () => {
     if (seen.length > 0) idleSince = answeredAt;
   }
 })();
+const visibleBefore = await visibleHistogram();
 const writeStarted = performance.now();
 const total = WRITES_PER_SECOND * seconds;
 const inFlight: Promise<void>[] = [];
@@ -152,6 +175,7 @@ await Promise.all(inFlight);
 const writeSeconds = (performance.now() - writeStarted) / 1000;
 writing = false;
 await poller;
+const visibleAfter = await visibleHistogram();
 writer.close();
 await target.stop();
 
@@ -171,6 +195,12 @@ console.log(`p99 ratio under analytics vs idle (mean of the two idle runs): ${fm
 console.log(
   `\nreplica lag: ${acknowledged} writes in ${fmt(writeSeconds, 1)} s (${fmt(acknowledged / writeSeconds)}/s accepted), ${lags.length} sampled, ${polls} polls: ` +
     `p50 ${fmt(percentile(lags, 0.5), 1)} ms, p99 ${fmt(percentile(lags, 0.99), 1)} ms, max ${fmt(Math.max(...lags), 1)} ms (target: visible within 1 s, p99)`,
+);
+const visible50 = bucketQuantile(visibleBefore, visibleAfter, 0.5);
+const visible99 = bucketQuantile(visibleBefore, visibleAfter, 0.99);
+console.log(
+  `replica's own measure, commit to applied by the replica, all ${visible50.writes} writes of that phase (server side, histogram buckets): ` +
+    `p50 <= ${fmt(visible50.ms)} ms, p99 <= ${fmt(visible99.ms)} ms (target: 1 s, p99)`,
 );
 const behind = declared.filter((ms) => ms > 0);
 console.log(`answers that declared a lag (SPARQL-Replica-Lag > 0): ${behind.length} of ${declared.length} polls${behind.length > 0 ? `, p50 ${fmt(percentile(behind, 0.5))} ms, max ${fmt(Math.max(...behind))} ms` : ''}`);

@@ -59,11 +59,13 @@ if (kind === 'bare-http') {
 } else if (kind === 'analytics') {
   // fsync off: this target measures queries and replica lag, not disk latency.
   const port = Number(process.env.BENCH_PORT ?? 18401);
-  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false } });
+  // Metrics on: the driver reads the replica's own visibility histogram.
+  const metricsToken = 'bench-metrics-token-0123456789';
+  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false }, metrics: { token: metricsToken } });
   const server = await startServer(config, createLogger('silent'));
   const { holder, identityProvider } = server.services;
   const data = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
-  ready({ url: server.url, token: await identityProvider!.issue(holder), ...data });
+  ready({ url: server.url, token: await identityProvider!.issue(holder), metricsToken, ...data });
 } else {
   console.error(`unknown target ${kind}`);
   process.exit(2);

@@ -38,6 +38,7 @@ export class ServerMetrics {
   private readonly notificationsReceived: Counter;
   private readonly deliveries: Counter<'outcome'>;
   private readonly sparqlQueries: Histogram<'view' | 'outcome'>;
+  readonly sparqlReplicaVisibleSeconds: Histogram;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -87,6 +88,12 @@ export class ServerMetrics {
       help: 'SPARQL queries run by view (latest, revisions, events, audit) and outcome (answered, truncated at the row cap, timed_out, unavailable, failed): time from handing the query to the query replica, including any wait for it to catch up, until its answer or error',
       labelNames: ['view', 'outcome'],
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.sparqlReplicaVisibleSeconds = new Histogram({
+      name: 'onerecord_sparql_replica_visible_seconds',
+      help: 'Writes by the time from their commit (applied to the store, answered right after) until the SPARQL query replica had applied them too, so that a query sees them',
+      buckets: SECONDS_BUCKETS,
       registers,
     });
     /** A gauge set when scraped from what `read` finds (nothing until its source exists). */

@@ -118,6 +118,8 @@ export interface QueryReplicaOptions {
   maxBacklogBytes?: number;
   /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
   historyMaxQuads: number;
+  /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
+  observeVisible?: (seconds: number) => void;
   log: (message: string) => void;
 }
 
@@ -213,7 +215,8 @@ export class QueryReplica implements QueryService {
   onCommitted(record: StoredRecord): void {
     this.committed++;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
-    const commit = { insert: record.insert.slice(), delete: record.delete.slice() };
+    // Copies with buffers of their own (the record's parts are views of one journal buffer; Buffer's slice() would be a view too).
+    const commit = { insert: new Uint8Array(record.insert), delete: new Uint8Array(record.delete) };
     this.unsent.push(commit);
     this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
     if (this.unsentBytes > (this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES)) {
@@ -298,6 +301,12 @@ export class QueryReplica implements QueryService {
   }
 
   private onApplied(position: number): void {
+    const observe = this.options.observeVisible;
+    if (observe) {
+      const now = performance.now();
+      // The commits whose times are no longer kept (more than COMMIT_TIMES behind) are not counted.
+      for (let n = Math.max(this.applied + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++) observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
+    }
     this.applied = position;
     this.copied = true;
     this.sending = false;

@@ -52,6 +52,11 @@ class HistoryWindow {
 
   constructor(private readonly maxQuads: number) {}
 
+  /** Whether the window holds anything at all (a bound of 0 turns history analytics off). */
+  get open(): boolean {
+    return this.maxQuads > 0;
+  }
+
   addCopied(entry: WindowEntry): void {
     this.copied.push(entry);
     this.quads += entry.quads;
@@ -79,6 +84,19 @@ class HistoryWindow {
   }
 }
 
+/** Lines waiting to be loaded, and the graphs they go into (the unions and the views' membership aside). */
+class PendingLines {
+  lines: string[] = [];
+  graphs = new Set<string>();
+
+  take(): string[] {
+    const lines = this.lines;
+    this.lines = [];
+    this.graphs.clear();
+    return lines;
+  }
+}
+
 /** A revision a record writes: its object and number, and its metadata lines (N-Quads in the metadata graph). */
 interface NewRevision {
   object: string;
@@ -103,8 +121,8 @@ interface NewRevision {
  * Records are applied in order; the insertions of consecutive records are loaded together.
  */
 export class ReplicaStore extends OxigraphIndex {
-  /** Each object's latest revision number and the triples of its latest graph (for the window's count). */
-  private readonly objects = new Map<string, { number: number; triples: number }>();
+  /** Each object's latest revision number. */
+  private readonly objects = new Map<string, number>();
   private readonly window: HistoryWindow;
   private readonly isObject = (graph: string) => this.objects.has(graph);
 
@@ -113,28 +131,28 @@ export class ReplicaStore extends OxigraphIndex {
     this.window = new HistoryWindow(historyMaxQuads);
   }
 
-  /** Applies journal records in order. */
+  /**
+   * Applies journal records in order. Their insertions are loaded together, in one `load()` per
+   * batch; a record whose deletions (or whose new revision's copy) concern a graph that insertions
+   * still waiting go into has them loaded first. Deleting from a union a quad that a waiting
+   * insertion puts back is harmless: the insertion comes after.
+   */
   applyRecords(records: readonly ReplicaRecord[]): void {
-    let pending: string[] = [];
-    const flush = () => {
-      this.load(pending);
-      pending = [];
-    };
+    const pending = new PendingLines();
     for (const record of records) {
       const lines = splitLines(record.insert);
       const revisions = this.newRevisions(lines);
-      // A change's deletes, and the copy of what it leaves, need what the records before it wrote.
-      if (record.delete.length > 0 || revisions.some((r) => r.number > 1)) {
-        flush();
-        this.remove(record.delete);
-      }
+      const deletions = splitLines(record.delete).filter((line) => this.unionKind(graphOf(line)) !== undefined);
+      const changes = revisions.filter((r) => r.number > 1);
+      if (deletions.some((line) => pending.graphs.has(graphOf(line))) || changes.some((r) => pending.graphs.has(r.object))) this.load(pending.take());
+      this.remove(deletions);
       this.toInsert(lines, pending);
-      if (revisions.length > 0) {
-        flush();
-        this.copyRevisions(revisions);
-      }
+      if (!this.window.open) continue;
+      // A new revision is what its object's graph keeps of the one before (the store, read after the deletions) and what the record inserts.
+      const kept = new Map(changes.map((r) => [r.object, splitLines(this.graphNTriples(r.object))]));
+      for (const revision of revisions) this.addRevision(revision, kept.get(revision.object) ?? [], lines, pending);
     }
-    flush();
+    this.load(pending.take());
     this.evict();
   }
 
@@ -143,9 +161,9 @@ export class ReplicaStore extends OxigraphIndex {
     const lines = splitLines(nquads);
     // The metadata of the first and latest revisions only tells which graphs are objects: the window's entries bring their own.
     this.newRevisions(lines);
-    const out: string[] = [];
+    const out = new PendingLines();
     this.toInsert(lines, out);
-    this.load(out);
+    this.load(out.take());
   }
 
   /**
@@ -188,9 +206,7 @@ export class ReplicaStore extends OxigraphIndex {
         const of = revisionOfGraph(subject);
         if (!of) continue;
         found.set(subject, (revision = { ...of, meta: [] }));
-        const known = this.objects.get(of.object);
-        if (!known) this.objects.set(of.object, { number: of.number, triples: 0 });
-        else if (known.number < of.number) known.number = of.number;
+        this.objects.set(of.object, Math.max(of.number, this.objects.get(of.object) ?? 0));
       }
       revision.meta.push(`${line}\n`);
     }
@@ -198,7 +214,7 @@ export class ReplicaStore extends OxigraphIndex {
   }
 
   /** The lines to load for inserted N-Quads lines: in their graph, in their view's union, with the graph's views. */
-  private toInsert(lines: readonly string[], out: string[]): void {
+  private toInsert(lines: readonly string[], out: PendingLines): void {
     const seen = new Set<string>();
     const finished = new Map<string, number>();
     for (let line of lines) {
@@ -207,30 +223,36 @@ export class ReplicaStore extends OxigraphIndex {
       const graph = graphOf(line);
       const kind = this.unionKind(graph);
       if (!kind) continue;
-      out.push(`${line}\n`, `${tripleOf(line)} ${iri(UNION_OF[kind])} .\n`);
+      out.lines.push(`${line}\n`, `${tripleOf(line)} ${iri(UNION_OF[kind])} .\n`);
       if (!seen.has(graph)) {
         seen.add(graph);
-        for (const view of VIEWS_OF[kind]) out.push(membership(graph, view));
+        out.graphs.add(graph);
+        for (const view of VIEWS_OF[kind]) out.lines.push(membership(graph, view));
       }
-      if (kind === 'object') this.objects.get(graph)!.triples++;
       // A finished request (its final content, kept for the audit view while it is in the window).
       if (archived) finished.set(graph, (finished.get(graph) ?? 0) + 1);
     }
     for (const [graph, quads] of finished) this.window.add({ graph, quads, kind: 'request' });
   }
 
-  /** Copies each new revision whole, as its record left the object's graph, into the history window with its metadata. */
-  private copyRevisions(revisions: readonly NewRevision[]): void {
-    const updates: string[] = [];
-    const out: string[] = [];
-    for (const { object, number, meta } of revisions) {
-      const graph = revisionGraph(object, number);
-      updates.push(`INSERT { GRAPH ${iri(graph)} { ?s ?p ?o } } WHERE { GRAPH ${iri(object)} { ?s ?p ?o } }`);
-      out.push(...meta, membership(graph, 'revisions'));
-      this.window.add({ graph, quads: this.objects.get(object)!.triples + meta.length, kind: 'revision' });
+  /**
+   * Adds a new revision to the history window, whole in its own graph, with its metadata: the
+   * triples its object's graph `kept` (N-Triples lines) and those its record's `lines` insert there.
+   */
+  private addRevision({ object, number, meta }: NewRevision, kept: readonly string[], lines: readonly string[], out: PendingLines): void {
+    const graph = revisionGraph(object, number);
+    const into = ` ${iri(graph)} .\n`;
+    for (const line of kept) out.lines.push(line.slice(0, -2) + into);
+    const tail = ` ${iri(object)} .`;
+    let inserted = 0;
+    for (const line of lines) {
+      if (!line.endsWith(tail)) continue;
+      out.lines.push(tripleOf(line) + into);
+      inserted++;
     }
-    this.store.update(updates.join(' ;\n'));
-    this.load(out);
+    out.lines.push(...meta, membership(graph, 'revisions'));
+    out.graphs.add(graph);
+    this.window.add({ graph, quads: kept.length + inserted + meta.length, kind: 'revision' });
   }
 
   /** Takes the oldest entries of the history window out while it holds more than its bound. */
@@ -239,7 +261,7 @@ export class ReplicaStore extends OxigraphIndex {
     if (gone.length === 0) return;
     for (const { graph, kind } of gone) {
       // A finished request's quads leave the audit union too, unless another graph holds them.
-      if (kind === 'request') this.remove(this.graphNTriples(graph).replaceAll(' .\n', ` ${iri(graph)} .\n`));
+      if (kind === 'request') this.remove(splitLines(this.graphNTriples(graph)).map((line) => `${line.slice(0, -2)} ${iri(graph)} .`));
     }
     const drops = gone.map(({ graph, kind }) => {
       const view = LAYOUT.view(kind === 'revision' ? 'revisions' : 'audit');
@@ -248,17 +270,14 @@ export class ReplicaStore extends OxigraphIndex {
     this.store.update(drops.join(' ;\n'));
   }
 
-  /** Deletes N-Quads lines from their graphs, and from the union of their view unless another graph of that view still holds them. */
-  private remove(text: string): void {
-    if (text.length === 0) return;
-    const lines = splitLines(text).filter((line) => this.unionKind(graphOf(line)) !== undefined);
+  /** Deletes N-Quads lines (of graphs a union holds) from their graphs, and from the union of their view unless another graph of that view still holds them. */
+  private remove(lines: readonly string[]): void {
     if (lines.length === 0) return;
     for (const q of oxigraph.parse(lines.join('\n'), { format: NQUADS, lenient: true })) {
       const graph = q.graph.value;
       const kind = this.unionKind(graph)!;
       if (!this.store.has(q)) continue;
       this.store.delete(q);
-      if (kind === 'object') this.objects.get(graph)!.triples--;
       if (!this.heldElsewhere(q, kind)) this.store.delete(oxigraph.quad(q.subject, q.predicate, q.object, oxigraph.namedNode(UNION_OF[kind])));
     }
   }
