@@ -3,12 +3,14 @@
  * whose objects have 20 revisions each, against the depth of that history. The data is written
  * through the store's commit path (DurableStore.commit with the revisions the domain writes for a
  * Change of 2 DELETEs + 2 ADDs: the same journal records, hot store and archive, without the
- * ChangeRequests, which would only add to the archive), fsync off, 50 commits in flight. A run adds
+ * ChangeRequests, which would only add to the archive), fsync off, 50 commits in flight, each
+ * writing the next revision of `--per-commit` objects (1: one record per revision, as the server
+ * writes them; more builds a large directory faster, in fewer and larger records). A run adds
  * `--objects` objects to `--data-dir` (created if missing) and closes it (a snapshot is written),
  * so a large directory is built in runs of a few minutes; each run first times the start of what
  * the earlier runs wrote, in a fresh process (startServer until it listens; the SPARQL replica
  * copies the archive after that, in the background).
- *   node dist/scripts/bench/history-cold-start.js --data-dir DIR [--objects 25000] [--revisions 20]
+ *   node dist/scripts/bench/history-cold-start.js --data-dir DIR [--objects 25000] [--revisions 20] [--per-commit 1]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
@@ -25,7 +27,7 @@ import { benchObject } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 
 const { values } = parseArgs({
-  options: { 'data-dir': { type: 'string' }, objects: { type: 'string', default: '25000' }, revisions: { type: 'string', default: '20' }, measure: { type: 'boolean', default: false } },
+  options: { 'data-dir': { type: 'string' }, objects: { type: 'string', default: '25000' }, revisions: { type: 'string', default: '20' }, 'per-commit': { type: 'string', default: '1' }, measure: { type: 'boolean', default: false } },
 });
 const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
@@ -66,7 +68,7 @@ function asObject(parsed: readonly Quad[], iri: string): Quad[] {
   return parsed.map((t) => quad(rename(t.subject) as Quad['subject'], t.predicate, rename(t.object) as Quad['object']));
 }
 
-async function build(dir: string, count: number, revisions: number): Promise<void> {
+async function build(dir: string, count: number, revisions: number, perCommit: number): Promise<void> {
   const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined });
   const parsed = await benchObject();
   const holder = `${BASE}/logistics-objects/holder`;
@@ -78,22 +80,24 @@ async function build(dir: string, count: number, revisions: number): Promise<voi
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (next < count) {
-        const k = next++;
-        const iri = `${BASE}/logistics-objects/${runId}-${k}`;
-        const template = asObject(parsed, iri);
-        let previous: { revision: RevisionRecord; triples: Quad[] } | undefined;
+        const group = Array.from({ length: Math.min(perCommit, count - next) }, () => next++).map((k) => {
+          const iri = `${BASE}/logistics-objects/${runId}-${k}`;
+          return { k, iri, template: asObject(parsed, iri), previous: undefined as { revision: RevisionRecord; triples: Quad[] } | undefined };
+        });
         for (let n = 1; n <= revisions; n++) {
-          const triples = revisionTriples(template, iri, n);
-          const revision: RevisionRecord = { object: iri, number: n, graph: revisionGraph(iri, n), createdAt: new Date(first + k * 100 + n), createdBy: holder, mostSpecificType: `${CARGO}Piece` };
           const tx = store.begin();
-          if (previous) {
-            const changed = (t: Quad) => t.subject.value === iri && (t.predicate.value === `${CARGO}goodsDescription` || t.predicate.value === `${CARGO}upid`);
-            tx.revisions.push({ revision, triples, replaces: { ...previous, added: triples.filter(changed), removed: previous.triples.filter(changed) } });
-          } else {
-            tx.revisions.push({ revision, triples });
+          for (const o of group) {
+            const triples = revisionTriples(o.template, o.iri, n);
+            const revision: RevisionRecord = { object: o.iri, number: n, graph: revisionGraph(o.iri, n), createdAt: new Date(first + o.k * 100 + n), createdBy: holder, mostSpecificType: `${CARGO}Piece` };
+            if (o.previous) {
+              const changed = (t: Quad) => t.subject.value === o.iri && (t.predicate.value === `${CARGO}goodsDescription` || t.predicate.value === `${CARGO}upid`);
+              tx.revisions.push({ revision, triples, replaces: { ...o.previous, added: triples.filter(changed), removed: o.previous.triples.filter(changed) } });
+            } else {
+              tx.revisions.push({ revision, triples });
+            }
+            o.previous = { revision, triples };
           }
           await store.commit(tx);
-          previous = { revision, triples };
         }
       }
     }),
@@ -101,7 +105,7 @@ async function build(dir: string, count: number, revisions: number): Promise<voi
   const seconds = (performance.now() - started) / 1000;
   const { quads, wasmMemoryBytes } = store.capacity();
   console.log(
-    `added ${fmt(count)} objects x ${revisions} revisions (${fmt(count * revisions)} commits) in ${fmt(seconds, 1)} s; ` +
+    `added ${fmt(count)} objects x ${revisions} revisions (${fmt(Math.ceil(count / perCommit) * revisions)} commits) in ${fmt(seconds, 1)} s; ` +
       `hot store ${fmt(existing)} -> ${fmt(quads)} quads (${fmt((quads - existing) / count, 1)} per object), WASM ${fmt(wasmMemoryBytes / 2 ** 20)} MB`,
   );
   const closing = performance.now();
@@ -122,6 +126,6 @@ if (values.measure) {
   console.log(`history cold start, ${machine()}, ${new Date().toISOString()}`);
   await mkdir(dataDir, { recursive: true });
   console.log(`before: ${timedStart(dataDir)}`);
-  await build(dataDir, Number(values.objects), Number(values.revisions));
+  await build(dataDir, Number(values.objects), Number(values.revisions), Number(values['per-commit']));
   console.log(`after: ${timedStart(dataDir)}`);
 }

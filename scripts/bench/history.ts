@@ -10,7 +10,7 @@
  *    clients; quads in Oxigraph, WASM memory, archive bytes on disk, per object;
  * 4. cold start: time to ready of that data directory after a clean stop, against one holding the
  *    same number of objects that were never changed (same run).
- *   npm run build && node dist/scripts/bench/history.js [objects]
+ *   npm run build && node dist/scripts/bench/history.js [objects] [parts: e.g. 1,3; all by default]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -26,6 +26,7 @@ import { LoadClient, fmt, freePort, machine, percentile } from './harness.js';
 const OBJECTS = Number(process.argv[2] ?? 2_000);
 const CHANGES_PER_OBJECT = 20;
 const CLIENTS = 20;
+const PARTS = new Set((process.argv[3] ?? '1,2,3,4').split(',').map(Number));
 
 /** The 40-triple bench Piece with enough handling instructions to reach about 2,000 triples. */
 const BIG_PIECE = pieceWithInstructions(490);
@@ -206,11 +207,11 @@ console.log(`history benchmark, ${machine()}, ${new Date().toISOString()}`);
 const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-bench-history-'));
 try {
   const bench = await start(dataDir);
-  await changeCost(bench);
-  await historicalReads(bench);
+  if (PARTS.has(1)) await changeCost(bench);
+  if (PARTS.has(2)) await historicalReads(bench);
   bench.client.close();
   await bench.server.close();
 } finally {
   await rm(dataDir, { recursive: true, force: true });
 }
-await perObject();
+if (PARTS.has(3) || PARTS.has(4)) await perObject();

@@ -160,7 +160,7 @@ export class ChangeRequests implements AcceptHandler {
     });
     if (!applied.ok) return applied.error;
     // The resulting revision is what must fit the data model, whatever earlier revisions held.
-    const violations = this.objects.shapeViolations(applied.triples, { previous: current, added: applied.added, removed: applied.removed });
+    const violations = this.objects.shapeViolations(applied.triples, { previous: current, added: applied.added, removed: applied.removed, byNode: applied.byNode });
     if (violations.length > 0) return shapeError(violations, 422);
     const number = this.objects.claimNextRevision(tx, entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);

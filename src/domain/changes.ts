@@ -1,6 +1,6 @@
 import { HttpError, badRequest, type ErrorDetail } from '../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../rdf/terms.js';
-import { groupBySubject, reachable, termKey, valueKey } from '../rdf/triples.js';
+import { groupBySubject, rdfTermKey, reachable, termKey, valueKey, type NodeTriples } from '../rdf/triples.js';
 import { API, CODE_LISTS, INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../rdf/vocab.js';
 import { illTypedLiteral, isWellTyped, isXsdDatatype } from '../rdf/xsd-lexical.js';
 
@@ -268,40 +268,62 @@ export interface ApplyContext {
 /**
  * The new revision's triples, and how they differ from the current ones (`removed`: triples of the
  * current revision, as stored; `added`: in the store's canonical form): what the store writes.
+ * `byNode`: the new triples by subject IRI, for shape checks of what the change touched.
  */
-export type ApplyResult = { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[] } | { ok: false; error: HttpError };
+export type ApplyResult =
+  | { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[]; byNode: ReadonlyMap<string, NodeTriples> }
+  | { ok: false; error: HttpError };
 
-/**
- * A key that is equal exactly when two terms are the same RDF term. IRIs never hold `|`, and a
- * literal's lexical form is length-prefixed, so no two different triples share a key.
- */
-const rdfTermKey = (t: Term) =>
-  t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
 const tripleKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
 
 /**
- * What a change needs of the triples it applies to, kept for arrays a change read or produced: a
- * revision's triples are read by the next change of the object, which then needs nothing rebuilt
- * (the result of one change is the input of the next: the parsed-revision cache hands back the same
- * array). `subjects`: triples per subject. `closed`: every subject is reachable from the object
- * through internal: nodes, as a change leaves it (a revision read from the store may hold nodes
- * its creation linked otherwise). Weak, so it lives exactly as long as that cache keeps the array.
+ * What a change needs of the triples it applies to: each triple by its key, in order, and by
+ * subject IRI, predicate and object. `closed`: every subject is reachable from the object through
+ * internal: nodes, as a change leaves it (a revision read from the store may hold nodes its
+ * creation linked otherwise). Kept for the array a change produced: a revision's triples are read
+ * by the next change of the object (the parsed-revision cache hands back the same array), which
+ * edits them in place for its own result, so a change costs what it changes, not the object's
+ * size. The array it started from loses them then, and builds them again if it is ever changed
+ * again (a change that failed, or was not committed). Weak, so they live exactly as long as that
+ * cache keeps the array.
  */
-interface Keyed {
-  triples: ReadonlyMap<string, Quad>;
-  subjects: ReadonlyMap<string, number>;
-  closed: boolean;
-}
-const KEYED_TRIPLES = new WeakMap<readonly Quad[], Keyed>();
+class KeyedTriples {
+  readonly triples = new Map<string, Quad>();
+  readonly byNode = new Map<string, Map<string, Map<string, Quad>>>();
+  closed = false;
 
-function keyedTriples(triples: readonly Quad[]): Keyed {
-  let keyed = KEYED_TRIPLES.get(triples);
-  if (!keyed) {
-    const subjects = new Map<string, number>();
-    for (const t of triples) subjects.set(t.subject.value, (subjects.get(t.subject.value) ?? 0) + 1);
-    keyed = { triples: new Map(triples.map((t) => [tripleKey(t.subject, t.predicate, t.object), t])), subjects, closed: false };
-    KEYED_TRIPLES.set(triples, keyed);
+  constructor(triples: readonly Quad[]) {
+    for (const t of triples) this.add(tripleKey(t.subject, t.predicate, t.object), t);
   }
+
+  add(key: string, t: Quad): void {
+    this.triples.set(key, t);
+    let node = this.byNode.get(t.subject.value);
+    if (!node) this.byNode.set(t.subject.value, (node = new Map()));
+    let values = node.get(t.predicate.value);
+    if (!values) node.set(t.predicate.value, (values = new Map()));
+    values.set(rdfTermKey(t.object), t);
+  }
+
+  delete(key: string): void {
+    const t = this.triples.get(key);
+    if (!t) return;
+    this.triples.delete(key);
+    // Empty maps go, so that a node is there exactly when it has triples.
+    const node = this.byNode.get(t.subject.value)!;
+    const values = node.get(t.predicate.value)!;
+    values.delete(rdfTermKey(t.object));
+    if (values.size > 0) return;
+    node.delete(t.predicate.value);
+    if (node.size === 0) this.byNode.delete(t.subject.value);
+  }
+}
+const KEYED_TRIPLES = new WeakMap<readonly Quad[], KeyedTriples>();
+
+/** The keyed triples of `triples`, taken from it: the caller edits them into those of another array. */
+function takeKeyed(triples: readonly Quad[]): KeyedTriples {
+  const keyed = KEYED_TRIPLES.get(triples) ?? new KeyedTriples(triples);
+  KEYED_TRIPLES.delete(triples);
   return keyed;
 }
 
@@ -332,12 +354,14 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     objects: operation.targets.map((t) => (t.kind === 'new' ? namedNode(newNodes.get(t.label)!.iri) : t.term.termType === 'Literal' ? canonical[nextLiteral++] : t.term)),
   }));
 
-  const before = keyedTriples(current);
-  const triples = new Map(before.triples);
+  const keyed = takeKeyed(current);
+  const { triples, byNode } = keyed;
+  const closedBefore = keyed.closed;
+  const nodesBefore = new Set(resolved.map((r) => r.subject.value).filter((s) => byNode.has(s)));
   const removed = new Map<string, Quad>();
   const added = new Map<string, Quad>();
   const add = (key: string, t: Quad) => {
-    triples.set(key, t);
+    keyed.add(key, t);
     if (!removed.delete(key)) added.set(key, t);
   };
   const failures: ErrorDetail[] = [];
@@ -353,7 +377,7 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
         if (group === 'ADD' && present) failures.push({ message: `ADD ${describe(operation, i)}: the value is already present`, property: operation.p, resource: operation.s });
         if (group === 'DELETE') {
           if (present) removed.set(key, present);
-          triples.delete(key);
+          keyed.delete(key);
         } else if (!present) add(key, quad(subject, predicate, object));
         const target = operation.targets[i];
         if (group === 'ADD' && target.kind === 'new' && !typed.has(target.label)) {
@@ -365,12 +389,9 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     }
   }
 
-  const subjects = new Map(before.subjects);
-  for (const t of removed.values()) subjects.set(t.subject.value, subjects.get(t.subject.value)! - 1);
-  for (const t of added.values()) subjects.set(t.subject.value, (subjects.get(t.subject.value) ?? 0) + 1);
   const unlinks = [...removed.values()].some((t) => followed(t.object));
-  const onKnownNodes = [...added.values()].every((t) => before.subjects.has(t.subject.value));
-  if (!before.closed || unlinks || !onKnownNodes) {
+  const onKnownNodes = [...added.values()].every((t) => nodesBefore.has(t.subject.value));
+  if (!closedBefore || unlinks || !onKnownNodes) {
     // Embedded objects no longer linked from the object (through internal: nodes) are dropped.
     const bySubject = groupBySubject(triples.values(), valueKey);
     const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: followed });
@@ -382,23 +403,22 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     if (failures.length === 0) {
       for (const [key, t] of triples) {
         if (kept.has(t.subject.value)) continue;
-        triples.delete(key);
+        keyed.delete(key);
         if (!added.delete(key)) removed.set(key, t);
-        subjects.set(t.subject.value, subjects.get(t.subject.value)! - 1);
       }
     }
   }
-  if ([...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) || !before.closed) {
-    const types = [...triples.values()].filter((t) => t.subject.value === change.object && t.predicate.value === rdf.type).map((t) => t.object.value);
+  if ([...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) || !closedBefore) {
+    const types = [...(byNode.get(change.object)?.get(rdf.type)?.values() ?? [])].map((t) => t.object.value);
     if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
       failures.push({ message: 'the Logistics Object would no longer have a Logistics Object type', property: rdf.type, resource: change.object });
     }
   }
   if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };
-  for (const [subject, count] of subjects) if (count === 0) subjects.delete(subject);
   const result = [...triples.values()];
-  KEYED_TRIPLES.set(result, { triples, subjects, closed: true });
-  return { ok: true, triples: result, added: [...added.values()], removed: [...removed.values()] };
+  keyed.closed = true;
+  KEYED_TRIPLES.set(result, keyed);
+  return { ok: true, triples: result, added: [...added.values()], removed: [...removed.values()], byNode };
 }
 
 function describe(operation: Operation, i: number): string {

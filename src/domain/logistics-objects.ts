@@ -3,6 +3,7 @@ import type { Authorizer, Caller } from '../auth/authorizer.js';
 import { HttpError, badQuery, notFound } from '../errors.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import { literal, namedNode, quad, type Quad } from '../rdf/terms.js';
+import type { NodeTriples } from '../rdf/triples.js';
 import { cargo, rdf } from '../rdf/vocab.js';
 import { changeFocus, shapeError, type ShapeValidator, type Violation } from '../shapes/validator.js';
 import { claimKey } from '../store/claims.js';
@@ -39,6 +40,8 @@ export interface RevisionChange {
   previous: readonly Quad[];
   added: readonly Quad[];
   removed: readonly Quad[];
+  /** The new revision's triples by subject IRI, when the writer keeps them so (see ShapeValidator.validate). */
+  byNode?: ReadonlyMap<string, NodeTriples>;
 }
 
 export class LogisticsObjects {
@@ -90,7 +93,7 @@ export class LogisticsObjects {
   shapeViolations(triples: readonly Quad[], change?: RevisionChange): Violation[] {
     if (!this.shapes) return [];
     const focus = change && this.conforming.has(change.previous) ? changeFocus(triples, change.added, change.removed) : undefined;
-    const violations = this.shapes.validate(triples, focus);
+    const violations = this.shapes.validate(triples, focus, focus && change?.byNode);
     if (violations.length === 0) this.conforming.add(triples);
     return violations;
   }

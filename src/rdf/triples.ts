@@ -4,6 +4,15 @@ import { namedNode, quad, type Quad, type Term } from './terms.js';
 export const termKey = (t: Term) => `${t.termType}:${t.value}`;
 /** A key by value alone, for data with no blank nodes (stored data: every node has an IRI). */
 export const valueKey = (t: Term) => t.value;
+/**
+ * A key that is equal exactly when two terms are the same RDF term, literals included. IRIs never
+ * hold `|`, and a literal's lexical form is length-prefixed, so keys joined with `|` never collide.
+ */
+export const rdfTermKey = (t: Term) =>
+  t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
+
+/** One node's triples: by predicate, each value once under its `rdfTermKey`. */
+export type NodeTriples = ReadonlyMap<string, ReadonlyMap<string, Quad>>;
 
 /** Triples grouped by subject, in input order, keyed by `keyOf(subject)`. */
 export function groupBySubject(triples: Iterable<Quad>, keyOf: (t: Term) => string = termKey): Map<string, Quad[]> {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { HttpError } from '../errors.js';
 import type { Quad, Term } from '../rdf/terms.js';
+import { rdfTermKey, valueKey, type NodeTriples } from '../rdf/triples.js';
 import { rdf, XSD } from '../rdf/vocab.js';
 import { compactIri, compileShapes, type CompiledShapes, type NodeCheck, type PropertyCheck, type ValueCheck } from './compile.js';
 import { isWellTyped } from '../rdf/xsd-lexical.js';
@@ -54,8 +55,6 @@ function numericValue(lexical: string, datatype: string): number | undefined {
   return Number.isNaN(n) ? undefined : n;
 }
 
-/** Tells values apart as RDF terms (a literal's lexical form is length-prefixed, so no two share an id). */
-const valueId = (t: Term) => (t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType}:${t.value}`);
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
 const show = (t: Term) => (t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`);
 /** Whether a client can name `t` in a request: an IRI, but not an `internal:` id, which may be one this request's blank nodes were given. */
@@ -64,7 +63,7 @@ const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
 
 /**
  * What of some data `validate` checks: per node (by IRI), all of it ('whole') or the predicates a
- * change touched, each with the values it added (by `valueId`: only those have their values checked).
+ * change touched, each with the values it added (by `rdfTermKey`: only those have their values checked).
  */
 export type Focus = ReadonlyMap<string, 'whole' | ReadonlyMap<string, ReadonlySet<string>>>;
 
@@ -82,7 +81,7 @@ export function changeFocus(triples: readonly Quad[], added: readonly Quad[], re
     if (!node) focus.set(t.subject.value, (node = new Map()));
     let values = node.get(t.predicate.value);
     if (!values) node.set(t.predicate.value, (values = new Set()));
-    if (value) values.add(valueId(value));
+    if (value) values.add(rdfTermKey(value));
   };
   for (const [list, isAdded] of [[added, true], [removed, false]] as const) {
     for (const t of list) {
@@ -109,8 +108,23 @@ function typesByNode(triples: readonly Quad[]): Map<string, Term[]> {
   return types;
 }
 
-/** The triples of one node: its predicates and their values, in data order. */
-type NodeData = Map<string, Term[]>;
+/** Each node's triples (see `NodeTriples`), by `termKey` of the node; only the nodes `focus` names, when given. */
+function nodesIn(triples: readonly Quad[], focus?: Focus): Map<string, Map<string, Map<string, Quad>>> {
+  const nodes = new Map<string, Map<string, Map<string, Quad>>>();
+  for (const t of triples) {
+    if (focus && !focus.has(t.subject.value)) continue;
+    const k = termKey(t.subject);
+    let node = nodes.get(k);
+    if (!node) nodes.set(k, (node = new Map()));
+    let values = node.get(t.predicate.value);
+    if (!values) node.set(t.predicate.value, (values = new Map()));
+    // A graph is a set: a triple given twice counts once.
+    values.set(rdfTermKey(t.object), t);
+  }
+  return nodes;
+}
+
+const objectsOf = (values: ReadonlyMap<string, Quad> | undefined): Term[] => (values ? [...values.values()].map((t) => t.object) : []);
 
 /**
  * Checks triples against the compiled shapes: the checks of the request path. The SHACL engine
@@ -127,39 +141,27 @@ export class ShapeValidator {
    * The violations of `triples`; with `focus` (see `changeFocus`), of what it names only. A node's
    * checks read its own triples and the types of its values, so a caller that knows the data
    * conformed before a change asks for what the change touched: the answer is the same, for the
-   * change's work, not the data's.
+   * change's work, not the data's. `byNode`: the same triples by subject IRI (data without blank
+   * nodes), when the caller keeps them so: the check then reads only the nodes, predicates and
+   * values the focus names, never the rest of the data.
    */
-  validate(triples: readonly Quad[], focus?: Focus): Violation[] {
-    const nodes = new Map<string, { term: Term; data: NodeData }>();
-    // A graph is a set: a triple given twice counts once. (Data checked with a focus is a stored
-    // revision, a set already.)
-    const seen = focus ? undefined : new Set<string>();
-    for (const t of triples) {
-      if (focus && !focus.has(t.subject.value)) continue;
-      const k = termKey(t.subject);
-      if (seen) {
-        const id = `${k} ${t.predicate.value} ${valueId(t.object)}`;
-        if (seen.has(id)) continue;
-        seen.add(id);
-      }
-      let node = nodes.get(k);
-      if (!node) nodes.set(k, (node = { term: t.subject, data: new Map() }));
-      const values = node.data.get(t.predicate.value);
-      if (!values) node.data.set(t.predicate.value, [t.object]);
-      else values.push(t.object);
-    }
+  validate(triples: readonly Quad[], focus?: Focus, byNode?: ReadonlyMap<string, NodeTriples>): Violation[] {
+    const keyOf = byNode ? valueKey : termKey;
+    const nodes: ReadonlyMap<string, NodeTriples> = byNode ?? nodesIn(triples, focus);
     // The types of the nodes outside the focus, for the class checks of values: found when first asked for.
     let otherTypes: Map<string, Term[]> | undefined;
     const typesOf = (t: Term) => {
-      const node = nodes.get(termKey(t));
-      if (node || !focus) return node?.data.get(rdf.type) ?? [];
+      const node = nodes.get(keyOf(t));
+      if (node || byNode || !focus) return objectsOf(node?.get(rdf.type));
       otherTypes ??= typesByNode(triples);
       return otherTypes.get(termKey(t)) ?? [];
     };
+    const checked = byNode && focus ? [...focus.keys()].flatMap((iri) => byNode.get(iri) ?? []) : nodes.values();
 
     const found: { node: Term; check: PropertyCheck; value?: Term; count?: number }[] = [];
     const closed: { node: Term; check: NodeCheck; predicate: string; value: Term }[] = [];
-    for (const { term, data } of nodes.values()) {
+    for (const data of checked) {
+      const term = data.values().next().value!.values().next().value!.subject;
       const scope = focus?.get(term.value);
       if (focus && !scope) continue;
       // Undefined: every check of the node; else only what concerns the changed predicates.
@@ -167,7 +169,7 @@ export class ShapeValidator {
       const checks = new Set<NodeCheck>();
       /** Checks a changed predicate brings: they may be new to the node, so they are run whole. */
       const brought = new Set<NodeCheck>();
-      for (const type of data.get(rdf.type) ?? []) {
+      for (const type of objectsOf(data.get(rdf.type))) {
         for (const c of this.shapes.ancestors(type.value)) for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
       }
       for (const predicate of data.keys()) {
@@ -181,16 +183,21 @@ export class ShapeValidator {
         for (const property of check.properties) {
           const addedValues = changed?.get(property.path);
           if (!whole && !addedValues) continue;
-          const values = data.get(property.path) ?? [];
-          if ((property.min !== undefined && values.length < property.min) || (property.max !== undefined && values.length > property.max)) {
-            found.push({ node: term, check: property, count: values.length });
+          const values = data.get(property.path);
+          const count = values?.size ?? 0;
+          if ((property.min !== undefined && count < property.min) || (property.max !== undefined && count > property.max)) {
+            found.push({ node: term, check: property, count });
           }
-          if (property.value) {
-            for (const v of values) if ((whole || addedValues!.has(valueId(v))) && !this.accepts(property.value, v, typesOf)) found.push({ node: term, check: property, value: v });
-          }
+          if (!property.value || !values) continue;
+          // Whole: every value; else the values the change added (the others were checked before).
+          const toCheck = whole ? values.values() : [...addedValues!].flatMap((id) => values.get(id) ?? []);
+          for (const { object } of toCheck) if (!this.accepts(property.value, object, typesOf)) found.push({ node: term, check: property, value: object });
         }
         if (check.allowed) {
-          for (const [predicate, values] of data) if ((whole || changed!.has(predicate)) && !check.allowed.has(predicate)) for (const v of values) closed.push({ node: term, check, predicate, value: v });
+          for (const predicate of whole ? data.keys() : changed!.keys()) {
+            if (check.allowed.has(predicate)) continue;
+            for (const { object } of data.get(predicate)?.values() ?? []) closed.push({ node: term, check, predicate, value: object });
+          }
         }
       }
     }
