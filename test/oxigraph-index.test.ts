@@ -14,3 +14,42 @@ describe('OxigraphIndex', () => {
     expect(index.graphNTriples('http://example.com/g/0')).to.contain('"value 99 of 0"');
   });
 });
+
+describe('OxigraphIndex.apply: deletions as one SPARQL DELETE DATA', () => {
+  const lines = [
+    '<http://e.com/s> <http://e.com/p> "plain" <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> "quote \\" backslash \\\\ newline \\n return \\r, and a > and a < inside" <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> "hallo"@de-AT <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> "20.5"^^<http://www.w3.org/2001/XMLSchema#double> <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> "ends with a backslash \\\\" <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> "" <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> <http://e.com/o> <http://e.com/g> .',
+    '<http://e.com/s> <http://e.com/p> <http://e.com/o> <http://e.com/other> .',
+    '<http://e.com/s> <http://e.com/p> "in the default graph" .',
+    '<http://e.com/s> <http://e.com/p> <http://e.com/o> .',
+  ].map((line) => `${line}\n`);
+  const kept = '<http://e.com/s> <http://e.com/p> "kept" <http://e.com/g> .\n';
+
+  it('deletes exactly the lines given, whatever their literals hold, in named graphs and the default graph', () => {
+    for (const asBytes of [false, true]) {
+      for (let drop = 0; drop < lines.length; drop++) {
+        const index = new OxigraphIndex();
+        index.loadTrusted(lines.join('') + kept);
+        const deleted = lines.filter((_, i) => i % lines.length === drop || i % 3 === drop % 3).join('');
+        index.apply(asBytes ? { delete: new TextEncoder().encode(deleted), insert: new Uint8Array() } : { delete: deleted, insert: '' });
+        const left = new Set(index.nQuads().split('\n').filter(Boolean).map((l) => `${l}\n`));
+        const expected = new OxigraphIndex();
+        expected.loadTrusted(lines.filter((l) => !deleted.includes(l)).join('') + kept);
+        expect([...left].sort()).to.deep.equal(expected.nQuads().split('\n').filter(Boolean).map((l) => `${l}\n`).sort());
+      }
+    }
+  });
+
+  it('a deletion Oxigraph refuses (an IRI only a lenient load takes) fails the record, as deleting it quad by quad did', () => {
+    const index = new OxigraphIndex();
+    const odd = '<http://e.com/{odd}> <http://e.com/p> "x" <http://e.com/g> .\n';
+    index.loadTrusted(odd + kept);
+    expect(() => index.apply({ delete: odd + kept, insert: '' })).to.throw();
+    expect(index.size).to.equal(2);
+  });
+});

@@ -42,6 +42,9 @@ export const pieceWithInstructions = (count: number) => ({
   })),
 });
 
+/** The objects of the capacity benchmarks (~50 triples): BENCH_PIECE with 6 handling instructions, 52 triples. */
+export const CAPACITY_PIECE = pieceWithInstructions(6);
+
 export const benchObject = (): Promise<Quad[]> =>
   parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
 

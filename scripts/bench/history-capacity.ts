@@ -1,77 +1,45 @@
 /**
  * Capacity with history (issue: history out of the hot store): how many objects of ~50 triples,
- * each changed 20 times, one server holds before it refuses writes. One real server in this
- * process (startServer: store, domain, archive, SPARQL replica; the holder's changes accepted at
- * once, shapes on), driven through the domain services rather than HTTP (what is measured is
- * memory, and HTTP would make a fill of millions of changes take hours): objects are created
- * and changed in batches, 50 writes in flight, until a write is refused, `--objects` are
- * reached or `--minutes` have passed. fsync is off (this measures memory, not the disk).
- *
- * `--data-dir` keeps the data directory and continues in it on the next run: a fill can be split
- * into runs of a few minutes each, and each run first measures the cold start of what the
- * earlier ones wrote.
- *   node --expose-gc dist/scripts/bench/history-capacity.js [--objects 100000] [--minutes 9] [--data-dir DIR]
+ * each changed 20 times, one server holds before it refuses writes (507). Two steps, each in runs
+ * of a few minutes that continue one data directory (`--data-dir`):
+ * 1. `--prefill N`: adds N such objects with their 20 revisions through the store's commit path
+ *    (history-fill.ts, 25 objects' next revisions per commit, fsync off, no ChangeRequests, which
+ *    only add to the archive on disk): millions of revisions in minutes instead of hours of HTTP;
+ * 2. then (unless `--prefill-only`) a real server (startServer, loopback, the holder's changes
+ *    accepted at once, shapes on, fsync off: this measures memory, not the disk) starts on that
+ *    directory and `--clients` keep-alive clients fill it over HTTP, each creating an object (POST)
+ *    and changing it 20 times (PATCH, 4 operations each), until the server answers 507, `--minutes`
+ *    have passed or `--objects` are held. The figure reported is the server's own refusal.
+ *   node --expose-gc dist/scripts/bench/history-capacity.js --data-dir DIR [--prefill 0] [--prefill-only] [--clients 20] [--minutes 9] [--objects 1000000]
  */
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Caller } from '../../src/auth/authorizer.js';
-import { loadConfig } from '../../src/config.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
-import { literal, namedNode, quad, xsdLiteral, type Quad } from '../../src/rdf/terms.js';
-import { API, CARGO, XSD, rdf, xsd } from '../../src/rdf/vocab.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { StoreFullError } from '../../src/store/capacity.js';
-import { BENCH_PIECE, pieceWithInstructions } from './fixtures.js';
-import { fmt, freePort, machine } from './harness.js';
+import { BENCH_PIECE, CAPACITY_PIECE, stringOperation as operation } from './fixtures.js';
+import { LoadClient, fmt, freePort, machine } from './harness.js';
+import { fillThroughStore } from './history-fill.js';
 
 const { values } = parseArgs({
-  options: { objects: { type: 'string', default: '100000' }, minutes: { type: 'string', default: '9' }, 'data-dir': { type: 'string' }, batch: { type: 'string', default: '5000' } },
+  options: {
+    'data-dir': { type: 'string' },
+    prefill: { type: 'string', default: '0' },
+    'prefill-only': { type: 'boolean', default: false },
+    clients: { type: 'string', default: '20' },
+    minutes: { type: 'string', default: '9' },
+    objects: { type: 'string', default: '1000000' },
+  },
 });
-const TARGET = Number(values.objects);
+const dataDir = values['data-dir'];
+if (!dataDir) throw new Error('--data-dir is required');
 const DEADLINE = performance.now() + Number(values.minutes) * 60_000;
-const BATCH = Number(values.batch);
 const CHANGES = 20;
-const IN_FLIGHT = 50;
 const MB = 2 ** 20;
-
-/** The 40-triple bench Piece with three more handling instructions: 52 triples. */
-const PIECE = pieceWithInstructions(6);
-
-/** An api:Change replacing the goods description and the UPID (4 operations), as parsed from a PATCH body. */
-function changeQuads(object: string, revision: number): Quad[] {
-  const change = namedNode(`http://bench.invalid/changes/${revision}`);
-  const out = [
-    quad(change, namedNode(rdf.type), namedNode(`${API}Change`)),
-    quad(change, namedNode(`${API}hasLogisticsObject`), namedNode(object)),
-    quad(change, namedNode(`${API}hasRevision`), xsdLiteral(revision, xsd.positiveInteger)),
-  ];
-  const value = (p: string, n: number) => (p === 'goodsDescription' ? (n === 1 ? BENCH_PIECE['cargo:goodsDescription'] : `goods of revision ${n}`) : n === 1 ? BENCH_PIECE['cargo:upid'] : `UPID-${n}`);
-  const ops = [
-    ['DELETE', 'goodsDescription', value('goodsDescription', revision)],
-    ['DELETE', 'upid', value('upid', revision)],
-    ['ADD', 'goodsDescription', value('goodsDescription', revision + 1)],
-    ['ADD', 'upid', value('upid', revision + 1)],
-  ];
-  ops.forEach(([op, p, v], i) => {
-    const node = namedNode(`${change.value}/op${i}`);
-    const o = namedNode(`${node.value}/o`);
-    out.push(
-      quad(change, namedNode(`${API}hasOperation`), node),
-      quad(node, namedNode(rdf.type), namedNode(`${API}Operation`)),
-      quad(node, namedNode(`${API}op`), namedNode(`${API}${op}`)),
-      quad(node, namedNode(`${API}s`), literal(object)),
-      quad(node, namedNode(`${API}p`), xsdLiteral(`${CARGO}${p}`, xsd.anyURI)),
-      quad(node, namedNode(`${API}o`), o),
-      quad(o, namedNode(rdf.type), namedNode(`${API}OperationObject`)),
-      quad(o, namedNode(`${API}hasDatatype`), xsdLiteral(`${XSD}string`, xsd.anyURI)),
-      quad(o, namedNode(`${API}hasValue`), literal(v)),
-    );
-  });
-  return out;
-}
+/** The base URL of the server on the directory: the objects' IRIs start with it, so every run uses the same. */
+const BASE = 'http://127.0.0.1:18601';
 
 async function directoryBytes(dir: string): Promise<number> {
   let bytes = 0;
@@ -82,68 +50,100 @@ async function directoryBytes(dir: string): Promise<number> {
   return bytes;
 }
 
-/** Runs `work(i)` for i in [0, count), `IN_FLIGHT` at a time; stops at the first StoreFullError, which it returns. */
-async function inFlight(count: number, work: (i: number) => Promise<unknown>): Promise<StoreFullError | undefined> {
-  let next = 0;
-  let refused: StoreFullError | undefined;
+function report(server: RunningServer, created: number, started: number, label: string): void {
+  (globalThis as { gc?: () => void }).gc?.();
+  const c = server.store.capacity();
+  const m = process.memoryUsage();
+  const objects = server.services.objects.index.size;
+  console.log(
+    `| ${label} | ${fmt(objects)} | ${fmt(created)} | ${fmt(c.quads)} | ${fmt(c.quads / Math.max(1, objects), 1)} | ${fmt(c.wasmMemoryBytes / MB)} | ${fmt(m.rss / MB)} | ${fmt(m.heapUsed / MB)} | ${fmt((performance.now() - started) / 1000)} |`,
+  );
+}
+
+/** The body of the Change that makes revision `revision + 1` of an object made from CAPACITY_PIECE: it replaces the goods description and the UPID. */
+function change(object: string, revision: number): string {
+  const value = (p: 'goods' | 'upid', n: number) => (p === 'goods' ? (n === 1 ? BENCH_PIECE['cargo:goodsDescription'] : `goods of revision ${n}`) : n === 1 ? BENCH_PIECE['cargo:upid'] : `UPID-${n}`);
+  return JSON.stringify({
+    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
+    '@type': 'api:Change',
+    'api:hasLogisticsObject': { '@id': object },
+    'api:hasOperation': [
+      operation('DELETE', object, 'goodsDescription', value('goods', revision)),
+      operation('DELETE', object, 'upid', value('upid', revision)),
+      operation('ADD', object, 'goodsDescription', value('goods', revision + 1)),
+      operation('ADD', object, 'upid', value('upid', revision + 1)),
+    ],
+    'api:hasRevision': revision,
+  });
+}
+
+/** Fills the server over HTTP until it answers 507, the deadline or `target` objects. */
+async function fillOverHttp(server: RunningServer, clients: number, target: number): Promise<void> {
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  const client = new LoadClient({ Authorization: `Bearer ${token}` });
+  const jsonLd = { 'Content-Type': 'application/ld+json' };
+  const piece = JSON.stringify(CAPACITY_PIECE);
+  const started = performance.now();
+  let created = 0;
+  let refusal: string | undefined;
+  let nextReport = performance.now() + 30_000;
+  const more = () => !refusal && performance.now() < DEADLINE && server.services.objects.index.size < target;
+  const send = async (url: string, method: 'POST' | 'PATCH', body: string): Promise<string | undefined> => {
+    const res = await client.send(url, method, body, jsonLd);
+    if (res.status === 507) {
+      // Why, as the server says it (its capacity report).
+      refusal ??= `${method} answered 507: ${server.store.capacity().writesRefused ?? '(no reason recorded)'}`;
+      return undefined;
+    }
+    if (res.status !== 201) throw new Error(`${method} ${url} answered ${res.status}`);
+    return String(res.headers.location);
+  };
+  console.log('| after | objects held | created over HTTP | quads in Oxigraph | quads per object | WASM MB | RSS MB | JS heap MB | seconds |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  report(server, created, started, 'start');
   await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (!refused && next < count) {
-        const i = next++;
-        try {
-          await work(i);
-        } catch (err) {
-          if (err instanceof StoreFullError) refused ??= err;
-          else throw err;
+    Array.from({ length: clients }, async () => {
+      while (more()) {
+        const iri = await send(`${server.url}/logistics-objects`, 'POST', piece);
+        if (!iri) return;
+        // The object's IRI names the directory's base URL; the requests go to where the server listens.
+        const url = `${server.url}${new URL(iri).pathname}`;
+        for (let revision = 1; revision <= CHANGES && !refusal; revision++) if (!(await send(url, 'PATCH', change(iri, revision)))) return;
+        created += 1;
+        if (performance.now() > nextReport) {
+          nextReport += 30_000;
+          report(server, created, started, 'filling');
         }
       }
     }),
   );
-  return refused;
+  report(server, created, started, refusal ? 'refused' : 'stopped');
+  client.close();
+  if (refusal) console.log(`refused: ${refusal}`);
+  else console.log(`no refusal after ${values.minutes} minutes or ${fmt(target)} objects (continue with --data-dir ${dataDir})`);
 }
 
-function report(server: RunningServer, objects: number, started: number, label: string): void {
-  (globalThis as { gc?: () => void }).gc?.();
-  const c = server.store.capacity();
-  const m = process.memoryUsage();
+console.log(`history capacity benchmark, ${machine()}, ${new Date().toISOString()}`);
+await mkdir(dataDir, { recursive: true });
+const prefill = Number(values.prefill);
+if (prefill > 0) {
+  const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 25, deadline: DEADLINE });
   console.log(
-    `| ${label} | ${fmt(objects)} | ${fmt(c.quads)} | ${fmt(c.quads / Math.max(1, objects), 1)} | ${fmt(c.wasmMemoryBytes / MB)} | ${fmt(m.rss / MB)} | ${fmt(m.heapUsed / MB)} | ${fmt((performance.now() - started) / 1000)} |`,
+    `prefill through the store: ${fmt(filled.objects)} objects of ${parsed.length} triples x ${CHANGES + 1} revisions in ${fmt(filled.seconds, 1)} s; ` +
+      `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads, WASM ${fmt(filled.wasmBytes / MB)} MB; closed (snapshot) in ${fmt(filled.closeSeconds, 1)} s` +
+      (filled.refused ? `; refused: ${filled.refused.message}` : ''),
   );
 }
-
-const dataDir = values['data-dir'] ?? (await mkdtemp(join(tmpdir(), 'onerecord-bench-history-capacity-')));
-try {
-  console.log(`history capacity benchmark, ${machine()}, ${new Date().toISOString()}`);
+if (!values['prefill-only']) {
   const port = await freePort();
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: 'http://bench.invalid', dataDir, decisionPolicy: 'auto', journal: { fsync: false } });
+  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: BASE, dataDir, decisionPolicy: 'auto', journal: { fsync: false } });
   const starting = performance.now();
   const server = await startServer(config, createLogger('silent'));
-  const startMs = performance.now() - starting;
-  const { objects: domain, changeRequests, holder } = server.services;
-  const caller: Caller = { agent: holder, internal: true };
-  const triples = await parseBody(Buffer.from(JSON.stringify(PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: config.limits });
-  const held = domain.index.size;
-  console.log(`started in ${fmt(startMs)} ms on ${fmt(held)} objects already there (${fmt(server.store.capacity().quads)} quads); objects of ${triples.length} triples, each changed ${CHANGES} times (4 operations each)`);
-  console.log('| after | objects | quads in Oxigraph | quads per object | WASM MB | RSS MB | JS heap MB | seconds |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-  const started = performance.now();
-  let objects = held;
-  let refused: StoreFullError | undefined;
-  while (!refused && objects < TARGET && performance.now() < DEADLINE) {
-    const count = Math.min(BATCH, TARGET - objects);
-    const iris: string[] = [];
-    refused = await inFlight(count, async () => iris.push((await domain.create(triples, caller)).iri));
-    for (let round = 1; !refused && round <= CHANGES; round++) {
-      refused = await inFlight(iris.length, (i) => changeRequests.submit(iris[i], changeQuads(iris[i], round), caller));
-    }
-    objects += iris.length;
-    report(server, objects, started, refused ? 'refused' : `batch of ${fmt(count)}`);
-  }
-  if (refused) console.log(`refused (507): ${refused.message}`);
-  else console.log(objects >= TARGET ? `reached ${fmt(objects)} objects without a refusal` : `stopped after ${values.minutes} minutes (continue with --data-dir ${dataDir})`);
+  console.log(`server started in ${fmt((performance.now() - starting) / 1000, 1)} s on ${fmt(server.services.objects.index.size)} objects (${fmt(server.store.capacity().quads)} quads; store.capacityQuads ${fmt(config.store.capacityQuads)})`);
+  await fillOverHttp(server, Number(values.clients), Number(values.objects));
   const closing = performance.now();
   await server.close();
-  console.log(`closed in ${fmt((performance.now() - closing) / 1000, 1)} s; data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB (archive ${fmt((await directoryBytes(join(dataDir, 'archive'))) / MB)} MB)`);
-} finally {
-  if (!values['data-dir']) await rm(dataDir, { recursive: true, force: true });
+  console.log(`closed in ${fmt((performance.now() - closing) / 1000, 1)} s`);
 }
+console.log(`data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB (archive ${fmt((await directoryBytes(join(dataDir, 'archive'))) / MB)} MB)`);

@@ -17,6 +17,11 @@ export class ArchiveDb<K extends Key, V> {
     return this.pending.get(JSON.stringify(key))?.value ?? this.db.get(key);
   }
 
+  /** Whether `key` is there, without reading (or decompressing) its value. */
+  has(key: K): boolean {
+    return this.pending.has(JSON.stringify(key)) || this.db.doesExist(key);
+  }
+
   put(key: K, value: V): void {
     const id = JSON.stringify(key);
     const entry = { key, value };

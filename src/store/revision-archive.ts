@@ -109,7 +109,7 @@ export class RevisionArchive {
   }
 
   has(object: string, number: number): boolean {
-    return this.get(object, number) !== undefined;
+    return this.db.has([object, number]);
   }
 
   /** The metadata of a revision, undefined if the archive does not hold it. */
