@@ -9,6 +9,7 @@ import { startListener, type LoopbackListener } from './support/loopback.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
 import { API, forwardNotification, postSubscription, startGateway, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
 import { ServerProcess } from './support/server-process.js';
+import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from '../src/store/schema/outbox.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 
 const q = (params: Record<string, string>) => `?${new URLSearchParams(params)}`;
@@ -89,6 +90,43 @@ describe('guaranteed delivery between servers', function () {
       expect(got.map((n) => (n['api:hasLogisticsEvent'] as Json)['@id'])).to.deep.equal(ids);
       for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
+    });
+  });
+
+  describe('one outbox entry per write', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    before(async () => {
+      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], decisionPolicy: 'all', ...FAST_RETRIES } : {}));
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close()]);
+    });
+
+    it('whatever the number of subscriptions; one started after the write does not get it; the entry leaves the store once every queue is past it', async () => {
+      const object = await createObject(publisher, piece());
+      // Five subscriptions of the same subscriber to the same object: one queue, a notification for each.
+      for (let i = 0; i < 5; i++) await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await subscriber.stop();
+      await changeRepeatedly(publisher, object, 1, 1);
+      const store = publisher.running.store;
+      expect(readOutboxEntries(store).map((e) => e.recipients)).to.deep.equal([5]);
+      const late = await subscribe(subscriber, publisher, subscription(subscriber, object));
+      const { queues } = (await outbox(publisher, 'queues')) as { queues: Json[] };
+      expect(queues.map((q) => q.pending)).to.deep.equal([5]);
+      await subscriber.restart();
+      const got = await waitForNotifications(subscriber, 5, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      expect(new Set(got.map((n) => n['@id'])).size).to.equal(5);
+      for (let i = 0; i < 50 && readOutboxEntries(store).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(readOutboxEntries(store)).to.deep.equal([]);
+      const positions = readOutboxPositions(store);
+      expect(positions.queues).to.have.length(1);
+      expect(positions.subscriptions.find((s) => s.subscription === late)?.after).to.be.at.least(positions.compactedThrough);
+      // The late subscription gets the next change, and only that.
+      await changeRepeatedly(publisher, object, 2, 1);
+      await waitForNotifications(subscriber, 11, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await receivedNotifications(subscriber, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }))).to.have.length(11);
     });
   });
 
@@ -208,6 +246,10 @@ describe('guaranteed delivery between servers', function () {
       const got = await waitForNotifications(subscriber, 2, q({ 'logistics-object': object }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3]);
       expect(((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object)).to.deep.equal([]);
+      // Delivered again, they leave the store.
+      const parked = () => readParkedNotifications(publisher.running.store).filter((p) => p.notification.object === object);
+      for (let i = 0; i < 50 && parked().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(parked()).to.deep.equal([]);
     });
   });
 

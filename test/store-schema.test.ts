@@ -7,9 +7,24 @@ import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestR
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
-import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxEntryQuads, outboxGraph, outboxNotificationTriples, outboxPage, readOutbox, readOutboxPage, type OutboxEntry } from '../src/store/schema/outbox.js';
 import {
-  notificationTriples,
+  compactedThroughQuad,
+  deadLetterQuads,
+  movedQueuePosition,
+  notifiedAfterQuad,
+  outboxEntryQuads,
+  parkedGraph,
+  parkedNotificationQuads,
+  queuePositionQuads,
+  readOutboxEntries,
+  readOutboxEntry,
+  readOutboxPositions,
+  readParkedNotifications,
+  type OutboxEntry,
+  type ParkedNotification,
+} from '../src/store/schema/outbox.js';
+import { payloadTriples } from '../src/store/schema/annotated-graph.js';
+import {
   readReceivedNotifications,
   receivedNotificationGraph,
   receivedNotificationQuads,
@@ -145,15 +160,58 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(readReceivedNotifications(index)).to.deep.equal([written[1][0], written[0][0]]);
     const graph = written[0][0].graph;
     const stored = index.graphNTriples(graph);
-    const back = notificationTriples(graph, receivedNotificationQuads(written[0][0], written[0][1]).filter((q) => stored.includes(q.subject.value)));
+    const back = payloadTriples(graph, receivedNotificationQuads(written[0][0], written[0][1]).filter((q) => stored.includes(q.subject.value)));
     expect(back.map((q) => q.predicate.value)).to.have.members(written[0][1].map((q) => q.predicate.value));
   });
 
-  it('outbox: every field (optional ones absent or present), queuing order, pages of a queue, pending entries apart from dead letters', () => {
-    const entry = (sequence: number, queue: string, extra: Partial<OutboxEntry> = {}): OutboxEntry => ({
+  it('outbox entries: every field (optional ones absent or present), one quad each whatever the recipients, read in order and by number', () => {
+    const entry = (sequence: number, extra: Partial<OutboxEntry> = {}): OutboxEntry => ({
+      sequence,
       iri: `${BASE}/notifications/n${sequence}`,
-      graph: outboxGraph(`n${sequence}`),
-      queue,
+      queuedAt: new Date(1_700_000_000_000 + sequence),
+      content: { eventType: `${API}LOGISTICS_OBJECT_UPDATED` },
+      topics: [],
+      addressed: [],
+      recipients: 1000,
+      ...extra,
+    });
+    const written = [
+      entry(7, {
+        content: { eventType: `${API}LOGISTICS_OBJECT_UPDATED`, object: object(1), objectType: `${CARGO}Piece`, revision: 3, changed: [`${CARGO}goodsDescription`], triggeredBy: `${BASE}/action-requests/c`, event: `${BASE}/e` },
+        topics: [{ object: object(1), type: `${CARGO}Piece` }],
+        addressed: [{ queue: 'q "a"\n', subscription: `${BASE}/action-requests/s`, callback: 'https://subscriber.example.com/notifications' }],
+      }),
+      entry(2),
+    ];
+    for (const e of written) expect(outboxEntryQuads(e)).to.have.length(1);
+    const index = storeWith(written.flatMap(outboxEntryQuads));
+    expect(readOutboxEntries(index)).to.deep.equal([written[1], written[0]]);
+    const reader = { graphTriples: (graph: string) => new Parser({ format: 'application/n-triples' }).parse(index.graphNTriples(graph)) };
+    expect(readOutboxEntry(reader, 7)).to.deep.equal(written[0]);
+    expect(readOutboxEntry(reader, 3)).to.equal(undefined);
+  });
+
+  it('outbox positions: queues, subscription starts and compaction read back; a moved position replaces the one stored', () => {
+    const [a, b] = ['https://s.example.com/org api:LOGISTICS_OBJECT_IDENTIFIER https://p.example.com/o/1', 'B'];
+    const moved = movedQueuePosition(a, 4, 9);
+    const first = movedQueuePosition(b, 0, 2);
+    expect(first.delete).to.deep.equal([]);
+    const stored = [...queuePositionQuads(a, 4), ...first.insert, notifiedAfterQuad(`${BASE}/action-requests/s`, 5), compactedThroughQuad(3)];
+    const deleted = new Set(moved.delete.map(quadToNq));
+    const positions = readOutboxPositions(storeWith([...stored.filter((q) => !deleted.has(quadToNq(q))), ...moved.insert]));
+    expect(positions.queues.sort((x, y) => x.through - y.through)).to.deep.equal([
+      { queue: b, through: 2 },
+      { queue: a, through: 9 },
+    ]);
+    expect(positions.subscriptions).to.deep.equal([{ subscription: `${BASE}/action-requests/s`, after: 5 }]);
+    expect(positions.compactedThrough).to.equal(3);
+  });
+
+  it('parked notifications: every field, dead letters apart from replayed ones, the notification apart from its queue entry', () => {
+    const parked = (sequence: number, extra: Partial<ParkedNotification> = {}): ParkedNotification => ({
+      iri: `${BASE}/notifications/n${sequence}`,
+      graph: parkedGraph(`n${sequence}`),
+      queue: 'A',
       sequence,
       queuedAt: new Date(1_700_000_000_000 + sequence),
       subscription: `${BASE}/action-requests/s`,
@@ -161,28 +219,18 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
       eventType: `${API}LOGISTICS_OBJECT_UPDATED`,
       ...extra,
     });
-    const notification = (e: OutboxEntry) => [quad(namedNode(e.iri), namedNode(api.hasEventType), namedNode(e.eventType)), ...(e.object ? [quad(namedNode(e.iri), namedNode(api.hasLogisticsObject), namedNode(e.object))] : []), ...(e.triggeredBy ? [quad(namedNode(e.iri), namedNode(api.isTriggeredBy), namedNode(e.triggeredBy))] : [])];
-    const [a, b] = ['A', 'B'];
-    const written = [
-      entry(OUTBOX_PAGE_SPAN + 1, a, { object: object(1), revision: 3, triggeredBy: `${BASE}/action-requests/c` }),
-      entry(2, a),
-      entry(3, b, { object: object(2) }),
-      entry(OUTBOX_PAGE_SPAN + 5, a),
+    const notification = (p: ParkedNotification) => [
+      quad(namedNode(p.iri), namedNode(api.hasEventType), namedNode(p.eventType)),
+      ...(p.object ? [quad(namedNode(p.iri), namedNode(api.hasLogisticsObject), namedNode(p.object))] : []),
+      ...(p.triggeredBy ? [quad(namedNode(p.iri), namedNode(api.isTriggeredBy), namedNode(p.triggeredBy))] : []),
     ];
+    const written = [parked(9, { object: object(1), revision: 3, triggeredBy: `${BASE}/action-requests/c` }), parked(2), parked(5, { queue: 'B' })];
     const dead = { at: new Date(1_700_000_001_000), reason: 'answered 500' };
-    const index = storeWith([...written.flatMap((e) => outboxEntryQuads(e, notification(e))), ...deadLetterQuads(written[3], dead)]);
-    expect(readOutbox(index)).to.deep.equal([{ entry: written[1] }, { entry: written[2] }, { entry: written[0] }, { entry: written[3], dead }]);
-    expect(readOutbox(index, { dead: false }).map((s) => s.entry.sequence)).to.deep.equal([2, 3, OUTBOX_PAGE_SPAN + 1]);
-    expect(readOutbox(index, { dead: true }).map((s) => s.entry.sequence)).to.deep.equal([OUTBOX_PAGE_SPAN + 5]);
-    // A page as delivery reads it: pending entries only, each read back from its graph as written.
-    const reader = { select: (sparql: string) => index.select(sparql), graphTriples: (graph: string) => new Parser({ format: 'application/n-triples' }).parse(index.graphNTriples(graph)) };
-    const page = (queue: string, sequence: number) => readOutboxPage(reader, outboxPage(queue, sequence)).map((s) => s.entry);
-    expect(page(a, 0)).to.deep.equal([written[1]]);
-    expect(page(a, OUTBOX_PAGE_SPAN)).to.deep.equal([written[0]]);
-    expect(page(b, 0)).to.deep.equal([written[2]]);
-    expect(readOutboxPage(reader, outboxPage(a, OUTBOX_PAGE_SPAN))[0].triples).to.have.length(outboxEntryQuads(written[0], notification(written[0])).length);
-    const g = written[0].graph;
-    const sent = outboxNotificationTriples(g, outboxEntryQuads(written[0], notification(written[0])));
+    const index = storeWith([...written.flatMap((p) => parkedNotificationQuads(p, notification(p))), ...deadLetterQuads(written[2], dead)]);
+    expect(readParkedNotifications(index)).to.deep.equal([{ notification: written[1] }, { notification: written[2], dead }, { notification: written[0] }]);
+    expect(readParkedNotifications(index, { dead: false }).map((s) => s.notification.sequence)).to.deep.equal([2, 9]);
+    expect(readParkedNotifications(index, { dead: true }).map((s) => s.notification.sequence)).to.deep.equal([5]);
+    const sent = payloadTriples(written[0].graph, parkedNotificationQuads(written[0], notification(written[0])));
     expect(sent.map((q) => q.predicate.value)).to.have.members([api.hasEventType, api.hasLogisticsObject, api.isTriggeredBy]);
   });
 });

@@ -1,10 +1,26 @@
 import { writeJsonLd } from '../rdf/jsonld-writer.js';
-import { quad, namedNode, type Quad } from '../rdf/terms.js';
+import { namedNode, quad, type Quad } from '../rdf/terms.js';
 import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
 import type { TokenSource } from '../outbound/tokens.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { OUTBOX_PAGE_SPAN, deadLetterQuads, outboxNotificationTriples, outboxPage, readOutbox, readOutboxPage, type OutboxEntry } from '../store/schema/outbox.js';
-import type { DomainEvent } from '../store/transaction.js';
+import { payloadTriples } from '../store/schema/annotated-graph.js';
+import {
+  compactedThroughQuad,
+  deadLetterQuads,
+  movedQueuePosition,
+  outboxEntryGraph,
+  parkedGraph,
+  parkedNotificationQuads,
+  readOutboxEntry,
+  readParkedNotifications,
+  type DeadLetter,
+  type NotificationContent,
+  type OutboxEntry,
+  type ParkedNotification,
+  type Recipient,
+} from '../store/schema/outbox.js';
+import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
+import { notificationIri, notificationQuads, recipientsOf } from './outbox.js';
 import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
 
 export interface DeliveryOptions {
@@ -15,31 +31,58 @@ export interface DeliveryOptions {
   queueWindow: number;
   /** Notifications being sent at once, over all queues. */
   maxInFlight: number;
+  /** Notifications of one queue being sent at once (in order, on one connection). */
+  queueInFlight: number;
+}
+
+/** One notification to one recipient, in its queue's window. */
+interface Item {
+  /** Its @id. */
+  iri: string;
+  /** Number of the outbox entry it comes from. */
+  sequence: number;
+  queuedAt: Date;
+  recipient: Recipient;
+  /** What it says (a notification from an entry). */
+  content?: NotificationContent;
+  /** A replayed dead letter: what it says is in its own graph. */
+  parked?: ParkedNotification;
+  /** When its retry window started, if not when it was queued (a replay restarts it). */
+  retryFrom?: number;
+  /** Given up on: its graph is (again) a dead letter. */
+  deadLettered?: boolean;
+  state: 'waiting' | 'sending' | 'settled';
 }
 
 /**
- * One FIFO queue (subscriber and topic): a window of its first pending notifications, in
- * sequence order, and its retry state. The rest of its backlog stays in the store only and is
- * read a page at a time as the window drains, so memory does not grow with a subscriber's downtime.
+ * One FIFO queue (subscriber and topic): a window of its first notifications in order, and its
+ * retry state. The rest of its backlog stays in the store only (entries after `cursor`) and is
+ * read as the window drains, so memory does not grow with a subscriber's downtime.
  */
 interface Queue {
   key: string;
-  /** The queue's lowest-numbered pending notifications; every one beyond it has a higher number. */
-  window: OutboxEntry[];
-  /** Pending notifications in all: in the window, being settled, or in the store only. */
-  pending: number;
-  /** Delivered or dropped, out of the window, their commit not yet published. */
-  settling: Set<string>;
-  /** Number of the last notification that left an emptied window: the backlog continues after it. */
-  floor: number;
+  callback: string;
+  /** Replayed dead letters first, then notifications of entries up to `cursor`, in entry order; settled ones leave from the front. */
+  window: Item[];
+  /** Entries up to this number were looked at for this queue: their notifications to it are in the window or settled. */
+  cursor: number;
+  /** Notifications of entries after `cursor`: in the store only. */
+  backlog: number;
+  /** Items of the window not settled yet. */
+  unsettled: number;
+  sending: number;
   attempts: number;
   nextAttemptAt: number;
-  busy: boolean;
+  /** A send failed: only the first unsettled notification goes until it is delivered (keeps the order). */
+  retrying: boolean;
   /** In the list of queues ready to send. */
   ready: boolean;
   timer?: NodeJS.Timeout;
   lastError?: string;
 }
+
+/** What came of one attempt, before it is recorded. */
+type Attempt = { outcome: 'delivered' | 'dropped' } | { outcome: 'dead'; reason: string } | { outcome: 'failed'; reason: string; retryAfter?: number };
 
 /** What became of one attempt to deliver a notification (counted by the metrics). */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'dropped' | 'dead_lettered';
@@ -95,38 +138,48 @@ export function backoffMs(attempt: number, options: Pick<DeliveryOptions, 'initi
  * subscriber, a ChangeRequest or AccessDelegationRequest to its requester): sent whatever the
  * request's status and whatever its recipient may read now.
  */
-const isOwnStatus = (entry: OutboxEntry) => entry.triggeredBy === entry.subscription;
+const isOwnStatus = (item: Item) => (item.parked?.triggeredBy ?? item.content?.triggeredBy) === item.recipient.subscription;
+const objectOf = (item: Item) => item.parked?.object ?? item.content?.object;
+const revisionOf = (item: Item) => item.parked?.revision ?? item.content?.revision;
+
+/** At most this many entries are looked at in one go when paging a queue's backlog in (the rest in a later tick). */
+const PAGE_IN_SCAN = 2000;
+/** At most this many entries are removed in one commit. */
+const COMPACT_BATCH = 1000;
 
 /**
  * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retry state,
- * so a slow or dead subscriber never holds up the others. A notification leaves the outbox in
- * the commit that records its delivery (2xx) or its drop (subscription ended, object no longer
- * readable). Failures retry with exponential backoff and full jitter (or the subscriber's
- * Retry-After) until the retry window has passed; then, or at once for 410 Gone (which also ends
- * the subscription) or a refused address, the notification becomes a dead letter, which an
- * operator can replay. Reacts to the after-commit stream only; a write never waits for it.
- * Memory holds a window of each queue (`queueWindow` notifications) and no dead letters: the
- * outbox itself lives in the store.
+ * so a slow or dead subscriber never holds up the others. Each outbox entry is a notification to
+ * every subscription it matches (see `recipientsOf`); a queue records, in the store, the entry up
+ * to which it has settled everything (delivered with a 2xx, dropped because the subscription ended
+ * or the object is no longer readable, or dead-lettered), one position update per queue for all
+ * settled in the same tick; an entry is removed once every queue is past it. Failures retry with
+ * exponential backoff and full jitter (or the subscriber's Retry-After) until the retry window
+ * has passed; then, or at once for 410 Gone (which also ends the subscription) or a refused
+ * address, the notification becomes a dead letter (a graph of its own), which an operator can
+ * replay. Reacts to the after-commit stream only; a write never waits for it. Memory holds a
+ * window of each queue (`queueWindow` notifications) and no dead letters.
  */
 export class Delivery {
   private readonly queues = new Map<string, Queue>();
-  /** Retry windows restarted by a replay. */
-  private readonly windowStart = new Map<string, number>();
-  /** Highest notification number queued so far: paging a backlog stops there. */
+  /** Per queue, the entry up to which it settled everything, in memory and as last committed. */
+  private readonly positions = new Map<string, number>();
+  private readonly storedPositions = new Map<string, number>();
+  /** Highest entry number published so far. */
   private lastSequence = 0;
+  /** Entries up to this number are gone from the store (undefined: none seen yet). */
+  private compactedThrough: number | undefined;
   private running = false;
-  /** Queues whose first notification may be sent now, in the order they became ready. */
+  /** Queues that may send now, in the order they became ready. */
   private readonly ready: Queue[] = [];
   private inFlight = 0;
   private sendsScheduled = false;
-  /** Delivered or dropped notifications whose outbox graphs the next settle commit deletes. */
-  private toSettle: { q: Queue; entry: OutboxEntry; stored: readonly Quad[] }[] = [];
-  /**
-   * The graphs of notifications paged into the windows, as the store holds them (canonical
-   * literals: what is sent does not depend on where it was read): sent and settled without
-   * reading the store again.
-   */
-  private readonly contents = new Map<string, readonly Quad[]>();
+  /** What the next settle commit writes, besides the queues' positions. */
+  private parkedToRemove: ParkedNotification[] = [];
+  private deadToWrite: { parked: ParkedNotification; triples: readonly Quad[]; dead: DeadLetter; isNew: boolean }[] = [];
+  private settleScheduled = false;
+  private settling = false;
+  private settleFailures = 0;
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
   private deadLetters = 0;
   private readonly index: SubscriptionIndex;
@@ -150,21 +203,24 @@ export class Delivery {
       switch (e.kind) {
         case 'notification-queued':
           this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
+          this.compactedThrough ??= e.entry.sequence - 1;
           this.enqueue(e.entry);
           break;
-        case 'notification-settled':
-          this.windowStart.delete(e.entry.iri);
-          this.removeFromQueue(e.entry);
+        case 'outbox-advanced':
+          this.storedPositions.set(e.queue, e.through);
+          if (e.through > (this.positions.get(e.queue) ?? 0)) this.positions.set(e.queue, e.through);
+          this.lastSequence = Math.max(this.lastSequence, e.through);
+          break;
+        case 'outbox-compacted':
+          this.compactedThrough = Math.max(this.compactedThrough ?? 0, e.through);
+          this.lastSequence = Math.max(this.lastSequence, e.through);
           break;
         case 'notification-dead-lettered':
           this.deadLetters += 1;
-          this.windowStart.delete(e.entry.iri);
-          this.removeFromQueue(e.entry);
           break;
         case 'notification-replayed':
           this.deadLetters -= 1;
-          this.windowStart.set(e.entry.iri, Date.now());
-          this.enqueue(e.entry);
+          this.enqueueParked(e.notification);
           break;
         default:
           break;
@@ -183,87 +239,96 @@ export class Delivery {
     for (const q of this.queues.values()) clearTimeout(q.timer);
   }
 
-  private queueOf(key: string): Queue {
-    let q = this.queues.get(key);
+  private queueOf(recipient: Recipient): Queue {
+    let q = this.queues.get(recipient.queue);
     if (!q) {
-      q = { key, window: [], pending: 0, settling: new Set(), floor: 0, attempts: 0, nextAttemptAt: 0, busy: false, ready: false };
-      this.queues.set(key, q);
+      const cursor = this.positions.get(recipient.queue) ?? 0;
+      q = { key: recipient.queue, callback: recipient.callback, window: [], cursor, backlog: 0, unsettled: 0, sending: 0, attempts: 0, nextAttemptAt: 0, retrying: false, ready: false };
+      this.queues.set(q.key, q);
     }
     return q;
   }
 
-  /** How many of a queue's pending notifications are in the store only. */
-  private beyondWindow(q: Queue): number {
-    return q.pending - q.settling.size - q.window.length;
+  private itemsOf(entry: OutboxEntry, recipients: readonly Recipient[]): Item[] {
+    return recipients.map((recipient) => ({ iri: notificationIri(entry, recipient), sequence: entry.sequence, queuedAt: entry.queuedAt, recipient, content: entry.content, state: 'waiting' }));
   }
 
   /**
-   * A notification joins its queue: into the window if it belongs among the first `queueWindow`
-   * (a replayed dead letter may come before the window's last), else it stays in the store only.
+   * An entry's notifications join their queues: into the window while it has room and nothing of
+   * the queue waits in the store only, else they stay in the store only. Queues already past the
+   * entry (at start: settled before a restart) skip it.
    */
   private enqueue(entry: OutboxEntry): void {
-    const q = this.queueOf(entry.queue);
-    const full = this.beyondWindow(q) > 0 || q.window.length >= this.options.queueWindow;
-    q.pending += 1;
-    const { window } = q;
-    const last = window.at(-1);
-    if (full && !(last !== undefined && entry.sequence < last.sequence)) {
-      if (window.length === 0) this.pageIn(q);
-    } else {
-      let i = window.length;
-      while (i > 0 && window[i - 1].sequence > entry.sequence) i -= 1;
-      window.splice(i, 0, entry);
-      // Over the window: its last entry stays in the store only (paged in again later).
-      if (window.length > this.options.queueWindow) this.contents.delete(window.pop()!.iri);
+    const byQueue = new Map<string, Recipient[]>();
+    for (const r of recipientsOf(entry, this.index)) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
+    for (const [key, recipients] of byQueue) {
+      if (entry.sequence <= (this.positions.get(key) ?? 0)) continue;
+      const q = this.queueOf(recipients[0]);
+      if (q.backlog > 0 || q.unsettled >= this.options.queueWindow) {
+        q.backlog += recipients.length;
+      } else {
+        q.window.push(...this.itemsOf(entry, recipients));
+        q.unsettled += recipients.length;
+        q.cursor = entry.sequence;
+      }
+      this.kick(q);
     }
+  }
+
+  /** A replayed dead letter goes back in its queue, before the queue's entries (it is older than they are). */
+  private enqueueParked(parked: ParkedNotification): void {
+    const q = this.queueOf({ queue: parked.queue, subscription: parked.subscription, callback: parked.callback });
+    const item: Item = {
+      iri: parked.iri,
+      sequence: parked.sequence,
+      queuedAt: parked.queuedAt,
+      recipient: { queue: parked.queue, subscription: parked.subscription, callback: parked.callback },
+      parked,
+      retryFrom: Date.now(),
+      state: 'waiting',
+    };
+    let i = 0;
+    while (i < q.window.length && q.window[i].parked && q.window[i].sequence <= parked.sequence) i += 1;
+    q.window.splice(i, 0, item);
+    q.unsettled += 1;
     this.kick(q);
   }
 
-  /** Delivered, dropped or dead: the commit that recorded it was published. */
-  private removeFromQueue(entry: OutboxEntry): void {
-    const q = this.queues.get(entry.queue);
-    if (!q) return;
-    q.pending -= 1;
-    if (!q.settling.delete(entry.iri)) this.leaveWindow(q, entry);
-    if (q.pending === 0 && !q.busy) {
-      clearTimeout(q.timer);
-      this.queues.delete(q.key);
-    }
-  }
-
-  private leaveWindow(q: Queue, entry: OutboxEntry): void {
-    const i = q.window.findIndex((e) => e.iri === entry.iri);
-    if (i < 0) return;
-    q.window.splice(i, 1);
-    this.contents.delete(entry.iri);
-    if (q.window.length === 0) q.floor = entry.sequence;
-    if (q.window.length <= this.options.queueWindow / 4 && this.beyondWindow(q) > 0) this.pageIn(q);
-  }
-
   /**
-   * Fills the window from the store with the next pending notifications of the queue, page after
-   * page of sequence numbers, until the window is full or the whole backlog is in it. Runs in the
-   * tick of a commit or of a delivery, never across an await, so it sees the store as the stream
-   * has published it.
+   * Fills the window from the store with the queue's next notifications, entry after entry,
+   * until the window is full or the whole backlog is in it. Runs in the tick of a commit or of a
+   * delivery, never across an await, so it sees the store as the stream has published it.
    */
   private pageIn(q: Queue): void {
-    const after = q.window.at(-1)?.sequence ?? q.floor;
-    const wanted = Math.min(this.options.queueWindow - q.window.length, this.beyondWindow(q));
-    const found: { entry: OutboxEntry; triples: readonly Quad[] }[] = [];
-    for (let page = Math.floor(after / OUTBOX_PAGE_SPAN); found.length < wanted && page <= Math.floor(this.lastSequence / OUTBOX_PAGE_SPAN); page++) {
-      for (const stored of readOutboxPage(this.store, outboxPage(q.key, page * OUTBOX_PAGE_SPAN))) {
-        if (stored.entry.sequence > after && !q.settling.has(stored.entry.iri)) found.push(stored);
-      }
+    let scanned = 0;
+    while (q.backlog > 0 && q.unsettled < this.options.queueWindow && q.cursor < this.lastSequence && scanned++ < PAGE_IN_SCAN) {
+      const entry = readOutboxEntry(this.store, q.cursor + 1);
+      q.cursor += 1;
+      if (!entry) continue;
+      const mine = recipientsOf(entry, this.index).filter((r) => r.queue === q.key);
+      q.window.push(...this.itemsOf(entry, mine));
+      q.unsettled += mine.length;
+      q.backlog = Math.max(0, q.backlog - mine.length);
     }
-    for (const { entry, triples } of found.slice(0, wanted)) {
-      q.window.push(entry);
-      this.contents.set(entry.iri, triples);
-    }
+    // Subscriptions that ended since leave fewer than were counted.
+    if (q.cursor >= this.lastSequence) q.backlog = 0;
+    else if (q.backlog > 0 && q.unsettled === 0) setImmediate(() => this.pageIn(q));
+    this.kick(q);
   }
 
-  /** Makes `q` ready to send its first notification once its retry time has come. */
+  /** The next notification `q` may send now, if any: its first unsettled one while retrying, else its first waiting one within the per-queue limit. */
+  private nextOf(q: Queue): Item | undefined {
+    if (!this.running || q.nextAttemptAt > Date.now()) return undefined;
+    if (q.retrying) {
+      const head = q.window.find((i) => i.state !== 'settled');
+      return q.sending === 0 && head?.state === 'waiting' ? head : undefined;
+    }
+    return q.sending < this.options.queueInFlight ? q.window.find((i) => i.state === 'waiting') : undefined;
+  }
+
+  /** Makes `q` ready to send once its retry time has come. */
   private kick(q: Queue): void {
-    if (!this.running || q.busy || q.ready || q.window.length === 0) return;
+    if (!this.running || q.ready || q.window.length === 0) return;
     const wait = q.nextAttemptAt - Date.now();
     if (wait > 0) {
       q.timer ??= setTimeout(() => {
@@ -272,6 +337,7 @@ export class Delivery {
       }, wait);
       return;
     }
+    if (!this.nextOf(q)) return;
     q.ready = true;
     this.ready.push(q);
     this.scheduleSends();
@@ -289,158 +355,281 @@ export class Delivery {
       while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
         const q = this.ready.shift()!;
         q.ready = false;
-        if (!this.running || q.busy || q.window.length === 0) continue;
-        q.busy = true;
+        const item = this.nextOf(q);
+        if (!item) continue;
+        item.state = 'sending';
+        q.sending += 1;
         this.inFlight += 1;
-        void this.attempt(q)
-          .catch((err: Error) => this.failed(q, q.window[0], `delivery failed: ${err.message}`))
-          .finally(() => {
-            q.busy = false;
+        void this.attempt(item)
+          .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
+          .then((result) => {
+            q.sending -= 1;
             this.inFlight -= 1;
-            if (q.pending === 0) this.queues.delete(q.key);
+            this.record(q, item, result);
             this.kick(q);
             this.scheduleSends();
           });
+        // Its next notification may go too, after the other ready queues had their turn.
+        this.kick(q);
       }
     });
   }
 
-  private async attempt(q: Queue): Promise<void> {
-    const entry = q.window[0];
-    const s = this.index.forRequest(entry.subscription);
-    if (!isOwnStatus(entry)) {
-      if (!s || !this.index.isActive(s)) return this.settle(q, entry, 'dropped');
-      if (entry.object !== undefined && !this.index.mayRead(s, entry.object)) return this.settle(q, entry, 'dropped');
+  /** Sends one notification (or finds it is to be dropped); what came of it. */
+  private async attempt(item: Item): Promise<Attempt> {
+    const { recipient } = item;
+    const s = this.index.forRequest(recipient.subscription);
+    const own = isOwnStatus(item);
+    if (!own) {
+      if (!s || !this.index.isActive(s)) return { outcome: 'dropped' };
+      const object = objectOf(item);
+      if (object !== undefined && !this.index.mayRead(s, object)) return { outcome: 'dropped' };
     }
-    const stored = this.contents.get(entry.iri) ?? this.store.graphTriples(entry.graph);
-    const body = writeJsonLd({ iri: entry.iri, triples: this.notificationTriples(entry, stored, isOwnStatus(entry) ? undefined : s) });
+    const body = writeJsonLd({ iri: item.iri, triples: this.notificationTriples(item, own ? undefined : s) });
     const token = await this.tokens?.token();
     let res;
     try {
-      res = await this.client.request(entry.callback, {
+      res = await this.client.request(recipient.callback, {
         method: 'POST',
         headers: {
           'Content-Type': 'application/ld+json',
           Accept: 'application/ld+json',
-          'Idempotency-Key': entry.iri,
-          'webhook-id': entry.iri,
+          'Idempotency-Key': item.iri,
+          'webhook-id': item.iri,
           'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
         },
         body,
       });
     } catch (err) {
-      if (err instanceof OutboundError && err.code === 'outbound_address_refused') return this.deadLetter(q, entry, err.message);
-      return this.failed(q, entry, (err as Error).message);
+      if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
+      return { outcome: 'failed', reason: (err as Error).message };
     }
-    if (res.status >= 200 && res.status < 300) {
-      q.attempts = 0;
-      q.lastError = undefined;
-      return this.settle(q, entry, 'delivered', stored);
-    }
+    if (res.status >= 200 && res.status < 300) return { outcome: 'delivered' };
     if (res.status === 410) {
-      if (!s) return this.deadLetter(q, entry, `${entry.callback} answered 410 Gone`);
-      await this.deadLetter(q, entry, `${entry.callback} answered 410 Gone: the subscription ends`);
-      return this.subscriptions.end(s, `${entry.callback} answered 410 Gone`);
+      if (!s) return { outcome: 'dead', reason: `${recipient.callback} answered 410 Gone` };
+      // Ended before the queue goes on: its next notifications are dropped, not sent to be refused again.
+      await this.subscriptions.end(s, `${recipient.callback} answered 410 Gone`).catch((err: Error) => this.log(`subscription ${s.request.iri} could not be ended: ${err.message}`));
+      return { outcome: 'dead', reason: `${recipient.callback} answered 410 Gone: the subscription ends` };
     }
-    return this.failed(q, entry, `${entry.callback} answered ${res.status}`, retryAfterMs(res.headers['retry-after']));
+    return { outcome: 'failed', reason: `${recipient.callback} answered ${res.status}`, retryAfter: retryAfterMs(res.headers['retry-after']) };
   }
 
   /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
-  private notificationTriples(entry: OutboxEntry, stored: readonly Quad[], s: Subscription | undefined): Quad[] {
-    const triples = outboxNotificationTriples(entry.graph, stored);
-    if (!s?.sendLogisticsObjectBody || entry.object === undefined || entry.revision === undefined) return triples;
-    const object = this.index.revisions.get(entry.object);
-    const revision = object && this.index.revisions.revision(object, entry.revision);
+  private notificationTriples(item: Item, s: Subscription | undefined): Quad[] {
+    const triples = item.parked ? payloadTriples(item.parked.graph, this.store.graphTriples(item.parked.graph)) : notificationQuads(item.iri, item.content!);
+    const [object, number] = [objectOf(item), revisionOf(item)];
+    if (!s?.sendLogisticsObjectBody || object === undefined || number === undefined) return triples;
+    const entry = this.index.revisions.get(object);
+    const revision = entry && this.index.revisions.revision(entry, number);
     return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
   }
 
-  private failed(q: Queue, entry: OutboxEntry, reason: string, retryAfter?: number): Promise<void> | void {
-    q.attempts += 1;
-    q.lastError = reason;
-    const now = Date.now();
-    const windowEnd = (this.windowStart.get(entry.iri) ?? entry.queuedAt.getTime()) + this.options.retryWindowMs;
-    if (now >= windowEnd) return this.deadLetter(q, entry, `not delivered within the retry window: ${reason}`);
-    this.observe('failed');
-    // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
-    const delay = retryAfter !== undefined ? Math.min(retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
-    q.nextAttemptAt = now + delay;
+  /** Records what came of an attempt: settled (delivered, dropped, dead), or to be retried. */
+  private record(q: Queue, item: Item, result: Attempt): void {
+    if (result.outcome === 'failed') {
+      const now = Date.now();
+      const windowEnd = (item.retryFrom ?? item.queuedAt.getTime()) + this.options.retryWindowMs;
+      if (now < windowEnd) {
+        item.state = 'waiting';
+        q.attempts += 1;
+        q.lastError = result.reason;
+        q.retrying = true;
+        this.observe('failed');
+        // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
+        const delay = result.retryAfter !== undefined ? Math.min(result.retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
+        q.nextAttemptAt = Math.max(q.nextAttemptAt, now + delay);
+        return;
+      }
+      return this.record(q, item, { outcome: 'dead', reason: `not delivered within the retry window: ${result.reason}` });
+    }
+    // Order is back once the notification a failure held up is settled.
+    if (q.window.find((i) => i.state !== 'settled') === item) q.retrying = false;
+    item.state = 'settled';
+    q.unsettled -= 1;
+    if (result.outcome === 'dead') {
+      this.observe('dead_lettered');
+      this.deadLetter(item, result.reason);
+      q.attempts = 0;
+      q.nextAttemptAt = 0;
+    } else {
+      this.observe(result.outcome);
+      if (result.outcome === 'delivered') {
+        q.attempts = 0;
+        q.lastError = undefined;
+      }
+    }
+    this.advance(q);
+  }
+
+  /** The parked graph (a dead letter) of a notification given up on, written by the next settle commit. */
+  private deadLetter(item: Item, reason: string): void {
+    const dead = { at: new Date(), reason };
+    item.deadLettered = true;
+    this.log(`notification ${item.iri} is a dead letter: ${reason}`);
+    if (item.parked) {
+      this.deadToWrite.push({ parked: item.parked, triples: [], dead, isNew: false });
+      return;
+    }
+    const content = item.content!;
+    const parked: ParkedNotification = {
+      iri: item.iri,
+      graph: parkedGraph(item.iri.slice(item.iri.lastIndexOf('/') + 1)),
+      queue: item.recipient.queue,
+      sequence: item.sequence,
+      queuedAt: item.queuedAt,
+      subscription: item.recipient.subscription,
+      callback: item.recipient.callback,
+      eventType: content.eventType,
+      ...(content.object === undefined ? {} : { object: content.object }),
+      ...(content.revision === undefined ? {} : { revision: content.revision }),
+      ...(content.triggeredBy === undefined ? {} : { triggeredBy: content.triggeredBy }),
+    };
+    this.deadToWrite.push({ parked, triples: notificationQuads(item.iri, content), dead, isNew: true });
   }
 
   /**
-   * Delivered or dropped: it leaves the window at once, so the next one goes out, and its outbox
-   * graph goes in a commit that delivery does not wait for, one commit for all settled in the same
-   * tick. Should that commit fail, they are back at their place in their windows and are sent
-   * again (duplicates at most, which receivers drop), after a backoff: a store that refuses writes
-   * (full, failed journal) must not make it a tight resend loop.
+   * Settled notifications leave the front of the window; the queue's position moves past the
+   * entries they came from (stored by the next settle commit); the window is filled again from
+   * the store; an empty queue is forgotten (its position is kept).
    */
-  private settle(q: Queue, entry: OutboxEntry, outcome: 'delivered' | 'dropped', stored = this.contents.get(entry.iri) ?? this.store.graphTriples(entry.graph)): void {
-    this.observe(outcome);
-    q.settling.add(entry.iri);
-    this.leaveWindow(q, entry);
-    if (this.toSettle.push({ q, entry, stored }) > 1) return;
-    setImmediate(() => {
-      const batch = this.toSettle;
-      this.toSettle = [];
-      const tx = this.store.begin({ delete: batch.flatMap(({ entry, stored }) => stored.map((t) => quad(t.subject, t.predicate, t.object, namedNode(entry.graph)))) });
-      for (const { entry } of batch) tx.events.push({ kind: 'notification-settled', entry });
-      this.store.commit(tx).catch((err: Error) => {
-        this.log(`${batch.length} delivered notifications could not be taken out of the outbox; they will be sent again: ${err.message}`);
-        for (const { q, entry } of batch) {
-          q.settling.delete(entry.iri);
-          q.pending -= 1;
-          q.attempts += 1;
-          q.lastError = `outbox not updated: ${err.message}`;
-          q.nextAttemptAt = Date.now() + backoffMs(q.attempts, this.options);
-          this.enqueue(entry);
-        }
-      });
-    });
+  private advance(q: Queue): void {
+    let settled = 0;
+    while (settled < q.window.length && q.window[settled].state === 'settled') settled += 1;
+    for (const item of q.window.splice(0, settled)) if (item.parked && !item.deadLettered) this.parkedToRemove.push(item.parked);
+    const next = q.window.find((i) => !i.parked);
+    const through = next ? next.sequence - 1 : q.cursor;
+    if (through > (this.positions.get(q.key) ?? 0)) this.positions.set(q.key, through);
+    if (q.unsettled <= this.options.queueWindow / 4 && q.backlog > 0) this.pageIn(q);
+    if (q.window.length === 0 && q.backlog === 0 && q.sending === 0) {
+      clearTimeout(q.timer);
+      this.queues.delete(q.key);
+    }
+    this.scheduleSettle();
   }
 
-  private async deadLetter(q: Queue, entry: OutboxEntry, reason: string): Promise<void> {
-    const dead = { at: new Date(), reason };
-    const tx = this.store.begin({ insert: deadLetterQuads(entry, dead) });
-    tx.events.push({ kind: 'notification-dead-lettered', entry, dead });
-    await this.store.commit(tx);
-    this.observe('dead_lettered');
-    this.windowStart.delete(entry.iri);
-    q.attempts = 0;
-    q.nextAttemptAt = 0;
-    this.log(`notification ${entry.iri} is a dead letter: ${reason}`);
+  /** The highest entry number no queue still needs: the first entry of a notification not settled yet, less one. */
+  private lowWater(): number {
+    let low = this.lastSequence;
+    for (const q of this.queues.values()) {
+      const first = q.window.find((i) => !i.parked && i.state !== 'settled');
+      if (first) low = Math.min(low, first.sequence - 1);
+      else if (q.backlog > 0) low = Math.min(low, q.cursor);
+    }
+    return low;
+  }
+
+  /**
+   * One commit, in a later tick, for everything settled meanwhile: queue positions, dead letters,
+   * replayed dead letters delivered, entries every queue is past. One at a time (each moves
+   * positions from what the last one stored). Should it fail, what it held is written by the next
+   * one, after a backoff (a store that refuses writes must not make it a tight loop); meanwhile
+   * nothing is sent twice, and after a crash a notification not recorded as settled is sent again
+   * (duplicates at most, which receivers drop).
+   */
+  private scheduleSettle(delay = 0): void {
+    if (this.settleScheduled) return;
+    this.settleScheduled = true;
+    const run = () => {
+      this.settleScheduled = false;
+      if (this.settling) return;
+      const tx = this.settleTransaction();
+      if (!tx) return;
+      this.settling = true;
+      const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
+      this.parkedToRemove = [];
+      this.deadToWrite = [];
+      this.store.commit(tx).then(
+        () => {
+          this.settling = false;
+          this.settleFailures = 0;
+          if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.positionsToStore().length > 0 || this.lowWater() > (this.compactedThrough ?? this.lastSequence)) this.scheduleSettle();
+        },
+        (err: Error) => {
+          this.settling = false;
+          this.settleFailures += 1;
+          this.parkedToRemove.unshift(...parked);
+          this.deadToWrite.unshift(...dead);
+          this.log(`the outbox could not record what was delivered; retrying: ${err.message}`);
+          this.scheduleSettle(backoffMs(this.settleFailures, this.options) + 1);
+        },
+      );
+    };
+    if (delay > 0) setTimeout(run, delay);
+    else setImmediate(run);
+  }
+
+  private positionsToStore(): [string, number][] {
+    return [...this.positions].filter(([queue, through]) => through > (this.storedPositions.get(queue) ?? 0));
+  }
+
+  private settleTransaction(): WriteTransaction | undefined {
+    const tx = this.store.begin();
+    for (const [queue, through] of this.positionsToStore()) {
+      const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
+      tx.delete.push(...moved.delete);
+      tx.insert.push(...moved.insert);
+      tx.events.push({ kind: 'outbox-advanced', queue, through });
+    }
+    for (const parked of this.parkedToRemove) {
+      tx.delete.push(...this.storedGraph(parked.graph));
+      tx.events.push({ kind: 'notification-settled', notification: parked });
+    }
+    for (const { parked, triples, dead, isNew } of this.deadToWrite) {
+      if (isNew) tx.insert.push(...parkedNotificationQuads(parked, triples));
+      tx.insert.push(...deadLetterQuads(parked, dead));
+      tx.events.push({ kind: 'notification-dead-lettered', notification: parked, dead });
+    }
+    const from = this.compactedThrough ?? this.lastSequence;
+    const to = Math.min(this.lowWater(), from + COMPACT_BATCH);
+    if (to > from) {
+      for (let sequence = from + 1; sequence <= to; sequence++) tx.delete.push(...this.storedGraph(outboxEntryGraph(sequence)));
+      if (from > 0) tx.delete.push(compactedThroughQuad(from));
+      tx.insert.push(compactedThroughQuad(to));
+      tx.events.push({ kind: 'outbox-compacted', through: to });
+    }
+    return tx.events.length > 0 ? tx : undefined;
+  }
+
+  /** The quads of a graph as stored (graphTriples gives its triples). */
+  private storedGraph(graph: string): Quad[] {
+    const g = namedNode(graph);
+    return this.store.graphTriples(graph).map((t) => quad(t.subject, t.predicate, t.object, g));
   }
 
   depth(): OutboxDepth {
     let [pending, queues] = [0, 0];
     for (const q of this.queues.values()) {
-      pending += q.pending;
-      if (q.pending > 0) queues += 1;
+      pending += q.unsettled + q.backlog;
+      if (q.unsettled + q.backlog > 0) queues += 1;
     }
     return { pending, queues, deadLetters: this.deadLetters };
   }
 
   queueViews(): QueueView[] {
-    return [...this.queues.values()].map((q) => ({
-      queue: q.key,
-      callback: q.window[0]?.callback ?? '',
-      pending: q.pending,
-      inMemory: q.window.length,
-      attempts: q.attempts,
-      ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),
-      ...(q.lastError ? { lastError: q.lastError } : {}),
-    }));
+    return [...this.queues.values()]
+      .filter((q) => q.unsettled + q.backlog > 0)
+      .map((q) => ({
+        queue: q.key,
+        callback: q.callback,
+        pending: q.unsettled + q.backlog,
+        inMemory: q.unsettled,
+        attempts: q.attempts,
+        ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),
+        ...(q.lastError ? { lastError: q.lastError } : {}),
+      }));
   }
 
   /** The dead letters, oldest first, as the store holds them. */
   deadLetterViews(): DeadLetterView[] {
-    return readOutbox(this.store, { dead: true }).map(({ entry, dead }) => ({
-      notification: entry.iri,
-      queue: entry.queue,
-      subscription: entry.subscription,
-      callback: entry.callback,
-      eventType: entry.eventType,
-      ...(entry.object === undefined ? {} : { object: entry.object }),
-      queuedAt: entry.queuedAt.toISOString(),
+    return readParkedNotifications(this.store, { dead: true }).map(({ notification: n, dead }) => ({
+      notification: n.iri,
+      queue: n.queue,
+      subscription: n.subscription,
+      callback: n.callback,
+      eventType: n.eventType,
+      ...(n.object === undefined ? {} : { object: n.object }),
+      queuedAt: n.queuedAt.toISOString(),
       deadLetteredAt: dead!.at.toISOString(),
       reason: dead!.reason,
     }));
@@ -448,10 +637,10 @@ export class Delivery {
 
   /** Puts dead letters (all, or those named) back in their queues, in one commit; how many. */
   async replay(notifications?: readonly string[]): Promise<number> {
-    const chosen = readOutbox(this.store, { dead: true }).filter((d) => notifications === undefined || notifications.includes(d.entry.iri));
+    const chosen = readParkedNotifications(this.store, { dead: true }).filter((d) => notifications === undefined || notifications.includes(d.notification.iri));
     if (chosen.length === 0) return 0;
-    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.entry, d.dead!)) });
-    for (const d of chosen) tx.events.push({ kind: 'notification-replayed', entry: d.entry });
+    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.notification, d.dead!)) });
+    for (const d of chosen) tx.events.push({ kind: 'notification-replayed', notification: d.notification });
     await this.store.commit(tx);
     return chosen.length;
   }

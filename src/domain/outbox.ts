@@ -1,33 +1,46 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../rdf/vocab.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { outboxEntryQuads, outboxGraph, type OutboxEntry } from '../store/schema/outbox.js';
+import { notifiedAfterQuad, outboxEntryQuads, type NotificationContent, type OutboxEntry, type Recipient } from '../store/schema/outbox.js';
 import type { RevisionRecord } from '../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../store/schema/action-requests.js';
 import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import type { RevisionIndex } from './revision-index.js';
 import type { Subscription, SubscriptionIndex } from './subscriptions.js';
 
-/** What one notification says, before it is queued for a subscription. */
-interface NotificationContent {
-  eventType: string;
-  object?: string;
-  objectType?: string;
-  revision?: number;
-  changed?: readonly string[];
-  triggeredBy?: string;
-  event?: string;
+const toSubscriber = (s: Subscription): Recipient => ({ queue: s.queue, subscription: s.request.iri, callback: s.callback });
+const OBJECT_EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(subscriptionEventType));
+
+/** What decides who receives an entry: its number, event type, topics and the recipients it names. */
+type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { content: Pick<NotificationContent, 'eventType'> };
+
+/**
+ * The active subscriptions that receive an entry without being named in it: those to one of its
+ * topics (an object, or a class of it), started before it was written, asking for its event type
+ * (a status notification: asking for status changes). The same rule picks them when the entry is
+ * written and when it is delivered, so the entry need not list them.
+ */
+function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Subscription[] {
+  const named = new Set(entry.addressed.map((r) => r.subscription));
+  const eventType = entry.content.eventType;
+  const wanted = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
+  const found = new Set<Subscription>();
+  for (const { object, type } of entry.topics) {
+    for (const s of index.matching(object, type)) if (!named.has(s.request.iri) && wanted(s) && index.notifiedAfter(s) < entry.sequence) found.add(s);
+  }
+  return [...found];
 }
 
-/** Who a notification goes to: its queue, what it is sent for (a SubscriptionRequest, or the action request whose requester asked), where. */
-interface Recipient {
-  queue: string;
-  for: string;
-  callback: string;
+/** Everyone an entry goes to: the recipients it names, then the matching subscriptions. */
+export function recipientsOf(entry: Addressing, index: SubscriptionIndex): Recipient[] {
+  return [...entry.addressed, ...matchingSubscriptions(entry, index).map(toSubscriber)];
 }
 
-const toSubscriber = (s: Subscription): Recipient => ({ queue: s.queue, for: s.request.iri, callback: s.callback });
+/** The @id of the notification of `entry` to one recipient: stable, so a resend is recognised as the same notification. */
+export function notificationIri(entry: Pick<OutboxEntry, 'iri'>, recipient: Pick<Recipient, 'subscription'>): string {
+  return `${entry.iri}-${createHash('sha256').update(recipient.subscription).digest('hex').slice(0, 16)}`;
+}
 
 /** The NotificationEventType of an action request's status, e.g. CHANGE_REQUEST_ACCEPTED. */
 export function statusEventType(request: ActionRequestRecord, status: string): string {
@@ -74,8 +87,9 @@ export function changedProperties(object: string, before: readonly Quad[], after
 /**
  * Plans the notifications a write causes and puts them in the outbox in that same write: from
  * its domain events (object created, revision written, event appended, action request status),
- * one outbox entry per matching active subscription. Each entry gets the next queuing number, in
- * the order commits reach the journal.
+ * one outbox entry per notification, written once whatever the number of subscriptions it goes
+ * to (none is written when it goes to nobody). Each entry gets the next number, in the order
+ * commits reach the journal; a subscription accepted by a write starts after the entries numbered so far.
  */
 export class Outbox {
   private lastSequence = 0;
@@ -90,9 +104,13 @@ export class Outbox {
     private readonly holder: string,
   ) {}
 
-  /** Consumer of the after-commit stream (replay included): the numbering continues after a restart. */
+  /** Consumer of the after-commit stream (replay included): the numbering continues after a restart, even once every entry is gone. */
   onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) if (e.kind === 'notification-queued') this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
+    for (const e of events) {
+      if (e.kind === 'notification-queued') this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
+      else if (e.kind === 'outbox-compacted' || e.kind === 'outbox-advanced') this.lastSequence = Math.max(this.lastSequence, e.through);
+      else if (e.kind === 'subscription-started') this.lastSequence = Math.max(this.lastSequence, e.after);
+    }
   }
 
   plan(tx: WriteTransaction): void {
@@ -125,77 +143,73 @@ export class Outbox {
           break;
       }
     }
+    // After this write's own entries: a subscription it accepts receives what later writes cause.
+    for (const e of [...tx.events]) {
+      if (e.kind !== 'action-request-decided' || e.request.type !== api.SubscriptionRequest || e.status.status !== requestStatus.ACCEPTED) continue;
+      tx.insert.push(notifiedAfterQuad(e.request.iri, this.lastSequence));
+      tx.events.push({ kind: 'subscription-started', subscription: e.request.iri, after: this.lastSequence });
+    }
   }
 
   /** `details` is computed only when some subscription wants the notification (a diff costs a revision read). */
   private aboutObject(tx: WriteTransaction, revision: RevisionRecord, eventType: string, details: () => Partial<NotificationContent>): void {
-    const recipients = this.subscriptions.matching(revision.object, revision.mostSpecificType).filter((s) => s.eventTypes.has(eventType));
-    if (recipients.length === 0) return;
-    const content: NotificationContent = { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() };
-    for (const s of recipients) this.queue(tx, toSubscriber(s), content);
+    const topics = [{ object: revision.object, type: revision.mostSpecificType }];
+    const recipients = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] }, this.subscriptions).length;
+    if (recipients === 0) return;
+    this.queue(tx, { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() }, topics, [], recipients);
   }
 
   /**
    * Status notifications: to subscriptions that ask for them on the objects the request concerns,
    * to the SubscriptionRequest's own subscriber, and to the requester of a Change or an
    * AccessDelegation that asked for them (once per organisation; never to this server's holder).
+   * The last two are named in the entry: no topic would lead to them.
    */
   private aboutRequest(tx: WriteTransaction, request: ActionRequestRecord, status: StatusEntry): void {
-    const recipients = new Set<Subscription>();
-    for (const object of request.objects) {
+    const topics = request.objects.flatMap((object) => {
       const entry = this.revisions.get(object);
-      if (!entry) continue;
-      for (const s of this.subscriptions.matching(object, this.revisions.latest(entry).mostSpecificType)) if (s.notifyRequestStatusChange) recipients.add(s);
-    }
+      return entry ? [{ object, type: this.revisions.latest(entry).mostSpecificType }] : [];
+    });
+    const eventType = statusEventType(request, status.status);
     const own = this.subscriptions.forRequest(request.iri);
-    if (own?.notifyRequestStatusChange) recipients.add(own);
+    const addressed: Recipient[] = own?.notifyRequestStatusChange ? [toSubscriber(own)] : [];
+    const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed }, this.subscriptions);
     const object = request.objects[0];
+    const requester = request.requestedBy;
+    const notified = [...(addressed.length > 0 ? [own!] : []), ...matching];
+    if (request.notifiesRequester && requester !== this.holder && !notified.some((s) => s.subscriber === requester)) {
+      // Queued with the requester's subscription to the object, if it has one, so their order holds.
+      const topic = object === undefined ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}` : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
+      addressed.push({ queue: `${requester} ${topic}`, subscription: request.iri, callback: this.subscriptions.callbackOf(requester) });
+    }
+    if (addressed.length + matching.length === 0) return;
     const entry = object === undefined ? undefined : this.revisions.get(object);
     // A change accepted in this same write: the revision it wrote.
     const written = tx.events.find((d) => d.kind === 'revision-written' && d.revision.object === object);
     const latest = written?.kind === 'revision-written' ? written.revision : entry && this.revisions.latest(entry);
     const content: NotificationContent = {
-      eventType: statusEventType(request, status.status),
+      eventType,
       triggeredBy: request.iri,
       ...(latest ? { object: latest.object, objectType: latest.mostSpecificType, revision: latest.number } : {}),
     };
-    for (const s of recipients) this.queue(tx, toSubscriber(s), content);
-    const requester = request.requestedBy;
-    if (request.notifiesRequester && requester !== this.holder && ![...recipients].some((s) => s.subscriber === requester)) {
-      // Queued with the requester's subscription to the object, if it has one, so their order holds.
-      const topic = object === undefined ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}` : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
-      this.queue(tx, { queue: `${requester} ${topic}`, for: request.iri, callback: this.subscriptions.callbackOf(requester) }, content);
-    }
+    this.queue(tx, content, topics, addressed, addressed.length + matching.length);
   }
 
-  private queue(tx: WriteTransaction, to: Recipient, content: NotificationContent): void {
-    const id = randomUUID();
-    const entry: OutboxEntry = {
-      iri: `${this.baseUrl}/notifications/${id}`,
-      graph: outboxGraph(id),
-      queue: to.queue,
-      sequence: ++this.lastSequence,
-      queuedAt: new Date(),
-      subscription: to.for,
-      callback: to.callback,
-      eventType: content.eventType,
-      ...(content.object === undefined ? {} : { object: content.object }),
-      ...(content.revision === undefined ? {} : { revision: content.revision }),
-      ...(content.triggeredBy === undefined ? {} : { triggeredBy: content.triggeredBy }),
-    };
-    tx.insert.push(...outboxEntryQuads(entry, notificationQuads(entry.iri, content)));
+  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], recipients: number): void {
+    const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients };
+    tx.insert.push(...outboxEntryQuads(entry));
     tx.events.push({ kind: 'notification-queued', entry });
   }
 }
 
 /** The triples of a Notification (without the object's body, which is added when it is sent). */
-function notificationQuads(iri: string, c: NotificationContent): Quad[] {
+export function notificationQuads(iri: string, c: NotificationContent): Quad[] {
   const n = namedNode(iri);
   const out: Quad[] = [quad(n, namedNode(rdf.type), namedNode(api.Notification)), quad(n, namedNode(api.hasEventType), namedNode(c.eventType))];
   if (c.object !== undefined) out.push(quad(n, namedNode(api.hasLogisticsObject), namedNode(c.object)));
   if (c.objectType !== undefined) out.push(quad(n, namedNode(api.hasLogisticsObjectType), xsdLiteral(c.objectType, xsd.anyURI)));
-  // The object's revision the notification is about, so a receiver can tell a gap.
-  if (c.revision !== undefined) out.push(quad(n, namedNode(api.hasRevision), xsdLiteral(c.revision, xsd.positiveInteger)));
+  // The object's revision the notification is about, so a receiver can tell a gap (an integer: sent as a JSON number).
+  if (c.revision !== undefined) out.push(quad(n, namedNode(api.hasRevision), xsdLiteral(c.revision, xsd.integer)));
   for (const p of c.changed ?? []) out.push(quad(n, namedNode(api.hasChangedProperty), xsdLiteral(p, xsd.anyURI)));
   if (c.triggeredBy !== undefined) out.push(quad(n, namedNode(api.isTriggeredBy), namedNode(c.triggeredBy)));
   if (c.event !== undefined) out.push(quad(n, namedNode(api.hasLogisticsEvent), namedNode(c.event)));

@@ -9,8 +9,8 @@ import { shapeError, type Violation } from '../shapes/validator.js';
 import { SHAPES } from '../shapes/vocabulary.js';
 import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
+import { payloadTriples } from '../store/schema/annotated-graph.js';
 import {
-  notificationTriples,
   receivedNotificationGraph,
   receivedNotificationQuads,
   type ReceivedNotificationRecord,
@@ -169,7 +169,7 @@ export class ReceivedNotifications {
 
   /** The notification as received. */
   triples(record: ReceivedNotificationRecord): Quad[] {
-    return notificationTriples(record.graph, this.store.graphTriples(record.graph));
+    return payloadTriples(record.graph, this.store.graphTriples(record.graph));
   }
 }
 

@@ -126,6 +126,8 @@ export class SubscriptionIndex {
   private readonly byRequest = new Map<string, Subscription>();
   private readonly byObject = new Map<string, Subscription[]>();
   private readonly byType: Subscription[] = [];
+  /** Per SubscriptionRequest, the last outbox entry written before it started (see `notifiedAfter`). */
+  private readonly started = new Map<string, number>();
 
   constructor(
     private readonly store: Pick<GraphStore, 'graphTriples'>,
@@ -142,6 +144,7 @@ export class SubscriptionIndex {
 
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
+      if (e.kind === 'subscription-started') this.started.set(e.subscription, e.after);
       if (e.kind !== 'action-request-created' || e.request.type !== api.SubscriptionRequest || this.byRequest.has(e.request.iri)) continue;
       const stored = this.store.graphTriples(e.request.iri);
       const link = stored.find((t) => t.subject.value === e.request.iri && t.predicate.value === api.hasSubscription);
@@ -180,6 +183,14 @@ export class SubscriptionIndex {
     const now = Date.now();
     const byType = this.byType.filter((s) => this.ontology.isSubClassOf(mostSpecificType, s.topic));
     return [...(this.byObject.get(object) ?? []), ...byType].filter((s) => this.isActive(s, now));
+  }
+
+  /**
+   * The number of the last outbox entry written before `s` started (was accepted): it receives
+   * only those after it. 0 for a subscription accepted before outbox entries had numbers.
+   */
+  notifiedAfter(s: Subscription): number {
+    return this.started.get(s.request.iri) ?? 0;
   }
 
   /** True if the subscriber may read `object` now (notifications about it, and its body, depend on it). */

@@ -75,7 +75,7 @@ export class ServerMetrics {
       registers,
     });
     this.logisticsEvents = new Counter({ name: 'onerecord_logistics_events_total', help: 'Logistics Events stored (each event of a bulk request counts)', registers });
-    this.notificationsQueued = new Counter({ name: 'onerecord_notifications_queued_total', help: 'Notifications put in the outbox (one per subscriber a write notifies)', registers });
+    this.notificationsQueued = new Counter({ name: 'onerecord_notifications_queued_total', help: 'Notifications put in the outbox (one per recipient a write notifies)', registers });
     this.notificationsReceived = new Counter({ name: 'onerecord_notifications_received_total', help: 'Notifications received on POST /notifications and stored (duplicates not counted)', registers });
     this.deliveries = new Counter({
       name: 'onerecord_notification_deliveries_total',
@@ -133,7 +133,7 @@ export class ServerMetrics {
           this.logisticsEvents.inc();
           break;
         case 'notification-queued':
-          this.notificationsQueued.inc();
+          this.notificationsQueued.inc(event.entry.recipients);
           break;
         case 'notification-received':
           this.notificationsReceived.inc();

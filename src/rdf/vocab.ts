@@ -230,11 +230,14 @@ export const store = {
   receivedSequence: `${STORE}receivedSequence`,
   receivedNotification: `${STORE}receivedNotification`,
   idempotencyKey: `${STORE}idempotencyKey`,
-  /** The outbox: one graph per notification to deliver, the notification plus its queue entry. */
+  /** The outbox (see store/schema/outbox.ts): one entry per notifying write, the positions of its queues, parked notifications. */
+  outboxEntry: `${STORE}outboxEntry`,
+  outboxPositionsGraph: `${STORE}outbox-positions`,
+  settledThrough: `${STORE}settledThrough`,
+  notifiedAfter: `${STORE}notifiedAfter`,
+  compactedThrough: `${STORE}compactedThrough`,
   outboxQueue: `${STORE}outboxQueue`,
   outboxSequence: `${STORE}outboxSequence`,
-  /** Queue and sequence range of an entry (see outboxPage), so a queue's backlog is read a page at a time. */
-  outboxPage: `${STORE}outboxPage`,
   queuedAt: `${STORE}queuedAt`,
   forSubscription: `${STORE}forSubscription`,
   callback: `${STORE}callback`,

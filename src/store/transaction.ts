@@ -5,7 +5,7 @@ import type { EventRecord } from './schema/events.js';
 import type { MoveRecord } from './schema/moved-objects.js';
 import type { GrantRecord } from './schema/grants.js';
 import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
-import type { DeadLetter, OutboxEntry } from './schema/outbox.js';
+import type { DeadLetter, OutboxEntry, ParkedNotification } from './schema/outbox.js';
 import type { RemoteSubscriptionRecord } from './schema/remote-subscriptions.js';
 import type { RevisionRecord } from './schema/revisions.js';
 
@@ -31,13 +31,19 @@ export type DomainEvent =
   /** `objects`: those the grant no longer covers; all of its objects when the grant is gone. */
   | { kind: 'grant-withdrawn'; grant: GrantRecord; objects: readonly string[] }
   | { kind: 'notification-received'; notification: ReceivedNotificationRecord }
-  /** A notification put in the outbox, in the commit of what caused it. */
+  /** A write's notification put in the outbox (one entry, whatever its recipients), in the commit of what caused it. */
   | { kind: 'notification-queued'; entry: OutboxEntry }
-  /** Delivered (or dropped: subscription ended, object no longer readable); its outbox graph is gone. */
-  | { kind: 'notification-settled'; entry: OutboxEntry }
-  | { kind: 'notification-dead-lettered'; entry: OutboxEntry; dead: DeadLetter }
+  /** A delivery queue settled every notification of the entries up to `through`. */
+  | { kind: 'outbox-advanced'; queue: string; through: number }
+  /** The outbox entries up to `through` are gone: every queue was past them. */
+  | { kind: 'outbox-compacted'; through: number }
+  /** A subscription started: it receives the outbox entries numbered after `after`. */
+  | { kind: 'subscription-started'; subscription: string; after: number }
+  | { kind: 'notification-dead-lettered'; notification: ParkedNotification; dead: DeadLetter }
   /** A dead letter back in its queue. */
-  | { kind: 'notification-replayed'; entry: OutboxEntry }
+  | { kind: 'notification-replayed'; notification: ParkedNotification }
+  /** A replayed dead letter delivered (or dropped); its graph is gone. */
+  | { kind: 'notification-settled'; notification: ParkedNotification }
   /** A publisher accepted this server's Subscription. */
   | { kind: 'remote-subscription-recorded'; subscription: RemoteSubscriptionRecord };
 

@@ -1,35 +1,141 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
 import type { GraphStore, SparqlReader } from '../graph-store.js';
+import { annotatedGraphQuads } from './annotated-graph.js';
 
 /*
- * The notification outbox: one named graph per notification still to deliver, written in the
- * same commit as the change, event or decision that caused it, and deleted in the commit that
- * records its delivery. It holds the notification (as sent, without the object's body, which is
- * read when sending) and, on the graph's own IRI, its queue entry; a dead letter adds when and why.
+ * The notification outbox, in three parts:
+ * - entries: one per write that notifies anyone, written in the same commit as the change, event
+ *   or decision that caused it, whatever the number of its recipients: one quad in a graph of its
+ *   own, named by its number, holding what the notification says, the topics it is about and the
+ *   recipients named at write time. Which subscriptions receive it follows from the topics and
+ *   from when each subscription started (see `notifiedAfter`), so the entry never lists them.
+ * - positions (graph `outbox-positions`): per delivery queue, the number of the last entry it has
+ *   settled; per subscription, the last entry written before it started; and the number up to
+ *   which entries were removed, once every queue was past them.
+ * - parked notifications: one graph per notification of one recipient, the notification plus its
+ *   queue entry: dead letters, and dead letters replayed until they are delivered again (and
+ *   any pending notification a server with the earlier one-graph-per-recipient outbox left).
  */
 
+/** What one notification says (the object's body is added when it is sent). */
+export interface NotificationContent {
+  eventType: string;
+  object?: string;
+  objectType?: string;
+  revision?: number;
+  changed?: readonly string[];
+  triggeredBy?: string;
+  event?: string;
+}
+
+/** Who receives a notification: its FIFO queue (one per subscriber and topic), what it is sent for, where it is POSTed. */
+export interface Recipient {
+  queue: string;
+  /** The SubscriptionRequest; for a status notification to the requester of an action request that asked for them, that request. */
+  subscription: string;
+  callback: string;
+}
+
+/** The outbox entry of one write. */
 export interface OutboxEntry {
+  /** Order of queuing on this server (commit order); names the entry's graph. */
+  sequence: number;
+  /** Base of the @id of its notifications (each recipient's adds a suffix). */
+  iri: string;
+  queuedAt: Date;
+  content: NotificationContent;
+  /** The objects it is about, each with its class at the time: subscriptions to either receive it. */
+  topics: readonly { object: string; type: string }[];
+  /** Recipients named at write time, who would not follow from the topics (a request's own subscriber, its requester). */
+  addressed: readonly Recipient[];
+  /** How many recipients it had when written. */
+  recipients: number;
+}
+
+const ENTRY_PREFIX = `${STORE}outbox-entry:`;
+export const outboxEntryGraph = (sequence: number) => `${ENTRY_PREFIX}${sequence}`;
+
+/** The entry as stored: one quad, the entry as JSON (it is only ever read whole, by its number). */
+export function outboxEntryQuads(entry: OutboxEntry): Quad[] {
+  const g = namedNode(outboxEntryGraph(entry.sequence));
+  const { sequence: _sequence, queuedAt, ...rest } = entry;
+  return [quad(g, namedNode(meta.outboxEntry), literal(JSON.stringify({ ...rest, queuedAt: queuedAt.toISOString() })), g)];
+}
+
+function entryOf(sequence: number, json: string): OutboxEntry {
+  const stored = JSON.parse(json) as Omit<OutboxEntry, 'sequence' | 'queuedAt'> & { queuedAt: string };
+  return { ...stored, sequence, queuedAt: new Date(stored.queuedAt) };
+}
+
+/** Entry number `sequence`, if the store still holds it. */
+export function readOutboxEntry(reader: Pick<GraphStore, 'graphTriples'>, sequence: number): OutboxEntry | undefined {
+  const stored = reader.graphTriples(outboxEntryGraph(sequence)).find((t) => t.predicate.value === meta.outboxEntry);
+  return stored && entryOf(sequence, stored.object.value);
+}
+
+/** Every entry the store holds, in queuing order. */
+export function readOutboxEntries(reader: SparqlReader): OutboxEntry[] {
+  const rows = reader.select(`SELECT ?g ?entry WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxEntry)} ?entry } }`);
+  return rows.results.bindings.map((b) => entryOf(Number(b.g.value.slice(ENTRY_PREFIX.length)), b.entry.value)).sort((a, b) => a.sequence - b.sequence);
+}
+
+const POSITIONS = namedNode(meta.outboxPositionsGraph);
+const queueNode = (queue: string) => namedNode(`${STORE}outbox-queue:${encodeURIComponent(queue)}`);
+
+/** Queue `queue` has settled every notification of the entries up to number `through`. */
+export function queuePositionQuads(queue: string, through: number): Quad[] {
+  const q = queueNode(queue);
+  return [quad(q, namedNode(meta.outboxQueue), literal(queue), POSITIONS), quad(q, namedNode(meta.settledThrough), xsdLiteral(through, xsd.integer), POSITIONS)];
+}
+
+/** What moves a queue's position from `from` (0: none stored yet) to `to`: the quads to delete and to insert. */
+export function movedQueuePosition(queue: string, from: number, to: number): { delete: Quad[]; insert: Quad[] } {
+  return { delete: from > 0 ? queuePositionQuads(queue, from).slice(1) : [], insert: from > 0 ? queuePositionQuads(queue, to).slice(1) : queuePositionQuads(queue, to) };
+}
+
+/** The subscription (its SubscriptionRequest) receives the entries numbered after `after` (those written before it started are not its). */
+export function notifiedAfterQuad(subscription: string, after: number): Quad {
+  return quad(namedNode(subscription), namedNode(meta.notifiedAfter), xsdLiteral(after, xsd.integer), POSITIONS);
+}
+
+/** Entries up to number `through` are gone (every queue was past them). */
+export const compactedThroughQuad = (through: number): Quad => quad(POSITIONS, namedNode(meta.compactedThrough), xsdLiteral(through, xsd.integer), POSITIONS);
+
+export interface OutboxPositions {
+  queues: { queue: string; through: number }[];
+  subscriptions: { subscription: string; after: number }[];
+  compactedThrough: number;
+}
+
+export function readOutboxPositions(reader: SparqlReader): OutboxPositions {
+  const p = iriToNt;
+  const rows = reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
+    { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through } UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
+  const positions: OutboxPositions = { queues: [], subscriptions: [], compactedThrough: 0 };
+  for (const b of rows.results.bindings) {
+    if (b.queue) positions.queues.push({ queue: b.queue.value, through: Number(b.through.value) });
+    else if (b.after) positions.subscriptions.push({ subscription: b.s.value, after: Number(b.after.value) });
+    else if (b.compacted) positions.compactedThrough = Number(b.compacted.value);
+  }
+  return positions;
+}
+
+/** A notification to one recipient kept in a graph of its own: a dead letter, or one replayed. */
+export interface ParkedNotification {
   /** The notification's @id, also its Idempotency-Key and webhook-id. */
   iri: string;
   graph: string;
-  /** One FIFO queue per subscriber and topic. */
   queue: string;
-  /** Order of queuing on this server; FIFO within a queue. */
+  /** Number of the entry it came from: FIFO within a queue. */
   sequence: number;
   queuedAt: Date;
-  /**
-   * The SubscriptionRequest the notification is sent for; for a status notification to the
-   * requester of an action request that asked for them (notifyRequestStatusChange), that request.
-   */
+  /** See Recipient.subscription. */
   subscription: string;
-  /** Where it is POSTed. */
   callback: string;
   eventType: string;
   object?: string;
-  /** The object's revision the notification is about. */
   revision?: number;
-  /** The action request that caused it (its api:isTriggeredBy). */
   triggeredBy?: string;
 }
 
@@ -38,104 +144,36 @@ export interface DeadLetter {
   reason: string;
 }
 
-export interface StoredOutboxEntry {
-  entry: OutboxEntry;
+export interface StoredParkedNotification {
+  notification: ParkedNotification;
   dead?: DeadLetter;
 }
 
-const GRAPH_PREFIX = `${STORE}outbox:`;
-export const outboxGraph = (id: string) => `${GRAPH_PREFIX}${id}`;
+export const parkedGraph = (id: string) => `${STORE}outbox:${id}`;
 
-/** How many sequence numbers one page of the outbox spans. */
-export const OUTBOX_PAGE_SPAN = 256;
-
-/**
- * The page of a queue that holds the entry numbered `sequence`: entries of a queue whose numbers
- * fall in one span of OUTBOX_PAGE_SPAN share it, so a queue's backlog is read in sequence order,
- * page after page, each by one exact-match lookup, without sorting the whole queue.
- */
-export const outboxPage = (queue: string, sequence: number) => `${Math.floor(sequence / OUTBOX_PAGE_SPAN)} ${queue}`;
-
-/** The graph of a queued notification: its triples plus the queue entry. */
-export function outboxEntryQuads(entry: OutboxEntry, notification: readonly Quad[]): Quad[] {
-  const g = namedNode(entry.graph);
-  const out = notification.map((t) => quad(t.subject, t.predicate, t.object, g));
-  out.push(
-    quad(g, namedNode(meta.outboxNotification), namedNode(entry.iri), g),
-    quad(g, namedNode(meta.outboxQueue), literal(entry.queue), g),
-    quad(g, namedNode(meta.outboxSequence), xsdLiteral(entry.sequence, xsd.integer), g),
-    quad(g, namedNode(meta.outboxPage), literal(outboxPage(entry.queue, entry.sequence)), g),
-    quad(g, namedNode(meta.queuedAt), dateTimeLiteral(entry.queuedAt), g),
-    quad(g, namedNode(meta.forSubscription), namedNode(entry.subscription), g),
-    quad(g, namedNode(meta.callback), literal(entry.callback), g),
-  );
-  if (entry.revision !== undefined) out.push(quad(g, namedNode(meta.aboutRevision), xsdLiteral(entry.revision, xsd.integer), g));
-  return out;
+/** The graph of a parked notification: its triples plus its queue entry. */
+export function parkedNotificationQuads(parked: ParkedNotification, notification: readonly Quad[]): Quad[] {
+  return annotatedGraphQuads(parked.graph, notification, [
+    [meta.outboxNotification, namedNode(parked.iri)],
+    [meta.outboxQueue, literal(parked.queue)],
+    [meta.outboxSequence, xsdLiteral(parked.sequence, xsd.integer)],
+    [meta.queuedAt, dateTimeLiteral(parked.queuedAt)],
+    [meta.forSubscription, namedNode(parked.subscription)],
+    [meta.callback, literal(parked.callback)],
+    parked.revision === undefined ? undefined : [meta.aboutRevision, xsdLiteral(parked.revision, xsd.integer)],
+  ]);
 }
 
-/** What a dead letter adds to its entry's graph (and what a replay deletes again). */
-export function deadLetterQuads(entry: OutboxEntry, dead: DeadLetter): Quad[] {
-  const g = namedNode(entry.graph);
-  return [quad(g, namedNode(meta.deadLetteredAt), dateTimeLiteral(dead.at), g), quad(g, namedNode(meta.deadLetterReason), literal(dead.reason), g)];
+/** What a dead letter adds to its graph (and what a replay deletes again). */
+export function deadLetterQuads(parked: ParkedNotification, dead: DeadLetter): Quad[] {
+  return annotatedGraphQuads(parked.graph, [], [
+    [meta.deadLetteredAt, dateTimeLiteral(dead.at)],
+    [meta.deadLetterReason, literal(dead.reason)],
+  ]);
 }
 
-/** The notification's own triples in `graphTriples` (the queue entry left out). */
-export function outboxNotificationTriples(graph: string, graphTriples: readonly Quad[]): Quad[] {
-  return graphTriples.filter((t) => t.subject.value !== graph);
-}
-
-/** Which entries to read: pending ones or dead letters only. */
-export interface OutboxSelection {
-  dead?: boolean;
-}
-
-/**
- * The pending notifications of one page of a queue (see outboxPage), in queuing order, each with
- * the triples of its graph: the page's
- * graphs by one lookup of their page literal, then each graph read whole. (One SPARQL query
- * joining the page with the entries' properties was planned from the other end by Oxigraph: it
- * visited every outbox graph for each page, so draining a backlog took time quadratic in its length.)
- */
-export function readOutboxPage(reader: Pick<GraphStore, 'select' | 'graphTriples'>, page: string): { entry: OutboxEntry; triples: Quad[] }[] {
-  const graphs = reader.select(`SELECT ?g WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxPage)} ${termToNt(literal(page))} } }`).results.bindings.map((b) => b.g.value);
-  return graphs
-    .flatMap((graph) => {
-      const triples = reader.graphTriples(graph);
-      const stored = entryOfGraph(graph, triples);
-      return stored && !stored.dead ? [{ entry: stored.entry, triples }] : [];
-    })
-    .sort((a, b) => a.entry.sequence - b.entry.sequence);
-}
-
-/** An outbox entry from the triples of its graph (undefined if they do not hold one). */
-function entryOfGraph(graph: string, triples: readonly Quad[]): StoredOutboxEntry | undefined {
-  const own = new Map<string, string>();
-  const about = new Map<string, string>();
-  for (const t of triples) {
-    if (t.subject.value === graph) own.set(t.predicate.value, t.object.value);
-  }
-  const iri = own.get(meta.outboxNotification);
-  if (iri === undefined) return undefined;
-  for (const t of triples) if (t.subject.value === iri) about.set(t.predicate.value, t.object.value);
-  const [object, revision, triggeredBy, deadAt] = [about.get(api.hasLogisticsObject), own.get(meta.aboutRevision), about.get(api.isTriggeredBy), own.get(meta.deadLetteredAt)];
-  const entry: OutboxEntry = {
-    iri,
-    graph,
-    queue: own.get(meta.outboxQueue)!,
-    sequence: Number(own.get(meta.outboxSequence)),
-    queuedAt: new Date(own.get(meta.queuedAt)!),
-    subscription: own.get(meta.forSubscription)!,
-    callback: own.get(meta.callback)!,
-    eventType: about.get(api.hasEventType)!,
-    ...(object === undefined ? {} : { object }),
-    ...(revision === undefined ? {} : { revision: Number(revision) }),
-    ...(triggeredBy === undefined ? {} : { triggeredBy }),
-  };
-  return deadAt === undefined ? { entry } : { entry, dead: { at: new Date(deadAt), reason: own.get(meta.deadLetterReason)! } };
-}
-
-/** The queued notifications (dead letters included unless `selection` says), in queuing order. */
-export function readOutbox(reader: SparqlReader, selection: OutboxSelection = {}): StoredOutboxEntry[] {
+/** The parked notifications (dead letters included unless `dead` says), in queuing order. */
+export function readParkedNotifications(reader: SparqlReader, selection: { dead?: boolean } = {}): StoredParkedNotification[] {
   const p = iriToNt;
   const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
   const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
@@ -149,7 +187,7 @@ export function readOutbox(reader: SparqlReader, selection: OutboxSelection = {}
     ${dead} } }`);
   return rows.results.bindings
     .map((b) => {
-      const entry: OutboxEntry = {
+      const notification: ParkedNotification = {
         iri: b.n.value,
         graph: b.g.value,
         queue: b.queue.value,
@@ -162,7 +200,7 @@ export function readOutbox(reader: SparqlReader, selection: OutboxSelection = {}
         ...(b.rev ? { revision: Number(b.rev.value) } : {}),
         ...(b.trigger ? { triggeredBy: b.trigger.value } : {}),
       };
-      return b.deadAt ? { entry, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { entry };
+      return b.deadAt ? { notification, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { notification };
     })
-    .sort((a, b) => a.entry.sequence - b.entry.sequence);
+    .sort((a, b) => a.notification.sequence - b.notification.sequence);
 }

@@ -1,6 +1,7 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, namedNode, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../graph-store.js';
+import { annotatedGraphQuads } from './annotated-graph.js';
 
 /*
  * Notifications this server received on POST /notifications: one named graph per notification,
@@ -29,21 +30,13 @@ export const receivedNotificationGraph = (id: string) => `${GRAPH_PREFIX}${id}`;
 
 /** The graph of one received notification: its triples (any graph) plus the receipt. */
 export function receivedNotificationQuads(record: ReceivedNotificationRecord, triples: readonly Quad[]): Quad[] {
-  const g = namedNode(record.graph);
-  const out = triples.map((t) => quad(t.subject, t.predicate, t.object, g));
-  out.push(
-    quad(g, namedNode(meta.receivedFrom), namedNode(record.sender), g),
-    quad(g, namedNode(meta.receivedAt), dateTimeLiteral(record.receivedAt), g),
-    quad(g, namedNode(meta.receivedSequence), xsdLiteral(record.sequence, xsd.integer), g),
-    quad(g, namedNode(meta.receivedNotification), namedNode(record.iri), g),
-  );
-  if (record.idempotencyKey !== undefined) out.push(quad(g, namedNode(meta.idempotencyKey), literal(record.idempotencyKey), g));
-  return out;
-}
-
-/** The notification's own triples in `graphTriples` (the receipt left out). */
-export function notificationTriples(graph: string, graphTriples: readonly Quad[]): Quad[] {
-  return graphTriples.filter((t) => t.subject.value !== graph);
+  return annotatedGraphQuads(record.graph, triples, [
+    [meta.receivedFrom, namedNode(record.sender)],
+    [meta.receivedAt, dateTimeLiteral(record.receivedAt)],
+    [meta.receivedSequence, xsdLiteral(record.sequence, xsd.integer)],
+    [meta.receivedNotification, namedNode(record.iri)],
+    record.idempotencyKey === undefined ? undefined : [meta.idempotencyKey, literal(record.idempotencyKey)],
+  ]);
 }
 
 /** Every received notification, in arrival order. */

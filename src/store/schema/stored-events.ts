@@ -6,7 +6,7 @@ import { readEvents } from './events.js';
 import { readMoves } from './moved-objects.js';
 import { readGrants } from './grants.js';
 import { readReceivedNotifications } from './received-notifications.js';
-import { readOutbox } from './outbox.js';
+import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from './outbox.js';
 import { readRemoteSubscriptions } from './remote-subscriptions.js';
 import { readRevisions } from './revisions.js';
 
@@ -29,9 +29,14 @@ export function storedDomainEvents(reader: SparqlReader): DomainEvent[] {
   for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
   for (const grant of readGrants(reader)) events.push({ kind: 'grant-added', grant });
   for (const notification of readReceivedNotifications(reader)) events.push({ kind: 'notification-received', notification });
-  for (const { entry, dead } of readOutbox(reader)) {
-    events.push({ kind: 'notification-queued', entry });
-    if (dead) events.push({ kind: 'notification-dead-lettered', entry, dead });
+  // The outbox: where each queue and subscription stands first, then the entries and parked notifications.
+  const positions = readOutboxPositions(reader);
+  if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
+  for (const { subscription, after } of positions.subscriptions) events.push({ kind: 'subscription-started', subscription, after });
+  for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
+  for (const entry of readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
+  for (const { notification, dead } of readParkedNotifications(reader)) {
+    events.push(dead ? { kind: 'notification-dead-lettered', notification, dead } : { kind: 'notification-replayed', notification });
   }
   for (const subscription of readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
