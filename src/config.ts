@@ -89,8 +89,10 @@ export const configSchema = z.strictObject({
       initialBackoffMs: integer(1).default(1000).meta({ description: 'first retry delay of a notification; doubles per attempt, with full jitter' }),
       maxBackoffMs: integer(1).default(60 * 60 * 1000).meta({ description: 'longest retry delay' }),
       retryWindowMs: integer(1).default(72 * 60 * 60 * 1000).meta({ description: 'a notification not delivered within this time (72 h) becomes a dead letter' }),
-      maxInFlight: integer(1).default(32).meta({ description: 'notifications being sent at once, over all subscribers' }),
-      queueInFlight: integer(1).default(1).meta({ description: 'notifications of one subscriber queue being sent at once' }),
+      maxInFlight: integer(1).default(64).meta({ description: 'notifications being sent at once, over all subscribers' }),
+      queueInFlight: integer(1)
+        .default(8)
+        .meta({ description: 'notifications of one subscriber queue being sent at once, in order on one kept-alive connection (HTTP/1.1 pipelining); 1 waits for each answer' }),
       queueWindow: integer(1)
         .default(256)
         .meta({ description: 'notifications of one subscriber queue kept in memory; the rest of a backlog stays in the store and is read as the queue drains' }),

@@ -185,7 +185,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     services,
     store: durable,
     async close() {
-      delivery.stop();
+      await delivery.stop();
       await listener.drain(config.shutdown.graceMs);
       await jsonLd.close();
       await durable.close();

@@ -57,4 +57,39 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       await Promise.all([target.close(), redirecting.close()]);
     }
   });
+
+  it('calls made in order on one lane reach the other side in that order, several on one connection at once; the guard, redirects and the total timeout apply as to any call', async () => {
+    const arrivals: string[] = [];
+    let [outstanding, most] = [0, 0];
+    const listener = await startListener((req, res) => {
+      arrivals.push(req.url!);
+      outstanding += 1;
+      most = Math.max(most, outstanding);
+      // Answered late, so that later calls are on the connection meanwhile.
+      setTimeout(() => {
+        outstanding -= 1;
+        res.writeHead(req.url === '/n/7' ? 302 : 204, req.url === '/n/7' ? { Location: '/elsewhere' } : {}).end();
+      }, 5);
+    });
+    const slow = createServer(() => {});
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    try {
+      const paths = Array.from({ length: 40 }, (_, i) => `/n/${i}`);
+      const answers = await Promise.all(paths.map((path) => open.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)));
+      expect(answers.map((a) => a.status)).to.deep.equal(paths.map((p) => (p === '/n/7' ? 302 : 204)));
+      expect(arrivals).to.deep.equal(paths);
+      expect(most).to.be.greaterThan(1);
+      const port = new URL(listener.url).port;
+      expect((await failure(guarded.requestInOrder(`http://localhost:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_address_refused');
+      expect((await failure(guarded.requestInOrder(`http://127.0.0.1:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_address_refused');
+      expect(arrivals).to.have.length(40);
+      const started = Date.now();
+      expect((await failure(open.requestInOrder(`http://127.0.0.1:${(slow.address() as { port: number }).port}/`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_timeout');
+      expect(Date.now() - started).to.be.lessThan(3000);
+    } finally {
+      slow.closeAllConnections();
+      slow.close();
+      await Promise.all([listener.close(), open.close(), guarded.close()]);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * A subscriber down while the publisher keeps changing objects, then back. Three phases in one run,
  * against one publisher (a real server in its own process, fsync on):
- *   1. no subscription at all: `rate` changes/s for `seconds` (the baseline write latency);
+ *   1. no subscription at all: `rate` changes/s for `baseline` seconds (the baseline write latency);
  *   2. a subscription to every Logistics Object (type topic, one FIFO queue) whose endpoint is
  *      down (nothing listens): the same load, every change queues a notification that cannot go;
  *   3. the endpoint comes back: time until every notification of phase 2 arrived, whether each
@@ -9,7 +9,7 @@
  * The changes are spread over 10 objects (each changed in turn, so 10 changes are in flight at
  * most). The endpoint is a bare node:http server in this process answering 204: it stands for the
  * subscriber's POST /notifications, measured elsewhere.
- *   npm run build && node dist/scripts/bench/subscriber-down.js [seconds] [rate]
+ *   npm run build && node dist/scripts/bench/subscriber-down.js [seconds] [rate] [baseline seconds, default: seconds]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -81,6 +81,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function driver(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 60);
   const rate = Number(process.argv[3] ?? 100);
+  const baselineSeconds = Number(process.argv[4] ?? seconds);
   /** Revisions each object's notifications carried, in arrival order (duplicates included). */
   const arrived = new Map<string, number[]>();
   let received = 0;
@@ -121,7 +122,7 @@ async function driver(): Promise<void> {
   }
 
   /** `rate` changes/s for `seconds`, each object changed in turn by its own lane: latencies and the rate reached. */
-  const load = async () => {
+  const load = async (seconds: number) => {
     const latencies: number[] = [];
     const interval = (1000 * OBJECTS) / rate;
     const t0 = performance.now();
@@ -142,8 +143,8 @@ async function driver(): Promise<void> {
     return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), perSecond: (latencies.length * 1000) / (performance.now() - t0), changes: latencies.length };
   };
 
-  console.log(`# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${seconds} s per phase`);
-  const baseline = await load();
+  console.log(`# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${baselineSeconds} s without subscription, then ${seconds} s with the subscriber down`);
+  const baseline = await load(baselineSeconds);
   console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
   const before = await memory();
 
@@ -161,7 +162,7 @@ async function driver(): Promise<void> {
   );
   if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
   const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
-  const down = await load();
+  const down = await load(seconds);
   console.log(`phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`);
   const backlog = await memory();
 

@@ -234,9 +234,10 @@ export class Delivery {
     for (const q of this.queues.values()) this.kick(q);
   }
 
-  stop(): void {
+  stop(): Promise<void> {
     this.running = false;
     for (const q of this.queues.values()) clearTimeout(q.timer);
+    return this.client.close();
   }
 
   private queueOf(recipient: Recipient): Queue {
@@ -389,7 +390,7 @@ export class Delivery {
     const token = await this.tokens?.token();
     let res;
     try {
-      res = await this.client.request(recipient.callback, {
+      res = await this.client.requestInOrder(recipient.callback, {
         method: 'POST',
         headers: {
           'Content-Type': 'application/ld+json',
@@ -400,7 +401,7 @@ export class Delivery {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
         },
         body,
-      });
+      }, recipient.queue, this.options.queueInFlight);
     } catch (err) {
       if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };

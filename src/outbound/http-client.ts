@@ -2,6 +2,8 @@ import { request as httpRequest, type IncomingHttpHeaders, type RequestOptions }
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import { createHash } from 'node:crypto';
+import { Client, errors } from 'undici';
 import { guardedLookup, isPublicAddress, OutboundRefusedError } from './address-guard.js';
 
 export interface OutboundOptions {
@@ -38,12 +40,31 @@ export class OutboundError extends Error {
 /** Answers larger than this are cut off (a subscriber's answer to a notification is tiny). */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
+/** Connections per origin for calls made in order; each lane keeps to one of them. */
+const ORDERED_CONNECTIONS = 4;
+const laneSlot = (lane: string) => createHash('sha1').update(lane).digest().readUInt32BE(0) % ORDERED_CONNECTIONS;
+
+/** An error of a call made in order, as an OutboundError. */
+function orderedCallError(err: Error, target: URL): OutboundError {
+  const refused = err instanceof OutboundRefusedError ? err : err.cause instanceof OutboundRefusedError ? err.cause : undefined;
+  if (refused) return new OutboundError('outbound_address_refused', refused.message);
+  if (err instanceof errors.ConnectTimeoutError) return new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within the time limit`);
+  if (err instanceof errors.ResponseExceededMaxSizeError) return new OutboundError('outbound_answer_too_large', `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`);
+  if (err.name === 'TimeoutError' || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+    return new OutboundError('outbound_timeout', `no complete answer from ${target.origin} within the time limit`);
+  }
+  return new OutboundError('outbound_failed', `${target.origin}: ${err.message}`);
+}
+
 /**
  * Every HTTP call this server makes to another party. Redirects are never followed (a 3xx is
  * handed back as it is); the connection and the whole exchange have their own time limits; unless
  * allowed, the address connected to must be public (checked after DNS, on the address itself).
  */
 export class OutboundClient {
+  /** Kept-alive connections of `requestInOrder`, per origin and slot. */
+  private readonly connections = new Map<string, Client>();
+
   constructor(private readonly options: OutboundOptions) {}
 
   /**
@@ -67,18 +88,72 @@ export class OutboundClient {
     return undefined;
   }
 
-  request(url: string, init: OutboundRequest): Promise<OutboundResponse> {
+  /** The URL to call, or why it may not be called without even a DNS lookup. */
+  private target(url: string): URL | OutboundError {
     let target: URL;
     try {
       target = new URL(url);
     } catch {
-      return Promise.reject(new OutboundError('outbound_failed', `not a URL: ${url}`));
+      return new OutboundError('outbound_failed', `not a URL: ${url}`);
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return Promise.reject(new OutboundError('outbound_failed', `only http and https URLs are called: ${url}`));
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') return new OutboundError('outbound_failed', `only http and https URLs are called: ${url}`);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && !isPublicAddress(host)) {
-      return Promise.reject(new OutboundError('outbound_address_refused', `${host} is a loopback, private, link-local or metadata address (outbound.allowPrivateAddresses)`));
+      return new OutboundError('outbound_address_refused', `${host} is a loopback, private, link-local or metadata address (outbound.allowPrivateAddresses)`);
     }
+    return target;
+  }
+
+  /**
+   * Like `request`, for calls that must reach the other side in the order they are made within
+   * `lane` (a notification queue): a lane's calls share one kept-alive connection, on which up to
+   * `pipelining` calls are outstanding at once (HTTP/1.1 pipelining), so the other side reads them
+   * in the order they were made and answers them in that order. Lanes to one origin share
+   * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes
+   * its connection (the calls behind it on that connection fail and are made again by the caller).
+   */
+  async requestInOrder(url: string, init: OutboundRequest, lane: string, pipelining: number): Promise<OutboundResponse> {
+    const target = this.target(url);
+    if (target instanceof OutboundError) throw target;
+    const key = `${target.origin} ${laneSlot(lane)}`;
+    let client = this.connections.get(key);
+    if (!client) {
+      client = new Client(target.origin, {
+        pipelining,
+        connect: { timeout: this.options.connectTimeoutMs, ...(this.options.allowPrivateAddresses ? {} : { lookup: guardedLookup }) },
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+        maxResponseSize: MAX_ANSWER_BYTES,
+      });
+      this.connections.set(key, client);
+    }
+    try {
+      const res = await client.request({
+        path: `${target.pathname}${target.search}`,
+        method: init.method,
+        headers: init.headers,
+        body: init.body,
+        // Notifications carry an Idempotency-Key: they may be pipelined, and nothing on the way waits long.
+        idempotent: true,
+        blocking: false,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: await res.body.text() };
+    } catch (err) {
+      throw orderedCallError(err as Error, target);
+    }
+  }
+
+  /** Closes the kept-alive connections of `requestInOrder`. */
+  async close(): Promise<void> {
+    const clients = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(clients.map((c) => c.destroy()));
+  }
+
+  request(url: string, init: OutboundRequest): Promise<OutboundResponse> {
+    const target = this.target(url);
+    if (target instanceof OutboundError) return Promise.reject(target);
     const requestOptions: RequestOptions = {
       method: init.method,
       headers: { ...init.headers, ...(init.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(init.body)) }) },
