@@ -90,6 +90,9 @@ export const configSchema = z.strictObject({
       maxBackoffMs: integer(1).default(60 * 60 * 1000).meta({ description: 'longest retry delay' }),
       retryWindowMs: integer(1).default(72 * 60 * 60 * 1000).meta({ description: 'a notification not delivered within this time (72 h) becomes a dead letter' }),
       maxInFlight: integer(1).default(64).meta({ description: 'notifications being sent at once, over all subscribers' }),
+      inFlightWhileServing: integer(1)
+        .default(4)
+        .meta({ description: 'notifications being sent at once while API requests are being answered: requests come first, delivery goes on at this pace' }),
       queueInFlight: integer(1)
         .default(8)
         .meta({ description: 'notifications of one subscriber queue being sent at once, in order on one kept-alive connection (HTTP/1.1 pipelining); 1 waits for each answer' }),

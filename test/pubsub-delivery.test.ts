@@ -287,7 +287,7 @@ describe('guaranteed delivery between servers', function () {
         req.on('end', () => {
           attempts.push({ at: Date.now(), authorization: req.headers.authorization, webhookId: req.headers['webhook-id'] as string, timestamp: req.headers['webhook-timestamp'] as string, key: req.headers['idempotency-key'] as string });
           if (attempts.length === 1) return void res.writeHead(503, { 'Retry-After': '1' }).end();
-          forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
+          void forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
         });
       });
       [subscriber, publisher] = await startPeers(2, (i, urls) =>

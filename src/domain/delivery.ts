@@ -31,6 +31,8 @@ export interface DeliveryOptions {
   queueWindow: number;
   /** Notifications being sent at once, over all queues. */
   maxInFlight: number;
+  /** The same while API requests are being answered. */
+  inFlightWhileServing: number;
   /** Notifications of one queue being sent at once (in order, on one connection). */
   queueInFlight: number;
 }
@@ -194,6 +196,8 @@ export class Delivery {
     private readonly log: (message: string) => void,
     /** Told the outcome of every attempt (the metrics). */
     private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
+    /** True while API requests are being answered. */
+    private readonly serving: () => boolean = () => false,
   ) {
     this.index = subscriptions.index;
   }
@@ -346,14 +350,17 @@ export class Delivery {
 
   /**
    * Sends start in a later tick than the commit that queued them (a write's answer never waits
-   * for them), at most `maxInFlight` at once, ready queues taking turns in order.
+   * for them), at most `maxInFlight` at once, ready queues taking turns in order. While API
+   * requests are being answered, at most `inFlightWhileServing`: the answers come first (sending
+   * and settling share their thread), and delivery still goes on.
    */
   private scheduleSends(): void {
     if (this.sendsScheduled) return;
     this.sendsScheduled = true;
     setImmediate(() => {
       this.sendsScheduled = false;
-      while (this.inFlight < this.options.maxInFlight && this.ready.length > 0) {
+      const limit = this.serving() ? Math.min(this.options.inFlightWhileServing, this.options.maxInFlight) : this.options.maxInFlight;
+      while (this.inFlight < limit && this.ready.length > 0) {
         const q = this.ready.shift()!;
         q.ready = false;
         const item = this.nextOf(q);

@@ -22,6 +22,8 @@ export class Listener {
   static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener): Promise<Listener> {
     let listener: Listener | undefined;
     const server = createServer((req, res) => {
+      lifecycle.requestsInFlight += 1;
+      res.once('close', () => (lifecycle.requestsInFlight -= 1));
       if (lifecycle.phase === 'stopping') res.setHeader('Connection', 'close');
       listener!.handler(req, res);
     });

@@ -7,6 +7,8 @@ export type Phase = 'starting' | 'ready' | 'stopping';
 /** The server's phase, set by startServer and read by the health routes. */
 export class Lifecycle {
   phase: Phase = 'starting';
+  /** API requests received and not yet answered (notification delivery gives way to them). */
+  requestsInFlight = 0;
   /** How full the store is, once it is open. */
   storeCapacity?: () => StoreCapacity;
 }

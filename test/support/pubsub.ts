@@ -64,9 +64,9 @@ export const eventTypeOf = (n: Json) => ((n['api:hasEventType'] as Json)['@id'] 
 export const anyUris = (value: unknown) => asList(value as Json | Json[] | undefined).map((v) => v['@value'] as string);
 
 /** For a loopback stand-in of a subscriber's endpoint: passes a notification on to the real subscriber and answers with its status. */
-export function forwardNotification(subscriberUrl: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+export function forwardNotification(subscriberUrl: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
   const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
-  void fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then((r) => res.writeHead(r.status).end());
+  return fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then((r) => void res.writeHead(r.status).end());
 }
 
 /**
@@ -74,13 +74,18 @@ export function forwardNotification(subscriberUrl: string, req: IncomingMessage,
  * the status `answer()` gives, or, for 'forward', passes it on to the real subscriber at `subscriberUrl()`.
  */
 export function startGateway(answer: () => number | 'forward', subscriberUrl: () => string): Promise<LoopbackListener> {
+  // One at a time, in the order they arrived, as an endpoint that handles each request before the next would:
+  // the publisher pipelines a queue's notifications, so several are here at once.
+  let forwarded: Promise<unknown> = Promise.resolve();
   return startListener((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    const body = new Promise<Buffer>((resolve) => req.on('end', () => resolve(Buffer.concat(chunks))));
+    forwarded = forwarded.then(async () => {
+      const content = await body;
       const status = answer();
       if (status !== 'forward') return void res.writeHead(status).end();
-      forwardNotification(subscriberUrl(), req, Buffer.concat(chunks), res);
+      await forwardNotification(subscriberUrl(), req, content, res);
     });
   });
 }
