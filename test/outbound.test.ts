@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import { isPublicAddress } from '../src/outbound/address-guard.js';
 import { OutboundClient, OutboundError } from '../src/outbound/http-client.js';
 import { startListener } from './support/loopback.js';
+import { Listener } from '../src/http/listener.js';
+import { Lifecycle } from '../src/observability/health.js';
 
 const guarded = new OutboundClient({ allowPrivateAddresses: false, connectTimeoutMs: 2000, timeoutMs: 3000 });
 const open = new OutboundClient({ allowPrivateAddresses: true, connectTimeoutMs: 2000, timeoutMs: 500 });
@@ -90,6 +92,25 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       slow.closeAllConnections();
       slow.close();
       await Promise.all([listener.close(), open.close(), guarded.close()]);
+    }
+  });
+
+  it("this server's listener handles requests pipelined on one connection one after the other, in the order they arrived", async () => {
+    const started: string[] = [];
+    let answered = 0;
+    const listener = await Listener.open(0, '127.0.0.1', new Lifecycle(), (req, res) => {
+      started.push(`${req.url} after ${answered} answered`);
+      // The first is slow to answer: the ones behind it must not start meanwhile.
+      setTimeout(() => res.writeHead(204).end(() => (answered += 1)), req.url === '/n/0' ? 100 : 1);
+    });
+    const client = new OutboundClient({ allowPrivateAddresses: true, connectTimeoutMs: 2000, timeoutMs: 3000 });
+    try {
+      const paths = Array.from({ length: 10 }, (_, i) => `/n/${i}`);
+      await Promise.all(paths.map((path) => client.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)));
+      expect(started).to.deep.equal(paths.map((path, i) => `${path} after ${i} answered`));
+    } finally {
+      await client.close();
+      await listener.drain(0);
     }
   });
 });

@@ -1,12 +1,14 @@
 import { once } from 'node:events';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Lifecycle } from '../observability/health.js';
 
 /**
  * The HTTP listener of one port. It listens before the store is loaded, so health probes are
  * answered during a long start (`starting`), serves the application once it is handed over
  * (`serve`), and drains on shutdown: no new connections, requests in flight finish (each answer
- * closes its connection), and whatever still runs after the grace period is cut.
+ * closes its connection), and whatever still runs after the grace period is cut. Requests
+ * pipelined on one connection are handled one after the other, in the order they arrived.
  */
 export class Listener {
   private handler: RequestListener;
@@ -21,11 +23,22 @@ export class Listener {
 
   static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener): Promise<Listener> {
     let listener: Listener | undefined;
+    // Per connection, the answer of the last request that came on it.
+    const answered = new WeakMap<Socket, Promise<void>>();
     const server = createServer((req, res) => {
       lifecycle.requestsInFlight += 1;
-      res.once('close', () => (lifecycle.requestsInFlight -= 1));
-      if (lifecycle.phase === 'stopping') res.setHeader('Connection', 'close');
-      listener!.handler(req, res);
+      const done = new Promise<void>((resolve) => res.once('close', resolve)).then(() => void (lifecycle.requestsInFlight -= 1));
+      // A pipelined request waits for the one before it on its connection (HTTP/1.1 answers them in
+      // that order anyway): requests are handled in the order they arrived, as a publisher that
+      // pipelines a queue's notifications relies on.
+      const before = answered.get(req.socket);
+      answered.set(req.socket, done);
+      const handle = () => {
+        if (lifecycle.phase === 'stopping') res.setHeader('Connection', 'close');
+        listener!.handler(req, res);
+      };
+      if (before) void before.then(handle);
+      else handle();
     });
     listener = new Listener(server, lifecycle, initial);
     server.listen(port, host);
