@@ -3,7 +3,8 @@
  * `objects` new ~40-triple Pieces and `changes` changes of each (captured from a real store's
  * after-commit stream, as the worker gets them), applied to a ReplicaStore in batches of 250 in this
  * thread, creations and changes timed apart; then the same for a Piece of ~2,000 triples changed
- * as often, to show a change costs the replica what it changes, not what the object holds.
+ * as often (each change copies the object whole into the history window), and the quads the
+ * replica holds per object.
  *   npm run build && node dist/scripts/bench/replica-apply.js [objects] [changes]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -63,7 +64,9 @@ function apply(of: readonly ReplicaRecord[]): number {
 const row = (name: string, of: readonly ReplicaRecord[], ms: number) =>
   `| ${name} | ${fmt(of.length)} | ${fmt(of.reduce((n, r) => n + r.insert.length + r.delete.length, 0) / of.length)} | ${fmt((ms * 1000) / of.length)} | ${fmt((of.length * 1000) / ms)} |`;
 const createdMs = apply(created);
+const quadsCreated = replica.size;
 const changedMs = apply(changed);
+const quadsChanged = replica.size;
 // The large and the small object's changes, one apply each (the worker gets them one at a time when it keeps up).
 const one = (of: readonly ReplicaRecord[]) => {
   const t0 = performance.now();
@@ -81,3 +84,7 @@ console.log(row(`change it (new revision), batches of ${BATCH}`, changed, change
 console.log(row('change a ~2,000-triple Piece, one record at a time', bigChanged, bigMs));
 console.log(row('change a ~40-triple Piece, one record at a time', smallChanged, smallMs));
 console.log(`ratio of µs per change, ~2,000 vs ~40 triples: ${fmt(bigMs / bigChanged.length / (smallMs / smallChanged.length), 2)}`);
+console.log(
+  `replica quads per ~40-triple object: ${fmt(quadsCreated / OBJECTS, 1)} after the creations, ${fmt(quadsChanged / OBJECTS, 1)} after ${CHANGES} changes each ` +
+    `(history window ${fmt(DEFAULTS.sparql.historyMaxQuads)} quads at most, included)`,
+);
