@@ -138,7 +138,7 @@ describe('onerecord export (CLI)', () => {
     try {
       // The hot store (latest revisions), then every revision in its own graph with its metadata.
       const history: string[] = [];
-      for (const r of readRevisions(store)) {
+      for (const r of readRevisions(store.index)) {
         if (r.number === 1 && store.revision(r.object, 2)) continue; // listed again with the latest
         for (let n = 1; n <= r.number; n++) {
           const graph = namedNode(revisionGraph(r.object, n));

@@ -171,6 +171,8 @@ export class DurableStore implements GraphStore {
   private failed: Error | undefined;
   /** Why the last write was refused for lack of room, until one is admitted again. */
   private full: string | undefined;
+  /** The revisions the hot store held when recovered, until a write or publishStored. */
+  private recovered: RevisionRecord[] | undefined;
 
   private constructor(private readonly options: DurableStoreOptions) {
     this.index = new OxigraphIndex(options.memoryReserveBytes);
@@ -216,7 +218,10 @@ export class DurableStore implements GraphStore {
     }
     if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
     const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
-    this.verifyArchive();
+    const revisions = readRevisions(this.index);
+    this.verifyArchive(revisions);
+    // The metadata of every object, read once at start: publishStored takes it unless a write came first.
+    if (migration.moved === 0) this.recovered = revisions;
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
     const quads = (this.quads = this.index.size);
@@ -327,8 +332,8 @@ export class DurableStore implements GraphStore {
    * Every revision the hot store knows of (revision 1 and the latest of each object) must be in
    * the archive once the journal is replayed: if not, the archive was lost or belongs to other data.
    */
-  private verifyArchive(): void {
-    for (const r of readRevisions(this)) {
+  private verifyArchive(revisions: readonly RevisionRecord[]): void {
+    for (const r of revisions) {
       if (!this.archive.revisions.has(r.object, r.number)) {
         throw new ArchiveCorruptError(
           `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; refusing to start. Restore the data directory from a backup.`,
@@ -389,6 +394,7 @@ export class DurableStore implements GraphStore {
   }
 
   async commit(tx: WriteTransaction): Promise<void> {
+    this.recovered = undefined;
     try {
       const record = recordFor(
         tx,
@@ -438,7 +444,8 @@ export class DurableStore implements GraphStore {
    * the store holds (snapshot and journal replayed): called once at start, after they subscribe.
    */
   publishStored(): void {
-    this.committed.publish(storedDomainEvents(this));
+    this.committed.publish(storedDomainEvents(this.index, this.recovered));
+    this.recovered = undefined;
   }
 
   /**
@@ -450,7 +457,7 @@ export class DurableStore implements GraphStore {
     return {
       copy: () => {
         const latest = new Map<string, number>();
-        for (const r of readRevisions(this)) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+        for (const r of readRevisions(this.index)) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
         const shown = (graph: string) => latest.has(graph) || replicaGraph(graph, () => false) !== undefined;
         const hotGraphs = [bookkeeping.metaGraph, ...this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))];
         return { hotGraphs, history: replicaHistory(latest, this.archive, () => this.closing) };

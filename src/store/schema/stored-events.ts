@@ -8,16 +8,16 @@ import { readGrants } from './grants.js';
 import { readReceivedNotifications } from './received-notifications.js';
 import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from './outbox.js';
 import { readRemoteSubscriptions } from './remote-subscriptions.js';
-import { readRevisions } from './revisions.js';
+import { readRevisions, type GraphTextReader, type RevisionRecord } from './revisions.js';
 
 /**
  * The domain events that led to what the bookkeeping graphs hold, as commits published them:
  * per kind in commit order (revisions by number, events by arrival, each request's statuses in
  * order; moves as they stand). Consumers fed these at start end in the state the live stream kept them in.
  */
-export function storedDomainEvents(reader: SparqlReader): DomainEvent[] {
+export function storedDomainEvents(reader: SparqlReader & GraphTextReader, revisions: readonly RevisionRecord[] = readRevisions(reader)): DomainEvent[] {
   const events: DomainEvent[] = [];
-  for (const revision of readRevisions(reader)) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
+  for (const revision of revisions) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
   for (const event of readEvents(reader)) events.push({ kind: 'event-appended', event });
   for (const stored of readActionRequests(reader)) {
     const request = { ...stored, statuses: [] };
