@@ -131,16 +131,27 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
     fields[q.predicate.value] = q.object.value;
   }
   if (found.size === 0) return [];
-  const deleted = asText(record.delete).split('\n');
+  // Each line as N-Triples under its graph, grouped once (a record may write many revisions).
+  const byGraph = (lines: string[]) => {
+    const groups = new Map<string, string[]>();
+    for (const line of lines) {
+      if (!line.endsWith('> .')) continue;
+      const at = line.lastIndexOf(' <');
+      const graph = line.slice(at + 1, -2);
+      const group = groups.get(graph);
+      if (group) group.push(`${line.slice(0, at)} .\n`);
+      else groups.set(graph, [`${line.slice(0, at)} .\n`]);
+    }
+    return groups;
+  };
+  const insertedByGraph = byGraph(inserted);
+  let deletedByGraph: Map<string, string[]> | undefined;
   const out: WrittenRevision[] = [];
   for (const [graph, f] of found) {
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
-    const inGraph = (lines: string[], name: string) => {
-      const suffix = ` ${iriToNt(name)} .`;
-      return lines.filter((line) => line.endsWith(suffix)).map((line) => `${line.slice(0, -suffix.length)} .\n`).join('');
-    };
-    const whole = inGraph(inserted, graph);
+    const inGraph = (groups: Map<string, string[]>, name: string) => (groups.get(iriToNt(name)) ?? []).join('');
+    const whole = inGraph(insertedByGraph, graph);
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;
@@ -148,8 +159,8 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
     out.push({
       record: revisionRecord(object, graph, f),
       whole: false,
-      del: inGraph(deleted, latestGraph(object)),
-      ins: inGraph(inserted, latestGraph(object)),
+      del: inGraph((deletedByGraph ??= byGraph(asText(record.delete).split('\n'))), latestGraph(object)),
+      ins: inGraph(insertedByGraph, latestGraph(object)),
     });
   }
   return out;
