@@ -3,16 +3,17 @@
  * each changed 20 times, one server holds before it refuses writes (507). Two steps, each in runs
  * of a few minutes that continue one data directory (`--data-dir`):
  * 1. `--prefill N`: adds N such objects with their 20 revisions through the store's commit path
- *    (history-fill.ts, 25 objects' next revisions per commit, fsync off, no ChangeRequests, which
+ *    (history-fill.ts, 10 objects' next revisions per commit, fsync off, no ChangeRequests, which
  *    only add to the archive on disk): millions of revisions in minutes instead of hours of HTTP;
  * 2. then (unless `--prefill-only`) a real server (startServer, loopback, the holder's changes
  *    accepted at once, shapes on, fsync off: this measures memory, not the disk) starts on that
  *    directory and `--clients` keep-alive clients fill it over HTTP, each creating an object (POST)
  *    and changing it 20 times (PATCH, 4 operations each), until the server answers 507, `--minutes`
  *    have passed or `--objects` are held. The figure reported is the server's own refusal.
- *   node --expose-gc dist/scripts/bench/history-capacity.js --data-dir DIR [--prefill 0] [--prefill-only] [--clients 20] [--minutes 9] [--objects 1000000]
+ *   node --expose-gc dist/scripts/bench/history-capacity.js [--data-dir DIR] [--prefill 0] [--prefill-only] [--clients 20] [--minutes 9] [--objects 1000000]
  */
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
@@ -33,8 +34,8 @@ const { values } = parseArgs({
     objects: { type: 'string', default: '1000000' },
   },
 });
-const dataDir = values['data-dir'];
-if (!dataDir) throw new Error('--data-dir is required');
+// Without --data-dir, a fresh directory, removed at the end.
+const dataDir = values['data-dir'] ?? (await mkdtemp(join(tmpdir(), 'onerecord-bench-history-capacity-')));
 const DEADLINE = performance.now() + Number(values.minutes) * 60_000;
 const CHANGES = 20;
 const MB = 2 ** 20;
@@ -128,7 +129,7 @@ await mkdir(dataDir, { recursive: true });
 const prefill = Number(values.prefill);
 if (prefill > 0) {
   const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
-  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 25, deadline: DEADLINE });
+  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE });
   console.log(
     `prefill through the store: ${fmt(filled.objects)} objects of ${parsed.length} triples x ${CHANGES + 1} revisions in ${fmt(filled.seconds, 1)} s; ` +
       `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads, WASM ${fmt(filled.wasmBytes / MB)} MB; closed (snapshot) in ${fmt(filled.closeSeconds, 1)} s` +
@@ -147,3 +148,4 @@ if (!values['prefill-only']) {
   console.log(`closed in ${fmt((performance.now() - closing) / 1000, 1)} s`);
 }
 console.log(`data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB (archive ${fmt((await directoryBytes(join(dataDir, 'archive'))) / MB)} MB)`);
+if (!values['data-dir']) await rm(dataDir, { recursive: true, force: true });
