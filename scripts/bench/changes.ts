@@ -9,6 +9,9 @@
  * With `validation` first, it measures only POST and PATCH (20 clients) with data-model validation
  * on and off, alternating, each setting `repeats` times (medians):
  *   npm run build && node dist/scripts/bench/changes.js validation [seconds] [repeats]
+ * With `throughput` first, only POST and PATCH with 20 clients, alternating, `repeats` times each
+ * (medians, and PATCH's rate as a ratio to POST's):
+ *   npm run build && node dist/scripts/bench/changes.js throughput [seconds] [repeats]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -319,6 +322,27 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
   for (const [name, list] of Object.entries(runs)) console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
 }
 
+/** POST and PATCH with CLIENTS clients, alternating so a slow moment of the machine hits both. */
+async function compareThroughput(seconds: number, repeats: number): Promise<void> {
+  const posts: PostRun[] = [];
+  const patches: PatchRun[] = [];
+  for (let i = 0; i < repeats; i++) {
+    posts.push(await postRun(CLIENTS, seconds));
+    patches.push(await patchRun(CLIENTS, seconds));
+  }
+  const post = median(posts, (r) => r.perSecond);
+  const patch = median(patches, (r) => r.perSecond);
+  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
+  console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | failures |');
+  console.log('|---|---|---|---|---|---|');
+  console.log(`| POST Logistics Object | ${fmt(post.perSecond)} | ${fmt(post.p50, 2)} | ${fmt(post.p99, 2)} | ${fmt(post.cpuPerPost)} | ${post.failures} |`);
+  console.log(`| PATCH accepted change | ${fmt(patch.perSecond)} | ${fmt(patch.p50, 2)} | ${fmt(patch.p99, 2)} | ${fmt(patch.cpuPerChange)} | ${patch.failures} |`);
+  console.log(`PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`);
+  console.log(`every run: POST ${posts.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}; PATCH ${patches.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
+  console.log(`changes answered 201 but not applied: ${patches.reduce((sum, r) => sum + r.missing, 0)}`);
+}
+
 if (process.argv[2] === 'serve') await serve(process.argv[3] !== 'off');
+else if (process.argv[2] === 'throughput') await compareThroughput(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
 else if (process.argv[2] === 'validation') await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
 else await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));
