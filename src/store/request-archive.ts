@@ -47,7 +47,7 @@ export class RequestArchive {
 
   /** Archives a finished request graph; false if it was there already (a replayed record). */
   archive(graph: string, ntriples: string): boolean {
-    if (this.requests.get(graph)) return false;
+    if (this.requests.has(graph)) return false;
     const record = actionRequestFromTriples(graph, new Parser({ format: 'application/n-triples' }).parse(recordLines(graph, ntriples)));
     if (!record) return false;
     const requestedAt = record.requestedAt.getTime();
@@ -57,7 +57,7 @@ export class RequestArchive {
   }
 
   has(iri: string): boolean {
-    return this.requests.get(iri) !== undefined;
+    return this.requests.has(iri);
   }
 
   request(iri: string): ActionRequestRecord | undefined {
