@@ -89,8 +89,17 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
   let refusal: string | undefined;
   let nextReport = performance.now() + 30_000;
   const more = () => !refusal && performance.now() < DEADLINE && server.services.objects.index.size < target;
+  let dropped = 0;
   const send = async (url: string, method: 'POST' | 'PATCH', body: string): Promise<string | undefined> => {
-    const res = await client.send(url, method, body, jsonLd);
+    let res;
+    try {
+      res = await client.send(url, method, body, jsonLd);
+    } catch (err) {
+      // A keep-alive connection the server closed as this request went out: the object is left as it is.
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
+      dropped += 1;
+      return undefined;
+    }
     if (res.status === 507) {
       // Why, as the server says it (its capacity report).
       refusal ??= `${method} answered 507: ${server.store.capacity().writesRefused ?? '(no reason recorded)'}`;
@@ -106,10 +115,12 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
     Array.from({ length: clients }, async () => {
       while (more()) {
         const iri = await send(`${server.url}/logistics-objects`, 'POST', piece);
-        if (!iri) return;
+        if (!iri) continue;
         // The object's IRI names the directory's base URL; the requests go to where the server listens.
         const url = `${server.url}${new URL(iri).pathname}`;
-        for (let revision = 1; revision <= CHANGES && !refusal; revision++) if (!(await send(url, 'PATCH', change(iri, revision)))) return;
+        let revision = 1;
+        while (revision <= CHANGES && (await send(url, 'PATCH', change(iri, revision)))) revision++;
+        if (revision <= CHANGES) continue;
         created += 1;
         if (performance.now() > nextReport) {
           nextReport += 30_000;
@@ -120,6 +131,7 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
   );
   report(server, created, started, refusal ? 'refused' : 'stopped');
   client.close();
+  if (dropped > 0) console.log(`${dropped} requests met a connection the server had closed; their objects were left with fewer changes`);
   if (refusal) console.log(`refused: ${refusal}`);
   else console.log(`no refusal after ${values.minutes} minutes or ${fmt(target)} objects (continue with --data-dir ${dataDir})`);
 }
