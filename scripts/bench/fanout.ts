@@ -160,9 +160,9 @@ async function driver(): Promise<void> {
     }
     return { latencies, seconds: (performance.now() - t0) / 1000 };
   };
-  // Alternating rounds. A change with subscriptions is answered once its 1,000 outbox entries are
-  // durable; they are delivered meanwhile, and the next round waits until all are stored, so the
-  // rounds without subscriptions run on a quiet server.
+  // Alternating rounds. A change with subscriptions is answered once its outbox entry is durable;
+  // its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored,
+  // so the rounds without subscriptions run on a quiet server.
   const results = { without: { latencies: [] as number[], seconds: 0 }, with: { latencies: [] as number[], seconds: 0 } };
   let drainMs = 0;
   for (let round = 0; round < rounds; round++) {
