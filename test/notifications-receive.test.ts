@@ -99,8 +99,12 @@ describe('POST /notifications: receiving notifications from another server', fun
       400,
       /api:hasLogisticsObject may appear at most once, got 2 values/,
     );
-    await expectApiError(await send(publisher, subscriber, '{"@type": '), 400, /not valid JSON/);
+    const unreadable = await send(publisher, subscriber, '{"@type": ');
+    await expectApiError(unreadable, 400, /not valid JSON/);
+    // A refused notification closes its connection: nothing a publisher pipelined behind it is handled before it is sent again.
+    expect(unreadable.headers.get('connection')).to.equal('close');
     expect((await received(subscriber)).length).to.equal(before);
+    expect((await send(publisher, subscriber, base)).headers.get('connection')).to.equal('keep-alive');
   });
 
   it('answers 415 to other media types, 405 to other methods, 401 without a token, 403 on the internal list for others', async () => {

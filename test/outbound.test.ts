@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import { isPublicAddress } from '../src/outbound/address-guard.js';
 import { OutboundClient, OutboundError } from '../src/outbound/http-client.js';
 import { startListener } from './support/loopback.js';
@@ -110,6 +112,30 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       expect(started).to.deep.equal(paths.map((path, i) => `${path} after ${i} answered`));
     } finally {
       await client.close();
+      await listener.drain(0);
+    }
+  });
+
+  it("this server's listener handles nothing pipelined behind an answer that closes the connection", async () => {
+    const handled: string[] = [];
+    const listener = await Listener.open(0, '127.0.0.1', new Lifecycle(), (req, res) => {
+      handled.push(req.url!);
+      if (req.url === '/refused') res.writeHead(503, { Connection: 'close' }).end();
+      else res.writeHead(204).end();
+    });
+    try {
+      const url = new URL(listener.url);
+      const socket = connect(Number(url.port), url.hostname);
+      const received: Buffer[] = [];
+      socket.on('data', (c: Buffer) => received.push(c));
+      const closed = once(socket, 'close');
+      const post = (path: string) => `POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 2\r\n\r\n{}`;
+      socket.write(['/first', '/refused', '/behind', '/last'].map(post).join(''));
+      await closed;
+      expect(handled).to.deep.equal(['/first', '/refused']);
+      const answers = Buffer.concat(received).toString().match(/^HTTP\/1\.1 \d+/gm);
+      expect(answers).to.deep.equal(['HTTP/1.1 204', 'HTTP/1.1 503']);
+    } finally {
       await listener.drain(0);
     }
   });

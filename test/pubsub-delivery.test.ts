@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { ConfigOverrides } from '../src/config.js';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
@@ -127,6 +128,70 @@ describe('guaranteed delivery between servers', function () {
       await waitForNotifications(subscriber, 11, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       await new Promise((r) => setTimeout(r, 300));
       expect(await receivedNotifications(subscriber, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }))).to.have.length(11);
+    });
+  });
+
+  describe('a failed send with notifications pipelined behind it', () => {
+    let subscriber: TestServer;
+    let publisher: TestServer;
+    let gateway: LoopbackListener;
+    /** Each notification the subscriber's endpoint handled, in order: its revision and what it did with it. */
+    const handled: string[] = [];
+    let down = true;
+    let failOnce: number | undefined;
+    before(async () => {
+      // The subscriber's endpoint: handles the requests of a connection one after the other; a
+      // failed answer closes the connection, and what was pipelined behind it is not handled
+      // (RFC 9112, 9.6), so the publisher must send it again.
+      const closing = new WeakSet<Socket>();
+      const last = new WeakMap<Socket, Promise<void>>();
+      gateway = await startListener((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        const body = new Promise<Buffer>((resolve) => req.on('end', () => resolve(Buffer.concat(chunks))));
+        const socket = req.socket;
+        const done = (last.get(socket) ?? Promise.resolve()).then(async () => {
+          if (closing.has(socket)) return void socket.destroy();
+          const content = await body;
+          const revision = (JSON.parse(content.toString()) as Json)['api:hasRevision'] as number;
+          const refuse = (headers: Record<string, string>) => {
+            closing.add(socket);
+            handled.push(`${revision} refused`);
+            res.writeHead(503, { Connection: 'close', ...headers }).end();
+          };
+          if (down) return refuse({});
+          if (revision === failOnce) {
+            failOnce = undefined;
+            return refuse({ 'Retry-After': '1' });
+          }
+          handled.push(`${revision} stored`);
+          await forwardNotification(subscriber.url, req, content, res);
+        });
+        last.set(socket, done);
+      });
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1 ? { internalAgents: [holderAt(urls[0])], delivery: { ...FAST_RETRIES.delivery, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] } } : {},
+      );
+    });
+    after(async () => {
+      await Promise.all([subscriber?.close(), publisher?.close(), gateway?.close()]);
+    });
+
+    it('sends what was in flight behind it again after its retry: the subscriber stores every notification once, in order', async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      // A backlog first, so that once the subscriber is back its notifications go pipelined, several at once.
+      await changeRepeatedly(publisher, object, 1, 10);
+      failOnce = 4;
+      down = false;
+      const got = await waitForNotifications(subscriber, 10, q({ 'logistics-object': object }));
+      expect(handled).to.include('4 refused');
+      expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      expect(new Set(got.map((n) => n['@id'])).size).to.equal(10);
+      // The last copy of each the endpoint took came in queue order too.
+      const stored = handled.filter((h) => h.endsWith('stored')).map((h) => Number(h.split(' ')[0]));
+      const lastCopies = [...new Set(stored.reverse())].reverse();
+      expect(lastCopies).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     });
   });
 

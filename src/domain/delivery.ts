@@ -53,6 +53,10 @@ interface Item {
   retryFrom?: number;
   /** Given up on: its graph is (again) a dead letter. */
   deadLettered?: boolean;
+  /** Settled by a 2xx (not dropped, not given up on). */
+  delivered?: boolean;
+  /** The attempt under way while it is being sent; cancelled when one before it in its queue fails. */
+  attempt?: AbortController;
   state: 'waiting' | 'sending' | 'settled';
 }
 
@@ -365,15 +369,21 @@ export class Delivery {
         q.ready = false;
         const item = this.nextOf(q);
         if (!item) continue;
+        const attempt = new AbortController();
         item.state = 'sending';
+        item.attempt = attempt;
         q.sending += 1;
         this.inFlight += 1;
-        void this.attempt(item)
+        void this.attempt(item, attempt.signal)
           .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
           .then((result) => {
             q.sending -= 1;
             this.inFlight -= 1;
-            this.record(q, item, result);
+            // What came of an attempt a failure before it discarded does not count: the notification goes again.
+            if (item.attempt === attempt) {
+              item.attempt = undefined;
+              this.record(q, item, result);
+            }
             this.kick(q);
             this.scheduleSends();
           });
@@ -383,8 +393,8 @@ export class Delivery {
     });
   }
 
-  /** Sends one notification (or finds it is to be dropped); what came of it. */
-  private async attempt(item: Item): Promise<Attempt> {
+  /** Sends one notification (or finds it is to be dropped); what came of it. `signal` cancels the call. */
+  private async attempt(item: Item, signal: AbortSignal): Promise<Attempt> {
     const { recipient } = item;
     const s = this.index.forRequest(recipient.subscription);
     const own = isOwnStatus(item);
@@ -408,7 +418,7 @@ export class Delivery {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
         },
         body,
-      }, recipient.queue, this.options.queueInFlight);
+      }, recipient.queue, this.options.queueInFlight, signal);
     } catch (err) {
       if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };
@@ -444,6 +454,7 @@ export class Delivery {
         q.lastError = result.reason;
         q.retrying = true;
         this.observe('failed');
+        this.sendAgainAfter(q, item);
         // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
         const delay = result.retryAfter !== undefined ? Math.min(result.retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
         q.nextAttemptAt = Math.max(q.nextAttemptAt, now + delay);
@@ -454,6 +465,7 @@ export class Delivery {
     // Order is back once the notification a failure held up is settled.
     if (q.window.find((i) => i.state !== 'settled') === item) q.retrying = false;
     item.state = 'settled';
+    item.delivered = result.outcome === 'delivered';
     q.unsettled -= 1;
     if (result.outcome === 'dead') {
       this.observe('dead_lettered');
@@ -468,6 +480,28 @@ export class Delivery {
       }
     }
     this.advance(q);
+  }
+
+  /**
+   * After `failed` failed, the notifications after it in its queue that are being sent or were
+   * delivered meanwhile (pipelined behind it) go again once it is delivered: in flight, their
+   * calls are cancelled and what comes of them is ignored. So the last copy of each a subscriber
+   * gets comes in queue order, even where a copy got there before the retry of the one that
+   * failed; the copies before are duplicates, which subscribers drop by @id.
+   */
+  private sendAgainAfter(q: Queue, failed: Item): void {
+    for (let i = q.window.indexOf(failed) + 1; i < q.window.length; i++) {
+      const later = q.window[i];
+      if (later.state === 'sending') {
+        later.attempt?.abort();
+        later.attempt = undefined;
+        later.state = 'waiting';
+      } else if (later.state === 'settled' && later.delivered) {
+        later.delivered = false;
+        later.state = 'waiting';
+        q.unsettled += 1;
+      }
+    }
   }
 
   /** The parked graph (a dead letter) of a notification given up on, written by the next settle commit. */

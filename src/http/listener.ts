@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Lifecycle } from '../observability/health.js';
 
@@ -8,7 +8,8 @@ import type { Lifecycle } from '../observability/health.js';
  * answered during a long start (`starting`), serves the application once it is handed over
  * (`serve`), and drains on shutdown: no new connections, requests in flight finish (each answer
  * closes its connection), and whatever still runs after the grace period is cut. Requests
- * pipelined on one connection are handled one after the other, in the order they arrived.
+ * pipelined on one connection are handled one after the other, in the order they arrived, and
+ * none behind an answer that closes the connection.
  */
 export class Listener {
   private handler: RequestListener;
@@ -23,21 +24,29 @@ export class Listener {
 
   static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener): Promise<Listener> {
     let listener: Listener | undefined;
-    // Per connection, the answer of the last request that came on it.
-    const answered = new WeakMap<Socket, Promise<void>>();
+    // Per connection with an answer still to finish: the last request that came on it.
+    const last = new WeakMap<Socket, { answered: Promise<void>; res: ServerResponse }>();
     const server = createServer((req, res) => {
       lifecycle.requestsInFlight += 1;
-      const done = new Promise<void>((resolve) => res.once('close', resolve)).then(() => void (lifecycle.requestsInFlight -= 1));
-      // A pipelined request waits for the one before it on its connection (HTTP/1.1 answers them in
-      // that order anyway): requests are handled in the order they arrived, as a publisher that
-      // pipelines a queue's notifications relies on.
-      const before = answered.get(req.socket);
-      answered.set(req.socket, done);
+      const socket = req.socket;
+      const before = last.get(socket);
+      const answered = new Promise<void>((resolve) => res.once('close', resolve)).then(() => {
+        lifecycle.requestsInFlight -= 1;
+        // Its connection has nothing left to answer: the next request on it is handled at once.
+        if (last.get(socket)?.res === res) last.delete(socket);
+      });
+      last.set(socket, { answered, res });
       const handle = () => {
+        // Behind an answer that closed the connection, nothing is handled (RFC 9112, 9.6): the
+        // client sends it again, after what failed before it.
+        if (!socket.writable) return;
         if (lifecycle.phase === 'stopping') res.setHeader('Connection', 'close');
         listener!.handler(req, res);
       };
-      if (before) void before.then(handle);
+      // A pipelined request waits for the one before it on its connection (HTTP/1.1 answers them in
+      // that order anyway): requests are handled in the order they arrived, as a publisher that
+      // pipelines a queue's notifications relies on.
+      if (before) void before.answered.then(handle);
       else handle();
     });
     listener = new Listener(server, lifecycle, initial);

@@ -111,8 +111,9 @@ export class OutboundClient {
    * in the order they were made and answers them in that order. Lanes to one origin share
    * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes
    * its connection (the calls behind it on that connection fail and are made again by the caller).
+   * `signal` cancels the call.
    */
-  async requestInOrder(url: string, init: OutboundRequest, lane: string, pipelining: number): Promise<OutboundResponse> {
+  async requestInOrder(url: string, init: OutboundRequest, lane: string, pipelining: number, signal?: AbortSignal): Promise<OutboundResponse> {
     const target = this.target(url);
     if (target instanceof OutboundError) throw target;
     const key = `${target.origin} ${laneSlot(lane)}`;
@@ -136,7 +137,7 @@ export class OutboundClient {
         // Notifications carry an Idempotency-Key: they may be pipelined, and nothing on the way waits long.
         idempotent: true,
         blocking: false,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]) : AbortSignal.timeout(this.options.timeoutMs),
       });
       return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: await res.body.text() };
     } catch (err) {

@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
 import { badRequest } from '../../errors.js';
 import { parseBody, bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
@@ -17,7 +17,14 @@ export function notificationRoutes(services: Services): Router {
   const router = express.Router();
   const { receivedNotifications, config } = services;
 
-  router.post('/notifications', readBody(config.limits.bodyBytes), async (req, res) => {
+  // A refused notification closes its connection, so a publisher that pipelines a queue's
+  // notifications gets nothing behind it handled before it sends it again (the listener handles
+  // nothing behind an answer that closes the connection): they are stored in queue order.
+  const closeOnRefusal: ErrorRequestHandler = (err, _req, res, next) => {
+    res.setHeader('Connection', 'close');
+    next(err);
+  };
+  const store: RequestHandler = async (req, res) => {
     const format = bodyFormat(req.headers['content-type'], false);
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY)) {
@@ -26,7 +33,8 @@ export function notificationRoutes(services: Services): Router {
     const quads = await parseBody(req.body as Buffer, format, { base: `${config.baseUrl}/notifications/`, limits: config.limits, jsonLd: services.jsonLd });
     await receivedNotifications.receive(quads, callerOf(res), typeof key === 'string' ? key : undefined);
     res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
-  });
+  };
+  router.post('/notifications', readBody(config.limits.bodyBytes), store, closeOnRefusal);
   router.all('/notifications', methodNotAllowed('POST'));
 
   router.get('/internal/notifications', async (req, res) => {
