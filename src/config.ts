@@ -175,7 +175,7 @@ export const configSchema = z.strictObject({
       openToPartners: z.boolean().default(false).meta({ description: 'let callers other than internal actors query `/sparql`, over what they may read' }),
       historyMaxQuads: integer(0)
         .default(1_000_000)
-        .meta({ description: 'quads of history (whole revisions with their metadata, decided action requests) the SPARQL replica holds for the `revisions` and `audit` views, newest first; older history stays in the archive' }),
+        .meta({ description: 'quads of history (whole revisions before the latest, with their metadata; decided action requests) the SPARQL replica holds for the `revisions` and `audit` views, newest first; older history stays in the archive' }),
     })
     .prefault({}),
   metrics: z

@@ -31,6 +31,9 @@ function select(replica: ReplicaStore, view: View, text: string, dataset?: Query
   return body.split('\r\n').slice(1).filter(Boolean).sort();
 }
 
+/** A revision whole, as the archive's copy brings it: its graph and its metadata. */
+const revision = (object: string, n: number, values: string[]) =>
+  [...values.map((v) => `<${BASE}${object}> <${P}> "${v}" <${rev(object, n)}> .\n`), `<http://replica.test/code#KGM> <${P}> "KGM" <${rev(object, n)}> .\n`].join('') + metaLines(object, n);
 const history = (replica: ReplicaStore) => select(replica, 'revisions', `SELECT ?g ?n (COUNT(?v) AS ?values) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . OPTIONAL { GRAPH ?g { ?s <${P}> ?v } } } GROUP BY ?g ?n`);
 
 describe('SPARQL replica store: one store for every view, fed with journal records', () => {
@@ -85,23 +88,39 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'latest', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`)).to.deep.equal(['6']);
   });
 
-  it('the history window keeps the newest revisions and decided requests up to its bound; the latest view keeps everything', () => {
-    // Each revision of a: 2 triples and 2 metadata quads; the request: 1 quad.
+  it('the history window keeps the newest revisions before the latest and decided requests up to its bound; the latest view keeps everything', () => {
+    // Each revision of a: 2 triples and 2 metadata quads; the request: 1 quad. The latest revision is outside the bound: it is the object's graph.
     const replica = new ReplicaStore(10);
     const request = 'http://replica.test/action-requests/r1';
     const requestLine = `<${request}> <${P}> "decided" <${request}> .\n`;
     replica.applyRecords([created('a', ['v1']), { insert: requestLine, delete: '' }]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
+    expect(history(replica)).to.deep.equal([`${rev('a', 1)},1,2`]);
     // Decided: the hot store lets it go, its record carries its final content for the archive (and the window).
     replica.applyRecords([{ insert: `#A ${requestLine}`, delete: requestLine }, changed('a', 2, ['v1'], ['v2']), changed('a', 3, ['v2'], ['v3'])]);
-    expect(history(replica)).to.deep.equal([`${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`]);
+    expect(history(replica)).to.deep.equal([`${rev('a', 1)},1,2`, `${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`]);
     expect(select(replica, 'audit', `SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal([`${request},decided`]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
     replica.applyRecords([changed('a', 4, ['v3'], ['v4'])]);
-    expect(history(replica)).to.deep.equal([`${rev('a', 3)},3,2`, `${rev('a', 4)},4,2`]);
+    expect(history(replica)).to.deep.equal([`${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`, `${rev('a', 4)},4,2`]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal([]);
     expect(select(replica, 'audit', `SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([]);
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'v4']);
+  });
+
+  it('the revisions view names the latest revision as the others: by variable, by name, in a dataset; SELECT * shows only the query\'s variables', () => {
+    const replica = new ReplicaStore(1_000_000);
+    replica.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2'])]);
+    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`)).to.deep.equal([`${rev('a', 1)},a1`, `${rev('a', 2)},a2`]);
+    expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`)).to.deep.equal(['a2']);
+    // The object's own name is not a graph of the revisions view.
+    expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${BASE}a> { ?s ?p ?v } }`)).to.deep.equal([]);
+    const { body } = replica.run({ kind: 'query', view: 'revisions', form: 'SELECT', text: `SELECT * WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, format: 'csv', maxRows: 10 });
+    expect(body.split('\r\n')[0].split(',').sort()).to.deep.equal(['g', 'v']);
+    const dataset = (graphs: string[]) => ({ default: graphs, named: graphs });
+    expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 2)]))).to.deep.equal(['a2']);
+    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 2)]))).to.deep.equal([`${rev('a', 2)},a2`]);
+    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1)]))).to.deep.equal([`${rev('a', 1)},a1`]);
   });
 
   it('a window of 0 quads keeps no history: the latest view as ever, the revisions view empty', () => {
@@ -112,19 +131,44 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'revisions', `SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([]);
   });
 
-  it('a copy (hot graphs, then history newest first) answers as the records that wrote it', () => {
+  it('a copy (metadata, hot graphs, then history newest first) answers as the records that wrote it', () => {
     const fed = new ReplicaStore(1_000_000);
     fed.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), created('b', ['b1'])]);
     const copied = new ReplicaStore(1_000_000);
-    copied.copyHot(metaLines('a', 1) + metaLines('a', 2) + metaLines('b', 1) + valueLine('a', 'a2') + KGM('a') + valueLine('b', 'b1') + KGM('b'));
-    const revision = (object: string, n: number, values: string[]) =>
-      [...values.map((v) => `<${BASE}${object}> <${P}> "${v}" <${rev(object, n)}> .\n`), `<http://replica.test/code#KGM> <${P}> "KGM" <${rev(object, n)}> .\n`].join('') + metaLines(object, n);
-    copied.copyHistory([revision('a', 2, ['a2']), revision('b', 1, ['b1']), revision('a', 1, ['a1'])]);
+    copied.copyMeta(metaLines('a', 1) + metaLines('a', 2) + metaLines('b', 1));
+    copied.copyHot(valueLine('a', 'a2') + KGM('a') + valueLine('b', 'b1') + KGM('b'));
+    // The archive's history: only what is before each object's latest revision is taken.
+    copied.copyHistory([revision('a', 2, ['a2']), revision('a', 1, ['a1']), revision('b', 1, ['b1'])]);
+    copied.copied();
     for (const view of ['latest', 'revisions'] as const) {
       const query = `SELECT ?g ?s ?v WHERE { { ?s <${P}> ?v } UNION { GRAPH ?g { ?s <${P}> ?v } } }`;
       expect(select(copied, view, query), view).to.deep.equal(select(fed, view, query));
     }
     expect(history(copied)).to.deep.equal(history(fed));
+    // Then fed as the other: the same again.
+    for (const replica of [fed, copied]) replica.applyRecords([changed('a', 3, ['a2'], ['a3']), changed('b', 2, ['b1'], ['b2'])]);
+    expect(history(copied)).to.deep.equal(history(fed));
+  });
+
+  it('commits made while a copy runs: an object copied after them holds their result, its earlier revisions come from the archive, whole as they were', () => {
+    const fed = new ReplicaStore(1_000_000);
+    const records = [created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), changed('a', 3, ['a2'], ['a3']), changed('a', 4, ['a3'], ['a4'])];
+    fed.applyRecords(records);
+    const copied = new ReplicaStore(1_000_000);
+    // The copy began at revision 1; revisions 2 and 3 were written before the object's graph was copied, 4 after.
+    copied.copyMeta(metaLines('a', 1));
+    copied.applyRecords([records[1]]);
+    copied.applyRecords([records[2]]);
+    copied.copyHot(valueLine('a', 'a3') + KGM('a'));
+    copied.applyRecords([records[3]]);
+    // The archive, read last, holds every revision: what the replica holds already is not taken again.
+    copied.copyHistory([revision('a', 3, ['a3']), revision('a', 2, ['a2']), revision('a', 1, ['a1'])]);
+    copied.copied();
+    expect(history(copied)).to.deep.equal(history(fed));
+    for (const n of [1, 2, 3, 4]) {
+      const query = `SELECT ?v WHERE { GRAPH <${rev('a', n)}> { ?s <${P}> ?v } }`;
+      expect(select(copied, 'revisions', query), `revision ${n}`).to.deep.equal(select(fed, 'revisions', query)).and.to.include(`a${n}`);
+    }
   });
 
   it('an explicit dataset sees only the graphs of its view', () => {
@@ -151,7 +195,7 @@ const bytes = (record: ReplicaRecord) => {
   const split = Buffer.byteLength(record.delete);
   return { delete: payload.subarray(0, split), insert: payload.subarray(split) };
 };
-const noHistory = (hotGraphs: string[] = []) => ({ hotGraphs, history: [][Symbol.iterator]() });
+const noHistory = (hotGraphs: string[] = []) => ({ meta: '', hotGraphs, history: [][Symbol.iterator]() });
 /** The journal record creating `object` with `triples` triples. */
 const createdWith = (object: string, triples: number) =>
   bytes({ insert: Array.from({ length: triples }, (_, i) => `<${BASE}${object}> <${P}${i}> "value ${i}" <${BASE}${object}> .\n`).join('') + metaLines(object, 1), delete: '' });
@@ -208,8 +252,9 @@ describe('SPARQL query replica: copies of the store', function () {
   this.timeout(60_000);
   const copiedGraph = `${BASE}copied`;
   const hotSource = (history: () => Iterator<string> = () => [][Symbol.iterator]()): ReplicaSource => ({
-    copy: () => ({ hotGraphs: [bookkeeping.metaGraph, copiedGraph], history: history() }),
-    graphNTriples: (graph) => (graph === bookkeeping.metaGraph ? `<${copiedGraph}?revision=1> <urn:onerecord:store:revisionOf> <${copiedGraph}> .\n` : `<${copiedGraph}> <${P}> "from the store" .\n`),
+    // The latest revision is 5001: the archive's history is what came before.
+    copy: () => ({ meta: `<${copiedGraph}?revision=5001> <urn:onerecord:store:revisionOf> <${copiedGraph}> ${META} .\n`, hotGraphs: [copiedGraph], history: history() }),
+    graphNTriples: () => `<${copiedGraph}> <${P}> "from the store" .\n`,
   });
 
   it('a backlog past its bound replaces the worker by one that copies the store, and answers from that copy', async () => {
@@ -222,6 +267,30 @@ describe('SPARQL query replica: copies of the store', function () {
       const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest', format: 'csv' });
       expect(result.body.split('\r\n')[1]).to.equal('from the store');
       expect(result.lag.commits).to.equal(0);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('commits made while the copy runs reach the worker between its parts: an object whose graph is read after two of its revisions keeps each revision whole', async () => {
+    const object = `${BASE}raced`;
+    let latest = 1;
+    let replica: QueryReplica | undefined;
+    const source: ReplicaSource = {
+      // The archive is read after the graphs: it holds what was written meanwhile.
+      copy: () => ({ meta: metaLines('raced', 1), hotGraphs: [object], history: (function* () { for (let n = latest; n >= 1; n--) yield revision('raced', n, [`raced ${n}`]); })() }),
+      graphNTriples: () => {
+        // Revisions 2 and 3 are committed after the copy began, before the object's graph is read.
+        for (; latest < 3; latest++) replica!.onCommitted(bytes(changed('raced', latest + 1, [`raced ${latest}`], [`raced ${latest + 1}`])));
+        return `<${object}> <${P}> "raced 3" .\n<http://replica.test/code#KGM> <${P}> "KGM" .\n`;
+      },
+    };
+    replica = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000 });
+    try {
+      for (const n of [1, 2, 3]) {
+        const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { GRAPH <${rev('raced', n)}> { ?s <${P}> ?v } } ORDER BY ?v`), view: 'revisions', format: 'csv' });
+        expect(result.body.split('\r\n').slice(1).filter(Boolean), `revision ${n}`).to.deep.equal(['KGM', `raced ${n}`]);
+      }
     } finally {
       await replica.close();
     }

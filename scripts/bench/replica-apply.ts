@@ -3,7 +3,7 @@
  * `objects` new ~40-triple Pieces and `changes` changes of each (captured from a real store's
  * after-commit stream, as the worker gets them), applied to a ReplicaStore in batches of 250 in this
  * thread, creations and changes timed apart; then the same for a Piece of ~2,000 triples changed
- * as often (each change copies the object whole into the history window), and the quads the
+ * as often (each change copies the revision it replaces whole into the history window), and the quads the
  * replica holds per object.
  *   npm run build && node dist/scripts/bench/replica-apply.js [objects] [changes]
  */

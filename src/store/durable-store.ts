@@ -118,20 +118,29 @@ function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Li
 
 /**
  * The archived history a new SPARQL replica copies, newest first: round after round, the next
- * newest revision (its graph and metadata) and finished action request of each object, so that
- * wherever the replica's bound stops the copy, every object has about as much history as the
- * others. Read lazily: only what the replica takes is read. Nothing more once the store closes.
+ * newest revision before the latest (its graph and metadata) and finished action request of each
+ * object, so that wherever the replica's bound stops the copy, every object has about as much
+ * history as the others. `latest` is read when the copy began: an object's revisions written since
+ * are found in the archive when its first round comes (the replica takes those older than the
+ * revision its copy of the object's graph holds). Read lazily: only what the replica takes is
+ * read. Nothing more once the store closes.
  */
 function* replicaHistory(latest: ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
   const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
+  const newest = new Map<string, number>();
   const copied = new Set<string>();
   for (let round = 0; ; round++) {
     let more = false;
-    for (const [object, number] of latest) {
+    for (const [object, known] of latest) {
       if (closing()) return;
-      if (number - round >= 1) {
+      let number = newest.get(object);
+      if (number === undefined) {
+        for (number = known; archive.revisions.has(object, number + 1); number++);
+        newest.set(object, number);
+      }
+      if (number - 1 - round >= 1) {
         more = true;
-        const revision = archive.revisions.revision(object, number - round);
+        const revision = archive.revisions.revision(object, number - 1 - round);
         if (revision) yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) + revisionQuads(revision).map(quadToNq).join('');
       }
       const requests = archive.requests.graphsAbout(object);
@@ -456,11 +465,13 @@ export class DurableStore implements GraphStore {
   private replicaSource(): ReplicaSource {
     return {
       copy: () => {
+        // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it is.
+        const meta = this.index.graphNTriples(bookkeeping.metaGraph);
         const latest = new Map<string, number>();
-        for (const r of readRevisions(this.index)) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+        for (const r of readRevisions({ graphNTriples: () => meta })) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
         const shown = (graph: string) => latest.has(graph) || replicaGraph(graph, () => false) !== undefined;
-        const hotGraphs = [bookkeeping.metaGraph, ...this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))];
-        return { hotGraphs, history: replicaHistory(latest, this.archive, () => this.closing) };
+        const hotGraphs = this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph));
+        return { meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`), hotGraphs, history: replicaHistory(latest, this.archive, () => this.closing) };
       },
       graphNTriples: (graph) => (this.closing ? '' : this.index.graphNTriples(graph)),
     };

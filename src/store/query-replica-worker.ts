@@ -19,14 +19,18 @@ try {
 
 // Made by the first message, `start`.
 let replica!: ReplicaStore;
-/** The last commit applied. */
+/** The last commit applied; whether the copy of the store is complete (until then commits come one by one, between its parts, and are not acknowledged). */
 let position = 0;
+let loaded = false;
 const utf8 = new TextDecoder();
 
 port.on('message', (message: WorkerRequest) => {
   switch (message.kind) {
     case 'start':
       replica = new ReplicaStore(message.historyMaxQuads);
+      return;
+    case 'meta':
+      replica.copyMeta(message.nquads);
       return;
     case 'hot':
       replica.copyHot(message.nquads);
@@ -35,6 +39,8 @@ port.on('message', (message: WorkerRequest) => {
       replica.copyHistory(message.entries);
       return;
     case 'loaded':
+      replica.copied();
+      loaded = true;
       position = message.position;
       port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
@@ -42,7 +48,7 @@ port.on('message', (message: WorkerRequest) => {
     case 'commits':
       replica.applyRecords(message.commits.map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) })));
       position = message.position;
-      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+      if (loaded) port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       return;
     case 'query': {
       port.postMessage({ kind: 'started' } satisfies WorkerMessage);

@@ -31,15 +31,17 @@ export interface ReplicaCommit {
 }
 
 /**
- * What feeds the replica, in the order it must apply it: for a new worker, `start`, a copy of
- * the hot store's graphs (`hot`, the metadata graph first) and of the newest history from the
- * archive (`history`, newest first, one revision or finished request per entry), `loaded` with
- * the position the copy holds; then batches of commits, each with the position of its last
+ * What feeds the replica, in the order it must apply it: for a new worker, `start`, a copy of the
+ * hot store's metadata graph (`meta`) and other graphs (`hot`) and of the newest history from the
+ * archive (`history`, newest first, one revision or finished request per entry), with each commit
+ * made meanwhile in between, in commit order, as it comes (`commits`, one each); `loaded` with the
+ * position of the last commit sent; then batches of commits, each with the position of its last
  * commit. Positions count commits since start. They travel on the same port as queries, so a
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
   | { kind: 'start'; historyMaxQuads: number }
+  | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
   | { kind: 'loaded'; position: number }
@@ -91,11 +93,13 @@ export interface QueryService {
   run(request: QueryRequest): Promise<QueryResult>;
 }
 
-/** What a new replica copies, as the store holds it at the moment it is asked. */
+/** What a new replica copies, as the store holds it at the moment it is asked (the graphs' and history's content is read later, as it is copied). */
 export interface ReplicaCopy {
-  /** The hot store's graphs that a view shows, the metadata graph first (it tells which graphs are objects). */
+  /** The revision metadata graph as N-Quads: it tells which graphs are objects, and their latest revisions. */
+  meta: string;
+  /** The hot store's other graphs that a view shows. */
   hotGraphs: string[];
-  /** The history in the archive, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
+  /** The history in the archive before each object's latest revision, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
   history: Iterator<string>;
 }
 
@@ -217,8 +221,13 @@ export class QueryReplica implements QueryService {
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
     // Copies with buffers of their own (the record's parts are views of one journal buffer; Buffer's slice() would be a view too).
     const commit = { insert: new Uint8Array(record.insert), delete: new Uint8Array(record.delete) };
-    this.unsent.push(commit);
     this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
+    if (this.loading && this.worker) {
+      // Between the parts of the copy, as it comes: a part read after this commit holds it too (see ReplicaStore).
+      this.post([commit], this.committed);
+    } else {
+      this.unsent.push(commit);
+    }
     if (this.unsentBytes > (this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES)) {
       // Copying the store is bounded by its size; a backlog is not.
       this.options.log(`SPARQL replica is ${this.unsent.length} commits behind; a new one copies the store instead`);
@@ -289,14 +298,19 @@ export class QueryReplica implements QueryService {
     const position = this.committed - this.unsent.length + count;
     const commits = this.unsent.splice(0, count);
     this.unsentBytes -= bytes;
+    this.sending = this.post(commits, position);
+  }
+
+  /** Hands commits to the worker (their buffers moved, not copied again); false if it could not take them, and a new one copies the store. */
+  private post(commits: ReplicaCommit[], position: number): boolean {
     try {
-      // The copies are the worker's from now on: moved, not copied again.
-      worker.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest, commits.flatMap((c) => [c.insert.buffer as ArrayBuffer, c.delete.buffer as ArrayBuffer]));
-      this.sending = true;
+      this.worker!.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest, commits.flatMap((c) => [c.insert.buffer as ArrayBuffer, c.delete.buffer as ArrayBuffer]));
+      return true;
     } catch (err) {
       // The write is durable whatever happens here; a replica that missed commits is copied again.
-      this.options.log(`SPARQL replica could not take ${count} commits (${(err as Error).message}); reloading it`);
+      this.options.log(`SPARQL replica could not take ${commits.length} commits (${(err as Error).message}); reloading it`);
       this.queries.replace(unavailable('the query replica is being reloaded'));
+      return false;
     }
   }
 
@@ -316,31 +330,33 @@ export class QueryReplica implements QueryService {
 
   /**
    * Gives a new worker a copy of the hot store's graphs and of the newest history (up to
-   * `historyMaxQuads` quads), a few at a time, then the commits since the copy began.
+   * `historyMaxQuads` quads), a few at a time; the commits made meanwhile go to it in between, as
+   * they come (onCommitted).
    */
   private async load(worker: Worker): Promise<void> {
     this.worker = worker;
     this.loading = true;
     this.copied = false;
     this.sending = false;
-    // The commits before now are in the store: the copy holds them.
-    const position = this.committed;
     this.unsent = [];
     this.unsentBytes = 0;
     const started = Date.now();
-    const { hotGraphs, history } = this.source.copy();
+    // The metadata goes first, in this turn: the commits after it reach the worker after it.
+    const { meta, hotGraphs, history } = this.source.copy();
     const { historyMaxQuads } = this.options;
     worker.postMessage({ kind: 'start', historyMaxQuads } satisfies WorkerRequest);
+    worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
+      await nextTurn();
       if (worker !== this.worker) return;
       const chunk = hotGraphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
       worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
-      await nextTurn();
     }
     let quads = 0;
     let entries = 0;
     while (quads < historyMaxQuads) {
+      await nextTurn();
       if (worker !== this.worker) return;
       const chunk: string[] = [];
       let chars = 0;
@@ -353,13 +369,13 @@ export class QueryReplica implements QueryService {
       if (chunk.length === 0) break;
       entries += chunk.length;
       worker.postMessage({ kind: 'history', entries: chunk } satisfies WorkerRequest);
-      await nextTurn();
     }
     if (worker !== this.worker) return;
-    worker.postMessage({ kind: 'loaded', position } satisfies WorkerRequest);
+    worker.postMessage({ kind: 'loaded', position: this.committed } satisfies WorkerRequest);
     this.loading = false;
+    this.unsentBytes = 0;
     this.send();
-    if (hotGraphs.length > 1) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
+    if (hotGraphs.length > 0) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
   }
 }
 

@@ -38,7 +38,9 @@ const REPLICA = 'urn:onerecord:replica:';
  * The replica's own graphs, beside the main store's: one union graph per view whose default
  * graph is a union (the latest revisions; the events; the action requests and grants), and the
  * view membership of each named graph (`<graph> in <view>`), which a query's GRAPH patterns are
- * joined with so that they see the view's graphs only.
+ * joined with so that they see the view's graphs only, and for each object the name its latest
+ * graph has in the revisions view (`<object> latestRevision <object?revision=n>`): the latest
+ * revision is held once, in the object's graph, and enters the history window only when replaced.
  */
 export const LAYOUT = {
   latestUnion: `${REPLICA}latest`,
@@ -46,6 +48,7 @@ export const LAYOUT = {
   auditUnion: `${REPLICA}audit`,
   membership: `${REPLICA}views`,
   inView: `${REPLICA}in`,
+  latestRevision: `${REPLICA}latestRevision`,
   view: (view: View) => `${REPLICA}view:${view}`,
   /** A graph no store holds: an empty dataset. */
   empty: `${REPLICA}no-graph`,

@@ -42,13 +42,14 @@ interface WindowEntry {
 /**
  * The history the replica holds, bounded in quads: past `maxQuads`, the oldest entries leave.
  * Entries copied from the archive by a new replica come newest first and are older than any
- * written since, so they leave first, from the end of their list.
+ * written since, so they leave first, from the end of their list. A graph enters once.
  */
 class HistoryWindow {
   private readonly copied: WindowEntry[] = [];
   private live: WindowEntry[] = [];
   private head = 0;
   private quads = 0;
+  private readonly graphs = new Set<string>();
 
   constructor(private readonly maxQuads: number) {}
 
@@ -57,13 +58,22 @@ class HistoryWindow {
     return this.maxQuads > 0;
   }
 
+  has(graph: string): boolean {
+    return this.graphs.has(graph);
+  }
+
   addCopied(entry: WindowEntry): void {
     this.copied.push(entry);
-    this.quads += entry.quads;
+    this.count(entry);
   }
 
   add(entry: WindowEntry): void {
     this.live.push(entry);
+    this.count(entry);
+  }
+
+  private count(entry: WindowEntry): void {
+    this.graphs.add(entry.graph);
     this.quads += entry.quads;
   }
 
@@ -74,6 +84,7 @@ class HistoryWindow {
       const entry = this.copied.pop() ?? this.live[this.head++];
       if (!entry) break;
       this.quads -= entry.quads;
+      this.graphs.delete(entry.graph);
       out.push(entry);
     }
     if (this.head > 1024 && this.head * 2 > this.live.length) {
@@ -97,11 +108,18 @@ class PendingLines {
   }
 }
 
-/** A revision a record writes: its object and number, and its metadata lines (N-Quads in the metadata graph). */
+/** An object's latest revision: its number, and the quads of its metadata. */
+interface Latest {
+  number: number;
+  meta: number;
+}
+
+/** A revision a record writes: its object and number, its metadata lines (N-Quads in the metadata graph), and the revision it replaces. */
 interface NewRevision {
   object: string;
   number: number;
   meta: string[];
+  replaces?: Latest;
 }
 
 /**
@@ -114,17 +132,30 @@ interface NewRevision {
  *   deleted from a graph leaves the union unless another graph of that view still holds it;
  * - each named graph's views (`<graph> replica:in <view>`), which the GRAPH patterns of a query
  *   are joined with (see `scopedToView`), so `GRAPH ?g` in a view finds that view's graphs only;
- * - the history window: the newest revisions whole (`{object}?revision={n}`, copied from the
- *   object's graph as the record that wrote it leaves it) with their metadata, and the newest
+ * - the history window: the revisions before the latest, whole (`{object}?revision={n}`: the
+ *   object's graph copied as it stands when the next revision replaces it), and the newest
  *   finished action requests (the record that finishes one carries its final content), at most
- *   `historyMaxQuads` quads in all, the oldest leaving first.
+ *   `historyMaxQuads` quads in all, the oldest leaving first. The latest revision of an object is
+ *   held once, in the object's graph; the revisions view sees it under its revision's name
+ *   through a link (`<object> replica:latestRevision <object?revision=n>`, see `scopedToView`).
+ *   The metadata of every revision the view shows is in the metadata graph (its default graph).
  * Records are applied in order; the insertions of consecutive records are loaded together.
+ *
+ * A new replica copies the hot store while it keeps being written: the metadata graph first (which
+ * objects there are, their latest revisions), then the other graphs a few at a time, then history
+ * from the archive, with each commit applied in between in commit order. An object whose graph is
+ * not copied yet is "awaiting": commits on it change its graph (the copy, taken later, holds their
+ * result as well) but copy nothing into the window (its graph is not whole yet); the revisions
+ * before the one its copy holds come from the archive (`copyHistory`), those after it are copied
+ * when replaced.
  */
 export class ReplicaStore extends OxigraphIndex {
-  /** Each object's latest revision number. */
-  private readonly objects = new Map<string, number>();
+  private readonly objects = new Map<string, Latest>();
   private readonly window: HistoryWindow;
   private readonly isObject = (graph: string) => this.objects.has(graph);
+  /** While a copy is under way: the objects whose graph it has not brought yet, and for the others the revision their copy held. */
+  private readonly awaiting = new Set<string>();
+  private readonly copiedAt = new Map<string, number>();
 
   constructor(historyMaxQuads: number) {
     super();
@@ -133,7 +164,7 @@ export class ReplicaStore extends OxigraphIndex {
 
   /**
    * Applies journal records in order. Their insertions are loaded together, in one `load()` per
-   * batch; a record whose deletions (or whose new revision's copy) concern a graph that insertions
+   * batch; a record whose deletions (or whose replaced revision) concern a graph that insertions
    * still waiting go into has them loaded first. Deleting from a union a quad that a waiting
    * insertion puts back is harmless: the insertion comes after.
    */
@@ -143,50 +174,66 @@ export class ReplicaStore extends OxigraphIndex {
       const lines = splitLines(record.insert);
       const revisions = this.newRevisions(lines);
       const deletions = splitLines(record.delete).filter((line) => this.unionKind(graphOf(line)) !== undefined);
-      const changes = revisions.filter((r) => r.number > 1);
-      if (deletions.some((line) => pending.graphs.has(graphOf(line))) || changes.some((r) => pending.graphs.has(r.object))) this.load(pending.take());
+      const replacing = this.window.open ? revisions.filter((r) => r.replaces !== undefined) : [];
+      if (deletions.some((line) => pending.graphs.has(graphOf(line))) || replacing.some((r) => pending.graphs.has(r.object))) this.load(pending.take());
+      for (const revision of replacing) this.replace(revision, pending);
       this.remove(deletions);
       this.toInsert(lines, pending);
       if (!this.window.open) continue;
-      // A new revision is what its object's graph keeps of the one before (the store, read after the deletions) and what the record inserts.
-      const kept = new Map(changes.map((r) => [r.object, splitLines(this.graphNTriples(r.object))]));
-      for (const revision of revisions) this.addRevision(revision, kept.get(revision.object) ?? [], lines, pending);
+      for (const { object, number, meta } of revisions) {
+        pending.lines.push(...meta, latestLink(object, number));
+        pending.graphs.add(object);
+      }
     }
     this.load(pending.take());
     this.evict();
   }
 
-  /** A part of a new replica's copy of the hot store: its graphs as N-Quads, the metadata graph first (it names the objects). */
+  /** The first part of a new replica's copy of the hot store: the metadata graph (N-Quads of revision 1 and the latest revision of each object). */
+  copyMeta(nquads: string): void {
+    const out = new PendingLines();
+    for (const { object, number, meta } of this.newRevisions(splitLines(nquads))) {
+      this.awaiting.add(object);
+      // Only the latest revision is in the revisions view until the history copy brings the others.
+      if (!this.window.open || this.objects.get(object)?.number !== number) continue;
+      out.lines.push(...meta, latestLink(object, number));
+    }
+    this.load(out.take());
+  }
+
+  /** A part of a new replica's copy of the hot store: some of its graphs (objects, events, action requests, grants) as N-Quads. */
   copyHot(nquads: string): void {
     const lines = splitLines(nquads);
-    // The metadata of the first and latest revisions only tells which graphs are objects: the window's entries bring their own.
-    this.newRevisions(lines);
     const out = new PendingLines();
     this.toInsert(lines, out);
+    for (const graph of out.graphs) {
+      const latest = this.objects.get(graph);
+      if (!latest || !this.awaiting.delete(graph)) continue;
+      this.copiedAt.set(graph, latest.number);
+    }
     this.load(out.take());
   }
 
   /**
    * A part of a new replica's copy of the history window, from the archive, newest first: each
    * entry the N-Quads of one revision (its graph and its metadata) or of one finished request.
+   * A revision is taken only if it is older than the one its object's copied graph held (the
+   * later ones enter the window as they are replaced), and a graph the window holds already is not.
    */
   copyHistory(entries: readonly string[]): void {
     const out: string[] = [];
     for (const entry of entries) {
-      let named: { graph: string; kind: WindowEntry['kind'] } | undefined;
+      const lines = splitLines(entry);
+      const named = this.historyEntry(lines);
+      if (!named || this.window.has(named.graph)) continue;
       let quads = 0;
-      for (const line of splitLines(entry)) {
-        const graph = graphOf(line);
-        const found = replicaGraph(graph, this.isObject);
-        if (found?.kind === 'revision') named = { graph, kind: 'revision' };
-        else if (found?.kind === 'audit') {
-          named = { graph, kind: 'request' };
-          out.push(`${tripleOf(line)} ${iri(LAYOUT.auditUnion)} .\n`);
-        } else if (found?.kind !== 'meta') continue;
+      for (const line of lines) {
+        const kind = replicaGraph(graphOf(line), this.isObject)?.kind;
+        if (kind === 'audit') out.push(`${tripleOf(line)} ${iri(LAYOUT.auditUnion)} .\n`);
+        else if (kind !== 'revision' && kind !== 'meta') continue;
         out.push(`${line}\n`);
         quads++;
       }
-      if (!named) continue;
       out.push(membership(named.graph, named.kind === 'revision' ? 'revisions' : 'audit'));
       this.window.addCopied({ ...named, quads });
     }
@@ -194,7 +241,26 @@ export class ReplicaStore extends OxigraphIndex {
     this.evict();
   }
 
-  /** The revisions the metadata lines among `lines` write; each object learnt with its latest number. */
+  /** The copy is complete: every object's graph is whole from now on. */
+  copied(): void {
+    this.awaiting.clear();
+    this.copiedAt.clear();
+  }
+
+  /** The graph a history entry brings, and its kind; undefined when it is not to be taken (see copyHistory). */
+  private historyEntry(lines: readonly string[]): { graph: string; kind: WindowEntry['kind'] } | undefined {
+    for (const line of lines) {
+      const graph = graphOf(line);
+      const found = replicaGraph(graph, this.isObject);
+      if (found?.kind === 'audit') return { graph, kind: 'request' };
+      if (found?.kind !== 'revision') continue;
+      const copiedAt = this.copiedAt.get(found.object);
+      return copiedAt !== undefined && found.number < copiedAt ? { graph, kind: 'revision' } : undefined;
+    }
+    return undefined;
+  }
+
+  /** The revisions the metadata lines among `lines` write, in order, each with the latest revision it replaces; each object learnt with its latest number. */
   private newRevisions(lines: readonly string[]): NewRevision[] {
     const found = new Map<string, NewRevision>();
     const tail = ` ${iri(bookkeeping.metaGraph)} .`;
@@ -206,11 +272,40 @@ export class ReplicaStore extends OxigraphIndex {
         const of = revisionOfGraph(subject);
         if (!of) continue;
         found.set(subject, (revision = { ...of, meta: [] }));
-        this.objects.set(of.object, Math.max(of.number, this.objects.get(of.object) ?? 0));
       }
       revision.meta.push(`${line}\n`);
     }
-    return [...found.values()];
+    const revisions = [...found.values()].sort((a, b) => a.number - b.number);
+    for (const revision of revisions) {
+      const latest = this.objects.get(revision.object);
+      if (latest && latest.number >= revision.number) continue;
+      revision.replaces = latest;
+      this.objects.set(revision.object, { number: revision.number, meta: revision.meta.length });
+    }
+    return revisions;
+  }
+
+  /**
+   * A revision replaces its object's latest: that one enters the history window whole, as the
+   * object's graph holds it before the record's deletions (its metadata is in the store already),
+   * and the link to the latest revision's name goes. An object whose graph the copy has not brought
+   * yet has nothing whole to copy: its replaced revision leaves the revisions view (the archive copy
+   * brings it back, within the window's bound).
+   */
+  private replace({ object, replaces }: NewRevision, out: PendingLines): void {
+    const { number, meta } = replaces!;
+    const graph = revisionGraph(object, number);
+    this.store.delete(oxigraph.quad(oxigraph.namedNode(object), oxigraph.namedNode(LAYOUT.latestRevision), oxigraph.namedNode(graph), oxigraph.namedNode(LAYOUT.membership)));
+    if (this.awaiting.has(object)) {
+      this.store.update(`DELETE WHERE { GRAPH ${iri(bookkeeping.metaGraph)} { ${iri(graph)} ?p ?o } }`);
+      return;
+    }
+    const into = ` ${iri(graph)} .\n`;
+    const kept = splitLines(this.graphNTriples(object));
+    for (const line of kept) out.lines.push(line.slice(0, -2) + into);
+    out.lines.push(membership(graph, 'revisions'));
+    out.graphs.add(graph);
+    this.window.add({ graph, quads: kept.length + meta, kind: 'revision' });
   }
 
   /** The lines to load for inserted N-Quads lines: in their graph, in their view's union, with the graph's views. */
@@ -232,27 +327,7 @@ export class ReplicaStore extends OxigraphIndex {
       // A finished request (its final content, kept for the audit view while it is in the window).
       if (archived) finished.set(graph, (finished.get(graph) ?? 0) + 1);
     }
-    for (const [graph, quads] of finished) this.window.add({ graph, quads, kind: 'request' });
-  }
-
-  /**
-   * Adds a new revision to the history window, whole in its own graph, with its metadata: the
-   * triples its object's graph `kept` (N-Triples lines) and those its record's `lines` insert there.
-   */
-  private addRevision({ object, number, meta }: NewRevision, kept: readonly string[], lines: readonly string[], out: PendingLines): void {
-    const graph = revisionGraph(object, number);
-    const into = ` ${iri(graph)} .\n`;
-    for (const line of kept) out.lines.push(line.slice(0, -2) + into);
-    const tail = ` ${iri(object)} .`;
-    let inserted = 0;
-    for (const line of lines) {
-      if (!line.endsWith(tail)) continue;
-      out.lines.push(tripleOf(line) + into);
-      inserted++;
-    }
-    out.lines.push(...meta, membership(graph, 'revisions'));
-    out.graphs.add(graph);
-    this.window.add({ graph, quads: kept.length + inserted + meta.length, kind: 'revision' });
+    for (const [graph, quads] of finished) if (!this.window.has(graph)) this.window.add({ graph, quads, kind: 'request' });
   }
 
   /** Takes the oldest entries of the history window out while it holds more than its bound. */
@@ -294,9 +369,10 @@ export class ReplicaStore extends OxigraphIndex {
 
   private load(lines: readonly string[]): void {
     if (lines.length === 0) return;
-    const text = lines.join('');
-    this.makeRoom(text.length);
-    this.store.load(text, { format: NQUADS, lenient: true });
+    // As bytes: the bindings copy a string into WASM memory a character at a time, ~10x slower than encoding it here.
+    const bytes = Buffer.from(lines.join(''));
+    this.makeRoom(bytes.byteLength);
+    this.store.load(bytes, { format: NQUADS, lenient: true });
   }
 
   /** Whether `graph` is one of the named graphs of `view`. */
@@ -314,7 +390,7 @@ export class ReplicaStore extends OxigraphIndex {
     } else {
       options.default_graph = DEFAULT_GRAPHS[job.view].map((g) => oxigraph.namedNode(g));
     }
-    const text = scopedToView(job.text, job.view);
+    const text = scopedToView(job.text, job.view, (probe) => (JSON.parse(this.store.query(probe, { results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults).head.vars);
     if (job.form === 'SELECT') {
       const results = JSON.parse(this.store.query(text, { ...options, results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults;
       const truncated = results.results.bindings.length > job.maxRows;
@@ -332,14 +408,26 @@ export class ReplicaStore extends OxigraphIndex {
     return { body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }), truncated };
   }
 
-  /** The graphs of `iris` that `view` holds; a graph no store holds when there are none (an empty list would mean "no restriction"). */
+  /**
+   * The graphs of `iris` that `view` holds (an object's latest revision, named as in the revisions
+   * view: its object's graph, which the query's GRAPH patterns find by the link); a graph no store
+   * holds when there are none (an empty list would mean "no restriction").
+   */
   private graphsIn(iris: readonly string[], view: View) {
-    const held = iris.filter((graph) => this.inView(graph, view));
+    const held = iris.flatMap((graph) => (this.inView(graph, view) ? [graph] : view === 'revisions' ? this.latestNamed(graph) : []));
     return (held.length > 0 ? held : [LAYOUT.empty]).map((graph) => oxigraph.namedNode(graph));
+  }
+
+  /** The object whose latest revision `graph` names, in the revisions view (none when the window is off). */
+  private latestNamed(graph: string): string[] {
+    const revision = revisionOfGraph(graph);
+    return this.window.open && revision && this.objects.get(revision.object)?.number === revision.number ? [revision.object] : [];
   }
 }
 
 const membership = (graph: string, view: View) => `${iri(graph)} ${iri(LAYOUT.inView)} ${iri(LAYOUT.view(view))} ${iri(LAYOUT.membership)} .\n`;
+/** The name an object's latest graph has in the revisions view. */
+const latestLink = (object: string, number: number) => `${iri(object)} ${iri(LAYOUT.latestRevision)} ${iri(revisionGraph(object, number))} ${iri(LAYOUT.membership)} .\n`;
 
 /** Lines of N-Quads text, without their newlines (archive lines included). */
 const splitLines = (text: string) => text.split('\n').filter((line) => line.length > 0);
@@ -357,27 +445,60 @@ const isGraphPattern = (node: unknown): node is SparqlNode & { type: 'graph'; na
   typeof node === 'object' && node !== null && (node as SparqlNode).type === 'graph' && Array.isArray((node as SparqlNode).patterns);
 const term = (value: string) => ({ termType: 'NamedNode', value });
 
+const variable = (value: string) => ({ termType: 'Variable', value });
+const inViewPattern = (graph: unknown, view: View) => ({
+  type: 'graph',
+  name: term(LAYOUT.membership),
+  patterns: [{ type: 'bgp', triples: [{ subject: graph, predicate: term(LAYOUT.inView), object: term(LAYOUT.view(view)) }] }],
+});
+
 /**
  * The query with each `GRAPH g { … }` joined with "g is a graph of `view`": the replica's store
- * holds the graphs of every view (and its own), and a query sees those of its view only.
+ * holds the graphs of every view (and its own), and a query sees those of its view only. In the
+ * revisions view, `GRAPH g { P }` also finds each object's latest revision, held in the object's
+ * graph: `{ GRAPH g { P } g in revisions } UNION { GRAPH ?l { P } ?l latestRevision g }`, with `?l`
+ * a variable of its own; a `SELECT *` gets the variables the query projected before (`projected`
+ * answers them for the query with LIMIT 0), so that `?l` stays out of its answer.
  */
-export function scopedToView(text: string, view: View): string {
+export function scopedToView(text: string, view: View, projected?: (probe: string) => string[]): string {
   if (!/graph/i.test(text)) return text;
-  const query = new sparqljs.Parser().parse(text) as sparqljs.SparqlQuery & { where?: unknown[] };
+  const query = new sparqljs.Parser().parse(text) as sparqljs.Query & { where?: unknown[] };
+  const generator = new sparqljs.Generator();
+  const selectAll = query.queryType === 'SELECT' && query.variables.some((v) => 'termType' in v && v.termType === 'Wildcard');
+  const probe = view === 'revisions' && selectAll ? generator.stringify({ ...query, limit: 0 } as sparqljs.SelectQuery) : undefined;
   let scoped = false;
+  let latestVariables = 0;
+  const latestVariable = () => {
+    let name: string;
+    do name = `replicaLatest${latestVariables++}`;
+    while (text.includes(name));
+    return variable(name);
+  };
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
       node.forEach((item: unknown, i) => {
         visit(item);
         if (!isGraphPattern(item)) return;
-        const inView = { type: 'bgp', triples: [{ subject: item.name, predicate: term(LAYOUT.inView), object: term(LAYOUT.view(view)) }] };
-        node[i] = { type: 'group', patterns: [item, { type: 'graph', name: term(LAYOUT.membership), patterns: [inView] }] };
         scoped = true;
+        const inView = { type: 'group', patterns: [item, inViewPattern(item.name, view)] };
+        if (view !== 'revisions') {
+          node[i] = inView;
+          return;
+        }
+        const held = latestVariable();
+        const link = { type: 'graph', name: term(LAYOUT.membership), patterns: [{ type: 'bgp', triples: [{ subject: held, predicate: term(LAYOUT.latestRevision), object: item.name }] }] };
+        const latest = { type: 'group', patterns: [{ ...structuredClone(item), name: held }, link] };
+        node[i] = { type: 'union', patterns: [inView, latest] };
       });
     } else if (typeof node === 'object' && node !== null && !('termType' in node)) {
       for (const value of Object.values(node)) visit(value);
     }
   };
   visit(query.where);
-  return scoped ? new sparqljs.Generator().stringify(query) : text;
+  if (!scoped) return text;
+  if (probe !== undefined) {
+    if (!projected) throw new Error('a SELECT * in the revisions view needs its projected variables');
+    (query as sparqljs.SelectQuery).variables = projected(probe).map(variable) as sparqljs.Variable[];
+  }
+  return generator.stringify(query);
 }
