@@ -72,7 +72,9 @@ describe('graceful shutdown', function () {
         }
       };
       const writers = Array.from({ length: 8 }, writer);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // At least 1.5 s of load, and enough acknowledged writes to check, however slow the shared machine is.
+      const loadedSince = performance.now();
+      while (performance.now() - loadedSince < 1500 || acknowledged.length <= 20) await new Promise((resolve) => setTimeout(resolve, 50));
       signalledAt = performance.now();
       first.child.kill('SIGTERM');
       const code = await first.exit;
