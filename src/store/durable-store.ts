@@ -5,6 +5,8 @@ import { Claims } from './claims.js';
 import { CommitStream } from './commit-stream.js';
 import { store as bookkeeping } from '../rdf/vocab.js';
 import type { GraphStore } from './graph-store.js';
+import { IndexCompactor } from './compaction.js';
+import { loadOxigraphBindings } from './oxigraph-bindings.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './query-replica.js';
 import { replicaGraph } from './replica-layout.js';
@@ -31,6 +33,8 @@ export interface DurableStoreOptions {
   capacityQuads: number;
   /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
   memoryReserveBytes: number;
+  /** WASM memory above which the index is compacted once deleted quads take enough of it (0: never; see compaction.ts). */
+  compactAboveBytes: number;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
@@ -183,8 +187,12 @@ export class DurableStore implements GraphStore {
   /** The revisions the hot store held when recovered, until a write or publishStored. */
   private recovered: RevisionRecord[] | undefined;
 
+  private readonly compactor: IndexCompactor;
+
   private constructor(private readonly options: DurableStoreOptions) {
-    this.index = new OxigraphIndex(options.memoryReserveBytes);
+    // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
+    this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
+    this.compactor = new IndexCompactor(this.index, { aboveBytes: options.compactAboveBytes, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
   }
 
   static async open(options: DurableStoreOptions): Promise<DurableStore> {
@@ -329,6 +337,7 @@ export class DurableStore implements GraphStore {
     if (after > capacityQuads) {
       this.full = `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
     } else if (!this.index.makeRoom(record.insert.length)) {
+      this.compactor.memoryFull(this.quads);
       this.full = `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free for reads`;
     } else {
       this.full = undefined;
@@ -420,6 +429,7 @@ export class DurableStore implements GraphStore {
           pending = false;
           this.applyDurable(stored);
           this.quads += growth;
+          this.compactor.written(record.deleted, this.quads);
           this.committed.publish(tx.events, stored);
           tx.release();
         });
@@ -443,6 +453,7 @@ export class DurableStore implements GraphStore {
     } catch (err) {
       const message = (err as Error).message;
       this.failed ??= err as Error;
+      this.compactor.stop(); // the index no longer matches the journal: only a restart rebuilds it
       this.options.log(`a journaled change could not be applied (${message}): writes are refused until restart`);
       throw new StoreFailedError(`the change was journaled but could not be applied (${message}); writes are refused until the server restarts`);
     }
@@ -520,6 +531,7 @@ export class DurableStore implements GraphStore {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.compactor.stop();
     await this.replica?.close();
     await this.snapshotting;
     await this.journal.idle();

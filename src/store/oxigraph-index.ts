@@ -1,5 +1,6 @@
 import type { JournalRecord, StoredRecord } from './journal.js';
 import { iriToNt } from '../rdf/terms.js';
+import { canAllocate, loadOxigraphBindings, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -9,43 +10,10 @@ export interface SparqlJsonResults {
   results: { bindings: Record<string, { type: string; value: string; datatype?: string; 'xml:lang'?: string }>[] };
 }
 
-/** The allocator every wasm-bindgen module exports (how the bindings pass strings and bytes in). */
-interface WasmAllocator {
-  __wbindgen_malloc(size: number, align: number): number;
-  __wbindgen_free(pointer: number, size: number, align: number): void;
-  memory: WebAssembly.Memory;
-}
-
-/**
- * Loads the oxigraph bindings and keeps hold of their WASM instance's allocator, which they do
- * not expose: `WebAssembly.Instance` is wrapped only while the bindings' module is evaluated
- * (it instantiates its WASM then, once). Fails loudly if the module was loaded before, or if a
- * future version no longer exports the allocator, rather than run into a GC storm unnoticed.
- */
-async function loadOxigraph(): Promise<{ oxigraph: typeof import('oxigraph'); allocator: WasmAllocator }> {
-  const Instance = WebAssembly.Instance;
-  let allocator: Partial<WasmAllocator> | undefined;
-  WebAssembly.Instance = function (module: WebAssembly.Module, imports?: WebAssembly.Imports) {
-    const instance = new Instance(module, imports);
-    // Other modules may instantiate WASM meanwhile: oxigraph's is the one that exports its Store.
-    if ('__wbg_store_free' in instance.exports) allocator = instance.exports as Partial<WasmAllocator>;
-    return instance;
-  } as unknown as typeof WebAssembly.Instance;
-  let oxigraph: typeof import('oxigraph');
-  try {
-    oxigraph = (await import('oxigraph')).default;
-  } finally {
-    WebAssembly.Instance = Instance;
-  }
-  if (typeof allocator?.__wbindgen_malloc !== 'function' || typeof allocator.__wbindgen_free !== 'function') {
-    throw new Error('could not reach the WASM allocator of oxigraph: it must be loaded through src/store/oxigraph-index.ts only');
-  }
-  return { oxigraph, allocator: allocator as WasmAllocator };
-}
-
-const { oxigraph, allocator } = await loadOxigraph();
-/** The oxigraph bindings, loaded as above (the SPARQL replica's thread builds its store with them too). */
-export { oxigraph };
+const initialBindings = loadOxigraphBindings();
+/** The first instance of the oxigraph bindings (the SPARQL replica's thread builds its store with them too). */
+export const oxigraph = initialBindings.oxigraph;
+export { WASM_MEMORY_LIMIT_BYTES };
 
 /*
  * Oxigraph's WASM memory grows a little at a time as data arrives, and every growth makes V8
@@ -65,22 +33,6 @@ export { oxigraph };
 const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
-/** The end of WASM32 linear memory. */
-export const WASM_MEMORY_LIMIT_BYTES = 2 ** 32;
-/** The largest block the 32-bit allocator can be asked for. */
-const LARGEST_BLOCK = WASM_MEMORY_LIMIT_BYTES - 64 * 1024;
-
-/** Whether the WASM allocator can hand out a block of `bytes` now (taken and freed at once). */
-function canAllocate(bytes: number): boolean {
-  if (bytes > LARGEST_BLOCK) return false;
-  try {
-    allocator.__wbindgen_free(allocator.__wbindgen_malloc(bytes, 1), bytes, 1);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const DECODER = new TextDecoder();
 
 /**
@@ -111,21 +63,40 @@ function deleteData(nquads: string): string {
   return `DELETE DATA { ${patterns.join('\n')} }`;
 }
 
+/** Told of every change made to an index, after it was made. */
+export interface IndexFollower {
+  applied(record: JournalRecord | StoredRecord): void;
+  loaded(nquads: string | Uint8Array | Uint8Array[]): void;
+  dropped(graphs: readonly string[]): void;
+}
+
 /**
  * The in-memory Oxigraph store, used as an index that is rebuilt from snapshot + journal at
  * start. Results come back as strings (N-Triples, SPARQL JSON) so no WASM-held term objects
  * pile up on hot paths.
  */
 export class OxigraphIndex {
-  protected readonly store = new oxigraph.Store();
+  private bindings: OxigraphBindings;
+  protected store: InstanceType<OxigraphBindings['oxigraph']['Store']>;
+  /** Told of every change after it is made here (a compaction filling its copy of this index). */
+  private follower: IndexFollower | undefined;
   /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
   private headroom = 0;
   private reserved = 0;
   /** The reserve that was kept free when the headroom was granted. */
   private headroomReserve = 0;
 
-  /** `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). */
-  constructor(private readonly memoryReserveBytes = 0) {}
+  /**
+   * `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). `bindings`: the
+   * oxigraph instance whose WASM memory holds the store (a compaction copies into a new one).
+   */
+  constructor(
+    private readonly memoryReserveBytes = 0,
+    bindings = initialBindings,
+  ) {
+    this.bindings = bindings;
+    this.store = new bindings.oxigraph.Store();
+  }
 
   /** Counts every quad: O(n), for logs at start and after snapshots, not for hot paths. */
   get size(): number {
@@ -134,7 +105,7 @@ export class OxigraphIndex {
 
   /** Bytes of the WASM linear memory (grown ahead of need, see keepHeadroom). */
   get wasmMemoryBytes(): number {
-    return allocator.memory.buffer.byteLength;
+    return this.bindings.allocator.memory.buffer.byteLength;
   }
 
   /**
@@ -150,12 +121,18 @@ export class OxigraphIndex {
     // deleting "1" leaves it absent (fold.ts folds records the same way). A deletion Oxigraph
     // refuses (an IRI it does not accept, as its per-quad delete refused it too) fails the record
     // after its insertions: the caller then takes no further write (DurableStore.applyDurable).
-    if (record.insert.length > 0) this.loadTrusted(record.insert);
+    if (record.insert.length > 0) this.loadLenient(record.insert);
     if (record.delete.length > 0) this.store.update(deleteData(typeof record.delete === 'string' ? record.delete : DECODER.decode(record.delete)));
+    this.follower?.applied(record);
   }
 
   /** Loads our own N-Quads (records, snapshots), as text or UTF-8 bytes, without re-validating IRIs. */
   loadTrusted(nquads: string | Uint8Array | Uint8Array[]): void {
+    this.loadLenient(nquads);
+    this.follower?.loaded(nquads);
+  }
+
+  private loadLenient(nquads: string | Uint8Array | Uint8Array[]): void {
     this.store.load(nquads, { format: NQUADS, lenient: true });
   }
 
@@ -174,7 +151,7 @@ export class OxigraphIndex {
     }
     const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, needed));
     // Near the end of the address space a full step may not fit any more: then only what this data needs.
-    const granted = [step, needed].find((size) => canAllocate(reserveBytes + size));
+    const granted = [step, needed].find((size) => canAllocate(this.bindings, reserveBytes + size));
     if (granted === undefined) return false;
     this.headroom = granted - needed;
     this.headroomReserve = reserveBytes;
@@ -184,7 +161,7 @@ export class OxigraphIndex {
 
   /** One graph as N-Triples text (empty string if the graph is empty or unknown). */
   graphNTriples(graph: string): string {
-    return this.store.dump({ format: NTRIPLES, from_graph_name: oxigraph.namedNode(graph) });
+    return this.store.dump({ format: NTRIPLES, from_graph_name: this.bindings.oxigraph.namedNode(graph) });
   }
 
   /** Every quad as N-Quads text: for small stores only (one string in WASM memory and in JS). */
@@ -199,7 +176,7 @@ export class OxigraphIndex {
 
   /** The default graph as N-Triples text (stored data normally keeps it empty). */
   defaultGraphNTriples(): string {
-    return this.store.dump({ format: NTRIPLES, from_graph_name: oxigraph.defaultGraph() });
+    return this.store.dump({ format: NTRIPLES, from_graph_name: this.bindings.oxigraph.defaultGraph() });
   }
 
   select(sparql: string): SparqlJsonResults {
@@ -209,6 +186,28 @@ export class OxigraphIndex {
   /** Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs. */
   dropGraphs(graphs: readonly string[]): void {
     if (graphs.length > 0) this.store.update(graphs.map((g) => `DROP SILENT GRAPH ${iriToNt(g)}`).join(' ;\n'));
+    this.follower?.dropped(graphs);
+  }
+
+  /** Has `follower` told of every change from now on (one at a time; undefined stops it). */
+  follow(follower: IndexFollower | undefined): void {
+    if (follower && this.follower) throw new Error('the index already has a follower');
+    this.follower = follower;
+  }
+
+  /**
+   * Takes over `copy`'s store and WASM instance (a compacted copy of this index, see compaction.ts)
+   * and frees its own store: its memory goes back to its allocator, and the old WASM instance, no
+   * longer referenced, with it once garbage collected. `copy` is unusable after.
+   */
+  takeOver(copy: OxigraphIndex): void {
+    const old = this.store;
+    this.store = copy.store;
+    this.bindings = copy.bindings;
+    this.headroom = copy.headroom;
+    this.reserved = copy.reserved;
+    this.headroomReserve = copy.headroomReserve;
+    (old as unknown as { free(): void }).free();
   }
 
   listGraphs(): string[] {
