@@ -141,7 +141,7 @@ await mkdir(dataDir, { recursive: true });
 const prefill = Number(values.prefill);
 if (prefill > 0) {
   const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
-  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE });
+  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE, store: { log: (line) => console.log(`  store: ${line}`) } });
   console.log(
     `prefill through the store: ${fmt(filled.objects)} objects of ${parsed.length} triples x ${CHANGES + 1} revisions in ${fmt(filled.seconds, 1)} s; ` +
       `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads, WASM ${fmt(filled.wasmBytes / MB)} MB; closed (snapshot) in ${fmt(filled.closeSeconds, 1)} s` +

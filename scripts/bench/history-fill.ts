@@ -8,7 +8,7 @@
 import { DEFAULTS } from '../../src/config.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
 import { CARGO } from '../../src/rdf/vocab.js';
-import { DurableStore } from '../../src/store/durable-store.js';
+import { DurableStore, type DurableStoreOptions } from '../../src/store/durable-store.js';
 import { revisionGraph, type RevisionRecord } from '../../src/store/schema/revisions.js';
 import { StoreFullError } from '../../src/store/capacity.js';
 
@@ -25,6 +25,8 @@ export interface FillOptions {
   perCommit: number;
   /** Stop when this much time has passed (ms, from performance.now()). */
   deadline?: number;
+  /** Store options other than the defaults (its log lines, when to compact). */
+  store?: Partial<DurableStoreOptions>;
 }
 
 export interface Filled {
@@ -64,7 +66,7 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
 
 /** Adds `objects` objects of `revisions` revisions each to the data directory `dir` (created if missing), then closes it (a snapshot is written). */
 export async function fillThroughStore(dir: string, options: FillOptions): Promise<Filled> {
-  const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined });
+  const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined, ...options.store });
   const holder = `${options.base}/logistics-objects/holder`;
   const first = Date.now();
   const started = performance.now();
