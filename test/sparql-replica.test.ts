@@ -296,6 +296,25 @@ describe('SPARQL query replica: copies of the store', function () {
     }
   });
 
+  it('a replica whose memory cannot take what it is fed stops there: queries are refused with 503 saying why, and it is not copied again', async () => {
+    const logged: string[] = [];
+    // The whole 4 GiB kept free for queries: the copy's first part does not fit.
+    const replica = new QueryReplica(hotSource(), { ...options, freshnessWaitMs: 60_000, queryReserveBytes: 2 ** 32, log: (m) => logged.push(m) });
+    try {
+      let error: { status?: number; message?: string } | undefined;
+      for (let tries = 0; error?.status !== 503 || !/memory is full/.test(error.message ?? ''); tries++) {
+        expect(tries, 'refused for want of memory within 30 s').to.be.below(600);
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        error = await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' }).then(() => undefined, (err: typeof error) => err);
+      }
+      expect(error.message).to.match(/restarts with a smaller sparql.historyMaxQuads or less data$/);
+      replica.onCommitted(createdWith('after-full', 3));
+      expect(logged.filter((m) => /memory is full/.test(m))).to.have.length(1);
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('a query during a long copy is answered 503 after copyWaitMs, not held until the copy ends; the history copied stops at its bound', async () => {
     let read = 0;
     const history = function* () {

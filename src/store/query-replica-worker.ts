@@ -2,7 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { QueryReply, WorkerMessage, WorkerRequest } from './query-replica.js';
-import { ReplicaStore } from './replica-store.js';
+import { ReplicaFullError, ReplicaStore } from './replica-store.js';
 
 /**
  * The thread of QueryReplica: one replica store (see ReplicaStore), fed in commit order, answering
@@ -22,21 +22,37 @@ let replica!: ReplicaStore;
 /** The last commit applied; whether the copy of the store is complete (until then commits come one by one, between its parts, and are not acknowledged). */
 let position = 0;
 let loaded = false;
+/** Set when the replica's memory could take no more: it is fed nothing from then on (QueryReplica refuses queries). */
+let full = false;
 const utf8 = new TextDecoder();
+
+/** Applies a part of the feed, unless the replica is full; the first part that does not fit makes it full, and says so. */
+function feed(apply: () => void): boolean {
+  if (full) return false;
+  try {
+    apply();
+    return true;
+  } catch (err) {
+    if (!(err instanceof ReplicaFullError)) throw err;
+    full = true;
+    port.postMessage({ kind: 'full', message: err.message } satisfies WorkerMessage);
+    return false;
+  }
+}
 
 port.on('message', (message: WorkerRequest) => {
   switch (message.kind) {
     case 'start':
-      replica = new ReplicaStore(message.historyMaxQuads);
+      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes);
       return;
     case 'meta':
-      replica.copyMeta(message.nquads);
+      feed(() => replica.copyMeta(message.nquads));
       return;
     case 'hot':
-      replica.copyHot(message.nquads);
+      feed(() => replica.copyHot(message.nquads));
       return;
     case 'history':
-      replica.copyHistory(message.entries);
+      feed(() => replica.copyHistory(message.entries));
       return;
     case 'loaded':
       replica.copied();
@@ -46,7 +62,7 @@ port.on('message', (message: WorkerRequest) => {
       port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
       return;
     case 'commits':
-      replica.applyRecords(message.commits.map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) })));
+      if (!feed(() => replica.applyRecords(message.commits.map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
       position = message.position;
       if (loaded) port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       return;

@@ -40,7 +40,7 @@ export interface ReplicaCommit {
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'start'; historyMaxQuads: number }
+  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number }
   | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
@@ -61,9 +61,10 @@ export type QueryReply = QueryAnswer | { error: string };
 
 /**
  * Messages from the worker: its replica is loaded, it has applied every commit up to `position`,
- * it has begun the query it was sent, the query's reply.
+ * its memory can take no more (it applies nothing from then on), it has begun the query it was
+ * sent, the query's reply.
  */
-export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'started' } | QueryReply;
+export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'full'; message: string } | { kind: 'started' } | QueryReply;
 
 export interface QueryRequest {
   query: ParsedQuery;
@@ -122,6 +123,8 @@ export interface QueryReplicaOptions {
   maxBacklogBytes?: number;
   /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
   historyMaxQuads: number;
+  /** WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it stops, and queries are refused. */
+  queryReserveBytes?: number;
   /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
   observeVisible?: (seconds: number) => void;
   log: (message: string) => void;
@@ -177,6 +180,8 @@ export class QueryReplica implements QueryService {
   /** The worker has applied its whole copy (it said so with its first `applied`); queries wait for it `freshnessWaitMs` at most. */
   private copied = false;
   private readonly waiting = new Set<{ target: number; wake(): void }>();
+  /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
+  private full: string | undefined;
 
   constructor(
     private readonly source: ReplicaSource,
@@ -192,8 +197,12 @@ export class QueryReplica implements QueryService {
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
       // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      isNotice: (message) => (message as { kind?: string }).kind === 'applied',
-      onNotice: (message) => this.onApplied((message as { position: number }).position),
+      isNotice: (message) => ['applied', 'full'].includes((message as { kind?: string }).kind ?? ''),
+      onNotice: (message) => {
+        const notice = message as Extract<WorkerMessage, { kind: 'applied' | 'full' }>;
+        if (notice.kind === 'applied') this.onApplied(notice.position);
+        else this.onFull(notice.message);
+      },
       settle: (reply: QueryReply) =>
         'error' in reply
           ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
@@ -218,6 +227,7 @@ export class QueryReplica implements QueryService {
   /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the worker (its bytes are the journal's). */
   onCommitted(record: StoredRecord): void {
     this.committed++;
+    if (this.full) return;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
     // Copies with buffers of their own (the record's parts are views of one journal buffer; Buffer's slice() would be a view too).
     const commit = { insert: new Uint8Array(record.insert), delete: new Uint8Array(record.delete) };
@@ -238,11 +248,14 @@ export class QueryReplica implements QueryService {
   }
 
   async run(request: QueryRequest): Promise<QueryResult> {
+    this.refuseIfFull();
     const target = this.committed;
     // A copy takes seconds on a large store: a query is not held for all of it.
     if (!this.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
+    this.refuseIfFull();
     if (!this.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
     if (this.applied < target) await this.caughtUp(target, this.options.freshnessWaitMs);
+    this.refuseIfFull();
     const reply = await this.queries.run({
       kind: 'query',
       view: request.view,
@@ -314,6 +327,21 @@ export class QueryReplica implements QueryService {
     }
   }
 
+  private refuseIfFull(): void {
+    if (!this.full) return;
+    const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads or less data`;
+    throw new HttpError(503, 'sparql_unavailable', { message }, 'Service unavailable');
+  }
+
+  /** The replica can take no more: it is not fed any longer, nor copied again (it would fill up again); queries are refused. */
+  private onFull(message: string): void {
+    this.full = message;
+    this.unsent = [];
+    this.unsentBytes = 0;
+    this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, or less data)`);
+    for (const waiter of this.waiting) waiter.wake();
+  }
+
   private onApplied(position: number): void {
     const observe = this.options.observeVisible;
     if (observe) {
@@ -335,6 +363,7 @@ export class QueryReplica implements QueryService {
    */
   private async load(worker: Worker): Promise<void> {
     this.worker = worker;
+    if (this.full) return;
     this.loading = true;
     this.copied = false;
     this.sending = false;
@@ -343,8 +372,8 @@ export class QueryReplica implements QueryService {
     const started = Date.now();
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
     const { meta, hotGraphs, history } = this.source.copy();
-    const { historyMaxQuads } = this.options;
-    worker.postMessage({ kind: 'start', historyMaxQuads } satisfies WorkerRequest);
+    const { historyMaxQuads, queryReserveBytes } = this.options;
+    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {

@@ -13,6 +13,16 @@ const NTRIPLES = 'application/n-triples';
 const iri = (value: string) => `<${value}>`;
 type StoreQuad = ReturnType<typeof oxigraph.quad>;
 
+/** Default WASM memory the replica keeps free for queries. */
+export const QUERY_RESERVE_BYTES = 256 * 1024 * 1024;
+
+/** The replica's WASM memory (4 GiB at most) cannot take what it is fed with its reserve for queries kept free: it stops there (see the worker). */
+export class ReplicaFullError extends Error {
+  constructor(wasmBytes: number, reserveBytes: number) {
+    super(`the query replica's memory is full (${Math.round(wasmBytes / 2 ** 20)} MB of WebAssembly memory in use or reserved, ${Math.round(reserveBytes / 2 ** 20)} MB of it to stay free for queries)`);
+  }
+}
+
 /** A journal record as text: N-Quads lines deleted and inserted (archive lines among the latter, see finished-graphs.ts). */
 export interface ReplicaRecord {
   insert: string;
@@ -156,9 +166,12 @@ export class ReplicaStore extends OxigraphIndex {
   /** While a copy is under way: the objects whose graph it has not brought yet, and for the others the revision their copy held. */
   private readonly awaiting = new Set<string>();
   private readonly copiedAt = new Map<string, number>();
+  private readonly queryReserveBytes: number;
 
-  constructor(historyMaxQuads: number) {
-    super();
+  /** `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and Oxigraph's tables as they grow. */
+  constructor(historyMaxQuads: number, queryReserveBytes = QUERY_RESERVE_BYTES) {
+    super(queryReserveBytes);
+    this.queryReserveBytes = queryReserveBytes;
     this.window = new HistoryWindow(historyMaxQuads);
   }
 
@@ -371,7 +384,8 @@ export class ReplicaStore extends OxigraphIndex {
     if (lines.length === 0) return;
     // As bytes: the bindings copy a string into WASM memory a character at a time, ~10x slower than encoding it here.
     const bytes = Buffer.from(lines.join(''));
-    this.makeRoom(bytes.byteLength);
+    // Oxigraph aborts when its memory runs out mid-load: data that may not fit is refused before it goes in.
+    if (!this.makeRoom(bytes.byteLength)) throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes);
     this.store.load(bytes, { format: NQUADS, lenient: true });
   }
 
