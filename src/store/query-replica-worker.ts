@@ -35,7 +35,8 @@ function feed(apply: () => void): boolean {
   } catch (err) {
     if (!(err instanceof ReplicaFullError)) throw err;
     full = true;
-    port.postMessage({ kind: 'full', message: err.message } satisfies WorkerMessage);
+    // Deleted quads keep their memory (Oxigraph): when they are a good part of it, a new copy would fit again.
+    port.postMessage({ kind: 'full', message: err.message, reclaimable: replica.deletedQuads * 4 >= replica.size } satisfies WorkerMessage);
     return false;
   }
 }

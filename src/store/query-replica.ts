@@ -64,7 +64,7 @@ export type QueryReply = QueryAnswer | { error: string };
  * its memory can take no more (it applies nothing from then on), it has begun the query it was
  * sent, the query's reply.
  */
-export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'full'; message: string } | { kind: 'started' } | QueryReply;
+export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'full'; message: string; reclaimable: boolean } | { kind: 'started' } | QueryReply;
 
 export interface QueryRequest {
   query: ParsedQuery;
@@ -201,7 +201,7 @@ export class QueryReplica implements QueryService {
       onNotice: (message) => {
         const notice = message as Extract<WorkerMessage, { kind: 'applied' | 'full' }>;
         if (notice.kind === 'applied') this.onApplied(notice.position);
-        else this.onFull(notice.message);
+        else this.onFull(notice.message, notice.reclaimable);
       },
       settle: (reply: QueryReply) =>
         'error' in reply
@@ -333,8 +333,18 @@ export class QueryReplica implements QueryService {
     throw new HttpError(503, 'sparql_unavailable', { message }, 'Service unavailable');
   }
 
-  /** The replica can take no more: it is not fed any longer, nor copied again (it would fill up again); queries are refused. */
-  private onFull(message: string): void {
+  /**
+   * The replica can take no more. When deleted quads (whose memory Oxigraph keeps) are a good part
+   * of it and it had been fed since its copy, a new worker copies the store into fresh memory;
+   * otherwise the data itself does not fit: it is not fed any longer, nor copied again (it would
+   * fill up again), and queries are refused.
+   */
+  private onFull(message: string, reclaimable: boolean): void {
+    if (reclaimable && this.copied) {
+      this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
+      this.queries.replace(unavailable('the query replica is being copied into fresh memory'));
+      return;
+    }
     this.full = message;
     this.unsent = [];
     this.unsentBytes = 0;

@@ -167,6 +167,8 @@ export class ReplicaStore extends OxigraphIndex {
   private readonly awaiting = new Set<string>();
   private readonly copiedAt = new Map<string, number>();
   private readonly queryReserveBytes: number;
+  /** Quads deleted so far: Oxigraph keeps their memory while the store lives (only a new copy gives it back). */
+  deletedQuads = 0;
 
   /** `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and Oxigraph's tables as they grow. */
   constructor(historyMaxQuads: number, queryReserveBytes = QUERY_RESERVE_BYTES) {
@@ -309,6 +311,7 @@ export class ReplicaStore extends OxigraphIndex {
     const { number, meta } = replaces!;
     const graph = revisionGraph(object, number);
     this.store.delete(oxigraph.quad(oxigraph.namedNode(object), oxigraph.namedNode(LAYOUT.latestRevision), oxigraph.namedNode(graph), oxigraph.namedNode(LAYOUT.membership)));
+    this.deletedQuads++;
     if (this.awaiting.has(object)) {
       this.store.update(`DELETE WHERE { GRAPH ${iri(bookkeeping.metaGraph)} { ${iri(graph)} ?p ?o } }`);
       return;
@@ -356,6 +359,7 @@ export class ReplicaStore extends OxigraphIndex {
       return `DROP SILENT GRAPH ${iri(graph)} ; DELETE WHERE { GRAPH ${iri(bookkeeping.metaGraph)} { ${iri(graph)} ?p ?o } } ; DELETE DATA { GRAPH ${iri(LAYOUT.membership)} { ${iri(graph)} ${iri(LAYOUT.inView)} ${iri(view)} } }`;
     });
     this.store.update(drops.join(' ;\n'));
+    for (const { quads } of gone) this.deletedQuads += quads + 1;
   }
 
   /** Deletes N-Quads lines (of graphs a union holds) from their graphs, and from the union of their view unless another graph of that view still holds them. */
@@ -366,7 +370,10 @@ export class ReplicaStore extends OxigraphIndex {
       const kind = this.unionKind(graph)!;
       if (!this.store.has(q)) continue;
       this.store.delete(q);
-      if (!this.heldElsewhere(q, kind)) this.store.delete(oxigraph.quad(q.subject, q.predicate, q.object, oxigraph.namedNode(UNION_OF[kind])));
+      this.deletedQuads++;
+      if (this.heldElsewhere(q, kind)) continue;
+      this.store.delete(oxigraph.quad(q.subject, q.predicate, q.object, oxigraph.namedNode(UNION_OF[kind])));
+      this.deletedQuads++;
     }
   }
 
