@@ -257,7 +257,7 @@ describe('guaranteed delivery between servers', function () {
         i === 1
           ? {
               internalAgents: [holderAt(urls[0])],
-              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, retryWindowMs: 600, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, retryWindowMs: 600, queueWindow: 4, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
             }
           : {},
       );
@@ -312,6 +312,25 @@ describe('guaranteed delivery between servers', function () {
       expect(got.map(revisionOf)).to.deep.equal([2, 3]);
       expect(((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object)).to.deep.equal([]);
       // Delivered again, they leave the store.
+      const parked = () => readParkedNotifications(publisher.running.store).filter((p) => p.notification.object === object);
+      for (let i = 0; i < 50 && parked().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(parked()).to.deep.equal([]);
+    });
+
+    it('replayed dead letters beyond the queue window stay in the store until the window drains; all are delivered, in order', async () => {
+      answer = 503;
+      const object = await createObject(publisher, piece());
+      await subscribe(subscriber, publisher, subscription(subscriber, object));
+      await changeRepeatedly(publisher, object, 1, 10);
+      for (let i = 0; i < 100 && ((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object).length < 10; i++) await new Promise((r) => setTimeout(r, 50));
+      const res = await publisher.request('/internal/outbox/dead-letters/replay', { method: 'POST' });
+      expect(((await res.json()) as Json).replayed).to.be.at.least(10);
+      const mine = ((await outbox(publisher, 'queues')).queues as Json[]).find((view) => (view.queue as string).endsWith(object))!;
+      expect(mine.pending).to.equal(10);
+      expect(mine.inMemory).to.equal(4);
+      answer = 'forward';
+      const got = await waitForNotifications(subscriber, 10, q({ 'logistics-object': object }));
+      expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
       const parked = () => readParkedNotifications(publisher.running.store).filter((p) => p.notification.object === object);
       for (let i = 0; i < 50 && parked().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(parked()).to.deep.equal([]);

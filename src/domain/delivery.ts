@@ -1,3 +1,4 @@
+import { BoundedCache } from '../bounded-cache.js';
 import { writeJsonLd } from '../rdf/jsonld-writer.js';
 import { namedNode, quad, type Quad } from '../rdf/terms.js';
 import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
@@ -9,6 +10,7 @@ import {
   deadLetterQuads,
   movedQueuePosition,
   outboxEntryGraph,
+  parkedBefore,
   parkedGraph,
   parkedNotificationQuads,
   readOutboxEntry,
@@ -17,6 +19,7 @@ import {
   type NotificationContent,
   type OutboxEntry,
   type ParkedNotification,
+  type ParkedPosition,
   type Recipient,
 } from '../store/schema/outbox.js';
 import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
@@ -74,6 +77,10 @@ interface Queue {
   cursor: number;
   /** Notifications of entries after `cursor`: in the store only. */
   backlog: number;
+  /** Replayed dead letters after `parkedCursor`: in the store only. */
+  parkedBacklog: number;
+  /** The last replayed dead letter read into the window (they come in `parkedBefore` order). */
+  parkedCursor?: ParkedPosition;
   /** Items of the window not settled yet. */
   unsettled: number;
   sending: number;
@@ -152,6 +159,22 @@ const revisionOf = (item: Item) => item.parked?.revision ?? item.content?.revisi
 const PAGE_IN_SCAN = 2000;
 /** At most this many entries are removed in one commit. */
 const COMPACT_BATCH = 1000;
+/**
+ * While API requests are being answered, settle commits are at least this far apart: each records
+ * every queue that moved meanwhile, so a queue moved by many writes in a row is written once, not
+ * once per write. (After a crash, what was delivered since the last one is sent again: duplicates,
+ * which subscribers drop by @id.)
+ */
+const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
+/** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
+const ADDRESSED_ENTRIES_KEPT = 100_000;
+
+/** An outbox entry with its recipients by queue, as queues page it in. */
+interface AddressedEntry {
+  entry: OutboxEntry;
+  byQueue: ReadonlyMap<string, readonly Recipient[]>;
+  recipients: number;
+}
 
 /**
  * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retry state,
@@ -186,9 +209,16 @@ export class Delivery {
   private settleScheduled = false;
   private settling = false;
   private settleFailures = 0;
+  private lastSettleAt = 0;
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
   private deadLetters = 0;
   private readonly index: SubscriptionIndex;
+  /**
+   * Entries read for queues paging in their backlog (null: no longer in the store), shared by
+   * them: lagging queues (a subscriber server down with many subscriptions) read, parse and
+   * address each entry once, not once per queue.
+   */
+  private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(ADDRESSED_ENTRIES_KEPT, (a) => 1 + (a?.recipients ?? 0));
 
   constructor(
     private readonly store: GraphStore,
@@ -220,6 +250,7 @@ export class Delivery {
           this.lastSequence = Math.max(this.lastSequence, e.through);
           break;
         case 'outbox-compacted':
+          if (this.addressedEntries.size > 0) for (let sequence = (this.compactedThrough ?? 0) + 1; sequence <= e.through; sequence++) this.addressedEntries.delete(sequence);
           this.compactedThrough = Math.max(this.compactedThrough ?? 0, e.through);
           this.lastSequence = Math.max(this.lastSequence, e.through);
           break;
@@ -252,7 +283,7 @@ export class Delivery {
     let q = this.queues.get(recipient.queue);
     if (!q) {
       const cursor = this.positions.get(recipient.queue) ?? 0;
-      q = { key: recipient.queue, callback: recipient.callback, window: [], cursor, backlog: 0, unsettled: 0, sending: 0, attempts: 0, nextAttemptAt: 0, retrying: false, ready: false };
+      q = { key: recipient.queue, callback: recipient.callback, window: [], cursor, backlog: 0, parkedBacklog: 0, unsettled: 0, sending: 0, attempts: 0, nextAttemptAt: 0, retrying: false, ready: false };
       this.queues.set(q.key, q);
     }
     return q;
@@ -268,13 +299,14 @@ export class Delivery {
    * entry (at start: settled before a restart) skip it.
    */
   private enqueue(entry: OutboxEntry): void {
-    const byQueue = new Map<string, Recipient[]>();
-    for (const r of recipientsOf(entry, this.index)) byQueue.set(r.queue, [...(byQueue.get(r.queue) ?? []), r]);
-    for (const [key, recipients] of byQueue) {
+    const addressed = this.addressed(entry);
+    for (const [key, recipients] of addressed.byQueue) {
       if (entry.sequence <= (this.positions.get(key) ?? 0)) continue;
       const q = this.queueOf(recipients[0]);
       if (q.backlog > 0 || q.unsettled >= this.options.queueWindow) {
         q.backlog += recipients.length;
+        // Paged in later: read from the store only once for all queues.
+        this.addressedEntries.set(entry.sequence, addressed);
       } else {
         q.window.push(...this.itemsOf(entry, recipients));
         q.unsettled += recipients.length;
@@ -284,10 +316,31 @@ export class Delivery {
     }
   }
 
-  /** A replayed dead letter goes back in its queue, before the queue's entries (it is older than they are). */
-  private enqueueParked(parked: ParkedNotification): void {
-    const q = this.queueOf({ queue: parked.queue, subscription: parked.subscription, callback: parked.callback });
-    const item: Item = {
+  /** An entry with its recipients by queue. */
+  private addressed(entry: OutboxEntry): AddressedEntry {
+    const byQueue = new Map<string, Recipient[]>();
+    const recipients = recipientsOf(entry, this.index);
+    for (const r of recipients) {
+      const same = byQueue.get(r.queue);
+      if (same) same.push(r);
+      else byQueue.set(r.queue, [r]);
+    }
+    return { entry, byQueue, recipients: recipients.length };
+  }
+
+  /** Entry `sequence` with its recipients, if the store still holds it: read once for every queue paging it in. */
+  private addressedEntry(sequence: number): AddressedEntry | undefined {
+    let found = this.addressedEntries.get(sequence);
+    if (found === undefined) {
+      const entry = readOutboxEntry(this.store, sequence);
+      found = entry ? this.addressed(entry) : null;
+      this.addressedEntries.set(sequence, found);
+    }
+    return found ?? undefined;
+  }
+
+  private parkedItem(parked: ParkedNotification): Item {
+    return {
       iri: parked.iri,
       sequence: parked.sequence,
       queuedAt: parked.queuedAt,
@@ -296,10 +349,47 @@ export class Delivery {
       retryFrom: Date.now(),
       state: 'waiting',
     };
+  }
+
+  /**
+   * A replayed dead letter goes back in its queue, before the queue's entries (it is older than
+   * they are), in `parkedBefore` order among the others. At most `queueWindow` of them are held
+   * in memory; the rest stay in the store only and are read as the window drains.
+   */
+  private enqueueParked(parked: ParkedNotification): void {
+    const q = this.queueOf({ queue: parked.queue, subscription: parked.subscription, callback: parked.callback });
+    if (q.parkedBacklog > 0 && !parkedBefore(parked, q.parkedCursor!)) {
+      q.parkedBacklog += 1;
+      return;
+    }
     let i = 0;
-    while (i < q.window.length && q.window[i].parked && q.window[i].sequence <= parked.sequence) i += 1;
-    q.window.splice(i, 0, item);
+    while (i < q.window.length && q.window[i].parked && parkedBefore(q.window[i], parked)) i += 1;
+    q.window.splice(i, 0, this.parkedItem(parked));
     q.unsettled += 1;
+    if (!q.parkedCursor || parkedBefore(q.parkedCursor, parked)) q.parkedCursor = parked;
+    // One too many in memory: the last (unless it is being sent) goes back to the store only.
+    const held = q.window.findIndex((item) => !item.parked);
+    const last = (held === -1 ? q.window.length : held) - 1;
+    if (last + 1 > this.options.queueWindow && q.window[last].state === 'waiting') {
+      q.window.splice(last, 1);
+      q.unsettled -= 1;
+      q.parkedBacklog += 1;
+      q.parkedCursor = q.window[last - 1].parked!;
+    }
+    this.kick(q);
+  }
+
+  /** Fills the window with the queue's next replayed dead letters from the store, after those it holds. */
+  private pageInParked(q: Queue): void {
+    const held = q.window.findIndex((item) => !item.parked);
+    const end = held === -1 ? q.window.length : held;
+    const limit = this.options.queueWindow - end;
+    if (limit <= 0) return;
+    const page = readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit }).map((p) => p.notification);
+    q.window.splice(end, 0, ...page.map((parked) => this.parkedItem(parked)));
+    q.unsettled += page.length;
+    if (page.length > 0) q.parkedCursor = page[page.length - 1];
+    q.parkedBacklog = page.length < limit ? 0 : Math.max(1, q.parkedBacklog - page.length);
     this.kick(q);
   }
 
@@ -311,11 +401,11 @@ export class Delivery {
   private pageIn(q: Queue): void {
     let scanned = 0;
     while (q.backlog > 0 && q.unsettled < this.options.queueWindow && q.cursor < this.lastSequence && scanned++ < PAGE_IN_SCAN) {
-      const entry = readOutboxEntry(this.store, q.cursor + 1);
+      const addressed = this.addressedEntry(q.cursor + 1);
       q.cursor += 1;
-      if (!entry) continue;
-      const mine = recipientsOf(entry, this.index).filter((r) => r.queue === q.key);
-      q.window.push(...this.itemsOf(entry, mine));
+      const mine = addressed?.byQueue.get(q.key);
+      if (!addressed || !mine) continue;
+      q.window.push(...this.itemsOf(addressed.entry, mine));
       q.unsettled += mine.length;
       q.backlog = Math.max(0, q.backlog - mine.length);
     }
@@ -542,8 +632,9 @@ export class Delivery {
     const next = q.window.find((i) => !i.parked);
     const through = next ? next.sequence - 1 : q.cursor;
     if (through > (this.positions.get(q.key) ?? 0)) this.positions.set(q.key, through);
+    if (q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.options.queueWindow / 4) this.pageInParked(q);
     if (q.unsettled <= this.options.queueWindow / 4 && q.backlog > 0) this.pageIn(q);
-    if (q.window.length === 0 && q.backlog === 0 && q.sending === 0) {
+    if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0) {
       clearTimeout(q.timer);
       this.queues.delete(q.key);
     }
@@ -578,6 +669,7 @@ export class Delivery {
       const tx = this.settleTransaction();
       if (!tx) return;
       this.settling = true;
+      this.lastSettleAt = Date.now();
       const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
       this.parkedToRemove = [];
       this.deadToWrite = [];
@@ -597,7 +689,8 @@ export class Delivery {
         },
       );
     };
-    if (delay > 0) setTimeout(run, delay);
+    const wait = delay > 0 ? delay : this.serving() ? this.lastSettleAt + SETTLE_INTERVAL_WHILE_SERVING_MS - Date.now() : 0;
+    if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
   }
 
@@ -642,19 +735,19 @@ export class Delivery {
   depth(): OutboxDepth {
     let [pending, queues] = [0, 0];
     for (const q of this.queues.values()) {
-      pending += q.unsettled + q.backlog;
-      if (q.unsettled + q.backlog > 0) queues += 1;
+      pending += q.unsettled + q.backlog + q.parkedBacklog;
+      if (q.unsettled + q.backlog + q.parkedBacklog > 0) queues += 1;
     }
     return { pending, queues, deadLetters: this.deadLetters };
   }
 
   queueViews(): QueueView[] {
     return [...this.queues.values()]
-      .filter((q) => q.unsettled + q.backlog > 0)
+      .filter((q) => q.unsettled + q.backlog + q.parkedBacklog > 0)
       .map((q) => ({
         queue: q.key,
         callback: q.callback,
-        pending: q.unsettled + q.backlog,
+        pending: q.unsettled + q.backlog + q.parkedBacklog,
         inMemory: q.unsettled,
         attempts: q.attempts,
         ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),

@@ -1,4 +1,4 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
 import type { GraphStore, SparqlReader } from '../graph-store.js';
 import { annotatedGraphQuads } from './annotated-graph.js';
@@ -172,25 +172,43 @@ export function deadLetterQuads(parked: ParkedNotification, dead: DeadLetter): Q
   ]);
 }
 
-/** The parked notifications (dead letters included unless `dead` says), in queuing order. */
-export function readParkedNotifications(reader: SparqlReader, selection: { dead?: boolean } = {}): StoredParkedNotification[] {
+/** Where a parked notification stands in its queue: by entry number, then by @id. */
+export type ParkedPosition = Pick<ParkedNotification, 'sequence' | 'iri'>;
+export const parkedBefore = (a: ParkedPosition, b: ParkedPosition) => a.sequence < b.sequence || (a.sequence === b.sequence && a.iri < b.iri);
+
+export interface ParkedSelection {
+  /** Dead letters only (true), none of them (false), or both (undefined). */
+  dead?: boolean;
+  /** Of this queue only, after this position, at most this many (a page). */
+  queue?: string;
+  after?: ParkedPosition;
+  limit?: number;
+}
+
+/** The parked notifications (dead letters included unless `dead` says), in queuing order (see `parkedBefore`). */
+export function readParkedNotifications(reader: SparqlReader, selection: ParkedSelection = {}): StoredParkedNotification[] {
   const p = iriToNt;
   const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
   const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
+  const queue = selection.queue === undefined ? '?queue' : termToNt(literal(selection.queue));
+  const { after } = selection;
+  const position = after === undefined ? '' : `FILTER(?seq > ${after.sequence} || (?seq = ${after.sequence} && STR(?n) > ${termToNt(literal(after.iri))}))`;
+  const page = selection.limit === undefined ? '' : `ORDER BY ?seq STR(?n) LIMIT ${selection.limit}`;
   const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
-    ?g ${p(meta.outboxNotification)} ?n ; ${p(meta.outboxQueue)} ?queue ; ${p(meta.outboxSequence)} ?seq ;
+    ?g ${p(meta.outboxQueue)} ${queue} ; ${p(meta.outboxSequence)} ?seq ; ${p(meta.outboxNotification)} ?n ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
+    ${position}
     ?n ${p(api.hasEventType)} ?type .
     OPTIONAL { ?n ${p(api.hasLogisticsObject)} ?lo }
     OPTIONAL { ?n ${p(api.isTriggeredBy)} ?trigger }
     OPTIONAL { ?g ${p(meta.aboutRevision)} ?rev }
-    ${dead} } }`);
+    ${dead} } } ${page}`);
   return rows.results.bindings
     .map((b) => {
       const notification: ParkedNotification = {
         iri: b.n.value,
         graph: b.g.value,
-        queue: b.queue.value,
+        queue: selection.queue ?? b.queue.value,
         sequence: Number(b.seq.value),
         queuedAt: new Date(b.at.value),
         subscription: b.sub.value,
@@ -202,5 +220,5 @@ export function readParkedNotifications(reader: SparqlReader, selection: { dead?
       };
       return b.deadAt ? { notification, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { notification };
     })
-    .sort((a, b) => a.notification.sequence - b.notification.sequence);
+    .sort((a, b) => (parkedBefore(a.notification, b.notification) ? -1 : 1));
 }
