@@ -93,6 +93,9 @@ export const configSchema = z.strictObject({
       inFlightWhileServing: integer(1)
         .default(4)
         .meta({ description: 'notifications being sent at once while API requests are being answered: requests come first, delivery goes on at this pace' }),
+      sendsPerSecondWhileServing: integer(1)
+        .default(200)
+        .meta({ description: 'notifications started per second, at most, while API requests are being answered; the rest go in the pauses' }),
       queueInFlight: integer(1)
         .default(8)
         .meta({ description: 'notifications of one subscriber queue being sent at once, in order on one kept-alive connection (HTTP/1.1 pipelining); 1 waits for each answer' }),

@@ -139,7 +139,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');
-  delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.requestsInFlight > 0);
+  delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
   for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, receivedNotifications, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {

@@ -10,6 +10,7 @@ import {
   deadLetterQuads,
   movedQueuePosition,
   outboxEntryGraph,
+  outboxEntryQuads,
   parkedBefore,
   parkedGraph,
   parkedNotificationQuads,
@@ -36,6 +37,8 @@ export interface DeliveryOptions {
   maxInFlight: number;
   /** The same while API requests are being answered. */
   inFlightWhileServing: number;
+  /** Notifications started per second, at most, while API requests are being answered. */
+  sendsPerSecondWhileServing: number;
   /** Notifications of one queue being sent at once (in order, on one connection). */
   queueInFlight: number;
 }
@@ -166,6 +169,8 @@ const COMPACT_BATCH = 1000;
  * which subscribers drop by @id.)
  */
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
+/** While sends are held back for API requests, how often it is looked whether they paused. */
+const PAUSE_POLL_MS = 5;
 /** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
 const ADDRESSED_ENTRIES_KEPT = 100_000;
 
@@ -194,8 +199,13 @@ export class Delivery {
   /** Per queue, the entry up to which it settled everything, in memory and as last committed. */
   private readonly positions = new Map<string, number>();
   private readonly storedPositions = new Map<string, number>();
+  /** Queues whose position in memory is ahead of the stored one. */
+  private readonly moved = new Set<string>();
   /** Highest entry number published so far. */
   private lastSequence = 0;
+  /** Entries published and not yet given to their queues: that is done in a later tick, not in the answer's. */
+  private arrived: { entry: OutboxEntry; recipients?: readonly Recipient[] }[] = [];
+  private arrivalsScheduled = false;
   /** Entries up to this number are gone from the store (undefined: none seen yet). */
   private compactedThrough: number | undefined;
   private running = false;
@@ -203,6 +213,10 @@ export class Delivery {
   private readonly ready: Queue[] = [];
   private inFlight = 0;
   private sendsScheduled = false;
+  /** Sends that may start while serving (a token bucket refilled at `sendsPerSecondWhileServing`), as of `tokensAt`. */
+  private servingTokens = 0;
+  private tokensAt = 0;
+  private resumeTimer?: NodeJS.Timeout;
   /** What the next settle commit writes, besides the queues' positions. */
   private parkedToRemove: ParkedNotification[] = [];
   private deadToWrite: { parked: ParkedNotification; triples: readonly Quad[]; dead: DeadLetter; isNew: boolean }[] = [];
@@ -242,11 +256,15 @@ export class Delivery {
         case 'notification-queued':
           this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
           this.compactedThrough ??= e.entry.sequence - 1;
-          this.enqueue(e.entry);
+          this.arrived.push({ entry: e.entry, recipients: e.recipients });
+          this.scheduleArrivals();
           break;
         case 'outbox-advanced':
           this.storedPositions.set(e.queue, e.through);
-          if (e.through > (this.positions.get(e.queue) ?? 0)) this.positions.set(e.queue, e.through);
+          if (e.through >= (this.positions.get(e.queue) ?? 0)) {
+            this.positions.set(e.queue, e.through);
+            this.moved.delete(e.queue);
+          }
           this.lastSequence = Math.max(this.lastSequence, e.through);
           break;
         case 'outbox-compacted':
@@ -267,6 +285,21 @@ export class Delivery {
     }
   }
 
+  /**
+   * The entries a commit published go to their queues in a later tick: working out and queueing
+   * the notifications of an entry with many recipients is not part of the answer to the write.
+   */
+  private scheduleArrivals(): void {
+    if (this.arrivalsScheduled) return;
+    this.arrivalsScheduled = true;
+    setImmediate(() => {
+      this.arrivalsScheduled = false;
+      const entries = this.arrived;
+      this.arrived = [];
+      for (const { entry, recipients } of entries) this.enqueue(entry, recipients);
+    });
+  }
+
   /** Starts sending (after the outbox was rebuilt at start). */
   start(): void {
     this.running = true;
@@ -275,6 +308,7 @@ export class Delivery {
 
   stop(): Promise<void> {
     this.running = false;
+    clearTimeout(this.resumeTimer);
     for (const q of this.queues.values()) clearTimeout(q.timer);
     return this.client.close();
   }
@@ -296,17 +330,17 @@ export class Delivery {
   /**
    * An entry's notifications join their queues: into the window while it has room and nothing of
    * the queue waits in the store only, else they stay in the store only. Queues already past the
-   * entry (at start: settled before a restart) skip it.
+   * entry (at start: settled before a restart) or that read it from the store meanwhile skip it.
    */
-  private enqueue(entry: OutboxEntry): void {
-    const addressed = this.addressed(entry);
+  private enqueue(entry: OutboxEntry, recipients?: readonly Recipient[]): void {
+    const addressed = this.addressed(entry, recipients);
+    // Queues paging it in later, and its removal, need not read it from the store.
+    this.addressedEntries.set(entry.sequence, addressed);
     for (const [key, recipients] of addressed.byQueue) {
-      if (entry.sequence <= (this.positions.get(key) ?? 0)) continue;
+      if (entry.sequence <= (this.positions.get(key) ?? 0) || entry.sequence <= (this.queues.get(key)?.cursor ?? 0)) continue;
       const q = this.queueOf(recipients[0]);
       if (q.backlog > 0 || q.unsettled >= this.options.queueWindow) {
         q.backlog += recipients.length;
-        // Paged in later: read from the store only once for all queues.
-        this.addressedEntries.set(entry.sequence, addressed);
       } else {
         q.window.push(...this.itemsOf(entry, recipients));
         q.unsettled += recipients.length;
@@ -316,10 +350,9 @@ export class Delivery {
     }
   }
 
-  /** An entry with its recipients by queue. */
-  private addressed(entry: OutboxEntry): AddressedEntry {
+  /** An entry with its recipients by queue (`recipientsOf` unless known). */
+  private addressed(entry: OutboxEntry, recipients: readonly Recipient[] = recipientsOf(entry, this.index)): AddressedEntry {
     const byQueue = new Map<string, Recipient[]>();
-    const recipients = recipientsOf(entry, this.index);
     for (const r of recipients) {
       const same = byQueue.get(r.queue);
       if (same) same.push(r);
@@ -445,42 +478,68 @@ export class Delivery {
   /**
    * Sends start in a later tick than the commit that queued them (a write's answer never waits
    * for them), at most `maxInFlight` at once, ready queues taking turns in order. While API
-   * requests are being answered, at most `inFlightWhileServing`: the answers come first (sending
-   * and settling share their thread), and delivery still goes on.
+   * requests are being answered (`serving`), at most `inFlightWhileServing` at once and
+   * `sendsPerSecondWhileServing`: the answers come first (sending and settling share their
+   * thread), delivery still goes on at that pace, and at full speed in the pauses.
    */
   private scheduleSends(): void {
     if (this.sendsScheduled) return;
     this.sendsScheduled = true;
     setImmediate(() => {
       this.sendsScheduled = false;
-      const limit = this.serving() ? Math.min(this.options.inFlightWhileServing, this.options.maxInFlight) : this.options.maxInFlight;
+      const serving = this.serving();
+      let limit = this.options.maxInFlight;
+      if (serving) {
+        const now = performance.now();
+        const burst = Math.min(this.options.inFlightWhileServing, this.options.maxInFlight);
+        this.servingTokens = Math.min(burst, this.servingTokens + ((now - this.tokensAt) * this.options.sendsPerSecondWhileServing) / 1000);
+        this.tokensAt = now;
+        limit = Math.min(burst, this.inFlight + Math.floor(this.servingTokens));
+      }
       while (this.inFlight < limit && this.ready.length > 0) {
         const q = this.ready.shift()!;
         q.ready = false;
         const item = this.nextOf(q);
-        if (!item) continue;
-        const attempt = new AbortController();
-        item.state = 'sending';
-        item.attempt = attempt;
-        q.sending += 1;
-        this.inFlight += 1;
-        void this.attempt(item, attempt.signal)
-          .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
-          .then((result) => {
-            q.sending -= 1;
-            this.inFlight -= 1;
-            // What came of an attempt a failure before it discarded does not count: the notification goes again.
-            if (item.attempt === attempt) {
-              item.attempt = undefined;
-              this.record(q, item, result);
-            }
-            this.kick(q);
-            this.scheduleSends();
-          });
+        if (!item) {
+          // Its state changed since it became ready (a failure set a retry time): waits for that.
+          this.kick(q);
+          continue;
+        }
+        if (serving) this.servingTokens -= 1;
+        this.send(q, item);
         // Its next notification may go too, after the other ready queues had their turn.
         this.kick(q);
       }
+      // Held back while serving: look again once a send may start (or the requests paused).
+      if (serving && this.ready.length > 0 && this.resumeTimer === undefined) {
+        const wait = Math.max(PAUSE_POLL_MS, ((1 - this.servingTokens) * 1000) / this.options.sendsPerSecondWhileServing);
+        this.resumeTimer = setTimeout(() => {
+          this.resumeTimer = undefined;
+          this.scheduleSends();
+        }, wait);
+      }
     });
+  }
+
+  private send(q: Queue, item: Item): void {
+    const attempt = new AbortController();
+    item.state = 'sending';
+    item.attempt = attempt;
+    q.sending += 1;
+    this.inFlight += 1;
+    void this.attempt(item, attempt.signal)
+      .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
+      .then((result) => {
+        q.sending -= 1;
+        this.inFlight -= 1;
+        // What came of an attempt a failure before it discarded does not count: the notification goes again.
+        if (item.attempt === attempt) {
+          item.attempt = undefined;
+          this.record(q, item, result);
+        }
+        this.kick(q);
+        this.scheduleSends();
+      });
   }
 
   /** Sends one notification (or finds it is to be dropped); what came of it. `signal` cancels the call. */
@@ -631,7 +690,10 @@ export class Delivery {
     for (const item of q.window.splice(0, settled)) if (item.parked && !item.deadLettered) this.parkedToRemove.push(item.parked);
     const next = q.window.find((i) => !i.parked);
     const through = next ? next.sequence - 1 : q.cursor;
-    if (through > (this.positions.get(q.key) ?? 0)) this.positions.set(q.key, through);
+    if (through > (this.positions.get(q.key) ?? 0)) {
+      this.positions.set(q.key, through);
+      this.moved.add(q.key);
+    }
     if (q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.options.queueWindow / 4) this.pageInParked(q);
     if (q.unsettled <= this.options.queueWindow / 4 && q.backlog > 0) this.pageIn(q);
     if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0) {
@@ -643,7 +705,7 @@ export class Delivery {
 
   /** The highest entry number no queue still needs: the first entry of a notification not settled yet, less one. */
   private lowWater(): number {
-    let low = this.lastSequence;
+    let low = this.arrived.length > 0 ? this.arrived[0].entry.sequence - 1 : this.lastSequence;
     for (const q of this.queues.values()) {
       const first = q.window.find((i) => !i.parked && i.state !== 'settled');
       if (first) low = Math.min(low, first.sequence - 1);
@@ -677,7 +739,7 @@ export class Delivery {
         () => {
           this.settling = false;
           this.settleFailures = 0;
-          if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.positionsToStore().length > 0 || this.lowWater() > (this.compactedThrough ?? this.lastSequence)) this.scheduleSettle();
+          if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.moved.size > 0 || this.lowWater() > (this.compactedThrough ?? this.lastSequence)) this.scheduleSettle();
         },
         (err: Error) => {
           this.settling = false;
@@ -694,13 +756,11 @@ export class Delivery {
     else setImmediate(run);
   }
 
-  private positionsToStore(): [string, number][] {
-    return [...this.positions].filter(([queue, through]) => through > (this.storedPositions.get(queue) ?? 0));
-  }
 
   private settleTransaction(): WriteTransaction | undefined {
     const tx = this.store.begin();
-    for (const [queue, through] of this.positionsToStore()) {
+    for (const queue of this.moved) {
+      const through = this.positions.get(queue)!;
       const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
       tx.delete.push(...moved.delete);
       tx.insert.push(...moved.insert);
@@ -718,7 +778,11 @@ export class Delivery {
     const from = this.compactedThrough ?? this.lastSequence;
     const to = Math.min(this.lowWater(), from + COMPACT_BATCH);
     if (to > from) {
-      for (let sequence = from + 1; sequence <= to; sequence++) tx.delete.push(...this.storedGraph(outboxEntryGraph(sequence)));
+      for (let sequence = from + 1; sequence <= to; sequence++) {
+        const known = this.addressedEntries.get(sequence);
+        if (known) tx.delete.push(...outboxEntryQuads(known.entry));
+        else if (known === undefined) tx.delete.push(...this.storedGraph(outboxEntryGraph(sequence)));
+      }
       if (from > 0) tx.delete.push(compactedThroughQuad(from));
       tx.insert.push(compactedThroughQuad(to));
       tx.events.push({ kind: 'outbox-compacted', through: to });

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { BoundedCache } from '../bounded-cache.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../rdf/vocab.js';
 import type { GraphStore } from '../store/graph-store.js';
@@ -24,11 +25,10 @@ type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { con
 function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Subscription[] {
   const named = new Set(entry.addressed.map((r) => r.subscription));
   const eventType = entry.content.eventType;
-  const wanted = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
+  const asks = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
+  const wanted = (s: Subscription) => asks(s) && index.notifiedAfter(s) < entry.sequence && !named.has(s.request.iri);
   const found = new Set<Subscription>();
-  for (const { object, type } of entry.topics) {
-    for (const s of index.matching(object, type)) if (!named.has(s.request.iri) && wanted(s) && index.notifiedAfter(s) < entry.sequence) found.add(s);
-  }
+  for (const { object, type } of entry.topics) for (const s of index.matching(object, type, wanted)) found.add(s);
   return [...found];
 }
 
@@ -37,9 +37,17 @@ export function recipientsOf(entry: Addressing, index: SubscriptionIndex): Recip
   return [...entry.addressed, ...matchingSubscriptions(entry, index).map(toSubscriber)];
 }
 
+/** Per subscription, the suffix of its notifications' @ids. */
+const recipientSuffixes = new BoundedCache<string, string>(100_000);
+
 /** The @id of the notification of `entry` to one recipient: stable, so a resend is recognised as the same notification. */
 export function notificationIri(entry: Pick<OutboxEntry, 'iri'>, recipient: Pick<Recipient, 'subscription'>): string {
-  return `${entry.iri}-${createHash('sha256').update(recipient.subscription).digest('hex').slice(0, 16)}`;
+  let suffix = recipientSuffixes.get(recipient.subscription);
+  if (suffix === undefined) {
+    suffix = createHash('sha256').update(recipient.subscription).digest('hex').slice(0, 16);
+    recipientSuffixes.set(recipient.subscription, suffix);
+  }
+  return `${entry.iri}-${suffix}`;
 }
 
 /** The NotificationEventType of an action request's status, e.g. CHANGE_REQUEST_ACCEPTED. */
@@ -154,9 +162,9 @@ export class Outbox {
   /** `details` is computed only when some subscription wants the notification (a diff costs a revision read). */
   private aboutObject(tx: WriteTransaction, revision: RevisionRecord, eventType: string, details: () => Partial<NotificationContent>): void {
     const topics = [{ object: revision.object, type: revision.mostSpecificType }];
-    const recipients = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] }, this.subscriptions).length;
-    if (recipients === 0) return;
-    this.queue(tx, { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() }, topics, [], recipients);
+    const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] }, this.subscriptions);
+    if (matching.length === 0) return;
+    this.queue(tx, { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() }, topics, [], matching);
   }
 
   /**
@@ -192,13 +200,15 @@ export class Outbox {
       triggeredBy: request.iri,
       ...(latest ? { object: latest.object, objectType: latest.mostSpecificType, revision: latest.number } : {}),
     };
-    this.queue(tx, content, topics, addressed, addressed.length + matching.length);
+    this.queue(tx, content, topics, addressed, matching);
   }
 
-  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], recipients: number): void {
-    const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients };
+  /** `matching`: the subscriptions it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
+  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], matching: readonly Subscription[]): void {
+    const recipients = [...addressed, ...matching.map(toSubscriber)];
+    const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients: recipients.length };
     tx.insert.push(...outboxEntryQuads(entry));
-    tx.events.push({ kind: 'notification-queued', entry });
+    tx.events.push({ kind: 'notification-queued', entry, recipients });
   }
 }
 

@@ -178,11 +178,16 @@ export class SubscriptionIndex {
     return s.request.statuses.length > 0 && currentStatus(s.request) === requestStatus.ACCEPTED && (s.expiresAt === undefined || s.expiresAt.getTime() > now);
   }
 
-  /** Active subscriptions whose topic is `object` or a class it is an instance of (subclasses included). */
-  matching(object: string, mostSpecificType: string): Subscription[] {
+  /**
+   * Active subscriptions whose topic is `object` or a class it is an instance of (subclasses
+   * included), of those `wanted` (checked first: it is cheaper than being active).
+   */
+  matching(object: string, mostSpecificType: string, wanted: (s: Subscription) => boolean = () => true): Subscription[] {
     const now = Date.now();
-    const byType = this.byType.filter((s) => this.ontology.isSubClassOf(mostSpecificType, s.topic));
-    return [...(this.byObject.get(object) ?? []), ...byType].filter((s) => this.isActive(s, now));
+    const found: Subscription[] = [];
+    for (const s of this.byObject.get(object) ?? []) if (wanted(s) && this.isActive(s, now)) found.push(s);
+    for (const s of this.byType) if (wanted(s) && this.ontology.isSubClassOf(mostSpecificType, s.topic) && this.isActive(s, now)) found.push(s);
+    return found;
   }
 
   /**

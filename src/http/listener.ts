@@ -32,6 +32,7 @@ export class Listener {
       const before = last.get(socket);
       const answered = new Promise<void>((resolve) => res.once('close', resolve)).then(() => {
         lifecycle.requestsInFlight -= 1;
+        lifecycle.lastAnsweredAt = performance.now();
         // Its connection has nothing left to answer: the next request on it is handled at once.
         if (last.get(socket)?.res === res) last.delete(socket);
       });

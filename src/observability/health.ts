@@ -5,10 +5,20 @@ import type { StoreCapacity } from '../store/capacity.js';
 export type Phase = 'starting' | 'ready' | 'stopping';
 
 /** The server's phase, set by startServer and read by the health routes. */
+/** A pause in the requests shorter than this still counts as serving. */
+const SERVING_PAUSE_MS = 10;
+
 export class Lifecycle {
   phase: Phase = 'starting';
   /** API requests received and not yet answered (notification delivery gives way to them). */
   requestsInFlight = 0;
+  /** When the last one was answered (`performance.now()`). */
+  lastAnsweredAt = -Infinity;
+
+  /** Requests are being answered, or were a moment ago (a client's next request is usually on its way). */
+  serving(): boolean {
+    return this.requestsInFlight > 0 || performance.now() - this.lastAnsweredAt < SERVING_PAUSE_MS;
+  }
   /** How full the store is, once it is open. */
   storeCapacity?: () => StoreCapacity;
 }

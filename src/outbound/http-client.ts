@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { createHash } from 'node:crypto';
 import { Client, errors } from 'undici';
+import { BoundedCache } from '../bounded-cache.js';
 import { guardedLookup, isPublicAddress, OutboundRefusedError } from './address-guard.js';
 
 export interface OutboundOptions {
@@ -42,7 +43,18 @@ const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** Connections per origin for calls made in order; each lane keeps to one of them. */
 const ORDERED_CONNECTIONS = 4;
-const laneSlot = (lane: string) => createHash('sha1').update(lane).digest().readUInt32BE(0) % ORDERED_CONNECTIONS;
+const laneSlots = new BoundedCache<string, number>(100_000);
+function laneSlot(lane: string): number {
+  let slot = laneSlots.get(lane);
+  if (slot === undefined) {
+    slot = createHash('sha1').update(lane).digest().readUInt32BE(0) % ORDERED_CONNECTIONS;
+    laneSlots.set(lane, slot);
+  }
+  return slot;
+}
+
+/** A call made in order that took longer than its time limit. */
+class OrderedCallTimeout extends Error {}
 
 /** An error of a call made in order, as an OutboundError. */
 function orderedCallError(err: Error, target: URL): OutboundError {
@@ -50,7 +62,7 @@ function orderedCallError(err: Error, target: URL): OutboundError {
   if (refused) return new OutboundError('outbound_address_refused', refused.message);
   if (err instanceof errors.ConnectTimeoutError) return new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within the time limit`);
   if (err instanceof errors.ResponseExceededMaxSizeError) return new OutboundError('outbound_answer_too_large', `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`);
-  if (err.name === 'TimeoutError' || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+  if (err instanceof OrderedCallTimeout || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
     return new OutboundError('outbound_timeout', `no complete answer from ${target.origin} within the time limit`);
   }
   return new OutboundError('outbound_failed', `${target.origin}: ${err.message}`);
@@ -128,6 +140,11 @@ export class OutboundClient {
       });
       this.connections.set(key, client);
     }
+    // One timer per call, cleared when it ends (AbortSignal.timeout's would fire for every call).
+    const cancel = new AbortController();
+    const timer = setTimeout(() => cancel.abort(new OrderedCallTimeout()), this.options.timeoutMs);
+    const cancelled = () => cancel.abort(signal?.reason);
+    signal?.addEventListener('abort', cancelled, { once: true });
     try {
       const res = await client.request({
         path: `${target.pathname}${target.search}`,
@@ -137,11 +154,14 @@ export class OutboundClient {
         // Notifications carry an Idempotency-Key: they may be pipelined, and nothing on the way waits long.
         idempotent: true,
         blocking: false,
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMs)]) : AbortSignal.timeout(this.options.timeoutMs),
+        signal: signal?.aborted ? signal : cancel.signal,
       });
       return { status: res.statusCode, headers: res.headers as IncomingHttpHeaders, body: await res.body.text() };
     } catch (err) {
-      throw orderedCallError(err as Error, target);
+      throw orderedCallError(cancel.signal.reason instanceof OrderedCallTimeout ? cancel.signal.reason : (err as Error), target);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', cancelled);
     }
   }
 

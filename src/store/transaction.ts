@@ -5,7 +5,7 @@ import type { EventRecord } from './schema/events.js';
 import type { MoveRecord } from './schema/moved-objects.js';
 import type { GrantRecord } from './schema/grants.js';
 import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
-import type { DeadLetter, OutboxEntry, ParkedNotification } from './schema/outbox.js';
+import type { DeadLetter, OutboxEntry, ParkedNotification, Recipient } from './schema/outbox.js';
 import type { RemoteSubscriptionRecord } from './schema/remote-subscriptions.js';
 import type { RevisionRecord } from './schema/revisions.js';
 
@@ -32,7 +32,8 @@ export type DomainEvent =
   | { kind: 'grant-withdrawn'; grant: GrantRecord; objects: readonly string[] }
   | { kind: 'notification-received'; notification: ReceivedNotificationRecord }
   /** A write's notification put in the outbox (one entry, whatever its recipients), in the commit of what caused it. */
-  | { kind: 'notification-queued'; entry: OutboxEntry }
+  /** `recipients`: as found when it was written (not from the store: found again then). */
+  | { kind: 'notification-queued'; entry: OutboxEntry; recipients?: readonly Recipient[] }
   /** A delivery queue settled every notification of the entries up to `through`. */
   | { kind: 'outbox-advanced'; queue: string; through: number }
   /** The outbox entries up to `through` are gone: every queue was past them. */
