@@ -163,11 +163,12 @@ const PAGE_IN_SCAN = 2000;
 /** At most this many entries are removed in one commit. */
 const COMPACT_BATCH = 1000;
 /**
- * While API requests are being answered, settle commits are at least this far apart: each records
- * every queue that moved meanwhile, so a queue moved by many writes in a row is written once, not
- * once per write. (After a crash, what was delivered since the last one is sent again: duplicates,
- * which subscribers drop by @id.)
+ * Settle commits are at least this far apart (more while API requests are being answered): each
+ * records every queue that moved meanwhile, so a queue that moved many times is written once, and
+ * removes the entries every queue is past in one go. (After a crash, what was delivered since the
+ * last one is sent again: duplicates, which subscribers drop by @id.)
  */
+const SETTLE_INTERVAL_MS = 50;
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
 /** While sends are held back for API requests, how often it is looked whether they paused. */
 const PAUSE_POLL_MS = 5;
@@ -751,7 +752,7 @@ export class Delivery {
         },
       );
     };
-    const wait = delay > 0 ? delay : this.serving() ? this.lastSettleAt + SETTLE_INTERVAL_WHILE_SERVING_MS - Date.now() : 0;
+    const wait = delay > 0 ? delay : this.lastSettleAt + (this.serving() ? SETTLE_INTERVAL_WHILE_SERVING_MS : SETTLE_INTERVAL_MS) - Date.now();
     if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
   }
