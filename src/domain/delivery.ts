@@ -210,6 +210,7 @@ export class Delivery {
   /** Entries up to this number are gone from the store (undefined: none seen yet). */
   private compactedThrough: number | undefined;
   private running = false;
+  private stopped = false;
   /** Queues that may send now, in the order they became ready. */
   private readonly ready: Queue[] = [];
   private inFlight = 0;
@@ -295,6 +296,7 @@ export class Delivery {
     this.arrivalsScheduled = true;
     setImmediate(() => {
       this.arrivalsScheduled = false;
+      if (this.stopped) return;
       const entries = this.arrived;
       this.arrived = [];
       for (const { entry, recipients } of entries) this.enqueue(entry, recipients);
@@ -309,6 +311,8 @@ export class Delivery {
 
   stop(): Promise<void> {
     this.running = false;
+    // Nothing reads or writes the store once it may be closing.
+    this.stopped = true;
     clearTimeout(this.resumeTimer);
     for (const q of this.queues.values()) clearTimeout(q.timer);
     return this.client.close();
@@ -415,6 +419,7 @@ export class Delivery {
 
   /** Fills the window with the queue's next replayed dead letters from the store, after those it holds. */
   private pageInParked(q: Queue): void {
+    if (this.stopped) return;
     const held = q.window.findIndex((item) => !item.parked);
     const end = held === -1 ? q.window.length : held;
     const limit = this.options.queueWindow - end;
@@ -433,6 +438,7 @@ export class Delivery {
    * delivery, never across an await, so it sees the store as the stream has published it.
    */
   private pageIn(q: Queue): void {
+    if (this.stopped) return;
     let scanned = 0;
     while (q.backlog > 0 && q.unsettled < this.options.queueWindow && q.cursor < this.lastSequence && scanned++ < PAGE_IN_SCAN) {
       const addressed = this.addressedEntry(q.cursor + 1);
@@ -728,7 +734,7 @@ export class Delivery {
     this.settleScheduled = true;
     const run = () => {
       this.settleScheduled = false;
-      if (this.settling) return;
+      if (this.settling || this.stopped) return;
       const tx = this.settleTransaction();
       if (!tx) return;
       this.settling = true;
