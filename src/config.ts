@@ -147,11 +147,11 @@ export const configSchema = z.strictObject({
           description:
             "WASM memory (4 GiB in all) kept free for queries, snapshots and the growth of Oxigraph's tables: a write that would cut into it is refused with 507, and a data directory that cannot load with half of it free stops the start",
         }),
-      compactAboveBytes: integer(0, 2 ** 32 - 1)
-        .default(1024 * 1024 * 1024)
+      compactAfterDeletedQuads: integer(0)
+        .default(1_000_000)
         .meta({
           description:
-            'WASM memory above which the store is compacted (copied into a fresh WASM memory while it serves) once deleted quads, whose memory Oxigraph never reuses, are half the quads held (a tenth when the memory is nearly full); 0: never (see "Capacity")',
+            'quads deleted since the last compaction from which the store is compacted (copied into a fresh WASM memory while it serves: Oxigraph never reuses the memory of deleted quads), once they are also half the quads held, or a tenth when the memory is nearly full; 0: never (see "Capacity")',
         }),
     })
     .prefault({}),

@@ -89,7 +89,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     snapshotAfterBytes: config.journal.snapshotAfterBytes,
     capacityQuads: config.store.capacityQuads,
     memoryReserveBytes: config.store.memoryReserveBytes,
-    compactAboveBytes: config.store.compactAboveBytes,
+    compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
     log: messageLog(logger, 'store'),
     observer: metrics && {
       journalFlushed: (seconds, records) => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { IndexCopy } from '../src/store/compaction.js';
+import { IndexCompactor, IndexCopy } from '../src/store/compaction.js';
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
 import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 import { quadToNq } from '../src/rdf/terms.js';
@@ -92,11 +92,39 @@ describe('store compaction: the index copied into a new WASM memory while it is 
     expect(index.wasmMemoryBytes).to.be.below(before / 2);
   });
 
+  it('starts once the deleted quads reach the threshold and half the quads held, after a write refused for lack of memory from a tenth, never when off', () => {
+    const compactor = (afterDeletedQuads: number) => new IndexCompactor(new OxigraphIndex(), { afterDeletedQuads, memoryReserveBytes: 0, log: () => undefined });
+    const byCount = compactor(1000);
+    byCount.written(999, 100);
+    expect(byCount.compacting).to.equal(false);
+    byCount.written(1, 100);
+    expect(byCount.compacting).to.equal(true);
+    byCount.stop();
+    const byShare = compactor(10);
+    byShare.written(499, 1000);
+    expect(byShare.compacting).to.equal(false);
+    byShare.written(1, 1000);
+    expect(byShare.compacting).to.equal(true);
+    byShare.stop();
+    const whenFull = compactor(1_000_000);
+    whenFull.written(99, 1000);
+    whenFull.memoryFull(1000);
+    expect(whenFull.compacting).to.equal(false);
+    whenFull.written(1, 1000);
+    whenFull.memoryFull(1000);
+    expect(whenFull.compacting).to.equal(true);
+    whenFull.stop();
+    const off = compactor(0);
+    off.written(10_000, 1);
+    off.memoryFull(1);
+    expect(off.compacting).to.equal(false);
+  });
+
   it('a store compacts itself while it takes writes, and holds after a restart exactly what it held when compacted', async () => {
     const { dir, remove } = await tempDir();
     try {
       // Compaction as soon as deleted quads are half of those held, however small the store.
-      const { store, log } = await openStore(dir, { compactAboveBytes: 1 });
+      const { store, log } = await openStore(dir, { compactAfterDeletedQuads: 1 });
       for (let g = 0; g < 400; g += 20) {
         await store.commit(store.begin({ insert: Array.from({ length: 20 }, (_, k) => graphQuads(`g${g + k}`, 6)).flat() }));
       }

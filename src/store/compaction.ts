@@ -1,6 +1,6 @@
 import { loadOxigraphBindings } from './oxigraph-bindings.js';
 import type { JournalRecord, StoredRecord } from './journal.js';
-import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type IndexFollower } from './oxigraph-index.js';
+import { OxigraphIndex, type IndexFollower } from './oxigraph-index.js';
 
 /** N-Quads text gathered from copied graphs before one load into the copy. */
 const LOAD_BATCH_CHARS = 1024 * 1024;
@@ -102,8 +102,8 @@ export class IndexCopy implements IndexFollower {
 }
 
 export interface CompactionOptions {
-  /** WASM memory of the index above which it is compacted once enough of its quads are dead (0: never). */
-  aboveBytes: number;
+  /** Quads deleted since the last compaction from which one starts, once they are also half the quads held (0: never). */
+  afterDeletedQuads: number;
   /** The WASM memory that data may never take (store.memoryReserveBytes). */
   memoryReserveBytes: number;
   log(message: string): void;
@@ -111,21 +111,26 @@ export interface CompactionOptions {
 
 /**
  * When a compaction pays: quads deleted since the last one (each leaves its memory behind) as a
- * share of the quads held. Half once the memory passes `aboveBytes`; a tenth once the memory is
- * nearly full (or a write was refused for lack of it), where even that frees enough to go on.
+ * share of the quads held. Half, normally: copying the live quads then costs two quad copies per
+ * deleted quad. A tenth once the memory is nearly full (less than NEARLY_FULL_BYTES free beyond the
+ * reserve, checked every CHECK_EVERY writes) or a write was refused for lack of it: even that frees
+ * enough to go on, and the alternative is refusing writes.
  */
 const DEAD_SHARE = 0.5;
 const DEAD_SHARE_NEARLY_FULL = 0.1;
-const NEARLY_FULL = 0.8;
+const NEARLY_FULL_BYTES = 1024 * 1024 * 1024;
+const CHECK_EVERY = 1000;
 
 /**
  * Compacts the hot index (IndexCopy) when deleted quads have taken enough of its WASM memory,
- * a step at a time between requests. The store is told of every write (`written`) and of every
- * write refused for lack of memory (`memoryFull`).
+ * a step at a time between requests. The store tells it of every write (`written`) and of every
+ * write refused for lack of memory (`memoryFull`). The WASM memory's size tells nothing here: the
+ * index grows it ahead of need from estimates (OxigraphIndex.makeRoom), and it never shrinks.
  */
 export class IndexCompactor {
   private deletedSince = 0;
-  private running: { copy: IndexCopy; started: number; bytes: number } | undefined;
+  private writes = 0;
+  private running: { copy: IndexCopy; started: number } | undefined;
   private timer: NodeJS.Immediate | undefined;
 
   constructor(
@@ -140,16 +145,18 @@ export class IndexCompactor {
   /** After a write was applied: the quads it deleted, and the quads held now. */
   written(deleted: number, held: number): void {
     this.deletedSince += deleted;
-    const { aboveBytes, memoryReserveBytes } = this.options;
-    if (this.running || aboveBytes === 0) return;
-    const bytes = this.index.wasmMemoryBytes;
-    const nearlyFull = bytes + memoryReserveBytes >= NEARLY_FULL * WASM_MEMORY_LIMIT_BYTES;
-    if (bytes >= aboveBytes && this.deletedSince >= held * (nearlyFull ? DEAD_SHARE_NEARLY_FULL : DEAD_SHARE)) this.start(held);
+    this.writes += 1;
+    const { afterDeletedQuads, memoryReserveBytes } = this.options;
+    if (this.running || afterDeletedQuads === 0) return;
+    if (this.deletedSince >= Math.max(afterDeletedQuads, held * DEAD_SHARE)) this.start(held, 'deleted quads');
+    else if (this.writes % CHECK_EVERY === 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL && !this.index.canTake(memoryReserveBytes + NEARLY_FULL_BYTES)) {
+      this.start(held, 'memory nearly full');
+    }
   }
 
   /** A write was refused for lack of WASM memory: compacting may free enough for the next ones. */
   memoryFull(held: number): void {
-    if (!this.running && this.options.aboveBytes > 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL) this.start(held);
+    if (!this.running && this.options.afterDeletedQuads > 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL) this.start(held, 'memory full');
   }
 
   /** Stops a compaction under way (the index keeps its store). */
@@ -159,11 +166,10 @@ export class IndexCompactor {
     this.running = undefined;
   }
 
-  private start(held: number): void {
-    const bytes = this.index.wasmMemoryBytes;
-    this.options.log(`compacting the store: ${held} quads held and ${this.deletedSince} deleted since the last compaction in ${mib(bytes)} MiB of WASM memory`);
+  private start(held: number, why: string): void {
+    this.options.log(`compacting the store (${why}): ${held} quads held, ${this.deletedSince} deleted since the last compaction`);
     this.deletedSince = 0;
-    this.running = { copy: new IndexCopy(this.index), started: performance.now(), bytes };
+    this.running = { copy: new IndexCopy(this.index), started: performance.now() };
     this.timer = setImmediate(() => this.step());
   }
 
@@ -185,9 +191,7 @@ export class IndexCompactor {
     this.running = undefined;
     const { copied } = running.copy.progress;
     this.options.log(
-      `store compacted in ${Math.round(performance.now() - running.started)} ms: ${copied} graphs copied; WASM memory ${mib(running.bytes)} MiB before, ${mib(this.index.wasmMemoryBytes)} MiB now (the old memory is released once garbage collected)`,
+      `store compacted in ${Math.round(performance.now() - running.started)} ms: ${copied} graphs copied into a new WASM memory of ${Math.round(this.index.wasmMemoryBytes / 2 ** 20)} MiB (the old one is released once garbage collected)`,
     );
   }
 }
-
-const mib = (bytes: number) => Math.round(bytes / 2 ** 20);

@@ -33,8 +33,8 @@ export interface DurableStoreOptions {
   capacityQuads: number;
   /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
   memoryReserveBytes: number;
-  /** WASM memory above which the index is compacted once deleted quads take enough of it (0: never; see compaction.ts). */
-  compactAboveBytes: number;
+  /** Quads deleted from which the index is compacted, once they are also half the quads held (0: never; see compaction.ts). */
+  compactAfterDeletedQuads: number;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
@@ -192,7 +192,7 @@ export class DurableStore implements GraphStore {
   private constructor(private readonly options: DurableStoreOptions) {
     // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
     this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
-    this.compactor = new IndexCompactor(this.index, { aboveBytes: options.compactAboveBytes, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
+    this.compactor = new IndexCompactor(this.index, { afterDeletedQuads: options.compactAfterDeletedQuads, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
   }
 
   static async open(options: DurableStoreOptions): Promise<DurableStore> {

@@ -159,6 +159,11 @@ export class OxigraphIndex {
     return true;
   }
 
+  /** Whether the WASM memory could hand out `bytes` more now (growing it if it must, untouched). */
+  canTake(bytes: number): boolean {
+    return canAllocate(this.bindings, bytes);
+  }
+
   /** One graph as N-Triples text (empty string if the graph is empty or unknown). */
   graphNTriples(graph: string): string {
     return this.store.dump({ format: NTRIPLES, from_graph_name: this.bindings.oxigraph.namedNode(graph) });
