@@ -27,6 +27,8 @@ export interface FillOptions {
   deadline?: number;
   /** Store options other than the defaults (its log lines, when to compact). */
   store?: Partial<DurableStoreOptions>;
+  /** Called once the objects are written, before the store is closed (to measure it). */
+  beforeClose?: (store: DurableStore) => Promise<void>;
 }
 
 export interface Filled {
@@ -111,6 +113,7 @@ export async function fillThroughStore(dir: string, options: FillOptions): Promi
   );
   const seconds = (performance.now() - started) / 1000;
   const { quads: quadsAfter, wasmMemoryBytes } = store.capacity();
+  await options.beforeClose?.(store);
   const closing = performance.now();
   await store.close();
   return { objects: added, seconds, quadsBefore, quadsAfter, wasmBytes: wasmMemoryBytes, refused, closeSeconds: (performance.now() - closing) / 1000 };
