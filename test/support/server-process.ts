@@ -48,7 +48,10 @@ export class ServerProcess {
         ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
         : spawn('bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     createInterface({ input: this.child.stderr! }).on('line', (line) => {
-      appendToTestLog(line);
+      // Native code writes to the same stderr, without a line end (LMDB on a full disk: "Write
+      // error: …"): only our JSON log lines go to the run's log, which test/logs.test.ts parses.
+      const logLine = line.indexOf('{"level"');
+      if (logLine >= 0) appendToTestLog(line.slice(logLine));
       this.log.push(readableLine(line));
     });
     // 'close', not 'exit': it comes once stderr has been read to its end, so no log line is missed.
