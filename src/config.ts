@@ -185,6 +185,9 @@ export const configSchema = z.strictObject({
       historyMaxQuads: integer(0)
         .default(1_000_000)
         .meta({ description: 'quads of history (whole revisions before the latest, with their metadata; decided action requests) the SPARQL replica holds for the `revisions` and `audit` views, newest first; older history stays in the archive' }),
+      memoryLimitBytes: integer(1, 2 ** 32)
+        .default(2 ** 32)
+        .meta({ description: 'WebAssembly memory the SPARQL replica may grow to (its data, and 256 MB kept free for queries; 4 GiB at most): past it the replica is full (see "SPARQL", Memory)' }),
     })
     .prefault({}),
   metrics: z

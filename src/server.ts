@@ -168,6 +168,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     maxRows: config.sparql.maxRows,
     freshnessWaitMs: config.sparql.freshnessWaitMillis,
     historyMaxQuads: config.sparql.historyMaxQuads,
+    memoryLimitBytes: config.sparql.memoryLimitBytes,
     observeVisible: metrics && ((seconds) => metrics.sparqlReplicaVisibleSeconds.observe(seconds)),
     log: messageLog(logger, 'sparql'),
   });

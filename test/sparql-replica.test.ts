@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect } from 'chai';
 import { QueryReplica, type QueryJob, type ReplicaSource } from '../src/store/query-replica.js';
 import { ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/replica-store.js';
@@ -248,6 +249,69 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   });
 });
 
+/** The nice value of each thread of this process (Linux). */
+function threadNices(): Map<number, number> {
+  const nices = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      // Fields after the command's closing parenthesis: state is the 3rd field of the line, nice the 19th.
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      nices.set(Number(tid), Number(fields[16]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return nices;
+}
+
+/** Whether this process may raise a thread's CPU priority back (CAP_SYS_NICE, or an RLIMIT_NICE that allows nice 0). */
+function mayRaisePriority(): boolean {
+  const effective = BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]}`);
+  const CAP_SYS_NICE = 23n;
+  const niceLimit = /^Max nice priority\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+  return ((effective >> CAP_SYS_NICE) & 1n) === 1n || Number(niceLimit?.[1] ?? 0) >= 20;
+}
+
+describe('SPARQL query replica: CPU priority of its worker thread', function () {
+  this.timeout(60_000);
+
+  it('applies writes at the server\'s priority and runs queries at the lowest, back to the server\'s for the writes after', async () => {
+    const before = threadNices();
+    const own = before.get(Number(readlinkSync('/proc/thread-self').split('/').pop()))!;
+    const logged: string[] = [];
+    let applied = 0;
+    const replica = new QueryReplica({ copy: () => noHistory(), graphNTriples: () => '' }, { ...options, freshnessWaitMs: 60_000, observeVisible: () => applied++, log: (m) => logged.push(m) });
+    /** The threads started since the replica was made (its worker's among them), by nice value. */
+    const newThreads = () => [...threadNices()].filter(([tid]) => !before.has(tid));
+    const appliedAll = async (count: number) => {
+      for (let tries = 0; applied < count; tries++) {
+        expect(tries, 'commits applied within 30 s').to.be.below(3000);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    try {
+      replica.onCommitted(createdWith('first', 5));
+      await appliedAll(1);
+      expect(newThreads().map(([, nice]) => nice).filter((nice) => nice !== own), 'while applying writes').to.deep.equal([]);
+      await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' });
+      const lowered = newThreads().filter(([, nice]) => nice === 19);
+      expect(lowered, 'after a query: its worker thread at the lowest priority').to.have.length(1);
+      replica.onCommitted(createdWith('second', 5));
+      await appliedAll(2);
+      const worker = lowered[0][0];
+      if (mayRaisePriority()) {
+        expect(threadNices().get(worker), 'applying writes again').to.equal(own);
+        expect(logged).to.deep.equal([]);
+      } else {
+        expect(threadNices().get(worker), 'may not raise it back').to.equal(19);
+        expect(logged.join('\n')).to.match(/may not raise its CPU priority again after a query/);
+      }
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
 describe('SPARQL query replica: copies of the store', function () {
   this.timeout(60_000);
   const copiedGraph = `${BASE}copied`;
@@ -307,11 +371,60 @@ describe('SPARQL query replica: copies of the store', function () {
         if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
         error = await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' }).then(() => undefined, (err: typeof error) => err);
       }
-      expect(error.message).to.match(/restarts with a smaller sparql.historyMaxQuads or less data$/);
+      expect(error.message).to.match(/restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data$/);
       replica.onCommitted(createdWith('after-full', 3));
       expect(logged.filter((m) => /memory is full/.test(m))).to.have.length(1);
     } finally {
       await replica.close();
+    }
+  });
+
+  it('a replica whose memory fills with deleted quads is copied into fresh memory by a new worker, which answers; one whose data alone passes its limit stops', async () => {
+    const logged: string[] = [];
+    let applied = 0;
+    // 100 MB: the memory grows in steps of 64 MB, the second passes it. No reserve: the limit is the data's alone.
+    const limited = { ...options, historyMaxQuads: 0, freshnessWaitMs: 60_000, queryReserveBytes: 0, memoryLimitBytes: 100 * 2 ** 20, observeVisible: () => applied++, log: (m: string) => logged.push(m) };
+    /** Fed no faster than it applies (a backlog past its bound would have it copied again for that reason). */
+    const paced = async (fed: number) => {
+      for (let waits = 0; applied < fed - 10 && waits < 1000 && !logged.some((m) => /memory is full/.test(m)); waits++) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    const replica = new QueryReplica(hotSource(), limited);
+    const fresh = /much of it taken by deleted quads: a new query replica copies the store into fresh memory/;
+    const query = { query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest' as const, format: 'csv' as const };
+    try {
+      expect((await replica.run(query)).body.split('\r\n')[1]).to.equal('from the store');
+      // One object of 100 values of 1 KB, each change replacing all of them: the replica's memory fills with deleted quads.
+      const values = (n: number) => Array.from({ length: 100 }, (_, i) => `${n} ${i} ${'x'.repeat(1000)}`);
+      replica.onCommitted(bytes(created('churned', values(1))));
+      for (let n = 2; !logged.some((m) => fresh.test(m)); n++) {
+        expect(n, 'full within 2,000 changes').to.be.below(2000);
+        replica.onCommitted(bytes(changed('churned', n, values(n - 1), values(n))));
+        await paced(n);
+      }
+      expect(logged.join('\n')).not.to.match(/commits behind/);
+      const result = await replica.run(query);
+      expect(result.body.split('\r\n')[1], 'the copy of the store, in a new worker').to.equal('from the store');
+      expect(result.lag.commits).to.equal(0);
+    } finally {
+      await replica.close();
+    }
+    // Data that does not fit without any deletion: not copied again (it would fill up again); queries are refused.
+    logged.length = 0;
+    applied = 0;
+    const overfull = new QueryReplica(hotSource(), limited);
+    try {
+      expect((await overfull.run(query)).body.split('\r\n')[1]).to.equal('from the store');
+      for (let n = 1; !logged.some((m) => /memory is full/.test(m)); n++) {
+        expect(n, 'full within 2,000 objects').to.be.below(2000);
+        overfull.onCommitted(bytes(created(`kept-${n}`, Array.from({ length: 100 }, (_, i) => `${i} ${'x'.repeat(1000)}`))));
+        await paced(n);
+      }
+      expect(logged.join('\n')).not.to.match(fresh);
+      const error = await overfull.run(query).then(() => undefined, (err: { status?: number; message?: string }) => err);
+      expect(error?.status).to.equal(503);
+      expect(error?.message).to.match(/of the 100 MB it may take/);
+    } finally {
+      await overfull.close();
     }
   });
 

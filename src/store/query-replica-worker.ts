@@ -1,5 +1,5 @@
 import { readlinkSync } from 'node:fs';
-import { constants, setPriority } from 'node:os';
+import { constants, getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { QueryReply, WorkerMessage, WorkerRequest } from './query-replica.js';
 import { ReplicaFullError, ReplicaStore } from './replica-store.js';
@@ -10,11 +10,37 @@ import { ReplicaFullError, ReplicaStore } from './replica-store.js';
  */
 const port = parentPort!;
 
-// Lowest priority (Linux): a heavy query takes only the CPU the request thread leaves.
-try {
-  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), constants.priority.PRIORITY_LOW);
-} catch {
-  // not Linux, or not allowed: the time budget still bounds a query
+/**
+ * The thread's CPU priority (Linux): the server's while it applies writes or a copy of the store, so
+ * that the replica keeps up with the API's writes however busy the CPU is (applying a write costs
+ * it a fraction of what the write cost the request thread); the lowest while it runs a query, so
+ * that analytics take only the CPU the API leaves. A thread may lower its priority but raise it
+ * again only with CAP_SYS_NICE (or RLIMIT_NICE): without, it stays at the lowest from the first
+ * query on (the owner is told, see `priority` in WorkerMessage).
+ */
+const threadId = (() => {
+  try {
+    return Number(readlinkSync('/proc/thread-self').split('/').pop());
+  } catch {
+    return undefined; // not Linux: the time budget still bounds a query
+  }
+})();
+type Priority = 'apply' | 'query';
+const NICE: Readonly<Record<Priority, number>> = { apply: threadId === undefined ? 0 : getPriority(threadId), query: constants.priority.PRIORITY_LOW };
+let priority: Priority = 'apply';
+let mayRaise = threadId !== undefined;
+
+function prioritise(wanted: Priority): void {
+  if (wanted === priority || threadId === undefined) return;
+  if (wanted === 'apply' && !mayRaise) return;
+  try {
+    setPriority(threadId, NICE[wanted]);
+    priority = wanted;
+  } catch (err) {
+    if (wanted !== 'apply') return;
+    mayRaise = false;
+    port.postMessage({ kind: 'priority', message: `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs CAP_SYS_NICE or RLIMIT_NICE)` } satisfies WorkerMessage);
+  }
 }
 
 // Made by the first message, `start`.
@@ -42,9 +68,10 @@ function feed(apply: () => void): boolean {
 }
 
 port.on('message', (message: WorkerRequest) => {
+  prioritise(message.kind === 'query' ? 'query' : 'apply');
   switch (message.kind) {
     case 'start':
-      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes);
+      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes, message.memoryLimitBytes);
       return;
     case 'meta':
       feed(() => replica.copyMeta(message.nquads));

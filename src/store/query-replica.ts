@@ -40,7 +40,7 @@ export interface ReplicaCommit {
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number }
+  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number }
   | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
@@ -61,10 +61,16 @@ export type QueryReply = QueryAnswer | { error: string };
 
 /**
  * Messages from the worker: its replica is loaded, it has applied every commit up to `position`,
- * its memory can take no more (it applies nothing from then on), it has begun the query it was
- * sent, the query's reply.
+ * its memory can take no more (it applies nothing from then on), its thread may not raise its CPU
+ * priority back after a query, it has begun the query it was sent, the query's reply.
  */
-export type WorkerMessage = { kind: 'loaded' } | { kind: 'applied'; position: number } | { kind: 'full'; message: string; reclaimable: boolean } | { kind: 'started' } | QueryReply;
+export type WorkerMessage =
+  | { kind: 'loaded' }
+  | { kind: 'applied'; position: number }
+  | { kind: 'full'; message: string; reclaimable: boolean }
+  | { kind: 'priority'; message: string }
+  | { kind: 'started' }
+  | QueryReply;
 
 export interface QueryRequest {
   query: ParsedQuery;
@@ -125,6 +131,8 @@ export interface QueryReplicaOptions {
   historyMaxQuads: number;
   /** WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it stops, and queries are refused. */
   queryReserveBytes?: number;
+  /** The size its WASM memory may grow to, data and that reserve (default: the 4 GiB WASM32 can address); past it the replica is full as above. */
+  memoryLimitBytes?: number;
   /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
   observeVisible?: (seconds: number) => void;
   log: (message: string) => void;
@@ -182,6 +190,7 @@ export class QueryReplica implements QueryService {
   private readonly waiting = new Set<{ target: number; wake(): void }>();
   /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
   private full: string | undefined;
+  private prioritySaid = false;
 
   constructor(
     private readonly source: ReplicaSource,
@@ -197,11 +206,12 @@ export class QueryReplica implements QueryService {
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
       // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      isNotice: (message) => ['applied', 'full'].includes((message as { kind?: string }).kind ?? ''),
+      isNotice: (message) => ['applied', 'full', 'priority'].includes((message as { kind?: string }).kind ?? ''),
       onNotice: (message) => {
-        const notice = message as Extract<WorkerMessage, { kind: 'applied' | 'full' }>;
+        const notice = message as Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' }>;
         if (notice.kind === 'applied') this.onApplied(notice.position);
-        else this.onFull(notice.message, notice.reclaimable);
+        else if (notice.kind === 'full') this.onFull(notice.message, notice.reclaimable);
+        else this.onPriorityStuck(notice.message);
       },
       settle: (reply: QueryReply) =>
         'error' in reply
@@ -329,7 +339,7 @@ export class QueryReplica implements QueryService {
 
   private refuseIfFull(): void {
     if (!this.full) return;
-    const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads or less data`;
+    const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data`;
     throw new HttpError(503, 'sparql_unavailable', { message }, 'Service unavailable');
   }
 
@@ -348,8 +358,15 @@ export class QueryReplica implements QueryService {
     this.full = message;
     this.unsent = [];
     this.unsentBytes = 0;
-    this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, or less data)`);
+    this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`);
     for (const waiter of this.waiting) waiter.wake();
+  }
+
+  /** Told once per server: every new worker would say the same. */
+  private onPriorityStuck(message: string): void {
+    if (this.prioritySaid) return;
+    this.prioritySaid = true;
+    this.options.log(`SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`);
   }
 
   private onApplied(position: number): void {
@@ -382,8 +399,8 @@ export class QueryReplica implements QueryService {
     const started = Date.now();
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
     const { meta, hotGraphs, history } = this.source.copy();
-    const { historyMaxQuads, queryReserveBytes } = this.options;
-    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes } satisfies WorkerRequest);
+    const { historyMaxQuads, queryReserveBytes, memoryLimitBytes } = this.options;
+    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes, memoryLimitBytes } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {

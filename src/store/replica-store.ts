@@ -1,6 +1,6 @@
 import sparqljs from 'sparqljs';
 import { store as bookkeeping } from '../rdf/vocab.js';
-import { OxigraphIndex, oxigraph, type SparqlJsonResults } from './oxigraph-index.js';
+import { OxigraphIndex, oxigraph, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import type { QueryAnswer, QueryJob } from './query-replica.js';
 import { LAYOUT, replicaGraph, type View } from './replica-layout.js';
 import { ARCHIVE_LINE } from './schema/finished-graphs.js';
@@ -16,10 +16,12 @@ type StoreQuad = ReturnType<typeof oxigraph.quad>;
 /** Default WASM memory the replica keeps free for queries. */
 export const QUERY_RESERVE_BYTES = 256 * 1024 * 1024;
 
-/** The replica's WASM memory (4 GiB at most) cannot take what it is fed with its reserve for queries kept free: it stops there (see the worker). */
+/** The replica's WASM memory (4 GiB at most, or its limit) cannot take what it is fed with its reserve for queries kept free: it stops there (see the worker). */
 export class ReplicaFullError extends Error {
-  constructor(wasmBytes: number, reserveBytes: number) {
-    super(`the query replica's memory is full (${Math.round(wasmBytes / 2 ** 20)} MB of WebAssembly memory in use or reserved, ${Math.round(reserveBytes / 2 ** 20)} MB of it to stay free for queries)`);
+  constructor(wasmBytes: number, reserveBytes: number, limitBytes: number) {
+    const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+    const limit = limitBytes < WASM_MEMORY_LIMIT_BYTES ? ` of the ${mb(limitBytes)} MB it may take` : '';
+    super(`the query replica's memory is full (${mb(wasmBytes)} MB of WebAssembly memory in use or reserved${limit}, ${mb(reserveBytes)} MB of it to stay free for queries)`);
   }
 }
 
@@ -170,8 +172,16 @@ export class ReplicaStore extends OxigraphIndex {
   /** Quads deleted so far: Oxigraph keeps their memory while the store lives (only a new copy gives it back). */
   deletedQuads = 0;
 
-  /** `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and Oxigraph's tables as they grow. */
-  constructor(historyMaxQuads: number, queryReserveBytes = QUERY_RESERVE_BYTES) {
+  /**
+   * `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and
+   * Oxigraph's tables as they grow; `memoryLimitBytes`: the size the WASM memory may grow to (its
+   * data and that reserve), at most the 4 GiB WASM32 can address.
+   */
+  constructor(
+    historyMaxQuads: number,
+    queryReserveBytes = QUERY_RESERVE_BYTES,
+    private readonly memoryLimitBytes = WASM_MEMORY_LIMIT_BYTES,
+  ) {
     super(queryReserveBytes);
     this.queryReserveBytes = queryReserveBytes;
     this.window = new HistoryWindow(historyMaxQuads);
@@ -392,7 +402,8 @@ export class ReplicaStore extends OxigraphIndex {
     // As bytes: the bindings copy a string into WASM memory a character at a time, ~10x slower than encoding it here.
     const bytes = Buffer.from(lines.join(''));
     // Oxigraph aborts when its memory runs out mid-load: data that may not fit is refused before it goes in.
-    if (!this.makeRoom(bytes.byteLength)) throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes);
+    // Room is made in large steps that grow the memory ahead of need: past the limit, the step taken is refused too.
+    if (!this.makeRoom(bytes.byteLength) || this.wasmMemoryBytes > this.memoryLimitBytes) throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes, this.memoryLimitBytes);
     this.store.load(bytes, { format: NQUADS, lenient: true });
   }
 
