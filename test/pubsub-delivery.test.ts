@@ -121,13 +121,51 @@ describe('guaranteed delivery between servers', function () {
       for (let i = 0; i < 50 && readOutboxEntries(store).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(readOutboxEntries(store)).to.deep.equal([]);
       const positions = readOutboxPositions(store);
-      expect(positions.queues).to.have.length(1);
+      // The queue is past every entry: the entries removed say where it stands, it has no position of its own.
+      expect(positions.queues).to.deep.equal([]);
+      expect(positions.compactedThrough).to.be.at.least(1);
       expect(positions.subscriptions.find((s) => s.subscription === late)?.after).to.be.at.least(positions.compactedThrough);
       // The late subscription gets the next change, and only that.
       await changeRepeatedly(publisher, object, 2, 1);
       await waitForNotifications(subscriber, 11, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       await new Promise((r) => setTimeout(r, 300));
       expect(await receivedNotifications(subscriber, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }))).to.have.length(11);
+    });
+  });
+
+  describe('a queue that keeps up while another lags', () => {
+    let up: TestServer;
+    let down: TestServer;
+    let publisher: TestServer;
+    before(async () => {
+      [up, down, publisher] = await startPeers(3, (i, urls) => (i === 2 ? { internalAgents: [holderAt(urls[0]), holderAt(urls[1])], ...FAST_RETRIES } : {}));
+    });
+    after(async () => {
+      await Promise.all([up?.close(), down?.close(), publisher?.close()]);
+    });
+
+    it('writes no position per entry close to the entries removed; stopping records it, so a restart sends nothing again', async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(up, publisher, subscription(up, object));
+      await subscribe(down, publisher, subscription(down, object));
+      await down.stop();
+      await changeRepeatedly(publisher, object, 1, 3);
+      await waitForNotifications(up, 3, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      const upQueue = (queue: string) => queue.startsWith(holderOf(up));
+      // The lagging queue keeps every entry; the one that keeps up is 3 entries past them, within the slack.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(readOutboxPositions(publisher.running.store).queues.filter((p) => upQueue(p.queue))).to.deep.equal([]);
+      const last = readOutboxEntries(publisher.running.store).find((e) => e.content.revision === 4);
+      expect(last).to.not.equal(undefined);
+      await publisher.stop();
+      await publisher.restart();
+      // Stopping wrote where it stands: after the restart its queue holds nothing it had.
+      expect(readOutboxPositions(publisher.running.store).queues.filter((p) => upQueue(p.queue)).map((p) => p.through)).to.deep.equal([last!.sequence]);
+      const upQueues = ((await outbox(publisher, 'queues')).queues as Json[]).filter((queue) => upQueue(queue.queue as string));
+      expect(upQueues).to.deep.equal([]);
+      await changeRepeatedly(publisher, object, 4, 1);
+      const got = await waitForNotifications(up, 4, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+      expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5]);
     });
   });
 

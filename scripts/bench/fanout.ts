@@ -12,11 +12,17 @@
  * a grant (POST /internal/acl), so the default `auto` policy accepts its subscription.
  *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
  * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory.
+ * The publisher's CPU time (all its threads) is measured per PATCH in each kind of round, also
+ * counting the delivery that goes on after the round's last answer: its own cost, apart from the
+ * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
+ * SUBSCRIBERS_NICE=n the subscriber servers run at that lower priority (nice n): the publisher then
+ * competes less with them for the cores; the target is judged on the run without it.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
@@ -52,7 +58,19 @@ async function publisher(): Promise<void> {
   const { server, stop } = await serve(Number(process.argv[3]), {});
   const token = await server.services.identityProvider!.issue(server.services.holder);
   process.send!({ url: server.url, token } satisfies Ready);
+  // Asked by the driver: this process's CPU time so far, in µs (all threads).
+  process.on('message', () => {
+    const { user, system } = process.cpuUsage();
+    process.send!(user + system);
+  });
   stopOnSigterm([stop]);
+}
+
+/** CPU time of process `pid` so far in µs (all threads), from /proc (10 ms resolution). */
+function processCpuMicros(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /**
@@ -102,6 +120,14 @@ async function driver(): Promise<void> {
   const [ready] = (await once(pub, 'message')) as [Ready];
   const subs = child(['subscribers', ready.url, subscriberPorts.join(',')]);
   await once(subs, 'message');
+  const nice = Number(process.env.SUBSCRIBERS_NICE ?? 0);
+  if (nice > 0) setPriority(subs.pid!, nice);
+  /** The publisher's CPU time so far, in µs. */
+  const publisherCpu = async () => {
+    pub.send('cpu');
+    const [micros] = (await once(pub, 'message')) as [number];
+    return micros;
+  };
   /** Resolves once the subscribers have stored `n` notifications in all. */
   const stored = (n: number) => {
     subs.send(n);
@@ -133,7 +159,10 @@ async function driver(): Promise<void> {
     const res = await client.send(`${ready.url}/subscriptions`, 'POST', body);
     if (res.status !== 201) throw new Error(`subscription ${i}: ${res.status}`);
   }
-  console.log(`# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)`);
+  console.log(
+    `# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)` +
+      (nice > 0 ? `; subscriber servers at nice ${nice}` : ''),
+  );
 
   // Fan-out: one change at a time, until the subscribers stored all its notifications.
   let expected = 0;
@@ -164,17 +193,28 @@ async function driver(): Promise<void> {
   // its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored,
   // so the rounds without subscriptions run on a quiet server.
   const results = { without: { latencies: [] as number[], seconds: 0 }, with: { latencies: [] as number[], seconds: 0 } };
+  /** Publisher CPU µs: in the rounds without subscriptions, in those with (answers only), and in those with until all was delivered; subscribers' CPU µs in the rounds with, until delivered. */
+  const cpu = { without: 0, withAnswering: 0, withDelivered: 0, subscribers: 0 };
   let drainMs = 0;
   for (let round = 0; round < rounds; round++) {
     for (const [kind, object] of [['without', unsubscribed], ['with', subscribed]] as const) {
+      const [before, subscribersBefore] = [await publisherCpu(), processCpuMicros(subs.pid!)];
       const r = await patchInTurn(object);
+      const answered = await publisherCpu();
       results[kind].latencies.push(...r.latencies);
       results[kind].seconds += r.seconds;
+      if (kind === 'without') {
+        cpu.without += answered - before;
+        continue;
+      }
+      cpu.withAnswering += answered - before;
+      expected += changes * SUBSCRIBERS;
+      const t0 = performance.now();
+      await stored(expected);
+      drainMs += performance.now() - t0;
+      cpu.withDelivered += (await publisherCpu()) - before;
+      cpu.subscribers += processCpuMicros(subs.pid!) - subscribersBefore;
     }
-    expected += changes * SUBSCRIBERS;
-    const t0 = performance.now();
-    await stored(expected);
-    drainMs += performance.now() - t0;
   }
   const summary = (r: { latencies: number[]; seconds: number }) => ({ median: median(r.latencies), perSecond: r.latencies.length / r.seconds });
   const [without, withSubscriptions] = [summary(results.without), summary(results.with)];
@@ -184,6 +224,12 @@ async function driver(): Promise<void> {
       `latency ratio ${fmt(withSubscriptions.median / without.median, 2)}, throughput ratio ${fmt(without.perSecond / withSubscriptions.perSecond, 2)} (target <= 1.2)`,
   );
   console.log(`${fmt(changes * SUBSCRIBERS)} notifications of each round with subscriptions stored ${fmt(drainMs / rounds)} ms after its last PATCH answer (mean)`);
+  const perChange = (micros: number) => fmt(micros / (rounds * changes));
+  console.log(
+    `publisher CPU per PATCH (all threads): ${perChange(cpu.without)} µs without subscriptions; with ${SUBSCRIBERS}: ${perChange(cpu.withAnswering)} µs until the round's last answer, ` +
+      `${perChange(cpu.withDelivered)} µs until its notifications were stored (ratio ${fmt(cpu.withDelivered / cpu.without, 2)}); ` +
+      `subscriber servers' CPU per PATCH with ${SUBSCRIBERS}: ${perChange(cpu.subscribers)} µs (${fmt(cpu.subscribers / (rounds * changes * SUBSCRIBERS))} µs per notification stored)`,
+  );
   client.close();
   for (const c of [subs, pub]) {
     c.kill('SIGTERM');

@@ -1,7 +1,7 @@
 import { BoundedCache } from '../bounded-cache.js';
 import { writeJsonLd } from '../rdf/jsonld-writer.js';
 import { namedNode, quad, type Quad } from '../rdf/terms.js';
-import { OutboundError, type OutboundClient } from '../outbound/http-client.js';
+import { CallCancel, OutboundError, type OutboundClient } from '../outbound/http-client.js';
 import type { TokenSource } from '../outbound/tokens.js';
 import type { GraphStore } from '../store/graph-store.js';
 import { payloadTriples } from '../store/schema/annotated-graph.js';
@@ -62,7 +62,7 @@ interface Item {
   /** Settled by a 2xx (not dropped, not given up on). */
   delivered?: boolean;
   /** The attempt under way while it is being sent; cancelled when one before it in its queue fails. */
-  attempt?: AbortController;
+  attempt?: CallCancel;
   state: 'waiting' | 'sending' | 'settled';
 }
 
@@ -169,11 +169,22 @@ const COMPACT_BATCH = 1000;
  * last one is sent again: duplicates, which subscribers drop by @id.)
  */
 const SETTLE_INTERVAL_MS = 50;
+/**
+ * A queue's position is written once it is more than this many entries past the entries removed
+ * (up to which every queue has settled everything, so no queue needs a position there): queues
+ * that keep up with the others (1,000 subscriptions to one object move together) cost no write
+ * per entry. After a crash such a queue receives again at most the notifications of these entries
+ * (duplicates, dropped by @id); a queue further ahead (another subscriber lags) is written as it moves.
+ */
+const POSITION_SLACK = 16;
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
 /** While sends are held back for API requests, how often it is looked whether they paused. */
 const PAUSE_POLL_MS = 5;
 /** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
 const ADDRESSED_ENTRIES_KEPT = 100_000;
+
+/** Characters of the notification bodies kept for the other recipients of their entries. */
+const BODY_CHARACTERS_KEPT = 8_000_000;
 
 /** An outbox entry with its recipients by queue, as queues page it in. */
 interface AddressedEntry {
@@ -223,7 +234,8 @@ export class Delivery {
   private parkedToRemove: ParkedNotification[] = [];
   private deadToWrite: { parked: ParkedNotification; triples: readonly Quad[]; dead: DeadLetter; isNew: boolean }[] = [];
   private settleScheduled = false;
-  private settling = false;
+  /** The settle commit under way. */
+  private settlement?: Promise<void>;
   private settleFailures = 0;
   private lastSettleAt = 0;
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
@@ -235,6 +247,8 @@ export class Delivery {
    * address each entry once, not once per queue.
    */
   private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(ADDRESSED_ENTRIES_KEPT, (a) => 1 + (a?.recipients ?? 0));
+  /** Per entry (and with the object's body or not), its notifications' body around the @id. */
+  private readonly bodies = new BoundedCache<string, { before: string; after: string }>(BODY_CHARACTERS_KEPT, (b) => b.before.length + b.after.length);
 
   constructor(
     private readonly store: GraphStore,
@@ -272,6 +286,8 @@ export class Delivery {
         case 'outbox-compacted':
           if (this.addressedEntries.size > 0) for (let sequence = (this.compactedThrough ?? 0) + 1; sequence <= e.through; sequence++) this.addressedEntries.delete(sequence);
           this.compactedThrough = Math.max(this.compactedThrough ?? 0, e.through);
+          // Positions up to the entries removed need no write: no queue can be behind them.
+          for (const queue of this.moved) if (this.positions.get(queue)! <= this.compactedThrough) this.moved.delete(queue);
           this.lastSequence = Math.max(this.lastSequence, e.through);
           break;
         case 'notification-dead-lettered':
@@ -309,13 +325,17 @@ export class Delivery {
     for (const q of this.queues.values()) this.kick(q);
   }
 
-  stop(): Promise<void> {
+  /** Stops sending; records where every queue stands (a restart sends nothing delivered again), then touches the store no more. */
+  async stop(): Promise<void> {
     this.running = false;
-    // Nothing reads or writes the store once it may be closing.
-    this.stopped = true;
     clearTimeout(this.resumeTimer);
     for (const q of this.queues.values()) clearTimeout(q.timer);
-    return this.client.close();
+    await this.client.close();
+    // One settle commit at a time: the last one starts in the tick the one before it ended in.
+    while (this.settlement) await this.settlement;
+    if (!this.stopped) await this.settle(0);
+    // Nothing reads or writes the store once it may be closing.
+    this.stopped = true;
   }
 
   private queueOf(recipient: Recipient): Queue {
@@ -529,12 +549,12 @@ export class Delivery {
   }
 
   private send(q: Queue, item: Item): void {
-    const attempt = new AbortController();
+    const attempt = new CallCancel();
     item.state = 'sending';
     item.attempt = attempt;
     q.sending += 1;
     this.inFlight += 1;
-    void this.attempt(item, attempt.signal)
+    void this.attempt(item, attempt)
       .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
       .then((result) => {
         q.sending -= 1;
@@ -549,8 +569,8 @@ export class Delivery {
       });
   }
 
-  /** Sends one notification (or finds it is to be dropped); what came of it. `signal` cancels the call. */
-  private async attempt(item: Item, signal: AbortSignal): Promise<Attempt> {
+  /** Sends one notification (or finds it is to be dropped); what came of it. `cancel` ends the call. */
+  private async attempt(item: Item, cancel: CallCancel): Promise<Attempt> {
     const { recipient } = item;
     const s = this.index.forRequest(recipient.subscription);
     const own = isOwnStatus(item);
@@ -559,7 +579,7 @@ export class Delivery {
       const object = objectOf(item);
       if (object !== undefined && !this.index.mayRead(s, object)) return { outcome: 'dropped' };
     }
-    const body = writeJsonLd({ iri: item.iri, triples: this.notificationTriples(item, own ? undefined : s) });
+    const body = this.body(item, own ? undefined : s);
     const token = await this.tokens?.token();
     let res;
     try {
@@ -574,7 +594,7 @@ export class Delivery {
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
         },
         body,
-      }, recipient.queue, this.options.queueInFlight, signal);
+      }, recipient.queue, this.options.queueInFlight, cancel);
     } catch (err) {
       if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };
@@ -587,6 +607,24 @@ export class Delivery {
       return { outcome: 'dead', reason: `${recipient.callback} answered 410 Gone: the subscription ends` };
     }
     return { outcome: 'failed', reason: `${recipient.callback} answered ${res.status}`, retryAfter: retryAfterMs(res.headers['retry-after']) };
+  }
+
+  /**
+   * The notification as sent (see `notificationTriples`). Every recipient of an entry gets the same
+   * body but for its @id: it is serialised once per entry (with and without the object's body)
+   * and the @id put in for each.
+   */
+  private body(item: Item, s: Subscription | undefined): string {
+    if (item.parked) return writeJsonLd({ iri: item.iri, triples: this.notificationTriples(item, s) });
+    const key = s?.sendLogisticsObjectBody ? `${item.sequence} body` : `${item.sequence}`;
+    const shared = this.bodies.get(key);
+    if (shared) return `${shared.before}${JSON.stringify(item.iri)}${shared.after}`;
+    const body = writeJsonLd({ iri: item.iri, triples: this.notificationTriples(item, s) });
+    const id = JSON.stringify(item.iri);
+    const at = body.indexOf(id);
+    // The @id once only (as the root's): the rest of the body is the same for every recipient.
+    if (at >= 0 && body.indexOf(id, at + id.length) < 0) this.bodies.set(key, { before: body.slice(0, at), after: body.slice(at + id.length) });
+    return body;
   }
 
   /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
@@ -649,7 +687,7 @@ export class Delivery {
     for (let i = q.window.indexOf(failed) + 1; i < q.window.length; i++) {
       const later = q.window[i];
       if (later.state === 'sending') {
-        later.attempt?.abort();
+        later.attempt?.cancel();
         later.attempt = undefined;
         later.state = 'waiting';
       } else if (later.state === 'settled' && later.delivered) {
@@ -734,39 +772,51 @@ export class Delivery {
     this.settleScheduled = true;
     const run = () => {
       this.settleScheduled = false;
-      if (this.settling || this.stopped) return;
-      const tx = this.settleTransaction();
-      if (!tx) return;
-      this.settling = true;
-      this.lastSettleAt = Date.now();
-      const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
-      this.parkedToRemove = [];
-      this.deadToWrite = [];
-      this.store.commit(tx).then(
-        () => {
-          this.settling = false;
-          this.settleFailures = 0;
-          if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.moved.size > 0 || this.lowWater() > (this.compactedThrough ?? this.lastSequence)) this.scheduleSettle();
-        },
-        (err: Error) => {
-          this.settling = false;
-          this.settleFailures += 1;
-          this.parkedToRemove.unshift(...parked);
-          this.deadToWrite.unshift(...dead);
-          this.log(`the outbox could not record what was delivered; retrying: ${err.message}`);
-          this.scheduleSettle(backoffMs(this.settleFailures, this.options) + 1);
-        },
-      );
+      if (this.settlement || this.stopped) return;
+      this.settle(POSITION_SLACK);
     };
     const wait = delay > 0 ? delay : this.lastSettleAt + (this.serving() ? SETTLE_INTERVAL_WHILE_SERVING_MS : SETTLE_INTERVAL_MS) - Date.now();
     if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
   }
 
+  /** Commits what was settled (positions more than `slack` entries past the entries removed); resolves when done, whether it succeeded or not. */
+  private settle(slack: number): Promise<void> {
+    const tx = this.settleTransaction(slack);
+    if (!tx) return Promise.resolve();
+    this.lastSettleAt = Date.now();
+    const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
+    this.parkedToRemove = [];
+    this.deadToWrite = [];
+    this.settlement = this.store.commit(tx).then(
+      () => {
+        this.settlement = undefined;
+        this.settleFailures = 0;
+        const removable = this.lowWater() > (this.compactedThrough ?? this.lastSequence);
+        if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || removable || this.positionsToWrite(this.compactedThrough ?? this.lastSequence, POSITION_SLACK).length > 0) this.scheduleSettle();
+      },
+      (err: Error) => {
+        this.settlement = undefined;
+        this.settleFailures += 1;
+        this.parkedToRemove.unshift(...parked);
+        this.deadToWrite.unshift(...dead);
+        this.log(`the outbox could not record what was delivered; retrying: ${err.message}`);
+        this.scheduleSettle(backoffMs(this.settleFailures, this.options) + 1);
+      },
+    );
+    return this.settlement;
+  }
 
-  private settleTransaction(): WriteTransaction | undefined {
+  /** The queues that moved whose position is to be written, once the entries up to `removedThrough` are removed (see POSITION_SLACK). */
+  private positionsToWrite(removedThrough: number, slack: number): string[] {
+    return [...this.moved].filter((queue) => this.positions.get(queue)! > removedThrough + slack);
+  }
+
+  private settleTransaction(slack: number): WriteTransaction | undefined {
     const tx = this.store.begin();
-    for (const queue of this.moved) {
+    const from = this.compactedThrough ?? this.lastSequence;
+    const to = Math.min(this.lowWater(), from + COMPACT_BATCH);
+    for (const queue of this.positionsToWrite(Math.max(from, to), slack)) {
       const through = this.positions.get(queue)!;
       const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
       tx.delete.push(...moved.delete);
@@ -782,8 +832,6 @@ export class Delivery {
       tx.insert.push(...deadLetterQuads(parked, dead));
       tx.events.push({ kind: 'notification-dead-lettered', notification: parked, dead });
     }
-    const from = this.compactedThrough ?? this.lastSequence;
-    const to = Math.min(this.lowWater(), from + COMPACT_BATCH);
     if (to > from) {
       for (let sequence = from + 1; sequence <= to; sequence++) {
         const known = this.addressedEntries.get(sequence);

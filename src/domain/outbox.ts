@@ -10,9 +10,6 @@ import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import type { RevisionIndex } from './revision-index.js';
 import type { Subscription, SubscriptionIndex } from './subscriptions.js';
 
-const toSubscriber = (s: Subscription): Recipient => ({ queue: s.queue, subscription: s.request.iri, callback: s.callback });
-const OBJECT_EVENT_TYPES: ReadonlySet<string> = new Set(Object.values(subscriptionEventType));
-
 /** What decides who receives an entry: its number, event type, topics and the recipients it names. */
 type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { content: Pick<NotificationContent, 'eventType'> };
 
@@ -23,18 +20,25 @@ type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { con
  * written and when it is delivered, so the entry need not list them.
  */
 function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Subscription[] {
-  const named = new Set(entry.addressed.map((r) => r.subscription));
-  const eventType = entry.content.eventType;
-  const asks = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
-  const wanted = (s: Subscription) => asks(s) && index.notifiedAfter(s) < entry.sequence && !named.has(s.request.iri);
-  const found = new Set<Subscription>();
-  for (const { object, type } of entry.topics) for (const s of index.matching(object, type, wanted)) found.add(s);
-  return [...found];
+  const named = entry.addressed.length > 0 ? new Set(entry.addressed.map((r) => r.subscription)) : undefined;
+  const found: Subscription[] = [];
+  const seen = entry.topics.length > 1 ? new Set<Subscription>() : undefined;
+  for (const { object, type } of entry.topics) {
+    const { subscriptions, startedThrough } = index.asking(object, type, entry.content.eventType);
+    // Usually every one of them started before the entry (always when it is being written).
+    const startedBefore = startedThrough < entry.sequence;
+    for (const s of subscriptions) {
+      if ((!startedBefore && index.notifiedAfter(s) >= entry.sequence) || named?.has(s.request.iri) || seen?.has(s)) continue;
+      seen?.add(s);
+      found.push(s);
+    }
+  }
+  return found;
 }
 
 /** Everyone an entry goes to: the recipients it names, then the matching subscriptions. */
 export function recipientsOf(entry: Addressing, index: SubscriptionIndex): Recipient[] {
-  return [...entry.addressed, ...matchingSubscriptions(entry, index).map(toSubscriber)];
+  return [...entry.addressed, ...matchingSubscriptions(entry, index).map((s) => s.recipient)];
 }
 
 /** Per subscription, the suffix of its notifications' @ids. */
@@ -180,7 +184,7 @@ export class Outbox {
     });
     const eventType = statusEventType(request, status.status);
     const own = this.subscriptions.forRequest(request.iri);
-    const addressed: Recipient[] = own?.notifyRequestStatusChange ? [toSubscriber(own)] : [];
+    const addressed: Recipient[] = own?.notifyRequestStatusChange ? [own.recipient] : [];
     const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed }, this.subscriptions);
     const object = request.objects[0];
     const requester = request.requestedBy;
@@ -205,7 +209,7 @@ export class Outbox {
 
   /** `matching`: the subscriptions it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
   private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], matching: readonly Subscription[]): void {
-    const recipients = [...addressed, ...matching.map(toSubscriber)];
+    const recipients = addressed.length === 0 ? matching.map((s) => s.recipient) : [...addressed, ...matching.map((s) => s.recipient)];
     const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients: recipients.length };
     tx.insert.push(...outboxEntryQuads(entry));
     tx.events.push({ kind: 'notification-queued', entry, recipients });

@@ -9,6 +9,7 @@ import { groupBySubject, nameBlankNodes } from '../rdf/triples.js';
 import { INTERNAL_SCHEME, api, rdf, requestStatus, subscriptionEventType, xsd } from '../rdf/vocab.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { GraphStore } from '../store/graph-store.js';
+import type { Recipient } from '../store/schema/outbox.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests } from './action-requests.js';
 import type { RevisionIndex } from './revision-index.js';
@@ -31,9 +32,22 @@ export interface Subscription extends SubscriptionTerms {
   callback: string;
   /** Its FIFO queue: one per subscriber and topic. */
   queue: string;
+  /** Who receives its notifications. */
+  recipient: Recipient;
 }
 
 const EVENT_TYPES: readonly string[] = Object.values(subscriptionEventType);
+const OBJECT_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/** Subscriptions found asking for something (see `SubscriptionIndex.asking`), valid until `until`. */
+interface Asking {
+  subscriptions: Subscription[];
+  startedThrough: number;
+  until: number;
+}
+const NONE_ASKING: Asking = { subscriptions: [], startedThrough: 0, until: Infinity };
+const isRequestEvent = (e: DomainEvent): e is Extract<DomainEvent, { request: ActionRequestRecord }> =>
+  e.kind === 'action-request-created' || e.kind === 'action-request-decided' || e.kind === 'action-request-revoked';
 const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
 
 /** The node of a body that is the Subscription: the one typed api:Subscription, or else the one naming a subscriber. */
@@ -128,6 +142,8 @@ export class SubscriptionIndex {
   private readonly byType: Subscription[] = [];
   /** Per SubscriptionRequest, the last outbox entry written before it started (see `notifiedAfter`). */
   private readonly started = new Map<string, number>();
+  /** What `asking` found, per what is asked and topic; forgotten whenever a subscription changes. */
+  private readonly asked = new Map<string, Asking>();
 
   constructor(
     private readonly store: Pick<GraphStore, 'graphTriples'>,
@@ -145,6 +161,7 @@ export class SubscriptionIndex {
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
       if (e.kind === 'subscription-started') this.started.set(e.subscription, e.after);
+      if (e.kind === 'subscription-started' || (isRequestEvent(e) && e.request.type === api.SubscriptionRequest)) this.asked.clear();
       if (e.kind !== 'action-request-created' || e.request.type !== api.SubscriptionRequest || this.byRequest.has(e.request.iri)) continue;
       const stored = this.store.graphTriples(e.request.iri);
       const link = stored.find((t) => t.subject.value === e.request.iri && t.predicate.value === api.hasSubscription);
@@ -154,16 +171,19 @@ export class SubscriptionIndex {
   }
 
   subscriptionOf(request: ActionRequestRecord, terms: SubscriptionTerms): Subscription {
-    return { ...terms, request, callback: this.callbackOf(terms.subscriber), queue: `${terms.subscriber} ${terms.type} ${terms.topic}` };
+    const [callback, queue] = [this.callbackOf(terms.subscriber), `${terms.subscriber} ${terms.type} ${terms.topic}`];
+    return { ...terms, request, callback, queue, recipient: { queue, subscription: request.iri, callback } };
   }
 
   add(s: Subscription): void {
+    this.asked.clear();
     this.byRequest.set(s.request.iri, s);
     if (s.type === api.LOGISTICS_OBJECT_TYPE) this.byType.push(s);
     else this.byObject.set(s.topic, [...(this.byObject.get(s.topic) ?? []), s]);
   }
 
   remove(s: Subscription): void {
+    this.asked.clear();
     this.byRequest.delete(s.request.iri);
     const list = s.type === api.LOGISTICS_OBJECT_TYPE ? this.byType : this.byObject.get(s.topic);
     list?.splice(list.indexOf(s), 1);
@@ -180,13 +200,32 @@ export class SubscriptionIndex {
 
   /**
    * Active subscriptions whose topic is `object` or a class it is an instance of (subclasses
-   * included), of those `wanted` (checked first: it is cheaper than being active).
+   * included) that ask for `eventType` (an object event type; any other is a status notification,
+   * which those asking for status changes get). Every write that notifies anyone asks this, so
+   * what is found is kept until a subscription is added, removed, decided or revoked, or one of
+   * those found expires; `startedThrough` is the latest `notifiedAfter` among them.
    */
-  matching(object: string, mostSpecificType: string, wanted: (s: Subscription) => boolean = () => true): Subscription[] {
+  asking(object: string, mostSpecificType: string, eventType: string): { subscriptions: readonly Subscription[]; startedThrough: number } {
+    const byObject = this.byObject.has(object) ? this.askingOf(`${eventType} ${object}`, this.byObject.get(object)!, eventType) : undefined;
+    const byType = this.byType.length > 0 ? this.askingOf(`${eventType} ${mostSpecificType} type`, this.byType, eventType, (s) => this.ontology.isSubClassOf(mostSpecificType, s.topic)) : undefined;
+    if (!byType || byType.subscriptions.length === 0) return byObject ?? NONE_ASKING;
+    if (!byObject || byObject.subscriptions.length === 0) return byType;
+    return { subscriptions: [...byObject.subscriptions, ...byType.subscriptions], startedThrough: Math.max(byObject.startedThrough, byType.startedThrough) };
+  }
+
+  private askingOf(key: string, candidates: readonly Subscription[], eventType: string, topical: (s: Subscription) => boolean = () => true): Asking {
     const now = Date.now();
-    const found: Subscription[] = [];
-    for (const s of this.byObject.get(object) ?? []) if (wanted(s) && this.isActive(s, now)) found.push(s);
-    for (const s of this.byType) if (wanted(s) && this.ontology.isSubClassOf(mostSpecificType, s.topic) && this.isActive(s, now)) found.push(s);
+    const known = this.asked.get(key);
+    if (known && now < known.until) return known;
+    const asks = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
+    const found: Asking = { subscriptions: [], startedThrough: 0, until: Infinity };
+    for (const s of candidates) {
+      if (!asks(s) || !topical(s) || !this.isActive(s, now)) continue;
+      found.subscriptions.push(s);
+      found.startedThrough = Math.max(found.startedThrough, this.notifiedAfter(s));
+      if (s.expiresAt) found.until = Math.min(found.until, s.expiresAt.getTime());
+    }
+    this.asked.set(key, found);
     return found;
   }
 
