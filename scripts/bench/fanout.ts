@@ -11,7 +11,8 @@
  * so its notifications go to that server's POST /notifications; each may read the object through
  * a grant (POST /internal/acl), so the default `auto` policy accepts its subscription.
  *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
- * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory.
+ * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory;
+ * with SUBSCRIBERS_PROFILE_DIR, the subscriber servers' process does.
  * The publisher's CPU time (all its threads) is measured per PATCH in each kind of round, also
  * counting the delivery that goes on after the round's last answer: its own cost, apart from the
  * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
@@ -103,9 +104,10 @@ async function subscribers(): Promise<void> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** `PROFILE_DIR=dir`: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops. */
+/** `PROFILE_DIR=dir` (`SUBSCRIBERS_PROFILE_DIR=dir`): the publisher (the subscribers' process) writes a V8 CPU profile there (node --cpu-prof) when it stops. */
 function child(args: string[]): ChildProcess {
-  const profile = args[0] === 'publisher' && process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
+  const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
+  const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
   const c = fork(fileURLToPath(import.meta.url), args, { execArgv: [...SERVER_NODE_FLAGS, ...profile] });
   process.once('exit', () => c.kill('SIGKILL'));
   return c;

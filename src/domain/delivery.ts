@@ -180,6 +180,8 @@ const POSITION_SLACK = 16;
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
 /** While sends are held back for API requests, how often it is looked whether they paused. */
 const PAUSE_POLL_MS = 5;
+/** Notifications of entries published meanwhile that may wait for a pause in the requests before they join their queues. */
+const ARRIVALS_HELD = 50_000;
 /** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
 const ADDRESSED_ENTRIES_KEPT = 100_000;
 
@@ -218,6 +220,8 @@ export class Delivery {
   /** Entries published and not yet given to their queues: that is done in a later tick, not in the answer's. */
   private arrived: { entry: OutboxEntry; recipients?: readonly Recipient[] }[] = [];
   private arrivalsScheduled = false;
+  /** Notifications of the entries in `arrived`. */
+  private arrivedRecipients = 0;
   /** Entries up to this number are gone from the store (undefined: none seen yet). */
   private compactedThrough: number | undefined;
   private running = false;
@@ -273,6 +277,7 @@ export class Delivery {
           this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
           this.compactedThrough ??= e.entry.sequence - 1;
           this.arrived.push({ entry: e.entry, recipients: e.recipients });
+          this.arrivedRecipients += e.recipients?.length ?? e.entry.recipients;
           this.scheduleArrivals();
           break;
         case 'outbox-advanced':
@@ -306,17 +311,24 @@ export class Delivery {
   /**
    * The entries a commit published go to their queues in a later tick: working out and queueing
    * the notifications of an entry with many recipients is not part of the answer to the write.
+   * While API requests are being answered and queues have notifications ready that wait for their
+   * turn, more would not go sooner: they join in a pause of the requests, or once those are sent,
+   * not between two answers (a backlog of more than `ARRIVALS_HELD` recipients joins at once).
    */
-  private scheduleArrivals(): void {
+  private scheduleArrivals(delay = 0): void {
     if (this.arrivalsScheduled) return;
     this.arrivalsScheduled = true;
-    setImmediate(() => {
+    const run = () => {
       this.arrivalsScheduled = false;
-      if (this.stopped) return;
+      if (this.stopped || this.arrived.length === 0) return;
+      if (this.arrivedRecipients <= ARRIVALS_HELD && this.ready.length > 0 && this.serving()) return this.scheduleArrivals(PAUSE_POLL_MS);
       const entries = this.arrived;
       this.arrived = [];
+      this.arrivedRecipients = 0;
       for (const { entry, recipients } of entries) this.enqueue(entry, recipients);
-    });
+    };
+    if (delay > 0) setTimeout(run, delay);
+    else setImmediate(run);
   }
 
   /** Starts sending (after the outbox was rebuilt at start). */
@@ -852,7 +864,7 @@ export class Delivery {
   }
 
   depth(): OutboxDepth {
-    let [pending, queues] = [0, 0];
+    let [pending, queues] = [this.arrivedRecipients, 0];
     for (const q of this.queues.values()) {
       pending += q.unsettled + q.backlog + q.parkedBacklog;
       if (q.unsettled + q.backlog + q.parkedBacklog > 0) queues += 1;
