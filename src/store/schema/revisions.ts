@@ -1,6 +1,5 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import { Parser } from 'n3';
 import type { JournalRecord, StoredRecord } from '../journal.js';
 
 /*
@@ -67,6 +66,20 @@ const REVISION_FIELDS = new Map<string, keyof RevisionFields>([
 type RevisionFields = Record<'object' | 'number' | 'createdAt' | 'createdBy' | 'type', string>;
 
 /**
+ * The subject, predicate and value (an IRI, or a literal's lexical form) of one line of the
+ * metadata graph whose object ends at `objectEnd`: split as text, which is exact for these lines
+ * (IRIs are never escaped, see iriToNt, and numbers and dates need no escapes).
+ */
+function splitMetaLine(line: string, objectEnd: number): { subject: string; predicate: string; value: string } | undefined {
+  const subjectEnd = line.indexOf('> <');
+  if (!line.startsWith('<') || subjectEnd < 0) return undefined;
+  const predicateEnd = line.indexOf('> ', subjectEnd + 3);
+  const object = line.slice(predicateEnd + 2, objectEnd);
+  const value = object.startsWith('<') ? object.slice(1, -1) : object.slice(1, object.lastIndexOf('"'));
+  return { subject: line.slice(1, subjectEnd), predicate: line.slice(subjectEnd + 3, predicateEnd), value };
+}
+
+/**
  * The revisions whose metadata the hot store keeps (revision 1 and the latest of each object),
  * oldest number first. Read at start, for every object: the metadata graph's lines are read as
  * text (each `<revision graph> <predicate> <IRI>` or `"lexical form"^^<datatype>`, as Oxigraph
@@ -75,16 +88,12 @@ type RevisionFields = Record<'object' | 'number' | 'createdAt' | 'createdBy' | '
 export function readRevisions(reader: GraphTextReader): RevisionRecord[] {
   const found = new Map<string, Partial<RevisionFields>>();
   for (const line of reader.graphNTriples(meta.metaGraph).split('\n')) {
-    const subjectEnd = line.indexOf('> <');
-    if (subjectEnd < 0) continue;
-    const predicateEnd = line.indexOf('> ', subjectEnd + 3);
-    const field = REVISION_FIELDS.get(line.slice(subjectEnd + 3, predicateEnd));
+    const split = splitMetaLine(line, line.length - 2);
+    const field = split && REVISION_FIELDS.get(split.predicate);
     if (!field) continue;
-    const object = line.slice(predicateEnd + 2, line.length - 2);
-    const graph = line.slice(1, subjectEnd);
-    let fields = found.get(graph);
-    if (!fields) found.set(graph, (fields = {}));
-    fields[field] = object.startsWith('<') ? object.slice(1, -1) : object.slice(1, object.lastIndexOf('"'));
+    let fields = found.get(split.subject);
+    if (!fields) found.set(split.subject, (fields = {}));
+    fields[field] = split.value;
   }
   const out: RevisionRecord[] = [];
   for (const [graph, f] of found) {
@@ -125,10 +134,12 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
   const inserted = asText(record.insert).split('\n');
   const metaLines = inserted.filter((line) => line.endsWith(META_SUFFIX));
   const found = new Map<string, Partial<Record<string, string>>>();
-  for (const q of new Parser({ format: 'application/n-quads' }).parse(metaLines.join('\n'))) {
-    let fields = found.get(q.subject.value);
-    if (!fields) found.set(q.subject.value, (fields = {}));
-    fields[q.predicate.value] = q.object.value;
+  for (const line of metaLines) {
+    const split = splitMetaLine(line, line.length - META_SUFFIX.length);
+    if (!split) continue;
+    let fields = found.get(split.subject);
+    if (!fields) found.set(split.subject, (fields = {}));
+    fields[split.predicate] = split.value;
   }
   if (found.size === 0) return [];
   // Each line as N-Triples under its graph, grouped once (a record may write many revisions).
