@@ -21,6 +21,7 @@ export class Archive {
 
   private constructor(
     private readonly env: RootDatabase,
+    private readonly dbs: Pick<ArchiveDb<never, never>, 'write'>[],
     readonly revisions: RevisionArchive,
     readonly requests: RequestArchive,
   ) {}
@@ -30,10 +31,15 @@ export class Archive {
     const failed = { on: (err: Error) => void err };
     // Compressed: a decided request (~4 KB of N-Triples) would otherwise take two overflow pages
     // of 4 KB (measured: 8.3 KB per request on disk uncompressed, 4.2 KB compressed), for ~60 µs of CPU.
-    const db = <K extends RevisionKey | RequestKey | RequestByObjectKey, V>(name: string) =>
-      new ArchiveDb<K, V>(env.openDB<V, K>({ name, compression: true }), (err) => failed.on(err));
+    const dbs: Pick<ArchiveDb<never, never>, 'write'>[] = [];
+    const db = <K extends RevisionKey | RequestKey | RequestByObjectKey, V>(name: string) => {
+      const made = new ArchiveDb<K, V>(env.openDB<V, K>({ name, compression: true }), (err) => failed.on(err));
+      dbs.push(made);
+      return made;
+    };
     const archive = new Archive(
       env,
+      dbs,
       new RevisionArchive(db<RevisionKey, ArchivedRevision>('revisions')),
       new RequestArchive(db<RequestKey, ArchivedRequest>('requests'), db<RequestByObjectKey, 1>('requests-by-object')),
     );
@@ -56,11 +62,13 @@ export class Archive {
 
   /** Resolves once every entry written so far is on disk; rejects if one could not be written. */
   async flushed(): Promise<void> {
+    for (const db of this.dbs) db.write();
     await this.env.flushed;
     if (this.failed) throw new Error(`the archive could not be written: ${this.failed.message}`);
   }
 
   async close(): Promise<void> {
+    for (const db of this.dbs) db.write();
     await this.env.close();
   }
 }

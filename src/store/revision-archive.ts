@@ -33,6 +33,12 @@ type Key = RevisionKey;
 /** Changes in one chain before a whole copy is written, however small they are. */
 const MAX_CHAIN = 32;
 
+/** Where an object's latest archived revision stands in its chain: what the next revision's entry is computed from. */
+type ChainPosition = Pick<ArchivedRevision, 'base' | 'size' | 'chain'> & { number: number };
+
+/** Objects whose chain position is kept in memory (the most recently written): a change to one of them reads nothing back from LMDB. */
+const CHAIN_POSITIONS = 20_000;
+
 
 /**
  * The history of every Logistics Object on disk (LMDB, a memory-mapped B+tree): every revision
@@ -42,6 +48,8 @@ const MAX_CHAIN = 32;
  * It is one database of the archive (archive.ts).
  */
 export class RevisionArchive {
+  private readonly positions = new Map<string, ChainPosition>();
+
   constructor(private readonly db: ArchiveDb<Key, ArchivedRevision>) {}
 
   private get(object: string, number: number): ArchivedRevision | undefined {
@@ -66,44 +74,58 @@ export class RevisionArchive {
   private archive(w: WrittenRevision): boolean {
     // Records written before the archive existed: `migrateRevisionGraphs` archives those revisions from the hot store.
     if (w.whole) return false;
-    const existing = this.get(w.record.object, w.record.number);
-    if (existing) {
+    const { object, number } = w.record;
+    if (this.db.has([object, number])) {
+      const existing = this.get(object, number)!;
       if (existing.at !== w.record.createdAt.getTime() || existing.by !== w.record.createdBy) {
         throw new ArchiveCorruptError(
-          `the revision archive holds revision ${w.record.number} of ${w.record.object} with other metadata than the journal; restore the data directory from a backup`,
+          `the revision archive holds revision ${number} of ${object} with other metadata than the journal; restore the data directory from a backup`,
         );
       }
       return false;
     }
     const meta = { at: w.record.createdAt.getTime(), by: w.record.createdBy, type: w.record.mostSpecificType };
     let entry: ArchivedRevision;
-    if (w.record.number === 1) {
+    if (number === 1) {
       entry = { ...meta, base: 1, size: w.ins.length, chain: 0, full: w.ins };
     } else {
-      const previous = this.get(w.record.object, w.record.number - 1);
-      if (!previous) {
-        throw new ArchiveCorruptError(
-          `the revision archive lacks revision ${w.record.number - 1} of ${w.record.object}, which revision ${w.record.number} changes; restore the data directory from a backup`,
-        );
-      }
+      const previous = this.position(object, number - 1);
       const size = previous.size - w.del.length + w.ins.length;
       const chain = previous.chain + w.del.length + w.ins.length;
-      if (chain > size || w.record.number - previous.base >= MAX_CHAIN) {
-        const lines = this.lines(w.record.object, w.record.number - 1, previous);
+      if (chain > size || number - previous.base >= MAX_CHAIN) {
+        const lines = this.lines(object, number - 1, this.get(object, number - 1)!);
         applyLines(lines, w.del, w.ins);
-        entry = { ...meta, base: w.record.number, size, chain: 0, full: joinLines(lines) };
+        entry = { ...meta, base: number, size, chain: 0, full: joinLines(lines) };
       } else {
         entry = { ...meta, base: previous.base, size, chain, del: w.del, ins: w.ins };
       }
     }
-    this.put(w.record.object, w.record.number, entry);
+    this.put(object, number, entry);
+    this.positions.delete(object);
+    this.positions.set(object, { number, base: entry.base, size: entry.size, chain: entry.chain });
+    // The oldest written goes first (a Map iterates in insertion order).
+    if (this.positions.size > CHAIN_POSITIONS) this.positions.delete(this.positions.keys().next().value!);
     return true;
+  }
+
+  /** Where revision `number` of `object` stands in its chain, from memory if it was written lately. */
+  private position(object: string, number: number): ChainPosition {
+    const known = this.positions.get(object);
+    if (known?.number === number) return known;
+    const entry = this.get(object, number);
+    if (!entry) {
+      throw new ArchiveCorruptError(
+        `the revision archive lacks revision ${number} of ${object}, which revision ${number + 1} changes; restore the data directory from a backup`,
+      );
+    }
+    return { number, base: entry.base, size: entry.size, chain: entry.chain };
   }
 
   /** Archives a whole revision given as N-Triples lines (data written before the archive existed); false if it is there already. */
   archiveWhole(revision: RevisionRecord, lines: string): boolean {
     if (this.get(revision.object, revision.number)) return false;
     const at = revision.createdAt.getTime();
+    this.positions.delete(revision.object);
     this.put(revision.object, revision.number, { at, by: revision.createdBy, type: revision.mostSpecificType, base: revision.number, size: lines.length, chain: 0, full: lines });
     return true;
   }
