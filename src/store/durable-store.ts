@@ -18,12 +18,12 @@ import { migrateRevisionGraphs } from './history-migration.js';
 import { canonicalLiterals } from './canonical-literals.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
-import { Parser } from 'n3';
 import { storedDomainEvents } from './schema/stored-events.js';
 import { latestGraph, readRevisions, revisionOfGraph, revisionQuads, type RevisionRecord } from './schema/revisions.js';
 import { WriteTransaction, type RevisionWrite } from './transaction.js';
 import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
 import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../rdf/terms.js';
+import { readStoreNTriples } from '../rdf/ntriples.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -379,7 +379,7 @@ export class DurableStore implements GraphStore {
 
   private hotTriples(graph: string): Quad[] {
     const text = this.index.graphNTriples(graph);
-    return text ? new Parser({ format: 'application/n-triples' }).parse(text) : [];
+    return text ? readStoreNTriples(text) : [];
   }
 
   revision(object: string, number: number): RevisionRecord | undefined {

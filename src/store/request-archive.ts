@@ -1,8 +1,8 @@
-import { Parser } from 'n3';
 import type { Quad } from '../rdf/terms.js';
 import { store as meta } from '../rdf/vocab.js';
 import type { ArchiveDb } from './archive-db.js';
 import { actionRequestFromTriples, byRequestTime, type ActionRequestRecord } from './schema/action-requests.js';
+import { readStoreNTriples } from '../rdf/ntriples.js';
 
 /** A finished action request: its graph as N-Triples and what the domain keeps of it, dates as epoch ms. */
 export interface ArchivedRequest {
@@ -48,7 +48,7 @@ export class RequestArchive {
   /** Archives a finished request graph; false if it was there already (a replayed record). */
   archive(graph: string, ntriples: string): boolean {
     if (this.requests.has(graph)) return false;
-    const record = actionRequestFromTriples(graph, new Parser({ format: 'application/n-triples' }).parse(recordLines(graph, ntriples)));
+    const record = actionRequestFromTriples(graph, readStoreNTriples(recordLines(graph, ntriples)));
     if (!record) return false;
     const requestedAt = record.requestedAt.getTime();
     this.requests.put(graph, { ntriples, record: { ...record, requestedAt, statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })) } });
@@ -77,7 +77,7 @@ export class RequestArchive {
 
   triples(iri: string): Quad[] | undefined {
     const entry = this.requests.get(iri);
-    return entry && new Parser({ format: 'application/n-triples' }).parse(entry.ntriples);
+    return entry && readStoreNTriples(entry.ntriples);
   }
 
   /** The graphs of the finished requests about `object`, oldest first (their keys only: nothing is read). */

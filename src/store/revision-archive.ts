@@ -1,8 +1,8 @@
-import { Parser } from 'n3';
 import { iriToNt, quadToNq, tripleToNt, type Quad } from '../rdf/terms.js';
 import { ArchiveCorruptError, type ArchiveDb } from './archive-db.js';
 import type { JournalRecord, StoredRecord } from './journal.js';
 import { revisionGraph, revisionQuads, revisionWritesIn, type RevisionRecord, type WrittenRevision } from './schema/revisions.js';
+import { readStoreNTriples } from '../rdf/ntriples.js';
 
 /**
  * One archived revision of a Logistics Object, under the key [object, number]. A revision is
@@ -163,7 +163,7 @@ export class RevisionArchive {
   triples(object: string, number: number): Quad[] {
     const entry = this.get(object, number);
     if (!entry) return [];
-    return new Parser({ format: 'application/n-triples' }).parse(joinLines(this.lines(object, number, entry)));
+    return readStoreNTriples(joinLines(this.lines(object, number, entry)));
   }
 
   /** The N-Triples lines of a revision: its chain's whole copy with the changes after it applied. */
