@@ -236,16 +236,29 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   });
 
   it('a query waits at most freshnessWaitMs for the replica, then answers from what it holds and says how far behind', async () => {
-    // A commit the worker takes a long while to load (far longer than the 50 ms wait), then a small one queued behind it.
+    // A commit the worker takes a long while to load (far longer than the 50 ms wait), then more small ones queued behind it than one batch holds.
     replica.onCommitted(createdWith('large', 100_000));
-    replica.onCommitted(createdWith('small', 1));
+    for (let i = 0; i < 300; i++) replica.onCommitted(createdWith(`small-${i}`, 1));
     const asked = Date.now();
     const behind = await count();
-    expect(behind.objects, 'the 300 before, the large commit, not the small one').to.equal(301);
-    expect(behind.lag.commits).to.equal(1);
+    expect(behind.objects, 'the 300 before, the large commit, not the small ones').to.equal(301);
+    expect(behind.lag.commits).to.equal(300);
     expect(behind.lag.millis).to.be.at.least(Date.now() - asked - 1000).and.at.most(Date.now() - asked + 1000);
     const caughtUp = await count();
-    expect(caughtUp).to.deep.equal({ objects: 302, lag: { commits: 0, millis: 0 } });
+    expect(caughtUp).to.deep.equal({ objects: 601, lag: { commits: 0, millis: 0 } });
+  });
+
+  it('a query behind no more than one batch has it sent at once, and runs after it without waiting for the worker to say so', async () => {
+    const eager = new QueryReplica(source, { ...options, freshnessWaitMs: 0 });
+    try {
+      await count(eager);
+      // The large one is being applied; the small one would wait for it to be sent as the next batch.
+      eager.onCommitted(createdWith('large', 100_000));
+      eager.onCommitted(createdWith('small', 1));
+      expect(await count(eager)).to.deep.equal({ objects: 2, lag: { commits: 0, millis: 0 } });
+    } finally {
+      await eager.close();
+    }
   });
 });
 

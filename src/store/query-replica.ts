@@ -264,7 +264,7 @@ export class QueryReplica implements QueryService {
     if (!this.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
     this.refuseIfFull();
     if (!this.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
-    if (this.applied < target) await this.caughtUp(target, this.options.freshnessWaitMs);
+    if (this.applied < target && !this.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
     this.refuseIfFull();
     const reply = await this.queries.run({
       kind: 'query',
@@ -308,10 +308,24 @@ export class QueryReplica implements QueryService {
     return { commits, millis: Math.round(performance.now() - this.commitTimes[oldest % COMMIT_TIMES]) };
   }
 
-  /** Sends the worker what queued while it was busy, as one batch, unless it is busy still. */
-  private send(): void {
+  /**
+   * Whether every commit so far is with the worker, so that a query sent now runs after them (the
+   * worker takes its messages in order): what waits for it is sent at once, as one more batch, if
+   * it is no more than one batch; a longer backlog is not, and the query waits for it
+   * `freshnessWaitMs` at most (run).
+   */
+  private flushed(): boolean {
+    if (!this.worker || this.loading) return false;
+    if (this.unsent.length === 0) return true;
+    if (this.unsent.length > BATCH_COMMITS || this.unsentBytes > BATCH_BYTES) return false;
+    this.send(true);
+    return this.unsent.length === 0;
+  }
+
+  /** Sends the worker what queued while it was busy, as one batch, unless it is busy still (or `now`). */
+  private send(now = false): void {
     const worker = this.worker;
-    if (!worker || this.loading || this.sending || this.unsent.length === 0) return;
+    if (!worker || this.loading || (this.sending && !now) || this.unsent.length === 0) return;
     let count = 0;
     let bytes = 0;
     while (count < this.unsent.length && count < BATCH_COMMITS && bytes < BATCH_BYTES) {
