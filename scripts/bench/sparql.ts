@@ -10,8 +10,8 @@
  *    applied it (the histogram onerecord_sparql_replica_visible_seconds, read before and after:
  *    quantiles as the upper bound of their bucket), and from the client, the time from the acknowledged
  *    write to the first SPARQL answer that holds it, sampled every 10th write, p50/p99 (target: < 1 s;
- *    this one includes the probe's wait on the busy request thread); the write rate the server
- *    accepted, and the lag the answers declared (SPARQL-Replica-Lag).
+ *    this one includes the probe's wait on the busy request thread, printed apart with the writes'
+ *    own latency); the write rate the server accepted, and the lag the answers declared (SPARQL-Replica-Lag).
  *   npm run build && node dist/scripts/bench/sparql.js [seconds]
  */
 import { performance } from 'node:perf_hooks';
@@ -124,6 +124,9 @@ const unseen = new Map<string, number>();
 let acknowledged = 0;
 let writing = true;
 let polls = 0;
+/** How long each poll took, and each write (ms): what the probe waits for on the request thread. */
+const pollTimes: number[] = [];
+const writeTimes: number[] = [];
 const poller = (async () => {
   let idleSince = performance.now();
   while (writing || unseen.size > 0) {
@@ -133,8 +136,10 @@ const poller = (async () => {
     }
     if (!writing && performance.now() - idleSince > 60_000) throw new Error(`${unseen.size} acknowledged writes never became visible in SPARQL`);
     const values = [...unseen.keys()].map((iri) => `<${iri}>`).join(' ');
+    const askedAt = performance.now();
     const res = await fetch(`${url}/sparql`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: `SELECT DISTINCT ?s WHERE { VALUES ?s { ${values} } ?s ?p ?o }` });
     const answeredAt = performance.now();
+    pollTimes.push(answeredAt - askedAt);
     polls++;
     if (res.status !== 200) throw new Error(`lag probe failed: ${res.status} ${await res.text()}`);
     declared.push(Number.parseInt(res.headers.get('sparql-replica-lag') ?? 'NaN', 10));
@@ -161,8 +166,10 @@ for (let i = 0; i < total; i++) {
   while (pending >= MAX_WRITES_IN_FLIGHT) await new Promise<void>((resolve) => (settled = resolve));
   pending++;
   const sample = i % SAMPLE_EVERY === 0;
+  const sentAt = performance.now();
   inFlight.push(
     writer.send(`${url}/logistics-objects`, 'POST', body).then((res) => {
+      writeTimes.push(performance.now() - sentAt);
       if (res.status !== 201) throw new Error(`write failed: ${res.status}`);
       acknowledged++;
       pending--;
@@ -195,6 +202,10 @@ console.log(`p99 ratio under analytics vs idle (mean of the two idle runs): ${fm
 console.log(
   `\nreplica lag: ${acknowledged} writes in ${fmt(writeSeconds, 1)} s (${fmt(acknowledged / writeSeconds)}/s accepted), ${lags.length} sampled, ${polls} polls: ` +
     `p50 ${fmt(percentile(lags, 0.5), 1)} ms, p99 ${fmt(percentile(lags, 0.99), 1)} ms, max ${fmt(Math.max(...lags), 1)} ms (target: visible within 1 s, p99)`,
+);
+console.log(
+  `the probe's own time on the server meanwhile: each poll, request to answer, p50 ${fmt(percentile(pollTimes, 0.5), 1)} ms, p99 ${fmt(percentile(pollTimes, 0.99), 1)} ms; ` +
+    `each write, request to acknowledgement, p50 ${fmt(percentile(writeTimes, 0.5), 1)} ms, p99 ${fmt(percentile(writeTimes, 0.99), 1)} ms`,
 );
 const visible50 = bucketQuantile(visibleBefore, visibleAfter, 0.5);
 const visible99 = bucketQuantile(visibleBefore, visibleAfter, 0.99);
