@@ -31,9 +31,9 @@ export class IndexCopy implements IndexFollower {
     source.follow(this);
   }
 
-  /** Graphs copied and graphs in all. */
-  get progress(): { copied: number; graphs: number } {
-    return { copied: this.next, graphs: this.queue.length };
+  /** Graphs copied so far. */
+  get graphsCopied(): number {
+    return this.next;
   }
 
   /** Copies graphs for about `millis`; true once all are copied and the index has taken the copy over. */
@@ -189,7 +189,7 @@ export class IndexCompactor {
       return;
     }
     this.running = undefined;
-    const { copied } = running.copy.progress;
+    const copied = running.copy.graphsCopied;
     this.options.log(
       `store compacted in ${Math.round(performance.now() - running.started)} ms: ${copied} graphs copied into a new WASM memory of ${Math.round(this.index.wasmMemoryBytes / 2 ** 20)} MiB (the old one is released once garbage collected)`,
     );

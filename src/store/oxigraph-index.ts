@@ -63,6 +63,13 @@ function deleteData(nquads: string): string {
   return `DELETE DATA { ${patterns.join('\n')} }`;
 }
 
+type OxigraphStore = InstanceType<OxigraphBindings['oxigraph']['Store']>;
+
+/** Gives a store's WASM memory back to its allocator (the bindings have `free` but do not declare it). */
+function freeStore(store: OxigraphStore): void {
+  (store as unknown as { free(): void }).free();
+}
+
 /** Told of every change made to an index, after it was made. */
 export interface IndexFollower {
   applied(record: JournalRecord | StoredRecord): void;
@@ -77,7 +84,7 @@ export interface IndexFollower {
  */
 export class OxigraphIndex {
   private bindings: OxigraphBindings;
-  protected store: InstanceType<OxigraphBindings['oxigraph']['Store']>;
+  protected store: OxigraphStore;
   /** Told of every change after it is made here (a compaction filling its copy of this index). */
   private follower: IndexFollower | undefined;
   /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
@@ -176,7 +183,7 @@ export class OxigraphIndex {
 
   /** Gives the store's WASM memory back to the allocator; the index is unusable after. */
   free(): void {
-    (this.store as unknown as { free(): void }).free();
+    freeStore(this.store);
   }
 
   /** The default graph as N-Triples text (stored data normally keeps it empty). */
@@ -212,7 +219,7 @@ export class OxigraphIndex {
     this.headroom = copy.headroom;
     this.reserved = copy.reserved;
     this.headroomReserve = copy.headroomReserve;
-    (old as unknown as { free(): void }).free();
+    freeStore(old);
   }
 
   listGraphs(): string[] {
