@@ -23,6 +23,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE, stringOperation as operation } from './fixtures.js';
 import { LoadClient, fmt, freePort, machine } from './harness.js';
 import { fillThroughStore } from './history-fill.js';
+import type { DurableStore } from '../../src/store/durable-store.js';
 
 const { values } = parseArgs({
   options: {
@@ -141,7 +142,14 @@ await mkdir(dataDir, { recursive: true });
 const prefill = Number(values.prefill);
 if (prefill > 0) {
   const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
-  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE, store: { log: (line) => console.log(`  store: ${line}`) } });
+  let nextReport = 0;
+  const progress = (added: number, store: DurableStore) => {
+    if (performance.now() < nextReport) return;
+    nextReport = performance.now() + 60_000;
+    const c = store.capacity();
+    console.log(`  ${new Date().toISOString()} ${fmt(added)} objects added: ${fmt(c.quads)} quads, WASM ${fmt(c.wasmMemoryBytes / MB)} MB, RSS ${fmt(process.memoryUsage().rss / MB)} MB`);
+  };
+  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE, progress, store: { log: (line) => console.log(`  store: ${line}`) } });
   console.log(
     `prefill through the store: ${fmt(filled.objects)} objects of ${parsed.length} triples x ${CHANGES + 1} revisions in ${fmt(filled.seconds, 1)} s; ` +
       `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads, WASM ${fmt(filled.wasmBytes / MB)} MB; closed (snapshot) in ${fmt(filled.closeSeconds, 1)} s` +

@@ -27,6 +27,8 @@ export interface FillOptions {
   deadline?: number;
   /** Store options other than the defaults (its log lines, when to compact). */
   store?: Partial<DurableStoreOptions>;
+  /** Called after each group of objects is written (objects added so far): for progress reports. */
+  progress?: (added: number, store: DurableStore) => void;
   /** Called once the objects are written, before the store is closed (to measure it). */
   beforeClose?: (store: DurableStore) => Promise<void>;
 }
@@ -102,6 +104,7 @@ export async function fillThroughStore(dir: string, options: FillOptions): Promi
             await store.commit(tx);
           }
           added += group.length;
+          options.progress?.(added, store);
         } catch (err) {
           // A full store refuses a write that grows it (revisions 1 and 2: the hot store keeps the metadata
           // of revision 1 and of the latest): the objects of that group keep fewer revisions and are not counted.
