@@ -794,9 +794,10 @@ export class Delivery {
 
   /** Commits what was settled (positions more than `slack` entries past the entries removed); resolves when done, whether it succeeded or not. */
   private settle(slack: number): Promise<void> {
+    // Looking costs a pass over the queues that moved: no more often than a commit, even when there is nothing to write.
+    this.lastSettleAt = Date.now();
     const tx = this.settleTransaction(slack);
     if (!tx) return Promise.resolve();
-    this.lastSettleAt = Date.now();
     const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
     this.parkedToRemove = [];
     this.deadToWrite = [];
