@@ -169,6 +169,38 @@ describe('guaranteed delivery between servers', function () {
     });
   });
 
+  describe('a dead letter while another queue lags', () => {
+    let gone: TestServer;
+    let down: TestServer;
+    let publisher: TestServer;
+    let gateway: LoopbackListener;
+    before(async () => {
+      gateway = await startGateway(() => 410, () => gone.url);
+      [gone, down, publisher] = await startPeers(3, (i, urls) =>
+        i === 2 ? { internalAgents: [holderAt(urls[0]), holderAt(urls[1])], delivery: { ...FAST_RETRIES.delivery, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] } } : {},
+      );
+    });
+    after(async () => {
+      await Promise.all([gone?.close(), down?.close(), publisher?.close(), gateway?.close()]);
+    });
+
+    it('is written with its queue position past it, also within the slack: after a crash it is not sent again', async () => {
+      const object = await createObject(publisher, piece());
+      await subscribe(gone, publisher, subscription(gone, object));
+      await subscribe(down, publisher, subscription(down, object));
+      await down.stop();
+      await changeRepeatedly(publisher, object, 1, 1);
+      const store = publisher.running.store;
+      for (let i = 0; i < 100 && readParkedNotifications(store, { dead: true }).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const [dead] = readParkedNotifications(store, { dead: true });
+      expect(dead.notification.queue.startsWith(holderOf(gone))).to.equal(true);
+      const positions = readOutboxPositions(store);
+      // The lagging queue holds the entry in the store; the dead-lettered queue stands past it by a position of its own.
+      expect(positions.compactedThrough).to.be.lessThan(dead.notification.sequence);
+      expect(positions.queues.find((p) => p.queue === dead.notification.queue)?.through).to.be.at.least(dead.notification.sequence);
+    });
+  });
+
   describe('a failed send with notifications pipelined behind it', () => {
     let subscriber: TestServer;
     let publisher: TestServer;

@@ -174,7 +174,8 @@ const SETTLE_INTERVAL_MS = 50;
  * (up to which every queue has settled everything, so no queue needs a position there): queues
  * that keep up with the others (1,000 subscriptions to one object move together) cost no write
  * per entry. After a crash such a queue receives again at most the notifications of these entries
- * (duplicates, dropped by @id); a queue further ahead (another subscriber lags) is written as it moves.
+ * (duplicates, dropped by @id); a queue further ahead (another subscriber lags) is written as it moves,
+ * and so is one whose dead letter is written.
  */
 const POSITION_SLACK = 16;
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
@@ -822,7 +823,9 @@ export class Delivery {
 
   /** The queues that moved whose position is to be written, once the entries up to `removedThrough` are removed (see POSITION_SLACK). */
   private positionsToWrite(removedThrough: number, slack: number): string[] {
-    return [...this.moved].filter((queue) => this.positions.get(queue)! > removedThrough + slack);
+    // A queue whose dead letter this commit writes gets its position in it too: after a crash it must not send that notification again.
+    const deadLettering = new Set(this.deadToWrite.map((d) => d.parked.queue));
+    return [...this.moved].filter((queue) => this.positions.get(queue)! > removedThrough + slack || deadLettering.has(queue));
   }
 
   private settleTransaction(slack: number): WriteTransaction | undefined {
