@@ -22,7 +22,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,7 +108,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 function child(args: string[]): ChildProcess {
   const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
-  const c = fork(fileURLToPath(import.meta.url), args, { execArgv: [...SERVER_NODE_FLAGS, ...profile] });
+  // Started under nice(1), so that every thread of the process (the servers' workers too) has the lower priority.
+  const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
+  const node = nice > 0 ? { execPath: 'nice', execArgv: ['-n', String(nice), process.execPath, ...SERVER_NODE_FLAGS, ...profile] } : { execArgv: [...SERVER_NODE_FLAGS, ...profile] };
+  const c = fork(fileURLToPath(import.meta.url), args, node);
   process.once('exit', () => c.kill('SIGKILL'));
   return c;
 }
@@ -123,7 +126,6 @@ async function driver(): Promise<void> {
   const subs = child(['subscribers', ready.url, subscriberPorts.join(',')]);
   await once(subs, 'message');
   const nice = Number(process.env.SUBSCRIBERS_NICE ?? 0);
-  if (nice > 0) setPriority(subs.pid!, nice);
   /** The publisher's CPU time so far, in µs. */
   const publisherCpu = async () => {
     pub.send('cpu');
