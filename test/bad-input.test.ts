@@ -107,6 +107,16 @@ describe('Bad input gets a clear 4xx, never a 500, and nothing is stored altered
       expect(res.status).to.equal(201);
     });
 
+    it('the token endpoint answers a form whose Content-Encoding does not match with 400 or 415, never 500', async () => {
+      const form = 'grant_type=client_credentials&client_id=x&client_secret=y';
+      const token = (encoding: string) => send('/idp/token', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': encoding }, body: form });
+      await expectApiError(await token('gzip'), 400, /Content-Encoding/);
+      await expectApiError(await token('deflate'), 400, /Content-Encoding/);
+      await expectApiError(await token('x-unknown'), 415, /Content-Encoding/);
+      const latin1 = await send('/idp/token', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded; charset=latin1' }, body: form });
+      await expectApiError(latin1, 415, /charset/);
+    });
+
     it('a charset other than UTF-8 is 415 for JSON-LD and Turtle; UTF-8 in any spelling is read', async () => {
       const turtle = `<${server.url}/logistics-objects/cs> a <${CARGO}Piece> .`;
       await expectNothingStored(async () => {

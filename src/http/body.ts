@@ -17,6 +17,10 @@ function bodyReadError(err: BodyReadError): HttpError {
       });
     case 'request.aborted':
       return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
+    case 'charset.unsupported':
+      return new HttpError(415, 'unsupported_charset', { message: 'the request body\'s charset is not supported; send it as UTF-8' });
+    case 'parameters.too.many':
+      return new HttpError(413, 'body_too_large', { message: 'the form has more fields than this server reads' });
     case 'request.size.invalid':
       return new HttpError(400, 'unreadable_body', { message: 'the request body does not have the length its Content-Length says' });
     default:
@@ -25,8 +29,17 @@ function bodyReadError(err: BodyReadError): HttpError {
   }
 }
 
+/** `parser` with its errors (too large, an encoding it cannot read, ...) turned into the answers above. */
+function answeringReadErrors(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
+}
+
 /** Reads the body as bytes (decompressed by its Content-Encoding, within `limitBytes`) into `req.body`. */
 export function readBody(limitBytes: number): RequestHandler {
-  const read = express.raw({ type: () => true, limit: limitBytes });
-  return (req, res, next) => read(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
+  return answeringReadErrors(express.raw({ type: () => true, limit: limitBytes }));
+}
+
+/** Reads an application/x-www-form-urlencoded body (decompressed likewise) into `req.body` as an object of strings. */
+export function readForm(limitBytes: number): RequestHandler {
+  return answeringReadErrors(express.urlencoded({ extended: false, limit: limitBytes }));
 }

@@ -1,5 +1,6 @@
 import express, { type Router } from 'express';
 import type { ClientCredentials, IdentityProvider, TokenRequest } from '../../auth/identity-provider.js';
+import { readForm } from '../body.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 
@@ -33,7 +34,7 @@ export function identityProviderRoutes(idp: IdentityProvider): Router {
   router.get('/.well-known/jwks.json', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=300').json(idp.jwks());
   });
-  router.post('/token', express.urlencoded({ extended: false, limit: '16kb' }), async (req, res) => {
+  router.post('/token', readForm(16 * 1024), async (req, res) => {
     const form = (req.body ?? {}) as Record<string, unknown>;
     const text = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
     const basic = basicCredentials(req.headers.authorization);
