@@ -4,10 +4,10 @@ import type { StoreCapacity } from '../store/capacity.js';
 /** Where the server is in its life: only `ready` takes traffic. */
 export type Phase = 'starting' | 'ready' | 'stopping';
 
-/** The server's phase, set by startServer and read by the health routes. */
 /** A pause in the requests shorter than this still counts as serving. */
 const SERVING_PAUSE_MS = 10;
 
+/** The server's phase, set by startServer and read by the health routes. */
 export class Lifecycle {
   phase: Phase = 'starting';
   /** API requests received and not yet answered (notification delivery gives way to them). */
@@ -19,6 +19,7 @@ export class Lifecycle {
   serving(): boolean {
     return this.requestsInFlight > 0 || performance.now() - this.lastAnsweredAt < SERVING_PAUSE_MS;
   }
+
   /** How full the store is, once it is open. */
   storeCapacity?: () => StoreCapacity;
 }

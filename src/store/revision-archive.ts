@@ -1,3 +1,4 @@
+import { BoundedCache } from '../bounded-cache.js';
 import { iriToNt, quadToNq, tripleToNt, type Quad } from '../rdf/terms.js';
 import { ArchiveCorruptError, type ArchiveDb } from './archive-db.js';
 import type { JournalRecord, StoredRecord } from './journal.js';
@@ -48,7 +49,7 @@ const CHAIN_POSITIONS = 20_000;
  * It is one database of the archive (archive.ts).
  */
 export class RevisionArchive {
-  private readonly positions = new Map<string, ChainPosition>();
+  private readonly positions = new BoundedCache<string, ChainPosition>(CHAIN_POSITIONS);
 
   constructor(private readonly db: ArchiveDb<Key, ArchivedRevision>) {}
 
@@ -101,10 +102,9 @@ export class RevisionArchive {
       }
     }
     this.put(object, number, entry);
+    // Deleted first, so that it counts as written last when the oldest are forgotten.
     this.positions.delete(object);
     this.positions.set(object, { number, base: entry.base, size: entry.size, chain: entry.chain });
-    // The oldest written goes first (a Map iterates in insertion order).
-    if (this.positions.size > CHAIN_POSITIONS) this.positions.delete(this.positions.keys().next().value!);
     return true;
   }
 
