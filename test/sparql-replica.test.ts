@@ -441,6 +441,32 @@ describe('SPARQL query replica: copies of the store', function () {
     }
   });
 
+  it('copies the store in a turn after the one it starts in (a starting server serves first); a commit made in between is in the copy, once', async () => {
+    const graphs = new Map<string, string>();
+    let meta = '';
+    let copies = 0;
+    const source: ReplicaSource = {
+      copy: () => {
+        copies++;
+        return { meta, hotGraphs: [...graphs.keys()], history: [][Symbol.iterator]() };
+      },
+      graphNTriples: (graph) => graphs.get(graph) ?? '',
+    };
+    const replica = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000 });
+    try {
+      expect(copies, 'nothing copied in the turn the replica started in').to.equal(0);
+      // A commit in that turn: the store holds it before the after-commit stream tells the replica.
+      graphs.set(`${BASE}early`, `<${BASE}early> <${P}> "early" .\n`);
+      meta = metaLines('early', 1);
+      replica.onCommitted(bytes({ insert: valueLine('early', 'early') + metaLines('early', 1), delete: '' }));
+      const result = await replica.run({ query: replica.parse(`SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`), view: 'latest', format: 'csv' });
+      expect(result.body.split('\r\n').slice(1).filter(Boolean)).to.deep.equal([`${BASE}early,early`]);
+      expect(copies).to.equal(1);
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('a query during a long copy is answered 503 after copyWaitMs, not held until the copy ends; the history copied stops at its bound', async () => {
     let read = 0;
     const history = function* () {

@@ -183,6 +183,8 @@ export class QueryReplica implements QueryService {
   private readonly commitTimes = new Float64Array(COMMIT_TIMES);
   /** The current worker; a batch is with it (`sending`); it is getting a copy of the store (`loading`). */
   private worker?: Worker;
+  /** The newest worker started: it gets the copy (from a later turn on, see load). */
+  private starting?: Worker;
   private sending = false;
   private loading = true;
   /** The worker has applied its whole copy (it said so with its first `applied`); queries wait for it `freshnessWaitMs` at most. */
@@ -403,11 +405,18 @@ export class QueryReplica implements QueryService {
    * they come (onCommitted).
    */
   private async load(worker: Worker): Promise<void> {
-    this.worker = worker;
+    this.starting = worker;
+    this.worker = undefined;
     if (this.full) return;
     this.loading = true;
     this.copied = false;
     this.sending = false;
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    // The copy begins in a later turn: a server that starts serves first (queries wait for the
+    // copy, see run). Commits made meanwhile queue (worker unset), and the copy holds them.
+    await nextTurn();
+    if (worker !== this.starting) return;
+    this.worker = worker;
     this.unsent = [];
     this.unsentBytes = 0;
     const started = Date.now();
@@ -416,7 +425,6 @@ export class QueryReplica implements QueryService {
     const { historyMaxQuads, queryReserveBytes, memoryLimitBytes } = this.options;
     worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes, memoryLimitBytes } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       await nextTurn();
       if (worker !== this.worker) return;
