@@ -33,6 +33,7 @@ const report = await runCrashRounds({
   snapshotAfterBytes: Number(values['snapshot-after-bytes']),
   killWhileStartingShare: 0.1,
   snapshotRoundEvery: 25,
+  imageRoundEvery: 10,
   sampleOlder: 20,
   progress: (line) => console.log(line),
 });

@@ -153,6 +153,13 @@ export const configSchema = z.strictObject({
           description:
             'quads deleted since the last compaction from which the store is compacted (copied into a fresh WASM memory while it serves: Oxigraph never reuses the memory of deleted quads), once they are also half the quads held, or a tenth when the memory is nearly full; 0: never (see "Capacity")',
         }),
+      memoryImage: z
+        .boolean()
+        .default(true)
+        .meta({
+          description:
+            'on a clean stop, write the hot index\'s WASM memory to `index.image` in the data directory (as large as that memory), so the next start reads it back instead of loading the snapshot; a start takes it only if it matches the snapshot and journal, and removes it (see "Capacity")',
+        }),
     })
     .prefault({}),
   cache: z

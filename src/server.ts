@@ -90,6 +90,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     capacityQuads: config.store.capacityQuads,
     memoryReserveBytes: config.store.memoryReserveBytes,
     compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
+    memoryImage: config.store.memoryImage,
     log: messageLog(logger, 'store'),
     observer: metrics && {
       journalFlushed: (seconds, records) => {

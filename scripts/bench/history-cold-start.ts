@@ -10,9 +10,13 @@
  * object: `bench` (39 triples) or `capacity` (52, as history-capacity.ts writes them).
  *   node dist/scripts/bench/history-cold-start.js --data-dir DIR [--objects 25000] [--revisions 20] [--per-commit 1] [--piece bench]
  *   node dist/scripts/bench/history-cold-start.js --data-dir DIR --objects 0   (only times a start)
+ * `--memory-image on` times starts from a memory image (store.memoryImage, see index-image.ts)
+ * as well, alternating with starts from the snapshot (`--runs` of each): before each, the store is
+ * opened and closed once (untimed) to write the image; a start from the snapshot removes it.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
@@ -22,6 +26,8 @@ import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 import { fillThroughStore } from './history-fill.js';
+import { DurableStore } from '../../src/store/durable-store.js';
+import { IMAGE_FILE } from '../../src/store/index-image.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +37,8 @@ const { values } = parseArgs({
     'per-commit': { type: 'string', default: '1' },
     piece: { type: 'string', default: 'bench' },
     measure: { type: 'boolean', default: false },
+    'memory-image': { type: 'string', default: 'off' },
+    runs: { type: 'string', default: '1' },
   },
 });
 const dataDir = values['data-dir'];
@@ -38,24 +46,40 @@ if (!dataDir) throw new Error('--data-dir is required');
 const BASE = 'http://127.0.0.1:18600';
 
 /** Child mode: one timed start of the server on the data directory, printed as JSON. */
-async function measure(dir: string): Promise<void> {
+async function measure(dir: string, memoryImage: boolean): Promise<void> {
   const started = performance.now();
-  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false } }), createLogger('silent'));
+  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), createLogger('silent'));
   const startMs = performance.now() - started;
   const { quads, wasmMemoryBytes } = server.store.capacity();
   console.log(JSON.stringify({ startMs, objects: server.services.objects.index.size, quads, wasmMb: wasmMemoryBytes / 2 ** 20, rssMb: process.memoryUsage().rss / 2 ** 20 }));
   process.exit(0); // no close(): it would write a snapshot and change what the next run measures
 }
 
-function timedStart(dir: string): string {
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure', '--data-dir', dir], { encoding: 'utf8', maxBuffer: 1 << 20 });
+function timedStart(dir: string, memoryImage = false): string {
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure', '--data-dir', dir, '--memory-image', memoryImage ? 'on' : 'off'], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (child.status !== 0) throw new Error(`measuring run failed:\n${child.stderr}`);
   const m = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { startMs: number; objects: number; quads: number; wasmMb: number; rssMb: number };
-  return `server start (fresh process, until it listens): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB`;
+  return `server start (fresh process, until it listens${memoryImage ? ', from a memory image' : ''}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB`;
+}
+
+/** Opens and closes the store on `dir` (untimed) so that it writes a memory image; returns the image's size and the time the close took. */
+async function writeImage(dir: string): Promise<string> {
+  const store = await DurableStore.open({ ...DEFAULTS.store, dataDir: dir, fsync: false, snapshotAfterBytes: DEFAULTS.journal.snapshotAfterBytes, memoryImage: true, log: () => undefined });
+  const started = performance.now();
+  await store.close();
+  const { size, blocks } = await stat(join(dir, IMAGE_FILE));
+  return `memory image written on close in ${fmt((performance.now() - started) / 1000, 2)} s: ${fmt(size / 2 ** 20)} MB (${fmt((blocks * 512) / 2 ** 20)} MB on disk)`;
 }
 
 if (values.measure) {
-  await measure(dataDir);
+  await measure(dataDir, values['memory-image'] === 'on');
+} else if (values['memory-image'] === 'on') {
+  console.log(`history cold start from a memory image vs the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  for (let run = 0; run < Number(values.runs); run++) {
+    console.log(`snapshot: ${timedStart(dataDir)}`);
+    console.log(await writeImage(dataDir));
+    console.log(`image: ${timedStart(dataDir, true)}`);
+  }
 } else {
   console.log(`history cold start, ${machine()}, ${new Date().toISOString()}`);
   await mkdir(dataDir, { recursive: true });
@@ -66,7 +90,7 @@ if (values.measure) {
     const parsed = await parseBody(Buffer.from(JSON.stringify(piece)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
     const revisions = Number(values.revisions);
     const perCommit = Number(values['per-commit']);
-    const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects, revisions, perCommit });
+    const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects, revisions, perCommit, store: { memoryImage: false } });
     console.log(
       `added ${fmt(filled.objects)} objects of ${parsed.length} triples x ${revisions} revisions (${fmt(Math.ceil(filled.objects / perCommit) * revisions)} commits) in ${fmt(filled.seconds, 1)} s; ` +
         `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads (${fmt((filled.quadsAfter - filled.quadsBefore) / Math.max(1, filled.objects), 1)} per object), WASM ${fmt(filled.wasmBytes / 2 ** 20)} MB` +

@@ -16,6 +16,7 @@ import { asArchiveLines } from './schema/finished-graphs.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
 import { migrateRevisionGraphs } from './history-migration.js';
 import { canonicalLiterals } from './canonical-literals.js';
+import { readIndexImage, removeIndexImage, storePosition, writeIndexImage } from './index-image.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { storedDomainEvents } from './schema/stored-events.js';
@@ -35,6 +36,8 @@ export interface DurableStoreOptions {
   memoryReserveBytes: number;
   /** Quads deleted from which the index is compacted, once they are also half the quads held (0: never; see compaction.ts). */
   compactAfterDeletedQuads: number;
+  /** Write a memory image of the hot index on a clean stop, and start from it (see index-image.ts). */
+  memoryImage?: boolean;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
@@ -221,11 +224,14 @@ export class DurableStore implements GraphStore {
     this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
+    const imageQuads = await this.takeImage(snapshot);
     let journal: { segment: number; records: number };
     let archived = 0;
     try {
-      if (snapshot !== undefined) {
+      if (imageQuads === undefined && snapshot !== undefined) {
         await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
+      }
+      if (snapshot !== undefined) {
         this.snapshotSegment = snapshot;
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
       }
@@ -238,6 +244,8 @@ export class DurableStore implements GraphStore {
       if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
       throw err;
     }
+    // Recovered: from here on the image (used, refused or turned off) could only ever be stale.
+    await removeIndexImage(dataDir);
     if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
     const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
     const revisions = readRevisions(this.index);
@@ -246,7 +254,8 @@ export class DurableStore implements GraphStore {
     if (migration.moved === 0) this.recovered = this.unchangedRevisions = revisions;
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
-    const quads = (this.quads = this.index.size);
+    // Replaying the journal over an image changed nothing: it holds the quads it held.
+    const quads = (this.quads = migration.moved === 0 && imageQuads !== undefined ? imageQuads : this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
@@ -277,6 +286,32 @@ export class DurableStore implements GraphStore {
       this.quads = this.index.size;
       log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
     }
+  }
+
+  /**
+   * Starts the index from the memory image in the data directory, if there is one that reflects
+   * its snapshot and journal (see index-image.ts), and returns the quads it holds; undefined when
+   * the snapshot is to be loaded. The journal is replayed over it all the same: that changes
+   * nothing (each quad ends as the last record touching it left it), and the archive takes from it
+   * what it lacks. recover() removes the image once it has recovered, whichever way.
+   */
+  private async takeImage(snapshot: number | undefined): Promise<number | undefined> {
+    const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
+    if (!memoryImage) return undefined;
+    const image = await readIndexImage(dataDir, await storePosition(dataDir, snapshot), log);
+    if (!image) return undefined;
+    const held = image.index.size;
+    let refused: string | undefined;
+    if (held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
+    // As a start from the snapshot (roomToLoad): the store must hold with half the reserve free.
+    else if (!image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
+    if (refused) {
+      log(`memory image not used (${refused}): the store loads its snapshot`);
+      image.index.free();
+      return undefined;
+    }
+    this.index.takeOver(image.index);
+    return held;
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
@@ -555,5 +590,26 @@ export class DurableStore implements GraphStore {
     await this.snapshotThread.close();
     await this.archive.flushed();
     await this.archive.close();
+    if (this.options.memoryImage) await this.writeImage();
+  }
+
+  /**
+   * Writes the memory image of the index (index-image.ts) once nothing can change it or the files
+   * it reflects: the journal and archive are closed. Not after a failed apply (the index no longer
+   * matches the journal). A failure costs the next start its shortcut only.
+   */
+  private async writeImage(): Promise<void> {
+    const { dataDir, log } = this.options;
+    if (this.failed) return;
+    const started = Date.now();
+    try {
+      // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
+      const quads = this.index.size;
+      const written = await writeIndexImage(dataDir, this.index, quads, await storePosition(dataDir, this.snapshotSegment));
+      if ('refused' in written) log(`no memory image written: ${written.refused}`);
+      else log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(written.bytes / 2 ** 20)} MiB)`);
+    } catch (err) {
+      log(`no memory image written (the next start loads the snapshot): ${(err as Error).message}`);
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { open, readdir, rm, stat, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
@@ -157,6 +157,27 @@ export async function listSegments(dir: string): Promise<number[]> {
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]))
     .sort((a, b) => a - b);
+}
+
+/**
+ * Writes file `name` in `dir` whole or not at all: `write` fills a temp file, which is then
+ * fsync'ed and renamed over `name`, and the directory fsync'ed. Nothing is left behind if `write` fails.
+ */
+export async function writeFileDurably(dir: string, name: string, write: (file: FileHandle) => Promise<void>): Promise<void> {
+  const finalPath = join(dir, name);
+  const tempPath = `${finalPath}.tmp`;
+  const file = await open(tempPath, 'w');
+  try {
+    await write(file);
+    await file.sync();
+  } catch (err) {
+    await file.close();
+    await rm(tempPath, { force: true });
+    throw err;
+  }
+  await file.close();
+  await rename(tempPath, finalPath);
+  await syncDirectory(dir);
 }
 
 /** Makes creations, renames and removals of entries in `dir` durable. */

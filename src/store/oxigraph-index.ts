@@ -1,6 +1,6 @@
 import type { JournalRecord, StoredRecord } from './journal.js';
 import { iriToNt } from '../rdf/terms.js';
-import { canAllocate, loadOxigraphBindings, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
+import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -96,13 +96,20 @@ export class OxigraphIndex {
   /**
    * `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). `bindings`: the
    * oxigraph instance whose WASM memory holds the store (a compaction copies into a new one).
+   * `storeAtPointer`: the store already in that memory (restored from an image), else a new one.
    */
   constructor(
     private readonly memoryReserveBytes = 0,
     bindings = initialBindings,
+    storeAtPointer?: number,
   ) {
     this.bindings = bindings;
-    this.store = new bindings.oxigraph.Store();
+    this.store = storeAtPointer === undefined ? new bindings.oxigraph.Store() : storeAt(bindings, storeAtPointer);
+  }
+
+  /** The WASM instance holding the store, and where the store is in its memory (for a memory image, see index-image.ts). */
+  get memory(): { bindings: OxigraphBindings; storePointer: number } {
+    return { bindings: this.bindings, storePointer: storePointer(this.store) };
   }
 
   /** Counts every quad: O(n), for logs at start and after snapshots, not for hot paths. */

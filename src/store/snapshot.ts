@@ -1,7 +1,7 @@
-import { open, readdir, rename, rm } from 'node:fs/promises';
+import { open, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { syncDirectory } from './journal.js';
+import { writeFileDurably } from './journal.js';
 import type { OxigraphIndex } from './oxigraph-index.js';
 
 const SNAPSHOT_PATTERN = /^snapshot-(\d{8})\.nq$/;
@@ -105,10 +105,7 @@ export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: n
  * behind if `produce` fails.
  */
 export async function writeSnapshotFile(dir: string, segment: number, produce: (write: (data: string | Buffer) => Promise<void>) => Promise<void>): Promise<void> {
-  const finalPath = join(dir, snapshotName(segment));
-  const tempPath = `${finalPath}.tmp`;
-  const file = await open(tempPath, 'w');
-  try {
+  await writeFileDurably(dir, snapshotName(segment), async (file) => {
     let crc = 0;
     let unsynced = 0;
     await produce(async (data) => {
@@ -124,15 +121,7 @@ export async function writeSnapshotFile(dir: string, segment: number, produce: (
       }
     });
     await file.write(endLine(crc));
-    await file.sync();
-  } catch (err) {
-    await file.close();
-    await rm(tempPath, { force: true });
-    throw err;
-  }
-  await file.close();
-  await rename(tempPath, finalPath);
-  await syncDirectory(dir);
+  });
 }
 
 /** Removes snapshots older than `segment` and temp files of snapshots that never finished. */

@@ -383,6 +383,12 @@ export interface CrashRunOptions {
    * snapshot before it is complete, and no round would start from one.
    */
   snapshotRoundEvery: number;
+  /**
+   * Every this many rounds, the round's server starts after a clean stop (SIGTERM), so from the
+   * memory image that stop wrote (store.memoryImage), and is then killed as usual: the next start
+   * must recover from the snapshot and journal, never from that image.
+   */
+  imageRoundEvery?: number;
   /** A subscriber to every Logistics Object: every acknowledged write's notification must reach it, in order. */
   subscriber?: NotificationRecorder;
   progress?: (line: string) => void;
@@ -579,7 +585,9 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
   return sent;
 }
 
-const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive/;
+const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive|memory image/;
+/** The log line of a start from a memory image. */
+export const IMAGE_READ = /memory image of \d+ quads .* read in/;
 
 /**
  * Rounds of: start the server (sometimes killing it while it starts), check the writes of the
@@ -619,6 +627,12 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
 
   for (let round = 1; round <= options.rounds && report.failures.length === 0; round++) {
     report.rounds = round;
+    if (options.imageRoundEvery && round % options.imageRoundEvery === 0) {
+      await withServer(async (server) => {
+        await server.ready;
+        await server.stop('SIGTERM');
+      });
+    }
     await withServer(async (server) => {
       if (Math.random() < options.killWhileStartingShare) {
         await sleep(randomInt(0, 700));

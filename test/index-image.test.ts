@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import { copyFile, open, readdir, truncate, writeFile, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { IMAGE_FILE } from '../src/store/index-image.js';
+import type { DurableStore } from '../src/store/durable-store.js';
+import { allQuads, graphQuads, openStore, tempDir } from './support/store-data.js';
+
+/** Queries whose answers must not change across a restart (joins, aggregates, filters, ordering). */
+const QUERIES = [
+  'SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }',
+  'SELECT ?g (COUNT(DISTINCT ?s) AS ?subjects) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ORDER BY ?g',
+  'SELECT ?s ?o WHERE { GRAPH ?g { ?s ?p ?o FILTER(CONTAINS(STR(?o), "value 1")) } } ORDER BY ?s ?o LIMIT 50',
+];
+
+/**
+ * Everything a store answers: every quad, each graph as N-Triples (a graph named by a JS term), and
+ * the queries; in an order of their own (Oxigraph's order follows what was loaded first).
+ */
+function contents(store: DurableStore): string {
+  const graphs = store.index.listGraphs().sort();
+  return JSON.stringify({
+    quads: allQuads(store.index),
+    graphs: graphs.map((g) => store.index.graphNTriples(g).split('\n').sort()),
+    answers: QUERIES.map((q) => store.select(q).results.bindings.map((b) => JSON.stringify(b)).sort()),
+  });
+}
+
+/** A store with data in its snapshot and in the journal after it, deletions and dropped graphs included. */
+async function writeData(store: DurableStore): Promise<void> {
+  for (let g = 0; g < 30; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 40) }));
+  await store.snapshot();
+  for (let g = 0; g < 10; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 5, 'second '), delete: graphQuads(`g${g}`, 20) }));
+  for (let g = 30; g < 35; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 12) }));
+}
+
+const imageRead = (log: string[]) => log.some((line) => /^memory image of \d+ quads \(\d+ MiB\) read in \d+ ms$/.test(line));
+
+describe('memory image of the hot index (store.memoryImage)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => ({ dir, remove } = await tempDir()));
+  afterEach(() => remove());
+
+  /** Writes the data, stops cleanly (an image is written) and returns what the store held. */
+  async function stopWithImage(): Promise<string> {
+    const { store, log } = await openStore(dir);
+    await writeData(store);
+    const before = contents(store);
+    await store.close();
+    expect(log.some((line) => /^memory image of \d+ quads written in \d+ ms \(\d+ MiB\)$/.test(line)), log.join('\n')).to.equal(true);
+    expect(await readdir(dir)).to.include(IMAGE_FILE);
+    return before;
+  }
+
+  it('a start after a clean stop reads the image: every quad, graph and query answer is as before, and the image is gone', async () => {
+    const before = await stopWithImage();
+    const { store, log } = await openStore(dir);
+    try {
+      expect(imageRead(log), log.join('\n')).to.equal(true);
+      expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+      expect(contents(store)).to.equal(before);
+      expect(store.capacity().quads).to.equal(allQuads(store.index).length);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('writes after a start from an image are kept by the journal: a start that cannot use the image finds them, and an older image is refused as stale', async () => {
+    await stopWithImage();
+    await copyFile(join(dir, IMAGE_FILE), join(dir, 'old.image'));
+    const { store } = await openStore(dir);
+    await store.commit(store.begin({ insert: graphQuads('after', 7), delete: graphQuads('g12', 3) }));
+    const expected = contents(store);
+    await store.close();
+    // The image written by that stop is removed by a start with images turned off, which loads the snapshot.
+    const { store: plain, log: plainLog } = await openStore(dir, { memoryImage: false });
+    expect(imageRead(plainLog)).to.equal(false);
+    expect(contents(plain)).to.equal(expected);
+    await plain.close();
+    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    await copyFile(join(dir, 'old.image'), join(dir, IMAGE_FILE));
+    const { store: reopened, log } = await openStore(dir);
+    try {
+      expect(log).to.include(`memory image ${IMAGE_FILE} not used (the snapshot or journal changed since it was written): the store loads its snapshot`);
+      expect(contents(reopened)).to.equal(expected);
+      expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  /** Changes the image file in place: `change` gets it open and its header text (the 64 KiB before the memory). */
+  async function patch(path: string, change: (file: FileHandle, header: string) => Promise<unknown>): Promise<void> {
+    const file = await open(path, 'r+');
+    try {
+      const head = Buffer.alloc(64 * 1024);
+      await file.read(head, 0, head.length, 0);
+      await change(file, head.toString('utf8'));
+    } finally {
+      await file.close();
+    }
+  }
+
+  const damages: { name: string; damage: (path: string) => Promise<unknown>; why: string }[] = [
+    {
+      name: 'a flipped byte in the memory',
+      why: 'damaged: checksum mismatch',
+      damage: (path) =>
+        patch(path, async (file, header) => {
+          const { chunks } = JSON.parse(header.split('\n')[1]) as { chunks: string };
+          const at = 64 * 1024 + chunks.indexOf('1') * 4 * 1024 * 1024 + 1000;
+          const byte = Buffer.alloc(1);
+          await file.read(byte, 0, 1, at);
+          byte[0] ^= 0x10;
+          await file.write(byte, 0, 1, at);
+        }),
+    },
+    { name: 'a truncated file', why: 'its size does not match its header', damage: (path) => truncate(path, 64 * 1024 + 4096) },
+    { name: 'a file cut inside its header', why: 'not an image, or cut short', damage: (path) => truncate(path, 100) },
+    {
+      name: 'an image of another version of the WASM code',
+      why: 'written by another version of Oxigraph',
+      damage: (path) => patch(path, (file, header) => file.write(header.replace(/"wasm":"[0-9a-f]{4}/, '"wasm":"0000'), 0)),
+    },
+    { name: 'a foreign file', why: 'not an image, or cut short', damage: (path) => writeFile(path, 'not an image at all\n'.repeat(10_000)) },
+  ];
+  for (const { name, damage, why } of damages) {
+    it(`${name}: the start loads the snapshot instead, says why, and removes the image`, async () => {
+      const before = await stopWithImage();
+      await damage(join(dir, IMAGE_FILE));
+      const { store, log } = await openStore(dir);
+      try {
+        expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (${why}): the store loads its snapshot`);
+        expect(imageRead(log)).to.equal(false);
+        expect(contents(store)).to.equal(before);
+        expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+      } finally {
+        await store.close();
+      }
+    });
+  }
+
+  it('turned off: a clean stop writes no image, and a start removes one left from before', async () => {
+    const before = await stopWithImage();
+    const { store, log } = await openStore(dir, { memoryImage: false });
+    expect(imageRead(log)).to.equal(false);
+    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    expect(contents(store)).to.equal(before);
+    await store.close();
+    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+  });
+});
