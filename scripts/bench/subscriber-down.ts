@@ -109,6 +109,13 @@ async function driver(): Promise<void> {
   // A driver stopped half-way (timeout, ^C) must not leave the publisher running.
   process.once('exit', () => child.kill('SIGKILL'));
   process.once('SIGTERM', () => process.exit(1));
+  // A publisher that dies half-way is said so, not left for a connection reset to tell.
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`the publisher exited (${signal ?? `code ${code}`}) before the run ended`);
+    process.exit(1);
+  });
   const [ready] = (await once(child, 'message')) as [Ready];
   const memory = async (): Promise<Memory> => {
     child.send('memory');
@@ -194,6 +201,7 @@ async function driver(): Promise<void> {
       `peak ${fmt(peak.heapUsedMb, 1)} MB while draining, ${fmt(after.heapUsedMb, 1)} MB after; RSS ${fmt(before.rssMb)} / ${fmt(backlog.rssMb)} / ${fmt(after.rssMb)} MB (the outbox lives in the store)`,
   );
   client.close();
+  stopping = true;
   child.kill('SIGTERM');
   await once(child, 'exit');
   endpoint.close();

@@ -22,7 +22,8 @@ export class Listener {
     this.handler = initial;
   }
 
-  static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener): Promise<Listener> {
+  /** `keepAliveTimeoutMs`: how long an idle kept-alive connection stays open (Node's default, 5 s, unless given). */
+  static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener, keepAliveTimeoutMs?: number): Promise<Listener> {
     let listener: Listener | undefined;
     // Per connection with an answer still to finish: the last request that came on it.
     const last = new WeakMap<Socket, { answered: Promise<void>; res: ServerResponse }>();
@@ -49,6 +50,18 @@ export class Listener {
       // pipelines a queue's notifications relies on.
       if (before) void before.answered.then(handle);
       else handle();
+    });
+    if (keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = keepAliveTimeoutMs;
+    // An idle kept-alive connection is closed when its time is up, unless a request came on it
+    // meanwhile. After the process was busy past that time (a long commit, a GC), the timer runs
+    // before what arrived during it is read: closing then would reset a client whose request was
+    // already sent (ECONNRESET, and it cannot tell whether a PATCH was applied). What arrived is
+    // read before an immediate runs, so the connection is closed only if nothing did.
+    server.on('timeout', (socket: Socket) => {
+      const read = socket.bytesRead;
+      setImmediate(() => {
+        if (socket.bytesRead === read) socket.destroy();
+      });
     });
     listener = new Listener(server, lifecycle, initial);
     server.listen(port, host);
