@@ -57,6 +57,9 @@ export function createApp(services: Services): Express {
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.get('/sparql', sparqlPage(shippedQueries()));
   app.use(authenticate(services));
+  // First of the API routes: the one a server receiving a fan-out is called on most (its paths are
+  // its own, so the order does not change which route answers).
+  app.use(notificationRoutes(services));
   app.use(serverInformationRoutes(services));
   app.use(movedObjectRedirects(services));
   app.use(shapesRoutes(services));
@@ -64,7 +67,6 @@ export function createApp(services: Services): Express {
   app.use(auditTrailRoutes(services));
   app.use(actionRequestRoutes(services));
   app.use(logisticsEventRoutes(services));
-  app.use(notificationRoutes(services));
   app.use(subscriptionRoutes(services));
   app.use(outboxRoutes(services));
   app.use(internalMoveRoutes(services));
