@@ -82,6 +82,45 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     }
   });
 
+  it('a triple two events share stays in the events view until neither holds it', () => {
+    const replica = new ReplicaStore(1_000_000);
+    const e = (id: string) => `${BASE}a/logistics-events/${id}`;
+    const shared = (graph: string) => `<urn:x:shared> <${P}> "shared" <${graph}> .\n`;
+    replica.applyRecords([created('a', ['a1']), { insert: shared(e('e1')) + shared(e('e2')), delete: '' }]);
+    const query = `SELECT ?v WHERE { <urn:x:shared> <${P}> ?v }`;
+    expect(select(replica, 'events', query)).to.deep.equal(['shared']);
+    replica.applyRecords([{ insert: '', delete: shared(e('e1')) }]);
+    expect(select(replica, 'events', query)).to.deep.equal(['shared']);
+    replica.applyRecords([{ insert: '', delete: shared(e('e2')) }]);
+    expect(select(replica, 'events', query)).to.deep.equal([]);
+  });
+
+  it('a triple finished requests share stays in the audit view while the history window keeps one of them, whether they leave it one at a time or together', () => {
+    const request = (id: string) => `http://replica.test/action-requests/${id}`;
+    const shared = (id: string) => `#A <urn:x:shared> <${P}> "shared" <${request(id)}> .\n`;
+    const own = (id: string, quads: number) => Array.from({ length: quads }, (_, i) => `#A <${request(id)}> <${P}> "${id} ${i}" <${request(id)}> .\n`).join('');
+    const finished = (id: string, extra = 1): ReplicaRecord => ({ insert: shared(id) + own(id, extra), delete: '' });
+    const query = `SELECT ?v WHERE { <urn:x:shared> <${P}> ?v }`;
+    const graphs = (replica: ReplicaStore) => select(replica, 'audit', 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }');
+    // One at a time: each request is 2 quads, the window 4.
+    const replica = new ReplicaStore(4);
+    replica.applyRecords([finished('r1'), finished('r2')]);
+    expect(select(replica, 'audit', query)).to.deep.equal(['shared']);
+    replica.applyRecords([{ insert: own('r3', 2), delete: '' }]);
+    expect(graphs(replica)).to.deep.equal([request('r2'), request('r3')]);
+    expect(select(replica, 'audit', query)).to.deep.equal(['shared']);
+    replica.applyRecords([{ insert: own('r4', 2), delete: '' }]);
+    expect(graphs(replica)).to.deep.equal([request('r3'), request('r4')]);
+    expect(select(replica, 'audit', query)).to.deep.equal([]);
+    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['r3 0', 'r3 1', 'r4 0', 'r4 1']);
+    // Together: one request of 4 quads makes both leave.
+    const together = new ReplicaStore(4);
+    together.applyRecords([finished('r1'), finished('r2')]);
+    together.applyRecords([{ insert: own('r3', 4), delete: '' }]);
+    expect(graphs(together)).to.deep.equal([request('r3')]);
+    expect(select(together, 'audit', query)).to.deep.equal([]);
+  });
+
   it('a change deleting a literal written in another lexical form of the same value deletes it', () => {
     const replica = new ReplicaStore(1_000_000);
     const weight = (value: string) => `<${BASE}a> <${P}> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;

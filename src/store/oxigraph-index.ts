@@ -57,7 +57,7 @@ function quadPattern(line: string): string {
 }
 
 /** Our N-Quads lines as one SPARQL update that deletes them. */
-function deleteData(nquads: string): string {
+export function deleteData(nquads: string): string {
   const patterns: string[] = [];
   for (const line of nquads.split('\n')) if (line !== '') patterns.push(quadPattern(line));
   return `DELETE DATA { ${patterns.join('\n')} }`;
