@@ -3,7 +3,10 @@ import { copyFile, open, readdir, truncate, writeFile, type FileHandle } from 'n
 import { join } from 'node:path';
 import { IMAGE_FILE } from '../src/store/index-image.js';
 import type { DurableStore } from '../src/store/durable-store.js';
-import { allQuads, graphQuads, openStore, tempDir } from './support/store-data.js';
+import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { literal, namedNode, quad } from '../src/rdf/terms.js';
+import { CARGO, rdf } from '../src/rdf/vocab.js';
+import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 
 /** Queries whose answers must not change across a restart (joins, aggregates, filters, ordering). */
 const QUERIES = [
@@ -25,10 +28,51 @@ function contents(store: DurableStore): string {
   });
 }
 
-/** A store with data in its snapshot and in the journal after it, deletions and dropped graphs included. */
+/**
+ * The domain events start publishes (publishStored): what the server's indexes are rebuilt from,
+ * the revisions among them (which an image carries rather than the start reading them back).
+ */
+function storedEvents(store: DurableStore): string[] {
+  const events: string[] = [];
+  store.committed.subscribe((published) => events.push(...published.map((e) => JSON.stringify(e))));
+  store.publishStored();
+  return events.sort();
+}
+
+const objectIri = (i: number) => `${EX}logistics-objects/o${i}`;
+const revisionOf = (i: number, n: number): RevisionRecord => ({
+  object: objectIri(i),
+  number: n,
+  graph: revisionGraph(objectIri(i), n),
+  createdAt: new Date(1_700_000_000_000 + i * 100 + n),
+  createdBy: `${EX}holder`,
+  mostSpecificType: `${CARGO}Piece`,
+});
+const objectAt = (i: number, n: number) => [
+  quad(namedNode(objectIri(i)), namedNode(rdf.type), namedNode(`${CARGO}Piece`)),
+  quad(namedNode(objectIri(i)), namedNode(`${CARGO}remarks`), literal(`remark of revision ${n} é`)),
+];
+
+/** Objects `from` to `to` (exclusive) created, every other one changed once, as the domain writes revisions. */
+async function writeObjects(store: DurableStore, from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i++) {
+    const tx = store.begin();
+    tx.revisions.push({ revision: revisionOf(i, 1), triples: objectAt(i, 1) });
+    await store.commit(tx);
+  }
+  for (let i = from; i < to; i += 2) {
+    const tx = store.begin();
+    tx.revisions.push({ revision: revisionOf(i, 2), triples: objectAt(i, 2), replaces: { revision: revisionOf(i, 1), triples: objectAt(i, 1) } });
+    await store.commit(tx);
+  }
+}
+
+/** A store with data in its snapshot and in the journal after it: objects with revisions, deletions and dropped graphs included. */
 async function writeData(store: DurableStore): Promise<void> {
+  await writeObjects(store, 0, 20);
   for (let g = 0; g < 30; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 40) }));
   await store.snapshot();
+  await writeObjects(store, 20, 30);
   for (let g = 0; g < 10; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 5, 'second '), delete: graphQuads(`g${g}`, 20) }));
   for (let g = 30; g < 35; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 12) }));
 }
@@ -39,6 +83,8 @@ describe('memory image of the hot index (store.memoryImage)', function () {
   this.timeout(120_000);
   let dir: string;
   let remove: () => Promise<void>;
+  /** The events the store that wrote the image would publish at start. */
+  let stopped: string[];
   beforeEach(async () => ({ dir, remove } = await tempDir()));
   afterEach(() => remove());
 
@@ -47,6 +93,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store, log } = await openStore(dir);
     await writeData(store);
     const before = contents(store);
+    stopped = storedEvents(store);
     await store.close();
     expect(log.some((line) => /^memory image of \d+ quads written in \d+ ms \(\d+ MiB\)$/.test(line)), log.join('\n')).to.equal(true);
     expect(await readdir(dir)).to.include(IMAGE_FILE);
@@ -61,6 +108,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
       expect(contents(store)).to.equal(before);
       expect(store.capacity().quads).to.equal(allQuads(store.index).length);
+      const events = storedEvents(store);
+      expect(events.filter((e) => e.includes('"revision-written"')).length).to.equal(15);
+      expect(events).to.deep.equal(stopped);
     } finally {
       await store.close();
     }
@@ -115,6 +165,11 @@ describe('memory image of the hot index (store.memoryImage)', function () {
           byte[0] ^= 0x10;
           await file.write(byte, 0, 1, at);
         }),
+    },
+    {
+      name: 'a changed header field (where the store is in the memory)',
+      why: 'damaged: checksum mismatch',
+      damage: (path) => patch(path, (file, header) => file.write(header.replace(/"storePointer":(\d)/, (_, d: string) => `"storePointer":${(Number(d) + 1) % 10}`), 0)),
     },
     { name: 'a truncated file', why: 'its size does not match its header', damage: (path) => truncate(path, 64 * 1024 + 4096) },
     { name: 'a file cut inside its header', why: 'not an image, or cut short', damage: (path) => truncate(path, 100) },

@@ -10,12 +10,13 @@
  * object: `bench` (39 triples) or `capacity` (52, as history-capacity.ts writes them).
  *   node dist/scripts/bench/history-cold-start.js --data-dir DIR [--objects 25000] [--revisions 20] [--per-commit 1] [--piece bench]
  *   node dist/scripts/bench/history-cold-start.js --data-dir DIR --objects 0   (only times a start)
- * `--memory-image on` times starts from a memory image (store.memoryImage, see index-image.ts)
- * as well, alternating with starts from the snapshot (`--runs` of each): before each, the store is
- * opened and closed once (untimed) to write the image; a start from the snapshot removes it.
+ *   node dist/scripts/bench/history-cold-start.js --data-dir DIR --memory-image on [--runs 2]
+ * times starts from the memory image of a clean stop (store.memoryImage, index-image.ts) against
+ * starts from the snapshot, alternating: A starts without an image (it loads the snapshot) and
+ * stops cleanly, writing one (the stop is timed too); B starts from it (and removes it).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -26,7 +27,6 @@ import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 import { fillThroughStore } from './history-fill.js';
-import { DurableStore } from '../../src/store/durable-store.js';
 import { IMAGE_FILE } from '../../src/store/index-image.js';
 
 const { values } = parseArgs({
@@ -37,6 +37,7 @@ const { values } = parseArgs({
     'per-commit': { type: 'string', default: '1' },
     piece: { type: 'string', default: 'bench' },
     measure: { type: 'boolean', default: false },
+    stop: { type: 'boolean', default: false },
     'memory-image': { type: 'string', default: 'off' },
     runs: { type: 'string', default: '1' },
   },
@@ -45,40 +46,59 @@ const dataDir = values['data-dir'];
 if (!dataDir) throw new Error('--data-dir is required');
 const BASE = 'http://127.0.0.1:18600';
 
-/** Child mode: one timed start of the server on the data directory, printed as JSON. */
-async function measure(dir: string, memoryImage: boolean): Promise<void> {
+/**
+ * Child mode: one timed start of the server on the data directory, printed as JSON; with `stop`,
+ * then a clean stop, timed too (it writes the memory image when `memoryImage` is on).
+ */
+async function measure(dir: string, memoryImage: boolean, stop: boolean): Promise<void> {
+  const imageThere = await stat(join(dir, IMAGE_FILE)).then(() => true, () => false);
   const started = performance.now();
   const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), createLogger('silent'));
   const startMs = performance.now() - started;
   const { quads, wasmMemoryBytes } = server.store.capacity();
-  console.log(JSON.stringify({ startMs, objects: server.services.objects.index.size, quads, wasmMb: wasmMemoryBytes / 2 ** 20, rssMb: process.memoryUsage().rss / 2 ** 20 }));
-  process.exit(0); // no close(): it would write a snapshot and change what the next run measures
+  const measured = { startMs, imageThere, objects: server.services.objects.index.size, quads, wasmMb: wasmMemoryBytes / 2 ** 20, rssMb: process.memoryUsage().rss / 2 ** 20 };
+  if (stop) {
+    const stopping = performance.now();
+    await server.close();
+    const image = await stat(join(dir, IMAGE_FILE)).catch(() => undefined);
+    console.log(JSON.stringify({ ...measured, stopMs: performance.now() - stopping, imageMb: image && image.size / 2 ** 20, imageDiskMb: image && (image.blocks * 512) / 2 ** 20 }));
+  } else {
+    console.log(JSON.stringify(measured));
+  }
+  process.exit(0); // no close() unless asked: it could write a snapshot and change what the next run measures
 }
 
-function timedStart(dir: string, memoryImage = false): string {
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--measure', '--data-dir', dir, '--memory-image', memoryImage ? 'on' : 'off'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+interface Measured {
+  startMs: number;
+  imageThere: boolean;
+  objects: number;
+  quads: number;
+  wasmMb: number;
+  rssMb: number;
+  stopMs?: number;
+  imageMb?: number;
+  imageDiskMb?: number;
+}
+
+function timedStart(dir: string, options: { memoryImage?: boolean; stop?: boolean } = {}): string {
+  const args = ['--measure', '--data-dir', dir, '--memory-image', options.memoryImage ? 'on' : 'off', ...(options.stop ? ['--stop'] : [])];
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (child.status !== 0) throw new Error(`measuring run failed:\n${child.stderr}`);
-  const m = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as { startMs: number; objects: number; quads: number; wasmMb: number; rssMb: number };
-  return `server start (fresh process, until it listens${memoryImage ? ', from a memory image' : ''}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB`;
-}
-
-/** Opens and closes the store on `dir` (untimed) so that it writes a memory image; returns the image's size and the time the close took. */
-async function writeImage(dir: string): Promise<string> {
-  const store = await DurableStore.open({ ...DEFAULTS.store, dataDir: dir, fsync: false, snapshotAfterBytes: DEFAULTS.journal.snapshotAfterBytes, memoryImage: true, log: () => undefined });
-  const started = performance.now();
-  await store.close();
-  const { size, blocks } = await stat(join(dir, IMAGE_FILE));
-  return `memory image written on close in ${fmt((performance.now() - started) / 1000, 2)} s: ${fmt(size / 2 ** 20)} MB (${fmt((blocks * 512) / 2 ** 20)} MB on disk)`;
+  const m = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Measured;
+  const from = m.imageThere && options.memoryImage ? 'from the memory image' : 'from the snapshot';
+  const stopped = m.stopMs === undefined ? '' : `; clean stop ${fmt(m.stopMs / 1000, 2)} s` + (m.imageMb ? ` (memory image ${fmt(m.imageMb)} MB, ${fmt(m.imageDiskMb ?? 0)} MB on disk)` : '');
+  return `server start (fresh process, until it listens, ${from}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB${stopped}`;
 }
 
 if (values.measure) {
-  await measure(dataDir, values['memory-image'] === 'on');
+  await measure(dataDir, values['memory-image'] === 'on', values.stop);
 } else if (values['memory-image'] === 'on') {
-  console.log(`history cold start from a memory image vs the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  console.log(`history cold start from the memory image vs from the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  await rm(join(dataDir, IMAGE_FILE), { force: true });
   for (let run = 0; run < Number(values.runs); run++) {
-    console.log(`snapshot: ${timedStart(dataDir)}`);
-    console.log(await writeImage(dataDir));
-    console.log(`image: ${timedStart(dataDir, true)}`);
+    // No image there: this start loads the snapshot; its clean stop writes the image the next start reads (and removes).
+    console.log(`A: ${timedStart(dataDir, { memoryImage: true, stop: true })}`);
+    console.log(`B: ${timedStart(dataDir, { memoryImage: true })}`);
   }
 } else {
   console.log(`history cold start, ${machine()}, ${new Date().toISOString()}`);

@@ -20,7 +20,7 @@ import { readIndexImage, removeIndexImage, storePosition, writeIndexImage } from
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { storedDomainEvents } from './schema/stored-events.js';
-import { latestGraph, readRevisions, revisionOfGraph, revisionQuads, type RevisionRecord } from './schema/revisions.js';
+import { latestGraph, readRevisions, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord } from './schema/revisions.js';
 import { WriteTransaction, type RevisionWrite } from './transaction.js';
 import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
 import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../rdf/terms.js';
@@ -224,11 +224,11 @@ export class DurableStore implements GraphStore {
     this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
-    const imageQuads = await this.takeImage(snapshot);
+    const image = await this.takeImage(snapshot);
     let journal: { segment: number; records: number };
     let archived = 0;
     try {
-      if (imageQuads === undefined && snapshot !== undefined) {
+      if (!image && snapshot !== undefined) {
         await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
       }
       if (snapshot !== undefined) {
@@ -248,14 +248,15 @@ export class DurableStore implements GraphStore {
     await removeIndexImage(dataDir);
     if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
     const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
-    const revisions = readRevisions(this.index);
+    // An image carries the revision metadata as its index holds it (the journal replayed over it changed nothing).
+    const revisions = image?.revisions ?? readRevisions(this.index);
     this.verifyArchive(revisions);
     // The metadata of every object, read once at start: publishStored takes it unless a write came first.
     if (migration.moved === 0) this.recovered = this.unchangedRevisions = revisions;
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
     // Replaying the journal over an image changed nothing: it holds the quads it held.
-    const quads = (this.quads = migration.moved === 0 && imageQuads !== undefined ? imageQuads : this.index.size);
+    const quads = (this.quads = image?.quads ?? this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
@@ -290,28 +291,34 @@ export class DurableStore implements GraphStore {
 
   /**
    * Starts the index from the memory image in the data directory, if there is one that reflects
-   * its snapshot and journal (see index-image.ts), and returns the quads it holds; undefined when
-   * the snapshot is to be loaded. The journal is replayed over it all the same: that changes
-   * nothing (each quad ends as the last record touching it left it), and the archive takes from it
-   * what it lacks. recover() removes the image once it has recovered, whichever way.
+   * its snapshot and journal (see index-image.ts), and returns the quads it holds and the revision
+   * metadata it carries; undefined when the snapshot is to be loaded. The journal is replayed over
+   * it all the same: that changes nothing (each quad ends as the last record touching it left it),
+   * and the archive takes from it what it lacks. recover() removes the image once it has
+   * recovered, whichever way.
    */
-  private async takeImage(snapshot: number | undefined): Promise<number | undefined> {
+  private async takeImage(snapshot: number | undefined): Promise<{ quads: number; revisions: RevisionRecord[] } | undefined> {
     const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
     if (!memoryImage) return undefined;
     const image = await readIndexImage(dataDir, await storePosition(dataDir, snapshot), log);
     if (!image) return undefined;
-    const held = image.index.size;
+    let held = -1;
     let refused: string | undefined;
-    if (held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
+    try {
+      held = image.index.size;
+    } catch (err) {
+      refused = `its store cannot be read: ${(err as Error).message}`;
+    }
+    if (!refused && held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
     // As a start from the snapshot (roomToLoad): the store must hold with half the reserve free.
-    else if (!image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
+    if (!refused && !image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
     if (refused) {
+      // Its WASM instance, referenced no more, goes with its memory once garbage collected.
       log(`memory image not used (${refused}): the store loads its snapshot`);
-      image.index.free();
       return undefined;
     }
     this.index.takeOver(image.index);
-    return held;
+    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')) };
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
@@ -605,7 +612,8 @@ export class DurableStore implements GraphStore {
     try {
       // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
       const quads = this.index.size;
-      const written = await writeIndexImage(dataDir, this.index, quads, await storePosition(dataDir, this.snapshotSegment));
+      const revisions = Buffer.from(revisionsToJson(readRevisions(this.index)));
+      const written = await writeIndexImage(dataDir, this.index, quads, await storePosition(dataDir, this.snapshotSegment), revisions);
       if ('refused' in written) log(`no memory image written: ${written.refused}`);
       else log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(written.bytes / 2 ** 20)} MiB)`);
     } catch (err) {

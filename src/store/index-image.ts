@@ -38,7 +38,9 @@ interface ImageHeader {
   position: StorePosition;
   /** One character per chunk of the memory: '1' written, '0' all zeros (a hole in the file, left as a new memory has it). */
   chunks: string;
-  /** CRC-32 of the chunks written. */
+  /** Bytes of the attachment, after the memory. */
+  attachmentBytes: number;
+  /** CRC-32 of the chunks written, the attachment and the other fields of the header (headerText). */
   crc: number;
 }
 
@@ -53,15 +55,22 @@ const samePosition = (a: StorePosition, b: StorePosition) => JSON.stringify(a) =
 
 /**
  * Writes the image of `index`, which holds `quads` quads and reflects `position` (nothing may
- * change it meanwhile): temp file, fsync, rename, fsync dir. Returns its size, or why no image
- * could be written.
+ * change it meanwhile), with `attachment`, what the store reads from the index at start (the
+ * revision metadata), as it stands: temp file, fsync, rename, fsync dir. Returns its size, or
+ * why no image could be written.
  */
-export async function writeIndexImage(dir: string, index: OxigraphIndex, quads: number, position: StorePosition): Promise<{ bytes: number } | { refused: string }> {
+export async function writeIndexImage(
+  dir: string,
+  index: OxigraphIndex,
+  quads: number,
+  position: StorePosition,
+  attachment: Buffer,
+): Promise<{ bytes: number } | { refused: string }> {
   const { bindings, storePointer } = index.memory;
   const held = heldValues(bindings);
   if (typeof held === 'string') return { refused: held };
   const memory = new Uint8Array(bindings.allocator.memory.buffer);
-  const header: Omit<ImageHeader, 'chunks' | 'crc'> = { wasm: wasmDigest(), storePointer, memoryBytes: memory.length, held, quads, position };
+  const header: Omit<ImageHeader, 'chunks' | 'crc'> = { wasm: wasmDigest(), storePointer, memoryBytes: memory.length, held, quads, position, attachmentBytes: attachment.length };
   // The chunks flags add one character per 4 MiB: the header never comes near its size.
   if (JSON.stringify(header).length + memory.length / CHUNK_BYTES + 1000 > HEADER_BYTES) return { refused: 'its header would not fit' };
   await writeFileDurably(dir, IMAGE_FILE, async (file) => {
@@ -76,9 +85,18 @@ export async function writeIndexImage(dir: string, index: OxigraphIndex, quads: 
       await file.write(chunk, 0, chunk.length, HEADER_BYTES + at);
     }
     await file.truncate(HEADER_BYTES + memory.length);
+    crc = crc32(attachment, crc);
+    await file.write(attachment, 0, attachment.length, HEADER_BYTES + memory.length);
+    crc = crc32(headerText({ ...header, chunks }), crc);
     await file.write((MAGIC + JSON.stringify({ ...header, chunks, crc }) + '\n').padEnd(HEADER_BYTES, ' '), 0);
   });
-  return { bytes: HEADER_BYTES + memory.length };
+  return { bytes: HEADER_BYTES + memory.length + attachment.length };
+}
+
+/** The header's fields as the checksum covers them, in a fixed order. */
+function headerText(header: Omit<ImageHeader, 'crc'>): string {
+  const { wasm, storePointer, memoryBytes, held, quads, position, chunks, attachmentBytes } = header;
+  return JSON.stringify([wasm, storePointer, memoryBytes, held, quads, position, chunks, attachmentBytes]);
 }
 
 const ZEROS = new Uint8Array(CHUNK_BYTES);
@@ -93,7 +111,7 @@ export async function readIndexImage(
   dir: string,
   position: StorePosition,
   log: (message: string) => void,
-): Promise<{ index: OxigraphIndex; quads: number } | undefined> {
+): Promise<{ index: OxigraphIndex; quads: number; attachment: Buffer } | undefined> {
   const path = join(dir, IMAGE_FILE);
   let file;
   try {
@@ -119,7 +137,7 @@ export async function readIndexImage(
     }
     if (header.wasm !== wasmDigest()) return refused('written by another version of Oxigraph');
     if (!samePosition(header.position, position)) return refused('the snapshot or journal changed since it was written');
-    if ((await file.stat()).size !== HEADER_BYTES + header.memoryBytes || header.chunks.length !== Math.ceil(header.memoryBytes / CHUNK_BYTES)) return refused('its size does not match its header');
+    if ((await file.stat()).size !== HEADER_BYTES + header.memoryBytes + header.attachmentBytes || header.chunks.length !== Math.ceil(header.memoryBytes / CHUNK_BYTES)) return refused('its size does not match its header');
     const bindings = bindingsForImage(header.memoryBytes, header.held);
     const memory = new Uint8Array(bindings.allocator.memory.buffer);
     let crc = 0;
@@ -134,10 +152,14 @@ export async function readIndexImage(
       next = i + 1 < written.length ? read(written[i + 1]) : undefined;
       crc = crc32(memory.subarray(at, at + got), crc);
     }
-    if (crc !== header.crc) return refused('damaged: checksum mismatch');
+    const attachment = Buffer.alloc(header.attachmentBytes);
+    if ((await file.read(attachment, 0, attachment.length, HEADER_BYTES + header.memoryBytes)).bytesRead !== attachment.length) return refused('cut short');
+    crc = crc32(attachment, crc);
+    const { crc: expected, ...checked } = header;
+    if (crc32(headerText(checked), crc) !== expected) return refused('damaged: checksum mismatch');
     const index = new OxigraphIndex(0, bindings, header.storePointer);
     log(`memory image of ${header.quads} quads (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
-    return { index, quads: header.quads };
+    return { index, quads: header.quads, attachment };
   } catch (err) {
     log(`memory image ${IMAGE_FILE} not used (${(err as Error).message}): the store loads its snapshot`);
     return undefined;

@@ -84,8 +84,9 @@ export function statusEntryQuads(request: string, entry: StatusEntry, extras: St
 export function readActionRequests(reader: SparqlReader): ActionRequestRecord[] {
   const p = iriToNt;
   const records = new Map<string, ActionRequestRecord>();
+  // isRequestedBy first: Oxigraph joins in the order written, and rdf:type is in every object's graph too (measured: 0.4 s at start with 20,000 objects, ~0 this way).
   const requests = reader.select(`SELECT ?r ?type ?by ?at WHERE { GRAPH ?r {
-    ?r ${p(rdf.type)} ?type ; ${p(api.isRequestedBy)} ?by ; ${p(api.isRequestedAt)} ?at } }`);
+    ?r ${p(api.isRequestedBy)} ?by ; ${p(rdf.type)} ?type ; ${p(api.isRequestedAt)} ?at } }`);
   for (const b of requests.results.bindings) {
     records.set(b.r.value, { iri: b.r.value, type: b.type.value, requestedBy: b.by.value, requestedAt: new Date(b.at.value), objects: [], statuses: [] });
   }

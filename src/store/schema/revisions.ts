@@ -103,6 +103,23 @@ export function readRevisions(reader: GraphTextReader): RevisionRecord[] {
   return out.sort((a, b) => a.number - b.number);
 }
 
+/** Revision metadata as JSON text, for a memory image to carry (index-image.ts): read back by revisionsFromJson. */
+export function revisionsToJson(revisions: readonly RevisionRecord[]): string {
+  return JSON.stringify(revisions.map((r) => [r.object, r.number, r.graph, r.createdAt.getTime(), r.createdBy, r.mostSpecificType]));
+}
+
+export function revisionsFromJson(text: string): RevisionRecord[] {
+  // Built as readRevisions builds them (the same keys in the same order).
+  return (JSON.parse(text) as [string, number, string, number, string, string][]).map(([object, number, graph, at, createdBy, mostSpecificType]) => ({
+    object,
+    graph,
+    number,
+    createdAt: new Date(at),
+    createdBy,
+    mostSpecificType,
+  }));
+}
+
 /** A revision as a journal record writes it: its metadata and its change to the object's graph, as N-Triples lines. */
 export interface WrittenRevision {
   record: RevisionRecord;
