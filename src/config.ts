@@ -82,6 +82,9 @@ export const configSchema = z.strictObject({
   notifications: z
     .strictObject({
       webhookUrl: httpUrl.optional().meta({ description: 'received notifications are forwarded (POST, JSON-LD, `Idempotency-Key`) to this internal URL' }),
+      retentionDays: integer(0)
+        .default(0)
+        .meta({ description: 'received notifications older than this many days are removed (checked hourly; one sent again after that is stored again); 0 keeps them all' }),
     })
     .prefault({}),
   delivery: z

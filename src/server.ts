@@ -143,7 +143,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
-  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, receivedNotifications, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {
+  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {
     store.committed.subscribe((events) => consumer.onCommitted(events));
   }
   store.publishStored();
@@ -163,6 +163,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     store.committed.subscribe((events) => offers.onCommitted(events));
   }
   delivery.start();
+  if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = store.startQueryReplica({
     timeBudgetMs: config.sparql.timeBudgetMillis,
@@ -190,6 +191,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     async close() {
       await delivery.stop();
       await listener.drain(config.shutdown.graceMs);
+      await receivedNotifications.stop();
       await jsonLd.close();
       await durable.close();
       await metricsListener?.drain(0);

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { listSegments, segmentName } from '../src/store/journal.js';
 import { revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import type { DomainEvent } from '../src/store/transaction.js';
+import { receivedNotificationGraph } from '../src/store/schema/received-notifications.js';
+import { namedNode, quad, type Quad } from '../src/rdf/terms.js';
+import { STORE, store as bookkeeping } from '../src/rdf/vocab.js';
 import { graphQuads, openStore, tempDir } from './support/store-data.js';
 
 const revision = (n: number): RevisionRecord => ({
@@ -41,6 +44,34 @@ describe('the commit site and the after-commit stream', () => {
       expect(data.map((d) => d.lines.length)).to.deep.equal([2, 2, 2]);
       expect(data[1].lines.join('')).to.contain('g2');
       for (const n of [1, 2, 3]) expect(store.claims.isHeld(`key ${n}`)).to.equal(false);
+    } finally {
+      await store.close();
+      await remove();
+    }
+  });
+
+  it('hands data consumers (the SPARQL replica) only the commits that write a graph a view may show, not the store\'s own bookkeeping alone', async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    try {
+      const data: string[] = [];
+      store.committed.subscribeData((record) => data.push(Buffer.from(record.insert).toString('utf8')));
+      let events = 0;
+      store.committed.subscribe(() => events++);
+      const inGraph = (graph: string) => graphQuads('x', 2).map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+      const commit = async (quads: Quad[]) => {
+        const tx = store.begin({ insert: quads });
+        tx.events.push(created(data.length));
+        await store.commit(tx);
+      };
+      // A received notification and a delivery queue's progress: no view shows them.
+      await commit(inGraph(receivedNotificationGraph('n1')));
+      await commit(inGraph(`${STORE}outbox-positions`));
+      expect(data, 'bookkeeping alone is not sent').to.deep.equal([]);
+      await commit([...inGraph(`${STORE}outbox-positions`), ...inGraph('https://example.com/logistics-objects/1')]);
+      await commit(inGraph(bookkeeping.metaGraph));
+      expect(data).to.have.length(2);
+      expect(events, 'every commit is still published to the domain').to.equal(4);
     } finally {
       await store.close();
       await remove();

@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import { expectApiError } from './support/api-error.js';
-import { asList } from './support/changes.js';
+import { asList, createObject } from './support/changes.js';
 import { holderOf, startPeers } from './support/peers.js';
 import type { TestServer } from './support/server.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 
 const API = 'https://onerecord.iata.org/ns/api#';
 type Json = Record<string, unknown>;
+const METRICS_TOKEN = 'metrics-token-for-notification-tests-0123456789';
 const example = async (n: number) => JSON.parse(await readFile(new URL(`../../test/fixtures/onerecord-examples/Notification_example${n}.json`, import.meta.url), 'utf8')) as Json;
 
 /** POSTs a notification from `from` (its holder's own token) to `to`. */
@@ -42,7 +43,7 @@ describe('POST /notifications: receiving notifications from another server', fun
         res.writeHead(204).end();
       });
     });
-    [publisher, subscriber] = await startPeers(2, (i) => (i === 1 ? { notifications: { webhookUrl: `${webhook.url}/hook` } } : {}));
+    [publisher, subscriber] = await startPeers(2, (i) => (i === 1 ? { notifications: { webhookUrl: `${webhook.url}/hook` }, metrics: { token: METRICS_TOKEN } } : {}));
   });
   after(async () => {
     await Promise.all([publisher?.close(), subscriber?.close(), webhook?.close()]);
@@ -105,6 +106,30 @@ describe('POST /notifications: receiving notifications from another server', fun
     expect(unreadable.headers.get('connection')).to.equal('close');
     expect((await received(subscriber)).length).to.equal(before);
     expect((await send(publisher, subscriber, base)).headers.get('connection')).to.equal('keep-alive');
+  });
+
+  it('sends no received notification to the SPARQL replica: no view shows them', async () => {
+    // Commits the replica has applied (each one observed once on this histogram).
+    const applied = async () => {
+      const text = await (await fetch(`${subscriber.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+      const line = text.split('\n').find((l) => l.startsWith('onerecord_sparql_replica_visible_seconds_count '));
+      return Number(line?.slice(line.lastIndexOf(' ') + 1) ?? 0);
+    };
+    const settled = async (expected?: number) => {
+      let last = -1;
+      for (let i = 0; i < 100; i++) {
+        const now = await applied();
+        if (expected === undefined ? now === last : now === expected) return now;
+        last = now;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return last;
+    };
+    const before = await settled();
+    for (let i = 0; i < 5; i++) expect((await send(publisher, subscriber, { ...(await example(1)), '@id': `${publisher.url}/notifications/replica-${i}` })).status).to.equal(204);
+    await createObject(subscriber);
+    // The object's commit reaches the replica; the five notifications before it do not.
+    expect(await settled(before + 1)).to.equal(before + 1);
   });
 
   it('answers 415 to other media types, 405 to other methods, 401 without a token, 403 on the internal list for others', async () => {

@@ -128,6 +128,24 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'latest', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`)).to.deep.equal(['6']);
   });
 
+  it('an object changed many times: each revision in the revisions view whole, with literals Oxigraph writes in other escapes, however records are batched, also after a deletion in another lexical form', () => {
+    const values = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? `tab\there ${i}` : i % 3 === 1 ? `caf\u00e9 \u{1F69A} ${i}` : `plain ${i}`));
+    const weight = (value: string) => `<${BASE}a> <${P}w> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
+    const records: ReplicaRecord[] = [created('a', [values[0]])];
+    for (let n = 2; n <= values.length; n++) records.push(changed('a', n, [values[n - 2]], [values[n - 1]]));
+    // Revision 20 adds a weight, 21 deletes it written in another lexical form (the kept triples do not hold that line).
+    records[19] = { ...records[19], insert: records[19].insert + weight('5.0') };
+    records[20] = { ...records[20], delete: records[20].delete + weight('5') };
+    for (const batches of [records.map((r) => [r]), [records], [records.slice(0, 7), records.slice(7, 25), records.slice(25)]]) {
+      const replica = new ReplicaStore(1_000_000);
+      for (const batch of batches) replica.applyRecords(batch);
+      for (let n = 1; n <= values.length; n++) {
+        const expected = [values[n - 1], 'KGM', ...(n === 20 ? ['5'] : [])].sort();
+        expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', n)}> { ?s ?p ?v } }`), `revision ${n}`).to.deep.equal(expected);
+      }
+    }
+  });
+
   it('the history window keeps the newest revisions before the latest and decided requests up to its bound; the latest view keeps everything', () => {
     // Each revision of a: 2 triples and 2 metadata quads; the request: 1 quad. The latest revision is outside the bound: it is the object's graph.
     const replica = new ReplicaStore(10);

@@ -4,7 +4,9 @@
  * distinct objects; p50/p99; ratio to the POST-object rate; the time of a change on an object with
  * 10 vs 1,000 revisions; memory per revision. Every run has a server of its own, in its own
  * process (startServer, loopback, fsync on), holding the same preloaded store, so no run depends on
- * what an earlier one wrote; the 20-client PATCH run is repeated and its median reported.
+ * what an earlier one wrote; each run is measured after WARM_UP_SECONDS of the same load (the server's
+ * JIT warm: see there; a PATCH run warms up on objects of its own, so the measured ones start at the
+ * same size); the 20-client PATCH run is repeated and its median reported.
  *   npm run build && node dist/scripts/bench/changes.js [seconds] [repeats]
  * With `validation` first, it measures only POST and PATCH (20 clients) with data-model validation
  * on and off, alternating, each setting `repeats` times (medians):
@@ -32,6 +34,15 @@ const CLIENTS = 20;
 const CHANGED_OBJECTS = 500;
 /** Objects every server starts with (about 0.5 million quads), so each run sees a store of the same size. */
 const PRELOADED_OBJECTS = 10_000;
+/**
+ * Seconds of the same load before each measured run, so that the server runs as a long-running one
+ * does. V8's optimising compiler goes on compiling the write path for the first ~5,000-7,000 changes
+ * (measured with --trace-opt, one client in process: 3.3-3.5 s of TurboFan work over changes
+ * 1,000-4,000, 0.4 s over changes 7,000-10,000), on helper threads that take CPU from the measured
+ * run on 2 cores; 2 s of warm-up (the harness's WARM_UP_SECONDS, used here until 2026-11-23) left
+ * about 1 ms of that work per change in a 10-s run. BENCH_WARM_UP_SECONDS overrides it.
+ */
+const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 20);
 
 interface Ready {
   url: string;
@@ -214,12 +225,20 @@ interface PatchRun extends RunResult {
 async function patchRun(clients: number, seconds: number, validation = true): Promise<PatchRun> {
   const server = await startBenchServer(validation);
   const perClient = CHANGED_OBJECTS / clients;
-  const objects = await Promise.all(Array.from({ length: clients }, () => server.subjects(perClient)));
+  const created = () => Promise.all(Array.from({ length: clients }, () => server.subjects(perClient)));
+  const warming = await created();
+  const objects = await created();
   const cursors = new Array<number>(clients).fill(0);
+  const changeOf = (list: Subject[][]) => (c: number) => server.patch(list[c][cursors[c]++ % perClient], true);
+  // The server's JIT and caches warm on the same load before the measured run (no figure of it is kept),
+  // on objects of their own: the measured changes start on objects of the same size however long it ran.
+  await run(clients, WARM_UP_SECONDS, changeOf(warming), 201);
+  cursors.fill(0);
+  const change = changeOf(objects);
   const before = await server.memory();
-  const result = await run(clients, seconds, (c) => server.patch(objects[c][cursors[c]++ % perClient], true), 201);
+  const result = await run(clients, seconds, change, 201);
   const after = await server.memory();
-  const missing = await server.unaccepted(objects.flat());
+  const missing = await server.unaccepted([...warming.flat(), ...objects.flat()]);
   await server.stop();
   const per = (name: Exclude<keyof Memory, 'cpu'>) => (after[name] - before[name]) / result.count;
   return {
@@ -237,6 +256,7 @@ interface PostRun extends RunResult {
 
 async function postRun(clients: number, seconds: number, validation = true): Promise<PostRun> {
   const server = await startBenchServer(validation);
+  await run(clients, WARM_UP_SECONDS, () => server.post(), 201);
   const before = await server.memory();
   const result = await run(clients, seconds, () => server.post(), 201);
   const after = await server.memory();
@@ -274,7 +294,7 @@ async function drive(seconds: number, repeats: number): Promise<void> {
 
   const row = (name: string, r: RunResult, base?: RunResult) =>
     `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${base ? fmt(r.perSecond / base.perSecond, 2) : '-'} | ${r.failures} |`;
-  console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
+  console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s | p50 ms | p99 ms | ratio | failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object, 1 client', postSequential));
@@ -309,7 +329,7 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
   const rate = (list: RunResult[]) => median(list, (r) => r.perSecond);
   const row = (name: string, on: RunResult, off: RunResult) =>
     `| ${name} | ${fmt(on.perSecond)} | ${fmt(off.perSecond)} | ${fmt(on.perSecond / off.perSecond, 3)} | ${fmt(on.p50, 2)} / ${fmt(off.p50, 2)} | ${fmt(on.p99, 2)} / ${fmt(off.p99, 2)} | ${on.failures + off.failures} |`;
-  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
+  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s, validation on | per s, off | ratio on/off | p50 ms on / off | p99 ms on / off | failures |');
   console.log('|---|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object', rate(runs.postOn), rate(runs.postOff)));
@@ -332,7 +352,7 @@ async function compareThroughput(seconds: number, repeats: number): Promise<void
   }
   const post = median(posts, (r) => r.perSecond);
   const patch = median(patches, (r) => r.perSecond);
-  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects`);
+  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(`| POST Logistics Object | ${fmt(post.perSecond)} | ${fmt(post.p50, 2)} | ${fmt(post.p99, 2)} | ${fmt(post.cpuPerPost)} | ${post.failures} |`);

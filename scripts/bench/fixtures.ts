@@ -1,4 +1,4 @@
-import { DEFAULTS } from '../../src/config.js';
+import { DEFAULTS, loadConfig } from '../../src/config.js';
 import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
 import type { GraphStore } from '../../src/store/graph-store.js';
 import { parseBody } from '../../src/rdf/parse.js';
@@ -95,3 +95,32 @@ export const stringOperation = (op: 'ADD' | 'DELETE', s: string, p: string, valu
   'api:p': `${CARGO}${p}`,
   'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': value },
 });
+
+/** A Subscription (JSON-LD) of `subscriber` to every Logistics Object's updates (a type topic: one FIFO queue). */
+export const everyObjectUpdatedSubscription = (subscriber: string) =>
+  JSON.stringify({
+    '@context': { api: API },
+    '@type': 'api:Subscription',
+    'api:hasSubscriber': { '@id': subscriber },
+    'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
+    'api:hasTopic': { '@type': `${XSD}anyURI`, '@value': `${CARGO}LogisticsObject` },
+    'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+  });
+
+/**
+ * A publisher on loopback `port` whose subscriber `subscriber` (an internal agent, so its
+ * subscriptions are accepted) is called at `callback`; a subscriber back after downtime is retried
+ * within a second, as a deployment would configure it.
+ */
+export const publisherConfig = (port: number, dataDir: string, subscriber: string, callback: string) =>
+  loadConfig(
+    {},
+    {
+      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      internalAgents: [subscriber],
+      outbound: { allowPrivateAddresses: true },
+      delivery: { callbacks: [{ organization: subscriber, url: callback }], maxBackoffMs: 1000 },
+    },
+  );

@@ -18,11 +18,9 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/config.js';
-import { API, CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { markedPiece, replaceMarkChange } from './fixtures.js';
+import { everyObjectUpdatedSubscription, markedPiece, publisherConfig, replaceMarkChange } from './fixtures.js';
 import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBER = 'https://subscriber.example.com/logistics-objects/org';
@@ -44,18 +42,7 @@ interface Memory {
 async function publisher(): Promise<void> {
   const [port, callback] = [Number(process.argv[3]), process.argv[4]];
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-subscriber-down-'));
-  const config = loadConfig(
-    {},
-    {
-      port,
-      baseUrl: `http://127.0.0.1:${port}`,
-      dataDir,
-      internalAgents: [SUBSCRIBER],
-      outbound: { allowPrivateAddresses: true },
-      // A subscriber back after downtime is retried within a second, as a deployment would configure it.
-      delivery: { callbacks: [{ organization: SUBSCRIBER, url: callback }], maxBackoffMs: 1000 },
-    },
-  );
+  const config = publisherConfig(port, dataDir, SUBSCRIBER, callback);
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   process.send!({ url: server.url, token } satisfies Ready);
@@ -155,18 +142,7 @@ async function driver(): Promise<void> {
   console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
   const before = await memory();
 
-  const subscribed = await client.send(
-    `${ready.url}/subscriptions`,
-    'POST',
-    JSON.stringify({
-      '@context': { api: API },
-      '@type': 'api:Subscription',
-      'api:hasSubscriber': { '@id': SUBSCRIBER },
-      'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
-      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': `${CARGO}LogisticsObject` },
-      'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
-    }),
-  );
+  const subscribed = await client.send(`${ready.url}/subscriptions`, 'POST', everyObjectUpdatedSubscription(SUBSCRIBER));
   if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
   const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
   const down = await load(seconds);

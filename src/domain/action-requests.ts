@@ -96,6 +96,7 @@ export class RequestWrite {
   /** A new request (pending, requested by its requester): its identifying triples plus `body` (its own content). */
   create(record: ActionRequestRecord, body: Quad[]): void {
     this.tx.insert.push(...requestQuads(record, body));
+    this.tx.created.add(record.iri);
     this.tx.share(claimKey.request(record.iri));
     const status = this.entry(record, { to: requestStatus.PENDING, by: record.requestedBy, at: record.requestedAt });
     this.tx.events.push({ kind: 'action-request-created', request: record, status });

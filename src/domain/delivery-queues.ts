@@ -148,8 +148,7 @@ export class QueueWindows {
    */
   enqueue(entry: OutboxEntry, recipients?: readonly Recipient[]): void {
     const addressed = this.addressed(entry, recipients);
-    // Queues paging it in later, and its removal, need not read it from the store.
-    this.addressedEntries.set(entry.sequence, addressed);
+    let held = false;
     for (const [key, recipients] of addressed.byQueue) {
       if (entry.sequence <= this.settle.position(key) || entry.sequence <= (this.queues.get(key)?.cursor ?? 0)) continue;
       const q = this.queueOf(recipients[0]);
@@ -159,9 +158,14 @@ export class QueueWindows {
         q.window.push(...this.itemsOf(entry, recipients));
         q.unsettled += recipients.length;
         q.cursor = entry.sequence;
+        held = true;
       }
       this.kick(q);
     }
+    // Kept for the queues that page it in later and for its removal, while a window holds it:
+    // an entry that went to backlogs only stays in the store (the first queue to page it in reads
+    // it for the others), so a dead subscriber's backlog does not fill the heap.
+    if (held) this.addressedEntries.set(entry.sequence, addressed);
   }
 
   /** An entry with its recipients by queue (`recipientsOf` unless known). */

@@ -259,6 +259,9 @@ export class PublishingStore implements GraphStore {
   revision(object: string, number: number) {
     return this.inner.revision(object, number);
   }
+  get receivedNotifications() {
+    return this.inner.receivedNotifications;
+  }
   finishedRequest(iri: string) {
     return this.inner.finishedRequest(iri);
   }

@@ -9,21 +9,12 @@ import { shapeError, type Violation } from '../shapes/validator.js';
 import { SHAPES } from '../shapes/vocabulary.js';
 import { claimKey } from '../store/claims.js';
 import type { GraphStore } from '../store/graph-store.js';
-import { payloadTriples } from '../store/schema/annotated-graph.js';
+import type { NotificationFilter } from '../store/notification-archive.js';
 import {
   receivedNotificationGraph,
   receivedNotificationQuads,
   type ReceivedNotificationRecord,
 } from '../store/schema/received-notifications.js';
-import type { DomainEvent } from '../store/transaction.js';
-
-export interface NotificationFilter {
-  sender?: string;
-  eventType?: string;
-  object?: string;
-  receivedAfter?: Date;
-  receivedBefore?: Date;
-}
 
 /** What a POST /notifications did: stored it, or recognised a notification already stored. */
 export interface Receipt {
@@ -100,37 +91,61 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology,
 
 /**
  * Notifications received on POST /notifications: stored durably, each once (by @id, or by its
- * sender's Idempotency-Key), listed for operators. The in-memory list is fed by the
- * after-commit stream (and by replay at start).
+ * sender's Idempotency-Key), listed for operators. The store keeps them out of its hot part
+ * (GraphStore.receivedNotifications): nothing of them is held in memory here but the last arrival number.
  */
 export class ReceivedNotifications {
-  private readonly records: ReceivedNotificationRecord[] = [];
-  private readonly byIri = new Map<string, ReceivedNotificationRecord>();
-  private readonly byKey = new Map<string, ReceivedNotificationRecord>();
-  private lastSequence = 0;
+  private lastSequence: number;
+  private retention: { timer: NodeJS.Timeout; sweeping?: Promise<void> } | undefined;
 
   constructor(
     private readonly store: GraphStore,
     private readonly ontology: ApiOntology,
     private readonly access: Authorizer,
     private readonly shapes: ShapeCheck = () => [],
-  ) {}
+  ) {
+    this.lastSequence = store.receivedNotifications.lastSequence();
+  }
 
-  onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) {
-      if (e.kind !== 'notification-received') continue;
-      const record = e.notification;
-      this.records.push(record);
-      this.byIri.set(record.iri, record);
-      if (record.idempotencyKey !== undefined) this.byKey.set(senderKey(record.sender, record.idempotencyKey), record);
-      this.lastSequence = Math.max(this.lastSequence, record.sequence);
-    }
+  /**
+   * Removes the notifications received more than `days` ago, now and then every hour
+   * (`notifications.retentionDays`), a chunk per event-loop turn so that requests are not held up.
+   */
+  keepFor(days: number, log: (message: string) => void): void {
+    const sweep = async () => {
+      const cutoff = new Date(Date.now() - days * DAY_MS);
+      let removed = 0;
+      for (let chunk = RETENTION_CHUNK; chunk === RETENTION_CHUNK && this.retention; removed += chunk) {
+        chunk = this.store.receivedNotifications.removeReceivedBefore(cutoff, RETENTION_CHUNK);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      if (removed > 0) log(`retention: ${removed} received notifications older than ${days} days removed`);
+    };
+    const run = () => {
+      const retention = this.retention;
+      if (!retention || retention.sweeping) return;
+      retention.sweeping = sweep()
+        .catch((err: Error) => log(`retention: removing old received notifications failed (tried again within the hour): ${err.message}`))
+        .finally(() => (retention.sweeping = undefined));
+    };
+    this.retention = { timer: setInterval(run, RETENTION_EVERY_MS).unref() };
+    run();
+  }
+
+  /** Stops removing old notifications (before the store closes). */
+  async stop(): Promise<void> {
+    const retention = this.retention;
+    if (!retention) return;
+    this.retention = undefined;
+    clearInterval(retention.timer);
+    await retention.sweeping;
   }
 
   /** Stores a notification unless it was stored before; 409 while the same one is being stored. */
   async receive(quads: readonly Quad[], caller: Caller, idempotencyKey?: string): Promise<Receipt> {
     const notification = checkNotification(quads, this.ontology, this.shapes);
-    const seen = this.byIri.get(notification.iri) ?? (idempotencyKey === undefined ? undefined : this.byKey.get(senderKey(caller.agent, idempotencyKey)));
+    const stored = this.store.receivedNotifications;
+    const seen = stored.withId(notification.iri) ?? (idempotencyKey === undefined ? undefined : stored.withKey(caller.agent, idempotencyKey));
     if (seen) return { record: seen, duplicate: true };
     const tx = this.store.begin();
     const keys = [notification.iri, ...(idempotencyKey === undefined ? [] : [senderKey(caller.agent, idempotencyKey)])];
@@ -149,28 +164,27 @@ export class ReceivedNotifications {
       ...(notification.object === undefined ? {} : { object: notification.object }),
     };
     tx.insert.push(...receivedNotificationQuads(record, notification.triples));
+    // Nothing writes to it again: the store keeps it out of its hot part.
+    tx.finished.push(record.graph);
     tx.events.push({ kind: 'notification-received', notification: record });
     await this.store.commit(tx);
     return { record, duplicate: false };
   }
 
-  /** Received notifications matching `filter`, in arrival order (internal actors only). */
-  list(caller: Caller, filter: NotificationFilter): ReceivedNotificationRecord[] {
+  /** Received notifications matching `filter`, in arrival order: how many, and one page of them (internal actors only). */
+  list(caller: Caller, filter: NotificationFilter, skip: number, limit: number): { total: number; page: ReceivedNotificationRecord[] } {
     this.access.check(caller, { kind: 'operate', what: 'listing received notifications' });
-    return this.records.filter(
-      (r) =>
-        (filter.sender === undefined || r.sender === filter.sender) &&
-        (filter.eventType === undefined || r.eventType === filter.eventType) &&
-        (filter.object === undefined || r.object === filter.object) &&
-        (filter.receivedAfter === undefined || r.receivedAt >= filter.receivedAfter) &&
-        (filter.receivedBefore === undefined || r.receivedAt <= filter.receivedBefore),
-    );
+    return this.store.receivedNotifications.list(filter, skip, limit);
   }
 
   /** The notification as received. */
   triples(record: ReceivedNotificationRecord): Quad[] {
-    return payloadTriples(record.graph, this.store.graphTriples(record.graph));
+    return this.store.receivedNotifications.triples(record);
   }
 }
 
 const senderKey = (sender: string, key: string) => `${sender} ${key}`;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** How often old notifications are looked for, and how many are removed per event-loop turn. */
+const RETENTION_EVERY_MS = 60 * 60 * 1000;
+const RETENTION_CHUNK = 1000;

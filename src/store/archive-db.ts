@@ -14,10 +14,13 @@ const WRITE_DELAY_MS = 25;
  * until then they are read from memory. A write that fails is remembered, so that the archive
  * refuses to be called flushed.
  */
+/** What a pending entry holds when its key was removed. */
+const REMOVED: unique symbol = Symbol('removed');
+
 export class ArchiveDb<K extends Key, V> {
-  private readonly pending = new Map<string, { key: K; value: V }>();
-  /** Entries put since the last hand-over to LMDB. */
-  private unwritten: [id: string, entry: { key: K; value: V }][] = [];
+  private readonly pending = new Map<string, { key: K; value: V | typeof REMOVED }>();
+  /** Entries put (or removed) since the last hand-over to LMDB. */
+  private unwritten: [id: string, entry: { key: K; value: V | typeof REMOVED }][] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -26,17 +29,29 @@ export class ArchiveDb<K extends Key, V> {
   ) {}
 
   get(key: K): V | undefined {
-    return this.pending.get(JSON.stringify(key))?.value ?? this.db.get(key);
+    const entry = this.pending.get(JSON.stringify(key));
+    if (entry) return entry.value === REMOVED ? undefined : entry.value;
+    return this.db.get(key);
   }
 
   /** Whether `key` is there, without reading (or decompressing) its value. */
   has(key: K): boolean {
-    return this.pending.has(JSON.stringify(key)) || this.db.doesExist(key);
+    const entry = this.pending.get(JSON.stringify(key));
+    return entry ? entry.value !== REMOVED : this.db.doesExist(key);
   }
 
   put(key: K, value: V): void {
+    this.change(key, value);
+  }
+
+  /** Removes `key` (gone for readers at once, from LMDB with the next hand-over). */
+  remove(key: K): void {
+    this.change(key, REMOVED);
+  }
+
+  private change(key: K, value: V | typeof REMOVED): void {
     const id = JSON.stringify(key);
-    const entry = { key, value };
+    const entry: { key: K; value: V | typeof REMOVED } = { key, value };
     this.pending.set(id, entry);
     this.unwritten.push([id, entry]);
     this.timer ??= setTimeout(() => this.write(), WRITE_DELAY_MS);
@@ -51,7 +66,7 @@ export class ArchiveDb<K extends Key, V> {
     this.unwritten = [];
     let last: Promise<boolean>;
     try {
-      for (const [, { key, value }] of batch) last = this.db.put(key, value);
+      for (const [, { key, value }] of batch) last = value === REMOVED ? this.db.remove(key) : this.db.put(key, value);
     } catch (err) {
       // A value LMDB cannot take (a key past its size limit): the journal still has it.
       this.failed(err as Error);
@@ -72,15 +87,40 @@ export class ArchiveDb<K extends Key, V> {
   range(start: K | undefined, end: K | undefined, within: (key: K) => boolean): { key: K; value: V }[] {
     const found = new Map<string, { key: K; value: V }>();
     for (const { key, value } of this.db.getRange({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) })) found.set(JSON.stringify(key), { key, value });
-    for (const [id, entry] of this.pending) if (within(entry.key)) found.set(id, entry);
+    for (const [id, { key, value }] of this.pending) {
+      if (!within(key)) continue;
+      if (value === REMOVED) found.delete(id);
+      else found.set(id, { key, value });
+    }
     return [...found.values()];
+  }
+
+  /** The keys from `start` (inclusive) to `end` (exclusive), committed or not, without reading the values: committed ones in key order, then those not yet committed. */
+  keysIn(start: K | undefined, end: K | undefined, within: (key: K) => boolean): K[] {
+    const pending = [...this.pending].filter(([, entry]) => within(entry.key));
+    const ids = new Set(pending.map(([id]) => id));
+    const keys: K[] = [];
+    for (const key of this.db.getKeys({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) })) if (ids.size === 0 || !ids.has(JSON.stringify(key))) keys.push(key);
+    for (const [, entry] of pending) if (entry.value !== REMOVED) keys.push(entry.key);
+    return keys;
+  }
+
+  /** The highest key, committed or not (keys compared as JavaScript values: numbers or strings). */
+  lastKey(): K | undefined {
+    let last: K | undefined;
+    for (const key of this.db.getKeys({ reverse: true, limit: 1 })) last = key;
+    for (const { key, value } of this.pending.values()) if (value !== REMOVED && (last === undefined || (key as number | string) > (last as number | string))) last = key;
+    return last;
   }
 
   /** Every key, committed or not, without reading the values. */
   keys(): K[] {
     const found = new Map<string, K>();
     for (const key of this.db.getKeys()) found.set(JSON.stringify(key), key);
-    for (const [id, entry] of this.pending) found.set(id, entry.key);
+    for (const [id, entry] of this.pending) {
+      if (entry.value === REMOVED) found.delete(id);
+      else found.set(id, entry.key);
+    }
     return [...found.values()];
   }
 

@@ -25,7 +25,12 @@ export class CommitStream {
     this.listeners.push(listener);
   }
 
-  /** Called with every commit from now on, with its journal record (not for the events republished at start, which carry no record). */
+  /**
+   * Called with every commit from now on that writes a graph a SPARQL view may show
+   * (`viewsMayShow`: not the store's own bookkeeping alone, such as a received notification or a
+   * delivery queue's progress), with its journal record; not for the events republished at start,
+   * which carry no record.
+   */
   subscribeData(listener: CommitDataListener): void {
     this.dataListeners.push(listener);
   }

@@ -9,11 +9,13 @@ import { IndexCompactor } from './compaction.js';
 import { loadOxigraphBindings } from './oxigraph-bindings.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './query-replica.js';
-import { replicaGraph } from './replica-layout.js';
+import { replicaGraph, viewsMayShow } from './replica-layout.js';
 import { Archive, ARCHIVE_DIR } from './archive.js';
 import { ArchiveCorruptError } from './archive-db.js';
 import { asArchiveLines } from './schema/finished-graphs.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
+import { isReceivedNotificationGraph } from './schema/received-notifications.js';
+import type { ReceivedNotificationStore } from './notification-archive.js';
 import { migrateRevisionGraphs } from './history-migration.js';
 import { canonicalLiterals } from './canonical-literals.js';
 import { readIndexImage, removeIndexImage, storePosition, writeIndexImage } from './index-image.js';
@@ -51,6 +53,9 @@ export interface StoreObserver {
 /** Revisions of the hot store whose presence in the archive a start checks (verifyArchive). */
 const ARCHIVE_SAMPLE = 1000;
 
+/** Received notifications of data written before they were archived, moved out of the hot store per commit (moveReceivedNotifications). */
+const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
+
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
 
@@ -67,21 +72,19 @@ export function recordFor(
   canonical: (literals: RDF.Literal[]) => RDF.Literal[],
   hotGraph: (graph: string) => string = () => '',
 ): JournalRecord & { inserted: number; deleted: number } {
-  let insert = change.insert.map(quadToNq);
+  // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not its line).
+  const finished = new Set(change.finished);
+  const insert: string[] = [];
+  const archived: string[] = [];
+  for (const q of change.insert) (finished.size > 0 && finished.has(q.graph.value) ? archived : insert).push(quadToNq(q));
   const deletions = change.delete.map(quadToNq);
   for (const w of change.revisions) revisionLines(w, canonical, insert, deletions);
-  const archived: string[] = [];
-  if (change.finished.length > 0) {
-    // A finished graph leaves the hot store: what it held is deleted, what this commit adds to it never goes there.
-    const tails = change.finished.map((graph) => ` ${iriToNt(graph)} .\n`);
-    const isFinished = (line: string) => tails.some((tail) => line.endsWith(tail));
-    archived.push(...insert.filter(isFinished));
-    insert = insert.filter((line) => !isFinished(line));
-    for (const graph of change.finished) {
-      const held = hotGraph(graph).split(/(?<=\n)/).filter(Boolean);
-      deletions.push(...held);
-      archived.push(...held);
-    }
+  for (const graph of change.finished) {
+    // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided as it is made).
+    if (change.created.has(graph)) continue;
+    const held = hotGraph(graph).split(/(?<=\n)/).filter(Boolean);
+    deletions.push(...held);
+    archived.push(...held);
   }
   const insertText = insert.join('') + asArchiveLines(archived).join('');
   if (deletions.length === 0) return { delete: '', insert: insertText, inserted: insert.length, deleted: 0 };
@@ -89,6 +92,10 @@ export function recordFor(
   const deleted = deletions.filter((line) => !inserted.has(line));
   return { delete: deleted.join(''), insert: insertText, inserted: insert.length, deleted: deleted.length };
 }
+
+/** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */
+const forViews = (tx: WriteTransaction) =>
+  tx.revisions.length > 0 || tx.finished.some(viewsMayShow) || tx.insert.some((q) => viewsMayShow(q.graph.value)) || tx.delete.some((q) => viewsMayShow(q.graph.value));
 
 function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): void {
   insert.push(...revisionQuads(w.revision).map(quadToNq));
@@ -287,6 +294,23 @@ export class DurableStore implements GraphStore {
       this.quads = this.index.size;
       log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
     }
+    await this.moveReceivedNotifications();
+  }
+
+  /**
+   * Received notifications of data written before they were kept out of the hot store leave it,
+   * once: commits that finish their graphs (WriteTransaction.finished) delete them from the hot store
+   * and carry them to the archive, a few hundred at a time.
+   */
+  private async moveReceivedNotifications(): Promise<void> {
+    const rows = this.index.select(`SELECT DISTINCT ?g WHERE { GRAPH ?g { ?g ${iriToNt(bookkeeping.receivedNotification)} ?n } }`).results.bindings;
+    const graphs = rows.map((row) => row.g.value).filter(isReceivedNotificationGraph);
+    for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT) {
+      const tx = this.begin();
+      tx.finished.push(...graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
+      await this.commit(tx);
+    }
+    if (graphs.length > 0) this.options.log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
   }
 
   /**
@@ -440,6 +464,10 @@ export class DurableStore implements GraphStore {
     return this.archive.revisions.revision(object, number);
   }
 
+  get receivedNotifications(): ReceivedNotificationStore {
+    return this.archive.notifications;
+  }
+
   finishedRequest(iri: string): ActionRequestRecord | undefined {
     return this.archive.requests.request(iri);
   }
@@ -484,7 +512,7 @@ export class DurableStore implements GraphStore {
           this.applyDurable(stored);
           this.quads += growth;
           this.compactor.written(record.deleted, this.quads);
-          this.committed.publish(tx.events, stored);
+          this.committed.publish(tx.events, forViews(tx) ? stored : undefined);
           tx.release();
         });
       } finally {

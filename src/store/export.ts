@@ -11,7 +11,8 @@ import { latestSnapshot } from './snapshot.js';
  * works on a directory too large to load. First its newest snapshot and the journal after it
  * (the hot store: the latest revision of each object in the graph named after it), then every
  * revision of every object from the revision archive, each in its revision graph with its
- * metadata. The archive is first completed from the journal, as a start would.
+ * metadata, and the notifications this server received, each in its graph with its receipt. The
+ * archive is first completed from the journal, as a start would.
  */
 export async function exportDataDirectory(dataDir: string, outFile?: string): Promise<Folded> {
   if (outFile === undefined) {
@@ -38,10 +39,20 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
     await readJournal(dataDir, range, (records) => {
       for (const record of records) archive.applyRecord(record);
     });
-    const lines = await archive.revisions.exportRevisions((text) => write(Buffer.from(text)));
+    let lines = await archive.revisions.exportRevisions((text) => write(Buffer.from(text)));
+    for (const nquads of archive.notifications.nquads()) {
+      await write(Buffer.from(nquads));
+      lines += countLines(nquads);
+    }
     return { ...folded, lines: folded.lines + lines };
   } finally {
     await archive.flushed();
     await archive.close();
   }
 }
+
+const countLines = (text: string) => {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+};

@@ -5,6 +5,7 @@ import type { SparqlJsonResults } from './oxigraph-index.js';
 import type { RevisionRecord } from './schema/revisions.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
 import type { WriteTransaction } from './transaction.js';
+import type { ReceivedNotificationStore } from './notification-archive.js';
 
 /** What the query modules need: SPARQL SELECT with results as SPARQL JSON. */
 export interface SparqlReader {
@@ -13,7 +14,7 @@ export interface SparqlReader {
 
 /**
  * The store as the domain sees it. `DurableStore` (journal + embedded Oxigraph) is the one
- * implementation; docs/ARCHITECTURE.md ("A remote SPARQL backend") says how one on a SPARQL 1.1
+ * implementation; docs/remote-backend.md says how one on a SPARQL 1.1
  * engine would implement the same seam.
  */
 export interface GraphStore extends SparqlReader {
@@ -37,6 +38,8 @@ export interface GraphStore extends SparqlReader {
   graphTriples(graph: string): Quad[];
   /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
   revision(object: string, number: number): RevisionRecord | undefined;
+  /** The notifications this server received (kept out of the hot store): duplicates, the list, their content. */
+  readonly receivedNotifications: ReceivedNotificationStore;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
   finishedRequest(iri: string): ActionRequestRecord | undefined;
   /** The finished action requests about `object` (all when absent), oldest first. */

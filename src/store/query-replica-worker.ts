@@ -2,6 +2,7 @@ import { readlinkSync } from 'node:fs';
 import { constants, getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { QueryReply, WorkerMessage, WorkerRequest } from './query-replica.js';
+import { unpackCommits } from './replica-commits.js';
 import { ReplicaFullError, ReplicaStore } from './replica-store.js';
 
 /**
@@ -90,7 +91,7 @@ port.on('message', (message: WorkerRequest) => {
       port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
       return;
     case 'commits':
-      if (!feed(() => replica.applyRecords(message.commits.map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
+      if (!feed(() => replica.applyRecords(unpackCommits(message.commits).map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
       position = message.position;
       if (loaded) port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       return;

@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../budgeted-worker.js';
 import { HttpError } from '../errors.js';
 import type { StoredRecord } from './journal.js';
+import { packCommits, type PackedCommits, type ReplicaCommit } from './replica-commits.js';
 import type { View } from './replica-layout.js';
 import { parseQuery, type ParsedQuery, type QueryForm, type ResultFormat } from './sparql-query.js';
 
@@ -24,12 +25,6 @@ export interface QueryJob {
   dataset?: Dataset;
 }
 
-/** One commit as the replica applies it: a copy of its journal record's bytes (N-Quads, UTF-8). */
-export interface ReplicaCommit {
-  insert: Uint8Array;
-  delete: Uint8Array;
-}
-
 /**
  * What feeds the replica, in the order it must apply it: for a new worker, `start`, a copy of the
  * hot store's metadata graph (`meta`) and other graphs (`hot`) and of the newest history from the
@@ -45,7 +40,7 @@ export type FeedMessage =
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
   | { kind: 'loaded'; position: number }
-  | { kind: 'commits'; commits: ReplicaCommit[]; position: number };
+  | { kind: 'commits'; commits: PackedCommits; position: number };
 
 /** Messages to the worker, in order. */
 export type WorkerRequest = FeedMessage | QueryJob;
@@ -241,8 +236,8 @@ export class QueryReplica implements QueryService {
     this.committed++;
     if (this.full) return;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
-    // Copies with buffers of their own (the record's parts are views of one journal buffer; Buffer's slice() would be a view too).
-    const commit = { insert: new Uint8Array(record.insert), delete: new Uint8Array(record.delete) };
+    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker (post).
+    const commit = { insert: record.insert, delete: record.delete };
     this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
     if (this.loading && this.worker) {
       // Between the parts of the copy, as it comes: a part read after this commit holds it too (see ReplicaStore).
@@ -340,10 +335,11 @@ export class QueryReplica implements QueryService {
     this.sending = this.post(commits, position);
   }
 
-  /** Hands commits to the worker (their buffers moved, not copied again); false if it could not take them, and a new one copies the store. */
+  /** Hands commits to the worker (packed into one buffer, which is moved, not copied again); false if it could not take them, and a new one copies the store. */
   private post(commits: ReplicaCommit[], position: number): boolean {
     try {
-      this.worker!.postMessage({ kind: 'commits', commits, position } satisfies WorkerRequest, commits.flatMap((c) => [c.insert.buffer as ArrayBuffer, c.delete.buffer as ArrayBuffer]));
+      const packed = packCommits(commits);
+      this.worker!.postMessage({ kind: 'commits', commits: packed, position } satisfies WorkerRequest, [packed.bytes.buffer as ArrayBuffer]);
       return true;
     } catch (err) {
       // The write is durable whatever happens here; a replica that missed commits is copied again.

@@ -1,4 +1,4 @@
-import { store as bookkeeping } from '../rdf/vocab.js';
+import { STORE, store as bookkeeping } from '../rdf/vocab.js';
 import { revisionOfGraph } from './schema/revisions.js';
 
 /**
@@ -31,6 +31,14 @@ export function replicaGraph(graph: string, isObject: (graph: string) => boolean
   if (graph.includes('/action-requests/') || graph.includes('/internal/acl/')) return { kind: 'audit' };
   return undefined;
 }
+
+/**
+ * Whether a view may show anything of `graph`: every graph but the store's own bookkeeping
+ * (`urn:onerecord:store:`: outbox, delivery positions, dead letters, received notifications, moves,
+ * event index...), of which the replica reads the revision metadata only. A commit that writes no
+ * such graph (and no revision) is not the replica's to apply (DurableStore.commit).
+ */
+export const viewsMayShow = (graph: string): boolean => !graph.startsWith(STORE) || graph === bookkeeping.metaGraph;
 
 const REPLICA = 'urn:onerecord:replica:';
 

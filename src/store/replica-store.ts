@@ -1,4 +1,7 @@
 import sparqljs from 'sparqljs';
+import { BoundedCache } from '../bounded-cache.js';
+import { readStoreNTriples } from '../rdf/ntriples.js';
+import { tripleToNt } from '../rdf/terms.js';
 import { store as bookkeeping } from '../rdf/vocab.js';
 import { deleteData, OxigraphIndex, oxigraph, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import type { QueryAnswer, QueryJob } from './query-replica.js';
@@ -11,6 +14,9 @@ import { writeSolutions } from './sparql-results.js';
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
 const iri = (value: string) => `<${value}>`;
+
+/** Characters of the latest revisions kept for objects whose revisions entered the window (see `ReplicaStore.latestTriples`). */
+const LATEST_CHARACTERS_KEPT = 32 * 1024 * 1024;
 
 /** Default WASM memory the replica keeps free for queries. */
 export const QUERY_RESERVE_BYTES = 256 * 1024 * 1024;
@@ -168,6 +174,19 @@ export class ReplicaStore extends OxigraphIndex {
   private readonly awaiting = new Set<string>();
   private readonly copiedAt = new Map<string, number>();
   private readonly queryReserveBytes: number;
+  /**
+   * The triples (`s p o`, as the records write them) of the latest revision of objects that had a
+   * revision replaced, kept up to date by the records' lines: replacing the next one copies these
+   * instead of reading the object's graph. Oxigraph's in-memory store keeps a graph's deleted quads
+   * in the lists a read of the graph walks, so that read costs every change the object ever had (an
+   * object changed 20,000 times: 1.7 ms for 5 triples), and it was made for every new revision.
+   * Bounded in characters (counted when kept); an object not kept is read from its graph.
+   */
+  private readonly latestTriples = new BoundedCache<string, Set<string>>(LATEST_CHARACTERS_KEPT, (triples) => {
+    let characters = 0;
+    for (const t of triples) characters += t.length;
+    return characters;
+  });
   /** Quads deleted so far: Oxigraph keeps their memory while the store lives (only a new copy gives it back). */
   deletedQuads = 0;
 
@@ -202,6 +221,7 @@ export class ReplicaStore extends OxigraphIndex {
       if (deletions.some((line) => pending.graphs.has(graphOf(line))) || replacing.some((r) => pending.graphs.has(r.object))) this.load(pending.take());
       const links: string[] = [];
       for (const revision of replacing) this.replace(revision, pending, links);
+      this.keepLatest(deletions, lines);
       this.remove(deletions, links);
       this.toInsert(lines, pending);
       if (!this.window.open) continue;
@@ -326,22 +346,54 @@ export class ReplicaStore extends OxigraphIndex {
       return;
     }
     const into = ` ${iri(graph)} .\n`;
-    const kept = splitLines(this.graphNTriples(object));
-    for (const line of kept) out.lines.push(line.slice(0, -2) + into);
+    const kept = this.latestOf(object);
+    for (const triple of kept) out.lines.push(triple + into);
     out.lines.push(membership(graph, 'revisions'));
     out.graphs.add(graph);
-    this.window.add({ graph, quads: kept.length + meta, kind: 'revision' });
+    this.window.add({ graph, quads: kept.size + meta, kind: 'revision' });
+  }
+
+  /** The triples of an object's graph as it stands (before the record being applied): kept, or read from the graph and kept from now on. */
+  private latestOf(object: string): ReadonlySet<string> {
+    let triples = this.latestTriples.get(object);
+    if (!triples) {
+      // In the records' own form (`tripleToNt`), which Oxigraph's dump need not share (escapes).
+      triples = new Set(readStoreNTriples(this.graphNTriples(object)).map((t) => tripleToNt(t).slice(0, -3)));
+      this.latestTriples.set(object, triples);
+    }
+    return triples;
+  }
+
+  /**
+   * A record's deleted and inserted lines change the kept triples of the objects' graphs they are
+   * in. A deletion of a triple not kept means the kept ones no longer match the graph (they never
+   * should): that object is read from its graph again next time.
+   */
+  private keepLatest(deletions: readonly string[], insertions: readonly string[]): void {
+    if (this.latestTriples.size === 0) return;
+    for (const line of deletions) {
+      const graph = graphOf(line);
+      const triples = this.latestTriples.get(graph);
+      if (triples && !triples.delete(tripleOf(line))) this.latestTriples.delete(graph);
+    }
+    for (const line of insertions) this.latestTriples.get(graphOf(line))?.add(tripleOf(line));
   }
 
   /** The lines to load for inserted N-Quads lines: in their graph, in their view's union, with the graph's views. */
   private toInsert(lines: readonly string[], out: PendingLines): void {
     const seen = new Set<string>();
     const finished = new Map<string, number>();
+    // A record's lines come graph by graph: the kind of a graph is found once per run of its lines.
+    let graph = '';
+    let kind: UnionKind | undefined;
     for (let line of lines) {
       const archived = line.startsWith(ARCHIVE_LINE);
       if (archived) line = line.slice(ARCHIVE_LINE.length);
-      const graph = graphOf(line);
-      const kind = this.unionKind(graph);
+      const of = graphOf(line);
+      if (of !== graph) {
+        graph = of;
+        kind = this.unionKind(graph);
+      }
       if (!kind) continue;
       out.lines.push(`${line}\n`, `${tripleOf(line)} ${iri(UNION_OF[kind])} .\n`);
       if (!seen.has(graph)) {

@@ -84,6 +84,8 @@ export class WriteTransaction {
   readonly revisions: RevisionWrite[] = [];
   /** Named graphs this commit completes: nothing writes to them again (a decided ChangeRequest), so the store may keep them out of its hot part. */
   readonly finished: string[] = [];
+  /** Named graphs this commit creates (a new action request): the store holds nothing of them before it. */
+  readonly created = new Set<string>();
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
   private readonly held: { key: string; holder: unknown }[] = [];

@@ -346,6 +346,56 @@ const revokeDelegation: Operation = {
   },
 };
 
+/**
+ * A notification from another server (sent with the driver's token: any caller may), with an @id
+ * and an object of its own, so that it is listed alone: an acknowledged one must be listed exactly
+ * once after the restart, and sent again (as by a publisher whose answer never came) it is 204
+ * and still stored once. An unacknowledged one is there once or not at all.
+ */
+const receiveNotification: Operation = {
+  kind: 'receive notification',
+  prepare(seq, state) {
+    const id = `https://publisher.example.com/notifications/crash-${state.runId}-${seq}`;
+    const object = `https://publisher.example.com/logistics-objects/crash-${state.runId}-${seq}`;
+    const label = `received notification ${id}`;
+    const body = JSON.stringify({
+      '@context': { api: API },
+      '@id': id,
+      '@type': 'api:Notification',
+      'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+      'api:hasLogisticsObject': { '@id': object },
+      'api:hasChangedProperty': { '@type': xsd.anyURI, '@value': `${CARGO}goodsDescription` },
+    });
+    const send = (target: Target) => target.request('/notifications', { method: 'POST', headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': `key-${seq}` }, body });
+    const listed = async (target: Target): Promise<string[] | string> => {
+      const res = await target.request(`/internal/notifications?logistics-object=${encodeURIComponent(object)}`);
+      if (res.status !== 200) return `GET /internal/notifications answered ${res.status} ${(await res.text()).slice(0, 300)}`;
+      const items = ((await res.json()) as { 'api:hasItem'?: { '@id': string } | { '@id': string }[] })['api:hasItem'];
+      return (items === undefined ? [] : Array.isArray(items) ? items : [items]).map((item) => item['@id']);
+    };
+    return {
+      acknowledgedBy: 204,
+      send,
+      expectation: {
+        label,
+        async check(target, acknowledged) {
+          const ids = await listed(target);
+          if (typeof ids === 'string') return { present: false, problem: `${label}: ${ids}` };
+          if (ids.length > 1 || ids.some((listedId) => listedId !== id)) return { present: true, problem: `${label}: listed as ${JSON.stringify(ids)}` };
+          if (!acknowledged) return { present: ids.length === 1 };
+          if (ids.length === 0) return { present: false, problem: `${label}: acknowledged but not listed` };
+          const again = await send(target);
+          const after = await listed(target);
+          if (again.status !== 204 || typeof after === 'string' || after.length !== 1) {
+            return { present: true, problem: `${label}: sent again, answered ${again.status} and is listed as ${JSON.stringify(after)}` };
+          }
+          return { present: true };
+        },
+      },
+    };
+  },
+};
+
 /** The kinds of write the crash driver mixes, each with its weight. */
 export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
   { operation: createObject, weight: 2 },
@@ -354,6 +404,7 @@ export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
   // Small records: light weights keep the journal growing fast enough for snapshots during the run.
   { operation: delegateAccess, weight: 0.5 },
   { operation: revokeDelegation, weight: 0.5 },
+  { operation: receiveNotification, weight: 0.5 },
 ];
 
 function pickOperation(): Operation {
@@ -589,6 +640,21 @@ const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive|m
 /** The log line of a start from a memory image. */
 export const IMAGE_READ = /memory image of \d+ quads .* read in/;
 
+/** The log line of a memory image written on a clean stop. */
+const IMAGE_WRITTEN = /memory image of \d+ quads written in/;
+
+/**
+ * SIGTERM, after which the process must have exited 0 and written its memory image: a clean stop
+ * that ended otherwise is a failure of its own, and would leave the next start without an image.
+ */
+async function stopCleanly(server: ServerProcess, report: CrashRunReport, which: string): Promise<void> {
+  await server.stop('SIGTERM');
+  const { code, signal } = server.exit;
+  if (code !== 0 || !server.log.some((line) => IMAGE_WRITTEN.test(line))) {
+    report.failures.push(`${which} ended with ${signal ?? `exit code ${code}`}${code === 0 ? ' but wrote no memory image' : ''}; its last log lines:\n${server.log.slice(-20).join('\n')}`);
+  }
+}
+
 /**
  * Rounds of: start the server (sometimes killing it while it starts), check the writes of the
  * round before and a sample of older ones, write as fast as possible, SIGKILL at a random moment.
@@ -621,7 +687,7 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
     await withServer(async (server) => {
       await server.ready;
       await subscribeToEverything(server, subscriber);
-      await server.stop('SIGTERM');
+      await stopCleanly(server, report, 'the clean stop after subscribing');
     });
   }
 
@@ -630,7 +696,7 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
     if (options.imageRoundEvery && round % options.imageRoundEvery === 0) {
       await withServer(async (server) => {
         await server.ready;
-        await server.stop('SIGTERM');
+        await stopCleanly(server, report, `the clean stop before round ${round}`);
       });
     }
     await withServer(async (server) => {
@@ -660,14 +726,14 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       await server.ready;
       await verify(retryingTarget(server), [...unchecked, ...acknowledged], options.concurrency, report);
       unchecked = [];
-      await server.stop('SIGTERM');
+      await stopCleanly(server, report, `the clean stop after final check ${run + 1}`);
     });
   }
   if (subscriber) {
     await withServer(async (server) => {
       await server.ready;
       if (!(await outboxDrained(retryingTarget(server), 60_000))) report.failures.push('the outbox was not empty a minute after the last restart');
-      await server.stop('SIGTERM');
+      await stopCleanly(server, report, 'the clean stop after the outbox drained');
     });
     checkNotifications(subscriber, acknowledged.flatMap((s) => (s.notification ? [s.notification] : [])), report);
   }

@@ -70,6 +70,11 @@ export class ServerProcess {
     this.ready.catch(() => {}); // a process killed while starting is expected in crash rounds
   }
 
+  /** How the process ended (both null while it runs). */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } {
+    return { code: this.child.exitCode, signal: this.child.signalCode };
+  }
+
   /** Sends `signal` and waits for the process to end. */
   async stop(signal: NodeJS.Signals): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);

@@ -40,16 +40,16 @@ export function notificationRoutes(services: Services): Router {
   router.get('/internal/notifications', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const eventType = queryParam(req, 'event-type');
-    const records = receivedNotifications.list(callerOf(res), {
+    const filter = {
       sender: queryParam(req, 'sender'),
       eventType: eventType === undefined ? undefined : `${API}${apiLocalName(eventType)}`,
       object: queryParam(req, 'logistics-object'),
       receivedAfter: queryInstant(req, ['received-after']),
       receivedBefore: queryInstant(req, ['received-before']),
-    });
-    const page = records.slice(queryCount(req, 'skip', 0)).slice(0, queryCount(req, 'limit', 100, 1000));
+    };
+    const { total, page } = receivedNotifications.list(callerOf(res), filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 100, 1000));
     const url = requestUrl(services, req);
-    const triples = collectionTriples(url, records.length, page.map((r) => r.iri));
+    const triples = collectionTriples(url, total, page.map((r) => r.iri));
     for (const r of page) triples.push(...receivedNotifications.triples(r));
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);

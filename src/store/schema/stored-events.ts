@@ -5,7 +5,6 @@ import { readActionRequests } from './action-requests.js';
 import { readEvents } from './events.js';
 import { readMoves } from './moved-objects.js';
 import { readGrants } from './grants.js';
-import { readReceivedNotifications } from './received-notifications.js';
 import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from './outbox.js';
 import { readRemoteSubscriptions } from './remote-subscriptions.js';
 import { readRevisions, type GraphTextReader, type RevisionRecord } from './revisions.js';
@@ -28,7 +27,6 @@ export function storedDomainEvents(reader: SparqlReader & GraphTextReader, revis
   }
   for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
   for (const grant of readGrants(reader)) events.push({ kind: 'grant-added', grant });
-  for (const notification of readReceivedNotifications(reader)) events.push({ kind: 'notification-received', notification });
   // The outbox: where each queue and subscription stands first, then the entries and parked notifications.
   const positions = readOutboxPositions(reader);
   if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });

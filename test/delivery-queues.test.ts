@@ -1,0 +1,56 @@
+import { expect } from 'chai';
+import { QueueWindows } from '../src/domain/delivery-queues.js';
+import { SettleCommits } from '../src/domain/delivery-settle.js';
+import type { SubscriptionIndex } from '../src/domain/subscriptions.js';
+import { API } from '../src/rdf/vocab.js';
+import { outboxEntryQuads, type OutboxEntry, type Recipient } from '../src/store/schema/outbox.js';
+import { openStore, tempDir } from './support/store-data.js';
+
+const RECIPIENT: Recipient = { queue: 'https://subscriber.example.com/org queue', subscription: 'https://publisher.example.com/action-requests/s1', callback: 'http://127.0.0.1:9/notifications' };
+
+/** An entry addressed to RECIPIENT by name (no topic: no subscription index is asked). */
+const entry = (sequence: number): OutboxEntry => ({
+  sequence,
+  iri: `https://publisher.example.com/notifications/n${sequence}`,
+  queuedAt: new Date(),
+  content: { eventType: `${API}LOGISTICS_OBJECT_UPDATED`, object: 'https://publisher.example.com/logistics-objects/o', revision: sequence },
+  topics: [],
+  addressed: [RECIPIENT],
+  recipients: 1,
+});
+
+describe('delivery queue windows', () => {
+  it("keeps in memory only the entries a queue's window holds: a dead subscriber's backlog stays in the store and is read back, in order, as the window drains", async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    const settle = new SettleCommits(store, { lowWater: () => 0, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
+    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
+    try {
+      for (let sequence = 1; sequence <= 40; sequence++) {
+        const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });
+        tx.events.push({ kind: 'notification-queued', entry: entry(sequence), recipients: [RECIPIENT] });
+        await store.commit(tx);
+        windows.enqueue(entry(sequence), [RECIPIENT]);
+      }
+      const [q] = [...windows.all()];
+      expect(q.window.map((i) => i.sequence)).to.deep.equal([1, 2, 3, 4]);
+      expect(q.backlog).to.equal(36);
+      const kept = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => windows.knownEntry(from + i) !== undefined);
+      expect(kept(1, 4)).to.deep.equal([true, true, true, true]);
+      expect(kept(5, 40).filter(Boolean)).to.have.length(0);
+
+      // The four are delivered (as Delivery records it): the window is filled again from the store.
+      for (const item of q.window) item.state = 'settled';
+      q.unsettled = 0;
+      windows.advance(q);
+      expect(q.window.map((i) => i.sequence)).to.deep.equal([5, 6, 7, 8]);
+      expect(q.window.map((i) => i.content?.revision)).to.deep.equal([5, 6, 7, 8]);
+      expect(q.backlog).to.equal(32);
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+});
