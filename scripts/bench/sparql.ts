@@ -13,11 +13,14 @@
  *    quantiles as the upper bound of their bucket), and from the client, the time from the acknowledged
  *    write to the first SPARQL answer that holds it, sampled every 10th write, p50/p99 (target: < 1 s;
  *    this one includes the probe's wait on the busy request thread, printed apart with the writes'
- *    own latency); the write rate the server accepted, and the lag the answers declared (SPARQL-Replica-Lag).
+ *    own latency); the write rate the server accepted, and the lag the answers declared (SPARQL-Replica-Lag);
+ *    then the same with Logistics Events (one per request, on the data set's Piece, polled in the
+ *    `events` view) offered at 1,000/s: a write this server accepts at that rate here.
  *   npm run build && node dist/scripts/bench/sparql.js [seconds]
  */
 import { performance } from 'node:perf_hooks';
 import { shippedQueries } from '../../src/domain/query-files.js';
+import { CARGO, CODE_LISTS, XSD } from '../../src/rdf/vocab.js';
 import { BENCH_PIECE } from './fixtures.js';
 import { LoadClient, fmt, load, machine, percentile, startTarget, warmLoad, type LoadResult } from './harness.js';
 
@@ -134,9 +137,28 @@ interface LagPhase {
   visible99: { ms: number; writes: number };
 }
 
-async function lagPhase(writesPerSecond: number): Promise<LagPhase> {
+/** What a lag phase writes, where, and the view that shows it (by the IRI the write's Location names). */
+interface Writes {
+  path: string;
+  body: string;
+  view: 'latest' | 'events';
+}
+const OBJECT_WRITES: Writes = { path: `${url}/logistics-objects`, body: JSON.stringify(BENCH_PIECE), view: 'latest' };
+const EVENT_WRITES: Writes = {
+  path: `${piece}/logistics-events`,
+  body: JSON.stringify({
+    '@context': { cargo: CARGO },
+    '@type': 'cargo:LogisticsEvent',
+    'cargo:eventDate': { '@type': `${XSD}dateTime`, '@value': '2024-01-01T10:00:00.000Z' },
+    'cargo:eventCode': { '@id': `${CODE_LISTS}StatusCode#DEP` },
+    'cargo:eventTimeType': { '@id': `${CARGO}ACTUAL` },
+  }),
+  view: 'events',
+};
+
+async function lagPhase(writesPerSecond: number, writes: Writes): Promise<LagPhase> {
   const writer = new LoadClient({ ...auth, 'Content-Type': 'application/ld+json' });
-  const body = JSON.stringify(BENCH_PIECE);
+  const { body } = writes;
   const phase: LagPhase = { offered: writesPerSecond, acknowledged: 0, writeSeconds: 0, lags: [], polls: 0, declared: [], pollTimes: [], writeTimes: [], visible50: { ms: NaN, writes: 0 }, visible99: { ms: NaN, writes: 0 } };
   const unseen = new Map<string, number>();
   let writing = true;
@@ -150,7 +172,7 @@ async function lagPhase(writesPerSecond: number): Promise<LagPhase> {
       if (!writing && performance.now() - idleSince > 60_000) throw new Error(`${unseen.size} acknowledged writes never became visible in SPARQL`);
       const values = [...unseen.keys()].map((iri) => `<${iri}>`).join(' ');
       const askedAt = performance.now();
-      const res = await fetch(`${url}/sparql`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: `SELECT DISTINCT ?s WHERE { VALUES ?s { ${values} } ?s ?p ?o }` });
+      const res = await fetch(`${url}/sparql?view=${writes.view}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: `SELECT DISTINCT ?s WHERE { VALUES ?s { ${values} } ?s ?p ?o }` });
       const answeredAt = performance.now();
       phase.pollTimes.push(answeredAt - askedAt);
       phase.polls++;
@@ -181,7 +203,7 @@ async function lagPhase(writesPerSecond: number): Promise<LagPhase> {
     const sample = i % SAMPLE_EVERY === 0;
     const sentAt = performance.now();
     inFlight.push(
-      writer.send(`${url}/logistics-objects`, 'POST', body).then((res) => {
+      writer.send(writes.path, 'POST', body).then((res) => {
         phase.writeTimes.push(performance.now() - sentAt);
         if (res.status !== 201) throw new Error(`write failed: ${res.status}`);
         phase.acknowledged++;
@@ -205,9 +227,10 @@ async function lagPhase(writesPerSecond: number): Promise<LagPhase> {
 // Saturated: WRITES_PER_SECOND offered, more than this server accepts here; then paced at a share of
 // the rate it accepted, which it sustains, so that the lag is the replica's and not the probe's wait
 // behind a queue of writes on the request thread.
-const saturated = await lagPhase(WRITES_PER_SECOND);
+const saturated = await lagPhase(WRITES_PER_SECOND, OBJECT_WRITES);
 const acceptedRate = saturated.acknowledged / saturated.writeSeconds;
-const paced = await lagPhase(Math.max(1, Math.round(SUSTAINED_SHARE * acceptedRate)));
+const paced = await lagPhase(Math.max(1, Math.round(SUSTAINED_SHARE * acceptedRate)), OBJECT_WRITES);
+const events = await lagPhase(WRITES_PER_SECOND, EVENT_WRITES);
 await target.stop();
 
 const row = (name: string, r: LoadResult) => `| ${name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.non2xx + r.errors} |`;
@@ -242,3 +265,4 @@ function printLag(name: string, phase: LagPhase): void {
 }
 printLag('saturated', saturated);
 printLag(`paced at ${fmt(SUSTAINED_SHARE * 100)}% of the rate accepted saturated`, paced);
+printLag('Logistics Events, one per request', events);

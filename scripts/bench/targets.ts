@@ -4,6 +4,8 @@
  * Prints one JSON line with what the driver needs, then serves until killed.
  * The onerecord target logs nothing unless BENCH_LOG_LEVEL is set (lines then go to /dev/null, so
  * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off.
+ * The analytics target's log lines go to stderr at BENCH_LOG_LEVEL (silent unless set), to see what the
+ * server did during a run.
  */
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -62,7 +64,7 @@ if (kind === 'bare-http') {
   // Metrics on: the driver reads the replica's own visibility histogram.
   const metricsToken = 'bench-metrics-token-0123456789';
   const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false }, metrics: { token: metricsToken } });
-  const server = await startServer(config, createLogger('silent'));
+  const server = await startServer(config, createLogger((process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel, pino.destination({ dest: 2, sync: false })));
   const { holder, identityProvider } = server.services;
   const data = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
   ready({ url: server.url, token: await identityProvider!.issue(holder), metricsToken, ...data });
