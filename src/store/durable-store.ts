@@ -18,7 +18,7 @@ import { isReceivedNotificationGraph } from './schema/received-notifications.js'
 import type { ReceivedNotificationStore } from './notification-archive.js';
 import { migrateRevisionGraphs } from './history-migration.js';
 import { canonicalLiterals } from './canonical-literals.js';
-import { indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './index-image.js';
+import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './index-image.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { storedDomainEvents } from './schema/stored-events.js';
@@ -603,13 +603,14 @@ export class DurableStore implements GraphStore {
       const { dataDir, log } = this.options;
       try {
         const started = Date.now();
+        const buffers = withImage ? await copyBuffers(this.index) : undefined;
         let image: IndexMemory | undefined;
         let copyMs = 0;
         const segment = await this.journal.rotate(
-          withImage
+          buffers
             ? () => {
                 const copying = performance.now();
-                image = this.copyIndexMemory();
+                image = this.copyIndexMemory(buffers);
                 copyMs = performance.now() - copying;
               }
             : undefined,
@@ -636,10 +637,10 @@ export class DurableStore implements GraphStore {
   }
 
   /** A copy of the index's memory for the image of a snapshot, taken at its rotation (see snapshot()); undefined if there can be none. */
-  private copyIndexMemory(): IndexMemory | undefined {
+  private copyIndexMemory(buffers: (Uint8Array | undefined)[]): IndexMemory | undefined {
     if (this.failed) return undefined;
     try {
-      const memory = indexMemory(this.index, true);
+      const memory = indexMemory(this.index, buffers);
       if (typeof memory !== 'string') return memory;
       this.options.log(`no memory image at this snapshot: ${memory}`);
     } catch (err) {
@@ -677,7 +678,7 @@ export class DurableStore implements GraphStore {
       const quads = this.index.size;
       const attachment = Buffer.from(revisionsToJson(readRevisions(this.index)));
       // Views of the memory, taken after the last call into it (a call may grow it, and the views would be of the old buffer).
-      const memory = indexMemory(this.index, false);
+      const memory = indexMemory(this.index);
       if (typeof memory === 'string') throw new Error(memory);
       const position = await storePosition(dataDir, this.snapshotSegment);
       const bytes = await writeIndexImage(dataDir, memory, () => Promise.resolve({ quads, position, attachment }));

@@ -30,7 +30,7 @@ export interface StorePosition {
   journal: [segment: number, bytes: number][];
 }
 
-/** The index's memory as an image holds it: per chunk of CHUNK_BYTES its bytes, or undefined when all zeros. */
+/** The index's memory as an image holds it: per chunk of CHUNK_BYTES its bytes, or undefined when known to be all zeros. */
 export interface IndexMemory {
   storePointer: number;
   memoryBytes: number;
@@ -73,20 +73,41 @@ function reflects(image: StorePosition, now: StorePosition): boolean {
 }
 
 /**
- * The index's memory as an image holds it, or why there can be none. `copy`: each chunk that is
- * not all zeros is copied into a buffer of its own (a thread can take it), which stays as the index
- * was at this instant while it changes on; else the chunks are views of the live memory, valid
- * only while nothing runs in it.
+ * Buffers for a copy of the index's memory (see indexMemory), one per chunk that is not all zeros
+ * now, allocated and written to a chunk per turn of the event loop: memory new to the process costs
+ * a page fault per 4 KiB when first written, which made a copy into fresh buffers ~4x slower than the
+ * copy itself, and the copy is taken while requests wait.
  */
-export function indexMemory(index: OxigraphIndex, copy: boolean): IndexMemory | string {
+export async function copyBuffers(index: OxigraphIndex): Promise<(Uint8Array | undefined)[]> {
+  const buffers: (Uint8Array | undefined)[] = [];
+  for (let at = 0; ; at += CHUNK_BYTES) {
+    // Read again each turn: a write meanwhile may have grown the memory (a new buffer).
+    const memory = new Uint8Array(index.memory.bindings.allocator.memory.buffer);
+    if (at >= memory.length) return buffers;
+    const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
+    buffers.push(isZero(chunk) ? undefined : new Uint8Array(chunk.length).fill(1));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The index's memory as an image holds it, or why there can be none. With `buffers` (copyBuffers),
+ * a copy: each chunk goes into its buffer, or, if it has none and is not all zeros, into a new one;
+ * the copy stays as the index was at this instant while it changes on, and a thread can take it.
+ * Without, views of the live memory, valid only while nothing runs in it.
+ */
+export function indexMemory(index: OxigraphIndex, buffers?: (Uint8Array | undefined)[]): IndexMemory | string {
   const { bindings, storePointer } = index.memory;
   const held = heldValues(bindings);
   if (typeof held === 'string') return held;
   const memory = new Uint8Array(bindings.allocator.memory.buffer);
   const chunks: IndexMemory['chunks'] = [];
-  for (let at = 0; at < memory.length; at += CHUNK_BYTES) {
+  for (let at = 0, i = 0; at < memory.length; at += CHUNK_BYTES, i++) {
     const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
-    chunks.push(isZero(chunk) ? undefined : copy ? chunk.slice() : chunk);
+    const buffer = buffers?.[i];
+    if (!buffers) chunks.push(chunk);
+    else if (buffer?.length === chunk.length) chunks.push((buffer.set(chunk), buffer));
+    else chunks.push(isZero(chunk) ? undefined : chunk.slice());
   }
   return { storePointer, memoryBytes: memory.length, held, chunks };
 }
@@ -104,8 +125,9 @@ export async function writeIndexImage(dir: string, memory: IndexMemory, complete
     let crc = 0;
     let flags = '';
     for (const [i, chunk] of chunks.entries()) {
-      flags += chunk ? '1' : '0';
-      if (!chunk) continue;
+      const written = chunk !== undefined && !isZero(chunk);
+      flags += written ? '1' : '0';
+      if (!written) continue;
       crc = crc32(chunk, crc);
       await file.write(chunk, 0, chunk.length, HEADER_BYTES + i * CHUNK_BYTES);
       chunks[i] = undefined;
