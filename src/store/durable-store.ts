@@ -625,7 +625,7 @@ export class DurableStore implements GraphStore {
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
         this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-        const imageText = 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : withImage ? `; no memory image: ${imaged.refused}` : '';
+        const imageText = !imaged ? '' : 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : `; no memory image: ${imaged.refused}`;
         log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads${imageText})`);
       } catch (err) {
         log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);

@@ -3,6 +3,13 @@ import type { FoldRange, Folded } from './fold.js';
 import type { IndexMemory } from './index-image.js';
 import type { ImageWritten, SnapshotJob, SnapshotReply } from './snapshot-worker.js';
 
+/** A snapshot written, and what became of the memory image. */
+export interface SnapshotDone {
+  folded: Folded;
+  /** Undefined when none was asked for (the image there was removed). */
+  image?: ImageWritten;
+}
+
 /**
  * The thread that writes snapshots (snapshot-worker.ts): snapshot `range.to` is the fold of the
  * previous snapshot and the journal segments before `range.to`, which the journal has closed. The
@@ -12,12 +19,6 @@ import type { ImageWritten, SnapshotJob, SnapshotReply } from './snapshot-worker
  * memory image with one of that snapshot, from a copy of the index's memory taken at the rotation
  * (its buffers are handed over, not copied), or removes it.
  */
-/** A snapshot written, and what became of the memory image. */
-export interface SnapshotDone {
-  folded: Folded;
-  image: ImageWritten;
-}
-
 export class SnapshotThread {
   private worker?: Worker;
   private running?: { resolve(done: SnapshotDone): void; reject(err: Error): void };

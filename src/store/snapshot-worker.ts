@@ -12,9 +12,9 @@ export interface SnapshotJob {
   /** The index's memory as it was at the rotation to `range.to`: the image of the new snapshot. */
   image?: IndexMemory;
 }
-/** The memory image of the new snapshot written (its size), or removed: none was asked for, or why it could not be written. */
+/** The memory image of the new snapshot written (its size), or why it could not be (the image there was removed). */
 export type ImageWritten = { bytes: number } | { refused: string };
-export type SnapshotReply = { folded: Folded; image: ImageWritten } | { error: string };
+export type SnapshotReply = { folded: Folded; image?: ImageWritten } | { error: string };
 
 /**
  * The snapshot thread (see snapshot-thread.ts). It runs below normal CPU priority: requests on the
@@ -62,7 +62,7 @@ async function write({ dir, range, image }: SnapshotJob): Promise<SnapshotReply>
     }
     await snapshot();
     await removeIndexImage(dir);
-    return { folded: folded!, image: { refused: 'none asked for' } };
+    return { folded: folded! };
   } catch (err) {
     return { error: (err as Error).message };
   }
