@@ -210,7 +210,8 @@ export async function readIndexImage(
     const { crc: expected, ...checked } = header;
     if (crc32(headerText(checked), crc) !== expected) return refused('damaged: checksum mismatch');
     const index = new OxigraphIndex(0, bindings, header.storePointer);
-    log(`memory image of snapshot ${header.position.snapshot ?? 'none'} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
+    const journal = header.position.journal.length > 0 ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes` : '';
+    log(`memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
     return { index, quads: header.quads, current: samePosition(header.position, position), attachment };
   } catch (err) {
     log(`memory image ${IMAGE_FILE} not used (${(err as Error).message}): the store loads its snapshot`);

@@ -637,8 +637,9 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
 }
 
 const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive|memory image/;
-/** The log line of a start from a memory image. */
-export const IMAGE_READ = /memory image of snapshot \S+ \(\d+ MiB\) read in/;
+/** The log line of a start from a memory image, and of one from the image a snapshot wrote (no journal in it). */
+export const IMAGE_READ = /memory image of snapshot \S+ .*read in/;
+export const SNAPSHOT_IMAGE_READ = /memory image of snapshot \d+ \(\d+ MiB\) read in/;
 
 /** The log line of a memory image written on a clean stop. */
 const IMAGE_WRITTEN = /memory image of \d+ quads written in/;
