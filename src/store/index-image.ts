@@ -4,6 +4,7 @@ import { crc32 } from 'node:zlib';
 import { listSegments, segmentName, syncDirectory, writeFileDurably } from './journal.js';
 import { bindingsForImage, heldValues, wasmDigest, type HeldValues } from './oxigraph-bindings.js';
 import { OxigraphIndex } from './oxigraph-index.js';
+import { SYNC_EVERY_BYTES } from './snapshot.js';
 
 /*
  * A memory image of the hot index: the WASM linear memory that holds the Oxigraph store, written to
@@ -124,6 +125,7 @@ export async function writeIndexImage(dir: string, memory: IndexMemory, complete
   await writeFileDurably(dir, IMAGE_FILE, async (file) => {
     let crc = 0;
     let flags = '';
+    let unsynced = 0;
     for (const [i, chunk] of chunks.entries()) {
       const written = chunk !== undefined && !isZero(chunk);
       flags += written ? '1' : '0';
@@ -131,6 +133,12 @@ export async function writeIndexImage(dir: string, memory: IndexMemory, complete
       crc = crc32(chunk, crc);
       await file.write(chunk, 0, chunk.length, HEADER_BYTES + i * CHUNK_BYTES);
       chunks[i] = undefined;
+      // As a snapshot is: one fsync of gigabytes at the end would hold the disk, and the journal's fdatasync behind it, for seconds.
+      unsynced += chunk.length;
+      if (unsynced >= SYNC_EVERY_BYTES) {
+        await file.datasync();
+        unsynced = 0;
+      }
     }
     await file.truncate(HEADER_BYTES + memoryBytes);
     const { quads, position, attachment } = await complete();
