@@ -91,6 +91,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     memoryReserveBytes: config.store.memoryReserveBytes,
     compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
     memoryImage: config.store.memoryImage,
+    imageAtSnapshot: config.store.imageAtSnapshot,
     log: messageLog(logger, 'store'),
     observer: metrics && {
       journalFlushed: (seconds, records) => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { copyFile, open, readdir, truncate, writeFile, type FileHandle } from 'node:fs/promises';
+import { copyFile, open, readdir, readFile, truncate, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IMAGE_FILE } from '../src/store/index-image.js';
 import type { DurableStore } from '../src/store/durable-store.js';
@@ -77,7 +77,32 @@ async function writeData(store: DurableStore): Promise<void> {
   for (let g = 30; g < 35; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 12) }));
 }
 
-const imageRead = (log: string[]) => log.some((line) => /^memory image of \d+ quads \(\d+ MiB\) read in \d+ ms$/.test(line));
+const imageRead = (log: string[]) => log.some((line) => /^memory image of snapshot \d+( and \d+ journal bytes)? \(\d+ MiB\) read in \d+ ms$/.test(line));
+/** A start from the image a snapshot wrote (it holds no journal). */
+const snapshotImageRead = (log: string[]) => log.some((line) => /^memory image of snapshot \d+ \(\d+ MiB\) read in \d+ ms$/.test(line));
+/** The log line of a snapshot that wrote its memory image. */
+const imageAtSnapshot = (log: string[]) => log.some((line) => /^snapshot \d+ written in \d+ ms \(.*; memory image copied in \d+ ms, \d+ MiB written\)$/.test(line));
+
+/** Changes that replace revision 2 of every fourth object with revision 3 (deleting revision 2's metadata) and delete some quads. */
+async function writeMore(store: DurableStore, objects: number): Promise<void> {
+  for (let i = 0; i < objects; i += 4) {
+    const tx = store.begin();
+    tx.revisions.push({ revision: revisionOf(i, 3), triples: objectAt(i, 3), replaces: { revision: revisionOf(i, 2), triples: objectAt(i, 2) } });
+    await store.commit(tx);
+  }
+  for (let g = 20; g < 25; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 3, 'third '), delete: graphQuads(`g${g}`, 10) }));
+}
+
+/** What a start from the snapshot gives (a store opened without images, closed at once: it removes any image there). */
+async function fromSnapshot(dir: string): Promise<{ contents: string; events: string[] }> {
+  const { store, log } = await openStore(dir, { memoryImage: false });
+  try {
+    expect(imageRead(log)).to.equal(false);
+    return { contents: contents(store), events: storedEvents(store) };
+  } finally {
+    await store.close();
+  }
+}
 
 describe('memory image of the hot index (store.memoryImage)', function () {
   this.timeout(120_000);
@@ -100,12 +125,12 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     return before;
   }
 
-  it('a start after a clean stop reads the image: every quad, graph and query answer is as before, and the image is gone', async () => {
+  it('a start after a clean stop reads the image: every quad, graph and query answer is as before, and the image stays', async () => {
     const before = await stopWithImage();
     const { store, log } = await openStore(dir);
     try {
       expect(imageRead(log), log.join('\n')).to.equal(true);
-      expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+      expect(await readdir(dir)).to.include(IMAGE_FILE);
       expect(contents(store)).to.equal(before);
       expect(store.capacity().quads).to.equal(allQuads(store.index).length);
       const events = storedEvents(store);
@@ -116,27 +141,113 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     }
   });
 
-  it('writes after a start from an image are kept by the journal: a start that cannot use the image finds them, and an older image is refused as stale', async () => {
+  it('writes after a start from an image are kept by the journal: replayed over that image after a crash, they give what a start from the snapshot gives', async () => {
     await stopWithImage();
-    await copyFile(join(dir, IMAGE_FILE), join(dir, 'old.image'));
     const { store } = await openStore(dir);
+    await writeMore(store, 30);
     await store.commit(store.begin({ insert: graphQuads('after', 7), delete: graphQuads('g12', 3) }));
     const expected = contents(store);
-    await store.close();
-    // The image written by that stop is removed by a start with images turned off, which loads the snapshot.
-    const { store: plain, log: plainLog } = await openStore(dir, { memoryImage: false });
-    expect(imageRead(plainLog)).to.equal(false);
-    expect(contents(plain)).to.equal(expected);
-    await plain.close();
-    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
-    await copyFile(join(dir, 'old.image'), join(dir, IMAGE_FILE));
-    const { store: reopened, log } = await openStore(dir);
+    const events = storedEvents(store);
+    // Not closed: as after a crash, the image there is the clean stop's, and the journal holds more.
+    const { store: crashed, log } = await openStore(dir);
     try {
-      expect(log).to.include(`memory image ${IMAGE_FILE} not used (the snapshot or journal changed since it was written): the store loads its snapshot`);
-      expect(contents(reopened)).to.equal(expected);
+      expect(imageRead(log), log.join('\n')).to.equal(true);
+      expect(contents(crashed)).to.equal(expected);
+      expect(crashed.capacity().quads).to.equal(allQuads(crashed.index).length);
+      expect(storedEvents(crashed)).to.deep.equal(events);
+    } finally {
+      await crashed.close();
+    }
+    expect(await fromSnapshot(dir)).to.deep.equal({ contents: expected, events });
+    await store.close();
+  });
+
+  it('a snapshot writes the image of what it holds; after a crash, a start reads it and replays the journal after it: quads, revision metadata and archive as a start from the snapshot gives them', async () => {
+    const { store, log } = await openStore(dir);
+    await writeData(store);
+    await store.snapshot();
+    expect(imageAtSnapshot(log), log.join('\n')).to.equal(true);
+    expect(await readdir(dir)).to.include(IMAGE_FILE);
+    // Revisions replaced after the image (their metadata deleted), new objects and revisions, quads deleted and added.
+    await writeMore(store, 30);
+    await writeObjects(store, 30, 36);
+    const expected = contents(store);
+    const events = storedEvents(store);
+    const archived = (s: DurableStore) => [...Array(36).keys()].flatMap((i) => [1, 2, 3].map((n) => JSON.stringify([s.revision(objectIri(i), n), s.graphTriples(revisionGraph(objectIri(i), n)).length])));
+    const archive = archived(store);
+    const { store: crashed, log: crashLog } = await openStore(dir);
+    try {
+      expect(snapshotImageRead(crashLog), crashLog.join('\n')).to.equal(true);
+      expect(crashLog.some((line) => /^store recovered: snapshot \d+, [1-9]\d* journal records/.test(line)), crashLog.join('\n')).to.equal(true);
+      expect(contents(crashed)).to.equal(expected);
+      expect(crashed.capacity().quads).to.equal(allQuads(crashed.index).length);
+      expect(storedEvents(crashed)).to.deep.equal(events);
+      expect(events.filter((e) => e.includes('"revision-written"')).length).to.equal(18);
+      expect(archived(crashed)).to.deep.equal(archive);
+      expect(await readdir(dir)).to.include(IMAGE_FILE);
+    } finally {
+      await crashed.close();
+    }
+    expect(await fromSnapshot(dir)).to.deep.equal({ contents: expected, events });
+    await store.close();
+  });
+
+  /** A store whose snapshot wrote an image, then written to: returns a copy of that image (`stale.image`) and what the store holds. */
+  async function imageOfSnapshotThenMore(): Promise<{ store: DurableStore; expected: string }> {
+    const { store, log } = await openStore(dir);
+    await writeData(store);
+    await store.snapshot();
+    expect(imageAtSnapshot(log), log.join('\n')).to.equal(true);
+    await copyFile(join(dir, IMAGE_FILE), join(dir, 'stale.image'));
+    await writeMore(store, 30);
+    return { store, expected: contents(store) };
+  }
+
+  it('an image of an older snapshot is refused as stale (and removed): the start loads the newest snapshot', async () => {
+    const { store, expected } = await imageOfSnapshotThenMore();
+    await store.snapshot();
+    await copyFile(join(dir, 'stale.image'), join(dir, IMAGE_FILE));
+    const { store: crashed, log } = await openStore(dir);
+    try {
+      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
+      expect(imageRead(log)).to.equal(false);
+      expect(contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     } finally {
-      await reopened.close();
+      await crashed.close();
+      await store.close();
+    }
+  });
+
+  it('a crash while the image of a snapshot is written (after the snapshot is in place) leaves the older image and a temp file: both refused and removed', async () => {
+    const { store, expected } = await imageOfSnapshotThenMore();
+    await store.snapshot();
+    // What the crash leaves: the new snapshot in place, the image of the one before, the new image half-written in its temp file.
+    const image = await readFile(join(dir, IMAGE_FILE));
+    await writeFile(join(dir, `${IMAGE_FILE}.tmp`), image.subarray(0, image.length / 2));
+    await copyFile(join(dir, 'stale.image'), join(dir, IMAGE_FILE));
+    const { store: crashed, log } = await openStore(dir);
+    try {
+      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
+      expect(contents(crashed)).to.equal(expected);
+      expect(await readdir(dir)).not.to.include.members([IMAGE_FILE, `${IMAGE_FILE}.tmp`]);
+    } finally {
+      await crashed.close();
+      await store.close();
+    }
+  });
+
+  it('an image cut short where it should be whole (its temp file renamed early, say) is refused: the start loads the snapshot', async () => {
+    const { store, expected } = await imageOfSnapshotThenMore();
+    await truncate(join(dir, IMAGE_FILE), Math.floor((await readFile(join(dir, IMAGE_FILE))).length / 2));
+    const { store: crashed, log } = await openStore(dir);
+    try {
+      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (its size does not match its header): the store loads its snapshot`);
+      expect(contents(crashed)).to.equal(expected);
+      expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    } finally {
+      await crashed.close();
+      await store.close();
     }
   });
 
@@ -195,6 +306,17 @@ describe('memory image of the hot index (store.memoryImage)', function () {
       }
     });
   }
+
+  it('at snapshots turned off (store.imageAtSnapshot): a snapshot writes none and removes the one there, which reflects an older snapshot', async () => {
+    await stopWithImage();
+    const { store, log } = await openStore(dir, { imageAtSnapshot: false });
+    expect(imageRead(log)).to.equal(true);
+    await writeMore(store, 30);
+    await store.snapshot();
+    expect(imageAtSnapshot(log)).to.equal(false);
+    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    await store.close();
+  });
 
   it('turned off: a clean stop writes no image, and a start removes one left from before', async () => {
     const before = await stopWithImage();

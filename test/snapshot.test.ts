@@ -3,9 +3,12 @@ import { mkdir, readdir, readFile, rmdir, stat, truncate, writeFile } from 'node
 import { join } from 'node:path';
 import { segmentName } from '../src/store/journal.js';
 import { snapshotName } from '../src/store/snapshot.js';
-import type { DurableStore } from '../src/store/durable-store.js';
+import type { DurableStore, DurableStoreOptions } from '../src/store/durable-store.js';
 import { defaultGraph, literal, namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir, type OpenedStore } from './support/store-data.js';
+
+/** A store without memory images: what is tested here is the snapshot and the journal a start reads without one (images: index-image.test.ts). */
+const openPlain = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStore(dir, { memoryImage: false, ...options });
 
 /** Inserts, then changes that delete part of what was inserted, across a few graphs. */
 async function writeHistory(store: DurableStore, prefix: string): Promise<void> {
@@ -17,15 +20,15 @@ async function writeHistory(store: DurableStore, prefix: string): Promise<void> 
 
 /** Opens a second store on `dir`, as after a crash (`live` was never closed), and checks it holds what `live` holds. */
 async function reopenEqual(live: DurableStore, dir: string): Promise<OpenedStore> {
-  const reopened = await openStore(dir);
+  const reopened = await openPlain(dir);
   expect(allQuads(reopened.store.index)).to.deep.equal(allQuads(live.index));
   return reopened;
 }
 
-/** Opens `dir` from its snapshot (a start from the memory image of a clean stop does not read it), expecting a refusal. */
+/** Opens `dir` from its snapshot, expecting a refusal. */
 async function openFails(dir: string): Promise<Error> {
   let error: Error | undefined;
-  await openStore(dir, { memoryImage: false }).catch((err: Error) => (error = err));
+  await openPlain(dir).catch((err: Error) => (error = err));
   if (!error) throw new Error('the store opened');
   return error;
 }
@@ -40,7 +43,7 @@ describe('snapshots', () => {
   afterEach(() => remove());
 
   it('snapshot + replay gives an identical store, default graph included', async () => {
-    const { store } = await openStore(dir);
+    const { store } = await openPlain(dir);
     await writeHistory(store, 'g');
     await store.commit(store.begin({ insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())] }));
     await store.snapshot();
@@ -53,7 +56,7 @@ describe('snapshots', () => {
   });
 
   it('startup loads the snapshot and replays the later segments', async () => {
-    const { store } = await openStore(dir);
+    const { store } = await openPlain(dir);
     await writeHistory(store, 'before');
     await store.snapshot();
     await writeHistory(store, 'after');
@@ -67,7 +70,7 @@ describe('snapshots', () => {
 
   it('a snapshot taken while writes continue holds what was written before it, and startup converges to the live store', async function () {
     this.timeout(60_000);
-    const { store } = await openStore(dir);
+    const { store } = await openPlain(dir);
     const graphs = 8000;
     for (let g = 0; g < graphs; g += 500) {
       await store.commit(store.begin({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() }));
@@ -99,7 +102,7 @@ describe('snapshots', () => {
   });
 
   it('the journal passing snapshotAfterBytes triggers a snapshot and older segments go', async () => {
-    const { store, log } = await openStore(dir, { snapshotAfterBytes: 4096 });
+    const { store, log } = await openPlain(dir, { snapshotAfterBytes: 4096 });
     await writeHistory(store, 'g');
     await store.close();
     expect(log.some((line) => /^snapshot \d+ written/.test(line))).to.equal(true);
@@ -111,7 +114,7 @@ describe('snapshots', () => {
   });
 
   it('the next snapshot waits until the journal is as large as the last snapshot', async () => {
-    const { store, log } = await openStore(dir, { snapshotAfterBytes: 1024 });
+    const { store, log } = await openPlain(dir, { snapshotAfterBytes: 1024 });
     await store.commit(store.begin({ insert: Array.from({ length: 400 }, (_, i) => graphQuads(`big${i}`, 5)).flat() }));
     await store.snapshot();
     const snapshots = () => log.filter((line) => /^snapshot \d+ written/.test(line)).length;
@@ -136,7 +139,7 @@ describe('snapshots', () => {
   describe('a damaged snapshot is refused', () => {
     let path: string;
     beforeEach(async () => {
-      const { store } = await openStore(dir);
+      const { store } = await openPlain(dir);
       await writeHistory(store, 'g');
       await store.snapshot();
       await store.close();
@@ -169,7 +172,7 @@ describe('snapshots', () => {
   });
 
   it('a failed snapshot keeps the journal: nothing is lost and the next one succeeds', async () => {
-    const { store, log } = await openStore(dir);
+    const { store, log } = await openPlain(dir);
     await writeHistory(store, 'g');
     const blocker = join(dir, `${snapshotName(2)}.tmp`);
     await mkdir(blocker); // the temp file cannot be created: a real EISDIR from open()
@@ -187,7 +190,7 @@ describe('snapshots', () => {
   });
 
   it('a temp file left by a snapshot that never finished is ignored and removed', async () => {
-    const { store } = await openStore(dir);
+    const { store } = await openPlain(dir);
     await writeHistory(store, 'g');
     await store.close();
     await writeFile(join(dir, `${snapshotName(2)}.tmp`), '<https://e.x/s> <https://e.x/p> "half');

@@ -5,7 +5,7 @@ import { API, CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.
 import { OxigraphIndex } from '../src/store/oxigraph-index.js';
 import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
-import { readRevisions, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { readRevisions, RevisionMetadata, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
 import {
   compactedThroughQuad,
@@ -56,6 +56,29 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const read = readRevisions(storeWith(written.flatMap(revisionQuads)));
     expect(read.map((r) => r.number)).to.deep.equal([1, 1, 2, 2]);
     expect([...read].sort((a, b) => a.graph.localeCompare(b.graph))).to.deep.equal([...written].sort((a, b) => a.graph.localeCompare(b.graph)));
+  });
+
+  it('revision metadata brought up to date with journal records, or taken from N-Quads lines, reads as the store that holds them does', () => {
+    const nq = (revisions: RevisionRecord[]) => revisions.flatMap(revisionQuads).map(quadToNq).join('');
+    // In number order; among equal numbers the order is the reader's.
+    const read = (revisions: RevisionRecord[]) => [...revisions].sort((a, b) => a.number - b.number || a.graph.localeCompare(b.graph));
+    const before = [revision(1, 1, 1_700_000_000_000), revision(1, 2, 1_700_000_000_100), revision(2, 1, 1_700_000_000_200)];
+    const store = storeWith(before.flatMap(revisionQuads));
+    const metadata = new RevisionMetadata(readRevisions(store));
+    // Revision 3 replaces 2 (whose metadata goes), object 3 is created; other graphs' lines are passed over.
+    const records = [
+      { insert: nq([revision(1, 3, 1_700_000_000_300)]) + quadToNq(quad(namedNode(object(1)), namedNode(`${CARGO}name`), literal('x'), namedNode(object(1)))), delete: nq([revision(1, 2, 1_700_000_000_100)]) },
+      { insert: nq([revision(3, 1, 1_700_000_000_400)]), delete: '' },
+    ];
+    for (const record of records) {
+      store.apply(record);
+      metadata.apply(record);
+    }
+    expect(read(metadata.records())).to.deep.equal(read(readRevisions(store)));
+    expect(metadata.records().map((r) => r.graph)).to.have.members([revisionGraph(object(1), 1), revisionGraph(object(1), 3), revisionGraph(object(2), 1), revisionGraph(object(3), 1)]);
+    const lines = new RevisionMetadata();
+    lines.addNQuads(Buffer.from(store.nQuads()));
+    expect(read(lines.records())).to.deep.equal(read(readRevisions(store)));
   });
 
   it('revision graph names read back as their object and number; other graphs are not revisions', () => {

@@ -13,9 +13,16 @@
  *   node dist/scripts/bench/history-cold-start.js --data-dir DIR --memory-image on [--runs 2]
  * times starts from the memory image of a clean stop (store.memoryImage, index-image.ts) against
  * starts from the snapshot, alternating: A starts without an image (it loads the snapshot) and
- * stops cleanly, writing one (the stop is timed too); B starts from it (and removes it).
+ * stops cleanly, writing one (the stop is timed too); B starts from it.
+ *   node dist/scripts/bench/history-cold-start.js --data-dir DIR --crash on [--objects 1000] [--runs 2]
+ * times starts after a crash: a process opens the store, writes a snapshot without an image and
+ * then one with (store.imageAtSnapshot; the longest the event loop was held up during each is
+ * measured), adds `--objects` objects of `--revisions` revisions after it, and is SIGKILLed; then B
+ * starts from the image of that snapshot and replays the journal after it, and A (images off)
+ * loads the snapshot and replays the same journal. The objects stay in the directory.
  */
 import { spawnSync } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +33,7 @@ import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE } from './fixtures.js';
 import { fmt, machine } from './harness.js';
-import { fillThroughStore } from './history-fill.js';
+import { fillThroughStore, type FillOptions } from './history-fill.js';
 import { IMAGE_FILE } from '../../src/store/index-image.js';
 
 const { values } = parseArgs({
@@ -39,6 +46,8 @@ const { values } = parseArgs({
     measure: { type: 'boolean', default: false },
     stop: { type: 'boolean', default: false },
     'memory-image': { type: 'string', default: 'off' },
+    crash: { type: 'string', default: 'off' },
+    'make-crash': { type: 'boolean', default: false },
     runs: { type: 'string', default: '1' },
   },
 });
@@ -90,13 +99,62 @@ function timedStart(dir: string, options: { memoryImage?: boolean; stop?: boolea
   return `server start (fresh process, until it listens, ${from}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB${stopped}`;
 }
 
+/** The object to add and how: from the command line. */
+async function fillOptions(): Promise<Pick<FillOptions, 'base' | 'parsed' | 'objects' | 'revisions' | 'perCommit'>> {
+  const piece = values.piece === 'capacity' ? CAPACITY_PIECE : BENCH_PIECE;
+  const parsed = await parseBody(Buffer.from(JSON.stringify(piece)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+  return { base: BASE, parsed, objects: Number(values.objects), revisions: Number(values.revisions), perCommit: Number(values['per-commit']) };
+}
+
+/**
+ * Child mode: the state a crash after a snapshot leaves. Opens the store, writes a snapshot without
+ * a memory image and one with (the longest event-loop delay during each, and the store's log line of
+ * the second), adds the objects, and SIGKILLs itself before the store is closed.
+ */
+async function makeCrash(dir: string): Promise<void> {
+  const lines: string[] = [];
+  const stalls: number[] = [];
+  await fillThroughStore(dir, {
+    ...(await fillOptions()),
+    store: { memoryImage: true, imageAtSnapshot: true, log: (line) => lines.push(line) },
+    beforeWrites: async (store) => {
+      for (const withImage of [false, true]) {
+        const delay = monitorEventLoopDelay({ resolution: 1 });
+        delay.enable();
+        await store.snapshot(withImage);
+        delay.disable();
+        stalls.push(delay.max / 1e6);
+      }
+    },
+    beforeClose: () => {
+      const snapshots = lines.filter((line) => line.startsWith('snapshot '));
+      console.log(`longest event-loop delay during a snapshot: ${fmt(stalls[0], 0)} ms without an image, ${fmt(stalls[1], 0)} ms with one; ${snapshots.at(-1)}`);
+      process.kill(process.pid, 'SIGKILL');
+      return new Promise(() => {});
+    },
+  });
+}
+
 if (values.measure) {
   await measure(dataDir, values['memory-image'] === 'on', values.stop);
+} else if (values['make-crash']) {
+  await makeCrash(dataDir);
+} else if (values.crash === 'on') {
+  console.log(`history cold start after a crash, from the image of the snapshot vs from the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  for (let run = 0; run < Number(values.runs); run++) {
+    const args = ['--make-crash', '--data-dir', dataDir, '--objects', values.objects, '--revisions', values.revisions, '--per-commit', values['per-commit'], '--piece', values.piece];
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (child.signal !== 'SIGKILL') throw new Error(`the crashing run ended with ${child.signal ?? child.status}:\n${child.stderr}`);
+    console.log(`crash: ${fmt(Number(values.objects))} objects x ${values.revisions} revisions written after the snapshots, then SIGKILL; ${child.stdout.trim()}`);
+    // B first: A, with images off, removes the image.
+    console.log(`B: ${timedStart(dataDir, { memoryImage: true })}`);
+    console.log(`A: ${timedStart(dataDir)}`);
+  }
 } else if (values['memory-image'] === 'on') {
   console.log(`history cold start from the memory image vs from the snapshot, ${machine()}, ${new Date().toISOString()}`);
   await rm(join(dataDir, IMAGE_FILE), { force: true });
   for (let run = 0; run < Number(values.runs); run++) {
-    // No image there: this start loads the snapshot; its clean stop writes the image the next start reads (and removes).
+    // No image there: this start loads the snapshot; its clean stop writes the image the next start reads.
     console.log(`A: ${timedStart(dataDir, { memoryImage: true, stop: true })}`);
     console.log(`B: ${timedStart(dataDir, { memoryImage: true })}`);
   }
@@ -104,13 +162,10 @@ if (values.measure) {
   console.log(`history cold start, ${machine()}, ${new Date().toISOString()}`);
   await mkdir(dataDir, { recursive: true });
   console.log(`before: ${timedStart(dataDir)}`);
-  const objects = Number(values.objects);
-  if (objects > 0) {
-    const piece = values.piece === 'capacity' ? CAPACITY_PIECE : BENCH_PIECE;
-    const parsed = await parseBody(Buffer.from(JSON.stringify(piece)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
-    const revisions = Number(values.revisions);
-    const perCommit = Number(values['per-commit']);
-    const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects, revisions, perCommit, store: { memoryImage: false } });
+  if (Number(values.objects) > 0) {
+    const options = await fillOptions();
+    const { parsed, revisions, perCommit } = options;
+    const filled = await fillThroughStore(dataDir, { ...options, store: { memoryImage: false } });
     console.log(
       `added ${fmt(filled.objects)} objects of ${parsed.length} triples x ${revisions} revisions (${fmt(Math.ceil(filled.objects / perCommit) * revisions)} commits) in ${fmt(filled.seconds, 1)} s; ` +
         `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads (${fmt((filled.quadsAfter - filled.quadsBefore) / Math.max(1, filled.objects), 1)} per object), WASM ${fmt(filled.wasmBytes / 2 ** 20)} MB` +

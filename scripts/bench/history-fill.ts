@@ -29,6 +29,8 @@ export interface FillOptions {
   store?: Partial<DurableStoreOptions>;
   /** Called after each group of objects is written (objects added so far): for progress reports. */
   progress?: (added: number, store: DurableStore) => void;
+  /** Called once the store is open, before anything is written (to snapshot it first). */
+  beforeWrites?: (store: DurableStore) => Promise<void>;
   /** Called once the objects are written, before the store is closed (to measure it). */
   beforeClose?: (store: DurableStore) => Promise<void>;
 }
@@ -71,6 +73,7 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
 /** Adds `objects` objects of `revisions` revisions each to the data directory `dir` (created if missing), then closes it (a snapshot is written). */
 export async function fillThroughStore(dir: string, options: FillOptions): Promise<Filled> {
   const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined, ...options.store });
+  await options.beforeWrites?.(store);
   const holder = `${options.base}/logistics-objects/holder`;
   const first = Date.now();
   const started = performance.now();

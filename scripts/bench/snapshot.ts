@@ -11,7 +11,8 @@
  * Load is open-loop (requests sent on a fixed schedule, latency counted from the scheduled time),
  * so a stalled server cannot hide its stall by slowing the client down.
  * `--compare` runs the same measurement on another build (e.g. `main` built in another worktree)
- * in the same run, after this one.
+ * in the same run, after this one. `--image-at-snapshot both` measures this build with the memory
+ * image written at the snapshot (store.imageAtSnapshot, copied while requests wait) and without.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
@@ -75,11 +76,13 @@ async function replicaLoaded(url: string, token: string): Promise<void> {
 }
 
 /** Server mode: the server of the build in `dist` on `dataDir`; snapshots only when the parent asks. */
-async function serve(dist: string, dataDir: string): Promise<void> {
+async function serve(dist: string, dataDir: string, imageAtSnapshot: boolean): Promise<void> {
   const { loadConfig } = (await import(join(dist, 'src/config.js'))) as typeof import('../../src/config.js');
   const { startServer } = (await import(join(dist, 'src/server.js'))) as typeof import('../../src/server.js');
   const { createLogger } = (await import(join(dist, 'src/observability/logger.js'))) as typeof import('../../src/observability/logger.js');
-  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent' });
+  // Set only when off: builds before it (--compare) refuse a setting they do not know.
+  const store = imageAtSnapshot ? {} : { store: { imageAtSnapshot } };
+  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent', ...store });
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   await replicaLoaded(server.url, token);
@@ -139,11 +142,11 @@ interface Run {
   snapshot: { get: Latencies; post: Latencies; ms: number };
 }
 
-async function measure(label: string, dist: string, data: string, rates: { get: number; post: number }, baselineSeconds: number): Promise<Run> {
+async function measure(label: string, dist: string, data: string, rates: { get: number; post: number }, baselineSeconds: number, imageAtSnapshot = true): Promise<Run> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-snapshot-run-'));
   await cp(data, dataDir, { recursive: true });
   await cp(`${data}.object`, `${dataDir}.object`);
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', dist, dataDir], { execArgv: SERVER_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', dist, '--image-at-snapshot', imageAtSnapshot ? 'on' : 'off', dataDir], { execArgv: SERVER_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
     const [served] = (await once(child, 'message')) as [Served];
     const client = new LoadClient({ Authorization: `Bearer ${served.token}` });
@@ -193,12 +196,13 @@ const { values } = parseArgs({
     'get-rate': { type: 'string', default: '500' },
     'post-rate': { type: 'string', default: '50' },
     'baseline-seconds': { type: 'string', default: '20' },
+    'image-at-snapshot': { type: 'string', default: 'on' },
   },
   allowPositionals: true,
 });
 
 if (values.serve) {
-  await serve(values.serve, process.argv.at(-1)!);
+  await serve(values.serve, process.argv.at(-1)!, values['image-at-snapshot'] !== 'off');
 } else if (values.build) {
   await build(values.build, Number(values.objects), Number(values.revisions));
 } else {
@@ -210,7 +214,9 @@ if (values.serve) {
     console.log(machine());
     const rates = { get: Number(values['get-rate']), post: Number(values['post-rate']) };
     const baselineSeconds = Number(values['baseline-seconds']);
-    const runs = [await measure('this build', THIS_DIST, data, rates, baselineSeconds)];
+    const image = values['image-at-snapshot'];
+    const runs = [await measure(image === 'both' ? 'this build, image at snapshot' : 'this build', THIS_DIST, data, rates, baselineSeconds, image !== 'off')];
+    if (image === 'both') runs.push(await measure('this build, no image at snapshot', THIS_DIST, data, rates, baselineSeconds, false));
     if (values.compare) runs.push(await measure(`compared (${values.compare})`, resolve(values.compare), data, rates, baselineSeconds));
     report(runs, rates);
   } finally {

@@ -18,11 +18,11 @@ import { isReceivedNotificationGraph } from './schema/received-notifications.js'
 import type { ReceivedNotificationStore } from './notification-archive.js';
 import { migrateRevisionGraphs } from './history-migration.js';
 import { canonicalLiterals } from './canonical-literals.js';
-import { readIndexImage, removeIndexImage, storePosition, writeIndexImage } from './index-image.js';
+import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './index-image.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 import { storedDomainEvents } from './schema/stored-events.js';
-import { latestGraph, readRevisions, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord } from './schema/revisions.js';
+import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord } from './schema/revisions.js';
 import { WriteTransaction, type RevisionWrite } from './transaction.js';
 import { MOVE_DATA, StoreFailedError, StoreFullError, StoreTooLargeError, type StoreCapacity } from './capacity.js';
 import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../rdf/terms.js';
@@ -40,6 +40,8 @@ export interface DurableStoreOptions {
   compactAfterDeletedQuads: number;
   /** Write a memory image of the hot index on a clean stop, and start from it (see index-image.ts). */
   memoryImage?: boolean;
+  /** With memoryImage: write one at every snapshot too, copied at its rotation point (the request thread waits for the copy). */
+  imageAtSnapshot?: boolean;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
@@ -222,8 +224,9 @@ export class DurableStore implements GraphStore {
   }
 
   /**
-   * Loads the newest snapshot and replays the journal from its segment on. Files older than the
-   * snapshot are leftovers of a run that stopped before it could remove them.
+   * Loads the newest snapshot, or the memory image that reflects it, and replays the journal from
+   * its segment on. Files older than the snapshot are leftovers of a run that stopped before it
+   * could remove them.
    */
   private async recover(): Promise<void> {
     const { dataDir, log } = this.options;
@@ -231,7 +234,9 @@ export class DurableStore implements GraphStore {
     this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
-    const image = await this.takeImage(snapshot);
+    const image = await this.takeImage(await storePosition(dataDir, snapshot));
+    // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
+    const metadata = image && !image.current ? new RevisionMetadata(image.revisions) : undefined;
     let journal: { segment: number; records: number };
     let archived = 0;
     try {
@@ -244,26 +249,28 @@ export class DurableStore implements GraphStore {
       }
       journal = await recoverJournal(dataDir, from, log, (records) => {
         this.replay(records);
-        for (const record of records) archived += this.takeToArchive(record);
+        for (const record of records) {
+          archived += this.takeToArchive(record);
+          metadata?.apply(record);
+        }
       });
     } catch (err) {
       // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
       if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
       throw err;
     }
-    // Recovered: from here on the image (used, refused or turned off) could only ever be stale.
-    await removeIndexImage(dataDir);
+    // An image used stays: it reflects the newest snapshot until the next one replaces it. One not used (stale, damaged, turned off) goes.
+    await removeIndexImage(dataDir, image !== undefined);
     if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
     const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
-    // An image carries the revision metadata as its index holds it (the journal replayed over it changed nothing).
-    const revisions = image?.revisions ?? readRevisions(this.index);
+    const revisions = metadata?.records() ?? image?.revisions ?? readRevisions(this.index);
     this.verifyArchive(revisions);
     // The metadata of every object, read once at start: publishStored takes it unless a write came first.
     if (migration.moved === 0) this.recovered = this.unchangedRevisions = revisions;
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
-    // Replaying the journal over an image changed nothing: it holds the quads it held.
-    const quads = (this.quads = image?.quads ?? this.index.size);
+    // Records replayed over an image it already reflects change nothing: it holds the quads it held.
+    const quads = (this.quads = image && (image.current || journal.records === 0) ? image.quads : this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
@@ -315,16 +322,16 @@ export class DurableStore implements GraphStore {
 
   /**
    * Starts the index from the memory image in the data directory, if there is one that reflects
-   * its snapshot and journal (see index-image.ts), and returns the quads it holds and the revision
-   * metadata it carries; undefined when the snapshot is to be loaded. The journal is replayed over
-   * it all the same: that changes nothing (each quad ends as the last record touching it left it),
-   * and the archive takes from it what it lacks. recover() removes the image once it has
-   * recovered, whichever way.
+   * the data directory at `position` (see index-image.ts), and returns the quads it holds, the
+   * revision metadata it carries and whether it reflects the whole journal; undefined when the
+   * snapshot is to be loaded. The journal after the snapshot is replayed over it all the same:
+   * each quad ends as the last record touching it left it, whatever the image held of the
+   * records, and the archive takes from them what it lacks.
    */
-  private async takeImage(snapshot: number | undefined): Promise<{ quads: number; revisions: RevisionRecord[] } | undefined> {
+  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; current: boolean } | undefined> {
     const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
     if (!memoryImage) return undefined;
-    const image = await readIndexImage(dataDir, await storePosition(dataDir, snapshot), log);
+    const image = await readIndexImage(dataDir, position, log);
     if (!image) return undefined;
     let held = -1;
     let refused: string | undefined;
@@ -333,7 +340,7 @@ export class DurableStore implements GraphStore {
     } catch (err) {
       refused = `its store cannot be read: ${(err as Error).message}`;
     }
-    if (!refused && held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
+    if (!refused && image.quads !== null && held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
     // As a start from the snapshot (roomToLoad): the store must hold with half the reserve free.
     if (!refused && !image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
     if (refused) {
@@ -342,7 +349,7 @@ export class DurableStore implements GraphStore {
       return undefined;
     }
     this.index.takeOver(image.index);
-    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')) };
+    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), current: image.current };
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
@@ -585,26 +592,41 @@ export class DurableStore implements GraphStore {
    * segment; the new snapshot is the previous one plus the segments before it, folded on a worker
    * thread from the files (see fold.ts), never read from the store in memory, so requests are not
    * held up meanwhile. It holds exactly what those segments wrote; startup replays the rest.
+   * `withImage`: the index's memory is copied at the rotation, when it holds exactly what the new
+   * snapshot will, and the thread writes it as the memory image of that snapshot once the snapshot
+   * is complete (else it removes the image, which reflects an older snapshot).
    */
-  snapshot(): Promise<void> {
+  snapshot(withImage = this.options.memoryImage === true && this.options.imageAtSnapshot === true): Promise<void> {
     // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
     if (this.failed) return Promise.resolve();
     this.snapshotting ??= (async () => {
       const { dataDir, log } = this.options;
       try {
         const started = Date.now();
-        const segment = await this.journal.rotate();
+        const buffers = withImage ? await copyBuffers(this.index) : undefined;
+        let image: IndexMemory | undefined;
+        let copyMs = 0;
+        const segment = await this.journal.rotate(
+          buffers
+            ? () => {
+                const copying = performance.now();
+                image = this.copyIndexMemory(buffers);
+                copyMs = performance.now() - copying;
+              }
+            : undefined,
+        );
         // Start replays from this snapshot on, never the segments before it: what the archive
         // took from them must be on disk before the snapshot exists.
         await this.archive.flushed();
         const base = this.snapshotSegment;
-        const folded = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment });
+        const { folded, image: imaged } = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment }, image);
         this.snapshotSegment = segment;
         this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
         await removeSegmentsBefore(dataDir, segment);
         await removeSnapshotsBefore(dataDir, segment);
         this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-        log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads)`);
+        const imageText = !imaged ? '' : 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : `; no memory image: ${imaged.refused}`;
+        log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads${imageText})`);
       } catch (err) {
         log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
       } finally {
@@ -614,13 +636,27 @@ export class DurableStore implements GraphStore {
     return this.snapshotting;
   }
 
+  /** A copy of the index's memory for the image of a snapshot, taken at its rotation (see snapshot()); undefined if there can be none. */
+  private copyIndexMemory(buffers: (Uint8Array | undefined)[]): IndexMemory | undefined {
+    if (this.failed) return undefined;
+    try {
+      const memory = indexMemory(this.index, buffers);
+      if (typeof memory !== 'string') return memory;
+      this.options.log(`no memory image at this snapshot: ${memory}`);
+    } catch (err) {
+      this.options.log(`no memory image at this snapshot: ${(err as Error).message}`);
+    }
+    return undefined;
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     this.compactor.stop();
     await this.replica?.close();
     await this.snapshotting;
     await this.journal.idle();
-    if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot();
+    // The image of this snapshot would be written again at once by writeImage.
+    if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot(false);
     await this.journal.close();
     await this.snapshotThread.close();
     await this.archive.flushed();
@@ -640,12 +676,16 @@ export class DurableStore implements GraphStore {
     try {
       // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
       const quads = this.index.size;
-      const revisions = Buffer.from(revisionsToJson(readRevisions(this.index)));
-      const written = await writeIndexImage(dataDir, this.index, quads, await storePosition(dataDir, this.snapshotSegment), revisions);
-      if ('refused' in written) log(`no memory image written: ${written.refused}`);
-      else log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(written.bytes / 2 ** 20)} MiB)`);
+      const attachment = Buffer.from(revisionsToJson(readRevisions(this.index)));
+      // Views of the memory, taken after the last call into it (a call may grow it, and the views would be of the old buffer).
+      const memory = indexMemory(this.index);
+      if (typeof memory === 'string') throw new Error(memory);
+      const position = await storePosition(dataDir, this.snapshotSegment);
+      const bytes = await writeIndexImage(dataDir, memory, () => Promise.resolve({ quads, position, attachment }));
+      log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(bytes / 2 ** 20)} MiB)`);
     } catch (err) {
-      log(`no memory image written (the next start loads the snapshot): ${(err as Error).message}`);
+      // What is there reflects an older state of the journal: still right, but written again at the next snapshot or stop.
+      log(`no memory image written (the next start loads the snapshot or the image there): ${(err as Error).message}`);
     }
   }
 }

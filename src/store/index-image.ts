@@ -4,38 +4,52 @@ import { crc32 } from 'node:zlib';
 import { listSegments, segmentName, syncDirectory, writeFileDurably } from './journal.js';
 import { bindingsForImage, heldValues, wasmDigest, type HeldValues } from './oxigraph-bindings.js';
 import { OxigraphIndex } from './oxigraph-index.js';
+import { SYNC_EVERY_BYTES } from './snapshot.js';
 
 /*
- * A memory image of the hot index: on a clean stop, the WASM linear memory that holds the
- * Oxigraph store is written to one file; the next start reads it straight back into the memory of
- * a new instance of the same WASM code, instead of parsing the snapshot's N-Quads into a new store
- * (Oxigraph's load runs at ~3-5 us a quad). The image is a shortcut, never a source of truth:
- * it says which snapshot and journal it reflects, a start takes it only if they are still exactly
- * what the data directory holds, and every start removes it once it has recovered, before anything
- * is written, so a later crash can never bring back a stale one (a start that fails leaves the
- * directory as it was, image included). Any mismatch or damage: the start loads the snapshot.
+ * A memory image of the hot index: the WASM linear memory that holds the Oxigraph store, written to
+ * one file at each snapshot (a copy taken at the snapshot's rotation point, see DurableStore.snapshot)
+ * and at a clean stop; a start reads it straight back into the memory of a new instance of the same
+ * WASM code, instead of parsing the snapshot's N-Quads into a new store (Oxigraph's load runs at
+ * ~3-5 us a quad). The image is a shortcut, never a source of truth: it says which snapshot and
+ * which bytes of the journal segments after it it reflects, and a start takes it only if that
+ * snapshot is still the newest and those segments still hold at least those bytes; the journal after
+ * the snapshot is then replayed over it. Any mismatch or damage: the start loads the snapshot.
+ * docs/storage.md says why a crash at any moment cannot leave an image a start would wrongly take.
  */
 
 export const IMAGE_FILE = 'index.image';
-const MAGIC = 'onerecord index image 1\n';
+const MAGIC = 'onerecord index image 2\n';
 /** The header (JSON, padded with spaces) takes this many bytes before the memory. */
 const HEADER_BYTES = 64 * 1024;
 /** The memory is written and read in chunks of this size; chunks of zeros are not written (holes in the file). */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** What an image reflects: the snapshot the data directory starts from, and the journal segments after it with their sizes. */
+/** What an image reflects: a snapshot, and the bytes of the journal segments after it (none for an image taken at the snapshot). */
 export interface StorePosition {
   snapshot: number | null;
   journal: [segment: number, bytes: number][];
 }
 
-interface ImageHeader {
-  wasm: string;
+/** The index's memory as an image holds it: per chunk of CHUNK_BYTES its bytes, or undefined when known to be all zeros. */
+export interface IndexMemory {
   storePointer: number;
   memoryBytes: number;
   held: HeldValues;
-  quads: number;
+  chunks: (Uint8Array | undefined)[];
+}
+
+/** What an image says besides the memory, known once what it reflects is complete. */
+export interface ImageContents {
+  /** Quads the store holds, when counted (a count costs a pass over the store). */
+  quads: number | null;
   position: StorePosition;
+  /** What the store reads from the index at start (the revision metadata), as it stands. */
+  attachment: Buffer;
+}
+
+interface ImageHeader extends Omit<IndexMemory, 'chunks'>, Omit<ImageContents, 'attachment'> {
+  wasm: string;
   /** One character per chunk of the memory: '1' written, '0' all zeros (a hole in the file, left as a new memory has it). */
   chunks: string;
   /** Bytes of the attachment, after the memory. */
@@ -53,44 +67,90 @@ export async function storePosition(dir: string, snapshot: number | undefined): 
 
 const samePosition = (a: StorePosition, b: StorePosition) => JSON.stringify(a) === JSON.stringify(b);
 
+/** Whether the data directory at `now` holds what an image at `image` reflects: the same snapshot, and each journal segment it reflects at least as long. */
+function reflects(image: StorePosition, now: StorePosition): boolean {
+  const sizes = new Map(now.journal);
+  return image.snapshot === now.snapshot && image.journal.every(([segment, bytes]) => (sizes.get(segment) ?? -1) >= bytes);
+}
+
 /**
- * Writes the image of `index`, which holds `quads` quads and reflects `position` (nothing may
- * change it meanwhile), with `attachment`, what the store reads from the index at start (the
- * revision metadata), as it stands: temp file, fsync, rename, fsync dir. Returns its size, or
- * why no image could be written.
+ * Buffers for a copy of the index's memory (see indexMemory), one per chunk that is not all zeros
+ * now, allocated and written to a chunk per turn of the event loop: memory new to the process costs
+ * a page fault per 4 KiB when first written, which made a copy into fresh buffers ~4x slower than the
+ * copy itself, and the copy is taken while requests wait.
  */
-export async function writeIndexImage(
-  dir: string,
-  index: OxigraphIndex,
-  quads: number,
-  position: StorePosition,
-  attachment: Buffer,
-): Promise<{ bytes: number } | { refused: string }> {
+export async function copyBuffers(index: OxigraphIndex): Promise<(Uint8Array | undefined)[]> {
+  const buffers: (Uint8Array | undefined)[] = [];
+  for (let at = 0; ; at += CHUNK_BYTES) {
+    // Read again each turn: a write meanwhile may have grown the memory (a new buffer).
+    const memory = new Uint8Array(index.memory.bindings.allocator.memory.buffer);
+    if (at >= memory.length) return buffers;
+    const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
+    buffers.push(isZero(chunk) ? undefined : new Uint8Array(chunk.length).fill(1));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The index's memory as an image holds it, or why there can be none. With `buffers` (copyBuffers),
+ * a copy: each chunk goes into its buffer, or, if it has none and is not all zeros, into a new one;
+ * the copy stays as the index was at this instant while it changes on, and a thread can take it.
+ * Without, views of the live memory, valid only while nothing runs in it.
+ */
+export function indexMemory(index: OxigraphIndex, buffers?: (Uint8Array | undefined)[]): IndexMemory | string {
   const { bindings, storePointer } = index.memory;
   const held = heldValues(bindings);
-  if (typeof held === 'string') return { refused: held };
+  if (typeof held === 'string') return held;
   const memory = new Uint8Array(bindings.allocator.memory.buffer);
-  const header: Omit<ImageHeader, 'chunks' | 'crc'> = { wasm: wasmDigest(), storePointer, memoryBytes: memory.length, held, quads, position, attachmentBytes: attachment.length };
-  // The chunks flags add one character per 4 MiB: the header never comes near its size.
-  if (JSON.stringify(header).length + memory.length / CHUNK_BYTES + 1000 > HEADER_BYTES) return { refused: 'its header would not fit' };
+  const chunks: IndexMemory['chunks'] = [];
+  for (let at = 0, i = 0; at < memory.length; at += CHUNK_BYTES, i++) {
+    const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
+    const buffer = buffers?.[i];
+    if (!buffers) chunks.push(chunk);
+    else if (buffer?.length === chunk.length) chunks.push((buffer.set(chunk), buffer));
+    else chunks.push(isZero(chunk) ? undefined : chunk.slice());
+  }
+  return { storePointer, memoryBytes: memory.length, held, chunks };
+}
+
+/**
+ * Writes an image of `memory` (temp file, fsync, rename, fsync dir): the memory first, each chunk
+ * let go once written (a copy is not held longer than it must), then `complete` is awaited for the
+ * rest (an image taken at a snapshot is complete once the snapshot is). The file is renamed only
+ * then; if `complete` or a write fails, nothing is left. Returns the image's size.
+ */
+export async function writeIndexImage(dir: string, memory: IndexMemory, complete: () => Promise<ImageContents>): Promise<number> {
+  const { storePointer, memoryBytes, held, chunks } = memory;
+  let bytes = 0;
   await writeFileDurably(dir, IMAGE_FILE, async (file) => {
     let crc = 0;
-    let chunks = '';
-    for (let at = 0; at < memory.length; at += CHUNK_BYTES) {
-      const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
-      const zero = isZero(chunk);
-      chunks += zero ? '0' : '1';
-      if (zero) continue;
+    let flags = '';
+    let unsynced = 0;
+    for (const [i, chunk] of chunks.entries()) {
+      const written = chunk !== undefined && !isZero(chunk);
+      flags += written ? '1' : '0';
+      if (!written) continue;
       crc = crc32(chunk, crc);
-      await file.write(chunk, 0, chunk.length, HEADER_BYTES + at);
+      await file.write(chunk, 0, chunk.length, HEADER_BYTES + i * CHUNK_BYTES);
+      chunks[i] = undefined;
+      // As a snapshot is: one fsync of gigabytes at the end would hold the disk, and the journal's fdatasync behind it, for seconds.
+      unsynced += chunk.length;
+      if (unsynced >= SYNC_EVERY_BYTES) {
+        await file.datasync();
+        unsynced = 0;
+      }
     }
-    await file.truncate(HEADER_BYTES + memory.length);
+    await file.truncate(HEADER_BYTES + memoryBytes);
+    const { quads, position, attachment } = await complete();
+    const header: Omit<ImageHeader, 'crc'> = { wasm: wasmDigest(), storePointer, memoryBytes, held, quads, position, chunks: flags, attachmentBytes: attachment.length };
+    const text = (crc: number) => MAGIC + JSON.stringify({ ...header, crc }) + '\n';
+    if (text(0).length + 20 > HEADER_BYTES) throw new Error('its header would not fit');
     crc = crc32(attachment, crc);
-    await file.write(attachment, 0, attachment.length, HEADER_BYTES + memory.length);
-    crc = crc32(headerText({ ...header, chunks }), crc);
-    await file.write((MAGIC + JSON.stringify({ ...header, chunks, crc }) + '\n').padEnd(HEADER_BYTES, ' '), 0);
+    await file.write(attachment, 0, attachment.length, HEADER_BYTES + memoryBytes);
+    await file.write(text(crc32(headerText(header), crc)).padEnd(HEADER_BYTES, ' '), 0);
+    bytes = HEADER_BYTES + memoryBytes + attachment.length;
   });
-  return { bytes: HEADER_BYTES + memory.length + attachment.length };
+  return bytes;
 }
 
 /** The header's fields as the checksum covers them, in a fixed order. */
@@ -103,15 +163,15 @@ const ZEROS = new Uint8Array(CHUNK_BYTES);
 const isZero = (chunk: Uint8Array) => Buffer.compare(chunk, ZEROS.subarray(0, chunk.length)) === 0;
 
 /**
- * Reads the image in `dir`, if there is one: an index restored from it when it matches (same WASM
- * code, same `position`, complete and undamaged), else undefined with a log line saying why. The
- * file stays: the start removes it (removeIndexImage) once it has recovered, before it writes.
+ * Reads the image in `dir`, if there is one: an index restored from it when it reflects the data
+ * directory at `position` (see reflects) and is complete and undamaged, else undefined with a log
+ * line saying why. `current`: it reflects the whole journal (replaying it changes nothing).
  */
 export async function readIndexImage(
   dir: string,
   position: StorePosition,
   log: (message: string) => void,
-): Promise<{ index: OxigraphIndex; quads: number; attachment: Buffer } | undefined> {
+): Promise<{ index: OxigraphIndex; quads: number | null; current: boolean; attachment: Buffer } | undefined> {
   const path = join(dir, IMAGE_FILE);
   let file;
   try {
@@ -136,7 +196,7 @@ export async function readIndexImage(
       return refused('its header is damaged');
     }
     if (header.wasm !== wasmDigest()) return refused('written by another version of Oxigraph');
-    if (!samePosition(header.position, position)) return refused('the snapshot or journal changed since it was written');
+    if (!reflects(header.position, position)) return refused('it does not reflect the newest snapshot and the journal after it');
     if ((await file.stat()).size !== HEADER_BYTES + header.memoryBytes + header.attachmentBytes || header.chunks.length !== Math.ceil(header.memoryBytes / CHUNK_BYTES)) return refused('its size does not match its header');
     const bindings = bindingsForImage(header.memoryBytes, header.held);
     const memory = new Uint8Array(bindings.allocator.memory.buffer);
@@ -158,8 +218,9 @@ export async function readIndexImage(
     const { crc: expected, ...checked } = header;
     if (crc32(headerText(checked), crc) !== expected) return refused('damaged: checksum mismatch');
     const index = new OxigraphIndex(0, bindings, header.storePointer);
-    log(`memory image of ${header.quads} quads (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
-    return { index, quads: header.quads, attachment };
+    const journal = header.position.journal.length > 0 ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes` : '';
+    log(`memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
+    return { index, quads: header.quads, current: samePosition(header.position, position), attachment };
   } catch (err) {
     log(`memory image ${IMAGE_FILE} not used (${(err as Error).message}): the store loads its snapshot`);
     return undefined;
@@ -168,10 +229,10 @@ export async function readIndexImage(
   }
 }
 
-/** Removes the image (and the temp file of one never finished), durably. */
-export async function removeIndexImage(dir: string): Promise<void> {
+/** Removes the image (unless `keep`) and the temp file of one never finished, durably. */
+export async function removeIndexImage(dir: string, keep = false): Promise<void> {
   let removed = false;
-  for (const name of [IMAGE_FILE, `${IMAGE_FILE}.tmp`]) {
+  for (const name of keep ? [`${IMAGE_FILE}.tmp`] : [IMAGE_FILE, `${IMAGE_FILE}.tmp`]) {
     removed = (await rm(join(dir, name)).then(() => true, () => false)) || removed;
   }
   if (removed) await syncDirectory(dir);

@@ -284,6 +284,7 @@ function applyAll(records: Pending[]): void {
 }
 
 interface RotationWaiter {
+  atRotation?: (segment: number) => void;
   resolve: (segment: number) => void;
   reject: (err: Error) => void;
 }
@@ -409,6 +410,8 @@ export class Journal {
     const previous = this.file;
     [this.file, this.size] = opened;
     this.segment += 1;
+    // Not after a failed write that could not be cut off: the closed segment may end in records never applied.
+    if (!this.failed) for (const w of waiters) w.atRotation?.(this.segment);
     await previous.close().catch(() => {}); // every byte in it is already synced
     for (const w of waiters) w.resolve(this.segment);
   }
@@ -458,10 +461,14 @@ export class Journal {
   /**
    * Starts a new segment and resolves with its number once every record of earlier segments
    * is applied. Rejects, leaving the current segment in use, if the new one cannot be created.
+   * `atRotation` (which must not throw) is called at the switch, when every record of the closed
+   * segments has been applied and none of the new one: what the store holds then is exactly what
+   * a snapshot of the closed segments holds. It is not called if a failed write may have left
+   * records in them that were never applied.
    */
-  rotate(): Promise<number> {
+  rotate(atRotation?: (segment: number) => void): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.rotationWaiters.push({ resolve, reject });
+      this.rotationWaiters.push({ atRotation, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }

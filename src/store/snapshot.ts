@@ -10,7 +10,8 @@ const END_PREFIX = '# end of snapshot, crc32 ';
 const END_LINE = /^# end of snapshot, crc32 ([0-9a-f]{8})\n$/;
 const endLine = (crc: number) => `${END_PREFIX}${crc.toString(16).padStart(8, '0')}\n`;
 const LOAD_CHUNK_BYTES = 4 * 1024 * 1024;
-const SYNC_EVERY_BYTES = 32 * 1024 * 1024;
+/** Large files written while the server serves are synced every this many bytes (see writeSnapshotFile). */
+export const SYNC_EVERY_BYTES = 32 * 1024 * 1024;
 
 export const snapshotName = (segment: number) => `snapshot-${String(segment).padStart(8, '0')}.nq`;
 

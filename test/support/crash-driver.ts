@@ -437,7 +437,7 @@ export interface CrashRunOptions {
   /**
    * Every this many rounds, the round's server starts after a clean stop (SIGTERM), so from the
    * memory image that stop wrote (store.memoryImage), and is then killed as usual: the next start
-   * must recover from the snapshot and journal, never from that image.
+   * replays the journal written since over that image (or over the image of a snapshot taken since).
    */
   imageRoundEvery?: number;
   /** A subscriber to every Logistics Object: every acknowledged write's notification must reach it, in order. */
@@ -637,8 +637,9 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
 }
 
 const STORE_LOG = /dropped|snapshot .*written|snapshot failed|revision archive|memory image/;
-/** The log line of a start from a memory image. */
-export const IMAGE_READ = /memory image of \d+ quads .* read in/;
+/** The log line of a start from a memory image, and of one from the image a snapshot wrote (no journal in it). */
+export const IMAGE_READ = /memory image of snapshot \S+ .*read in/;
+export const SNAPSHOT_IMAGE_READ = /memory image of snapshot \d+ \(\d+ MiB\) read in/;
 
 /** The log line of a memory image written on a clean stop. */
 const IMAGE_WRITTEN = /memory image of \d+ quads written in/;

@@ -86,21 +86,67 @@ function splitMetaLine(line: string, objectEnd: number): { subject: string; pred
  * writes them), ~10x faster than the SPARQL join it replaces on a million lines.
  */
 export function readRevisions(reader: GraphTextReader): RevisionRecord[] {
-  const found = new Map<string, Partial<RevisionFields>>();
-  for (const line of reader.graphNTriples(meta.metaGraph).split('\n')) {
-    const split = splitMetaLine(line, line.length - 2);
+  const metadata = new RevisionMetadata();
+  for (const line of reader.graphNTriples(meta.metaGraph).split('\n')) metadata.add(line, line.length - 2);
+  return metadata.records();
+}
+
+/**
+ * The revision metadata of the metadata graph, taken line by line: from the hot store's graph
+ * (readRevisions), from a snapshot's N-Quads as it is written (the memory image a snapshot writes
+ * carries it), or from the revisions a memory image carries, brought up to date with the journal
+ * records replayed over it.
+ */
+export class RevisionMetadata {
+  private readonly found = new Map<string, Partial<RevisionFields>>();
+
+  constructor(revisions: readonly RevisionRecord[] = []) {
+    for (const r of revisions) {
+      this.found.set(r.graph, { object: r.object, number: String(r.number), createdAt: r.createdAt.toISOString(), createdBy: r.createdBy, type: r.mostSpecificType });
+    }
+  }
+
+  /** One line of the metadata graph, its object ending at `objectEnd`; other lines are passed over. */
+  add(line: string, objectEnd: number): void {
+    const split = splitMetaLine(line, objectEnd);
     const field = split && REVISION_FIELDS.get(split.predicate);
-    if (!field) continue;
-    let fields = found.get(split.subject);
-    if (!fields) found.set(split.subject, (fields = {}));
+    if (!field) return;
+    let fields = this.found.get(split.subject);
+    if (!fields) this.found.set(split.subject, (fields = {}));
     fields[field] = split.value;
   }
-  const out: RevisionRecord[] = [];
-  for (const [graph, f] of found) {
-    if (f.object === undefined || f.number === undefined || f.createdAt === undefined || f.createdBy === undefined || f.type === undefined) continue;
-    out.push({ object: f.object, graph, number: Number(f.number), createdAt: new Date(f.createdAt), createdBy: f.createdBy, mostSpecificType: f.type });
+
+  /** N-Quads in whole lines, any graph (a snapshot being written): the metadata graph's lines are taken. */
+  addNQuads(data: Buffer): void {
+    for (let at = data.indexOf(META_LINE_END); at >= 0; at = data.indexOf(META_LINE_END, at + 1)) {
+      const line = data.toString('utf8', data.lastIndexOf(0x0a, at) + 1, at + META_SUFFIX.length);
+      this.add(line, line.length - META_SUFFIX.length);
+    }
   }
-  return out.sort((a, b) => a.number - b.number);
+
+  /**
+   * A journal record replayed over this metadata, as applying it to the store changes the graph:
+   * the fields whose lines it deletes go, then those it inserts are set. (The store inserts first,
+   * but a record never inserts and deletes the same line: recordFor keeps them apart.)
+   */
+  apply(record: JournalRecord | StoredRecord): void {
+    for (const line of metaLinesOf(record.delete)) {
+      const split = splitMetaLine(line, line.length - META_SUFFIX.length);
+      const field = split && REVISION_FIELDS.get(split.predicate);
+      if (field) delete this.found.get(split.subject)?.[field];
+    }
+    for (const line of metaLinesOf(record.insert)) this.add(line, line.length - META_SUFFIX.length);
+  }
+
+  /** The revisions whose metadata is whole, oldest number first. */
+  records(): RevisionRecord[] {
+    const out: RevisionRecord[] = [];
+    for (const [graph, f] of this.found) {
+      if (f.object === undefined || f.number === undefined || f.createdAt === undefined || f.createdBy === undefined || f.type === undefined) continue;
+      out.push({ object: f.object, graph, number: Number(f.number), createdAt: new Date(f.createdAt), createdBy: f.createdBy, mostSpecificType: f.type });
+    }
+    return out.sort((a, b) => a.number - b.number);
+  }
 }
 
 /** Revision metadata as JSON text, for a memory image to carry (index-image.ts): read back by revisionsFromJson. */
@@ -136,10 +182,14 @@ export interface WrittenRevision {
 
 const META_SUFFIX = ` ${iriToNt(meta.metaGraph)} .`;
 const META_SUFFIX_BYTES = Buffer.from(META_SUFFIX);
+const META_LINE_END = Buffer.from(`${META_SUFFIX}\n`);
 
 const asText = (part: string | Uint8Array) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'));
 const hasMeta = (part: string | Uint8Array) =>
   typeof part === 'string' ? part.includes(META_SUFFIX) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).indexOf(META_SUFFIX_BYTES) >= 0;
+
+/** The lines of one part of a record (its insertions or deletions) in the metadata graph. */
+const metaLinesOf = (part: string | Uint8Array) => (hasMeta(part) ? asText(part).split('\n').filter((line) => line.endsWith(META_SUFFIX)) : []);
 
 /**
  * The revisions a journal record writes, read back from its N-Quads (our own serialisation:
