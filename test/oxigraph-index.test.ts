@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { holdsQuads, OxigraphIndex } from '../src/store/oxigraph-index.js';
 
 const graphText = (i: number, quads: number) =>
   Array.from({ length: quads }, (_, k) => `<internal:n-${i}-${k}> <http://example.com/p${k % 7}> "value ${k} of ${i}" <http://example.com/g/${i}> .\n`).join('');
@@ -12,6 +12,19 @@ describe('OxigraphIndex', () => {
     expect(index.size).to.equal(200_000);
     expect(index.graphNTriples('http://example.com/g/1999').split('\n').filter(Boolean)).to.have.length(100);
     expect(index.graphNTriples('http://example.com/g/0')).to.contain('"value 99 of 0"');
+  });
+});
+
+describe('holdsQuads: a record of comments alone is not loaded', () => {
+  it('says whether Oxigraph would load anything from the text, as text and as bytes', () => {
+    const data = '<http://e.com/s> <http://e.com/p> "#not a comment" <http://e.com/g> .\n';
+    const comment = '#A <http://e.com/s> <http://e.com/p> "archived" <urn:onerecord:store:notification:1> .\n';
+    const texts = ['', '\n', comment, comment + comment, `${comment}\n${comment}`, comment.slice(0, -1), data, comment + data, data + comment, `${comment}\n${data}`, data.slice(0, -1), `${comment}${data.slice(0, -1)}`];
+    for (const text of texts) {
+      const index = new OxigraphIndex();
+      index.apply({ delete: '', insert: text });
+      for (const form of [text, new TextEncoder().encode(text)]) expect(holdsQuads(form), JSON.stringify(text)).to.equal(index.size > 0);
+    }
   });
 });
 

@@ -164,7 +164,10 @@ export class ReceivedNotifications {
       ...(notification.object === undefined ? {} : { object: notification.object }),
     };
     tx.insert.push(...receivedNotificationQuads(record, notification.triples));
-    // Nothing writes to it again: the store keeps it out of its hot part.
+    // Nothing writes to it again: the store keeps it out of its hot part. It is new (its name a
+    // fresh UUID), so the store has nothing of it to look up and delete (measured: reading it back
+    // from Oxigraph was ~4% of the CPU of receiving a notification).
+    tx.created.add(record.graph);
     tx.finished.push(record.graph);
     tx.events.push({ kind: 'notification-received', notification: record });
     await this.store.commit(tx);

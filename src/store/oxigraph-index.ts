@@ -4,6 +4,20 @@ import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_L
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
+const NEWLINE = 0x0a;
+const COMMENT = 0x23; // '#'
+
+/** Whether N-Quads text (or its UTF-8 bytes) has a line that is neither empty nor a comment. */
+export function holdsQuads(nquads: string | Uint8Array): boolean {
+  const text = typeof nquads === 'string' ? nquads : Buffer.from(nquads.buffer, nquads.byteOffset, nquads.byteLength);
+  for (let at = 0; at < text.length; ) {
+    const first = typeof text === 'string' ? text.charCodeAt(at) : text[at];
+    if (first !== COMMENT && first !== NEWLINE) return true;
+    at = (typeof text === 'string' ? text.indexOf('\n', at) : text.indexOf(NEWLINE, at)) + 1;
+    if (at === 0) return false;
+  }
+  return false;
+}
 
 export interface SparqlJsonResults {
   head: { vars: string[] };
@@ -135,7 +149,9 @@ export class OxigraphIndex {
     // deleting "1" leaves it absent (fold.ts folds records the same way). A deletion Oxigraph
     // refuses (an IRI it does not accept, as its per-quad delete refused it too) fails the record
     // after its insertions: the caller then takes no further write (DurableStore.applyDurable).
-    if (record.insert.length > 0) this.loadLenient(record.insert);
+    // A record of comments alone (a received notification's: archive lines only) loads nothing;
+    // handing it to Oxigraph cost ~2% of the CPU of receiving one.
+    if (holdsQuads(record.insert)) this.loadLenient(record.insert);
     if (record.delete.length > 0) this.store.update(deleteData(typeof record.delete === 'string' ? record.delete : DECODER.decode(record.delete)));
     this.follower?.applied(record);
   }
