@@ -259,8 +259,9 @@ export class DurableStore implements GraphStore {
       if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
       throw err;
     }
-    // An image used stays: it reflects the newest snapshot until the next one replaces it. One not used (stale, damaged, turned off) goes.
-    await removeIndexImage(dataDir, image !== undefined);
+    // The image of a snapshot stays: it reflects the newest snapshot until the next one replaces it.
+    // Any other goes: a clean stop's (the journal grows from here on), one stale, damaged or turned off.
+    await removeIndexImage(dataDir, image?.ofSnapshot === true);
     if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
     const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
     const revisions = metadata?.records() ?? image?.revisions ?? readRevisions(this.index);
@@ -328,7 +329,7 @@ export class DurableStore implements GraphStore {
    * each quad ends as the last record touching it left it, whatever the image held of the
    * records, and the archive takes from them what it lacks.
    */
-  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; current: boolean } | undefined> {
+  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; current: boolean; ofSnapshot: boolean } | undefined> {
     const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
     if (!memoryImage) return undefined;
     const image = await readIndexImage(dataDir, position, log);
@@ -349,7 +350,7 @@ export class DurableStore implements GraphStore {
       return undefined;
     }
     this.index.takeOver(image.index);
-    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), current: image.current };
+    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), current: image.current, ofSnapshot: image.ofSnapshot };
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
@@ -674,13 +675,14 @@ export class DurableStore implements GraphStore {
     if (this.failed) return;
     const started = Date.now();
     try {
+      const position = await storePosition(dataDir, this.snapshotSegment);
       // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
       const quads = this.index.size;
       const attachment = Buffer.from(revisionsToJson(readRevisions(this.index)));
-      // Views of the memory, taken after the last call into it (a call may grow it, and the views would be of the old buffer).
-      const memory = indexMemory(this.index);
+      // A copy, taken in the same tick as the count and the metadata: a request cut off by the
+      // drain may still be running and call into the index while the image is written for seconds.
+      const memory = indexMemory(this.index, []);
       if (typeof memory === 'string') throw new Error(memory);
-      const position = await storePosition(dataDir, this.snapshotSegment);
       const bytes = await writeIndexImage(dataDir, memory, () => Promise.resolve({ quads, position, attachment }));
       log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(bytes / 2 ** 20)} MiB)`);
     } catch (err) {

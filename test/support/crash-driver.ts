@@ -437,7 +437,7 @@ export interface CrashRunOptions {
   /**
    * Every this many rounds, the round's server starts after a clean stop (SIGTERM), so from the
    * memory image that stop wrote (store.memoryImage), and is then killed as usual: the next start
-   * replays the journal written since over that image (or over the image of a snapshot taken since).
+   * must recover from the snapshot (or the image of a snapshot taken since), never from that image.
    */
   imageRoundEvery?: number;
   /** A subscriber to every Logistics Object: every acknowledged write's notification must reach it, in order. */
