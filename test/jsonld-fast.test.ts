@@ -104,6 +104,16 @@ describe('Fast JSON-LD to RDF path (jsonld.js is the reference)', () => {
       ];
       for (const [what, document] of outside) expect(fastJsonLdToQuads(document), what).to.equal(undefined);
     });
+
+    it('a document jsonld.js refuses for a warning of one context in an array does not get a later document with the other context refused', async () => {
+      // Found by the property test below: jsonld.js's shared context cache filed the warning under the
+      // first context too, when the refused document was the first to use it (a vocabulary no other test uses).
+      const vocab = { '@vocab': 'urn:test:context-cache:' };
+      const refused = { '@context': [vocab, { flag: '@foo' }], flag: 'x' };
+      const valid = { '@context': vocab, '@id': '_:b', '@type': ['Thing'] };
+      expect(await reference(refused)).to.have.property('error');
+      expect(await reference(valid)).to.have.property('lines');
+    });
   });
 
   describe('random documents in and around the subset', () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import jsonld from 'jsonld';
 import type { Limits } from '../config.js';
 import { HttpError, badRequest } from '../errors.js';
@@ -11,6 +12,17 @@ import { xsd } from './vocab.js';
  * checked against, and the fallback for documents outside the fast path's subset (run off the
  * request thread by `JsonLdFallback`).
  */
+
+/**
+ * jsonld.js's resolver of contexts (its `contextResolver` option, which its types leave out). By
+ * default jsonld.js keeps processed contexts in one cache shared by every call, with the warnings
+ * their processing raised, and raises those again for a document that uses the same context; it
+ * can file a warning of one context under another of the same array, so that one refused document
+ * made later valid documents with that other context refused too (safe mode makes every warning an
+ * error; found by the fast path's property test). Each document gets a resolver with its own cache.
+ */
+type ContextResolver = new (options: { sharedCache: Map<string, unknown> }) => object;
+const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolver.js') as ContextResolver;
 
 /** A term as jsonld.js's toRDF gives it: plain data, so it can cross a thread boundary. */
 export interface JsonLdTerm {
@@ -114,7 +126,7 @@ function correctLiterals(expanded: unknown): void {
 
 /** jsonld.js's reading of a document that passed parse.ts's checks, as plain data. */
 export async function jsonLdToRawQuads(document: unknown, options: ReadOptions): Promise<JsonLdQuad[]> {
-  const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true };
+  const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true, contextResolver: new ContextResolver({ sharedCache: new Map() }) };
   try {
     // Expansion is linear; turning the expanded form into triples is quadratic in the values
     // of one property (jsonld.js de-duplicates by scanning), so the count is checked in between.
