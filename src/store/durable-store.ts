@@ -236,7 +236,7 @@ export class DurableStore implements GraphStore {
     const from = snapshot ?? 1;
     const image = await this.takeImage(await storePosition(dataDir, snapshot));
     // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
-    const metadata = image && !image.current ? new RevisionMetadata(image.revisions) : undefined;
+    const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
     let journal: { segment: number; records: number };
     let archived = 0;
     try {
@@ -271,7 +271,7 @@ export class DurableStore implements GraphStore {
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
     // Records replayed over an image it already reflects change nothing: it holds the quads it held.
-    const quads = (this.quads = image && (image.current || journal.records === 0) ? image.quads : this.index.size);
+    const quads = (this.quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
@@ -329,7 +329,7 @@ export class DurableStore implements GraphStore {
    * each quad ends as the last record touching it left it, whatever the image held of the
    * records, and the archive takes from them what it lacks.
    */
-  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; current: boolean; ofSnapshot: boolean } | undefined> {
+  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; ofSnapshot: boolean } | undefined> {
     const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
     if (!memoryImage) return undefined;
     const image = await readIndexImage(dataDir, position, log);
@@ -350,7 +350,7 @@ export class DurableStore implements GraphStore {
       return undefined;
     }
     this.index.takeOver(image.index);
-    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), current: image.current, ofSnapshot: image.ofSnapshot };
+    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), ofSnapshot: image.ofSnapshot };
   }
 
   /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */

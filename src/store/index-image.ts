@@ -173,14 +173,15 @@ const isZero = (chunk: Uint8Array) => Buffer.compare(chunk, ZEROS.subarray(0, ch
 /**
  * Reads the image in `dir`, if there is one: an index restored from it when it reflects the data
  * directory at `position` (see reflects) and is complete and undamaged, else undefined with a log
- * line saying why. `current`: it reflects the whole journal (replaying it changes nothing);
- * `ofSnapshot`: it is the image of a snapshot, which stays while that snapshot is the newest.
+ * line saying why. `ofSnapshot`: it is the image of a snapshot, which stays while that snapshot is
+ * the newest and has the journal after it replayed over it; else a clean stop's, which reflects the
+ * whole journal (replaying it changes nothing).
  */
 export async function readIndexImage(
   dir: string,
   position: StorePosition,
   log: (message: string) => void,
-): Promise<{ index: OxigraphIndex; quads: number | null; current: boolean; ofSnapshot: boolean; attachment: Buffer } | undefined> {
+): Promise<{ index: OxigraphIndex; quads: number | null; ofSnapshot: boolean; attachment: Buffer } | undefined> {
   const path = join(dir, IMAGE_FILE);
   let file;
   try {
@@ -229,7 +230,7 @@ export async function readIndexImage(
     const index = new OxigraphIndex(0, bindings, header.storePointer);
     const journal = header.position.journal.length > 0 ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes` : '';
     log(`memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
-    return { index, quads: header.quads, current: samePosition(header.position, position), ofSnapshot: ofSnapshot(header.position), attachment };
+    return { index, quads: header.quads, ofSnapshot: ofSnapshot(header.position), attachment };
   } catch (err) {
     log(`memory image ${IMAGE_FILE} not used (${(err as Error).message}): the store loads its snapshot`);
     return undefined;
