@@ -19,7 +19,9 @@
  * then one with (store.imageAtSnapshot; the longest the event loop was held up during each is
  * measured), adds `--objects` objects of `--revisions` revisions after it, and is SIGKILLed; then B
  * starts from the image of that snapshot and replays the journal after it, and A (images off)
- * loads the snapshot and replays the same journal. The objects stay in the directory.
+ * loads the snapshot and replays the same journal. The objects stay in the directory. Each start
+ * says how much journal it replays (the segments after the newest snapshot) and, from an image, in
+ * how long: the replay rate that bounds a crash start (`journal.maxReplayBytes`).
  */
 import { spawnSync } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -34,7 +36,8 @@ import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 import { fillThroughStore, type FillOptions } from './history-fill.js';
-import { IMAGE_FILE } from '../../src/store/index-image.js';
+import { IMAGE_FILE, storePosition } from '../../src/store/index-image.js';
+import { latestSnapshot } from '../../src/store/snapshot.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,15 +60,37 @@ const BASE = 'http://127.0.0.1:18600';
 
 /**
  * Child mode: one timed start of the server on the data directory, printed as JSON; with `stop`,
- * then a clean stop, timed too (it writes the memory image when `memoryImage` is on).
+ * then a clean stop, timed too (it writes the memory image when `memoryImage` is on). A start from
+ * an image also times the replay of the journal after it: from the store's line saying the image
+ * was read to the one saying the store recovered (records applied to the index and the archive,
+ * then the archive's sample check and a quad count).
  */
 async function measure(dir: string, memoryImage: boolean, stop: boolean): Promise<void> {
   const imageThere = await stat(join(dir, IMAGE_FILE)).then(() => true, () => false);
+  const journalBytes = (await storePosition(dir, await latestSnapshot(dir))).journal.reduce((sum, [, bytes]) => sum + bytes, 0);
+  let imageRead: number | undefined;
+  let replayMs: number | undefined;
+  const logger = createLogger('info', {
+    write: (line: string) => {
+      const { msg } = JSON.parse(line) as { msg: string };
+      if (/^memory image of snapshot .* read in/.test(msg)) imageRead = performance.now();
+      if (imageRead !== undefined && msg.startsWith('store recovered:')) replayMs = performance.now() - imageRead;
+    },
+  });
   const started = performance.now();
-  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), createLogger('silent'));
+  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), logger);
   const startMs = performance.now() - started;
   const { quads, wasmMemoryBytes } = server.store.capacity();
-  const measured = { startMs, imageThere, objects: server.services.objects.index.size, quads, wasmMb: wasmMemoryBytes / 2 ** 20, rssMb: process.memoryUsage().rss / 2 ** 20 };
+  const measured: Measured = {
+    startMs,
+    imageThere,
+    objects: server.services.objects.index.size,
+    quads,
+    wasmMb: wasmMemoryBytes / 2 ** 20,
+    rssMb: process.memoryUsage().rss / 2 ** 20,
+    journalMb: journalBytes / 2 ** 20,
+    replayMs,
+  };
   if (stop) {
     const stopping = performance.now();
     await server.close();
@@ -84,6 +109,10 @@ interface Measured {
   quads: number;
   wasmMb: number;
   rssMb: number;
+  /** The journal after the newest snapshot, which the start replays. */
+  journalMb: number;
+  /** Its replay, when the start read an image (see measure). */
+  replayMs?: number;
   stopMs?: number;
   imageMb?: number;
   imageDiskMb?: number;
@@ -95,8 +124,10 @@ function timedStart(dir: string, options: { memoryImage?: boolean; stop?: boolea
   if (child.status !== 0) throw new Error(`measuring run failed:\n${child.stderr}`);
   const m = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Measured;
   const from = m.imageThere && options.memoryImage ? 'from the memory image' : 'from the snapshot';
+  const replayed = m.replayMs === undefined ? '' : ` in ${fmt(m.replayMs / 1000, 2)} s (${fmt(m.journalMb / (m.replayMs / 1000), 1)} MB/s)`;
+  const journal = m.journalMb > 0 ? `; journal ${fmt(m.journalMb, 1)} MB replayed${replayed}` : '';
   const stopped = m.stopMs === undefined ? '' : `; clean stop ${fmt(m.stopMs / 1000, 2)} s` + (m.imageMb ? ` (memory image ${fmt(m.imageMb)} MB, ${fmt(m.imageDiskMb ?? 0)} MB on disk)` : '');
-  return `server start (fresh process, until it listens, ${from}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB${stopped}`;
+  return `server start (fresh process, until it listens, ${from}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB${journal}${stopped}`;
 }
 
 /** The object to add and how: from the command line. */
