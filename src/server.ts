@@ -87,6 +87,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     dataDir: config.dataDir,
     fsync: config.journal.fsync,
     snapshotAfterBytes: config.journal.snapshotAfterBytes,
+    maxReplayBytes: config.journal.maxReplayBytes,
     capacityQuads: config.store.capacityQuads,
     memoryReserveBytes: config.store.memoryReserveBytes,
     compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,

@@ -136,6 +136,33 @@ describe('snapshots', () => {
     expect(snapshots()).to.be.greaterThan(started);
   });
 
+  it('past a snapshot larger than maxReplayBytes, the journal reaching maxReplayBytes triggers the next, so a start after a crash replays only the journal after it', async () => {
+    const maxReplayBytes = 16 * 1024;
+    const { store, log } = await openPlain(dir, { snapshotAfterBytes: 1024, maxReplayBytes });
+    const snapshots = () => log.filter((line) => /^snapshot \d+ written/.test(line)).length;
+    await store.commit(store.begin({ insert: Array.from({ length: 400 }, (_, i) => graphQuads(`big${i}`, 5)).flat() }));
+    await store.snapshot();
+    const snapshotBytes = (await stat(join(dir, snapshotName(2)))).size;
+    expect(snapshotBytes).to.be.greaterThan(4 * maxReplayBytes);
+    // One commit at a time until the journal reaches maxReplayBytes, far below the last snapshot's size.
+    let journalBytes = 0;
+    for (let i = 0; journalBytes < maxReplayBytes; i++) {
+      await store.commit(store.begin({ insert: graphQuads(`small${i}`, 10) }));
+      journalBytes = (await stat(join(dir, segmentName(2)))).size;
+    }
+    expect(journalBytes).to.be.below(snapshotBytes / 4);
+    for (let waited = 0; snapshots() < 2 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(snapshots(), `no snapshot once the journal reached maxReplayBytes; log:\n${log.join('\n')}`).to.equal(2);
+    expect(await storeFiles(dir)).to.deep.equal([segmentName(3), snapshotName(3)]);
+
+    // Acknowledged after the snapshot, then a crash (the store is never closed): the start replays these only.
+    for (let i = 0; i < 5; i++) await store.commit(store.begin({ insert: graphQuads(`after${i}`, 10) }));
+    const reopened = await reopenEqual(store, dir);
+    expect(reopened.log).to.deep.equal([`store recovered: snapshot 3, 5 journal records, ${store.index.size} quads`]);
+    await store.close();
+    await reopened.store.close();
+  });
+
   describe('a damaged snapshot is refused', () => {
     let path: string;
     beforeEach(async () => {

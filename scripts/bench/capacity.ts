@@ -26,7 +26,7 @@ const { values } = parseArgs({
 const MB = 2 ** 20;
 
 const open = (dataDir: string) =>
-  DurableStore.open({ dataDir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: (line) => console.log(`  store: ${line}`) });
+  DurableStore.open({ dataDir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, maxReplayBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: (line) => console.log(`  store: ${line}`) });
 
 async function directoryBytes(dir: string): Promise<number> {
   let bytes = 0;

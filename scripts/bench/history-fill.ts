@@ -72,7 +72,7 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
 
 /** Adds `objects` objects of `revisions` revisions each to the data directory `dir` (created if missing), then closes it (a snapshot is written). */
 export async function fillThroughStore(dir: string, options: FillOptions): Promise<Filled> {
-  const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined, ...options.store });
+  const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, maxReplayBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined, ...options.store });
   await options.beforeWrites?.(store);
   const holder = `${options.base}/logistics-objects/holder`;
   const first = Date.now();

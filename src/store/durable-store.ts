@@ -32,6 +32,8 @@ export interface DurableStoreOptions {
   dataDir: string;
   fsync: boolean;
   snapshotAfterBytes: number;
+  /** Journal size past snapshotAfterBytes that triggers a snapshot even when the last snapshot is larger: what a crash start replays at most, about. */
+  maxReplayBytes: number;
   /** Quads the store may hold: a write that would take it past this is refused (StoreFullError). */
   capacityQuads: number;
   /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
@@ -287,7 +289,11 @@ export class DurableStore implements GraphStore {
       onSizeExceeded: () => {
         // A snapshot rewrites the whole store, so wait until the journal is as large as the last
         // one: snapshot work then stays proportional to what was written, however large the store.
-        if (this.journal.bytes >= this.snapshotBytes) void this.snapshot();
+        // But no longer than maxReplayBytes: a start after a crash replays the whole journal, which
+        // at a 1.2 GB snapshot would double its time. Called after every batch past
+        // snapshotAfterBytes: a snapshot under way is not started twice (snapshot() shares one run).
+        const bytes = this.journal.bytes;
+        if (bytes >= this.snapshotBytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
       },
     });
     if (migration.moved > 0) {

@@ -30,7 +30,7 @@ export interface OpenedStore {
 /** Opens a store on `dir`, collecting its log lines. */
 export async function openStore(dir: string, options: Partial<DurableStoreOptions> = {}): Promise<OpenedStore> {
   const log: string[] = [];
-  const store = await DurableStore.open({ dataDir: dir, fsync: true, snapshotAfterBytes: 64 * 1024 * 1024, ...DEFAULTS.store, log: (m) => log.push(m), ...options });
+  const store = await DurableStore.open({ dataDir: dir, ...DEFAULTS.journal, ...DEFAULTS.store, log: (m) => log.push(m), ...options });
   return { store, log };
 }
 
