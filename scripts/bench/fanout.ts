@@ -3,7 +3,7 @@
  * Measures the time from a PATCH until all 1,000 notifications were stored by the subscribers,
  * and the publisher's PATCH latency and throughput on an object with the 1,000 subscriptions
  * (notifications delivered in the background meanwhile) and on an object of the same server with
- * none, in alternating rounds of the same run.
+ * none, in alternating rounds of the same run (after a round of each kind that warms the server up).
  *
  * All servers are real: the publisher in its own process, the 10 subscriber servers in a second
  * one (each its own data directory, identity provider and port, trusting the publisher's issuer),
@@ -17,7 +17,10 @@
  * counting the delivery that goes on after the round's last answer: its own cost, apart from the
  * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
  * SUBSCRIBERS_NICE=n the subscriber servers run at that lower priority (nice n): the publisher then
- * competes less with them for the cores; the target is judged on the run without it.
+ * competes less with them for the cores. With PUBLISHER_CPUS and SUBSCRIBERS_CPUS (taskset(1) CPU
+ * lists, e.g. 0 and 1) each process, with all its threads, runs on those CPUs only: the subscribers
+ * then take nothing from the publisher's CPU, as in a deployment where they run elsewhere, and the
+ * publisher's ratios are its own (it has one core in both kinds of rounds).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -74,6 +77,15 @@ function processCpuMicros(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** Waits until process `pid` used less than a tenth of a core over half a second (30 s at most). */
+async function quiet(pid: number): Promise<void> {
+  for (let waited = 0; waited < 30_000; waited += 500) {
+    const before = processCpuMicros(pid);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (processCpuMicros(pid) - before < 50_000) return;
+  }
+}
+
 /**
  * The subscriber servers: node fanout.js subscribers <publisher URL> <ports, comma-separated>.
  * Counts the notifications all of them stored; a message `n` from the driver is answered once
@@ -108,9 +120,12 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 function child(args: string[]): ChildProcess {
   const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
-  // Started under nice(1), so that every thread of the process (the servers' workers too) has the lower priority.
+  // Started under taskset(1) and nice(1), so that every thread of the process (the servers' workers too) has the CPUs and the priority.
   const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
-  const node = nice > 0 ? { execPath: 'nice', execArgv: ['-n', String(nice), process.execPath, ...SERVER_NODE_FLAGS, ...profile] } : { execArgv: [...SERVER_NODE_FLAGS, ...profile] };
+  const cpus = args[0] === 'subscribers' ? process.env.SUBSCRIBERS_CPUS : process.env.PUBLISHER_CPUS;
+  const wrappers = [...(cpus ? ['taskset', '-c', cpus] : []), ...(nice > 0 ? ['nice', '-n', String(nice)] : [])];
+  const flags = [...SERVER_NODE_FLAGS, ...profile];
+  const node = wrappers.length > 0 ? { execPath: wrappers[0], execArgv: [...wrappers.slice(1), process.execPath, ...flags] } : { execArgv: flags };
   const c = fork(fileURLToPath(import.meta.url), args, node);
   process.once('exit', () => c.kill('SIGKILL'));
   return c;
@@ -165,7 +180,8 @@ async function driver(): Promise<void> {
   }
   console.log(
     `# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)` +
-      (nice > 0 ? `; subscriber servers at nice ${nice}` : ''),
+      (nice > 0 ? `; subscriber servers at nice ${nice}` : '') +
+      (process.env.PUBLISHER_CPUS || process.env.SUBSCRIBERS_CPUS ? `; CPUs: publisher ${process.env.PUBLISHER_CPUS ?? 'any'}, subscriber servers ${process.env.SUBSCRIBERS_CPUS ?? 'any'}` : ''),
   );
 
   // Fan-out: one change at a time, until the subscribers stored all its notifications.
@@ -194,36 +210,45 @@ async function driver(): Promise<void> {
     return { latencies, seconds: (performance.now() - t0) / 1000 };
   };
   // Alternating rounds. A change with subscriptions is answered once its outbox entry is durable;
-  // its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored,
-  // so the rounds without subscriptions run on a quiet server.
+  // its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored
+  // and the publisher is quiet again (it records where each queue stands and removes the delivered
+  // entries after the last one is stored), so the rounds without subscriptions run on a quiet server.
+  // A first round of each kind warms the server's JIT and caches on the same work and is not counted.
   const results = { without: { latencies: [] as number[], seconds: 0 }, with: { latencies: [] as number[], seconds: 0 } };
   /** Publisher CPU µs: in the rounds without subscriptions, in those with (answers only), and in those with until all was delivered; subscribers' CPU µs in the rounds with, until delivered. */
   const cpu = { without: 0, withAnswering: 0, withDelivered: 0, subscribers: 0 };
   let drainMs = 0;
-  for (let round = 0; round < rounds; round++) {
+  for (let round = -1; round < rounds; round++) {
+    const counted = round >= 0;
     for (const [kind, object] of [['without', unsubscribed], ['with', subscribed]] as const) {
       const [before, subscribersBefore] = [await publisherCpu(), processCpuMicros(subs.pid!)];
       const r = await patchInTurn(object);
       const answered = await publisherCpu();
-      results[kind].latencies.push(...r.latencies);
-      results[kind].seconds += r.seconds;
+      if (counted) {
+        results[kind].latencies.push(...r.latencies);
+        results[kind].seconds += r.seconds;
+      }
       if (kind === 'without') {
-        cpu.without += answered - before;
+        if (counted) cpu.without += answered - before;
         continue;
       }
-      cpu.withAnswering += answered - before;
       expected += changes * SUBSCRIBERS;
       const t0 = performance.now();
       await stored(expected);
-      drainMs += performance.now() - t0;
-      cpu.withDelivered += (await publisherCpu()) - before;
-      cpu.subscribers += processCpuMicros(subs.pid!) - subscribersBefore;
+      const drained = performance.now() - t0;
+      const [delivered, subscribersAfter] = [await publisherCpu(), processCpuMicros(subs.pid!)];
+      await quiet(pub.pid!);
+      if (!counted) continue;
+      cpu.withAnswering += answered - before;
+      drainMs += drained;
+      cpu.withDelivered += delivered - before;
+      cpu.subscribers += subscribersAfter - subscribersBefore;
     }
   }
   const summary = (r: { latencies: number[]; seconds: number }) => ({ median: median(r.latencies), perSecond: r.latencies.length / r.seconds });
   const [without, withSubscriptions] = [summary(results.without), summary(results.with)];
   console.log(
-    `PATCH in turn, ${rounds} x ${changes} changes each, alternating: median ${fmt(without.median, 1)} ms, ${fmt(without.perSecond, 1)} changes/s without subscriptions; ` +
+    `PATCH in turn, ${rounds} x ${changes} changes each, alternating, after a warm-up round of each kind: median ${fmt(without.median, 1)} ms, ${fmt(without.perSecond, 1)} changes/s without subscriptions; ` +
       `${fmt(withSubscriptions.median, 1)} ms, ${fmt(withSubscriptions.perSecond, 1)} changes/s with ${SUBSCRIBERS}; ` +
       `latency ratio ${fmt(withSubscriptions.median / without.median, 2)}, throughput ratio ${fmt(without.perSecond / withSubscriptions.perSecond, 2)} (target <= 1.2)`,
   );
