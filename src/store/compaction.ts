@@ -71,7 +71,7 @@ export class IndexCopy implements IndexFollower {
     });
   }
 
-  loaded(nquads: string | Uint8Array | (string | Uint8Array)[]): void {
+  loaded(nquads: string | Uint8Array | Uint8Array[]): void {
     this.follow(() => this.load(nquads));
   }
 
@@ -88,7 +88,7 @@ export class IndexCopy implements IndexFollower {
     }
   }
 
-  private load(nquads: string | Uint8Array | (string | Uint8Array)[]): void {
+  private load(nquads: string | Uint8Array | Uint8Array[]): void {
     const length = Array.isArray(nquads) ? nquads.reduce((sum, part) => sum + part.length, 0) : nquads.length;
     if (length === 0) return;
     this.grow(length);

@@ -363,7 +363,7 @@ export class DurableStore implements GraphStore {
   /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
   private replay(records: StoredRecord[]): void {
     this.roomToLoad(records.reduce((sum, r) => sum + r.insert.length, 0));
-    for (const batch of replayBatches(records)) this.index.applyBatch(batch);
+    for (const batch of replayBatches(records)) this.index.apply(batch);
   }
 
   /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */

@@ -1,5 +1,4 @@
 import type { JournalRecord, StoredRecord } from './journal.js';
-import type { ReplayBatch } from './replay-batches.js';
 import { iriToNt } from '../rdf/terms.js';
 import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
 
@@ -104,7 +103,7 @@ function freeStore(store: OxigraphStore): void {
 /** Told of every change made to an index, after it was made. */
 export interface IndexFollower {
   applied(record: JournalRecord | StoredRecord): void;
-  loaded(nquads: string | Uint8Array | (string | Uint8Array)[]): void;
+  loaded(nquads: string | Uint8Array | Uint8Array[]): void;
   dropped(graphs: readonly string[]): void;
 }
 
@@ -173,26 +172,14 @@ export class OxigraphIndex {
     this.follower?.applied(record);
   }
 
-  /**
-   * Applies records replayed at start, folded into one batch (replay-batches.ts): its insertions
-   * loaded at once, then its deletions, as apply does for one record.
-   */
-  applyBatch(batch: ReplayBatch): void {
-    if (batch.insert.length > 0) this.loadLenient(batch.insert);
-    if (batch.delete.length > 0) this.store.update(deleteData(batch.delete));
-    if (this.follower) {
-      if (batch.insert.length > 0) this.follower.loaded(batch.insert);
-      if (batch.delete.length > 0) this.follower.applied({ insert: '', delete: batch.delete });
-    }
-  }
 
   /** Loads our own N-Quads (records, snapshots), as text or UTF-8 bytes, without re-validating IRIs. */
-  loadTrusted(nquads: string | Uint8Array | (string | Uint8Array)[]): void {
+  loadTrusted(nquads: string | Uint8Array | Uint8Array[]): void {
     this.loadLenient(nquads);
     this.follower?.loaded(nquads);
   }
 
-  private loadLenient(nquads: string | Uint8Array | (string | Uint8Array)[]): void {
+  private loadLenient(nquads: string | Uint8Array | Uint8Array[]): void {
     this.store.load(nquads, { format: NQUADS, lenient: true });
   }
 
