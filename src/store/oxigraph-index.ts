@@ -172,7 +172,6 @@ export class OxigraphIndex {
     this.follower?.applied(record);
   }
 
-
   /** Loads our own N-Quads (records, snapshots), as text or UTF-8 bytes, without re-validating IRIs. */
   loadTrusted(nquads: string | Uint8Array | Uint8Array[]): void {
     this.loadLenient(nquads);
