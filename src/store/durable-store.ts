@@ -8,6 +8,7 @@ import type { GraphStore } from './graph-store.js';
 import { IndexCompactor } from './compaction.js';
 import { loadOxigraphBindings } from './oxigraph-bindings.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
+import { replayBatches } from './replay-batches.js';
 import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './query-replica.js';
 import { replicaGraph, viewsMayShow } from './replica-layout.js';
 import { Archive, ARCHIVE_DIR } from './archive.js';
@@ -359,20 +360,10 @@ export class DurableStore implements GraphStore {
     return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), ofSnapshot: image.ofSnapshot };
   }
 
-  /** Applies records in order; runs of pure inserts are loaded together, which is much faster. */
+  /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
   private replay(records: StoredRecord[]): void {
     this.roomToLoad(records.reduce((sum, r) => sum + r.insert.length, 0));
-    let inserts: Uint8Array[] = [];
-    for (const record of records) {
-      if (record.delete.length === 0) {
-        inserts.push(record.insert);
-        continue;
-      }
-      if (inserts.length > 0) this.index.loadTrusted(inserts);
-      inserts = [];
-      this.index.apply(record);
-    }
-    if (inserts.length > 0) this.index.loadTrusted(inserts);
+    for (const batch of replayBatches(records)) this.index.apply(batch);
   }
 
   /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */

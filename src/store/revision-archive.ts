@@ -76,8 +76,8 @@ export class RevisionArchive {
     // Records written before the archive existed: `migrateRevisionGraphs` archives those revisions from the hot store.
     if (w.whole) return false;
     const { object, number } = w.record;
-    if (this.db.has([object, number])) {
-      const existing = this.get(object, number)!;
+    const existing = this.get(object, number);
+    if (existing) {
       if (existing.at !== w.record.createdAt.getTime() || existing.by !== w.record.createdBy) {
         throw new ArchiveCorruptError(
           `the revision archive holds revision ${number} of ${object} with other metadata than the journal; restore the data directory from a backup`,

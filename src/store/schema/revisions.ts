@@ -174,22 +174,45 @@ export interface WrittenRevision {
    * before the revision archive did (`ins` then holds every line of it).
    */
   whole: boolean;
-  /** Lines the revision removes from the one before (none for revision 1). */
-  del: string;
-  /** Lines it adds (all of them for revision 1). */
-  ins: string;
+  /** Lines the revision removes from the one before (none for revision 1); taken from the record when first read. */
+  readonly del: string;
+  /** Lines it adds (all of them for revision 1); taken from the record when first read. */
+  readonly ins: string;
 }
 
 const META_SUFFIX = ` ${iriToNt(meta.metaGraph)} .`;
 const META_SUFFIX_BYTES = Buffer.from(META_SUFFIX);
 const META_LINE_END = Buffer.from(`${META_SUFFIX}\n`);
+const NEWLINE = 0x0a;
 
 const asText = (part: string | Uint8Array) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'));
 const hasMeta = (part: string | Uint8Array) =>
   typeof part === 'string' ? part.includes(META_SUFFIX) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).indexOf(META_SUFFIX_BYTES) >= 0;
 
-/** The lines of one part of a record (its insertions or deletions) in the metadata graph. */
-const metaLinesOf = (part: string | Uint8Array) => (hasMeta(part) ? asText(part).split('\n').filter((line) => line.endsWith(META_SUFFIX)) : []);
+/** Whether one part of a record holds `text`, without decoding it. */
+const holds = (part: string | Uint8Array, text: string) =>
+  typeof part === 'string' ? part.includes(text) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).includes(text);
+
+/**
+ * The lines of one part of a record (its insertions or deletions) in the metadata graph: found as
+ * bytes, only they decoded (a replayed record's other lines are most of it, and read by no one here).
+ */
+function metaLinesOf(part: string | Uint8Array): string[] {
+  const lines: string[] = [];
+  if (typeof part === 'string') {
+    for (let at = part.indexOf(META_SUFFIX); at >= 0; at = part.indexOf(META_SUFFIX, at + 1)) {
+      const end = at + META_SUFFIX.length;
+      if (end === part.length || part.charCodeAt(end) === NEWLINE) lines.push(part.slice(part.lastIndexOf('\n', at) + 1, end));
+    }
+    return lines;
+  }
+  const data = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+  for (let at = data.indexOf(META_SUFFIX_BYTES); at >= 0; at = data.indexOf(META_SUFFIX_BYTES, at + 1)) {
+    const end = at + META_SUFFIX_BYTES.length;
+    if (end === data.length || data[end] === NEWLINE) lines.push(data.toString('utf8', data.lastIndexOf(NEWLINE, at) + 1, end));
+  }
+  return lines;
+}
 
 /**
  * The revisions a journal record writes, read back from its N-Quads (our own serialisation:
@@ -198,8 +221,7 @@ const metaLinesOf = (part: string | Uint8Array) => (hasMeta(part) ? asText(part)
  */
 export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenRevision[] {
   if (!hasMeta(record.insert)) return [];
-  const inserted = asText(record.insert).split('\n');
-  const metaLines = inserted.filter((line) => line.endsWith(META_SUFFIX));
+  const metaLines = metaLinesOf(record.insert);
   const found = new Map<string, Partial<Record<string, string>>>();
   for (const line of metaLines) {
     const split = splitMetaLine(line, line.length - META_SUFFIX.length);
@@ -222,23 +244,32 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
     }
     return groups;
   };
-  const insertedByGraph = byGraph(inserted);
+  // Grouped when first needed: a replayed record's revisions are mostly in the archive already, which then reads only their metadata.
+  let insertedByGraph: Map<string, string[]> | undefined;
   let deletedByGraph: Map<string, string[]> | undefined;
+  const inGraph = (groups: Map<string, string[]>, name: string) => (groups.get(iriToNt(name)) ?? []).join('');
   const out: WrittenRevision[] = [];
   for (const [graph, f] of found) {
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
-    const inGraph = (groups: Map<string, string[]>, name: string) => (groups.get(iriToNt(name)) ?? []).join('');
-    const whole = inGraph(insertedByGraph, graph);
+    // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its lines).
+    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(asText(record.insert).split('\n'))), graph) : '';
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;
     }
+    const latest = latestGraph(object);
+    let del: string | undefined;
+    let ins: string | undefined;
     out.push({
       record: revisionRecord(object, graph, f),
       whole: false,
-      del: inGraph((deletedByGraph ??= byGraph(asText(record.delete).split('\n'))), latestGraph(object)),
-      ins: inGraph(insertedByGraph, latestGraph(object)),
+      get del() {
+        return (del ??= inGraph((deletedByGraph ??= byGraph(asText(record.delete).split('\n'))), latest));
+      },
+      get ins() {
+        return (ins ??= inGraph((insertedByGraph ??= byGraph(asText(record.insert).split('\n'))), latest));
+      },
     });
   }
   return out;
