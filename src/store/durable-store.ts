@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Journal, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
+import { Journal, partBytes, recoverJournal, removeSegmentsBefore, type JournalRecord, type StoredRecord } from './journal.js';
 import { Claims } from './claims.js';
 import { CommitStream } from './commit-stream.js';
 import { store as bookkeeping } from '../rdf/vocab.js';
@@ -485,7 +485,7 @@ export class DurableStore implements GraphStore {
   private takeToArchive(record: StoredRecord): number {
     const { revisions, finished } = this.archive.applyRecord(record);
     // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs.
-    const deleted = Buffer.from(record.delete.buffer, record.delete.byteOffset, record.delete.byteLength);
+    const deleted = partBytes(record.delete);
     this.index.dropGraphs(finished.filter((graph) => deleted.includes(` ${iriToNt(graph)} .\n`)));
     return revisions;
   }

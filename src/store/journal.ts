@@ -44,6 +44,12 @@ export interface StoredRecord {
   insert: Uint8Array;
 }
 
+/** A stored record's part as a Buffer over the same bytes (no copy). */
+export const partBytes = (part: Uint8Array) => Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+
+/** One part of a record (its deletions or insertions) as text. */
+export const partText = (part: string | Uint8Array) => (typeof part === 'string' ? part : partBytes(part).toString('utf8'));
+
 export interface SegmentScan {
   size: number;
   /** Byte length of the valid prefix; anything after it is a damaged last record. */

@@ -1,4 +1,4 @@
-import type { JournalRecord, StoredRecord } from './journal.js';
+import { partBytes, partText, type JournalRecord, type StoredRecord } from './journal.js';
 import { iriToNt } from '../rdf/terms.js';
 import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
 
@@ -9,7 +9,7 @@ const COMMENT = 0x23; // '#'
 
 /** Whether N-Quads text (or its UTF-8 bytes) has a line that is neither empty nor a comment. */
 export function holdsQuads(nquads: string | Uint8Array): boolean {
-  const text = typeof nquads === 'string' ? nquads : Buffer.from(nquads.buffer, nquads.byteOffset, nquads.byteLength);
+  const text = typeof nquads === 'string' ? nquads : partBytes(nquads);
   for (let at = 0; at < text.length; ) {
     const first = typeof text === 'string' ? text.charCodeAt(at) : text[at];
     if (first !== COMMENT && first !== NEWLINE) return true;
@@ -47,7 +47,6 @@ export { WASM_MEMORY_LIMIT_BYTES };
 const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
-const DECODER = new TextDecoder();
 
 /**
  * One N-Quads line of ours (`S P O [G] .`, IRIs without spaces) split as SPARQL writes it: N-Quads
@@ -168,7 +167,7 @@ export class OxigraphIndex {
     // A record of comments alone (a received notification's: archive lines only) loads nothing;
     // handing it to Oxigraph cost ~2% of the CPU of receiving one.
     if (holdsQuads(record.insert)) this.loadLenient(record.insert);
-    if (record.delete.length > 0) this.store.update(deleteData(typeof record.delete === 'string' ? record.delete : DECODER.decode(record.delete)));
+    if (record.delete.length > 0) this.store.update(deleteData(partText(record.delete)));
     this.follower?.applied(record);
   }
 

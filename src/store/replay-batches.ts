@@ -1,4 +1,4 @@
-import type { JournalRecord, StoredRecord } from './journal.js';
+import { partText, type JournalRecord, type StoredRecord } from './journal.js';
 
 /**
  * Replaying the journal at start one record at a time costs two Oxigraph calls a record (a load,
@@ -63,8 +63,6 @@ function subjectOf(line: string): string | undefined {
   return line.slice(0, end + 1);
 }
 
-const textOf = (part: string | Uint8Array) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'));
-
 const COMMENT = 0x23; // '#'
 
 class Batch {
@@ -88,7 +86,7 @@ class Batch {
   /** Whether `record` inserts nothing that may be a quad this batch deletes (and its insertions' lines, when split to tell). */
   admits(record: JournalRecord | StoredRecord): { ok: boolean; lines?: string[] } {
     if (this.deletes.length === 0 || record.insert.length === 0) return { ok: true };
-    const lines = textOf(record.insert).split('\n');
+    const lines = partText(record.insert).split('\n');
     for (const line of lines) {
       if (line === '' || line.charCodeAt(0) === COMMENT) continue;
       if (this.deletesUnknown) return { ok: false };
@@ -105,7 +103,7 @@ class Batch {
   add(record: JournalRecord | StoredRecord, insertLines?: string[]): void {
     if (record.insert.length > 0) this.inserts.push({ part: record.insert, lines: insertLines });
     if (record.delete.length === 0) return;
-    const text = textOf(record.delete);
+    const text = partText(record.delete);
     this.deletes.push(text);
     for (const line of text.split('\n')) {
       if (line === '' || line.charCodeAt(0) === COMMENT) continue;
@@ -128,10 +126,10 @@ class Batch {
     const kept: string[] = [];
     for (const { part, lines } of this.inserts) {
       if (this.deleted.size === 0) {
-        kept.push(textOf(part));
+        kept.push(partText(part));
         continue;
       }
-      for (const line of lines ?? textOf(part).split('\n')) if (line !== '' && !this.deleted.has(line)) kept.push(line);
+      for (const line of lines ?? partText(part).split('\n')) if (line !== '' && !this.deleted.has(line)) kept.push(line);
     }
     // Every line ends in a newline: a part not ending its last line would run into the next.
     return { insert: kept.length === 0 ? '' : `${kept.join('\n')}\n`, delete: this.deletes.join('\n') };

@@ -1,4 +1,4 @@
-import type { JournalRecord, StoredRecord } from '../journal.js';
+import { partBytes, type JournalRecord, type StoredRecord } from '../journal.js';
 
 /*
  * Graphs a commit finishes (a ChangeRequest once decided: nothing writes to it again) leave the
@@ -13,14 +13,12 @@ const ARCHIVE_LINE_BYTES = Buffer.from(`\n${ARCHIVE_LINE}`);
 /** Archive lines for N-Quads lines (each ending in a newline). */
 export const asArchiveLines = (lines: readonly string[]) => lines.map((line) => `${ARCHIVE_LINE}${line}`);
 
-const bytesOf = (part: Uint8Array) => Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-
 /** The graphs a record finishes, each with its final content as N-Triples. */
 export function finishedGraphsIn(record: JournalRecord | StoredRecord): { graph: string; ntriples: string }[] {
   const insert = record.insert;
-  const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : bytesOf(insert).subarray(0, 3).toString() === ARCHIVE_LINE || bytesOf(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
+  const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : partBytes(insert).subarray(0, 3).toString() === ARCHIVE_LINE || partBytes(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
   if (!has) return [];
-  const text = typeof insert === 'string' ? insert : bytesOf(insert).toString('utf8');
+  const text = typeof insert === 'string' ? insert : partBytes(insert).toString('utf8');
   const graphs = new Map<string, string[]>();
   for (const line of text.split('\n')) {
     if (!line.startsWith(ARCHIVE_LINE)) continue;

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import type { JournalRecord, StoredRecord } from '../journal.js';
+import { partBytes, partText, type JournalRecord, type StoredRecord } from '../journal.js';
 
 /*
  * Revisions. The hot store holds the latest revision of each object in the graph named after
@@ -118,10 +118,7 @@ export class RevisionMetadata {
 
   /** N-Quads in whole lines, any graph (a snapshot being written): the metadata graph's lines are taken. */
   addNQuads(data: Buffer): void {
-    for (let at = data.indexOf(META_LINE_END); at >= 0; at = data.indexOf(META_LINE_END, at + 1)) {
-      const line = data.toString('utf8', data.lastIndexOf(0x0a, at) + 1, at + META_SUFFIX.length);
-      this.add(line, line.length - META_SUFFIX.length);
-    }
+    for (const line of metaLinesInBytes(data)) this.add(line, line.length - META_SUFFIX.length);
   }
 
   /**
@@ -182,31 +179,24 @@ export interface WrittenRevision {
 
 const META_SUFFIX = ` ${iriToNt(meta.metaGraph)} .`;
 const META_SUFFIX_BYTES = Buffer.from(META_SUFFIX);
-const META_LINE_END = Buffer.from(`${META_SUFFIX}\n`);
 const NEWLINE = 0x0a;
 
-const asText = (part: string | Uint8Array) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'));
-const hasMeta = (part: string | Uint8Array) =>
-  typeof part === 'string' ? part.includes(META_SUFFIX) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).indexOf(META_SUFFIX_BYTES) >= 0;
-
 /** Whether one part of a record holds `text`, without decoding it. */
-const holds = (part: string | Uint8Array, text: string) =>
-  typeof part === 'string' ? part.includes(text) : Buffer.from(part.buffer, part.byteOffset, part.byteLength).includes(text);
+const holds = (part: string | Uint8Array, text: string) => (typeof part === 'string' ? part.includes(text) : partBytes(part).includes(text));
+const hasMeta = (part: string | Uint8Array) => holds(part, META_SUFFIX);
 
 /**
- * The lines of one part of a record (its insertions or deletions) in the metadata graph: found as
- * bytes, only they decoded (a replayed record's other lines are most of it, and read by no one here).
+ * The lines of one part of a record (its insertions or deletions) in the metadata graph. A stored
+ * part is searched as bytes and only those lines decoded: a replayed record's other lines are most
+ * of it, and read by no one here.
  */
 function metaLinesOf(part: string | Uint8Array): string[] {
+  return typeof part === 'string' ? part.split('\n').filter((line) => line.endsWith(META_SUFFIX)) : metaLinesInBytes(partBytes(part));
+}
+
+/** The lines of N-Quads bytes in the metadata graph, decoded: only they are. */
+function metaLinesInBytes(data: Buffer): string[] {
   const lines: string[] = [];
-  if (typeof part === 'string') {
-    for (let at = part.indexOf(META_SUFFIX); at >= 0; at = part.indexOf(META_SUFFIX, at + 1)) {
-      const end = at + META_SUFFIX.length;
-      if (end === part.length || part.charCodeAt(end) === NEWLINE) lines.push(part.slice(part.lastIndexOf('\n', at) + 1, end));
-    }
-    return lines;
-  }
-  const data = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
   for (let at = data.indexOf(META_SUFFIX_BYTES); at >= 0; at = data.indexOf(META_SUFFIX_BYTES, at + 1)) {
     const end = at + META_SUFFIX_BYTES.length;
     if (end === data.length || data[end] === NEWLINE) lines.push(data.toString('utf8', data.lastIndexOf(NEWLINE, at) + 1, end));
@@ -253,7 +243,7 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
     // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its lines).
-    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(asText(record.insert).split('\n'))), graph) : '';
+    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(partText(record.insert).split('\n'))), graph) : '';
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;
@@ -265,10 +255,10 @@ export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenR
       record: revisionRecord(object, graph, f),
       whole: false,
       get del() {
-        return (del ??= inGraph((deletedByGraph ??= byGraph(asText(record.delete).split('\n'))), latest));
+        return (del ??= inGraph((deletedByGraph ??= byGraph(partText(record.delete).split('\n'))), latest));
       },
       get ins() {
-        return (ins ??= inGraph((insertedByGraph ??= byGraph(asText(record.insert).split('\n'))), latest));
+        return (ins ??= inGraph((insertedByGraph ??= byGraph(partText(record.insert).split('\n'))), latest));
       },
     });
   }
