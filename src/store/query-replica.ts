@@ -226,7 +226,9 @@ export class QueryReplica implements QueryService {
       started: (worker, successor) => this.started(worker, successor),
       tookOver: (worker) => this.tookOver(worker),
       successorGone: (worker) => {
-        if (this.successor?.worker === worker) this.successor = undefined;
+        if (this.successor?.worker !== worker) return;
+        this.successor = undefined;
+        this.nextHandoverAt = performance.now() + HANDOVER_SPACING_MIN_MS;
       },
       log: (message) => options.log(`SPARQL ${message}`),
     });

@@ -320,8 +320,8 @@ export class ReplicaStore extends OxigraphIndex {
    * it (quads loaded into a graph no view shows, dropped at once; their memory stays taken, as a
    * deleted quad's does), so that it serves for as many quads again before it is near the next
    * one. Without, a copy could start near a growth point and be handed over again soon after.
-   * Not when the memory could not take as much again as these quads beside its reserve: the room
-   * is the data's. How many quads it loaded so.
+   * Not when the memory (within its limit) could not take as much again as these quads beside its
+   * reserve: the room is the data's. How many quads it loaded so.
    */
   growPastNextPoint(): number {
     const point = nextGrowthPoint(this.loadedQuads);
@@ -330,7 +330,8 @@ export class ReplicaStore extends OxigraphIndex {
     const padding = iri(LAYOUT.padding);
     // Integers are held in the quad itself: no string to store for them.
     const line = (i: number) => `${padding} ${padding} "${i}"^^<http://www.w3.org/2001/XMLSchema#integer> ${padding} .\n`;
-    if (!this.canTake(2 * quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE + this.queryReserveBytes)) return 0;
+    const room = 2 * quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE;
+    if (this.wasmMemoryBytes + room > this.memoryLimitBytes || !this.canTake(room + this.queryReserveBytes)) return 0;
     for (let done = 0; done < quads; done += GROWTH_CHUNK) {
       const lines: string[] = [];
       for (let i = done; i < Math.min(quads, done + GROWTH_CHUNK); i++) lines.push(line(i));
