@@ -20,9 +20,9 @@ export interface BudgetedWorkerOptions<Reply, Result> {
    * writes posted before the job); absent, from the moment the job is posted.
    */
   isStarted?(message: unknown): boolean;
-  /** Whether a message is a notice the owner handles (`onNotice`), neither ready, started nor a reply. */
+  /** Whether a message is a notice the owner handles (`onNotice`, with the worker that sent it), neither ready, started nor a reply. */
   isNotice?(message: unknown): boolean;
-  onNotice?(message: unknown): void;
+  onNotice?(message: unknown, worker: Worker): void;
   /** The job's result, or the error it fails with. */
   settle(reply: Reply): Result | HttpError;
   overBudget(budgetMs: number): HttpError;
@@ -30,8 +30,11 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   lost(): HttpError;
   /** A job refused: the server is closing, or `maxWaiting` jobs already wait. */
   busy(reason: 'closing' | 'queue full'): HttpError;
-  /** Each new worker, before any job is posted to it (e.g. to load its state). */
-  started?(worker: Worker): void;
+  /** Each new worker, before any job is posted to it (e.g. to load its state); `successor`: started by `startSuccessor`. */
+  started?(worker: Worker, successor: boolean): void;
+  /** A successor took over from the worker before it (which is stopped), or was given up (stopped, see `dropSuccessor`, or it ended). */
+  tookOver?(worker: Worker): void;
+  successorGone?(worker: Worker): void;
   log?(message: string): void;
 }
 
@@ -46,6 +49,10 @@ interface Waiting<Job, Result> {
  * a time, each with a time budget. A job past its budget (or a worker that dies) stops the worker
  * and fails that job; a new worker takes the jobs after it. Used by the JSON-LD fallback and the
  * SPARQL query worker.
+ *
+ * A worker that holds state may be handed over to a successor without a gap (`startSuccessor`):
+ * the successor gets its state while the worker of the moment keeps taking jobs, and takes over
+ * between two jobs once it is ready and the owner says so (`handOver`).
  */
 export class BudgetedWorker<Job, Reply, Result> {
   private current?: Worker;
@@ -53,6 +60,10 @@ export class BudgetedWorker<Job, Reply, Result> {
   private running?: Waiting<Job, Result> & { timer?: NodeJS.Timeout };
   private readonly waiting: Waiting<Job, Result>[] = [];
   private closed = false;
+  private successor?: Worker;
+  /** The successor said it is ready for jobs; the owner has said it is to take over (`handOver`). */
+  private successorReady = false;
+  private handingOver = false;
 
   constructor(private readonly options: BudgetedWorkerOptions<Reply, Result>) {
     if (options.eager) this.spawn();
@@ -72,7 +83,10 @@ export class BudgetedWorker<Job, Reply, Result> {
     });
   }
 
-  /** Stops the worker (the job it runs fails with `error`); a new one follows as `eager` says. */
+  /**
+   * Stops the worker (the job it runs fails with `error`); a successor being started takes over at
+   * once (jobs wait until it is ready), else a new one follows as `eager` says.
+   */
   replace(error: HttpError): void {
     const worker = this.current;
     this.current = undefined;
@@ -80,8 +94,33 @@ export class BudgetedWorker<Job, Reply, Result> {
     this.settle(error);
     void worker?.terminate();
     if (this.closed) return;
-    if (this.options.eager) this.spawn();
+    if (this.successor) this.takeOver();
+    else if (this.options.eager) this.spawn();
     else this.next();
+  }
+
+  /** Starts a successor, unless one is being started already (or none may be): false then. */
+  startSuccessor(): boolean {
+    if (this.closed || this.successor || !this.options.eager) return false;
+    this.successor = this.create(true);
+    this.successorReady = this.handingOver = false;
+    return true;
+  }
+
+  /** The successor (once ready) takes over as soon as no job runs. */
+  handOver(): void {
+    if (!this.successor) return;
+    this.handingOver = true;
+    if (this.successorReady && !this.running) this.takeOver();
+  }
+
+  /** Stops the successor being started, if any. */
+  dropSuccessor(): void {
+    const worker = this.successor;
+    if (!worker) return;
+    this.successor = undefined;
+    void worker.terminate();
+    this.options.successorGone?.(worker);
   }
 
   async close(): Promise<void> {
@@ -89,9 +128,21 @@ export class BudgetedWorker<Job, Reply, Result> {
     const error = this.options.busy('closing');
     for (const waiting of this.waiting.splice(0)) waiting.reject(error);
     this.settle(error);
-    const worker = this.current;
-    this.current = undefined;
-    await worker?.terminate();
+    const workers = [this.current, this.successor];
+    this.current = this.successor = undefined;
+    await Promise.all(workers.map((w) => w?.terminate()));
+  }
+
+  /** The successor becomes the worker of the moment; the one before, if any, is stopped. */
+  private takeOver(): void {
+    const [previous, worker] = [this.current, this.successor!];
+    this.current = worker;
+    this.ready = this.successorReady;
+    this.successor = undefined;
+    this.successorReady = this.handingOver = false;
+    void previous?.terminate();
+    this.options.tookOver?.(worker);
+    this.next();
   }
 
   private next(): void {
@@ -109,14 +160,18 @@ export class BudgetedWorker<Job, Reply, Result> {
   }
 
   private spawn(): void {
+    this.ready = false;
+    this.current = this.create(false);
+  }
+
+  private create(successor: boolean): Worker {
     const worker = new Worker(this.options.module, { resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb } });
     worker.unref(); // never keeps a process alive on its own
-    this.current = worker;
-    this.ready = false;
     worker.on('message', (message: unknown) => {
+      if (worker === this.successor) return this.fromSuccessor(worker, message);
       if (worker !== this.current) return;
       if (this.options.isNotice?.(message)) {
-        this.options.onNotice?.(message);
+        this.options.onNotice?.(message, worker);
         return;
       }
       if (this.options.isReady(message)) {
@@ -128,17 +183,35 @@ export class BudgetedWorker<Job, Reply, Result> {
         const outcome = this.options.settle(message as Reply);
         if (outcome instanceof Error) this.settle(outcome);
         else this.settle(undefined, outcome);
+        // Between two jobs: a successor that is ready to take over does now.
+        if (this.successorReady && this.handingOver) return this.takeOver();
       }
       this.next();
     });
     const lost = (err?: unknown) => {
+      const why = err instanceof Error ? err.message : 'exit';
+      if (worker === this.successor) {
+        this.options.log?.(`successor worker thread ended (${why}); the worker of the moment stays`);
+        this.successor = undefined;
+        this.options.successorGone?.(worker);
+        return;
+      }
       if (worker !== this.current) return;
-      this.options.log?.(`worker thread ended (${err instanceof Error ? err.message : 'exit'}); starting a new one`);
+      this.options.log?.(`worker thread ended (${why}); starting a new one`);
       this.replace(this.options.lost());
     };
     worker.on('error', lost);
     worker.on('exit', () => lost());
-    this.options.started?.(worker);
+    this.options.started?.(worker, successor);
+    return worker;
+  }
+
+  /** A successor's notices go to the owner; once it is ready and handed over to, it takes over when no job runs. */
+  private fromSuccessor(worker: Worker, message: unknown): void {
+    if (this.options.isNotice?.(message)) return this.options.onNotice?.(message, worker);
+    if (!this.options.isReady(message)) return;
+    this.successorReady = true;
+    if (this.handingOver && !this.running) this.takeOver();
   }
 
   private settle(error: HttpError | undefined, result?: Result): void {

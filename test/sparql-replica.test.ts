@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect } from 'chai';
 import { QueryReplica, type QueryJob, type ReplicaSource } from '../src/store/query-replica.js';
-import { ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/replica-store.js';
+import { HANDOVER_AT, ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/replica-store.js';
 import type { View } from '../src/store/replica-layout.js';
+import { nextGrowthPoint } from '../src/store/table-growth.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
 
 const BASE = 'http://replica.test/logistics-objects/';
@@ -395,10 +396,12 @@ describe('SPARQL query replica: copies of the store', function () {
     const logged: string[] = [];
     const replica = new QueryReplica(hotSource(), { ...options, freshnessWaitMs: 60_000, maxBacklogBytes: 100_000, log: (m) => logged.push(m) });
     try {
-      // The first goes to the worker (it is still copying the store); the next ones wait and pass the bound.
+      const query = { query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest' as const, format: 'csv' as const };
+      await replica.run(query);
+      // The first goes to the worker; the next ones wait for it to be done with it, and pass the bound.
       for (let i = 0; i < 20; i++) replica.onCommitted(createdWith(`behind-${i}`, 100));
       expect(logged.join('\n')).to.match(/commits behind; a new one copies the store/);
-      const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest', format: 'csv' });
+      const result = await replica.run(query);
       expect(result.body.split('\r\n')[1]).to.equal('from the store');
       expect(result.lag.commits).to.equal(0);
     } finally {
@@ -544,6 +547,76 @@ describe('SPARQL query replica: copies of the store', function () {
       }
       expect(Number(answer)).to.equal(1000);
       expect(read, 'the archive is read no further than the bound').to.equal(1000);
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
+describe('SPARQL query replica: handed over before its tables grow', function () {
+  this.timeout(60_000);
+
+  it('the tables grow at 7/8 of a power of two quads loaded, as measured on Oxigraph', () => {
+    expect([0, 13, 14, 917_503, 917_504, 3_669_999, 3_670_016].map(nextGrowthPoint)).to.deep.equal([14, 14, 28, 917_504, 1_835_008, 3_670_016, 7_340_032]);
+  });
+
+  it('a replica near a long growth point says so; a copy past half of its next one grows its tables past it, with quads no view shows', () => {
+    const records = Array.from({ length: 60 }, (_, i) => created(`g${i}`, Array.from({ length: 20 }, (_, v) => `g${i}-${v}`)));
+    const fed = new ReplicaStore(1_000_000, undefined, undefined, 1000);
+    const ahead: (number | undefined)[] = [];
+    for (const record of records) {
+      fed.applyRecords([record]);
+      ahead.push(fed.growthAhead());
+    }
+    // 60 records of 47 quads each: 21 triples in their graph and in the union, two of metadata, the link to the latest revision, two memberships (latest and events views).
+    expect(fed.loadedQuads).to.equal(60 * 47);
+    const point = nextGrowthPoint(fed.loadedQuads);
+    expect(point).to.equal(3584);
+    expect(ahead.filter((p) => p === point)).to.have.length(60 - Math.ceil((HANDOVER_AT * point) / 47) + 1);
+
+    const padded = new ReplicaStore(1_000_000, undefined, undefined, 1000);
+    padded.applyRecords(records);
+    padded.copied();
+    const quads = padded.growPastNextPoint();
+    expect(quads).to.equal(point + 1 - 60 * 47);
+    expect(padded.loadedQuads).to.equal(point + 1);
+    expect(padded.growthAhead(), 'a whole half of the next point ahead').to.equal(undefined);
+    // What each view shows is what the replica without those quads shows.
+    for (const view of ['latest', 'events', 'revisions', 'audit'] as const) {
+      for (const text of ['SELECT ?s ?p ?o WHERE { ?s ?p ?o }', 'SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }']) expect(select(padded, view, text), `${view}: ${text}`).to.deep.equal(select(fed, view, text));
+    }
+    // Below the long growth points, nothing is said nor grown.
+    const small = new ReplicaStore(1_000_000);
+    small.applyRecords(records);
+    expect(small.growthAhead()).to.equal(undefined);
+    expect(small.growPastNextPoint()).to.equal(0);
+  });
+
+  it('near a long growth point, a successor copies the store while the replica answers, then takes over: no query refused, every commit visible', async () => {
+    // The hot store: each object's triples, as the commits wrote them.
+    const hot = new Map<string, string>();
+    const source: ReplicaSource = {
+      copy: () => ({ meta: [...hot.keys()].map((graph) => metaLines(graph.slice(BASE.length), 1)).join(''), hotGraphs: [...hot.keys()], history: [][Symbol.iterator]() }),
+      graphNTriples: (graph) => hot.get(graph) ?? '',
+    };
+    const logged: string[] = [];
+    const replica = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000, longGrowthFrom: 1000, log: (m) => logged.push(m) });
+    const count = async () => Number((await replica.run({ query: replica.parse('SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }'), view: 'latest', format: 'csv' })).body.split('\r\n')[1]);
+    try {
+      let objects = 0;
+      for (let round = 0; round < 200 && !logged.some((m) => m.includes('took over')); round++) {
+        for (let i = 0; i < 5; i++, objects++) {
+          const object = `handed-${objects}`;
+          hot.set(`${BASE}${object}`, Array.from({ length: 20 }, (_, v) => `<${BASE}${object}> <${P}${v}> "value ${v}" .\n`).join(''));
+          replica.onCommitted(createdWith(object, 20));
+        }
+        expect(await count(), `round ${round}`).to.equal(objects);
+      }
+      expect(logged.join('\n')).to.match(/near \d+, where its tables grow; a successor copies the store/).and.to.match(/a successor took over after a copy of \d+ ms/);
+      expect(logged.join('\n')).not.to.match(/given up|reload/);
+      // The successor serves from now on, and takes the writes.
+      for (let i = 0; i < 20; i++, objects++) replica.onCommitted(createdWith(`after-${i}`, 20));
+      expect(await count()).to.equal(objects);
     } finally {
       await replica.close();
     }

@@ -44,7 +44,7 @@ export { WASM_MEMORY_LIMIT_BYTES };
  * and the bindings trap before anything changed.
  */
 /** WASM bytes one byte of loaded N-Quads text may take (measured ~3 for short literals; kept high). */
-const WASM_BYTES_PER_TEXT_BYTE = 4;
+export const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
 

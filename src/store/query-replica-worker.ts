@@ -29,6 +29,12 @@ const threadId = (() => {
 type Priority = 'apply' | 'query';
 const NICE: Readonly<Record<Priority, number>> = { apply: threadId === undefined ? 0 : getPriority(threadId), query: constants.priority.PRIORITY_LOW };
 let priority: Priority = 'apply';
+/**
+ * A successor making its copy while the replica before it still serves: nobody waits on it, so it
+ * takes only the CPU that the API and the serving replica leave (the lowest priority) until its
+ * copy is whole; then it catches up with the writes at the server's, as the replica serving does.
+ */
+let standby = false;
 let mayRaise = threadId !== undefined;
 
 function prioritise(wanted: Priority): void {
@@ -69,10 +75,11 @@ function feed(apply: () => void): boolean {
 }
 
 port.on('message', (message: WorkerRequest) => {
-  prioritise(message.kind === 'query' ? 'query' : 'apply');
+  if (message.kind === 'start') standby = message.standby;
+  prioritise(message.kind === 'query' || standby ? 'query' : 'apply');
   switch (message.kind) {
     case 'start':
-      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes, message.memoryLimitBytes);
+      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes, message.memoryLimitBytes, message.longGrowthFrom);
       return;
     case 'meta':
       feed(() => replica.copyMeta(message.nquads));
@@ -85,6 +92,8 @@ port.on('message', (message: WorkerRequest) => {
       return;
     case 'loaded':
       replica.copied();
+      if (!feed(() => replica.growPastNextPoint())) return;
+      standby = false;
       loaded = true;
       position = message.position;
       port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
@@ -93,7 +102,12 @@ port.on('message', (message: WorkerRequest) => {
     case 'commits':
       if (!feed(() => replica.applyRecords(unpackCommits(message.commits).map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
       position = message.position;
-      if (loaded) port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+      if (!loaded) return;
+      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+      if (!standby) {
+        const point = replica.growthAhead();
+        if (point !== undefined) port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
+      }
       return;
     case 'query': {
       port.postMessage({ kind: 'started' } satisfies WorkerMessage);

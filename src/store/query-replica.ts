@@ -2,7 +2,8 @@ import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../budgeted-worker.js';
 import { HttpError } from '../errors.js';
 import type { StoredRecord } from './journal.js';
-import { packCommits, type PackedCommits, type ReplicaCommit } from './replica-commits.js';
+import type { PackedCommits } from './replica-commits.js';
+import { ReplicaFeed } from './replica-feed.js';
 import type { View } from './replica-layout.js';
 import { parseQuery, type ParsedQuery, type QueryForm, type ResultFormat } from './sparql-query.js';
 
@@ -35,7 +36,7 @@ export interface QueryJob {
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number }
+  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number; longGrowthFrom?: number; standby: boolean }
   | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
@@ -57,13 +58,15 @@ export type QueryReply = QueryAnswer | { error: string };
 /**
  * Messages from the worker: its replica is loaded, it has applied every commit up to `position`,
  * its memory can take no more (it applies nothing from then on), its thread may not raise its CPU
- * priority back after a query, it has begun the query it was sent, the query's reply.
+ * priority back after a query, it is near a long growth point of its tables (see table-growth.ts),
+ * it has begun the query it was sent, the query's reply.
  */
 export type WorkerMessage =
   | { kind: 'loaded' }
   | { kind: 'applied'; position: number }
   | { kind: 'full'; message: string; reclaimable: boolean }
   | { kind: 'priority'; message: string }
+  | { kind: 'growing'; loadedQuads: number; point: number }
   | { kind: 'started' }
   | QueryReply;
 
@@ -128,6 +131,8 @@ export interface QueryReplicaOptions {
   queryReserveBytes?: number;
   /** The size its WASM memory may grow to, data and that reserve (default: the 4 GiB WASM32 can address); past it the replica is full as above. */
   memoryLimitBytes?: number;
+  /** Growth points of Oxigraph's tables a replica is handed over before (see table-growth.ts; default: those from 1.5 million quads, tests make it small). */
+  longGrowthFrom?: number;
   /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
   observeVisible?: (seconds: number) => void;
   log: (message: string) => void;
@@ -141,15 +146,18 @@ const WORKER_HEAP_MB = 2048;
 const GRAPHS_PER_TURN = 200;
 /** Characters of history copied to a loading worker between two turns of the event loop. */
 const HISTORY_CHARS_PER_TURN = 512 * 1024;
-/** One batch of commits at most (a query the worker gets meanwhile waits for this batch only, a fraction of a second). */
-const BATCH_COMMITS = 250;
-const BATCH_BYTES = 2 * 1024 * 1024;
 /** Default of `copyWaitMs`: a new worker copies a small store in well under a second, a large one in seconds. */
 const COPY_WAIT_MS = 10_000;
 /** Default of `maxBacklogBytes`. */
 const MAX_BACKLOG_BYTES = 128 * 1024 * 1024;
 /** When each of the last this many commits was acknowledged (for the lag of an answer). */
 const COMMIT_TIMES = 1 << 17;
+/**
+ * A replica that took over from another is handed over again no sooner than the time its own copy
+ * took (a replica that could not grow its tables ahead, its memory being short, is near its next
+ * growth point as soon as it serves: copies of the store then take at most half of the time).
+ */
+const HANDOVER_SPACING_MIN_MS = 10_000;
 
 /**
  * Analytics queries on a worker thread that holds its own replica of the store. Oxigraph queries
@@ -159,31 +167,33 @@ const COMMIT_TIMES = 1 << 17;
  * The replica is fed from the after-commit stream: each commit's journal record, the bytes the
  * hot store applied (a change's deletes and inserts, whatever the object's size), is queued here
  * as it is, in commit order, and whatever queued while the worker was busy goes to it as one
- * batch when it is done with the last; the worker decodes and applies them (see ReplicaStore).
- * A new worker first gets a copy of the hot store's graphs and of the newest history, then the
- * commits from the moment the copy began; both only insert or delete given quads, so the commits
- * the copy already holds change nothing when applied again.
+ * batch when it is done with the last; the worker decodes and applies them (see ReplicaStore and
+ * ReplicaFeed). A new worker first gets a copy of the hot store's graphs and of the newest
+ * history, then the commits from the moment the copy began; both only insert or delete given
+ * quads, so the commits the copy already holds change nothing when applied again.
+ *
+ * A replica near a point where Oxigraph's tables grow (a pause of a second and more in a large
+ * store, see table-growth.ts) says so; a successor then copies the store in a second worker, at the
+ * lowest CPU priority, while the replica goes on answering, and takes over once it holds the copy
+ * (between two queries). The copy holds none of the deleted quads, and its tables are grown past
+ * their next growth point before it serves.
  *
  * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
  * before it, then runs on what the replica holds; its answer says how far behind that was.
  */
 export class QueryReplica implements QueryService {
   private readonly queries: BudgetedWorker<QueryJob, QueryReply, QueryAnswer>;
-  /** Commits fed so far (a commit's position is its number) and the last one the worker has applied. */
+  /** Commits published so far: a commit's position is its number. */
   private committed = 0;
-  private applied = 0;
-  /** Commits not yet sent to the worker, in order; positions `committed - unsent.length + 1` to `committed`. */
-  private unsent: ReplicaCommit[] = [];
-  private unsentBytes = 0;
+  /** The last commit a replica that served queries had applied (its writes were visible from then on). */
+  private visibleThrough = 0;
   private readonly commitTimes = new Float64Array(COMMIT_TIMES);
-  /** The current worker; a batch is with it (`sending`); it is getting a copy of the store (`loading`). */
-  private worker?: Worker;
-  /** The newest worker started: it gets the copy (from a later turn on, see load). */
-  private starting?: Worker;
-  private sending = false;
-  private loading = true;
-  /** The worker has applied its whole copy (it said so with its first `applied`); queries wait for it `freshnessWaitMs` at most. */
-  private copied = false;
+  /** The worker that answers queries, and the one that is copying the store to take over from it. */
+  private serving?: ReplicaFeed;
+  private successor?: ReplicaFeed;
+  /** When the last successor was started, and when the earliest next one may be. */
+  private successorStarted = 0;
+  private nextHandoverAt = 0;
   private readonly waiting = new Set<{ target: number; wake(): void }>();
   /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
   private full: string | undefined;
@@ -203,13 +213,8 @@ export class QueryReplica implements QueryService {
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
       // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      isNotice: (message) => ['applied', 'full', 'priority'].includes((message as { kind?: string }).kind ?? ''),
-      onNotice: (message) => {
-        const notice = message as Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' }>;
-        if (notice.kind === 'applied') this.onApplied(notice.position);
-        else if (notice.kind === 'full') this.onFull(notice.message, notice.reclaimable);
-        else this.onPriorityStuck(notice.message);
-      },
+      isNotice: (message) => ['applied', 'full', 'priority', 'growing'].includes((message as { kind?: string }).kind ?? ''),
+      onNotice: (message, worker) => this.onNotice(message as Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' }>, worker),
       settle: (reply: QueryReply) =>
         'error' in reply
           ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
@@ -218,7 +223,13 @@ export class QueryReplica implements QueryService {
         new HttpError(503, 'sparql_timeout', { message: `the query ran longer than its time budget of ${budget} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget` }, 'Service unavailable'),
       lost: () => unavailable('the query could not be evaluated within the server\'s memory limits'),
       busy: (reason) => unavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
-      started: (worker) => void this.load(worker),
+      started: (worker, successor) => this.started(worker, successor),
+      tookOver: (worker) => this.tookOver(worker),
+      successorGone: (worker) => {
+        if (this.successor?.worker !== worker) return;
+        this.successor = undefined;
+        this.nextHandoverAt = performance.now() + HANDOVER_SPACING_MIN_MS;
+      },
       log: (message) => options.log(`SPARQL ${message}`),
     });
   }
@@ -231,37 +242,32 @@ export class QueryReplica implements QueryService {
     return parseQuery(text, this.options.maxRows);
   }
 
-  /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the worker (its bytes are the journal's). */
+  /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the workers (its bytes are the journal's). */
   onCommitted(record: StoredRecord): void {
     this.committed++;
     if (this.full) return;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
-    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker (post).
+    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker.
     const commit = { insert: record.insert, delete: record.delete };
-    this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
-    if (this.loading && this.worker) {
-      // Between the parts of the copy, as it comes: a part read after this commit holds it too (see ReplicaStore).
-      this.post([commit], this.committed);
-    } else {
-      this.unsent.push(commit);
-    }
-    if (this.unsentBytes > (this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES)) {
+    const maxBacklog = this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
+    const successor = this.successor;
+    if (successor && successor.add(commit, this.committed) > maxBacklog) this.giveUpSuccessor(`more than ${maxBacklog} bytes of commits wait for it`);
+    const serving = this.serving;
+    if (serving && serving.add(commit, this.committed) > maxBacklog) {
       // Copying the store is bounded by its size; a backlog is not.
-      this.options.log(`SPARQL replica is ${this.unsent.length} commits behind; a new one copies the store instead`);
+      this.options.log(`SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`);
       this.queries.replace(unavailable('the query replica fell too far behind and is being reloaded'));
-      return;
     }
-    this.send();
   }
 
   async run(request: QueryRequest): Promise<QueryResult> {
     this.refuseIfFull();
     const target = this.committed;
     // A copy takes seconds on a large store: a query is not held for all of it.
-    if (!this.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
+    if (!this.serving?.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
     this.refuseIfFull();
-    if (!this.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
-    if (this.applied < target && !this.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
+    if (!this.serving?.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
+    if (this.serving.applied < target && !this.serving.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
     this.refuseIfFull();
     const reply = await this.queries.run({
       kind: 'query',
@@ -280,7 +286,7 @@ export class QueryReplica implements QueryService {
     return this.queries.close();
   }
 
-  /** Resolves when the worker has applied commit `target`, or after `waitMs`, whichever comes first. */
+  /** Resolves when the serving worker has applied commit `target`, or after `waitMs`, whichever comes first. */
   private caughtUp(target: number, waitMs: number): Promise<void> {
     if (this.waiting.size >= MAX_WAITING) return Promise.reject(unavailable('too many SPARQL queries are waiting'));
     return new Promise((resolve) => {
@@ -305,48 +311,18 @@ export class QueryReplica implements QueryService {
     return { commits, millis: Math.round(performance.now() - this.commitTimes[oldest % COMMIT_TIMES]) };
   }
 
-  /**
-   * Whether every commit so far is with the worker, so that a query sent now runs after them (the
-   * worker takes its messages in order): what waits for it is sent at once, as one more batch, if
-   * it is no more than one batch; a longer backlog is not, and the query waits for it
-   * `freshnessWaitMs` at most (run).
-   */
-  private flushed(): boolean {
-    if (!this.worker || this.loading) return false;
-    if (this.unsent.length === 0) return true;
-    if (this.unsent.length > BATCH_COMMITS || this.unsentBytes > BATCH_BYTES) return false;
-    this.send(true);
-    return this.unsent.length === 0;
+  private feedOf(worker: Worker): ReplicaFeed | undefined {
+    return [this.serving, this.successor].find((feed) => feed?.worker === worker);
   }
 
-  /** Sends the worker what queued while it was busy, as one batch, unless it is busy still (or `now`). */
-  private send(now = false): void {
-    const worker = this.worker;
-    if (!worker || this.loading || (this.sending && !now) || this.unsent.length === 0) return;
-    let count = 0;
-    let bytes = 0;
-    while (count < this.unsent.length && count < BATCH_COMMITS && bytes < BATCH_BYTES) {
-      bytes += this.unsent[count].insert.byteLength + this.unsent[count].delete.byteLength;
-      count++;
-    }
-    const position = this.committed - this.unsent.length + count;
-    const commits = this.unsent.splice(0, count);
-    this.unsentBytes -= bytes;
-    this.sending = this.post(commits, position);
-  }
-
-  /** Hands commits to the worker (packed into one buffer, which is moved, not copied again); false if it could not take them, and a new one copies the store. */
-  private post(commits: ReplicaCommit[], position: number): boolean {
-    try {
-      const packed = packCommits(commits);
-      this.worker!.postMessage({ kind: 'commits', commits: packed, position } satisfies WorkerRequest, [packed.bytes.buffer as ArrayBuffer]);
-      return true;
-    } catch (err) {
-      // The write is durable whatever happens here; a replica that missed commits is copied again.
-      this.options.log(`SPARQL replica could not take ${commits.length} commits (${(err as Error).message}); reloading it`);
-      this.queries.replace(unavailable('the query replica is being reloaded'));
-      return false;
-    }
+  private onNotice(notice: Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' }>, worker: Worker): void {
+    const feed = this.feedOf(worker);
+    if (!feed) return;
+    if (notice.kind === 'priority') return this.onPriorityStuck(notice.message);
+    if (notice.kind === 'growing') return this.onGrowing(feed, notice);
+    if (notice.kind === 'applied') return this.onApplied(feed, notice.position);
+    if (feed === this.successor) return this.giveUpSuccessor(notice.message);
+    this.onFull(notice.message, notice.reclaimable);
   }
 
   private refuseIfFull(): void {
@@ -362,14 +338,14 @@ export class QueryReplica implements QueryService {
    * fill up again), and queries are refused.
    */
   private onFull(message: string, reclaimable: boolean): void {
-    if (reclaimable && this.copied) {
+    if (reclaimable && this.serving?.copied) {
       this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
       this.queries.replace(unavailable('the query replica is being copied into fresh memory'));
       return;
     }
     this.full = message;
-    this.unsent = [];
-    this.unsentBytes = 0;
+    this.queries.dropSuccessor();
+    this.serving = undefined;
     this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`);
     for (const waiter of this.waiting) waiter.wake();
   }
@@ -381,18 +357,65 @@ export class QueryReplica implements QueryService {
     this.options.log(`SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`);
   }
 
-  private onApplied(position: number): void {
+  private onApplied(feed: ReplicaFeed, position: number): void {
+    feed.onApplied(position);
+    if (feed === this.serving) this.visible(position);
+    // A successor takes over once it holds all the serving replica does: queries never wait for it to catch up.
+    else if (feed === this.successor && position >= (this.serving?.applied ?? 0)) this.queries.handOver();
+  }
+
+  /** The serving replica holds every commit up to `position`: queries waiting for them go. */
+  private visible(position: number): void {
     const observe = this.options.observeVisible;
     if (observe) {
       const now = performance.now();
       // The commits whose times are no longer kept (more than COMMIT_TIMES behind) are not counted.
-      for (let n = Math.max(this.applied + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++) observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
+      for (let n = Math.max(this.visibleThrough + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++) observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
     }
-    this.applied = position;
-    this.copied = true;
-    this.sending = false;
-    for (const waiter of this.waiting) if (waiter.target <= this.applied) waiter.wake();
-    this.send();
+    this.visibleThrough = Math.max(this.visibleThrough, position);
+    for (const waiter of this.waiting) if (waiter.target <= position) waiter.wake();
+  }
+
+  /** The serving replica is near a long growth point of its tables: a successor copies the store, unless one does or a handover was too recent. */
+  private onGrowing(feed: ReplicaFeed, notice: { loadedQuads: number; point: number }): void {
+    if (feed !== this.serving || this.successor || this.full || performance.now() < this.nextHandoverAt) return;
+    if (!this.queries.startSuccessor()) return;
+    this.successorStarted = performance.now();
+    this.options.log(`SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`);
+  }
+
+  private giveUpSuccessor(why: string): void {
+    this.options.log(`SPARQL replica: the successor is given up (${why}); the replica serving goes on`);
+    this.successor = undefined;
+    this.nextHandoverAt = performance.now() + HANDOVER_SPACING_MIN_MS;
+    this.queries.dropSuccessor();
+  }
+
+  private started(worker: Worker, successor: boolean): void {
+    const feed = new ReplicaFeed(worker, successor, (failed, why) => {
+      this.options.log(`SPARQL replica: ${why}; reloading it`);
+      if (failed === this.successor) this.giveUpSuccessor(why);
+      else if (failed === this.serving) this.queries.replace(unavailable('the query replica is being reloaded'));
+    });
+    if (successor) this.successor = feed;
+    else this.serving = feed;
+    void this.load(feed);
+  }
+
+  /** A successor holds its copy and now answers queries (the worker before it is stopped). */
+  private tookOver(worker: Worker): void {
+    const feed = this.successor;
+    if (feed?.worker !== worker) return;
+    this.successor = undefined;
+    this.serving = feed;
+    const copyMs = performance.now() - this.successorStarted;
+    this.nextHandoverAt = performance.now() + Math.max(HANDOVER_SPACING_MIN_MS, copyMs);
+    this.options.log(`SPARQL replica: a successor took over after a copy of ${Math.round(copyMs)} ms`);
+    if (feed.copied) this.visible(feed.applied);
+  }
+
+  private isFed(feed: ReplicaFeed): boolean {
+    return feed === this.serving || feed === this.successor;
   }
 
   /**
@@ -400,30 +423,24 @@ export class QueryReplica implements QueryService {
    * `historyMaxQuads` quads), a few at a time; the commits made meanwhile go to it in between, as
    * they come (onCommitted).
    */
-  private async load(worker: Worker): Promise<void> {
-    this.starting = worker;
-    this.worker = undefined;
+  private async load(feed: ReplicaFeed): Promise<void> {
     if (this.full) return;
-    this.loading = true;
-    this.copied = false;
-    this.sending = false;
+    const { worker } = feed;
     const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     // The copy begins in a later turn: a server that starts serves first (queries wait for the
-    // copy, see run). Commits made meanwhile queue (worker unset), and the copy holds them.
+    // copy, see run). Commits made meanwhile are not sent to it: the copy holds them.
     await nextTurn();
-    if (worker !== this.starting) return;
-    this.worker = worker;
-    this.unsent = [];
-    this.unsentBytes = 0;
+    if (!this.isFed(feed)) return;
+    feed.attach();
     const started = Date.now();
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
     const { meta, hotGraphs, history } = this.source.copy();
-    const { historyMaxQuads, queryReserveBytes, memoryLimitBytes } = this.options;
-    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes, memoryLimitBytes } satisfies WorkerRequest);
+    const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
+    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       await nextTurn();
-      if (worker !== this.worker) return;
+      if (!this.isFed(feed)) return;
       const chunk = hotGraphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
       worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
     }
@@ -431,7 +448,7 @@ export class QueryReplica implements QueryService {
     let entries = 0;
     while (quads < historyMaxQuads) {
       await nextTurn();
-      if (worker !== this.worker) return;
+      if (!this.isFed(feed)) return;
       const chunk: string[] = [];
       let chars = 0;
       for (let next = history.next(); !next.done; next = history.next()) {
@@ -444,11 +461,8 @@ export class QueryReplica implements QueryService {
       entries += chunk.length;
       worker.postMessage({ kind: 'history', entries: chunk } satisfies WorkerRequest);
     }
-    if (worker !== this.worker) return;
-    worker.postMessage({ kind: 'loaded', position: this.committed } satisfies WorkerRequest);
-    this.loading = false;
-    this.unsentBytes = 0;
-    this.send();
+    if (!this.isFed(feed)) return;
+    feed.loaded(this.committed);
     if (hotGraphs.length > 0) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
   }
 }

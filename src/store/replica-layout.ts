@@ -60,4 +60,6 @@ export const LAYOUT = {
   view: (view: View) => `${REPLICA}view:${view}`,
   /** A graph no store holds: an empty dataset. */
   empty: `${REPLICA}no-graph`,
+  /** Quads that grow the tables of a new copy, dropped at once (see ReplicaStore.growPastNextPoint). */
+  padding: `${REPLICA}padding`,
 } as const;

@@ -3,13 +3,14 @@ import { BoundedCache } from '../bounded-cache.js';
 import { readStoreNTriples } from '../rdf/ntriples.js';
 import { tripleToNt } from '../rdf/terms.js';
 import { store as bookkeeping } from '../rdf/vocab.js';
-import { deleteData, OxigraphIndex, oxigraph, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
+import { deleteData, OxigraphIndex, oxigraph, WASM_BYTES_PER_TEXT_BYTE, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import type { QueryAnswer, QueryJob } from './query-replica.js';
 import { LAYOUT, replicaGraph, type View } from './replica-layout.js';
 import { ARCHIVE_LINE } from './schema/finished-graphs.js';
 import { revisionGraph, revisionOfGraph } from './schema/revisions.js';
 import { RESULT_MEDIA_TYPES } from './sparql-query.js';
 import { writeSolutions } from './sparql-results.js';
+import { LONG_GROWTH_FROM, nextGrowthPoint } from './table-growth.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -17,6 +18,18 @@ const iri = (value: string) => `<${value}>`;
 
 /** Characters of the latest revisions kept for objects whose revisions entered the window (see `ReplicaStore.latestTriples`). */
 const LATEST_CHARACTERS_KEPT = 32 * 1024 * 1024;
+
+/**
+ * A serving replica is handed over to a new copy once the quads it loaded reach this share of its
+ * next long growth point (see table-growth.ts): the copy, which has none of the deleted quads, is
+ * made while it goes on serving, so queries never wait on its tables growing (unless the copy
+ * takes longer than the writes take to load the rest).
+ */
+export const HANDOVER_AT = 0.7;
+/** A copy whose quads pass this share of its next long growth point grows its tables past it before it serves (see growPastNextPoint). */
+const GROW_PAST_FROM = 0.5;
+/** Quads loaded at a time to grow the tables. */
+const GROWTH_CHUNK = 20_000;
 
 /** Default WASM memory the replica keeps free for queries. */
 export const QUERY_RESERVE_BYTES = 256 * 1024 * 1024;
@@ -189,6 +202,8 @@ export class ReplicaStore extends OxigraphIndex {
   });
   /** Quads deleted so far: Oxigraph keeps their memory while the store lives (only a new copy gives it back). */
   deletedQuads = 0;
+  /** Quads loaded so far, whether they were there already or were deleted since: what Oxigraph's tables have grown to hold (see table-growth.ts). */
+  loadedQuads = 0;
 
   /**
    * `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and
@@ -199,6 +214,8 @@ export class ReplicaStore extends OxigraphIndex {
     historyMaxQuads: number,
     queryReserveBytes = QUERY_RESERVE_BYTES,
     private readonly memoryLimitBytes = WASM_MEMORY_LIMIT_BYTES,
+    /** The growth points that count as long (tests make them short). */
+    private readonly longGrowthFrom = LONG_GROWTH_FROM,
   ) {
     super(queryReserveBytes);
     this.queryReserveBytes = queryReserveBytes;
@@ -290,6 +307,39 @@ export class ReplicaStore extends OxigraphIndex {
   copied(): void {
     this.awaiting.clear();
     this.copiedAt.clear();
+  }
+
+  /** The long growth point the replica is near (it should be handed over to a new copy before it gets there), if any. */
+  growthAhead(): number | undefined {
+    const point = nextGrowthPoint(this.loadedQuads);
+    return point >= this.longGrowthFrom && this.loadedQuads >= HANDOVER_AT * point ? point : undefined;
+  }
+
+  /**
+   * Grows a new copy's tables past its next long growth point when the copy took it past half of
+   * it (quads loaded into a graph no view shows, dropped at once; their memory stays taken, as a
+   * deleted quad's does), so that it serves for as many quads again before it is near the next
+   * one. Without, a copy could start near a growth point and be handed over again soon after.
+   * Not when the memory (within its limit) could not take as much again as these quads beside its
+   * reserve: the room is the data's. How many quads it loaded so.
+   */
+  growPastNextPoint(): number {
+    const point = nextGrowthPoint(this.loadedQuads);
+    if (point < this.longGrowthFrom || this.loadedQuads < GROW_PAST_FROM * point) return 0;
+    const quads = point + 1 - this.loadedQuads;
+    const padding = iri(LAYOUT.padding);
+    // Integers are held in the quad itself: no string to store for them.
+    const line = (i: number) => `${padding} ${padding} "${i}"^^<http://www.w3.org/2001/XMLSchema#integer> ${padding} .\n`;
+    const room = 2 * quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE;
+    if (this.wasmMemoryBytes + room > this.memoryLimitBytes || !this.canTake(room + this.queryReserveBytes)) return 0;
+    for (let done = 0; done < quads; done += GROWTH_CHUNK) {
+      const lines: string[] = [];
+      for (let i = done; i < Math.min(quads, done + GROWTH_CHUNK); i++) lines.push(line(i));
+      this.load(lines);
+    }
+    this.store.update(`DROP SILENT GRAPH ${padding}`);
+    this.deletedQuads += quads;
+    return quads;
   }
 
   /** The graph a history entry brings, and its kind; undefined when it is not to be taken (see copyHistory). */
@@ -457,6 +507,7 @@ export class ReplicaStore extends OxigraphIndex {
     // Room is made in large steps that grow the memory ahead of need: past the limit, the step taken is refused too.
     if (!this.makeRoom(bytes.byteLength) || this.wasmMemoryBytes > this.memoryLimitBytes) throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes, this.memoryLimitBytes);
     this.store.load(bytes, { format: NQUADS, lenient: true });
+    this.loadedQuads += lines.length;
   }
 
   /** Whether `graph` is one of the named graphs of `view`. */

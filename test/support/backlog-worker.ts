@@ -1,9 +1,9 @@
-import { parentPort } from 'node:worker_threads';
+import { parentPort, threadId } from 'node:worker_threads';
 
 /**
  * A worker for the BudgetedWorker tests: for each job it first works through a "backlog"
  * (`backlogMs` of busy time, as the query replica applies writes posted before a query), then
- * says it has started, then works `workMs` and replies with the job's id.
+ * says it has started, then works `workMs` and replies with the job's id and its thread's.
  */
 export interface BacklogJob {
   id: number;
@@ -21,5 +21,5 @@ parentPort!.on('message', (job: BacklogJob) => {
   busy(job.backlogMs);
   parentPort!.postMessage({ kind: 'started' });
   busy(job.workMs);
-  parentPort!.postMessage({ id: job.id });
+  parentPort!.postMessage({ id: job.id, thread: threadId });
 });
