@@ -81,6 +81,9 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       const paths = Array.from({ length: 40 }, (_, i) => `/n/${i}`);
       const answers = await Promise.all(paths.map((path) => open.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)));
       expect(answers.map((a) => a.status)).to.deep.equal(paths.map((p) => (p === '/n/7' ? 302 : 204)));
+      // Decoded when read, after later answers came on the same connection.
+      expect(answers[7].headers.location).to.equal('/elsewhere');
+      expect(answers[7].body).to.equal('');
       expect(arrivals).to.deep.equal(paths);
       expect(most).to.be.greaterThan(1);
       const port = new URL(listener.url).port;

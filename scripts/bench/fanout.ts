@@ -12,7 +12,8 @@
  * a grant (POST /internal/acl), so the default `auto` policy accepts its subscription.
  *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
  * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory;
- * with SUBSCRIBERS_PROFILE_DIR, the subscriber servers' process does.
+ * with SUBSCRIBERS_PROFILE_DIR, the subscriber servers' process does; PROFILE_INTERVAL_US sets
+ * their sampling interval (1000 µs unless set: too coarse for a round of 40 PATCHes).
  * The publisher's CPU time (all its threads) is measured per PATCH in each kind of round, also
  * counting the delivery that goes on after the round's last answer: its own cost, apart from the
  * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
@@ -119,7 +120,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 /** `PROFILE_DIR=dir` (`SUBSCRIBERS_PROFILE_DIR=dir`): the publisher (the subscribers' process) writes a V8 CPU profile there (node --cpu-prof) when it stops. */
 function child(args: string[]): ChildProcess {
   const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
-  const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const interval = process.env.PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.PROFILE_INTERVAL_US}`] : [];
+  const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...interval] : [];
   // Started under taskset(1) and nice(1), so that every thread of the process (the servers' workers too) has the CPUs and the priority.
   const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
   const cpus = args[0] === 'subscribers' ? process.env.SUBSCRIBERS_CPUS : process.env.PUBLISHER_CPUS;

@@ -91,6 +91,11 @@ export class QueueWindows {
    * address each entry once, not once per queue.
    */
   private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(ADDRESSED_ENTRIES_KEPT, (a) => 1 + (a?.recipients ?? 0));
+  /**
+   * Recipients by queue, per list of recipients: the entries of writes to one object share the
+   * list the subscription index found (until a subscription changes), and so their grouping.
+   */
+  private readonly grouped = new WeakMap<readonly Recipient[], ReadonlyMap<string, readonly Recipient[]>>();
 
   constructor(
     private readonly store: GraphStore,
@@ -170,11 +175,16 @@ export class QueueWindows {
 
   /** An entry with its recipients by queue (`recipientsOf` unless known). */
   private addressed(entry: OutboxEntry, recipients: readonly Recipient[] = recipientsOf(entry, this.index)): AddressedEntry {
-    const byQueue = new Map<string, Recipient[]>();
-    for (const r of recipients) {
-      const same = byQueue.get(r.queue);
-      if (same) same.push(r);
-      else byQueue.set(r.queue, [r]);
+    let byQueue = this.grouped.get(recipients);
+    if (!byQueue) {
+      const groups = new Map<string, Recipient[]>();
+      for (const r of recipients) {
+        const same = groups.get(r.queue);
+        if (same) same.push(r);
+        else groups.set(r.queue, [r]);
+      }
+      byQueue = groups;
+      this.grouped.set(recipients, byQueue);
     }
     return { entry, byQueue, recipients: recipients.length };
   }

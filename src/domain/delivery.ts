@@ -269,20 +269,17 @@ export class Delivery {
     }
     const body = this.bodies.body(item, own ? undefined : s);
     const token = await this.tokens?.token();
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/ld+json',
+      Accept: 'application/ld+json',
+      'Idempotency-Key': item.iri,
+      'webhook-id': item.iri,
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+    };
+    if (token) headers.Authorization = `Bearer ${token}`;
     let res;
     try {
-      res = await this.client.requestInOrder(recipient.callback, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/ld+json',
-          Accept: 'application/ld+json',
-          'Idempotency-Key': item.iri,
-          'webhook-id': item.iri,
-          'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        },
-        body,
-      }, recipient.queue, this.options.queueInFlight, cancel);
+      res = await this.client.requestInOrder(recipient.callback, { method: 'POST', headers, body }, recipient.queue, this.options.queueInFlight, cancel);
     } catch (err) {
       if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };

@@ -16,8 +16,8 @@ const BODY_CHARACTERS_KEPT = 8_000_000;
  * put in for each.
  */
 export class NotificationBodies {
-  /** Per entry (and with the object's body or not), its notifications' body around the @id. */
-  private readonly bodies = new BoundedCache<string, { before: string; after: string }>(BODY_CHARACTERS_KEPT, (b) => b.before.length + b.after.length);
+  /** Per entry, its notifications' body around the @id: without the object's body at 2 × its number, with it at 2 × its number + 1 (no key string made per send). */
+  private readonly bodies = new BoundedCache<number, { before: string; after: string }>(BODY_CHARACTERS_KEPT, (b) => b.before.length + b.after.length);
 
   constructor(
     private readonly store: GraphStore,
@@ -28,7 +28,7 @@ export class NotificationBodies {
   /** The notification as sent (see `triples`), as JSON-LD. */
   body(item: Item, s: Subscription | undefined): string {
     if (item.parked) return writeJsonLd({ iri: item.iri, triples: this.triples(item, s) });
-    const key = s?.sendLogisticsObjectBody ? `${item.sequence} body` : `${item.sequence}`;
+    const key = 2 * item.sequence + (s?.sendLogisticsObjectBody ? 1 : 0);
     const shared = this.bodies.get(key);
     if (shared) return `${shared.before}${JSON.stringify(item.iri)}${shared.after}`;
     const body = writeJsonLd({ iri: item.iri, triples: this.triples(item, s) });

@@ -8,37 +8,44 @@ import type { RevisionRecord } from '../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../store/schema/action-requests.js';
 import type { DomainEvent, WriteTransaction } from '../store/transaction.js';
 import type { RevisionIndex } from './revision-index.js';
-import type { Subscription, SubscriptionIndex } from './subscriptions.js';
+import type { Asked, Subscription, SubscriptionIndex } from './subscriptions.js';
 
 /** What decides who receives an entry: its number, event type, topics and the recipients it names. */
 type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { content: Pick<NotificationContent, 'eventType'> };
+
+/** The subscriptions an entry goes to besides those it names, and their recipients (same order). */
+type Matching = Pick<Asked, 'subscriptions' | 'recipients'>;
 
 /**
  * The active subscriptions that receive an entry without being named in it: those to one of its
  * topics (an object, or a class of it), started before it was written, asking for its event type
  * (a status notification: asking for status changes). The same rule picks them when the entry is
- * written and when it is delivered, so the entry need not list them.
+ * written and when it is delivered, so the entry need not list them. Usually (one topic, every
+ * subscription started before the entry, none named) that is what the index keeps found, shared
+ * as it is: a write to an object with 1,000 subscriptions does not go through them.
  */
-function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Subscription[] {
+function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Matching {
   const named = entry.addressed.length > 0 ? new Set(entry.addressed.map((r) => r.subscription)) : undefined;
-  const found: Subscription[] = [];
-  const seen = entry.topics.length > 1 ? new Set<Subscription>() : undefined;
-  for (const { object, type } of entry.topics) {
-    const { subscriptions, startedThrough } = index.asking(object, type, entry.content.eventType);
-    // Usually every one of them started before the entry (always when it is being written).
+  const asked = entry.topics.map(({ object, type }) => index.asking(object, type, entry.content.eventType));
+  if (asked.length === 1 && !named && asked[0].startedThrough < entry.sequence) return asked[0];
+  const [subscriptions, recipients]: [Subscription[], Recipient[]] = [[], []];
+  const seen = asked.length > 1 ? new Set<Subscription>() : undefined;
+  for (const { subscriptions: asking, startedThrough } of asked) {
     const startedBefore = startedThrough < entry.sequence;
-    for (const s of subscriptions) {
+    for (const s of asking) {
       if ((!startedBefore && index.notifiedAfter(s) >= entry.sequence) || named?.has(s.request.iri) || seen?.has(s)) continue;
       seen?.add(s);
-      found.push(s);
+      subscriptions.push(s);
+      recipients.push(s.recipient);
     }
   }
-  return found;
+  return { subscriptions, recipients };
 }
 
 /** Everyone an entry goes to: the recipients it names, then the matching subscriptions. */
-export function recipientsOf(entry: Addressing, index: SubscriptionIndex): Recipient[] {
-  return [...entry.addressed, ...matchingSubscriptions(entry, index).map((s) => s.recipient)];
+export function recipientsOf(entry: Addressing, index: SubscriptionIndex): readonly Recipient[] {
+  const { recipients } = matchingSubscriptions(entry, index);
+  return entry.addressed.length === 0 ? recipients : [...entry.addressed, ...recipients];
 }
 
 /** Per subscription, the suffix of its notifications' @ids. */
@@ -167,7 +174,7 @@ export class Outbox {
   private aboutObject(tx: WriteTransaction, revision: RevisionRecord, eventType: string, details: () => Partial<NotificationContent>): void {
     const topics = [{ object: revision.object, type: revision.mostSpecificType }];
     const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] }, this.subscriptions);
-    if (matching.length === 0) return;
+    if (matching.recipients.length === 0) return;
     this.queue(tx, { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() }, topics, [], matching);
   }
 
@@ -188,13 +195,13 @@ export class Outbox {
     const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed }, this.subscriptions);
     const object = request.objects[0];
     const requester = request.requestedBy;
-    const notified = [...(addressed.length > 0 ? [own!] : []), ...matching];
+    const notified = [...(addressed.length > 0 ? [own!] : []), ...matching.subscriptions];
     if (request.notifiesRequester && requester !== this.holder && !notified.some((s) => s.subscriber === requester)) {
       // Queued with the requester's subscription to the object, if it has one, so their order holds.
       const topic = object === undefined ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}` : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
       addressed.push({ queue: `${requester} ${topic}`, subscription: request.iri, callback: this.subscriptions.callbackOf(requester) });
     }
-    if (addressed.length + matching.length === 0) return;
+    if (addressed.length + matching.recipients.length === 0) return;
     const entry = object === undefined ? undefined : this.revisions.get(object);
     // A change accepted in this same write: the revision it wrote.
     const written = tx.events.find((d) => d.kind === 'revision-written' && d.revision.object === object);
@@ -207,9 +214,9 @@ export class Outbox {
     this.queue(tx, content, topics, addressed, matching);
   }
 
-  /** `matching`: the subscriptions it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
-  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], matching: readonly Subscription[]): void {
-    const recipients = addressed.length === 0 ? matching.map((s) => s.recipient) : [...addressed, ...matching.map((s) => s.recipient)];
+  /** `matching`: whom it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
+  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], matching: Matching): void {
+    const recipients = addressed.length === 0 ? matching.recipients : [...addressed, ...matching.recipients];
     const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients: recipients.length };
     tx.insert.push(...outboxEntryQuads(entry));
     tx.events.push({ kind: 'notification-queued', entry, recipients });

@@ -39,13 +39,20 @@ export interface Subscription extends SubscriptionTerms {
 const EVENT_TYPES: readonly string[] = Object.values(subscriptionEventType);
 const OBJECT_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 
-/** Subscriptions found asking for something (see `SubscriptionIndex.asking`), valid until `until`. */
-interface Asking {
+/** Subscriptions asking for something, with their recipients in the same order (see `SubscriptionIndex.asking`). */
+export interface Asked {
+  readonly subscriptions: readonly Subscription[];
+  readonly recipients: readonly Recipient[];
+  readonly startedThrough: number;
+}
+/** What `asking` found, valid until `until`. */
+interface Asking extends Asked {
   subscriptions: Subscription[];
+  recipients: Recipient[];
   startedThrough: number;
   until: number;
 }
-const NONE_ASKING: Asking = { subscriptions: [], startedThrough: 0, until: Infinity };
+const NONE_ASKING: Asking = { subscriptions: [], recipients: [], startedThrough: 0, until: Infinity };
 const isRequestEvent = (e: DomainEvent): e is Extract<DomainEvent, { request: ActionRequestRecord }> =>
   e.kind === 'action-request-created' || e.kind === 'action-request-decided' || e.kind === 'action-request-revoked';
 const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
@@ -203,14 +210,19 @@ export class SubscriptionIndex {
    * included) that ask for `eventType` (an object event type; any other is a status notification,
    * which those asking for status changes get). Every write that notifies anyone asks this, so
    * what is found is kept until a subscription is added, removed, decided or revoked, or one of
-   * those found expires; `startedThrough` is the latest `notifiedAfter` among them.
+   * those found expires; `startedThrough` is the latest `notifiedAfter` among them. The arrays
+   * are shared by every caller until then (an entry's notifications, its event): never changed.
    */
-  asking(object: string, mostSpecificType: string, eventType: string): { subscriptions: readonly Subscription[]; startedThrough: number } {
+  asking(object: string, mostSpecificType: string, eventType: string): Asked {
     const byObject = this.byObject.has(object) ? this.askingOf(`${eventType} ${object}`, this.byObject.get(object)!, eventType) : undefined;
     const byType = this.byType.length > 0 ? this.askingOf(`${eventType} ${mostSpecificType} type`, this.byType, eventType, (s) => this.ontology.isSubClassOf(mostSpecificType, s.topic)) : undefined;
     if (!byType || byType.subscriptions.length === 0) return byObject ?? NONE_ASKING;
     if (!byObject || byObject.subscriptions.length === 0) return byType;
-    return { subscriptions: [...byObject.subscriptions, ...byType.subscriptions], startedThrough: Math.max(byObject.startedThrough, byType.startedThrough) };
+    return {
+      subscriptions: [...byObject.subscriptions, ...byType.subscriptions],
+      recipients: [...byObject.recipients, ...byType.recipients],
+      startedThrough: Math.max(byObject.startedThrough, byType.startedThrough),
+    };
   }
 
   private askingOf(key: string, candidates: readonly Subscription[], eventType: string, topical: (s: Subscription) => boolean = () => true): Asking {
@@ -218,10 +230,11 @@ export class SubscriptionIndex {
     const known = this.asked.get(key);
     if (known && now < known.until) return known;
     const asks = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
-    const found: Asking = { subscriptions: [], startedThrough: 0, until: Infinity };
+    const found: Asking = { subscriptions: [], recipients: [], startedThrough: 0, until: Infinity };
     for (const s of candidates) {
       if (!asks(s) || !topical(s) || !this.isActive(s, now)) continue;
       found.subscriptions.push(s);
+      found.recipients.push(s.recipient);
       found.startedThrough = Math.max(found.startedThrough, this.notifiedAfter(s));
       if (s.expiresAt) found.until = Math.min(found.until, s.expiresAt.getTime());
     }

@@ -74,8 +74,8 @@ export class CallCancel {
   }
 }
 
-/** An error of a call made in order, as an OutboundError. */
-function orderedCallError(err: Error, target: URL): OutboundError {
+/** An error of a call made in order to `target`, as an OutboundError. */
+function orderedCallError(err: Error, target: { origin: string }): OutboundError {
   const refused = err instanceof OutboundRefusedError ? err : err.cause instanceof OutboundRefusedError ? err.cause : undefined;
   if (refused) return new OutboundError('outbound_address_refused', refused.message);
   if (err instanceof errors.ConnectTimeoutError) return new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within the time limit`);
@@ -86,14 +86,48 @@ function orderedCallError(err: Error, target: URL): OutboundError {
   return new OutboundError('outbound_failed', `${target.origin}: ${err.message}`);
 }
 
+/** Where calls made in order to one URL go: parsed once, as a queue calls the same URL again and again. */
+interface OrderedTarget {
+  origin: string;
+  /** The request target: path and query. */
+  path: string;
+}
+
+/** URLs whose `OrderedTarget` is kept (a subscriber's callback each, usually one per organisation). */
+const ORDERED_TARGETS_KEPT = 10_000;
+
+/**
+ * The answer to a call made in order. Its headers and body are decoded only when read: a
+ * notification's sender looks at the status alone unless the call failed.
+ */
+class OrderedAnswer implements OutboundResponse {
+  private decodedHeaders?: IncomingHttpHeaders;
+  private decodedBody?: string;
+
+  constructor(
+    readonly status: number,
+    private readonly rawHeaders: Buffer[],
+    private readonly chunks: Buffer[],
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.decodedHeaders ??= util.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
+  }
+
+  get body(): string {
+    return (this.decodedBody ??= Buffer.concat(this.chunks).toString('utf8'));
+  }
+}
+
 /**
  * Every HTTP call this server makes to another party. Redirects are never followed (a 3xx is
  * handed back as it is); the connection and the whole exchange have their own time limits; unless
  * allowed, the address connected to must be public (checked after DNS, on the address itself).
  */
 export class OutboundClient {
-  /** Kept-alive connections of `requestInOrder`, per origin and slot. */
-  private readonly connections = new Map<string, Client>();
+  /** Kept-alive connections of `requestInOrder`: per origin, one per slot (`laneSlot`). */
+  private readonly connections = new Map<string, Client[]>();
+  private readonly orderedTargets = new BoundedCache<string, OrderedTarget>(ORDERED_TARGETS_KEPT);
 
   constructor(private readonly options: OutboundOptions) {}
 
@@ -145,10 +179,15 @@ export class OutboundClient {
    * server delivering a fan-out makes thousands of them a second).
    */
   requestInOrder(url: string, init: OutboundRequest, lane: string, pipelining: number, cancel?: CallCancel): Promise<OutboundResponse> {
-    const target = this.target(url);
+    const target = this.orderedTarget(url);
     if (target instanceof OutboundError) return Promise.reject(target);
-    const key = `${target.origin} ${laneSlot(lane)}`;
-    let client = this.connections.get(key);
+    let slots = this.connections.get(target.origin);
+    if (!slots) {
+      slots = [];
+      this.connections.set(target.origin, slots);
+    }
+    const slot = laneSlot(lane);
+    let client = slots[slot];
     if (!client) {
       client = new Client(target.origin, {
         pipelining,
@@ -157,7 +196,7 @@ export class OutboundClient {
         bodyTimeout: this.options.timeoutMs,
         maxResponseSize: MAX_ANSWER_BYTES,
       });
-      this.connections.set(key, client);
+      slots[slot] = client;
     }
     const dispatcher = client;
     return new Promise<OutboundResponse>((resolve, reject) => {
@@ -174,7 +213,7 @@ export class OutboundClient {
         clearTimeout(timer);
         cancel?.bind(undefined);
         if (err) reject(orderedCallError(err, target));
-        else resolve({ status, headers: util.parseHeaders(rawHeaders) as IncomingHttpHeaders, body: Buffer.concat(chunks).toString('utf8') });
+        else resolve(new OrderedAnswer(status, rawHeaders, chunks));
       };
       /** A time limit or the caller: the call fails now; once (or if ever) it is on the connection, that exchange is ended. */
       const stop = (err: Error) => {
@@ -187,7 +226,7 @@ export class OutboundClient {
       try {
         dispatcher.dispatch(
           // Notifications carry an Idempotency-Key: they may be pipelined, and nothing on the way waits long.
-          { path: `${target.pathname}${target.search}`, method: init.method, headers: init.headers, body: init.body, idempotent: true, blocking: false },
+          { path: target.path, method: init.method, headers: init.headers, body: init.body, idempotent: true, blocking: false },
           {
             onConnect: (abortCall) => {
               abort = abortCall;
@@ -214,9 +253,20 @@ export class OutboundClient {
     });
   }
 
+  /** `url` parsed for `requestInOrder` (kept once it may be called), or why it may not be called. */
+  private orderedTarget(url: string): OrderedTarget | OutboundError {
+    const known = this.orderedTargets.get(url);
+    if (known) return known;
+    const target = this.target(url);
+    if (target instanceof OutboundError) return target;
+    const parsed = { origin: target.origin, path: `${target.pathname}${target.search}` };
+    this.orderedTargets.set(url, parsed);
+    return parsed;
+  }
+
   /** Closes the kept-alive connections of `requestInOrder`. */
   async close(): Promise<void> {
-    const clients = [...this.connections.values()];
+    const clients = [...this.connections.values()].flat();
     this.connections.clear();
     await Promise.all(clients.map((c) => c.destroy()));
   }
