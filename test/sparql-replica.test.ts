@@ -577,7 +577,7 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     const padded = new ReplicaStore(1_000_000, undefined, undefined, 1000);
     padded.applyRecords(records);
     padded.copied();
-    const quads = padded.growPastNextPoint();
+    const quads = padded.growPastNextPoint()?.quads;
     expect(quads).to.equal(point + 1 - 60 * 47);
     expect(padded.loadedQuads).to.equal(point + 1);
     expect(padded.growthAhead(), 'a whole half of the next point ahead').to.equal(undefined);
@@ -585,14 +585,30 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     for (const view of ['latest', 'events', 'revisions', 'audit'] as const) {
       for (const text of ['SELECT ?s ?p ?o WHERE { ?s ?p ?o }', 'SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }']) expect(select(padded, view, text), `${view}: ${text}`).to.deep.equal(select(fed, view, text));
     }
+    // A successor grows its tables past the point the replica it takes over from was near, however small its copy.
+    const successor = new ReplicaStore(1_000_000, undefined, undefined, 1000);
+    successor.applyRecords(records.slice(0, 4));
+    expect(successor.growPastNextPoint(point)).to.deep.equal({ point, quads: point + 1 - 4 * 47, grown: true });
+    expect(successor.loadedQuads).to.equal(point + 1);
+    // A copy whose memory could not take the quads that grow its tables does not ask for another copy for that point (it would not fit either).
+    class ShortOfRoom extends ReplicaStore {
+      override canTake(): boolean {
+        return false;
+      }
+    }
+    const short = new ShortOfRoom(1_000_000, undefined, undefined, 1000);
+    short.applyRecords(records);
+    expect(short.growthAhead()).to.equal(point);
+    expect(short.growPastNextPoint()).to.deep.equal({ point, quads: point + 1 - 60 * 47, grown: false });
+    expect(short.growthAhead()).to.equal(undefined);
     // Below the long growth points, nothing is said nor grown.
     const small = new ReplicaStore(1_000_000);
     small.applyRecords(records);
     expect(small.growthAhead()).to.equal(undefined);
-    expect(small.growPastNextPoint()).to.equal(0);
+    expect(small.growPastNextPoint()).to.equal(undefined);
   });
 
-  it('near a long growth point, a successor copies the store while the replica answers, then takes over: no query refused, every commit visible', async () => {
+  it('near each long growth point, a successor copies the store while the replica answers, then takes over: no query refused, every commit visible', async () => {
     // The hot store: each object's triples, as the commits wrote them.
     const hot = new Map<string, string>();
     const source: ReplicaSource = {
@@ -604,7 +620,8 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     const count = async () => Number((await replica.run({ query: replica.parse('SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }'), view: 'latest', format: 'csv' })).body.split('\r\n')[1]);
     try {
       let objects = 0;
-      for (let round = 0; round < 200 && !logged.some((m) => m.includes('took over')); round++) {
+      const tookOver = () => logged.filter((m) => m.includes('took over')).length;
+      for (let round = 0; round < 600 && tookOver() < 3; round++) {
         for (let i = 0; i < 5; i++, objects++) {
           const object = `handed-${objects}`;
           hot.set(`${BASE}${object}`, Array.from({ length: 20 }, (_, v) => `<${BASE}${object}> <${P}${v}> "value ${v}" .\n`).join(''));
@@ -612,7 +629,12 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
         }
         expect(await count(), `round ${round}`).to.equal(objects);
       }
-      expect(logged.join('\n')).to.match(/near \d+, where its tables grow; a successor copies the store/).and.to.match(/a successor took over after a copy of \d+ ms/);
+      expect(tookOver()).to.equal(3);
+      // One handover per growth point, each for a larger one.
+      const points = logged.flatMap((m) => /near (\d+), where its tables grow; a successor copies the store/.exec(m)?.[1] ?? []).map(Number);
+      expect(points).to.have.length(3);
+      expect(points).to.deep.equal([...points].sort((a, b) => a - b));
+      expect(new Set(points).size).to.equal(3);
       expect(logged.join('\n')).not.to.match(/given up|reload/);
       // The successor serves from now on, and takes the writes.
       for (let i = 0; i < 20; i++, objects++) replica.onCommitted(createdWith(`after-${i}`, 20));

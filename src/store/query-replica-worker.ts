@@ -35,6 +35,8 @@ let priority: Priority = 'apply';
  * copy is whole; then it catches up with the writes at the server's, as the replica serving does.
  */
 let standby = false;
+/** For a successor, the growth point the replica it takes over from was near. */
+let handedOverFor = 0;
 let mayRaise = threadId !== undefined;
 
 function prioritise(wanted: Priority): void {
@@ -75,7 +77,7 @@ function feed(apply: () => void): boolean {
 }
 
 port.on('message', (message: WorkerRequest) => {
-  if (message.kind === 'start') standby = message.standby;
+  if (message.kind === 'start') [standby, handedOverFor] = [message.standby, message.handedOverFor ?? 0];
   prioritise(message.kind === 'query' || standby ? 'query' : 'apply');
   switch (message.kind) {
     case 'start':
@@ -92,7 +94,11 @@ port.on('message', (message: WorkerRequest) => {
       return;
     case 'loaded':
       replica.copied();
-      if (!feed(() => replica.growPastNextPoint())) return;
+      if (!feed(() => {
+        const tables = replica.growPastNextPoint(handedOverFor);
+        if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
+      }))
+        return;
       standby = false;
       loaded = true;
       position = message.position;

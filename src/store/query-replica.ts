@@ -36,7 +36,7 @@ export interface QueryJob {
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number; longGrowthFrom?: number; standby: boolean }
+  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number; longGrowthFrom?: number; standby: boolean; handedOverFor?: number }
   | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }
@@ -59,7 +59,7 @@ export type QueryReply = QueryAnswer | { error: string };
  * Messages from the worker: its replica is loaded, it has applied every commit up to `position`,
  * its memory can take no more (it applies nothing from then on), its thread may not raise its CPU
  * priority back after a query, it is near a long growth point of its tables (see table-growth.ts),
- * it has begun the query it was sent, the query's reply.
+ * it grew its copy's tables past one (or could not), it has begun the query it was sent, the query's reply.
  */
 export type WorkerMessage =
   | { kind: 'loaded' }
@@ -67,6 +67,7 @@ export type WorkerMessage =
   | { kind: 'full'; message: string; reclaimable: boolean }
   | { kind: 'priority'; message: string }
   | { kind: 'growing'; loadedQuads: number; point: number }
+  | { kind: 'tables'; point: number; quads: number; grown: boolean }
   | { kind: 'started' }
   | QueryReply;
 
@@ -152,12 +153,8 @@ const COPY_WAIT_MS = 10_000;
 const MAX_BACKLOG_BYTES = 128 * 1024 * 1024;
 /** When each of the last this many commits was acknowledged (for the lag of an answer). */
 const COMMIT_TIMES = 1 << 17;
-/**
- * A replica that took over from another is handed over again no sooner than the time its own copy
- * took (a replica that could not grow its tables ahead, its memory being short, is near its next
- * growth point as soon as it serves: copies of the store then take at most half of the time).
- */
-const HANDOVER_SPACING_MIN_MS = 10_000;
+/** After a successor was given up (or ended), the next is started no sooner than this. */
+const HANDOVER_RETRY_MS = 10_000;
 
 /**
  * Analytics queries on a worker thread that holds its own replica of the store. Oxigraph queries
@@ -191,8 +188,9 @@ export class QueryReplica implements QueryService {
   /** The worker that answers queries, and the one that is copying the store to take over from it. */
   private serving?: ReplicaFeed;
   private successor?: ReplicaFeed;
-  /** When the last successor was started, and when the earliest next one may be. */
+  /** When the last successor was started, and for which growth point; when the earliest next one may be, after one was given up. */
   private successorStarted = 0;
+  private successorFor = 0;
   private nextHandoverAt = 0;
   private readonly waiting = new Set<{ target: number; wake(): void }>();
   /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
@@ -213,8 +211,8 @@ export class QueryReplica implements QueryService {
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
       // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      isNotice: (message) => ['applied', 'full', 'priority', 'growing'].includes((message as { kind?: string }).kind ?? ''),
-      onNotice: (message, worker) => this.onNotice(message as Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' }>, worker),
+      isNotice: (message) => ['applied', 'full', 'priority', 'growing', 'tables'].includes((message as { kind?: string }).kind ?? ''),
+      onNotice: (message, worker) => this.onNotice(message as Notice, worker),
       settle: (reply: QueryReply) =>
         'error' in reply
           ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
@@ -228,7 +226,7 @@ export class QueryReplica implements QueryService {
       successorGone: (worker) => {
         if (this.successor?.worker !== worker) return;
         this.successor = undefined;
-        this.nextHandoverAt = performance.now() + HANDOVER_SPACING_MIN_MS;
+        this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
       },
       log: (message) => options.log(`SPARQL ${message}`),
     });
@@ -315,10 +313,14 @@ export class QueryReplica implements QueryService {
     return [this.serving, this.successor].find((feed) => feed?.worker === worker);
   }
 
-  private onNotice(notice: Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' }>, worker: Worker): void {
+  private onNotice(notice: Notice, worker: Worker): void {
     const feed = this.feedOf(worker);
     if (!feed) return;
     if (notice.kind === 'priority') return this.onPriorityStuck(notice.message);
+    if (notice.kind === 'tables') {
+      const { point, quads, grown } = notice;
+      return this.options.log(`SPARQL replica: ${grown ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once` : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`}`);
+    }
     if (notice.kind === 'growing') return this.onGrowing(feed, notice);
     if (notice.kind === 'applied') return this.onApplied(feed, notice.position);
     if (feed === this.successor) return this.giveUpSuccessor(notice.message);
@@ -376,9 +378,12 @@ export class QueryReplica implements QueryService {
     for (const waiter of this.waiting) if (waiter.target <= position) waiter.wake();
   }
 
-  /** The serving replica is near a long growth point of its tables: a successor copies the store, unless one does or a handover was too recent. */
+  /** The serving replica is near a long growth point of its tables: a successor copies the store, unless one does already. */
   private onGrowing(feed: ReplicaFeed, notice: { loadedQuads: number; point: number }): void {
+    feed.nearGrowth = notice;
     if (feed !== this.serving || this.successor || this.full || performance.now() < this.nextHandoverAt) return;
+    // Known to the successor's copy, which starts in a later turn.
+    this.successorFor = notice.point;
     if (!this.queries.startSuccessor()) return;
     this.successorStarted = performance.now();
     this.options.log(`SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`);
@@ -387,7 +392,7 @@ export class QueryReplica implements QueryService {
   private giveUpSuccessor(why: string): void {
     this.options.log(`SPARQL replica: the successor is given up (${why}); the replica serving goes on`);
     this.successor = undefined;
-    this.nextHandoverAt = performance.now() + HANDOVER_SPACING_MIN_MS;
+    this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
     this.queries.dropSuccessor();
   }
 
@@ -409,9 +414,10 @@ export class QueryReplica implements QueryService {
     this.successor = undefined;
     this.serving = feed;
     const copyMs = performance.now() - this.successorStarted;
-    this.nextHandoverAt = performance.now() + Math.max(HANDOVER_SPACING_MIN_MS, copyMs);
     this.options.log(`SPARQL replica: a successor took over after a copy of ${Math.round(copyMs)} ms`);
     if (feed.copied) this.visible(feed.applied);
+    // It may have passed 60% of its next growth point while it caught up, and no write may come for a while.
+    if (feed.nearGrowth) this.onGrowing(feed, feed.nearGrowth);
   }
 
   private isFed(feed: ReplicaFeed): boolean {
@@ -436,7 +442,8 @@ export class QueryReplica implements QueryService {
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
     const { meta, hotGraphs, history } = this.source.copy();
     const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
-    worker.postMessage({ kind: 'start', historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor } satisfies WorkerRequest);
+    const start = { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor, handedOverFor: feed.successor ? this.successorFor : 0 };
+    worker.postMessage({ kind: 'start', ...start } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       await nextTurn();
@@ -466,6 +473,8 @@ export class QueryReplica implements QueryService {
     if (hotGraphs.length > 0) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
   }
 }
+
+type Notice = Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' | 'tables' }>;
 
 const countLines = (text: string) => {
   let lines = 0;

@@ -19,6 +19,8 @@ export class ReplicaFeed {
   copied = false;
   /** It is getting its copy of the store. */
   loading = true;
+  /** What it last said of a long growth point it is near (a successor says so before it serves: acted on when it takes over). */
+  nearGrowth?: { loadedQuads: number; point: number };
   private attached = false;
   /** Commits not yet sent, in order, the last of them numbered `queuedThrough`. */
   private unsent: ReplicaCommit[] = [];

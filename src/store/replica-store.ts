@@ -23,9 +23,11 @@ const LATEST_CHARACTERS_KEPT = 32 * 1024 * 1024;
  * A serving replica is handed over to a new copy once the quads it loaded reach this share of its
  * next long growth point (see table-growth.ts): the copy, which has none of the deleted quads, is
  * made while it goes on serving, so queries never wait on its tables growing (unless the copy
- * takes longer than the writes take to load the rest).
+ * takes longer than the writes take to load the rest). The copy grows its tables past that point
+ * (see growPastNextPoint), so each doubling costs one copy: the earlier it begins, the longer the
+ * copy may take, and the sooner after the last handover it comes.
  */
-export const HANDOVER_AT = 0.7;
+export const HANDOVER_AT = 0.6;
 /** A copy whose quads pass this share of its next long growth point grows its tables past it before it serves (see growPastNextPoint). */
 const GROW_PAST_FROM = 0.5;
 /** Quads loaded at a time to grow the tables. */
@@ -204,6 +206,8 @@ export class ReplicaStore extends OxigraphIndex {
   deletedQuads = 0;
   /** Quads loaded so far, whether they were there already or were deleted since: what Oxigraph's tables have grown to hold (see table-growth.ts). */
   loadedQuads = 0;
+  /** A growth point its tables could not be grown past (its memory being short): a new copy would not be either, so it is not asked for. */
+  private shortOfRoomFor = 0;
 
   /**
    * `queryReserveBytes`: WASM memory kept free for queries (their intermediate results) and
@@ -312,26 +316,31 @@ export class ReplicaStore extends OxigraphIndex {
   /** The long growth point the replica is near (it should be handed over to a new copy before it gets there), if any. */
   growthAhead(): number | undefined {
     const point = nextGrowthPoint(this.loadedQuads);
-    return point >= this.longGrowthFrom && this.loadedQuads >= HANDOVER_AT * point ? point : undefined;
+    return point >= this.longGrowthFrom && point > this.shortOfRoomFor && this.loadedQuads >= HANDOVER_AT * point ? point : undefined;
   }
 
   /**
    * Grows a new copy's tables past its next long growth point when the copy took it past half of
-   * it (quads loaded into a graph no view shows, dropped at once; their memory stays taken, as a
-   * deleted quad's does), so that it serves for as many quads again before it is near the next
-   * one. Without, a copy could start near a growth point and be handed over again soon after.
-   * Not when the memory (within its limit) could not take as much again as these quads beside its
-   * reserve: the room is the data's. How many quads it loaded so.
+   * it, or past `handedOverFor`, the point the replica it takes over from was near (quads loaded
+   * into a graph no view shows, dropped at once; their memory stays taken, as a deleted quad's
+   * does: no more than the replica before held), so that it serves until it is near the point
+   * after. Without, a copy could start near a growth point and be handed over again soon after.
+   * Not when the memory (within its limit) could not take these quads beside its reserve. What it
+   * did, if it had a point to grow past.
    */
-  growPastNextPoint(): number {
-    const point = nextGrowthPoint(this.loadedQuads);
-    if (point < this.longGrowthFrom || this.loadedQuads < GROW_PAST_FROM * point) return 0;
+  growPastNextPoint(handedOverFor = 0): { point: number; quads: number; grown: boolean } | undefined {
+    const next = nextGrowthPoint(this.loadedQuads);
+    const point = Math.max(handedOverFor, this.loadedQuads >= GROW_PAST_FROM * next ? next : 0);
+    if (point < this.longGrowthFrom || point <= this.loadedQuads) return undefined;
     const quads = point + 1 - this.loadedQuads;
     const padding = iri(LAYOUT.padding);
     // Integers are held in the quad itself: no string to store for them.
     const line = (i: number) => `${padding} ${padding} "${i}"^^<http://www.w3.org/2001/XMLSchema#integer> ${padding} .\n`;
-    const room = 2 * quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE;
-    if (this.wasmMemoryBytes + room > this.memoryLimitBytes || !this.canTake(room + this.queryReserveBytes)) return 0;
+    const room = quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE;
+    if (this.wasmMemoryBytes + room > this.memoryLimitBytes || !this.canTake(room + this.queryReserveBytes)) {
+      this.shortOfRoomFor = point;
+      return { point, quads, grown: false };
+    }
     for (let done = 0; done < quads; done += GROWTH_CHUNK) {
       const lines: string[] = [];
       for (let i = done; i < Math.min(quads, done + GROWTH_CHUNK); i++) lines.push(line(i));
@@ -339,7 +348,7 @@ export class ReplicaStore extends OxigraphIndex {
     }
     this.store.update(`DROP SILENT GRAPH ${padding}`);
     this.deletedQuads += quads;
-    return quads;
+    return { point, quads, grown: true };
   }
 
   /** The graph a history entry brings, and its kind; undefined when it is not to be taken (see copyHistory). */
