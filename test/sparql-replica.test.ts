@@ -630,11 +630,11 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
         expect(await count(), `round ${round}`).to.equal(objects);
       }
       expect(tookOver()).to.equal(3);
-      // One handover per growth point, each for a larger one.
+      // Each handover for a larger growth point than the one before (the one that took over last may have begun the next already).
       const points = logged.flatMap((m) => /near (\d+), where its tables grow; a successor copies the store/.exec(m)?.[1] ?? []).map(Number);
-      expect(points).to.have.length(3);
+      expect(points.length).to.be.within(3, 4);
       expect(points).to.deep.equal([...points].sort((a, b) => a - b));
-      expect(new Set(points).size).to.equal(3);
+      expect(new Set(points).size).to.equal(points.length);
       expect(logged.join('\n')).not.to.match(/given up|reload/);
       // The successor serves from now on, and takes the writes.
       for (let i = 0; i < 20; i++, objects++) replica.onCommitted(createdWith(`after-${i}`, 20));
