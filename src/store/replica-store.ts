@@ -2,7 +2,7 @@ import sparqljs from 'sparqljs';
 import { BoundedCache } from '../bounded-cache.js';
 import { readStoreNTriples } from '../rdf/ntriples.js';
 import { tripleToNt } from '../rdf/terms.js';
-import { store as bookkeeping } from '../rdf/vocab.js';
+import { store as bookkeeping, xsd } from '../rdf/vocab.js';
 import { deleteData, OxigraphIndex, oxigraph, WASM_BYTES_PER_TEXT_BYTE, WASM_MEMORY_LIMIT_BYTES, type SparqlJsonResults } from './oxigraph-index.js';
 import type { QueryAnswer, QueryJob } from './query-replica.js';
 import { LAYOUT, replicaGraph, type View } from './replica-layout.js';
@@ -335,7 +335,7 @@ export class ReplicaStore extends OxigraphIndex {
     const quads = point + 1 - this.loadedQuads;
     const padding = iri(LAYOUT.padding);
     // Integers are held in the quad itself: no string to store for them.
-    const line = (i: number) => `${padding} ${padding} "${i}"^^<http://www.w3.org/2001/XMLSchema#integer> ${padding} .\n`;
+    const line = (i: number) => `${padding} ${padding} "${i}"^^${iri(xsd.integer)} ${padding} .\n`;
     const room = quads * line(quads).length * WASM_BYTES_PER_TEXT_BYTE;
     if (this.wasmMemoryBytes + room > this.memoryLimitBytes || !this.canTake(room + this.queryReserveBytes)) {
       this.shortOfRoomFor = point;
@@ -346,7 +346,7 @@ export class ReplicaStore extends OxigraphIndex {
       for (let i = done; i < Math.min(quads, done + GROWTH_CHUNK); i++) lines.push(line(i));
       this.load(lines);
     }
-    this.store.update(`DROP SILENT GRAPH ${padding}`);
+    this.dropGraphs([LAYOUT.padding]);
     this.deletedQuads += quads;
     return { point, quads, grown: true };
   }
