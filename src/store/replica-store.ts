@@ -206,6 +206,14 @@ export class ReplicaStore extends OxigraphIndex {
   deletedQuads = 0;
   /** Quads loaded so far, whether they were there already or were deleted since: what Oxigraph's tables have grown to hold (see table-growth.ts). */
   loadedQuads = 0;
+  /**
+   * Of `loadedQuads`, how many may have been counted twice: the quads of the commits applied while
+   * the copy came in, which a part of the copy read after them holds as well (Oxigraph keeps one
+   * entry for a quad loaded twice). Its tables hold at least `loadedQuads - mayBeCountedTwice`.
+   */
+  private mayBeCountedTwice = 0;
+  /** Its copy of the store is still coming in (until `copied`). */
+  private copying = true;
   /** A growth point its tables could not be grown past (its memory being short): a new copy would not be either, so it is not asked for. */
   private shortOfRoomFor = 0;
 
@@ -233,6 +241,7 @@ export class ReplicaStore extends OxigraphIndex {
    * insertion puts back is harmless: the insertion comes after.
    */
   applyRecords(records: readonly ReplicaRecord[]): void {
+    const loadedBefore = this.loadedQuads;
     const pending = new PendingLines();
     for (const record of records) {
       const lines = splitLines(record.insert);
@@ -252,6 +261,7 @@ export class ReplicaStore extends OxigraphIndex {
       }
     }
     this.load(pending.take());
+    if (this.copying) this.mayBeCountedTwice += this.loadedQuads - loadedBefore;
     this.evict();
   }
 
@@ -309,6 +319,7 @@ export class ReplicaStore extends OxigraphIndex {
 
   /** The copy is complete: every object's graph is whole from now on. */
   copied(): void {
+    this.copying = false;
     this.awaiting.clear();
     this.copiedAt.clear();
   }
@@ -325,14 +336,16 @@ export class ReplicaStore extends OxigraphIndex {
    * into a graph no view shows, dropped at once; their memory stays taken, as a deleted quad's
    * does: no more than the replica before held), so that it serves until it is near the point
    * after. Without, a copy could start near a growth point and be handed over again soon after.
-   * Not when the memory (within its limit) could not take these quads beside its reserve. What it
-   * did, if it had a point to grow past.
+   * Counted from the quads its tables surely hold (see mayBeCountedTwice). Not when the memory
+   * (within its limit) could not take these quads beside its reserve. What it did, if it had a
+   * point to grow past.
    */
   growPastNextPoint(handedOverFor = 0): { point: number; quads: number; grown: boolean } | undefined {
     const next = nextGrowthPoint(this.loadedQuads);
     const point = Math.max(handedOverFor, this.loadedQuads >= GROW_PAST_FROM * next ? next : 0);
-    if (point < this.longGrowthFrom || point <= this.loadedQuads) return undefined;
-    const quads = point + 1 - this.loadedQuads;
+    const held = this.loadedQuads - this.mayBeCountedTwice;
+    if (point < this.longGrowthFrom || point < held) return undefined;
+    const quads = point + 1 - held;
     const padding = iri(LAYOUT.padding);
     // Integers are held in the quad itself: no string to store for them.
     const line = (i: number) => `${padding} ${padding} "${i}"^^${iri(xsd.integer)} ${padding} .\n`;
