@@ -254,7 +254,7 @@ const bytes = (record: ReplicaRecord) => {
   const split = Buffer.byteLength(record.delete);
   return { delete: payload.subarray(0, split), insert: payload.subarray(split) };
 };
-const noHistory = (hotGraphs: string[] = []) => ({ meta: '', hotGraphs, history: [][Symbol.iterator]() });
+const noHistory = (hotGraphs: string[] = []) => ({ meta: '', hotGraphs: () => hotGraphs, history: [][Symbol.iterator]() });
 /** The journal record creating `object` with `triples` triples. */
 const createdWith = (object: string, triples: number) =>
   bytes({ insert: Array.from({ length: triples }, (_, i) => `<${BASE}${object}> <${P}${i}> "value ${i}" <${BASE}${object}> .\n`).join('') + metaLines(object, 1), delete: '' });
@@ -388,7 +388,7 @@ describe('SPARQL query replica: copies of the store', function () {
   const copiedGraph = `${BASE}copied`;
   const hotSource = (history: () => Iterator<string> = () => [][Symbol.iterator]()): ReplicaSource => ({
     // The latest revision is 5001: the archive's history is what came before.
-    copy: () => ({ meta: `<${copiedGraph}?revision=5001> <urn:onerecord:store:revisionOf> <${copiedGraph}> ${META} .\n`, hotGraphs: [copiedGraph], history: history() }),
+    copy: () => ({ meta: `<${copiedGraph}?revision=5001> <urn:onerecord:store:revisionOf> <${copiedGraph}> ${META} .\n`, hotGraphs: () => [copiedGraph], history: history() }),
     graphNTriples: () => `<${copiedGraph}> <${P}> "from the store" .\n`,
   });
 
@@ -415,7 +415,7 @@ describe('SPARQL query replica: copies of the store', function () {
     let replica: QueryReplica | undefined;
     const source: ReplicaSource = {
       // The archive is read after the graphs: it holds what was written meanwhile.
-      copy: () => ({ meta: metaLines('raced', 1), hotGraphs: [object], history: (function* () { for (let n = latest; n >= 1; n--) yield revision('raced', n, [`raced ${n}`]); })() }),
+      copy: () => ({ meta: metaLines('raced', 1), hotGraphs: () => [object], history: (function* () { for (let n = latest; n >= 1; n--) yield revision('raced', n, [`raced ${n}`]); })() }),
       graphNTriples: () => {
         // Revisions 2 and 3 are committed after the copy began, before the object's graph is read.
         for (; latest < 3; latest++) replica!.onCommitted(bytes(changed('raced', latest + 1, [`raced ${latest}`], [`raced ${latest + 1}`])));
@@ -508,7 +508,7 @@ describe('SPARQL query replica: copies of the store', function () {
     const source: ReplicaSource = {
       copy: () => {
         copies++;
-        return { meta, hotGraphs: [...graphs.keys()], history: [][Symbol.iterator]() };
+        return { meta, hotGraphs: () => [...graphs.keys()], history: [][Symbol.iterator]() };
       },
       graphNTriples: (graph) => graphs.get(graph) ?? '',
     };
@@ -632,7 +632,7 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     // The hot store: each object's triples, as the commits wrote them.
     const hot = new Map<string, string>();
     const source: ReplicaSource = {
-      copy: () => ({ meta: [...hot.keys()].map((graph) => metaLines(graph.slice(BASE.length), 1)).join(''), hotGraphs: [...hot.keys()], history: [][Symbol.iterator]() }),
+      copy: () => ({ meta: [...hot.keys()].map((graph) => metaLines(graph.slice(BASE.length), 1)).join(''), hotGraphs: () => [...hot.keys()], history: [][Symbol.iterator]() }),
       graphNTriples: (graph) => hot.get(graph) ?? '',
     };
     const logged: string[] = [];

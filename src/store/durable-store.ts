@@ -142,12 +142,14 @@ function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Li
  * The archived history a new SPARQL replica copies, newest first: round after round, the next
  * newest revision before the latest (its graph and metadata) and finished action request of each
  * object, so that wherever the replica's bound stops the copy, every object has about as much
- * history as the others. `latest` is read when the copy began: an object's revisions written since
+ * history as the others. `latestRevisions` are those of the metadata read when the copy began
+ * (parsed once, on first use): an object's revisions written since
  * are found in the archive when its first round comes (the replica takes those older than the
  * revision its copy of the object's graph holds). Read lazily: only what the replica takes is
  * read. Nothing more once the store closes.
  */
-function* replicaHistory(latest: ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
+function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
+  const latest = latestRevisions();
   const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
   const newest = new Map<string, number>();
   const copied = new Set<string>();
@@ -565,14 +567,23 @@ export class DurableStore implements GraphStore {
       copy: () => {
         // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it is.
         const meta = this.index.graphNTriples(bookkeeping.metaGraph);
-        const latest = new Map<string, number>();
         // What start read, if nothing was written since: the metadata is not parsed again.
-        const revisions = this.unchangedRevisions ?? readRevisions({ graphNTriples: () => meta });
+        const unchanged = this.unchangedRevisions;
         this.unchangedRevisions = undefined;
-        for (const r of revisions) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
-        const shown = (graph: string) => latest.has(graph) || replicaGraph(graph, () => false) !== undefined;
-        const hotGraphs = this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph));
-        return { meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`), hotGraphs, history: replicaHistory(latest, this.archive, () => this.closing) };
+        // Read from the metadata as it was when the copy began, in the later turn that lists the graphs.
+        let latest: Map<string, number> | undefined;
+        const latestRevisions = (): ReadonlyMap<string, number> => {
+          if (latest) return latest;
+          latest = new Map();
+          for (const r of unchanged ?? readRevisions({ graphNTriples: () => meta })) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+          return latest;
+        };
+        const shown = (graph: string) => latestRevisions().has(graph) || replicaGraph(graph, () => false) !== undefined;
+        return {
+          meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
+          hotGraphs: () => (this.closing ? [] : this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))),
+          history: replicaHistory(latestRevisions, this.archive, () => this.closing),
+        };
       },
       graphNTriples: (graph) => (this.closing ? '' : this.index.graphNTriples(graph)),
     };

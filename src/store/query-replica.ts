@@ -103,8 +103,12 @@ export interface QueryService {
 export interface ReplicaCopy {
   /** The revision metadata graph as N-Quads: it tells which graphs are objects, and their latest revisions. */
   meta: string;
-  /** The hot store's other graphs that a view shows. */
-  hotGraphs: string[];
+  /**
+   * The hot store's other graphs that a view shows, listed in a later turn than the metadata is
+   * read in (the request thread is held for one at a time; commits made between reach the worker
+   * as they do between the copy's other parts).
+   */
+  hotGraphs: () => string[];
   /** The history in the archive before each object's latest revision, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
   history: Iterator<string>;
 }
@@ -440,11 +444,14 @@ export class QueryReplica implements QueryService {
     feed.attach();
     const started = Date.now();
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
-    const { meta, hotGraphs, history } = this.source.copy();
+    const { meta, hotGraphs: listHotGraphs, history } = this.source.copy();
     const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
     const start = { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor, handedOverFor: feed.successor ? this.successorFor : 0 };
     worker.postMessage({ kind: 'start', ...start } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
+    await nextTurn();
+    if (!this.isFed(feed)) return;
+    const hotGraphs = listHotGraphs();
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       await nextTurn();
       if (!this.isFed(feed)) return;
