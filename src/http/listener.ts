@@ -51,6 +51,9 @@ export class Listener {
       if (before) void before.answered.then(handle);
       else handle();
     });
+    // Node times a request's headers (`headersTimeout`, 60 s) and the whole request
+    // (`requestTimeout`, 300 s) from its first byte; an idle connection waiting for one is not
+    // timed by them, so a keep-alive time past 60 s needs neither raised.
     if (keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = keepAliveTimeoutMs;
     // An idle kept-alive connection is closed when its time is up, unless a request came on it
     // meanwhile. After the process was busy past that time (a long commit, a GC), the timer runs
