@@ -50,6 +50,18 @@ describe('kept-alive connections', () => {
     }
   });
 
+  it('a drain closes the connection of an answer still to come instead of keeping it alive until the grace period is over', async () => {
+    const listener = await Listener.open(0, '127.0.0.1', new Lifecycle(), (_req, res) => setTimeout(() => res.writeHead(204).end(), 200), DEFAULTS.keepAliveTimeoutMs);
+    const connection = rawConnection(listener.url);
+    connection.socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await sleep(50);
+    const started = Date.now();
+    await listener.drain(5000);
+    expect(Date.now() - started).to.be.lessThan(2000);
+    expect(await answers(connection, 1)).to.deep.equal(['HTTP/1.1 204']);
+    expect(connection.received()).to.match(/^Connection: close\r$/m);
+  });
+
   it("by default a connection outlives a load balancer's 60 s idle timeout, and notifications to such a server reuse theirs after a pause", async () => {
     expect(DEFAULTS.keepAliveTimeoutMs).to.be.greaterThan(60_000);
     const sockets = new Set<Socket>();
