@@ -39,6 +39,13 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export const configSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1').meta({ description: 'interface to listen on' }),
   port: integer(0, 65535).default(8080).meta({ description: 'port to listen on (0: any free port)' }),
+  // Under a second, Node would announce `timeout=0`, which clients take as "do not reuse".
+  keepAliveTimeoutMs: integer(1000)
+    .default(65_000)
+    .meta({
+      description:
+        "how long an idle kept-alive connection of a client stays open (announced in `Keep-Alive: timeout=`): longer than the idle timeout of a load balancer in front (60 s is common), so that the balancer closes first, and than the pauses between a publisher's bursts of notifications, so that its connections are reused",
+    }),
   baseUrl: httpUrl.optional().meta({ description: 'public base URL; every resource IRI starts with it', defaultText: 'http://localhost:<port>' }),
   dataDir: z.string().min(1).default('./data').meta({ description: 'journal, snapshots, revision archive, identity-provider key' }),
   holderName: z.string().min(1).default('ONE Record Server').meta({ description: "name of the data holder's Organization (created at first start)" }),

@@ -65,7 +65,7 @@ function outboundTokens(config: Config, idp: IdentityProvider | undefined, holde
  */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const lifecycle = new Lifecycle();
-  const listener = await Listener.open(config.port, config.host, lifecycle, createStartingApp(lifecycle, logger));
+  const listener = await Listener.open(config.port, config.host, lifecycle, createStartingApp(lifecycle, logger), config.keepAliveTimeoutMs);
   try {
     return await openAndServe(config, logger, lifecycle, listener);
   } catch (err) {
@@ -181,7 +181,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
   const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
   const metricsListener =
-    metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger)) : undefined;
+    metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
   listener.serve(createApp(services));
   lifecycle.phase = 'ready';
   const durable = store;

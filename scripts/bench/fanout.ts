@@ -13,7 +13,8 @@
  *   npm run build && node dist/scripts/bench/fanout.js [changes per round] [rounds]
  * With PROFILE_DIR set, the publisher writes a CPU profile (node --cpu-prof) into that directory;
  * with SUBSCRIBERS_PROFILE_DIR, the subscriber servers' process does; PROFILE_INTERVAL_US sets
- * their sampling interval (1000 µs unless set: too coarse for a round of 40 PATCHes).
+ * their sampling interval (1000 µs unless set: too coarse for a round of 40 PATCHes), and each round's
+ * kind, number (-1: warm-up), start and end go to stderr on the profiles' clock (µs).
  * The publisher's CPU time (all its threads) is measured per PATCH in each kind of round, also
  * counting the delivery that goes on after the round's last answer: its own cost, apart from the
  * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
@@ -224,7 +225,10 @@ async function driver(): Promise<void> {
     const counted = round >= 0;
     for (const [kind, object] of [['without', unsubscribed], ['with', subscribed]] as const) {
       const [before, subscribersBefore] = [await publisherCpu(), processCpuMicros(subs.pid!)];
+      const startedAt = process.hrtime.bigint() / 1000n;
       const r = await patchInTurn(object);
+      // On the clock of the CPU profiles' sample times (monotonic, µs): their samples can be cut by round.
+      if (process.env.PROFILE_DIR) console.error(`round ${kind} ${round} ${startedAt} ${process.hrtime.bigint() / 1000n}`);
       const answered = await publisherCpu();
       if (counted) {
         results[kind].latencies.push(...r.latencies);

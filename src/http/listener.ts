@@ -18,6 +18,8 @@ export class Listener {
     private readonly server: Server,
     private readonly lifecycle: Lifecycle,
     initial: RequestListener,
+    /** Responses not yet finished. */
+    private readonly answering: Set<ServerResponse>,
   ) {
     this.handler = initial;
   }
@@ -27,12 +29,15 @@ export class Listener {
     let listener: Listener | undefined;
     // Per connection with an answer still to finish: the last request that came on it.
     const last = new WeakMap<Socket, { answered: Promise<void>; res: ServerResponse }>();
+    const answering = new Set<ServerResponse>();
     const server = createServer((req, res) => {
       lifecycle.requestsInFlight += 1;
+      answering.add(res);
       const socket = req.socket;
       const before = last.get(socket);
       const answered = new Promise<void>((resolve) => res.once('close', resolve)).then(() => {
         lifecycle.requestsInFlight -= 1;
+        answering.delete(res);
         lifecycle.lastAnsweredAt = performance.now();
         // Its connection has nothing left to answer: the next request on it is handled at once.
         if (last.get(socket)?.res === res) last.delete(socket);
@@ -51,6 +56,9 @@ export class Listener {
       if (before) void before.answered.then(handle);
       else handle();
     });
+    // Node times a request's headers (`headersTimeout`, 60 s) and the whole request
+    // (`requestTimeout`, 300 s) from its first byte; an idle connection waiting for one is not
+    // timed by them, so a keep-alive time past 60 s needs neither raised.
     if (keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = keepAliveTimeoutMs;
     // An idle kept-alive connection is closed when its time is up, unless a request came on it
     // meanwhile. After the process was busy past that time (a long commit, a GC), the timer runs
@@ -63,7 +71,7 @@ export class Listener {
         if (socket.bytesRead === read) socket.destroy();
       });
     });
-    listener = new Listener(server, lifecycle, initial);
+    listener = new Listener(server, lifecycle, initial, answering);
     server.listen(port, host);
     await once(server, 'listening');
     return listener;
@@ -83,6 +91,9 @@ export class Listener {
   /** Stops accepting, lets requests in flight finish for up to `graceMs`, then cuts what is left. */
   async drain(graceMs: number): Promise<void> {
     this.lifecycle.phase = 'stopping';
+    // Answers still to come close their connections too: left open, an idle connection would keep
+    // the drain waiting until the grace period is over (the keep-alive time is longer).
+    for (const res of this.answering) if (!res.headersSent) res.setHeader('Connection', 'close');
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
