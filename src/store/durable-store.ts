@@ -143,10 +143,10 @@ function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Li
  * newest revision before the latest (its graph and metadata) and finished action request of each
  * object, so that wherever the replica's bound stops the copy, every object has about as much
  * history as the others. `latestRevisions` are those of the metadata read when the copy began
- * (parsed once, on first use): an object's revisions written since
- * are found in the archive when its first round comes (the replica takes those older than the
- * revision its copy of the object's graph holds). Read lazily: only what the replica takes is
- * read. Nothing more once the store closes.
+ * (parsed once, on first use): an object's revisions written since are found in the archive when
+ * its first round comes (the replica takes those older than the revision its copy of the object's
+ * graph holds). Read lazily: only what the replica takes is read. Nothing more once the store
+ * closes.
  */
 function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
   const latest = latestRevisions();

@@ -334,8 +334,9 @@ export class ReplicaStore extends OxigraphIndex {
    * after. Without, a copy could start near a growth point and be handed over again soon after.
    * Counted from the quads it holds, not those it loaded: a quad loaded twice (a commit applied
    * while the copy came in, which a part of the copy read after it holds again; a triple two
-   * objects share, in the union) takes one entry in Oxigraph's tables. Not when the memory (within its limit) could not take these quads beside its reserve. What it
-   * did, if it had a point to grow past.
+   * objects share, in the union) takes one entry in Oxigraph's tables. Not when the memory (within
+   * its limit) could not take these quads beside its reserve. What it did, if it had a point to
+   * grow past.
    */
   growPastNextPoint(handedOverFor = 0): { point: number; quads: number; grown: boolean } | undefined {
     const next = nextGrowthPoint(this.loadedQuads);
