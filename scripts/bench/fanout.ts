@@ -17,14 +17,18 @@
  * kind, number (-1: warm-up), start and end go to stderr on the profiles' clock (µs).
  * The publisher's CPU time (all its threads) is measured per PATCH in each kind of round, also
  * counting the delivery that goes on after the round's last answer: its own cost, apart from the
- * subscribers', which share the machine's cores here (a deployment has them elsewhere). With
- * SUBSCRIBERS_NICE=n the subscriber servers run at that lower priority (nice n): the publisher then
- * competes less with them for the cores. With PUBLISHER_CPUS and SUBSCRIBERS_CPUS (taskset(1) CPU
- * lists, e.g. 0 and 1) each process, with all its threads, runs on those CPUs only: the subscribers
- * then take nothing from the publisher's CPU, as in a deployment where they run elsewhere, and the
- * publisher's ratios are its own (it has one core in both kinds of rounds).
+ * subscribers'. With SUBSCRIBERS_NICE=n the subscriber servers run at that lower priority (nice n).
+ *
+ * Where the processes run: the ratios are the publisher's, and the subscriber servers stand for
+ * partners' servers, which run on machines of their own. On the same cores they take the CPU they
+ * spend storing notifications (~0.8 ms each, ~200 a second while the publisher answers) from the
+ * publisher in the rounds with subscriptions only, which is not the publisher's cost. So by default
+ * each process, with all its threads, runs on half of the CPUs this one may use (taskset(1); on 2
+ * CPUs, the publisher on the first and the subscribers on the second), in both kinds of rounds alike;
+ * the driver (the load client) may run on any. FANOUT_PLACEMENT=shared runs both on all of them;
+ * PUBLISHER_CPUS and SUBSCRIBERS_CPUS (CPU lists, e.g. 0 and 1) choose the CPUs.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -116,16 +120,37 @@ async function subscribers(): Promise<void> {
   stopOnSigterm(running.map((r) => r.stop));
 }
 
+/** The CPUs this process may use, from /proc (`Cpus_allowed_list`, e.g. `0-3,6`). */
+function allowedCpus(): number[] {
+  const list = /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '';
+  return list.split(',').flatMap((range) => {
+    const [first, last = first] = range.split('-').map(Number);
+    return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+  });
+}
+
+/** The taskset(1) CPU list of the publisher and of the subscriber servers (undefined: any CPU). */
+function placement(): { publisher?: string; subscribers?: string } {
+  const { PUBLISHER_CPUS: publisher, SUBSCRIBERS_CPUS: subscribers } = process.env;
+  if (publisher || subscribers || process.env.FANOUT_PLACEMENT === 'shared') return { publisher, subscribers };
+  const cpus = allowedCpus();
+  const half = Math.floor(cpus.length / 2);
+  if (half === 0 || spawnSync('taskset', ['-V']).error) return {};
+  return { publisher: cpus.slice(0, half).join(','), subscribers: cpus.slice(half).join(',') };
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-/** `PROFILE_DIR=dir` (`SUBSCRIBERS_PROFILE_DIR=dir`): the publisher (the subscribers' process) writes a V8 CPU profile there (node --cpu-prof) when it stops. */
-function child(args: string[]): ChildProcess {
+/**
+ * The publisher's or the subscribers' process, on `cpus` (a taskset(1) list; undefined: any).
+ * `PROFILE_DIR=dir` (`SUBSCRIBERS_PROFILE_DIR=dir`): the publisher (the subscribers' process) writes a V8 CPU profile there (node --cpu-prof) when it stops.
+ */
+function child(args: string[], cpus: string | undefined): ChildProcess {
   const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
   const interval = process.env.PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.PROFILE_INTERVAL_US}`] : [];
   const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...interval] : [];
   // Started under taskset(1) and nice(1), so that every thread of the process (the servers' workers too) has the CPUs and the priority.
   const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
-  const cpus = args[0] === 'subscribers' ? process.env.SUBSCRIBERS_CPUS : process.env.PUBLISHER_CPUS;
   const wrappers = [...(cpus ? ['taskset', '-c', cpus] : []), ...(nice > 0 ? ['nice', '-n', String(nice)] : [])];
   const flags = [...SERVER_NODE_FLAGS, ...profile];
   const node = wrappers.length > 0 ? { execPath: wrappers[0], execArgv: [...wrappers.slice(1), process.execPath, ...flags] } : { execArgv: flags };
@@ -139,9 +164,10 @@ async function driver(): Promise<void> {
   const rounds = Number(process.argv[3] ?? 2);
   const port = 18500 + Math.floor(Math.random() * 400);
   const subscriberPorts = Array.from({ length: SERVERS }, (_, i) => port + 1 + i);
-  const pub = child(['publisher', String(port)]);
+  const cpus = placement();
+  const pub = child(['publisher', String(port)], cpus.publisher);
   const [ready] = (await once(pub, 'message')) as [Ready];
-  const subs = child(['subscribers', ready.url, subscriberPorts.join(',')]);
+  const subs = child(['subscribers', ready.url, subscriberPorts.join(',')], cpus.subscribers);
   await once(subs, 'message');
   const nice = Number(process.env.SUBSCRIBERS_NICE ?? 0);
   /** The publisher's CPU time so far, in µs. */
@@ -184,7 +210,7 @@ async function driver(): Promise<void> {
   console.log(
     `# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)` +
       (nice > 0 ? `; subscriber servers at nice ${nice}` : '') +
-      (process.env.PUBLISHER_CPUS || process.env.SUBSCRIBERS_CPUS ? `; CPUs: publisher ${process.env.PUBLISHER_CPUS ?? 'any'}, subscriber servers ${process.env.SUBSCRIBERS_CPUS ?? 'any'}` : ''),
+      `; CPUs: publisher ${cpus.publisher ?? 'any'}, subscriber servers ${cpus.subscribers ?? 'any'}`,
   );
 
   // Fan-out: one change at a time, until the subscribers stored all its notifications.

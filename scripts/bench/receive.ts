@@ -8,7 +8,8 @@
  *     directory, fsync on, metrics on) from this build, and, with `--build <label>=<dist>` (repeated),
  *     from other builds (their `dist` directory: same targets.js), alternating, in the same run.
  * Each target's CPU (all its threads, from /proc, 10 ms ticks) over `count` notifications after a
- * warm-up of `count / 4`, divided by `count`; run under the CPU lock.
+ * warm-up of `count / 4`, divided by `count`; run under the CPU lock. With PROFILE_DIR set, each ONE
+ * Record target writes a V8 CPU profile there (node --cpu-prof) when it stops.
  *   node dist/scripts/bench/receive.js [count=4000] [rounds=2] [connections=8] [--build <label>=<dist>]...
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -36,7 +37,8 @@ async function startBare(): Promise<Running> {
 
 async function startOneRecord(label: string, dist: string): Promise<Running> {
   // No objects beyond the target's first two, and no long history: only notifications are written.
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, `${dist}/scripts/bench/targets.js`, 'onerecord'], {
+  const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profile, `${dist}/scripts/bench/targets.js`, 'onerecord'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, BENCH_REVISIONS: '1' },
   });
