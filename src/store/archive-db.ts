@@ -1,4 +1,4 @@
-import type { Database, Key } from 'lmdb';
+import { compareKeys, type Database, type Key } from 'lmdb';
 
 /**
  * How long a written entry waits to go to LMDB with the others written meanwhile. Each LMDB
@@ -103,6 +103,25 @@ export class ArchiveDb<K extends Key, V> {
     for (const key of this.db.getKeys({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) })) if (ids.size === 0 || !ids.has(JSON.stringify(key))) keys.push(key);
     for (const [, entry] of pending) if (entry.value !== REMOVED) keys.push(entry.key);
     return keys;
+  }
+
+  /**
+   * The highest key below `below` and at or above `floor`, committed or not (`within` tells which
+   * pending keys are in that range), in LMDB's key order: one step of a walk down a range that
+   * reads one key per step, however long the range.
+   */
+  keyBelow(below: K, floor: K, within: (key: K) => boolean): K | undefined {
+    let found: K | undefined;
+    for (const key of this.db.getKeys({ start: below, end: floor, reverse: true })) {
+      if (compareKeys(key, below) >= 0 || this.pending.get(JSON.stringify(key))?.value === REMOVED) continue;
+      found = key;
+      break;
+    }
+    for (const { key, value } of this.pending.values()) {
+      if (value === REMOVED || !within(key) || compareKeys(key, below) >= 0 || compareKeys(key, floor) < 0) continue;
+      if (found === undefined || compareKeys(key, found) > 0) found = key;
+    }
+    return found;
   }
 
   /** The highest key, committed or not (keys compared as JavaScript values: numbers or strings). */

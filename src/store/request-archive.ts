@@ -12,7 +12,7 @@ export interface ArchivedRequest {
 
 export type RequestKey = string;
 /** [object, request time (ms), request]: a finished request listed under each object it concerns. */
-export type RequestByObjectKey = [string, number, string];
+export type RequestByObjectKey = [object: string, requestedAt: number, graph: string];
 
 const toRecord = ({ record }: ArchivedRequest): ActionRequestRecord => ({
   ...record,
@@ -80,13 +80,13 @@ export class RequestArchive {
     return entry && readStoreNTriples(entry.ntriples);
   }
 
-  /** The graphs of the finished requests about `object`, oldest first (their keys only: nothing is read). */
-  graphsAbout(object: string): string[] {
-    return this.byObject
-      .range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (key) => key[0] === object)
-      .map(({ key }) => key)
-      .sort((a, b) => a[1] - b[1])
-      .map((key) => key[2]);
+  /**
+   * The newest finished request about `object` older than `olderThan` (the newest of all without
+   * it), as its index key (the graph is its last part); nothing else is read. Walking an object's
+   * requests from the newest down costs one key read per request, however many it has.
+   */
+  newestAbout(object: string, olderThan: RequestByObjectKey = [object, Number.MAX_SAFE_INTEGER, '']): RequestByObjectKey | undefined {
+    return this.byObject.keyBelow(olderThan, [object, 0, ''], (key) => key[0] === object);
   }
 
   /** The finished requests about `object` (every one when absent), oldest first. */

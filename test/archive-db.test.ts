@@ -1,0 +1,90 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { open, type RootDatabase } from 'lmdb';
+import { ArchiveDb } from '../src/store/archive-db.js';
+import { RequestArchive, type ArchivedRequest, type RequestByObjectKey } from '../src/store/request-archive.js';
+import { tempDir } from './support/store-data.js';
+
+describe('archive: walking an index down one key at a time', () => {
+  let env: RootDatabase;
+  let remove: () => Promise<void>;
+  let opened = 0;
+  before(async () => {
+    const dir = await tempDir();
+    remove = dir.remove;
+    env = open({ path: dir.dir, maxDbs: 200 });
+  });
+  after(async () => {
+    // Whatever waits for its hand-over to LMDB goes now, before the environment closes.
+    for (const db of made) db.write();
+    await env.flushed;
+    await env.close();
+    await remove();
+  });
+  const made: ArchiveDb<never, never>[] = [];
+  const archiveDb = <K extends RequestByObjectKey | string, V>(name: string) => {
+    const db = new ArchiveDb<K, V>(env.openDB<V, K>({ name: `${name}-${opened++}` }), (err) => expect.fail(err.message));
+    made.push(db as unknown as ArchiveDb<never, never>);
+    return db;
+  };
+  const index = () => archiveDb<RequestByObjectKey, 1>('by-object');
+  /** Every key of `object` from the newest down, by keyBelow. */
+  const walk = (db: ArchiveDb<RequestByObjectKey, 1>, object: string) => {
+    const keys: RequestByObjectKey[] = [];
+    for (let key = db.keyBelow([object, Number.MAX_SAFE_INTEGER, ''], [object, 0, ''], (k) => k[0] === object); key; key = db.keyBelow(key, [object, 0, ''], (k) => k[0] === object)) keys.push(key);
+    return keys;
+  };
+  const newestFirst = (keys: RequestByObjectKey[]) => [...keys].sort((a, b) => b[1] - a[1] || (a[2] < b[2] ? 1 : a[2] > b[2] ? -1 : 0));
+
+  it('gives the keys of a range newest first, committed or not, removed ones left out, and nothing past the floor', async () => {
+    const db = index();
+    const committed: RequestByObjectKey[] = [['o', 1, 'r1'], ['o', 5, 'r5'], ['o', 5, 'r6'], ['o', 9, 'r9'], ['n', 7, 'other'], ['p', 0, 'after']];
+    for (const key of committed) db.put(key, 1);
+    db.write();
+    await env.flushed;
+    // Not yet handed to LMDB: one new key between committed ones, one removed.
+    db.put(['o', 6, 'r-new'], 1);
+    db.remove(['o', 5, 'r5']);
+    expect(walk(db, 'o')).to.deep.equal([['o', 9, 'r9'], ['o', 6, 'r-new'], ['o', 5, 'r6'], ['o', 1, 'r1']]);
+    db.write();
+    await env.flushed;
+    expect(walk(db, 'o')).to.deep.equal([['o', 9, 'r9'], ['o', 6, 'r-new'], ['o', 5, 'r6'], ['o', 1, 'r1']]);
+    expect(walk(db, 'absent')).to.deep.equal([]);
+  });
+
+  it('agrees with the whole range read and sorted, for keys put and removed in any order, some committed', async () => {
+    const key = fc.tuple(fc.constantFrom('a', 'b', 'b/1', 'c'), fc.integer({ min: 0, max: 20 }), fc.constantFrom('g', 'h', 'ü', 'g2'));
+    const step = fc.record({ key, removed: fc.boolean(), committed: fc.boolean() });
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        const db = index();
+        for (const { key: k, removed, committed } of steps) {
+          if (removed) db.remove(k as RequestByObjectKey);
+          else db.put(k as RequestByObjectKey, 1);
+          if (committed) {
+            db.write();
+            await env.flushed;
+          }
+        }
+        for (const object of ['a', 'b', 'b/1', 'c']) {
+          const all = db.range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (k) => k[0] === object).map(({ key: k }) => k);
+          expect(walk(db, object), object).to.deep.equal(newestFirst(all));
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("walks a request archive's requests about an object from the newest down, by newestAbout", async () => {
+    const byObject = index();
+    const requests = new RequestArchive(
+      archiveDb<string, ArchivedRequest>('requests'),
+      byObject,
+    );
+    for (let i = 0; i < 50; i++) byObject.put(['https://x.example/lo/1', 1000 + i, `https://x.example/ar/${i}`], 1);
+    byObject.put(['https://x.example/lo/2', 5000, 'https://x.example/ar/other'], 1);
+    const walked: string[] = [];
+    for (let key = requests.newestAbout('https://x.example/lo/1'); key; key = requests.newestAbout('https://x.example/lo/1', key)) walked.push(key[2]);
+    expect(walked).to.deep.equal(Array.from({ length: 50 }, (_, i) => `https://x.example/ar/${49 - i}`));
+  });
+});
