@@ -153,8 +153,9 @@ function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, arc
   const latest = latestRevisions();
   const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
   const newest = new Map<string, number>();
-  // Per object, the last request taken (null: none left); reading the object's whole list each
-  // round made the copy quadratic in its requests (an object changed 6,000 times: minutes).
+  // Per object, the last request taken (null: none left). Reading the object's whole list each
+  // round made the copy quadratic in its requests: 43 s on the request thread for ten objects
+  // with ~1,400 decided requests each.
   const lastRequest = new Map<string, RequestByObjectKey | null>();
   const copied = new Set<string>();
   for (let round = 0; ; round++) {
