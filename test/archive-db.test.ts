@@ -31,7 +31,7 @@ describe('archive: walking an index down one key at a time', () => {
   /** Every key of `object` from the newest down, by keyBelow. */
   const walk = (db: ArchiveDb<RequestByObjectKey, 1>, object: string) => {
     const keys: RequestByObjectKey[] = [];
-    for (let key = db.keyBelow([object, Number.MAX_SAFE_INTEGER, ''], [object, 0, ''], (k) => k[0] === object); key; key = db.keyBelow(key, [object, 0, ''], (k) => k[0] === object)) keys.push(key);
+    for (let key = db.keyBelow([object, Number.MAX_SAFE_INTEGER, ''], [object, 0, '']); key; key = db.keyBelow(key, [object, 0, ''])) keys.push(key);
     return keys;
   };
   const newestFirst = (keys: RequestByObjectKey[]) => [...keys].sort((a, b) => b[1] - a[1] || (a[2] < b[2] ? 1 : a[2] > b[2] ? -1 : 0));

@@ -27,7 +27,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
-import { LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
+import { cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
 
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
@@ -172,7 +172,7 @@ interface BenchServer {
 
 async function startBenchServer(validation = true): Promise<BenchServer> {
   const child = fork(fileURLToPath(import.meta.url), ['serve', validation ? 'on' : 'off'], {
-    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])],
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
   });
   const [ready] = (await once(child, 'message')) as [Ready];
   const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });

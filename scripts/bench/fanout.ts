@@ -40,7 +40,7 @@ import { API } from '../../src/rdf/vocab.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { markedPiece, replaceMarkChange } from './fixtures.js';
-import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
+import { cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBERS = 1000;
 const SERVERS = 10;
@@ -147,12 +147,10 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
  */
 function child(args: string[], cpus: string | undefined): ChildProcess {
   const dir = args[0] === 'publisher' ? process.env.PROFILE_DIR : process.env.SUBSCRIBERS_PROFILE_DIR;
-  const interval = process.env.PROFILE_INTERVAL_US ? [`--cpu-prof-interval=${process.env.PROFILE_INTERVAL_US}`] : [];
-  const profile = dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...interval] : [];
   // Started under taskset(1) and nice(1), so that every thread of the process (the servers' workers too) has the CPUs and the priority.
   const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
   const wrappers = [...(cpus ? ['taskset', '-c', cpus] : []), ...(nice > 0 ? ['nice', '-n', String(nice)] : [])];
-  const flags = [...SERVER_NODE_FLAGS, ...profile];
+  const flags = [...SERVER_NODE_FLAGS, ...cpuProfileFlags(dir, process.env.PROFILE_INTERVAL_US)];
   const node = wrappers.length > 0 ? { execPath: wrappers[0], execArgv: [...wrappers.slice(1), process.execPath, ...flags] } : { execArgv: flags };
   const c = fork(fileURLToPath(import.meta.url), args, node);
   process.once('exit', () => c.kill('SIGKILL'));

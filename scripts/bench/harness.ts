@@ -29,6 +29,10 @@ export function processCpuSeconds(pid: number): number {
 
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
 
+/** Node flags that make a process write a V8 CPU profile into `dir` when it exits (none without a directory). */
+export const cpuProfileFlags = (dir: string | undefined, intervalUs?: string): string[] =>
+  dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(intervalUs ? [`--cpu-prof-interval=${intervalUs}`] : [])] : [];
+
 /** Starts a benchmark target in its own process and waits for its JSON ready line. */
 export async function startTarget<T>(kind: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Target<T>> {
   const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, TARGETS, kind, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });

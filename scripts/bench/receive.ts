@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { fmt, LoadClient, machine, processCpuSeconds, SERVER_NODE_FLAGS, type OneRecordTarget } from './harness.js';
+import { cpuProfileFlags, fmt, LoadClient, machine, processCpuSeconds, SERVER_NODE_FLAGS, type OneRecordTarget } from './harness.js';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -37,8 +37,7 @@ async function startBare(): Promise<Running> {
 
 async function startOneRecord(label: string, dist: string): Promise<Running> {
   // No objects beyond the target's first two, and no long history: only notifications are written.
-  const profile = process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [];
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profile, `${dist}/scripts/bench/targets.js`, 'onerecord'], {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...cpuProfileFlags(process.env.PROFILE_DIR), `${dist}/scripts/bench/targets.js`, 'onerecord'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, BENCH_REVISIONS: '1' },
   });

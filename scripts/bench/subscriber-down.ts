@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../../src/server.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { everyObjectUpdatedSubscription, markedPiece, publisherConfig, replaceMarkChange } from './fixtures.js';
-import { LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
+import { cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine } from './harness.js';
 
 const SUBSCRIBER = 'https://subscriber.example.com/logistics-objects/org';
 const OBJECTS = 10;
@@ -91,7 +91,7 @@ async function driver(): Promise<void> {
   const port = 19000 + Math.floor(Math.random() * 500);
   const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`], {
     // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
-    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...(process.env.PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE_DIR}`] : [])],
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.PROFILE_DIR)],
   });
   // A driver stopped half-way (timeout, ^C) must not leave the publisher running.
   process.once('exit', () => child.kill('SIGKILL'));

@@ -106,11 +106,10 @@ export class ArchiveDb<K extends Key, V> {
   }
 
   /**
-   * The highest key below `below` and at or above `floor`, committed or not (`within` tells which
-   * pending keys are in that range), in LMDB's key order: one step of a walk down a range that
-   * reads one key per step, however long the range.
+   * The highest key below `below` and at or above `floor`, committed or not, in LMDB's key order:
+   * one step of a walk down a range that reads one key per step, however long the range.
    */
-  keyBelow(below: K, floor: K, within: (key: K) => boolean): K | undefined {
+  keyBelow(below: K, floor: K): K | undefined {
     let found: K | undefined;
     for (const key of this.db.getKeys({ start: below, end: floor, reverse: true })) {
       if (compareKeys(key, below) >= 0 || this.pending.get(JSON.stringify(key))?.value === REMOVED) continue;
@@ -118,7 +117,7 @@ export class ArchiveDb<K extends Key, V> {
       break;
     }
     for (const { key, value } of this.pending.values()) {
-      if (value === REMOVED || !within(key) || compareKeys(key, below) >= 0 || compareKeys(key, floor) < 0) continue;
+      if (value === REMOVED || compareKeys(key, below) >= 0 || compareKeys(key, floor) < 0) continue;
       if (found === undefined || compareKeys(key, found) > 0) found = key;
     }
     return found;

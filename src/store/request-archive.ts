@@ -86,7 +86,7 @@ export class RequestArchive {
    * requests from the newest down costs one key read per request, however many it has.
    */
   newestAbout(object: string, olderThan: RequestByObjectKey = [object, Number.MAX_SAFE_INTEGER, '']): RequestByObjectKey | undefined {
-    return this.byObject.keyBelow(olderThan, [object, 0, ''], (key) => key[0] === object);
+    return this.byObject.keyBelow(olderThan, [object, 0, '']);
   }
 
   /** The finished requests about `object` (every one when absent), oldest first. */
