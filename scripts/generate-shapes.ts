@@ -19,7 +19,7 @@ export const ONTOLOGY_FILES = ['ontology/IATA-1R-DM-Ontology.ttl', 'ontology/IAT
 export const SHAPES_FILE = 'shapes/onerecord-shapes.ttl';
 export const STRICT_SHAPES_FILE = 'shapes/strict-shapes.ttl';
 
-/** Properties whose "exactly once" the spec turns into "at most once, default false" (SERVICE-SPEC). */
+/** Properties whose "exactly once" the spec turns into "at most once, default false" (the ONE Record API specification). */
 const SPEC_DEFAULTS: Readonly<Record<string, string>> = { [`${API}notifyRequestStatusChange`]: 'false' };
 /** Properties whose values the spec widens beyond the ontology: only their presence is checked. */
 const SPEC_WIDENED: Readonly<Record<string, string>> = {

@@ -3,8 +3,8 @@ import { parseArgs } from 'node:util';
 import { IdentityProvider } from './auth/identity-provider.js';
 import { loadConfig } from './config.js';
 import { isValidIri } from './rdf/terms.js';
-import { exportDataDirectory } from './store/export.js';
-import { readQueryFile } from './domain/query-files.js';
+import { exportDataDirectory } from './store/embedded/export/export.js';
+import { readQueryFile } from './domain/analytics/query-files.js';
 
 const USAGE = `usage: onerecord token [--agent <logistics agent URI>] [--lifetime <seconds>]
        onerecord export [--out <file>]

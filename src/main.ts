@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './observability/logger.js';
 import { startServer } from './server.js';
-import { StoreFullError, StoreTooLargeError } from './store/capacity.js';
+import { StoreFullError, StoreTooLargeError } from './store/errors.js';
 
 function configOrExit(): Config {
   try {

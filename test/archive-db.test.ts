@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { open, type RootDatabase } from 'lmdb';
-import { ArchiveDb } from '../src/store/archive-db.js';
-import { RequestArchive, type ArchivedRequest, type RequestByObjectKey } from '../src/store/request-archive.js';
+import { ArchiveDb } from '../src/store/embedded/archive/archive-db.js';
+import { RequestArchive, type ArchivedRequest, type RequestByObjectKey } from '../src/store/embedded/archive/request-archive.js';
 import { tempDir } from './support/store-data.js';
 
 describe('archive: walking an index down one key at a time', () => {

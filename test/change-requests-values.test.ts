@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { Parser } from 'n3';
-import { canonicalLiterals } from '../src/store/canonical-literals.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { canonicalLiterals } from '../src/store/embedded/oxigraph/canonical-literals.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 import { literal, namedNode, termToNt, type RDF } from '../src/rdf/terms.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listSegments, segmentName } from '../src/store/journal.js';
+import { listSegments, segmentName } from '../src/store/embedded/journal/journal.js';
 import { revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import type { DomainEvent } from '../src/store/transaction.js';
 import { receivedNotificationGraph } from '../src/store/schema/received-notifications.js';

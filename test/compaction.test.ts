@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { IndexCompactor, IndexCopy } from '../src/store/compaction.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { IndexCompactor, IndexCopy } from '../src/store/embedded/compaction/compaction.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 import { quadToNq } from '../src/rdf/terms.js';
 

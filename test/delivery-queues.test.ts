@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { QueueWindows } from '../src/domain/delivery-queues.js';
-import { SettleCommits } from '../src/domain/delivery-settle.js';
-import type { SubscriptionIndex } from '../src/domain/subscriptions.js';
+import { QueueWindows } from '../src/domain/pubsub/delivery-queues.js';
+import { SettleCommits } from '../src/domain/pubsub/delivery-settle.js';
+import type { SubscriptionIndex } from '../src/domain/pubsub/subscriptions.js';
 import { API } from '../src/rdf/vocab.js';
 import { outboxEntryQuads, type OutboxEntry, type Recipient } from '../src/store/schema/outbox.js';
 import { openStore, tempDir } from './support/store-data.js';

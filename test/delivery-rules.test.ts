@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { namedNode, quad, literal, type Quad } from '../src/rdf/terms.js';
-import { backoffMs, retryAfterMs } from '../src/domain/delivery.js';
-import { changedProperties, statusEventType } from '../src/domain/outbox.js';
+import { backoffMs, retryAfterMs } from '../src/domain/pubsub/delivery.js';
+import { changedProperties, statusEventType } from '../src/domain/pubsub/outbox.js';
 import type { ActionRequestRecord } from '../src/store/schema/action-requests.js';
 
 const API = 'https://onerecord.iata.org/ns/api#';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listSegments, segmentName } from '../src/store/journal.js';
+import { listSegments, segmentName } from '../src/store/embedded/journal/journal.js';
 import { expectApiError } from './support/api-error.js';
 import { ServerProcess } from './support/server-process.js';
 import { freePort, postJsonLd, startTestServer, type TestServer } from './support/server.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { foldDataDirectory } from '../src/store/fold.js';
-import { latestSnapshot } from '../src/store/snapshot.js';
-import type { DurableStore } from '../src/store/durable-store.js';
+import { foldDataDirectory } from '../src/store/embedded/export/fold.js';
+import { latestSnapshot } from '../src/store/embedded/snapshot/snapshot.js';
+import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { defaultGraph, literal, namedNode, quad, type Quad } from '../src/rdf/terms.js';
 import { allQuads, EX, openStore, tempDir } from './support/store-data.js';
 

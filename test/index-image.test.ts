@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { copyFile, open, readdir, readFile, truncate, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IMAGE_FILE } from '../src/store/index-image.js';
-import type { DurableStore } from '../src/store/durable-store.js';
+import { IMAGE_FILE } from '../src/store/embedded/image/index-image.js';
+import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { CARGO, rdf } from '../src/rdf/vocab.js';

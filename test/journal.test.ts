@@ -2,47 +2,39 @@ import { expect } from 'chai';
 import { statSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  encodeRecord,
-  Journal,
-  JournalCorruptError,
-  recoverJournal,
-  scanSegment,
-  segmentName,
-  type JournalRecord,
-  type StoredRecord,
-} from '../src/store/journal.js';
+import { encodeRecord, Journal, JournalCorruptError, recoverJournal, scanSegment, segmentName } from '../src/store/embedded/journal/journal.js';
+import { type CommitRecord, type CommitBytes } from '../src/store/commit-record.js';
 import { namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 
-const RECORDS: JournalRecord[] = [
+const RECORDS: CommitRecord[] = [
   { delete: '', insert: '<https://e.x/s> <https://e.x/p> "plain" <https://e.x/g> .\n' },
   { delete: '<https://e.x/s> <https://e.x/p> "plain" <https://e.x/g> .\n', insert: '<https://e.x/s> <https://e.x/p> "é \\"🚚\\"" <https://e.x/g> .\n' },
   { delete: '<https://e.x/s> <https://e.x/q> "gone" <https://e.x/g> .\n', insert: '' },
 ];
 
-const encodeAll = (records: JournalRecord[]) => Buffer.concat(records.map(encodeRecord));
+const encodeAll = (records: CommitRecord[]) => Buffer.concat(records.map(encodeRecord));
 
 /** Byte offset where each record starts, plus the end of the last one. */
-function boundaries(records: JournalRecord[]): number[] {
+function boundaries(records: CommitRecord[]): number[] {
   const out = [0];
   for (const r of records) out.push(out.at(-1)! + encodeRecord(r).length);
   return out;
 }
 
 const utf8 = new TextDecoder();
-const asText = (r: StoredRecord): JournalRecord => ({ delete: utf8.decode(r.delete), insert: utf8.decode(r.insert) });
+const asText = (r: CommitBytes): CommitRecord => ({ delete: utf8.decode(r.delete), insert: utf8.decode(r.insert) });
 
-async function recover(dir: string, from = 1): Promise<{ records: JournalRecord[]; log: string[]; segment: number }> {
-  const records: JournalRecord[] = [];
+async function recover(dir: string, from = 1): Promise<{ records: CommitRecord[]; log: string[]; segment: number }> {
+  const records: CommitRecord[] = [];
   const log: string[] = [];
   const result = await recoverJournal(dir, from, (m) => log.push(m), (batch) => records.push(...batch.map(asText)));
   return { records, log, segment: result.segment };
 }
 
 /** The records of one segment file, without touching it. */
-async function scan(path: string): Promise<JournalRecord[]> {
-  const records: JournalRecord[] = [];
+async function scan(path: string): Promise<CommitRecord[]> {
+  const records: CommitRecord[] = [];
   await scanSegment(path, 'test', (batch) => records.push(...batch.map(asText)));
   return records;
 }
@@ -60,7 +52,7 @@ describe('journal', () => {
     it('decodes what it encodes, byte for byte, including empty parts and characters outside the BMP', async () => {
       const path = join(dir, segmentName(1));
       await writeFile(path, encodeAll(RECORDS));
-      const records: JournalRecord[] = [];
+      const records: CommitRecord[] = [];
       const result = await scanSegment(path, 'test', (batch) => records.push(...batch.map(asText)));
       expect(records).to.deep.equal(RECORDS);
       expect(result).to.deep.equal({ size: encodeAll(RECORDS).length, validBytes: encodeAll(RECORDS).length, damagedTail: undefined });
@@ -68,7 +60,7 @@ describe('journal', () => {
 
     it('a segment larger than the read chunk reads back whole, records across chunk boundaries included', async () => {
       const journal = await openJournal(dir, false);
-      const records = Array.from({ length: 1500 }, (_, i): JournalRecord => ({
+      const records = Array.from({ length: 1500 }, (_, i): CommitRecord => ({
         delete: i % 3 === 0 ? `<https://e.x/s> <https://e.x/p> "${i}" .\n` : '',
         insert: `<https://e.x/s> <https://e.x/p> "${'é'.repeat(i * 7)} ${i}" .\n`,
       }));
@@ -199,7 +191,7 @@ describe('journal', () => {
       const journal = await openJournal(dir);
       const path = join(dir, segmentName(1));
       const count = 200;
-      const records = Array.from({ length: count }, (_, i): JournalRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` }));
+      const records = Array.from({ length: count }, (_, i): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` }));
       const ends = boundaries(records).slice(1);
       const applied: number[] = [];
       const fileSizeWhenApplied: number[] = [];
@@ -221,7 +213,7 @@ describe('journal', () => {
 
     it('an append made while a record is applied (a consumer of the after-commit stream committing in turn) is written and applied too', async () => {
       const journal = await openJournal(dir);
-      const record = (i: number): JournalRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
+      const record = (i: number): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
       const applied: number[] = [];
       let inner: Promise<void> | undefined;
       await journal.append(record(0), () => {
@@ -237,7 +229,7 @@ describe('journal', () => {
     it('rotation while appends flow: earlier records are applied when it resolves, none lost or doubled', async () => {
       const journal = await openJournal(dir);
       const applied: number[] = [];
-      const record = (i: number): JournalRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
+      const record = (i: number): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
       const appends: Promise<void>[] = [];
       for (let i = 0; i < 50; i++) appends.push(journal.append(record(i), () => applied.push(i)));
       const rotated = journal.rotate().then((segment) => ({ segment, appliedThen: applied.length }));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { DEFAULTS } from '../src/config.js';
-import { splitIntoObjects } from '../src/domain/new-objects.js';
+import { splitIntoObjects } from '../src/domain/objects/new-objects.js';
 import { writeJsonLd, type NodeDocument } from '../src/rdf/jsonld-writer.js';
 import { CargoOntology } from '../src/rdf/ontology.js';
 import { parseBody } from '../src/rdf/parse.js';

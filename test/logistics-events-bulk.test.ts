@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { MAX_BULK_EVENTS } from '../src/domain/logistics-events.js';
+import { MAX_BULK_EVENTS } from '../src/domain/events/logistics-events.js';
 import { CARGO } from '../src/rdf/vocab.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
 import { readExample, rebase } from './support/examples.js';

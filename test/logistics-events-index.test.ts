@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { parseXsdDateTime } from '../src/domain/event-body.js';
-import { EventIndex, codeKeys, type EventRecord } from '../src/domain/event-index.js';
+import { parseXsdDateTime } from '../src/domain/events/event-body.js';
+import { EventIndex, codeKeys, type EventRecord } from '../src/domain/events/event-index.js';
 import { CODE_LISTS } from '../src/rdf/vocab.js';
 import { Claims } from '../src/store/claims.js';
 import { eventRecordsFromRows, type EventRow } from '../src/store/schema/events.js';

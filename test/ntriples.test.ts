@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { Parser } from 'n3';
 import { readStoreNTriples } from '../src/rdf/ntriples.js';
 import { literal, namedNode, quad, quadToNq, tripleToNt, type Quad } from '../src/rdf/terms.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const reference = (text: string): Quad[] => new Parser({ format: 'application/n-triples' }).parse(text);
 

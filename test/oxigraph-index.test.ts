@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { holdsQuads, OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { holdsQuads, OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const graphText = (i: number, quads: number) =>
   Array.from({ length: quads }, (_, k) => `<internal:n-${i}-${k}> <http://example.com/p${k % 7}> "value ${k} of ${i}" <http://example.com/g/${i}> .\n`).join('');

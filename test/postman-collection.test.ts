@@ -10,7 +10,7 @@ describe("IATA's public demo collection (Postman), run with newman", function ()
   });
   after(() => server.close());
 
-  it('every request and saved example answers as the API prescribes (the README lists each and why)', async () => {
+  it('every request and saved example answers as the API prescribes (docs/conformance.md lists each and why)', async () => {
     const outcomes = await runCollection(server.url, await server.token());
     expect(outcomes).to.have.length(51);
     expect(outcomes.filter((o) => !o.pass).map((o) => `${o.name}: ${o.status} ${o.errors.join('; ')}`)).to.deep.equal([]);

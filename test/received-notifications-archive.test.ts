@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ARCHIVE_DIR } from '../src/store/archive.js';
+import { ARCHIVE_DIR } from '../src/store/embedded/archive/archive.js';
 import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
-import { exportDataDirectory } from '../src/store/export.js';
+import { exportDataDirectory } from '../src/store/embedded/export/export.js';
 import { API, api } from '../src/rdf/vocab.js';
-import type { DurableStore } from '../src/store/durable-store.js';
+import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { receivedNotificationGraph, receivedNotificationQuads, type ReceivedNotificationRecord } from '../src/store/schema/received-notifications.js';
 import { openStore, tempDir } from './support/store-data.js';
 import { startTestServer } from './support/server.js';

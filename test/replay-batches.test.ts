@@ -1,14 +1,14 @@
 import { expect } from 'chai';
-import type { JournalRecord } from '../src/store/journal.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
-import { replayBatches } from '../src/store/replay-batches.js';
+import type { CommitRecord } from '../src/store/commit-record.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
+import { replayBatches } from '../src/store/embedded/journal/replay-batches.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const line = (object: string, subject = 's', graph = '<http://e.com/g>') => `<http://e.com/${subject}> <http://e.com/p> ${object}${graph ? ` ${graph}` : ''} .\n`;
 const int = (lexical: string) => `"${lexical}"^^<${XSD}integer>`;
 
 /** What the store holds after `records`, applied one by one (as live writes do) or in replay batches. */
-function stored(records: JournalRecord[], batched: boolean, before = ''): string {
+function stored(records: CommitRecord[], batched: boolean, before = ''): string {
   const index = new OxigraphIndex();
   if (before) index.loadTrusted(before);
   if (batched) for (const batch of replayBatches(records)) index.apply(batch);
@@ -17,7 +17,7 @@ function stored(records: JournalRecord[], batched: boolean, before = ''): string
 }
 
 /** The store after applying `records` as one naive batch: every insertion, then every deletion. */
-function naive(records: JournalRecord[], before = ''): string {
+function naive(records: CommitRecord[], before = ''): string {
   return stored([{ insert: records.map((r) => r.insert).join(''), delete: records.map((r) => r.delete).join('') }], false, before);
 }
 
@@ -49,7 +49,7 @@ describe('replay batches: records folded into one load and one deletion only whe
   }
 
   it('records that only replace values, and delete later what an earlier one inserted, make one batch', () => {
-    const records: JournalRecord[] = [];
+    const records: CommitRecord[] = [];
     for (let n = 1; n <= 20; n++) {
       for (const subject of ['a', 'b']) {
         records.push({
@@ -70,7 +70,7 @@ describe('replay batches: records folded into one load and one deletion only whe
     const records = [
       { insert: line('"a"').slice(0, -1), delete: '' },
       { insert: new TextEncoder().encode(line('"b"', 't')), delete: '' },
-    ] as unknown as JournalRecord[];
+    ] as unknown as CommitRecord[];
     expect(stored(records, true)).to.equal(stored(records, false));
   });
 
@@ -88,7 +88,7 @@ describe('replay batches: records folded into one load and one deletion only whe
       return [...set];
     };
     for (let run = 0; run < 300; run++) {
-      const records: JournalRecord[] = Array.from({ length: 2 + random(6) }, () => {
+      const records: CommitRecord[] = Array.from({ length: 2 + random(6) }, () => {
         const insert = pick();
         return { insert: insert.join(''), delete: pick().filter((l) => !insert.includes(l)).join('') };
       });

@@ -4,10 +4,10 @@ import { Parser } from 'n3';
 import { join } from 'node:path';
 import { literal, namedNode, quad, termToNt, type Quad } from '../src/rdf/terms.js';
 import { CARGO, rdf, store as meta, xsd } from '../src/rdf/vocab.js';
-import type { DurableStore } from '../src/store/durable-store.js';
-import { recordFor } from '../src/store/durable-store.js';
+import type { DurableStore } from '../src/store/embedded/durable-store.js';
+import { recordFor } from '../src/store/embedded/durable-store.js';
 import { readRevisions, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
-import { exportDataDirectory } from '../src/store/export.js';
+import { exportDataDirectory } from '../src/store/embedded/export/export.js';
 import { EX, openStore, tempDir } from './support/store-data.js';
 
 const AGENT = `${EX}holder`;

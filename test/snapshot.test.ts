@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { mkdir, readdir, readFile, rmdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { segmentName } from '../src/store/journal.js';
-import { snapshotName } from '../src/store/snapshot.js';
-import type { DurableStore, DurableStoreOptions } from '../src/store/durable-store.js';
+import { segmentName } from '../src/store/embedded/journal/journal.js';
+import { snapshotName } from '../src/store/embedded/snapshot/snapshot.js';
+import type { DurableStore, DurableStoreOptions } from '../src/store/embedded/durable-store.js';
 import { defaultGraph, literal, namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir, type OpenedStore } from './support/store-data.js';
 

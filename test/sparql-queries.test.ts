@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { shippedQueries } from '../src/domain/query-files.js';
+import { shippedQueries } from '../src/domain/analytics/query-files.js';
 import { authorization, delegate, grant, partner } from './support/access.js';
 
 const run = promisify(execFile);

@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect } from 'chai';
-import { QueryReplica, type QueryJob, type ReplicaSource } from '../src/store/query-replica.js';
-import { HANDOVER_AT, ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/replica-store.js';
-import type { View } from '../src/store/replica-layout.js';
-import { nextGrowthPoint } from '../src/store/table-growth.js';
+import { QueryReplica, type ReplicaSource } from '../src/store/embedded/replica/query-replica.js';
+import type { QueryJob } from '../src/store/embedded/replica/messages.js';
+import { HANDOVER_AT, ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/embedded/replica/replica-store.js';
+import type { View } from '../src/store/query-service.js';
+import { nextGrowthPoint } from '../src/store/embedded/oxigraph/table-growth.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
 
 const BASE = 'http://replica.test/logistics-objects/';

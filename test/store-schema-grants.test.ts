@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { quadToNq, type Quad } from '../src/rdf/terms.js';
 import { ACL, permission } from '../src/rdf/vocab.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 import { accessToQuads, grantQuads, readGrants, withdrawalQuads, type GrantRecord } from '../src/store/schema/grants.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Parser } from 'n3';
 import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
 import { API, CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, RevisionMetadata, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';

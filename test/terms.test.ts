@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { OxigraphIndex } from '../src/store/oxigraph-index.js';
+import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 import { dateTimeLiteral, namedNode, quad, quadToNq } from '../src/rdf/terms.js';
 
 describe('terms: dateTimeLiteral', () => {

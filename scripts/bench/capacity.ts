@@ -16,8 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../../src/config.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
-import { StoreFullError } from '../../src/store/capacity.js';
-import { DurableStore } from '../../src/store/durable-store.js';
+import { StoreFullError } from '../../src/store/errors.js';
+import { DurableStore } from '../../src/store/embedded/durable-store.js';
 import { fmt, machine } from './harness.js';
 
 const { values } = parseArgs({

@@ -1,5 +1,5 @@
 import { DEFAULTS, loadConfig } from '../../src/config.js';
-import type { LogisticsObjects } from '../../src/domain/logistics-objects.js';
+import type { LogisticsObjects } from '../../src/domain/objects/logistics-objects.js';
 import type { GraphStore } from '../../src/store/graph-store.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';

@@ -23,7 +23,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE, stringOperation as operation } from './fixtures.js';
 import { LoadClient, fmt, freePort, machine } from './harness.js';
 import { fillThroughStore } from './history-fill.js';
-import type { DurableStore } from '../../src/store/durable-store.js';
+import type { DurableStore } from '../../src/store/embedded/durable-store.js';
 
 const { values } = parseArgs({
   options: {

@@ -36,8 +36,8 @@ import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 import { fillThroughStore, type FillOptions } from './history-fill.js';
-import { IMAGE_FILE, storePosition } from '../../src/store/index-image.js';
-import { latestSnapshot } from '../../src/store/snapshot.js';
+import { IMAGE_FILE, storePosition } from '../../src/store/embedded/image/index-image.js';
+import { latestSnapshot } from '../../src/store/embedded/snapshot/snapshot.js';
 
 const { values } = parseArgs({
   options: {

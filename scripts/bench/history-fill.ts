@@ -8,9 +8,9 @@
 import { DEFAULTS } from '../../src/config.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
 import { CARGO } from '../../src/rdf/vocab.js';
-import { DurableStore, type DurableStoreOptions } from '../../src/store/durable-store.js';
+import { DurableStore, type DurableStoreOptions } from '../../src/store/embedded/durable-store.js';
 import { revisionGraph, type RevisionRecord } from '../../src/store/schema/revisions.js';
-import { StoreFullError } from '../../src/store/capacity.js';
+import { StoreFullError } from '../../src/store/errors.js';
 
 const IN_FLIGHT = 50;
 

@@ -5,7 +5,7 @@
  * proportion to what the store holds: where the SPARQL replica's tail of freshness comes from.
  *   npm run build && node dist/scripts/bench/oxigraph-growth.js [quads, default 3,600,000] [per load, default 4,000]
  */
-import { oxigraph } from '../../src/store/oxigraph-index.js';
+import { oxigraph } from '../../src/store/embedded/oxigraph/oxigraph-index.js';
 import { fmt, machine, percentile } from './harness.js';
 
 const TOTAL = Number(process.argv[2] ?? 3_600_000);

@@ -17,7 +17,7 @@ import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
-import { ReplicaStore, type ReplicaRecord } from '../../src/store/replica-store.js';
+import { ReplicaStore, type ReplicaRecord } from '../../src/store/embedded/replica/replica-store.js';
 import { addRevisions, benchObject, pieceWithInstructions, replaceMarkChange, markedPiece } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { DEFAULTS, loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
-import { ReplicaStore, type ReplicaRecord } from '../../src/store/replica-store.js';
+import { ReplicaStore, type ReplicaRecord } from '../../src/store/embedded/replica/replica-store.js';
 import { benchObject } from './fixtures.js';
 import { fmt, machine } from './harness.js';
 

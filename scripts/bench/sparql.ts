@@ -19,7 +19,7 @@
  *   npm run build && node dist/scripts/bench/sparql.js [seconds]
  */
 import { performance } from 'node:perf_hooks';
-import { shippedQueries } from '../../src/domain/query-files.js';
+import { shippedQueries } from '../../src/domain/analytics/query-files.js';
 import { CARGO, CODE_LISTS, XSD } from '../../src/rdf/vocab.js';
 import { BENCH_PIECE } from './fixtures.js';
 import { LoadClient, fmt, load, machine, percentile, startTarget, warmLoad, type LoadResult } from './harness.js';

@@ -1,7 +1,7 @@
 import type { HttpError } from '../errors.js';
 import { defaultGraph, literal, namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { api, rdf, xsd } from '../rdf/vocab.js';
-import { newEmbeddedIri } from './new-objects.js';
+import { newEmbeddedIri } from './objects/new-objects.js';
 
 /**
  * The api:Error node of an error, the one builder for HTTP answers and for errors stored on an

@@ -21,7 +21,7 @@ import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects
 import { shapesRoutes } from './routes/shapes.js';
 import { sparqlRoutes } from './routes/sparql.js';
 import { sparqlPage } from './sparql-page.js';
-import { shippedQueries } from '../domain/query-files.js';
+import { shippedQueries } from '../domain/analytics/query-files.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 import { outboxRoutes } from './routes/outbox.js';

@@ -1,12 +1,11 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { HttpError } from '../errors.js';
 import { apiErrorQuads } from '../domain/api-errors.js';
-import { newEmbeddedIri } from '../domain/new-objects.js';
+import { newEmbeddedIri } from '../domain/objects/new-objects.js';
 import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-writer.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdOf } from '../observability/request-log.js';
-import { JournalUnavailableError } from '../store/journal.js';
-import { StoreFailedError, StoreFullError } from '../store/capacity.js';
+import { StoreFailedError, StoreFullError, StoreUnavailableError } from '../store/errors.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
@@ -32,7 +31,7 @@ export function sendError(res: Response, error: HttpError): void {
 /** Turns anything thrown by a route into an api:Error response; the one place that does. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
-  if (err instanceof JournalUnavailableError) {
+  if (err instanceof StoreUnavailableError) {
     return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
   }
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });

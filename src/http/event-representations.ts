@@ -1,6 +1,6 @@
 import { BoundedCache } from '../bounded-cache.js';
-import type { EventPage, EventRecord } from '../domain/event-index.js';
-import type { LogisticsEvents } from '../domain/logistics-events.js';
+import type { EventPage, EventRecord } from '../domain/events/event-index.js';
+import type { LogisticsEvents } from '../domain/events/logistics-events.js';
 import { compactIri, withContext, writeJsonLdNode, type NodeDocument } from '../rdf/jsonld-writer.js';
 import { tripleToNt } from '../rdf/terms.js';
 import { INTERNAL_SCHEME, api } from '../rdf/vocab.js';

@@ -1,6 +1,6 @@
 import { BoundedCache } from '../bounded-cache.js';
-import type { Caller } from '../auth/authorizer.js';
-import type { LogisticsObjects, ObjectView } from '../domain/logistics-objects.js';
+import type { Caller } from '../domain/access/authorizer.js';
+import type { LogisticsObjects, ObjectView } from '../domain/objects/logistics-objects.js';
 import { writeJsonLd, type NodeDocument } from '../rdf/jsonld-writer.js';
 import { writeRdf } from '../rdf/rdf-writer.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import type { QueryFile } from '../domain/query-files.js';
-import { VIEWS } from '../domain/analytics.js';
+import type { QueryFile } from '../domain/analytics/query-files.js';
+import { VIEWS } from '../domain/analytics/analytics.js';
 import { CONTENT_LANGUAGE, parseAccept } from './negotiation.js';
 
 /** JSON inside a <script> element: `<` escaped so no text in it can close the element. */

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { FinishedQuery } from '../domain/analytics.js';
-import type { DeliveryOutcome, OutboxDepth } from '../domain/delivery.js';
+import type { FinishedQuery } from '../domain/analytics/analytics.js';
+import type { DeliveryOutcome, OutboxDepth } from '../domain/pubsub/delivery.js';
 import type { StoreCapacity } from '../store/capacity.js';
 import type { DomainEvent } from '../store/transaction.js';
 import type { FinishedRequest } from './request-log.js';

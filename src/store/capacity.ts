@@ -13,13 +13,4 @@ export interface StoreCapacity {
   writesRefused?: string;
 }
 
-/** A write refused because the store has no room for it; nothing of it was journaled. */
-export class StoreFullError extends Error {}
-
-/** A write refused because an earlier durable record could not be applied: the store must restart. */
-export class StoreFailedError extends Error {}
-
-/** The data directory holds more than the embedded store can load: the start stops, nothing on disk changed. */
-export class StoreTooLargeError extends Error {}
-
 export const MOVE_DATA = 'Move the data to a larger backend: `onerecord export` writes it out as N-Quads (see the README, "Capacity").';

@@ -1,4 +1,4 @@
-import type { StoredRecord } from './journal.js';
+import type { CommitBytes } from './commit-record.js';
 import type { DomainEvent } from './transaction.js';
 
 export type CommitListener = (events: readonly DomainEvent[]) => void;
@@ -8,7 +8,7 @@ export type CommitListener = (events: readonly DomainEvent[]) => void;
  * what the hot store applied (its deletes and inserts, as N-Quads bytes), beside its domain events.
  * The bytes are a view of the journal's buffer, valid during the call only: copy what is kept.
  */
-export type CommitDataListener = (record: StoredRecord, events: readonly DomainEvent[]) => void;
+export type CommitDataListener = (record: CommitBytes, events: readonly DomainEvent[]) => void;
 
 /**
  * The after-commit stream: the domain events of each committed transaction, in commit order,
@@ -35,7 +35,7 @@ export class CommitStream {
     this.dataListeners.push(listener);
   }
 
-  publish(events: readonly DomainEvent[], record?: StoredRecord): void {
+  publish(events: readonly DomainEvent[], record?: CommitBytes): void {
     if (events.length > 0) for (const listener of this.listeners) listener(events);
     if (record) for (const listener of this.dataListeners) listener(record, events);
   }

@@ -1,15 +1,35 @@
 import type { Quad } from '../rdf/terms.js';
 import type { Claims } from './claims.js';
 import type { CommitStream } from './commit-stream.js';
-import type { SparqlJsonResults } from './oxigraph-index.js';
+import type { GraphReader, SparqlReader } from './readers.js';
 import type { RevisionRecord } from './schema/revisions.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
+import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
 import type { WriteTransaction } from './transaction.js';
-import type { ReceivedNotificationStore } from './notification-archive.js';
 
-/** What the query modules need: SPARQL SELECT with results as SPARQL JSON. */
-export interface SparqlReader {
-  select(sparql: string): SparqlJsonResults;
+/** What the internal list filters on (every one given must match). */
+export interface NotificationFilter {
+  sender?: string;
+  eventType?: string;
+  object?: string;
+  receivedAfter?: Date;
+  receivedBefore?: Date;
+}
+
+/** Received notifications as the domain sees them: out of the hot store (GraphStore.receivedNotifications). */
+export interface ReceivedNotificationStore {
+  /** The one stored with this @id. */
+  withId(iri: string): ReceivedNotificationRecord | undefined;
+  /** The one `sender` sent with this Idempotency-Key. */
+  withKey(sender: string, key: string): ReceivedNotificationRecord | undefined;
+  /** The highest arrival number stored (0 when none). */
+  lastSequence(): number;
+  /** Those matching `filter`, in arrival order: how many, and the page from `skip` of `limit` at most. */
+  list(filter: NotificationFilter, skip: number, limit: number): { total: number; page: ReceivedNotificationRecord[] };
+  /** The notification as received (without the receipt). */
+  triples(record: ReceivedNotificationRecord): Quad[];
+  /** Removes up to `max` of those received before `cutoff` (retention); returns how many. */
+  removeReceivedBefore(cutoff: Date, max: number): number;
 }
 
 /**
@@ -17,7 +37,7 @@ export interface SparqlReader {
  * implementation; docs/remote-backend.md says how one on a SPARQL 1.1
  * engine would implement the same seam.
  */
-export interface GraphStore extends SparqlReader {
+export interface GraphStore extends SparqlReader, GraphReader {
   /** Claims of writes in flight (the one concurrency rule, see Claims). */
   readonly claims: Claims;
   /** Domain events of every committed transaction, in commit order. */
@@ -31,10 +51,7 @@ export interface GraphStore extends SparqlReader {
    * are released then too).
    */
   commit(tx: WriteTransaction): Promise<void>;
-  /**
-   * The triples of one named graph (none if unknown), as the store keeps them. Every revision
-   * of a Logistics Object is one, `revisionGraph(object, n)`, wherever the store keeps it.
-   */
+  /** Every revision of a Logistics Object is a named graph, `revisionGraph(object, n)`, wherever the store keeps it. */
   graphTriples(graph: string): Quad[];
   /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
   revision(object: string, number: number): RevisionRecord | undefined;

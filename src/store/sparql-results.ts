@@ -1,4 +1,4 @@
-import type { SparqlJsonResults } from './oxigraph-index.js';
+import type { SparqlJsonResults } from './readers.js';
 
 type Binding = SparqlJsonResults['results']['bindings'][number][string];
 

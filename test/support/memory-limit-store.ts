@@ -8,8 +8,8 @@
  *     opens the data directory (and folds it into a snapshot), prints `{ quads }`
  * Any failure prints `{ error }` and exits with 1.
  */
-import { StoreFullError } from '../../src/store/capacity.js';
-import type { DurableStore } from '../../src/store/durable-store.js';
+import { StoreFullError } from '../../src/store/errors.js';
+import type { DurableStore } from '../../src/store/embedded/durable-store.js';
 import { graphQuads, openStore } from './store-data.js';
 
 const [mode, dataDir, memoryReserveBytes, then] = process.argv.slice(2);

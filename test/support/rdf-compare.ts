@@ -1,6 +1,6 @@
 import jsonld from 'jsonld';
 import { blankNode, defaultGraph, literal, namedNode, quad, termToNt, type Quad, type Term } from '../../src/rdf/terms.js';
-import { SERVER_MANAGED } from '../../src/domain/new-objects.js';
+import { SERVER_MANAGED } from '../../src/domain/objects/new-objects.js';
 import { xsd } from '../../src/rdf/vocab.js';
 
 interface JsonLdTerm {

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../src/config.js';
-import { DurableStore, type DurableStoreOptions } from '../../src/store/durable-store.js';
-import type { OxigraphIndex } from '../../src/store/oxigraph-index.js';
+import { DurableStore, type DurableStoreOptions } from '../../src/store/embedded/durable-store.js';
+import type { OxigraphIndex } from '../../src/store/embedded/oxigraph/oxigraph-index.js';
 import { literal, namedNode, quad, type Quad } from '../../src/rdf/terms.js';
 
 export const EX = 'https://store.example.com/';

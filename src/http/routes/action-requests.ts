@@ -1,5 +1,5 @@
 import express, { type Request, type Router } from 'express';
-import { lastModified } from '../../domain/action-request-index.js';
+import { lastModified } from '../../domain/requests/action-request-index.js';
 import { badQuery } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { callerOf, requestUrl, type Services } from '../context.js';

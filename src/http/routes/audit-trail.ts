@@ -1,5 +1,5 @@
 import express, { type Request, type Router } from 'express';
-import type { AuditFilter } from '../../domain/change-requests.js';
+import type { AuditFilter } from '../../domain/requests/change-requests.js';
 import { badQuery } from '../../errors.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { api, rdf, xsd } from '../../rdf/vocab.js';

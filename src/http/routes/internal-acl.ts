@@ -1,5 +1,5 @@
 import express, { type Request, type Router } from 'express';
-import type { GrantFilter } from '../../domain/grants.js';
+import type { GrantFilter } from '../../domain/access/grants.js';
 import { acl, api } from '../../rdf/vocab.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { callerOf, requestUrl, type Services } from '../context.js';

@@ -1,7 +1,7 @@
 import express, { type Request, type Router } from 'express';
-import { eventsPrefixOf } from '../../domain/event-body.js';
-import { EVENT_SORTS, type EventQuery, type EventSort } from '../../domain/event-index.js';
-import { EVENT_PAGE_SIZE, type CreationOutcome } from '../../domain/logistics-events.js';
+import { eventsPrefixOf } from '../../domain/events/event-body.js';
+import { EVENT_SORTS, type EventQuery, type EventSort } from '../../domain/events/event-index.js';
+import { EVENT_PAGE_SIZE, type CreationOutcome } from '../../domain/events/logistics-events.js';
 import { badQuery } from '../../errors.js';
 import { compactIri, withContext, type JsonObject } from '../../rdf/jsonld-writer.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';

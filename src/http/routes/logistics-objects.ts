@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
-import type { RevisionSelector } from '../../domain/logistics-objects.js';
+import type { RevisionSelector } from '../../domain/objects/logistics-objects.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { readBody } from '../body.js';
 import { callerOf, type Services } from '../context.js';

@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { HttpError, badQuery } from '../../errors.js';
-import { FORMATS_OF, RESULT_MEDIA_TYPES, VIEWS, type QueryForm, type ResultFormat, type View } from '../../domain/analytics.js';
+import { FORMATS_OF, RESULT_MEDIA_TYPES, VIEWS, type QueryForm, type ResultFormat, type View } from '../../domain/analytics/analytics.js';
 import { callerOf, type Services } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE, parseAccept } from '../negotiation.js';

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { api, rdf, store as meta, xsd } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 
 /*
  * Action requests: one named graph per request, named after it, only ever added to. It holds

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 
 /**
  * Logistics Event metadata, one entry per event in `urn:onerecord:store:events`: enough to find,

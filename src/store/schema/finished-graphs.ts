@@ -1,4 +1,4 @@
-import { partBytes, type JournalRecord, type StoredRecord } from '../journal.js';
+import { partBytes, type CommitRecord, type CommitBytes } from '../commit-record.js';
 
 /*
  * Graphs a commit finishes (a ChangeRequest once decided: nothing writes to it again) leave the
@@ -14,7 +14,7 @@ const ARCHIVE_LINE_BYTES = Buffer.from(`\n${ARCHIVE_LINE}`);
 export const asArchiveLines = (lines: readonly string[]) => lines.map((line) => `${ARCHIVE_LINE}${line}`);
 
 /** The graphs a record finishes, each with its final content as N-Triples. */
-export function finishedGraphsIn(record: JournalRecord | StoredRecord): { graph: string; ntriples: string }[] {
+export function finishedGraphsIn(record: CommitRecord | CommitBytes): { graph: string; ntriples: string }[] {
   const insert = record.insert;
   const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : partBytes(insert).subarray(0, 3).toString() === ARCHIVE_LINE || partBytes(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
   if (!has) return [];

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { PERMISSIONS, acl, permission, rdf, store as meta, type Permission } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 
 /*
  * Access-control grants, in W3C Web Access Control terms (as IATA's ACL.json example): one named

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 
 /** A Logistics Object that answers with a redirect to `location` (301 when permanent, else 302). */
 export interface MoveRecord {

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
-import type { GraphStore, SparqlReader } from '../graph-store.js';
+import type { GraphReader, SparqlReader } from '../readers.js';
 import { annotatedGraphQuads } from './annotated-graph.js';
 
 /*
@@ -69,7 +69,7 @@ function entryOf(sequence: number, json: string): OutboxEntry {
 }
 
 /** Entry number `sequence`, if the store still holds it. */
-export function readOutboxEntry(reader: Pick<GraphStore, 'graphTriples'>, sequence: number): OutboxEntry | undefined {
+export function readOutboxEntry(reader: GraphReader, sequence: number): OutboxEntry | undefined {
   const stored = reader.graphTriples(outboxEntryGraph(sequence)).find((t) => t.predicate.value === meta.outboxEntry);
   return stored && entryOf(sequence, stored.object.value);
 }

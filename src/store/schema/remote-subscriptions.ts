@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, literal, namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { store as meta } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 
 /**
  * Subscriptions this server (as subscriber) asked other servers for: one entry per

@@ -1,11 +1,11 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import { partBytes, partText, type JournalRecord, type StoredRecord } from '../journal.js';
+import { partBytes, partText, type CommitRecord, type CommitBytes } from '../commit-record.js';
 
 /*
  * Revisions. The hot store holds the latest revision of each object in the graph named after
  * the object (`latestGraph`), changed in place by each new revision; every revision, the latest
- * included, is in the revision archive (src/store/revision-archive.ts), which reads it back under
+ * included, is in the revision archive (src/store/embedded/archive/revision-archive.ts), which reads it back under
  * its own name, `revisionGraph(object, n)`. Revision metadata: one entry per revision in
  * `urn:onerecord:store:meta`, written in the same commit as the revision; the hot store keeps
  * it for revision 1 (the object's creation) and the latest revision only, and reads it back
@@ -126,7 +126,7 @@ export class RevisionMetadata {
    * the fields whose lines it deletes go, then those it inserts are set. (The store inserts first,
    * but a record never inserts and deletes the same line: recordFor keeps them apart.)
    */
-  apply(record: JournalRecord | StoredRecord): void {
+  apply(record: CommitRecord | CommitBytes): void {
     for (const line of metaLinesOf(record.delete)) {
       const split = splitMetaLine(line, line.length - META_SUFFIX.length);
       const field = split && REVISION_FIELDS.get(split.predicate);
@@ -209,7 +209,7 @@ function metaLinesInBytes(data: Buffer): string[] {
  * one quad per line, its graph last): the revision metadata it inserts and its lines in each
  * object's graph, as N-Triples. Records of other writes are told apart without decoding them.
  */
-export function revisionWritesIn(record: JournalRecord | StoredRecord): WrittenRevision[] {
+export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRevision[] {
   if (!hasMeta(record.insert)) return [];
   const metaLines = metaLinesOf(record.insert);
   const found = new Map<string, Partial<Record<string, string>>>();

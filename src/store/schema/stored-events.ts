@@ -1,5 +1,5 @@
 import { requestStatus } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../graph-store.js';
+import type { SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
 import { readActionRequests } from './action-requests.js';
 import { readEvents } from './events.js';

@@ -1,0 +1,110 @@
+import type { Authorizer, Caller } from '../access/authorizer.js';
+import { HttpError } from '../../errors.js';
+import type { Dataset, QueryResult, QueryService, View } from '../../store/query-service.js';
+import type { ParsedQuery, ResultFormat } from '../../store/sparql-query.js';
+
+// What the HTTP layer needs to speak the protocol, without reaching into the store.
+export { VIEWS, type View } from '../../store/query-service.js';
+export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } from '../../store/sparql-query.js';
+import type { ActionRequestIndex } from '../requests/action-request-index.js';
+import type { EventIndex } from '../events/event-index.js';
+import type { RevisionIndex } from '../objects/revision-index.js';
+
+export interface AnalyticsQuery {
+  query: ParsedQuery;
+  view: View;
+  format: ResultFormat;
+  /** The protocol's default-graph-uri and named-graph-uri; when given they replace the query's FROM and FROM NAMED. */
+  defaultGraphs: string[];
+  namedGraphs: string[];
+}
+
+/** How a query run ended: a full answer, an answer cut at the row cap, or the error kinds an operator tells apart. */
+export type QueryOutcome = 'answered' | 'truncated' | 'timed_out' | 'unavailable' | 'failed';
+
+/** One query run, as an observer (the metrics) sees it: from handing it to the replica until its answer or error. */
+export interface FinishedQuery {
+  view: View;
+  outcome: QueryOutcome;
+  seconds: number;
+}
+
+const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = { sparql_timeout: 'timed_out', sparql_unavailable: 'unavailable' };
+
+/**
+ * SPARQL analytics: who may query, and which graphs a query may see. Internal actors see each
+ * view whole; other callers (only when the operator opens the endpoint to them) see the graphs
+ * of what the Authorizer lets them read, so a query never returns a triple that GET would refuse.
+ */
+export class Analytics {
+  constructor(
+    private readonly queries: QueryService,
+    private readonly access: Authorizer,
+    private readonly objects: RevisionIndex,
+    private readonly events: EventIndex,
+    private readonly requests: ActionRequestIndex,
+    /** Whether callers other than internal actors may query (over what they may read). */
+    private readonly openToPartners: boolean,
+    private readonly observeQuery?: (finished: FinishedQuery) => void,
+  ) {}
+
+  get maxRows(): number {
+    return this.queries.maxRows;
+  }
+
+  /** Checks that `caller` may query `view` and that `text` is a read-only query (400 otherwise). */
+  prepare(caller: Caller, text: string, view: View): ParsedQuery {
+    if (!caller.internal && (!this.openToPartners || view === 'revisions')) {
+      this.access.check(caller, { kind: 'operate', what: view === 'revisions' && this.openToPartners ? 'querying all revisions' : 'the SPARQL endpoint' });
+    }
+    return this.queries.parse(text);
+  }
+
+  async run(caller: Caller, request: AnalyticsQuery): Promise<QueryResult> {
+    const started = performance.now();
+    const finished = (outcome: QueryOutcome) => this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
+    const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
+    try {
+      const result = await this.queries.run({ query: request.query, view: request.view, format: request.format, dataset: datasetFor(request, visible) });
+      finished(result.truncated ? 'truncated' : 'answered');
+      return result;
+    } catch (error) {
+      finished((error instanceof HttpError && OUTCOME_OF_ERROR[error.code]) || 'failed');
+      throw error;
+    }
+  }
+
+  /** The graphs of `view` that `caller` may read: latest graphs of readable objects (and their readable events), own action requests. */
+  private visibleGraphs(caller: Caller, view: View): Set<string> {
+    const graphs = new Set<string>();
+    if (view === 'latest' || view === 'events') {
+      // The replica names an object's latest graph after the object, as the hot store does.
+      for (const object of this.objects.all()) if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
+    }
+    if (view === 'events') {
+      for (const event of this.events.all()) {
+        const object = this.objects.get(event.object);
+        if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event })) graphs.add(event.iri);
+      }
+    }
+    if (view === 'audit') {
+      for (const request of this.requests.all()) if (this.access.allows(caller, { kind: 'read-action-request', request })) graphs.add(request.iri);
+    }
+    // 'revisions' never gets here: prepare refuses it to callers who are not internal actors.
+    return graphs;
+  }
+}
+
+/**
+ * The dataset of a query: the protocol's graphs, else the query's FROM / FROM NAMED, else the
+ * whole view; for a caller limited to `visible` graphs, only those (a graph it may not read is
+ * an empty graph, whether it exists or not).
+ */
+function datasetFor(request: AnalyticsQuery, visible: ReadonlySet<string> | undefined): Dataset | undefined {
+  const fromProtocol = request.defaultGraphs.length > 0 || request.namedGraphs.length > 0;
+  const fromQuery = request.query.from.default.length > 0 || request.query.from.named.length > 0;
+  const explicit = fromProtocol ? { default: request.defaultGraphs, named: request.namedGraphs } : fromQuery ? request.query.from : undefined;
+  if (!visible) return explicit;
+  if (!explicit) return { default: [...visible], named: [...visible] };
+  return { default: explicit.default.filter((g) => visible.has(g)), named: explicit.named.filter((g) => visible.has(g)) };
+}

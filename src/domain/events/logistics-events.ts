@@ -1,0 +1,187 @@
+import type { Authorizer, Caller } from '../access/authorizer.js';
+import { HttpError, badRequest, notFound } from '../../errors.js';
+import type { CargoOntology } from '../../rdf/ontology.js';
+import { namedNode, quad, type Quad } from '../../rdf/terms.js';
+import { INTERNAL_SCHEME, cargo, rdf } from '../../rdf/vocab.js';
+import { claimKey } from '../../store/claims.js';
+import type { GraphStore } from '../../store/graph-store.js';
+import { eventQuads } from '../../store/schema/events.js';
+import type { WriteTransaction } from '../../store/transaction.js';
+import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
+import { type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
+import type { LogisticsObjects } from '../objects/logistics-objects.js';
+import { shapeError } from '../../shapes/validator.js';
+import type { LogisticsObjectEntry } from '../objects/revision-index.js';
+
+/** Page size of event lists when the client gives no `limit`, and the largest it may ask for. */
+export const EVENT_PAGE_SIZE = { default: 100, max: 1000 } as const;
+/**
+ * Events one bulk request may create. eventFor multiplies an event, so without a bound a body
+ * within the size limits could still write hundreds of thousands of quads in one commit.
+ */
+export const MAX_BULK_EVENTS = 1000;
+
+/** A stored event as a reader sees it. */
+export interface EventView {
+  record: EventRecord;
+  triples: Quad[];
+  /** Most specific type of the event: cargo:LogisticsEvent or a subclass such as cargo:StatusUpdateEvent. */
+  type: string;
+}
+
+/** What became of one (event, Logistics Object) pair of a bulk request. */
+export type CreationOutcome = { object: string; event: EventRecord; error?: undefined } | { object: string; error: HttpError; event?: undefined };
+
+/**
+ * Logistics Events: append-only, immutable status updates of Logistics Objects. Each event is
+ * its own named graph (graph IRI = event IRI) plus metadata quads, written in one durable
+ * commit; the in-memory EventIndex answers filters and paging.
+ */
+export class LogisticsEvents {
+  constructor(
+    private readonly store: GraphStore,
+    readonly index: EventIndex,
+    private readonly objects: LogisticsObjects,
+    private readonly ontology: CargoOntology,
+    private readonly access: Authorizer,
+  ) {}
+
+  /** The object `caller` may post events to: 404 if unknown, 403 (or 404) if not allowed. Checked before a body is parsed. */
+  postTarget(objectIri: string, caller: Caller): LogisticsObjectEntry {
+    return this.permitted(objectIri, caller, 'post-event');
+  }
+
+  /** Stores the one event of `body` for `entry` (from `postTarget`). */
+  async create(entry: LogisticsObjectEntry, body: Quad[], caller: Caller): Promise<EventRecord> {
+    const drafts = eventsInBody(body, this.ontology);
+    if (drafts.length !== 1) {
+      throw badRequest('one_event', `the body must hold exactly one Logistics Event, not ${drafts.length}; POST /logistics-events takes several`);
+    }
+    const [draft] = drafts;
+    const other = draft.targets.find((t) => t.value !== entry.iri);
+    if (other) throw badRequest('event_for_mismatch', `eventFor ${other.value} is not the Logistics Object posted to (${entry.iri})`, cargo.eventFor);
+    const tx = this.store.begin();
+    const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
+    return (await this.commit(tx, [prepared], caller.agent))[0];
+  }
+
+  /**
+   * Bulk intake: one event per (event node, eventFor object) pair of `body`, all stored in one
+   * commit. A pair that fails (unknown object, no permission, invalid event) is reported in
+   * its outcome and does not stop the others; only a body that cannot be read as events throws.
+   */
+  async createMany(body: Quad[], caller: Caller): Promise<CreationOutcome[]> {
+    const drafts = eventsInBody(body, this.ontology);
+    if (drafts.some((d) => d.targets.length === 0)) {
+      throw badRequest('missing_event_for', 'every event posted to /logistics-events needs cargo:eventFor naming the Logistics Object(s) it is for', cargo.eventFor);
+    }
+    const targets = drafts.flatMap((d) => d.targets);
+    if (targets.some((t) => t.termType !== 'NamedNode' || t.value.startsWith(INTERNAL_SCHEME))) {
+      throw badRequest('invalid_event_for', 'eventFor must link Logistics Objects by their @id', cargo.eventFor);
+    }
+    if (targets.length > MAX_BULK_EVENTS) {
+      throw new HttpError(413, 'too_many_events', { message: `one request may create at most ${MAX_BULK_EVENTS} events (one per event and eventFor object), not ${targets.length}` });
+    }
+
+    const context = this.context();
+    const tx = this.store.begin();
+    const attempts: { object: string; prepared?: PreparedEvent; error?: HttpError }[] = [];
+    for (const draft of drafts) {
+      for (const target of draft.targets) {
+        try {
+          const entry = this.permitted(target.value, caller, 'post-event');
+          attempts.push({ object: target.value, prepared: this.prepareAndClaim(tx, draft, entry.iri, context) });
+        } catch (err) {
+          if (!(err instanceof HttpError)) {
+            tx.release();
+            throw err;
+          }
+          attempts.push({ object: target.value, error: err });
+        }
+      }
+    }
+    const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
+    const stored = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
+    return attempts.map((a) => (a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! }));
+  }
+
+  /**
+   * One event: 404 if the object or the event is unknown. Readers need GET_LOGISTICS_EVENT on
+   * the object, or to have posted the event themselves; anyone else gets the same refusal
+   * whether or not the event exists.
+   */
+  read(objectIri: string, eventId: string, caller: Caller): EventView {
+    const entry = this.objects.index.get(objectIri);
+    if (!entry) throw notFound(objectIri, 'Logistics Object not found');
+    const iri = eventsPrefixOf(objectIri) + eventId;
+    const record = this.index.get(iri);
+    // Denied the same way whether or not the event exists, so a denial reveals nothing.
+    this.access.check(caller, { kind: 'read-event', object: entry, iri, event: record });
+    if (!record) throw notFound(iri, 'Logistics Event not found');
+    const triples = this.triples(record);
+    const types = triples.filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type).map((t) => t.object.value);
+    return { record, triples, type: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
+  }
+
+  /** The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all. */
+  list(objectIri: string, caller: Caller, query: EventQuery): EventPage {
+    const entry = this.permitted(objectIri, caller, 'read-events');
+    return this.index.select(entry.iri, query);
+  }
+
+  /** The stored graph of one event. */
+  triples(record: EventRecord): Quad[] {
+    const triples = this.store.graphTriples(record.iri);
+    if (triples.length === 0) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
+    return triples;
+  }
+
+  private permitted(objectIri: string, caller: Caller, kind: 'read-events' | 'post-event'): LogisticsObjectEntry {
+    const entry = this.objects.index.get(objectIri);
+    if (!entry) throw notFound(objectIri, 'Logistics Object not found');
+    this.access.check(caller, { kind, object: entry });
+    return entry;
+  }
+
+  private context(): PrepareContext {
+    return { objectsPrefix: this.objects.objectsPrefix, now: new Date() };
+  }
+
+  /** Checks the event and claims its id for `tx`: 409 if it exists or a write in flight creates it. */
+  private prepareAndClaim(tx: WriteTransaction, draft: EventDraft, object: string, context: PrepareContext): PreparedEvent {
+    const prepared = prepareEvent(draft, object, context);
+    const violations = this.objects.shapeViolations(prepared.triples);
+    if (violations.length > 0) throw shapeError(violations, 400);
+    if (this.index.get(prepared.iri) || !tx.claim(claimKey.event(prepared.iri))) {
+      throw new HttpError(409, 'event_exists', { message: `a Logistics Event with @id ${prepared.iri} already exists`, resource: prepared.iri });
+    }
+    return prepared;
+  }
+
+  /**
+   * Writes the events' graphs and metadata in one durable commit. Their arrival numbers are
+   * taken in the tick that commits them, so arrival order is commit order.
+   */
+  private async commit(tx: WriteTransaction, prepared: PreparedEvent[], agent: string): Promise<EventRecord[]> {
+    if (prepared.length === 0) return [];
+    const recordedAt = new Date();
+    const records: EventRecord[] = prepared.map((p) => ({
+      iri: p.iri,
+      object: p.object,
+      sequence: this.index.claimSequence(),
+      recordedAt,
+      creationDate: p.creationDate,
+      eventDate: p.eventDate,
+      createdBy: agent,
+      codes: p.codes,
+    }));
+    prepared.forEach((p, i) => {
+      const g = namedNode(p.iri);
+      for (const t of p.triples) tx.insert.push(quad(t.subject, t.predicate, t.object, g));
+      tx.insert.push(...eventQuads(records[i]));
+      tx.events.push({ kind: 'event-appended', event: records[i] });
+    });
+    await this.store.commit(tx);
+    return records;
+  }
+}

@@ -1,0 +1,301 @@
+import { BoundedCache } from '../../bounded-cache.js';
+import type { CallCancel } from '../../outbound/http-client.js';
+import type { GraphStore } from '../../store/graph-store.js';
+import { parkedBefore, readOutboxEntry, readParkedNotifications, type NotificationContent, type OutboxEntry, type ParkedNotification, type ParkedPosition, type Recipient } from '../../store/schema/outbox.js';
+import { notificationIri, recipientsOf } from './outbox.js';
+import type { SettleCommits } from './delivery-settle.js';
+import type { SubscriptionIndex } from './subscriptions.js';
+
+/** One notification to one recipient, in its queue's window. */
+export interface Item {
+  /** Its @id. */
+  iri: string;
+  /** Number of the outbox entry it comes from. */
+  sequence: number;
+  queuedAt: Date;
+  recipient: Recipient;
+  /** What it says (a notification from an entry). */
+  content?: NotificationContent;
+  /** A replayed dead letter: what it says is in its own graph. */
+  parked?: ParkedNotification;
+  /** When its retry window started, if not when it was queued (a replay restarts it). */
+  retryFrom?: number;
+  /** Given up on: its graph is (again) a dead letter. */
+  deadLettered?: boolean;
+  /** Settled by a 2xx (not dropped, not given up on). */
+  delivered?: boolean;
+  /** The attempt under way while it is being sent; cancelled when one before it in its queue fails. */
+  attempt?: CallCancel;
+  state: 'waiting' | 'sending' | 'settled';
+}
+
+export const objectOf = (item: Item) => item.parked?.object ?? item.content?.object;
+export const revisionOf = (item: Item) => item.parked?.revision ?? item.content?.revision;
+
+/**
+ * One FIFO queue (subscriber and topic): a window of its first notifications in order, and its
+ * retry state. The rest of its backlog stays in the store only (entries after `cursor`) and is
+ * read as the window drains, so memory does not grow with a subscriber's downtime.
+ */
+export interface Queue {
+  key: string;
+  callback: string;
+  /** Replayed dead letters first, then notifications of entries up to `cursor`, in entry order; settled ones leave from the front. */
+  window: Item[];
+  /** Entries up to this number were looked at for this queue: their notifications to it are in the window or settled. */
+  cursor: number;
+  /** Notifications of entries after `cursor`: in the store only. */
+  backlog: number;
+  /** Replayed dead letters after `parkedCursor`: in the store only. */
+  parkedBacklog: number;
+  /** The last replayed dead letter read into the window (they come in `parkedBefore` order). */
+  parkedCursor?: ParkedPosition;
+  /** Items of the window not settled yet. */
+  unsettled: number;
+  sending: number;
+  attempts: number;
+  nextAttemptAt: number;
+  /** A send failed: only the first unsettled notification goes until it is delivered (keeps the order). */
+  retrying: boolean;
+  /** In the list of queues ready to send. */
+  ready: boolean;
+  timer?: NodeJS.Timeout;
+  lastError?: string;
+}
+
+/** Notifications of the queue still to deliver: in its window or in the store only. */
+export const pendingOf = (q: Queue) => q.unsettled + q.backlog + q.parkedBacklog;
+
+/** At most this many entries are looked at in one go when paging a queue's backlog in (the rest in a later tick). */
+const PAGE_IN_SCAN = 2000;
+/** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
+const ADDRESSED_ENTRIES_KEPT = 100_000;
+
+/** An outbox entry with its recipients by queue, as queues page it in. */
+interface AddressedEntry {
+  entry: OutboxEntry;
+  byQueue: ReadonlyMap<string, readonly Recipient[]>;
+  recipients: number;
+}
+
+/**
+ * The queues' windows: notifications join them in entry order; settled ones leave from the front
+ * and move the queue's position; the window is filled again from the store (entries, and replayed
+ * dead letters before them) as it drains. Memory holds `queueWindow` notifications per queue.
+ */
+export class QueueWindows {
+  private readonly queues = new Map<string, Queue>();
+  /**
+   * Entries read for queues paging in their backlog (null: no longer in the store), shared by
+   * them: lagging queues (a subscriber server down with many subscriptions) read, parse and
+   * address each entry once, not once per queue.
+   */
+  private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(ADDRESSED_ENTRIES_KEPT, (a) => 1 + (a?.recipients ?? 0));
+  /**
+   * Recipients by queue, per list of recipients: the entries of writes to one object share the
+   * list the subscription index found (until a subscription changes), and so their grouping.
+   */
+  private readonly grouped = new WeakMap<readonly Recipient[], ReadonlyMap<string, readonly Recipient[]>>();
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly index: SubscriptionIndex,
+    private readonly settle: SettleCommits,
+    /** Notifications of one queue kept in memory. */
+    private readonly queueWindow: number,
+    /** `q` has notifications that may be sent. */
+    private readonly kick: (q: Queue) => void,
+  ) {}
+
+  all(): IterableIterator<Queue> {
+    return this.queues.values();
+  }
+
+  /** Entry `sequence` if read already (null: no longer in the store). */
+  knownEntry(sequence: number): OutboxEntry | null | undefined {
+    const known = this.addressedEntries.get(sequence);
+    return known === undefined ? undefined : (known?.entry ?? null);
+  }
+
+  /** The entries after `from` up to `through` are removed from the store. */
+  forgetEntries(from: number, through: number): void {
+    if (this.addressedEntries.size > 0) for (let sequence = from + 1; sequence <= through; sequence++) this.addressedEntries.delete(sequence);
+  }
+
+  /** The highest entry number no queue still needs, at most `low`: the first entry of a notification not settled yet, less one. */
+  lowWater(low: number): number {
+    for (const q of this.queues.values()) {
+      const first = q.window.find((i) => !i.parked && i.state !== 'settled');
+      if (first) low = Math.min(low, first.sequence - 1);
+      else if (q.backlog > 0) low = Math.min(low, q.cursor);
+    }
+    return low;
+  }
+
+  private queueOf(recipient: Recipient): Queue {
+    let q = this.queues.get(recipient.queue);
+    if (!q) {
+      const cursor = this.settle.position(recipient.queue);
+      q = { key: recipient.queue, callback: recipient.callback, window: [], cursor, backlog: 0, parkedBacklog: 0, unsettled: 0, sending: 0, attempts: 0, nextAttemptAt: 0, retrying: false, ready: false };
+      this.queues.set(q.key, q);
+    }
+    return q;
+  }
+
+  private itemsOf(entry: OutboxEntry, recipients: readonly Recipient[]): Item[] {
+    return recipients.map((recipient) => ({ iri: notificationIri(entry, recipient), sequence: entry.sequence, queuedAt: entry.queuedAt, recipient, content: entry.content, state: 'waiting' }));
+  }
+
+  /**
+   * An entry's notifications join their queues: into the window while it has room and nothing of
+   * the queue waits in the store only, else they stay in the store only. Queues already past the
+   * entry (at start: settled before a restart) or that read it from the store meanwhile skip it.
+   */
+  enqueue(entry: OutboxEntry, recipients?: readonly Recipient[]): void {
+    const addressed = this.addressed(entry, recipients);
+    let held = false;
+    for (const [key, recipients] of addressed.byQueue) {
+      if (entry.sequence <= this.settle.position(key) || entry.sequence <= (this.queues.get(key)?.cursor ?? 0)) continue;
+      const q = this.queueOf(recipients[0]);
+      if (q.backlog > 0 || q.unsettled >= this.queueWindow) {
+        q.backlog += recipients.length;
+      } else {
+        q.window.push(...this.itemsOf(entry, recipients));
+        q.unsettled += recipients.length;
+        q.cursor = entry.sequence;
+        held = true;
+      }
+      this.kick(q);
+    }
+    // Kept for the queues that page it in later and for its removal, while a window holds it:
+    // an entry that went to backlogs only stays in the store (the first queue to page it in reads
+    // it for the others), so a dead subscriber's backlog does not fill the heap.
+    if (held) this.addressedEntries.set(entry.sequence, addressed);
+  }
+
+  /** An entry with its recipients by queue (`recipientsOf` unless known). */
+  private addressed(entry: OutboxEntry, recipients: readonly Recipient[] = recipientsOf(entry, this.index)): AddressedEntry {
+    let byQueue = this.grouped.get(recipients);
+    if (!byQueue) {
+      const groups = new Map<string, Recipient[]>();
+      for (const r of recipients) {
+        const same = groups.get(r.queue);
+        if (same) same.push(r);
+        else groups.set(r.queue, [r]);
+      }
+      byQueue = groups;
+      this.grouped.set(recipients, byQueue);
+    }
+    return { entry, byQueue, recipients: recipients.length };
+  }
+
+  /** Entry `sequence` with its recipients, if the store still holds it: read once for every queue paging it in. */
+  private addressedEntry(sequence: number): AddressedEntry | undefined {
+    let found = this.addressedEntries.get(sequence);
+    if (found === undefined) {
+      const entry = readOutboxEntry(this.store, sequence);
+      found = entry ? this.addressed(entry) : null;
+      this.addressedEntries.set(sequence, found);
+    }
+    return found ?? undefined;
+  }
+
+  private parkedItem(parked: ParkedNotification): Item {
+    return {
+      iri: parked.iri,
+      sequence: parked.sequence,
+      queuedAt: parked.queuedAt,
+      recipient: { queue: parked.queue, subscription: parked.subscription, callback: parked.callback },
+      parked,
+      retryFrom: Date.now(),
+      state: 'waiting',
+    };
+  }
+
+  /**
+   * A replayed dead letter goes back in its queue, before the queue's entries (it is older than
+   * they are), in `parkedBefore` order among the others. At most `queueWindow` of them are held
+   * in memory; the rest stay in the store only and are read as the window drains.
+   */
+  enqueueParked(parked: ParkedNotification): void {
+    const q = this.queueOf({ queue: parked.queue, subscription: parked.subscription, callback: parked.callback });
+    if (q.parkedBacklog > 0 && !parkedBefore(parked, q.parkedCursor!)) {
+      q.parkedBacklog += 1;
+      return;
+    }
+    let i = 0;
+    while (i < q.window.length && q.window[i].parked && parkedBefore(q.window[i], parked)) i += 1;
+    q.window.splice(i, 0, this.parkedItem(parked));
+    q.unsettled += 1;
+    if (!q.parkedCursor || parkedBefore(q.parkedCursor, parked)) q.parkedCursor = parked;
+    // One too many in memory: the last (unless it is being sent) goes back to the store only.
+    const held = q.window.findIndex((item) => !item.parked);
+    const last = (held === -1 ? q.window.length : held) - 1;
+    if (last + 1 > this.queueWindow && q.window[last].state === 'waiting') {
+      q.window.splice(last, 1);
+      q.unsettled -= 1;
+      q.parkedBacklog += 1;
+      q.parkedCursor = q.window[last - 1].parked!;
+    }
+    this.kick(q);
+  }
+
+  /**
+   * Settled notifications leave the front of the window; the queue's position moves past the
+   * entries they came from (stored by the next settle commit); the window is filled again from
+   * the store; an empty queue is forgotten (its position is kept).
+   */
+  advance(q: Queue): void {
+    let settled = 0;
+    while (settled < q.window.length && q.window[settled].state === 'settled') settled += 1;
+    for (const item of q.window.splice(0, settled)) if (item.parked && !item.deadLettered) this.settle.removeParked(item.parked);
+    const next = q.window.find((i) => !i.parked);
+    this.settle.moveTo(q.key, next ? next.sequence - 1 : q.cursor);
+    if (q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.queueWindow / 4) this.pageInParked(q);
+    if (q.unsettled <= this.queueWindow / 4 && q.backlog > 0) this.pageIn(q);
+    if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0) {
+      clearTimeout(q.timer);
+      this.queues.delete(q.key);
+    }
+    this.settle.schedule();
+  }
+
+  /** Fills the window with the queue's next replayed dead letters from the store, after those it holds. */
+  private pageInParked(q: Queue): void {
+    if (this.settle.stopped) return;
+    const held = q.window.findIndex((item) => !item.parked);
+    const end = held === -1 ? q.window.length : held;
+    const limit = this.queueWindow - end;
+    if (limit <= 0) return;
+    const page = readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit }).map((p) => p.notification);
+    q.window.splice(end, 0, ...page.map((parked) => this.parkedItem(parked)));
+    q.unsettled += page.length;
+    if (page.length > 0) q.parkedCursor = page[page.length - 1];
+    q.parkedBacklog = page.length < limit ? 0 : Math.max(1, q.parkedBacklog - page.length);
+    this.kick(q);
+  }
+
+  /**
+   * Fills the window from the store with the queue's next notifications, entry after entry,
+   * until the window is full or the whole backlog is in it. Runs in the tick of a commit or of a
+   * delivery, never across an await, so it sees the store as the stream has published it.
+   */
+  private pageIn(q: Queue): void {
+    if (this.settle.stopped) return;
+    const last = this.settle.lastSequence;
+    let scanned = 0;
+    while (q.backlog > 0 && q.unsettled < this.queueWindow && q.cursor < last && scanned++ < PAGE_IN_SCAN) {
+      const addressed = this.addressedEntry(q.cursor + 1);
+      q.cursor += 1;
+      const mine = addressed?.byQueue.get(q.key);
+      if (!addressed || !mine) continue;
+      q.window.push(...this.itemsOf(addressed.entry, mine));
+      q.unsettled += mine.length;
+      q.backlog = Math.max(0, q.backlog - mine.length);
+    }
+    // Subscriptions that ended since leave fewer than were counted.
+    if (q.cursor >= last) q.backlog = 0;
+    else if (q.backlog > 0 && q.unsettled === 0) setImmediate(() => this.pageIn(q));
+    this.kick(q);
+  }
+}

@@ -1,0 +1,259 @@
+import { namedNode, quad, type Quad } from '../../rdf/terms.js';
+import type { GraphStore } from '../../store/graph-store.js';
+import {
+  compactedThroughQuad,
+  deadLetterQuads,
+  movedQueuePosition,
+  outboxEntryGraph,
+  outboxEntryQuads,
+  parkedNotificationQuads,
+  type DeadLetter,
+  type OutboxEntry,
+  type ParkedNotification,
+} from '../../store/schema/outbox.js';
+import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
+
+/** At most this many entries are removed in one commit. */
+const COMPACT_BATCH = 1000;
+/**
+ * Settle commits are at least this far apart (more while API requests are being answered): each
+ * records every queue that moved meanwhile, so a queue that moved many times is written once, and
+ * removes the entries every queue is past in one go. (After a crash, what was delivered since the
+ * last one is sent again: duplicates, which subscribers drop by @id.)
+ */
+const SETTLE_INTERVAL_MS = 50;
+const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
+/**
+ * A queue's position is written once it is more than this many entries past the entries removed
+ * (up to which every queue has settled everything, so no queue needs a position there): queues
+ * that keep up with the others (1,000 subscriptions to one object move together) cost no write
+ * per entry. After a crash such a queue receives again at most the notifications of these entries
+ * (duplicates, dropped by @id); a queue further ahead (another subscriber lags) is written as it moves,
+ * and so is one whose dead letter is written.
+ */
+const POSITION_SLACK = 16;
+
+/** A notification given up on, to be written as a dead letter (with its own graph unless it already has one). */
+export interface DeadLetterToWrite {
+  parked: ParkedNotification;
+  /** The notification's triples, for a new parked graph (none for a replayed dead letter, whose graph is there). */
+  triples: readonly Quad[];
+  dead: DeadLetter;
+  isNew: boolean;
+}
+
+/** What the settle commits need of the rest of delivery. */
+export interface SettleSources {
+  /** The highest entry number no queue still needs (the outbox may remove the entries up to it). */
+  lowWater(): number;
+  /** Entry `sequence` if read already (null: no longer in the store; undefined: not known). */
+  knownEntry(sequence: number): OutboxEntry | null | undefined;
+  /** True while API requests are being answered. */
+  serving(): boolean;
+  /** The backoff after the settle commit failed `failures` times in a row. */
+  backoffMs(failures: number): number;
+  log(message: string): void;
+}
+
+/**
+ * Where every queue of the outbox stands, and the commits that record it. Per queue, the entry up
+ * to which it settled everything, in memory and as last committed; one commit, in a later tick, for
+ * everything settled meanwhile: queue positions, dead letters, replayed dead letters delivered,
+ * entries every queue is past. One at a time (each moves positions from what the last one stored).
+ * Should it fail, what it held is written by the next one, after a backoff (a store that refuses
+ * writes must not make it a tight loop); meanwhile nothing is sent twice, and after a crash a
+ * notification not recorded as settled is sent again (duplicates at most, which receivers drop).
+ */
+export class SettleCommits {
+  /** Per queue, the entry up to which it settled everything, in memory and as last committed. */
+  private readonly positions = new Map<string, number>();
+  private readonly storedPositions = new Map<string, number>();
+  /** Queues whose position in memory is ahead of the stored one. */
+  private readonly moved = new Set<string>();
+  /** Highest entry number published so far. */
+  private latest = 0;
+  /** Entries up to this number are gone from the store (undefined: none seen yet). */
+  private removedThrough: number | undefined;
+  /** What the next settle commit writes, besides the queues' positions. */
+  private parkedToRemove: ParkedNotification[] = [];
+  private deadToWrite: DeadLetterToWrite[] = [];
+  private scheduled = false;
+  /** The settle commit under way. */
+  private settlement?: Promise<void>;
+  private failures = 0;
+  private lastSettleAt = 0;
+  private closed = false;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly sources: SettleSources,
+  ) {}
+
+  /** Highest entry number published so far. */
+  get lastSequence(): number {
+    return this.latest;
+  }
+
+  /** Entries up to this number are gone from the store (undefined: none seen yet). */
+  get compactedThrough(): number | undefined {
+    return this.removedThrough;
+  }
+
+  /** The last settle commit is done: nothing reads or writes the store any more. */
+  get stopped(): boolean {
+    return this.closed;
+  }
+
+  /** The entry up to which `queue` settled everything. */
+  position(queue: string): number {
+    return this.positions.get(queue) ?? 0;
+  }
+
+  /** `queue` settled everything up to entry `through`: recorded by a later settle commit. */
+  moveTo(queue: string, through: number): void {
+    if (through <= this.position(queue)) return;
+    this.positions.set(queue, through);
+    this.moved.add(queue);
+  }
+
+  /** A replayed dead letter was delivered (or dropped): its graph goes. */
+  removeParked(parked: ParkedNotification): void {
+    this.parkedToRemove.push(parked);
+  }
+
+  deadLetter(dead: DeadLetterToWrite): void {
+    this.deadToWrite.push(dead);
+  }
+
+  /** Follows the after-commit stream: entries published, positions and removals committed. */
+  onCommitted(e: DomainEvent): void {
+    switch (e.kind) {
+      case 'notification-queued':
+        this.latest = Math.max(this.latest, e.entry.sequence);
+        this.removedThrough ??= e.entry.sequence - 1;
+        break;
+      case 'outbox-advanced':
+        this.storedPositions.set(e.queue, e.through);
+        if (e.through >= this.position(e.queue)) {
+          this.positions.set(e.queue, e.through);
+          this.moved.delete(e.queue);
+        }
+        this.latest = Math.max(this.latest, e.through);
+        break;
+      case 'outbox-compacted':
+        this.removedThrough = Math.max(this.removedThrough ?? 0, e.through);
+        // Positions up to the entries removed need no write: no queue can be behind them.
+        for (const queue of this.moved) if (this.positions.get(queue)! <= this.removedThrough) this.moved.delete(queue);
+        this.latest = Math.max(this.latest, e.through);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A settle commit in a later tick (after `delay`, or once the interval since the last one has passed). */
+  schedule(delay = 0): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      if (this.settlement || this.closed) return;
+      void this.settle(POSITION_SLACK);
+    };
+    const wait = delay > 0 ? delay : this.lastSettleAt + (this.sources.serving() ? SETTLE_INTERVAL_WHILE_SERVING_MS : SETTLE_INTERVAL_MS) - Date.now();
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
+  }
+
+  /** Records where every queue stands (a restart sends nothing delivered again), then touches the store no more. */
+  async stop(): Promise<void> {
+    // One settle commit at a time: the last one starts in the tick the one before it ended in.
+    while (this.settlement) await this.settlement;
+    if (!this.closed) await this.settle(0);
+    this.closed = true;
+  }
+
+  /** Commits what was settled (positions more than `slack` entries past the entries removed); resolves when done, whether it succeeded or not. */
+  private settle(slack: number): Promise<void> {
+    // Looking costs a pass over the queues that moved: no more often than a commit, even when there is nothing to write.
+    this.lastSettleAt = Date.now();
+    const tx = this.transaction(slack);
+    if (!tx) return Promise.resolve();
+    const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
+    this.parkedToRemove = [];
+    this.deadToWrite = [];
+    this.settlement = this.store.commit(tx).then(
+      () => {
+        this.settlement = undefined;
+        this.failures = 0;
+        const removed = this.removedThrough ?? this.latest;
+        const removable = this.sources.lowWater() > removed;
+        if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || removable || this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0) this.schedule();
+      },
+      (err: Error) => {
+        this.settlement = undefined;
+        this.failures += 1;
+        this.parkedToRemove.unshift(...parked);
+        this.deadToWrite.unshift(...dead);
+        this.sources.log(`the outbox could not record what was delivered; retrying: ${err.message}`);
+        this.schedule(this.sources.backoffMs(this.failures) + 1);
+      },
+    );
+    return this.settlement;
+  }
+
+  /**
+   * The queues that moved whose position is to be written, once the entries up to `removedThrough`
+   * are removed (see POSITION_SLACK); the first `limit` of them (asked after each commit, whether
+   * there is any: a pass over 1,000 queues 20 times a second while a fan-out drains).
+   */
+  private positionsToWrite(removedThrough: number, slack: number, limit = Infinity): string[] {
+    // A queue whose dead letter this commit writes gets its position in it too: after a crash it must not send that notification again.
+    const deadLettering = new Set(this.deadToWrite.map((d) => d.parked.queue));
+    const due: string[] = [];
+    for (const queue of this.moved) {
+      if (due.length >= limit) break;
+      if (this.positions.get(queue)! > removedThrough + slack || deadLettering.has(queue)) due.push(queue);
+    }
+    return due;
+  }
+
+  private transaction(slack: number): WriteTransaction | undefined {
+    const tx = this.store.begin();
+    const from = this.removedThrough ?? this.latest;
+    const to = Math.min(this.sources.lowWater(), from + COMPACT_BATCH);
+    for (const queue of this.positionsToWrite(Math.max(from, to), slack)) {
+      const through = this.positions.get(queue)!;
+      const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
+      tx.delete.push(...moved.delete);
+      tx.insert.push(...moved.insert);
+      tx.events.push({ kind: 'outbox-advanced', queue, through });
+    }
+    for (const parked of this.parkedToRemove) {
+      tx.delete.push(...this.storedGraph(parked.graph));
+      tx.events.push({ kind: 'notification-settled', notification: parked });
+    }
+    for (const { parked, triples, dead, isNew } of this.deadToWrite) {
+      if (isNew) tx.insert.push(...parkedNotificationQuads(parked, triples));
+      tx.insert.push(...deadLetterQuads(parked, dead));
+      tx.events.push({ kind: 'notification-dead-lettered', notification: parked, dead });
+    }
+    if (to > from) {
+      for (let sequence = from + 1; sequence <= to; sequence++) {
+        const known = this.sources.knownEntry(sequence);
+        if (known) tx.delete.push(...outboxEntryQuads(known));
+        else if (known === undefined) tx.delete.push(...this.storedGraph(outboxEntryGraph(sequence)));
+      }
+      if (from > 0) tx.delete.push(compactedThroughQuad(from));
+      tx.insert.push(compactedThroughQuad(to));
+      tx.events.push({ kind: 'outbox-compacted', through: to });
+    }
+    return tx.events.length > 0 ? tx : undefined;
+  }
+
+  /** The quads of a graph as stored (graphTriples gives its triples). */
+  private storedGraph(graph: string): Quad[] {
+    const g = namedNode(graph);
+    return this.store.graphTriples(graph).map((t) => quad(t.subject, t.predicate, t.object, g));
+  }
+}

@@ -1,0 +1,202 @@
+import type { Authorizer, Caller } from '../access/authorizer.js';
+import type { DecisionPolicy } from '../../config.js';
+import { HttpError, notFound } from '../../errors.js';
+import type { CargoOntology } from '../../rdf/ontology.js';
+import { namedNode, quad, type Quad, type RDF } from '../../rdf/terms.js';
+import { INTERNAL_SCHEME, api, requestStatus } from '../../rdf/vocab.js';
+import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
+import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
+import { applyChange, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
+import type { LogisticsObjects, RevisionChange } from '../objects/logistics-objects.js';
+import type { LogisticsObjectEntry } from '../objects/revision-index.js';
+import { newEmbeddedIri } from '../objects/new-objects.js';
+import { shapeError } from '../../shapes/validator.js';
+import { claimKey } from '../../store/claims.js';
+import type { GraphStore } from '../../store/graph-store.js';
+import type { WriteTransaction } from '../../store/transaction.js';
+
+/** Which ChangeRequests of an object an audit trail shows. */
+export interface AuditFilter {
+  /** Requests with a status change at or after this instant. */
+  from?: Date;
+  /** Requests with a status change at or before this instant. */
+  to?: Date;
+  /** Current statuses to keep; all when absent. */
+  statuses?: ReadonlySet<string>;
+}
+
+export interface AuditTrail {
+  entry: LogisticsObjectEntry;
+  latestRevision: number;
+  requests: ActionRequestRecord[];
+}
+
+const REVISION_CONFLICT = 'Conflict with Logistics Object revision number';
+
+const revisionConflict = (message: string, object: string) => new HttpError(409, 'revision_conflict', { message, resource: object }, REVISION_CONFLICT);
+
+function inWindow(record: ActionRequestRecord, filter: AuditFilter): boolean {
+  if (filter.statuses && !filter.statuses.has(currentStatus(record))) return false;
+  const from = filter.from?.getTime() ?? -Infinity;
+  const to = filter.to?.getTime() ?? Infinity;
+  return record.statuses.some((s) => s.since.getTime() >= from && s.since.getTime() <= to);
+}
+
+/**
+ * ChangeRequests (PATCH on a Logistics Object): submission, the decision policy, and
+ * accepting, which applies the Change as a new revision in the same commit as the status
+ * change. Between checking a Change against the current revision and claiming the next one
+ * nothing awaits, so concurrent Changes on one revision end with one accepted, the rest 409
+ * (the claims are those of the one concurrency rule, see src/store/claims.ts).
+ */
+export class ChangeRequests implements AcceptHandler {
+  constructor(
+    private readonly store: GraphStore,
+    private readonly access: Authorizer,
+    private readonly objects: LogisticsObjects,
+    private readonly requests: ActionRequests,
+    private readonly ontology: CargoOntology,
+    /** The literals as the store keeps them, for value comparison. */
+    private readonly canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+    private readonly policy: DecisionPolicy,
+    /** The data holder, recorded as the one who decided when the policy decides. */
+    private readonly holder: string,
+  ) {}
+
+  private context(object: string): ChangeContext {
+    return {
+      object,
+      objectsPrefix: this.objects.objectsPrefix,
+      isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
+      isClass: (iri) => this.ontology.isClass(iri),
+      exists: (iri) => this.objects.index.get(iri) !== undefined,
+    };
+  }
+
+  /** `auto` accepts at once when the requester holds PATCH_LOGISTICS_OBJECT (internal actors, the creator, a grant). */
+  private acceptsAtOnce(caller: Caller, entry: LogisticsObjectEntry): boolean {
+    return this.policy === 'all' || (this.policy === 'auto' && this.access.allows(caller, { kind: 'change-object', object: entry }));
+  }
+
+  /**
+   * PATCH /logistics-objects/{id}: records the Change as a ChangeRequest and, when the policy
+   * says so, decides it at once. 400 (nothing stored) for a Change that cannot be read.
+   */
+  async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
+    const entry = this.objects.index.get(object);
+    if (!entry) throw notFound(object, 'Logistics Object not found');
+    this.access.check(caller, { kind: 'submit-change', object: entry });
+    const typed = requireChangeType(body);
+    const received = this.objects.shapeViolations(typed);
+    if (received.length > 0) throw shapeError(received, 400);
+    const change = parseChange(typed, this.context(object));
+    const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object], change.notify);
+    const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
+    const write = this.requests.write();
+    write.create(record, [
+      quad(namedNode(record.iri), namedNode(api.hasLogisticsObject), namedNode(object)),
+      quad(namedNode(record.iri), namedNode(api.hasChange), namedNode(changeIri)),
+      ...changeQuads(change, changeIri),
+    ]);
+    if (this.acceptsAtOnce(caller, entry)) {
+      await this.settle(entry, record, change, write, this.holder);
+      return record;
+    }
+    const outdated = this.outdated(entry, change.revision);
+    if (outdated) {
+      write.transition(record, { to: requestStatus.REJECTED, by: this.holder, errors: [outdated] });
+      await this.requests.commit(write);
+      return record;
+    }
+    // Pending while its creation is written: an accept meanwhile rejects it along with the stored ones.
+    write.tx.share(claimKey.pendingChanges(object), record);
+    await this.requests.commit(write);
+    return record;
+  }
+
+  /** The holder accepts a pending ChangeRequest (PATCH /action-requests/{id}). */
+  async accept(record: ActionRequestRecord, decidedBy: string): Promise<void> {
+    const entry = this.objects.index.get(record.objects[0]);
+    if (!entry) throw notFound(record.objects[0], 'Logistics Object not found');
+    const change = parseChange(this.requests.storedTriples(record), this.context(entry.iri));
+    const error = await this.settle(entry, record, change, this.requests.write(), decidedBy);
+    if (error) throw error;
+  }
+
+  /**
+   * Decides a ChangeRequest: REJECTED (409) on an outdated revision, FAILED (422) when an
+   * operation cannot apply, else ACCEPTED with the new revision, rejecting every other pending
+   * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
+   */
+  private async settle(entry: LogisticsObjectEntry, record: ActionRequestRecord, change: Change, write: RequestWrite, decidedBy: string): Promise<HttpError | undefined> {
+    const prepared = this.prepare(write.tx, entry, change);
+    if (prepared instanceof HttpError) {
+      write.transition(record, { to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED, by: decidedBy, errors: [prepared] });
+      await this.requests.commit(write);
+      return prepared;
+    }
+    const { triples, number, change: made } = prepared;
+    write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
+    const others = this.pendingOn(entry.iri, record);
+    if (others.size > 0) {
+      const superseded = revisionConflict(`revision ${change.revision} was superseded: another change of it was accepted`, entry.iri);
+      for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
+    }
+    this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy, made);
+    await this.requests.commit(write);
+    return undefined;
+  }
+
+  /** The new revision's triples and its claimed number, or the error that stops the Change. */
+  private prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number; change: RevisionChange } | HttpError {
+    const outdated = this.outdated(entry, change.revision);
+    if (outdated) return outdated;
+    const current = this.objects.triples(this.objects.index.latest(entry));
+    const applied = applyChange(current, change, {
+      object: entry.iri,
+      isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
+      canonical: this.canonical,
+      newEmbeddedIri,
+    });
+    if (!applied.ok) return applied.error;
+    // The resulting revision is what must fit the data model, whatever earlier revisions held.
+    const violations = this.objects.shapeViolations(applied.triples, { previous: current, added: applied.added, removed: applied.removed, byNode: applied.byNode });
+    if (violations.length > 0) return shapeError(violations, 422);
+    const number = this.objects.claimNextRevision(tx, entry);
+    if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
+    return { triples: applied.triples, number, change: { previous: current, added: applied.added, removed: applied.removed } };
+  }
+
+  /**
+   * The 409 of a Change built on a revision that is not (or soon no longer) the latest. The error
+   * is stored in the ChangeRequest, which its requester reads whether or not they may read the
+   * object: it names no revision but the Change's own.
+   */
+  private outdated(entry: LogisticsObjectEntry, revision: number): HttpError | undefined {
+    const latest = this.objects.index.latest(entry).number;
+    if (this.objects.isNextRevisionClaimed(entry)) return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
+    if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision}, which is not the latest revision of the Logistics Object`, entry.iri);
+    return undefined;
+  }
+
+  /** Pending ChangeRequests of an object that an accept must reject with it, stored or being stored. */
+  private pendingOn(object: string, accepted: ActionRequestRecord): Set<ActionRequestRecord> {
+    const out = new Set<ActionRequestRecord>();
+    for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && !this.requests.isBusy(r)) out.add(r);
+    for (const r of this.store.claims.holders(claimKey.pendingChanges(object)) as ReadonlySet<ActionRequestRecord>) {
+      if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
+    }
+    out.delete(accepted);
+    return out;
+  }
+
+  /** GET /logistics-objects/{id}/audit-trail: readable by whoever may read the object. */
+  auditTrail(object: string, caller: Caller, filter: AuditFilter): AuditTrail {
+    const entry = this.objects.readableEntry(object, caller);
+    return {
+      entry,
+      latestRevision: this.objects.index.latest(entry).number,
+      requests: this.requests.changeRequestsOf(object).filter((r) => inWindow(r, filter)),
+    };
+  }
+}

@@ -1,0 +1,60 @@
+import { Parser } from 'n3';
+import { iriToNt, quadToNq, tripleToNt } from '../../../rdf/terms.js';
+import { store as meta } from '../../../rdf/vocab.js';
+import type { CommitRecord } from '../../commit-record.js';
+import type { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
+import type { RevisionArchive } from './revision-archive.js';
+import { latestGraph, readRevisions, revisionQuads, type RevisionRecord } from '../../schema/revisions.js';
+
+/** A graph's N-Triples as our serialiser writes them (the archive compares lines, so they must be written one way). */
+function ourLines(ntriples: string): string {
+  return new Parser({ format: 'application/n-triples' }).parse(ntriples).map(tripleToNt).join('');
+}
+
+/**
+ * Data written before the revision archive kept every revision as a graph of its own in the hot
+ * store, with the metadata of every revision. This moves it to the layout of today, once: every
+ * revision graph into the archive (whole), then, per object, one journal record that puts the
+ * latest revision into the object's graph and deletes the revision graphs and the metadata of
+ * revisions other than 1 and the latest from the hot store. The caller journals the records (after
+ * the archive is on disk), so the journal stays the one source of what the hot store holds. Returns
+ * the records and how many revisions were archived (none for data of today's layout).
+ */
+export function migrateRevisionGraphs(index: OxigraphIndex, archive: RevisionArchive): { moved: number; records: MigrationRecord[] } {
+  const p = iriToNt;
+  const old = index.select(`SELECT ?g WHERE { GRAPH ${p(meta.metaGraph)} { ?g ${p(meta.revisionOf)} ?o } GRAPH ?g { ?s ?p ?x } } LIMIT 1`);
+  if (old.results.bindings.length === 0) return { moved: 0, records: [] };
+  const graphs = new Set(index.listGraphs());
+  const byObject = new Map<string, RevisionRecord[]>();
+  for (const r of readRevisions(index)) {
+    let list = byObject.get(r.object);
+    if (!list) byObject.set(r.object, (list = []));
+    list.push(r);
+  }
+  let moved = 0;
+  const records: MigrationRecord[] = [];
+  for (const [object, revisions] of byObject) {
+    const kept = revisions.filter((r) => graphs.has(r.graph));
+    if (kept.length === 0) continue;
+    const latest = revisions[revisions.length - 1];
+    let latestLines = '';
+    const deletions: string[] = [];
+    for (const r of kept) {
+      const text = index.graphNTriples(r.graph);
+      const lines = ourLines(text);
+      archive.archiveWhole(r, lines);
+      if (r === latest) latestLines = lines;
+      deletions.push(text.replaceAll(' .\n', ` ${iriToNt(r.graph)} .\n`));
+      moved += 1;
+    }
+    deletions.push(...revisions.filter((r) => r.number !== 1 && r !== latest).flatMap((r) => revisionQuads(r).map(quadToNq)));
+    const insert = latestLines.replaceAll(' .\n', ` ${iriToNt(latestGraph(object))} .\n`);
+    records.push({ delete: deletions.join(''), insert, emptied: kept.map((r) => r.graph) });
+  }
+  return { moved, records };
+}
+
+/** A journal record of the move, and the graphs it empties (their names are dropped from Oxigraph once it is applied). */
+export interface MigrationRecord extends CommitRecord {
+  emptied: string[];
+}

@@ -1,0 +1,712 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Journal, recoverJournal, removeSegmentsBefore } from './journal/journal.js';
+import { partBytes, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { Claims } from '../claims.js';
+import { CommitStream } from '../commit-stream.js';
+import { store as bookkeeping } from '../../rdf/vocab.js';
+import type { GraphStore } from '../graph-store.js';
+import { IndexCompactor } from './compaction/compaction.js';
+import { loadOxigraphBindings } from './oxigraph/oxigraph-bindings.js';
+import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES } from './oxigraph/oxigraph-index.js';
+import type { SparqlJsonResults } from '../readers.js';
+import { replayBatches } from './journal/replay-batches.js';
+import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './replica/query-replica.js';
+import { replicaGraph, viewsMayShow } from './replica/replica-layout.js';
+import { Archive, ARCHIVE_DIR } from './archive/archive.js';
+import { ArchiveCorruptError } from './archive/archive-db.js';
+import { asArchiveLines } from '../schema/finished-graphs.js';
+import type { ActionRequestRecord } from '../schema/action-requests.js';
+import { isReceivedNotificationGraph } from '../schema/received-notifications.js';
+import type { ReceivedNotificationStore } from '../graph-store.js';
+import type { RequestByObjectKey } from './archive/request-archive.js';
+import { migrateRevisionGraphs } from './archive/history-migration.js';
+import { canonicalLiterals } from './oxigraph/canonical-literals.js';
+import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './image/index-image.js';
+import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot/snapshot.js';
+import { SnapshotThread } from './snapshot/snapshot-thread.js';
+import { storedDomainEvents } from '../schema/stored-events.js';
+import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord } from '../schema/revisions.js';
+import { WriteTransaction, type RevisionWrite } from '../transaction.js';
+import { MOVE_DATA, type StoreCapacity } from '../capacity.js';
+import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../errors.js';
+import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
+import { readStoreNTriples } from '../../rdf/ntriples.js';
+
+export interface DurableStoreOptions {
+  dataDir: string;
+  fsync: boolean;
+  snapshotAfterBytes: number;
+  /** Journal size past snapshotAfterBytes that triggers a snapshot even when the last snapshot is larger: what a crash start replays at most, about. */
+  maxReplayBytes: number;
+  /** Quads the store may hold: a write that would take it past this is refused (StoreFullError). */
+  capacityQuads: number;
+  /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
+  memoryReserveBytes: number;
+  /** Quads deleted from which the index is compacted, once they are also half the quads held (0: never; see compaction.ts). */
+  compactAfterDeletedQuads: number;
+  /** Write a memory image of the hot index on a clean stop, and start from it (see index-image.ts). */
+  memoryImage?: boolean;
+  /** With memoryImage: write one at every snapshot too, copied at its rotation point (the request thread waits for the copy). */
+  imageAtSnapshot?: boolean;
+  log: (message: string) => void;
+  /** Told about group commits, snapshots and the quad count (for metrics). */
+  observer?: StoreObserver;
+}
+
+export interface StoreObserver {
+  journalFlushed(seconds: number, records: number): void;
+  snapshotWritten(seconds: number): void;
+}
+
+/** Revisions of the hot store whose presence in the archive a start checks (verifyArchive). */
+const ARCHIVE_SAMPLE = 1000;
+
+/** Received notifications of data written before they were archived, moved out of the hot store per commit (moveReceivedNotifications). */
+const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
+
+/** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
+const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
+
+/**
+ * The journal record for a change. A quad both deleted and inserted ends up present (as with
+ * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
+ * and the order in which they are applied does not matter. A new revision is written as its
+ * metadata plus what changed in the object's graph since the revision it replaces (all of it
+ * for revision 1, whose literals `canonical` turns into the form the store keeps, so that the
+ * record, the hot store and the archive hold the same lines).
+ */
+export function recordFor(
+  change: WriteTransaction,
+  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+  hotGraph: (graph: string) => string = () => '',
+): CommitRecord & { inserted: number; deleted: number } {
+  // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not its line).
+  const finished = new Set(change.finished);
+  const insert: string[] = [];
+  const archived: string[] = [];
+  for (const q of change.insert) (finished.size > 0 && finished.has(q.graph.value) ? archived : insert).push(quadToNq(q));
+  const deletions = change.delete.map(quadToNq);
+  for (const w of change.revisions) revisionLines(w, canonical, insert, deletions);
+  for (const graph of change.finished) {
+    // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided as it is made).
+    if (change.created.has(graph)) continue;
+    const held = hotGraph(graph).split(/(?<=\n)/).filter(Boolean);
+    deletions.push(...held);
+    archived.push(...held);
+  }
+  const insertText = insert.join('') + asArchiveLines(archived).join('');
+  if (deletions.length === 0) return { delete: '', insert: insertText, inserted: insert.length, deleted: 0 };
+  const inserted = new Set(insert);
+  const deleted = deletions.filter((line) => !inserted.has(line));
+  return { delete: deleted.join(''), insert: insertText, inserted: insert.length, deleted: deleted.length };
+}
+
+/** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */
+const forViews = (tx: WriteTransaction) =>
+  tx.revisions.length > 0 || tx.finished.some(viewsMayShow) || tx.insert.some((q) => viewsMayShow(q.graph.value)) || tx.delete.some((q) => viewsMayShow(q.graph.value));
+
+function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): void {
+  insert.push(...revisionQuads(w.revision).map(quadToNq));
+  const graph = latestGraph(w.revision.object);
+  if (!w.replaces) {
+    insert.push(...triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph));
+    return;
+  }
+  // The hot store keeps the metadata of revision 1 (who created the object) and of the latest.
+  if (w.replaces.revision.number > 1) deletions.push(...revisionQuads(w.replaces.revision).map(quadToNq));
+  const { added: changeAdded, removed: changeRemoved } = w.replaces;
+  if (changeAdded && changeRemoved) {
+    // The writer's own account of the change: its cost is the change's, whatever the object's size.
+    insert.push(...triplesInGraphToNq(changeAdded, graph));
+    deletions.push(...triplesInGraphToNq(changeRemoved, graph));
+    return;
+  }
+  // A change keeps the triple objects it does not touch: only the others are compared as text.
+  const previous = new Set(w.replaces.triples);
+  const next = new Set(w.triples);
+  const added = new Set(triplesInGraphToNq(w.triples.filter((t) => !previous.has(t)), graph));
+  const removed = new Set(triplesInGraphToNq(w.replaces.triples.filter((t) => !next.has(t)), graph));
+  for (const line of added) if (!removed.has(line)) insert.push(line);
+  for (const line of removed) if (!added.has(line)) deletions.push(line);
+}
+
+function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Literal[]) => RDF.Literal[]): readonly Quad[] {
+  const at = triples.flatMap((t, i) => (t.object.termType === 'Literal' ? [i] : []));
+  if (at.length === 0) return triples;
+  const literals = canonical(at.map((i) => triples[i].object as RDF.Literal));
+  const out = [...triples];
+  at.forEach((i, k) => {
+    if (literals[k] !== triples[i].object) out[i] = quad(triples[i].subject, triples[i].predicate, literals[k], triples[i].graph);
+  });
+  return out;
+}
+
+/**
+ * The archived history a new SPARQL replica copies, newest first: round after round, the next
+ * newest revision before the latest (its graph and metadata) and finished action request of each
+ * object, so that wherever the replica's bound stops the copy, every object has about as much
+ * history as the others. `latestRevisions` are those of the metadata read when the copy began
+ * (parsed once, on first use): an object's revisions written since are found in the archive when
+ * its first round comes (the replica takes those older than the revision its copy of the object's
+ * graph holds). Read lazily: only what the replica takes is read. Nothing more once the store
+ * closes.
+ */
+function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
+  const latest = latestRevisions();
+  const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
+  const newest = new Map<string, number>();
+  // Per object, the last request taken (null: none left). Reading the object's whole list each
+  // round made the copy quadratic in its requests: 43 s on the request thread for ten objects
+  // with ~1,400 decided requests each.
+  const lastRequest = new Map<string, RequestByObjectKey | null>();
+  const copied = new Set<string>();
+  for (let round = 0; ; round++) {
+    let more = false;
+    for (const [object, known] of latest) {
+      if (closing()) return;
+      let number = newest.get(object);
+      if (number === undefined) {
+        for (number = known; archive.revisions.has(object, number + 1); number++);
+        newest.set(object, number);
+      }
+      if (number - 1 - round >= 1) {
+        more = true;
+        const revision = archive.revisions.revision(object, number - 1 - round);
+        if (revision) yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) + revisionQuads(revision).map(quadToNq).join('');
+      }
+      const before = lastRequest.get(object);
+      if (before === null) continue;
+      const key = archive.requests.newestAbout(object, before);
+      lastRequest.set(object, key ?? null);
+      if (key === undefined) continue;
+      more = true;
+      const request = key[2];
+      if (copied.has(request)) continue;
+      copied.add(request);
+      yield nquads(request, archive.requests.ntriples(request));
+    }
+    if (!more) return;
+  }
+}
+
+/**
+ * The write path of the whole server: journal first (group-committed, fsync'ed), then the
+ * Oxigraph index, then the after-commit stream, all before the returned promise resolves.
+ * Reads go straight to the index.
+ */
+export class DurableStore implements GraphStore {
+  readonly index: OxigraphIndex;
+  readonly claims = new Claims();
+  readonly committed = new CommitStream();
+  private journal!: Journal;
+  private replica?: QueryReplica;
+  private readonly snapshotThread = new SnapshotThread();
+  private archive!: Archive;
+  private snapshotting: Promise<void> | undefined;
+  private closing = false;
+  /** The newest snapshot (it holds segments before this number), and its size. */
+  private snapshotSegment: number | undefined;
+  private snapshotBytes = 0;
+  /** Quads held (see StoreCapacity), and the net quads of records admitted but not yet applied. */
+  private quads = 0;
+  private pendingQuads = 0;
+  /** Set when a durable record could not be applied: every later write is refused. */
+  private failed: Error | undefined;
+  /** Why the last write was refused for lack of room, until one is admitted again. */
+  private full: string | undefined;
+  /** The revisions the hot store held when recovered, until a write or publishStored. */
+  private recovered: RevisionRecord[] | undefined;
+  /** The same, until a write or the first copy of the SPARQL replica. */
+  private unchangedRevisions: RevisionRecord[] | undefined;
+
+  private readonly compactor: IndexCompactor;
+
+  private constructor(private readonly options: DurableStoreOptions) {
+    // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
+    this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
+    this.compactor = new IndexCompactor(this.index, { afterDeletedQuads: options.compactAfterDeletedQuads, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
+  }
+
+  static async open(options: DurableStoreOptions): Promise<DurableStore> {
+    const store = new DurableStore(options);
+    try {
+      await store.recover();
+    } catch (err) {
+      await store.snapshotThread.close();
+      throw err;
+    }
+    return store;
+  }
+
+  /**
+   * Loads the newest snapshot, or the memory image that reflects it, and replays the journal from
+   * its segment on. Files older than the snapshot are leftovers of a run that stopped before it
+   * could remove them.
+   */
+  private async recover(): Promise<void> {
+    const { dataDir, log } = this.options;
+    await mkdir(dataDir, { recursive: true });
+    this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
+    const snapshot = await latestSnapshot(dataDir);
+    const from = snapshot ?? 1;
+    const image = await this.takeImage(await storePosition(dataDir, snapshot));
+    // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
+    const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
+    let journal: { segment: number; records: number };
+    let archived = 0;
+    try {
+      if (!image && snapshot !== undefined) {
+        await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
+      }
+      if (snapshot !== undefined) {
+        this.snapshotSegment = snapshot;
+        this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
+      }
+      journal = await recoverJournal(dataDir, from, log, (records) => {
+        this.replay(records);
+        for (const record of records) {
+          archived += this.takeToArchive(record);
+          metadata?.apply(record);
+        }
+      });
+    } catch (err) {
+      // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
+      if (err instanceof WebAssembly.RuntimeError) throw this.tooLarge(`Oxigraph failed while loading it (${err.message})`);
+      throw err;
+    }
+    // The image of a snapshot stays: it reflects the newest snapshot until the next one replaces it.
+    // Any other goes: a clean stop's (the journal grows from here on), one stale, damaged or turned off.
+    await removeIndexImage(dataDir, image?.ofSnapshot === true);
+    if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
+    const migration = migrateRevisionGraphs(this.index, this.archive.revisions);
+    const revisions = metadata?.records() ?? image?.revisions ?? readRevisions(this.index);
+    this.verifyArchive(revisions);
+    // The metadata of every object, read once at start: publishStored takes it unless a write came first.
+    if (migration.moved === 0) this.recovered = this.unchangedRevisions = revisions;
+    await removeSegmentsBefore(dataDir, from);
+    await removeSnapshotsBefore(dataDir, from);
+    // Records replayed over an image it already reflects change nothing: it holds the quads it held.
+    const quads = (this.quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : this.index.size);
+    if (snapshot !== undefined || journal.records > 0) {
+      log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
+    }
+    if (quads >= this.options.capacityQuads) {
+      log(`the store holds ${quads} quads, at or past its capacity of ${this.options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`);
+    }
+    this.journal = await Journal.open({
+      dir: dataDir,
+      segment: journal.segment,
+      fsync: this.options.fsync,
+      snapshotAfterBytes: this.options.snapshotAfterBytes,
+      onFlushed: this.options.observer && ((seconds, records) => this.options.observer?.journalFlushed(seconds, records)),
+      onSizeExceeded: () => {
+        // A snapshot rewrites the whole store, so wait until the journal is as large as the last
+        // one: snapshot work then stays proportional to what was written, however large the store.
+        // But no longer than maxReplayBytes: a start after a crash replays the whole journal, which
+        // at a 1.2 GB snapshot would double its time. Called after every batch past
+        // snapshotAfterBytes: a snapshot under way is not started twice (snapshot() shares one run).
+        const bytes = this.journal.bytes;
+        if (bytes >= this.snapshotBytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
+      },
+    });
+    if (migration.moved > 0) {
+      // The archive holds the revisions before the journal says the hot store no longer does.
+      await this.archive.flushed();
+      for (const { emptied, ...record } of migration.records) {
+        await this.journal.append(record, (stored) => {
+          this.index.apply(stored);
+          this.index.dropGraphs(emptied);
+        });
+      }
+      this.quads = this.index.size;
+      log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
+    }
+    await this.moveReceivedNotifications();
+  }
+
+  /**
+   * Received notifications of data written before they were kept out of the hot store leave it,
+   * once: commits that finish their graphs (WriteTransaction.finished) delete them from the hot store
+   * and carry them to the archive, a few hundred at a time.
+   */
+  private async moveReceivedNotifications(): Promise<void> {
+    const rows = this.index.select(`SELECT DISTINCT ?g WHERE { GRAPH ?g { ?g ${iriToNt(bookkeeping.receivedNotification)} ?n } }`).results.bindings;
+    const graphs = rows.map((row) => row.g.value).filter(isReceivedNotificationGraph);
+    for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT) {
+      const tx = this.begin();
+      tx.finished.push(...graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
+      await this.commit(tx);
+    }
+    if (graphs.length > 0) this.options.log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
+  }
+
+  /**
+   * Starts the index from the memory image in the data directory, if there is one that reflects
+   * the data directory at `position` (see index-image.ts), and returns the quads it holds, the
+   * revision metadata it carries and whether it reflects the whole journal; undefined when the
+   * snapshot is to be loaded. The journal after the snapshot is replayed over it all the same:
+   * each quad ends as the last record touching it left it, whatever the image held of the
+   * records, and the archive takes from them what it lacks.
+   */
+  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; ofSnapshot: boolean } | undefined> {
+    const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
+    if (!memoryImage) return undefined;
+    const image = await readIndexImage(dataDir, position, log);
+    if (!image) return undefined;
+    let held = -1;
+    let refused: string | undefined;
+    try {
+      held = image.index.size;
+    } catch (err) {
+      refused = `its store cannot be read: ${(err as Error).message}`;
+    }
+    if (!refused && image.quads !== null && held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
+    // As a start from the snapshot (roomToLoad): the store must hold with half the reserve free.
+    if (!refused && !image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
+    if (refused) {
+      // Its WASM instance, referenced no more, goes with its memory once garbage collected.
+      log(`memory image not used (${refused}): the store loads its snapshot`);
+      return undefined;
+    }
+    this.index.takeOver(image.index);
+    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), ofSnapshot: image.ofSnapshot };
+  }
+
+  /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
+  private replay(records: CommitBytes[]): void {
+    this.roomToLoad(records.reduce((sum, r) => sum + r.insert.length, 0));
+    for (const batch of replayBatches(records)) this.index.apply(batch);
+  }
+
+  /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
+  private roomToLoad(bytes: number): void {
+    // What is stored was admitted a record at a time with the whole reserve free, but loading it
+    // back in chunks of megabytes needs more room while it runs: measured, a store filled with a
+    // 32 MiB reserve loaded only 75% of itself with all of it kept free. So start keeps half the
+    // reserve free, and a store filled to its limit restarts. Writes after it keep all of it free.
+    if (this.index.makeRoom(bytes, this.options.memoryReserveBytes / 2)) return;
+    throw this.tooLarge(
+      `after ${this.index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +
+        `${bytes} bytes and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free`,
+    );
+  }
+
+  private tooLarge(why: string): StoreTooLargeError {
+    return new StoreTooLargeError(`the data directory ${this.options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`);
+  }
+
+  /** How full the store is. */
+  capacity(): StoreCapacity {
+    const { capacityQuads, memoryReserveBytes } = this.options;
+    return {
+      quads: this.quads,
+      capacityQuads,
+      headroomQuads: Math.max(0, capacityQuads - this.quads - this.pendingQuads),
+      wasmMemoryBytes: this.index.wasmMemoryBytes,
+      wasmMemoryLimitBytes: WASM_MEMORY_LIMIT_BYTES,
+      memoryReserveBytes,
+      ...((this.failed || this.full) && { writesRefused: this.failed ? `a change could not be applied (${this.failed.message}); restart the server` : this.full }),
+    };
+  }
+
+  /**
+   * Refuses, before anything is journaled, a record that would take the store past its capacity
+   * in quads or WASM memory. A record that frees more than it adds is always let through.
+   */
+  private admit(record: ReturnType<typeof recordFor>): void {
+    if (this.failed) throw new StoreFailedError(`writes are refused until the server restarts: a change could not be applied (${this.failed.message})`);
+    const growth = record.inserted - record.deleted;
+    if (growth <= 0) {
+      this.full = undefined;
+      return;
+    }
+    const { capacityQuads } = this.options;
+    const after = this.quads + this.pendingQuads + growth;
+    if (after > capacityQuads) {
+      this.full = `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
+    } else if (!this.index.makeRoom(record.insert.length)) {
+      this.compactor.memoryFull(this.quads);
+      this.full = `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free for reads`;
+    } else {
+      this.full = undefined;
+      return;
+    }
+    throw new StoreFullError(`${this.full}. Nothing was stored; reads go on. ${MOVE_DATA}`);
+  }
+
+  /**
+   * Every revision the hot store knows of (revision 1 and the latest of each object) must be in
+   * the archive once the journal is replayed: if not, the archive was lost or belongs to other
+   * data. A crash cannot leave it lacking one: a snapshot is written only once the archive holds
+   * every revision of the journal segments it folds (snapshot()), and replaying the segments after
+   * it has just archived theirs. So a sample is checked (ARCHIVE_SAMPLE, spread over the objects,
+   * the first and the last included), not one LMDB lookup per object: a lost or foreign archive
+   * lacks them all, or nearly.
+   */
+  private verifyArchive(all: readonly RevisionRecord[]): void {
+    const every = Math.max(1, Math.floor(all.length / ARCHIVE_SAMPLE));
+    const revisions = all.filter((_, i) => i % every === 0 || i === all.length - 1);
+    for (const r of revisions) {
+      if (!this.archive.revisions.has(r.object, r.number)) {
+        throw new ArchiveCorruptError(
+          `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; refusing to start. Restore the data directory from a backup.`,
+        );
+      }
+    }
+  }
+
+  /**
+   * A revision graph is read from the hot store when it is the latest revision of its object
+   * (nothing in the archive after it), else from the archive.
+   */
+  graphTriples(graph: string): Quad[] {
+    const revision = revisionOfGraph(graph);
+    if (revision && !this.archive.revisions.has(revision.object, revision.number + 1)) {
+      return this.archive.revisions.has(revision.object, revision.number) ? this.hotTriples(latestGraph(revision.object)) : [];
+    }
+    if (revision) return this.archive.revisions.triples(revision.object, revision.number);
+    // A finished graph is in the archive; what a write added to it afterwards, in the hot store.
+    const archived = this.archive.requests.triples(graph);
+    if (!archived) return this.hotTriples(graph);
+    const added = this.hotTriples(graph);
+    return added.length > 0 ? [...archived, ...added] : archived;
+  }
+
+  private hotTriples(graph: string): Quad[] {
+    const text = this.index.graphNTriples(graph);
+    return text ? readStoreNTriples(text) : [];
+  }
+
+  revision(object: string, number: number): RevisionRecord | undefined {
+    return this.archive.revisions.revision(object, number);
+  }
+
+  get receivedNotifications(): ReceivedNotificationStore {
+    return this.archive.notifications;
+  }
+
+  finishedRequest(iri: string): ActionRequestRecord | undefined {
+    return this.archive.requests.request(iri);
+  }
+
+  finishedRequests(object?: string): ActionRequestRecord[] {
+    return this.archive.requests.list(object);
+  }
+
+  /** Hands a record applied to the hot store to the archive; drops the names of the graphs it finished. Returns the revisions new to the archive. */
+  private takeToArchive(record: CommitBytes): number {
+    const { revisions, finished } = this.archive.applyRecord(record);
+    // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs.
+    const deleted = partBytes(record.delete);
+    this.index.dropGraphs(finished.filter((graph) => deleted.includes(` ${iriToNt(graph)} .\n`)));
+    return revisions;
+  }
+
+  select(sparql: string): SparqlJsonResults {
+    return this.index.select(sparql);
+  }
+
+  begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
+    return new WriteTransaction(this.claims, quads);
+  }
+
+  async commit(tx: WriteTransaction): Promise<void> {
+    this.recovered = this.unchangedRevisions = undefined;
+    try {
+      const record = recordFor(
+        tx,
+        (literals) => canonicalLiterals(this.index, literals),
+        (graph) => this.index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`),
+      );
+      this.admit(record);
+      const growth = record.inserted - record.deleted;
+      let pending = true;
+      this.pendingQuads += growth;
+      try {
+        await this.journal.append(record, (stored) => {
+          this.pendingQuads -= growth;
+          pending = false;
+          this.applyDurable(stored);
+          this.quads += growth;
+          this.compactor.written(record.deleted, this.quads);
+          this.committed.publish(tx.events, forViews(tx) ? stored : undefined);
+          tx.release();
+        });
+      } finally {
+        if (pending) this.pendingQuads -= growth;
+      }
+    } finally {
+      tx.release();
+    }
+  }
+
+  /**
+   * Applies a record that is already durable. If Oxigraph fails, the write is not acknowledged,
+   * and as an Oxigraph that failed mid-way is in an unknown state, no further write is taken;
+   * the record is applied again at the next start.
+   */
+  private applyDurable(stored: CommitBytes): void {
+    try {
+      this.index.apply(stored);
+      this.takeToArchive(stored);
+    } catch (err) {
+      const message = (err as Error).message;
+      this.failed ??= err as Error;
+      this.compactor.stop(); // the index no longer matches the journal: only a restart rebuilds it
+      this.options.log(`a journaled change could not be applied (${message}): writes are refused until restart`);
+      throw new StoreFailedError(`the change was journaled but could not be applied (${message}); writes are refused until the server restarts`);
+    }
+  }
+
+  /**
+   * Publishes, on `committed`, the domain events that rebuild what consumers keep from the data
+   * the store holds (snapshot and journal replayed): called once at start, after they subscribe.
+   */
+  publishStored(): void {
+    this.committed.publish(storedDomainEvents(this.index, this.recovered));
+    this.recovered = undefined;
+  }
+
+  /**
+   * What a new SPARQL replica copies: the hot store's graphs that a view shows (objects' latest
+   * graphs, events, pending action requests, grants, the metadata graph naming the objects), and
+   * the newest history from the archive (replicaHistory), which it stops reading at its bound.
+   */
+  private replicaSource(): ReplicaSource {
+    return {
+      copy: () => {
+        // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it is.
+        const meta = this.index.graphNTriples(bookkeeping.metaGraph);
+        // What start read, if nothing was written since: the metadata is not parsed again.
+        const unchanged = this.unchangedRevisions;
+        this.unchangedRevisions = undefined;
+        // Read from the metadata as it was when the copy began, in the later turn that lists the graphs.
+        let latest: Map<string, number> | undefined;
+        const latestRevisions = (): ReadonlyMap<string, number> => {
+          if (latest) return latest;
+          latest = new Map();
+          for (const r of unchanged ?? readRevisions({ graphNTriples: () => meta })) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+          return latest;
+        };
+        const shown = (graph: string) => latestRevisions().has(graph) || replicaGraph(graph, () => false) !== undefined;
+        return {
+          meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
+          hotGraphs: () => (this.closing ? [] : this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))),
+          history: replicaHistory(latestRevisions, this.archive, () => this.closing),
+        };
+      },
+      graphNTriples: (graph) => (this.closing ? '' : this.index.graphNTriples(graph)),
+    };
+  }
+
+  /** Starts the SPARQL query worker with its replica of this store, fed from the after-commit stream from now on. */
+  startQueryReplica(options: QueryReplicaOptions): QueryReplica {
+    this.replica = new QueryReplica(this.replicaSource(), options);
+    this.committed.subscribeData((record) => this.replica?.onCommitted(record));
+    return this.replica;
+  }
+
+  /**
+   * Folds the journal into a snapshot. Concurrent calls share one run. The journal moves to a new
+   * segment; the new snapshot is the previous one plus the segments before it, folded on a worker
+   * thread from the files (see fold.ts), never read from the store in memory, so requests are not
+   * held up meanwhile. It holds exactly what those segments wrote; startup replays the rest.
+   * `withImage`: the index's memory is copied at the rotation, when it holds exactly what the new
+   * snapshot will, and the thread writes it as the memory image of that snapshot once the snapshot
+   * is complete (else it removes the image, which reflects an older snapshot).
+   */
+  snapshot(withImage = this.options.memoryImage === true && this.options.imageAtSnapshot === true): Promise<void> {
+    // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
+    if (this.failed) return Promise.resolve();
+    this.snapshotting ??= (async () => {
+      const { dataDir, log } = this.options;
+      try {
+        const started = Date.now();
+        const buffers = withImage ? await copyBuffers(this.index) : undefined;
+        let image: IndexMemory | undefined;
+        let copyMs = 0;
+        const segment = await this.journal.rotate(
+          buffers
+            ? () => {
+                const copying = performance.now();
+                image = this.copyIndexMemory(buffers);
+                copyMs = performance.now() - copying;
+              }
+            : undefined,
+        );
+        // Start replays from this snapshot on, never the segments before it: what the archive
+        // took from them must be on disk before the snapshot exists.
+        await this.archive.flushed();
+        const base = this.snapshotSegment;
+        const { folded, image: imaged } = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment }, image);
+        this.snapshotSegment = segment;
+        this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
+        await removeSegmentsBefore(dataDir, segment);
+        await removeSnapshotsBefore(dataDir, segment);
+        this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
+        const imageText = !imaged ? '' : 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : `; no memory image: ${imaged.refused}`;
+        log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads${imageText})`);
+      } catch (err) {
+        log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
+      } finally {
+        this.snapshotting = undefined;
+      }
+    })();
+    return this.snapshotting;
+  }
+
+  /** A copy of the index's memory for the image of a snapshot, taken at its rotation (see snapshot()); undefined if there can be none. */
+  private copyIndexMemory(buffers: (Uint8Array | undefined)[]): IndexMemory | undefined {
+    if (this.failed) return undefined;
+    try {
+      const memory = indexMemory(this.index, buffers);
+      if (typeof memory !== 'string') return memory;
+      this.options.log(`no memory image at this snapshot: ${memory}`);
+    } catch (err) {
+      this.options.log(`no memory image at this snapshot: ${(err as Error).message}`);
+    }
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.compactor.stop();
+    await this.replica?.close();
+    await this.snapshotting;
+    await this.journal.idle();
+    // The image of this snapshot would be written again at once by writeImage.
+    if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot(false);
+    await this.journal.close();
+    await this.snapshotThread.close();
+    await this.archive.flushed();
+    await this.archive.close();
+    if (this.options.memoryImage) await this.writeImage();
+  }
+
+  /**
+   * Writes the memory image of the index (index-image.ts) once nothing can change it or the files
+   * it reflects: the journal and archive are closed. Not after a failed apply (the index no longer
+   * matches the journal). A failure costs the next start its shortcut only.
+   */
+  private async writeImage(): Promise<void> {
+    const { dataDir, log } = this.options;
+    if (this.failed) return;
+    const started = Date.now();
+    try {
+      const position = await storePosition(dataDir, this.snapshotSegment);
+      // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
+      const quads = this.index.size;
+      const attachment = Buffer.from(revisionsToJson(readRevisions(this.index)));
+      // A copy, taken in the same tick as the count and the metadata: a request cut off by the
+      // drain may still be running and call into the index while the image is written for seconds.
+      const memory = indexMemory(this.index, []);
+      if (typeof memory === 'string') throw new Error(memory);
+      const bytes = await writeIndexImage(dataDir, memory, () => Promise.resolve({ quads, position, attachment }));
+      log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(bytes / 2 ** 20)} MiB)`);
+    } catch (err) {
+      // What is there reflects an older state of the journal: still right, but written again at the next snapshot or stop.
+      log(`no memory image written (the next start loads the snapshot or the image there): ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { once } from 'node:events';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { foldDataDirectory, type Folded } from './fold.js';
+import { readJournal } from '../journal/journal.js';
+import { Archive, ARCHIVE_DIR } from '../archive/archive.js';
+import { latestSnapshot } from '../snapshot/snapshot.js';
+
+/**
+ * Writes everything a data directory holds as N-Quads to `outFile`, or to stdout, streaming: it
+ * works on a directory too large to load. First its newest snapshot and the journal after it
+ * (the hot store: the latest revision of each object in the graph named after it), then every
+ * revision of every object from the revision archive, each in its revision graph with its
+ * metadata, and the notifications this server received, each in its graph with its receipt. The
+ * archive is first completed from the journal, as a start would.
+ */
+export async function exportDataDirectory(dataDir: string, outFile?: string): Promise<Folded> {
+  if (outFile === undefined) {
+    return exportTo(dataDir, async (data) => {
+      if (!process.stdout.write(data)) await once(process.stdout, 'drain');
+    });
+  }
+  const file = await open(outFile, 'wx');
+  try {
+    const folded = await exportTo(dataDir, async (data) => void (await file.write(data)));
+    await file.sync();
+    return folded;
+  } finally {
+    await file.close();
+  }
+}
+
+async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>): Promise<Folded> {
+  const snapshot = await latestSnapshot(dataDir);
+  const range = { snapshot, from: snapshot ?? 1 };
+  const folded = await foldDataDirectory(dataDir, range, write, 'drop');
+  const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
+  try {
+    await readJournal(dataDir, range, (records) => {
+      for (const record of records) archive.applyRecord(record);
+    });
+    let lines = await archive.revisions.exportRevisions((text) => write(Buffer.from(text)));
+    for (const nquads of archive.notifications.nquads()) {
+      await write(Buffer.from(nquads));
+      lines += countLines(nquads);
+    }
+    return { ...folded, lines: folded.lines + lines };
+  } finally {
+    await archive.flushed();
+    await archive.close();
+  }
+}
+
+const countLines = (text: string) => {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+};

@@ -1,0 +1,263 @@
+import { partBytes, partText, type CommitRecord, type CommitBytes } from '../../commit-record.js';
+import { iriToNt } from '../../../rdf/terms.js';
+import type { SparqlJsonResults } from '../../readers.js';
+import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
+
+const NQUADS = 'application/n-quads';
+const NTRIPLES = 'application/n-triples';
+const NEWLINE = 0x0a;
+const COMMENT = 0x23; // '#'
+
+/** Whether N-Quads text (or its UTF-8 bytes) has a line that is neither empty nor a comment. */
+export function holdsQuads(nquads: string | Uint8Array): boolean {
+  const text = typeof nquads === 'string' ? nquads : partBytes(nquads);
+  for (let at = 0; at < text.length; ) {
+    const first = typeof text === 'string' ? text.charCodeAt(at) : text[at];
+    if (first !== COMMENT && first !== NEWLINE) return true;
+    at = (typeof text === 'string' ? text.indexOf('\n', at) : text.indexOf(NEWLINE, at)) + 1;
+    if (at === 0) return false;
+  }
+  return false;
+}
+
+
+const initialBindings = loadOxigraphBindings();
+/** The first instance of the oxigraph bindings (the SPARQL replica's thread builds its store with them too). */
+export const oxigraph = initialBindings.oxigraph;
+export { WASM_MEMORY_LIMIT_BYTES };
+
+/*
+ * Oxigraph's WASM memory grows a little at a time as data arrives, and every growth makes V8
+ * start a full garbage collection: measured here, a steady write load spent ~40% of its CPU in
+ * GC. So the index grows that memory ahead of need, in large steps: it has the WASM allocator
+ * take a large block and free it at once. The memory grows once, untouched (no page is written,
+ * so it costs no RSS until data lands there), and the freed space is reused by the store's data.
+ *
+ * The same probe tells when the memory is full. WASM32 memory ends at 4 GiB, and Oxigraph aborts
+ * (a trap that leaves its instance unusable) when an allocation fails inside it. So before data
+ * goes in, the allocator must be able to hand out the data's estimated size plus a reserve kept
+ * for queries, dumps and the resizing of Oxigraph's tables; when it cannot, the data is refused
+ * before anything was written or loaded. A failed probe is harmless: the allocator returns null
+ * and the bindings trap before anything changed.
+ */
+/** WASM bytes one byte of loaded N-Quads text may take (measured ~3 for short literals; kept high). */
+export const WASM_BYTES_PER_TEXT_BYTE = 4;
+const GROWTH_STEP_MIN = 64 * 1024 * 1024;
+const GROWTH_STEP_MAX = 256 * 1024 * 1024;
+
+/**
+ * One N-Quads line of ours (`S P O [G] .`, IRIs without spaces) split as SPARQL writes it: N-Quads
+ * terms are written as SPARQL writes them, only the graph moves to a GRAPH block.
+ */
+function splitQuadLine(line: string): { subject: string; predicateObject: string; graph: string } {
+  const subjectEnd = line.indexOf(' ');
+  const predicateEnd = line.indexOf(' ', subjectEnd + 1);
+  let i = predicateEnd + 1;
+  if (line[i] === '"') {
+    for (i += 1; i < line.length && line[i] !== '"'; i += line[i] === '\\' ? 2 : 1);
+    i += 1;
+    if (line[i] === '@' || line[i] === '^') i = line.indexOf(' ', i);
+  } else {
+    i = line.indexOf(' ', i);
+  }
+  // `i` is at the space after the object: then either ` .` or ` <graph> .`.
+  return { subject: line.slice(0, subjectEnd), predicateObject: line.slice(subjectEnd + 1, i), graph: line.slice(i + 1, line.length - 2) };
+}
+
+/**
+ * Our N-Quads lines as one SPARQL update that deletes them, grouped by graph and then by subject:
+ * parsing the update is most of what a deletion costs, and each graph and subject is then read
+ * once (measured on replayed journal records: ~30% less time in Oxigraph than one block a quad).
+ */
+export function deleteData(nquads: string): string {
+  const graphs = new Map<string, Map<string, string[]>>();
+  for (const line of nquads.split('\n')) {
+    if (line === '') continue;
+    const { subject, predicateObject, graph } = splitQuadLine(line);
+    let subjects = graphs.get(graph);
+    if (!subjects) graphs.set(graph, (subjects = new Map()));
+    const pairs = subjects.get(subject);
+    if (pairs) pairs.push(predicateObject);
+    else subjects.set(subject, [predicateObject]);
+  }
+  const blocks: string[] = [];
+  for (const [graph, subjects] of graphs) {
+    const triples: string[] = [];
+    for (const [subject, pairs] of subjects) triples.push(`${subject} ${pairs.join(' ;\n')} .`);
+    blocks.push(graph === '' ? triples.join('\n') : `GRAPH ${graph} {\n${triples.join('\n')}\n}`);
+  }
+  return `DELETE DATA {\n${blocks.join('\n')}\n}`;
+}
+
+type OxigraphStore = InstanceType<OxigraphBindings['oxigraph']['Store']>;
+
+/** Gives a store's WASM memory back to its allocator (the bindings have `free` but do not declare it). */
+function freeStore(store: OxigraphStore): void {
+  (store as unknown as { free(): void }).free();
+}
+
+/** Told of every change made to an index, after it was made. */
+export interface IndexFollower {
+  applied(record: CommitRecord | CommitBytes): void;
+  loaded(nquads: string | Uint8Array | Uint8Array[]): void;
+  dropped(graphs: readonly string[]): void;
+}
+
+/**
+ * The in-memory Oxigraph store, used as an index that is rebuilt from snapshot + journal at
+ * start. Results come back as strings (N-Triples, SPARQL JSON) so no WASM-held term objects
+ * pile up on hot paths.
+ */
+export class OxigraphIndex {
+  private bindings: OxigraphBindings;
+  protected store: OxigraphStore;
+  /** Told of every change after it is made here (a compaction filling its copy of this index). */
+  private follower: IndexFollower | undefined;
+  /** Estimated free WASM memory beyond the reserve, and how much has been reserved in all. */
+  private headroom = 0;
+  private reserved = 0;
+  /** The reserve that was kept free when the headroom was granted. */
+  private headroomReserve = 0;
+
+  /**
+   * `memoryReserveBytes`: WASM memory that data may never take (see makeRoom). `bindings`: the
+   * oxigraph instance whose WASM memory holds the store (a compaction copies into a new one).
+   * `storeAtPointer`: the store already in that memory (restored from an image), else a new one.
+   */
+  constructor(
+    private readonly memoryReserveBytes = 0,
+    bindings = initialBindings,
+    storeAtPointer?: number,
+  ) {
+    this.bindings = bindings;
+    this.store = storeAtPointer === undefined ? new bindings.oxigraph.Store() : storeAt(bindings, storeAtPointer);
+  }
+
+  /** The WASM instance holding the store, and where the store is in its memory (for a memory image, see index-image.ts). */
+  get memory(): { bindings: OxigraphBindings; storePointer: number } {
+    return { bindings: this.bindings, storePointer: storePointer(this.store) };
+  }
+
+  /** Counts every quad: O(n), for logs at start and after snapshots, not for hot paths. */
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** Bytes of the WASM linear memory (grown ahead of need, see keepHeadroom). */
+  get wasmMemoryBytes(): number {
+    return this.bindings.allocator.memory.buffer.byteLength;
+  }
+
+  /**
+   * Applies a journal record. Live writes and replay take this same path, so a record that was
+   * applied before a crash is applied the same way after it. Insertions load leniently (no IRI
+   * syntax checks) because records are our own serialisation: a strict check that could fail
+   * here, after the record is durable, would make it a record that fails at every start.
+   */
+  apply(record: CommitRecord | CommitBytes): void {
+    // Insertions first (load() is atomic), then the deletions as one SPARQL DELETE DATA (measured:
+    // deleting quad by quad, each term crossing into WASM on its own, took ~30 µs a quad). The
+    // order matters where two lexical forms are one stored value: a record inserting "01" and
+    // deleting "1" leaves it absent (fold.ts folds records the same way). A deletion Oxigraph
+    // refuses (an IRI it does not accept, as its per-quad delete refused it too) fails the record
+    // after its insertions: the caller then takes no further write (DurableStore.applyDurable).
+    // A record of comments alone (a received notification's: archive lines only) loads nothing;
+    // handing it to Oxigraph cost ~2% of the CPU of receiving one.
+    if (holdsQuads(record.insert)) this.loadLenient(record.insert);
+    if (record.delete.length > 0) this.store.update(deleteData(partText(record.delete)));
+    this.follower?.applied(record);
+  }
+
+  /** Loads our own N-Quads (records, snapshots), as text or UTF-8 bytes, without re-validating IRIs. */
+  loadTrusted(nquads: string | Uint8Array | Uint8Array[]): void {
+    this.loadLenient(nquads);
+    this.follower?.loaded(nquads);
+  }
+
+  private loadLenient(nquads: string | Uint8Array | Uint8Array[]): void {
+    this.store.load(nquads, { format: NQUADS, lenient: true });
+  }
+
+  /**
+   * Makes room for `textBytes` of N-Quads about to be loaded: true when the WASM memory can take
+   * them with the reserve still free (growing it in one large step when the estimate runs low),
+   * false when it cannot, and then nothing is counted. Called before a write is journaled and
+   * before each chunk loaded at start, so data that does not fit is refused, never half-loaded.
+   */
+  makeRoom(textBytes: number, reserveBytes = this.memoryReserveBytes): boolean {
+    const needed = textBytes * WASM_BYTES_PER_TEXT_BYTE;
+    // Headroom granted with a smaller reserve free (at start) does not count for a larger one.
+    if (reserveBytes <= this.headroomReserve && this.headroom - needed > GROWTH_STEP_MIN / 4) {
+      this.headroom -= needed;
+      return true;
+    }
+    const step = Math.min(GROWTH_STEP_MAX, Math.max(GROWTH_STEP_MIN, this.reserved / 2, needed));
+    // Near the end of the address space a full step may not fit any more: then only what this data needs.
+    const granted = [step, needed].find((size) => canAllocate(this.bindings, reserveBytes + size));
+    if (granted === undefined) return false;
+    this.headroom = granted - needed;
+    this.headroomReserve = reserveBytes;
+    this.reserved += granted;
+    return true;
+  }
+
+  /** Whether the WASM memory could hand out `bytes` more now (growing it if it must, untouched). */
+  canTake(bytes: number): boolean {
+    return canAllocate(this.bindings, bytes);
+  }
+
+  /** One graph as N-Triples text (empty string if the graph is empty or unknown). */
+  graphNTriples(graph: string): string {
+    return this.store.dump({ format: NTRIPLES, from_graph_name: this.bindings.oxigraph.namedNode(graph) });
+  }
+
+  /** Every quad as N-Quads text: for small stores only (one string in WASM memory and in JS). */
+  nQuads(): string {
+    return this.store.dump({ format: NQUADS });
+  }
+
+  /** Gives the store's WASM memory back to the allocator; the index is unusable after. */
+  free(): void {
+    freeStore(this.store);
+  }
+
+  /** The default graph as N-Triples text (stored data normally keeps it empty). */
+  defaultGraphNTriples(): string {
+    return this.store.dump({ format: NTRIPLES, from_graph_name: this.bindings.oxigraph.defaultGraph() });
+  }
+
+  select(sparql: string): SparqlJsonResults {
+    return JSON.parse(this.store.query(sparql, { results_format: 'application/sparql-results+json' }) as string) as SparqlJsonResults;
+  }
+
+  /** Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs. */
+  dropGraphs(graphs: readonly string[]): void {
+    if (graphs.length > 0) this.store.update(graphs.map((g) => `DROP SILENT GRAPH ${iriToNt(g)}`).join(' ;\n'));
+    this.follower?.dropped(graphs);
+  }
+
+  /** Has `follower` told of every change from now on (one at a time; undefined stops it). */
+  follow(follower: IndexFollower | undefined): void {
+    if (follower && this.follower) throw new Error('the index already has a follower');
+    this.follower = follower;
+  }
+
+  /**
+   * Takes over `copy`'s store and WASM instance (a compacted copy of this index, see compaction.ts)
+   * and frees its own store: its memory goes back to its allocator, and the old WASM instance, no
+   * longer referenced, with it once garbage collected. `copy` is unusable after.
+   */
+  takeOver(copy: OxigraphIndex): void {
+    const old = this.store;
+    this.store = copy.store;
+    this.bindings = copy.bindings;
+    this.headroom = copy.headroom;
+    this.reserved = copy.reserved;
+    this.headroomReserve = copy.headroomReserve;
+    freeStore(old);
+  }
+
+  listGraphs(): string[] {
+    return this.select('SELECT ?g WHERE { GRAPH ?g { } }').results.bindings.map((b) => b.g.value);
+  }
+}

@@ -1,0 +1,130 @@
+import { readlinkSync } from 'node:fs';
+import { constants, getPriority, setPriority } from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import type { QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
+import { unpackCommits } from './replica-commits.js';
+import { ReplicaFullError, ReplicaStore } from './replica-store.js';
+
+/**
+ * The thread of QueryReplica: one replica store (see ReplicaStore), fed in commit order, answering
+ * one query at a time, in the order they all arrive.
+ */
+const port = parentPort!;
+
+/**
+ * The thread's CPU priority (Linux): the server's while it applies writes or a copy of the store, so
+ * that the replica keeps up with the API's writes however busy the CPU is (applying a write costs
+ * it a fraction of what the write cost the request thread); the lowest while it runs a query, so
+ * that analytics take only the CPU the API leaves. A thread may lower its priority but raise it
+ * again only with CAP_SYS_NICE (or RLIMIT_NICE): without, it stays at the lowest from the first
+ * query on (the owner is told, see `priority` in WorkerMessage).
+ */
+const threadId = (() => {
+  try {
+    return Number(readlinkSync('/proc/thread-self').split('/').pop());
+  } catch {
+    return undefined; // not Linux: the time budget still bounds a query
+  }
+})();
+type Priority = 'apply' | 'query';
+const NICE: Readonly<Record<Priority, number>> = { apply: threadId === undefined ? 0 : getPriority(threadId), query: constants.priority.PRIORITY_LOW };
+let priority: Priority = 'apply';
+/**
+ * A successor making its copy while the replica before it still serves: nobody waits on it, so it
+ * takes only the CPU that the API and the serving replica leave (the lowest priority) until its
+ * copy is whole; then it catches up with the writes at the server's, as the replica serving does.
+ */
+let standby = false;
+/** For a successor, the growth point the replica it takes over from was near. */
+let handedOverFor = 0;
+let mayRaise = threadId !== undefined;
+
+function prioritise(wanted: Priority): void {
+  if (wanted === priority || threadId === undefined) return;
+  if (wanted === 'apply' && !mayRaise) return;
+  try {
+    setPriority(threadId, NICE[wanted]);
+    priority = wanted;
+  } catch (err) {
+    if (wanted !== 'apply') return;
+    mayRaise = false;
+    port.postMessage({ kind: 'priority', message: `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs CAP_SYS_NICE or RLIMIT_NICE)` } satisfies WorkerMessage);
+  }
+}
+
+// Made by the first message, `start`.
+let replica!: ReplicaStore;
+/** The last commit applied; whether the copy of the store is complete (until then commits come one by one, between its parts, and are not acknowledged). */
+let position = 0;
+let loaded = false;
+/** Set when the replica's memory could take no more: it is fed nothing from then on (QueryReplica refuses queries). */
+let full = false;
+const utf8 = new TextDecoder();
+
+/** Applies a part of the feed, unless the replica is full; the first part that does not fit makes it full, and says so. */
+function feed(apply: () => void): boolean {
+  if (full) return false;
+  try {
+    apply();
+    return true;
+  } catch (err) {
+    if (!(err instanceof ReplicaFullError)) throw err;
+    full = true;
+    // Deleted quads keep their memory (Oxigraph): when they are a good part of it, a new copy would fit again.
+    port.postMessage({ kind: 'full', message: err.message, reclaimable: replica.deletedQuads * 4 >= replica.size } satisfies WorkerMessage);
+    return false;
+  }
+}
+
+port.on('message', (message: WorkerRequest) => {
+  if (message.kind === 'start') [standby, handedOverFor] = [message.standby, message.handedOverFor ?? 0];
+  prioritise(message.kind === 'query' || standby ? 'query' : 'apply');
+  switch (message.kind) {
+    case 'start':
+      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes, message.memoryLimitBytes, message.longGrowthFrom);
+      return;
+    case 'meta':
+      feed(() => replica.copyMeta(message.nquads));
+      return;
+    case 'hot':
+      feed(() => replica.copyHot(message.nquads));
+      return;
+    case 'history':
+      feed(() => replica.copyHistory(message.entries));
+      return;
+    case 'loaded':
+      replica.copied();
+      if (!feed(() => {
+        const tables = replica.growPastNextPoint(handedOverFor);
+        if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
+      }))
+        return;
+      standby = false;
+      loaded = true;
+      position = message.position;
+      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+      port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
+      return;
+    case 'commits':
+      if (!feed(() => replica.applyRecords(unpackCommits(message.commits).map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
+      position = message.position;
+      if (!loaded) return;
+      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+      if (!standby) {
+        const point = replica.growthAhead();
+        if (point !== undefined) port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
+      }
+      return;
+    case 'query': {
+      port.postMessage({ kind: 'started' } satisfies WorkerMessage);
+      let reply: QueryReply;
+      try {
+        reply = { ...replica.run(message), position };
+      } catch (err) {
+        reply = { error: (err as Error).message };
+      }
+      port.postMessage(reply satisfies WorkerMessage);
+      return;
+    }
+  }
+});

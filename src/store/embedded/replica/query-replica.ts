@@ -1,0 +1,400 @@
+import type { Worker } from 'node:worker_threads';
+import { BudgetedWorker } from '../../../budgeted-worker.js';
+import { HttpError } from '../../../errors.js';
+import type { CommitBytes } from '../../commit-record.js';
+import { ReplicaFeed } from './replica-feed.js';
+import type { QueryRequest, QueryResult, QueryService, ReplicaLag } from '../../query-service.js';
+import type { QueryAnswer, QueryJob, QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
+import { parseQuery, type ParsedQuery } from '../../sparql-query.js';
+
+/** What a new replica copies, as the store holds it at the moment it is asked (the graphs' and history's content is read later, as it is copied). */
+export interface ReplicaCopy {
+  /** The revision metadata graph as N-Quads: it tells which graphs are objects, and their latest revisions. */
+  meta: string;
+  /**
+   * The hot store's other graphs that a view shows, listed in a later turn than the metadata is
+   * read in (the request thread is held for one at a time; commits made between reach the worker
+   * as they do between the copy's other parts).
+   */
+  hotGraphs: () => string[];
+  /** The history in the archive before each object's latest revision, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
+  history: Iterator<string>;
+}
+
+/** Where a new replica copies the store from. */
+export interface ReplicaSource {
+  copy(): ReplicaCopy;
+  /** A graph of the hot store as N-Triples. */
+  graphNTriples(graph: string): string;
+}
+
+export interface QueryReplicaOptions {
+  /** Time a query may run before the worker is stopped and replaced. */
+  timeBudgetMs: number;
+  maxRows: number;
+  /** Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica holds. */
+  freshnessWaitMs: number;
+  /** Longest a query waits for a new replica to finish its copy of the store; then it is answered 503 (default 10 s). */
+  copyWaitMs?: number;
+  /** Bytes of journal records waiting for the worker past which it is replaced by one that copies the store (memory stays bounded). */
+  maxBacklogBytes?: number;
+  /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
+  historyMaxQuads: number;
+  /** WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it stops, and queries are refused. */
+  queryReserveBytes?: number;
+  /** The size its WASM memory may grow to, data and that reserve (default: the 4 GiB WASM32 can address); past it the replica is full as above. */
+  memoryLimitBytes?: number;
+  /** Growth points of Oxigraph's tables a replica is handed over before (see table-growth.ts; default: those from 1.5 million quads, tests make it small). */
+  longGrowthFrom?: number;
+  /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
+  observeVisible?: (seconds: number) => void;
+  log: (message: string) => void;
+}
+
+/** Queries waiting for the worker; past this many, a query is refused with 503 rather than queued. */
+const MAX_WAITING = 32;
+/** JavaScript heap of the worker (answers being serialised; Oxigraph's WASM memory is apart): a runaway answer fails the worker, not the server. */
+const WORKER_HEAP_MB = 2048;
+/** Graphs copied to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
+const GRAPHS_PER_TURN = 200;
+/** Characters of history copied to a loading worker between two turns of the event loop. */
+const HISTORY_CHARS_PER_TURN = 512 * 1024;
+/** Default of `copyWaitMs`: a new worker copies a small store in well under a second, a large one in seconds. */
+const COPY_WAIT_MS = 10_000;
+/** Default of `maxBacklogBytes`. */
+const MAX_BACKLOG_BYTES = 128 * 1024 * 1024;
+/** When each of the last this many commits was acknowledged (for the lag of an answer). */
+const COMMIT_TIMES = 1 << 17;
+/** After a successor was given up (or ended), the next is started no sooner than this. */
+const HANDOVER_RETRY_MS = 10_000;
+
+/**
+ * Analytics queries on a worker thread that holds its own replica of the store. Oxigraph queries
+ * cannot be interrupted, so they must never run on the thread that serves requests; a query past
+ * its time budget stops the worker, which is replaced by a new one that copies the store again.
+ *
+ * The replica is fed from the after-commit stream: each commit's journal record, the bytes the
+ * hot store applied (a change's deletes and inserts, whatever the object's size), is queued here
+ * as it is, in commit order, and whatever queued while the worker was busy goes to it as one
+ * batch when it is done with the last; the worker decodes and applies them (see ReplicaStore and
+ * ReplicaFeed). A new worker first gets a copy of the hot store's graphs and of the newest
+ * history, then the commits from the moment the copy began; both only insert or delete given
+ * quads, so the commits the copy already holds change nothing when applied again.
+ *
+ * A replica near a point where Oxigraph's tables grow (a pause of a second and more in a large
+ * store, see table-growth.ts) says so; a successor then copies the store in a second worker, at the
+ * lowest CPU priority, while the replica goes on answering, and takes over once it holds the copy
+ * (between two queries). The copy holds none of the deleted quads, and its tables are grown past
+ * their next growth point before it serves.
+ *
+ * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
+ * before it, then runs on what the replica holds; its answer says how far behind that was.
+ */
+export class QueryReplica implements QueryService {
+  private readonly queries: BudgetedWorker<QueryJob, QueryReply, QueryAnswer>;
+  /** Commits published so far: a commit's position is its number. */
+  private committed = 0;
+  /** The last commit a replica that served queries had applied (its writes were visible from then on). */
+  private visibleThrough = 0;
+  private readonly commitTimes = new Float64Array(COMMIT_TIMES);
+  /** The worker that answers queries, and the one that is copying the store to take over from it. */
+  private serving?: ReplicaFeed;
+  private successor?: ReplicaFeed;
+  /** When the last successor was started, and for which growth point; when the earliest next one may be, after one was given up. */
+  private successorStarted = 0;
+  private successorFor = 0;
+  private nextHandoverAt = 0;
+  private readonly waiting = new Set<{ target: number; wake(): void }>();
+  /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
+  private full: string | undefined;
+  private prioritySaid = false;
+
+  constructor(
+    private readonly source: ReplicaSource,
+    private readonly options: QueryReplicaOptions,
+  ) {
+    this.queries = new BudgetedWorker({
+      module: new URL('./query-replica-worker.js', import.meta.url),
+      heapMb: WORKER_HEAP_MB,
+      budgetMs: options.timeBudgetMs,
+      maxWaiting: MAX_WAITING,
+      // The worker holds the replica: a new one starts loading at once, not when a query comes.
+      eager: true,
+      isReady: (message) => (message as { kind?: string }).kind === 'loaded',
+      // The worker may apply a batch of writes first; the budget is the query's own time.
+      isStarted: (message) => (message as { kind?: string }).kind === 'started',
+      isNotice: (message) => ['applied', 'full', 'priority', 'growing', 'tables'].includes((message as { kind?: string }).kind ?? ''),
+      onNotice: (message, worker) => this.onNotice(message as Notice, worker),
+      settle: (reply: QueryReply) =>
+        'error' in reply
+          ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
+          : reply,
+      overBudget: (budget) =>
+        new HttpError(503, 'sparql_timeout', { message: `the query ran longer than its time budget of ${budget} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget` }, 'Service unavailable'),
+      lost: () => unavailable('the query could not be evaluated within the server\'s memory limits'),
+      busy: (reason) => unavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
+      started: (worker, successor) => this.started(worker, successor),
+      tookOver: (worker) => this.tookOver(worker),
+      successorGone: (worker) => {
+        if (this.successor?.worker !== worker) return;
+        this.successor = undefined;
+        this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
+      },
+      log: (message) => options.log(`SPARQL ${message}`),
+    });
+  }
+
+  get maxRows(): number {
+    return this.options.maxRows;
+  }
+
+  parse(text: string): ParsedQuery {
+    return parseQuery(text, this.options.maxRows);
+  }
+
+  /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the workers (its bytes are the journal's). */
+  onCommitted(record: CommitBytes): void {
+    this.committed++;
+    if (this.full) return;
+    this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
+    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker.
+    const commit = { insert: record.insert, delete: record.delete };
+    const maxBacklog = this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
+    const successor = this.successor;
+    if (successor && successor.add(commit, this.committed) > maxBacklog) this.giveUpSuccessor(`more than ${maxBacklog} bytes of commits wait for it`);
+    const serving = this.serving;
+    if (serving && serving.add(commit, this.committed) > maxBacklog) {
+      // Copying the store is bounded by its size; a backlog is not.
+      this.options.log(`SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`);
+      this.queries.replace(unavailable('the query replica fell too far behind and is being reloaded'));
+    }
+  }
+
+  async run(request: QueryRequest): Promise<QueryResult> {
+    this.refuseIfFull();
+    const target = this.committed;
+    // A copy takes seconds on a large store: a query is not held for all of it.
+    if (!this.serving?.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
+    this.refuseIfFull();
+    if (!this.serving?.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
+    if (this.serving.applied < target && !this.serving.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
+    this.refuseIfFull();
+    const reply = await this.queries.run({
+      kind: 'query',
+      view: request.view,
+      form: request.query.form,
+      text: request.query.text,
+      format: request.format,
+      maxRows: this.options.maxRows,
+      dataset: request.dataset,
+    });
+    return { body: reply.body, truncated: reply.truncated, lag: this.lag(reply.position, target) };
+  }
+
+  close(): Promise<void> {
+    for (const waiter of this.waiting) waiter.wake();
+    return this.queries.close();
+  }
+
+  /** Resolves when the serving worker has applied commit `target`, or after `waitMs`, whichever comes first. */
+  private caughtUp(target: number, waitMs: number): Promise<void> {
+    if (this.waiting.size >= MAX_WAITING) return Promise.reject(unavailable('too many SPARQL queries are waiting'));
+    return new Promise((resolve) => {
+      const waiter = {
+        target,
+        wake: () => {
+          clearTimeout(timer);
+          this.waiting.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.wake, waitMs);
+      this.waiting.add(waiter);
+    });
+  }
+
+  private lag(position: number, target: number): ReplicaLag {
+    const commits = Math.max(0, target - position);
+    if (commits === 0) return { commits, millis: 0 };
+    // The oldest write not shown, or the oldest whose time is still kept.
+    const oldest = Math.max(position + 1, this.committed - COMMIT_TIMES + 1);
+    return { commits, millis: Math.round(performance.now() - this.commitTimes[oldest % COMMIT_TIMES]) };
+  }
+
+  private feedOf(worker: Worker): ReplicaFeed | undefined {
+    return [this.serving, this.successor].find((feed) => feed?.worker === worker);
+  }
+
+  private onNotice(notice: Notice, worker: Worker): void {
+    const feed = this.feedOf(worker);
+    if (!feed) return;
+    if (notice.kind === 'priority') return this.onPriorityStuck(notice.message);
+    if (notice.kind === 'tables') {
+      const { point, quads, grown } = notice;
+      return this.options.log(`SPARQL replica: ${grown ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once` : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`}`);
+    }
+    if (notice.kind === 'growing') return this.onGrowing(feed, notice);
+    if (notice.kind === 'applied') return this.onApplied(feed, notice.position);
+    if (feed === this.successor) return this.giveUpSuccessor(notice.message);
+    this.onFull(notice.message, notice.reclaimable);
+  }
+
+  private refuseIfFull(): void {
+    if (!this.full) return;
+    const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data`;
+    throw new HttpError(503, 'sparql_unavailable', { message }, 'Service unavailable');
+  }
+
+  /**
+   * The replica can take no more. When deleted quads (whose memory Oxigraph keeps) are a good part
+   * of it and it had been fed since its copy, a new worker copies the store into fresh memory;
+   * otherwise the data itself does not fit: it is not fed any longer, nor copied again (it would
+   * fill up again), and queries are refused.
+   */
+  private onFull(message: string, reclaimable: boolean): void {
+    if (reclaimable && this.serving?.copied) {
+      this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
+      this.queries.replace(unavailable('the query replica is being copied into fresh memory'));
+      return;
+    }
+    this.full = message;
+    this.queries.dropSuccessor();
+    this.serving = undefined;
+    this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`);
+    for (const waiter of this.waiting) waiter.wake();
+  }
+
+  /** Told once per server: every new worker would say the same. */
+  private onPriorityStuck(message: string): void {
+    if (this.prioritySaid) return;
+    this.prioritySaid = true;
+    this.options.log(`SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`);
+  }
+
+  private onApplied(feed: ReplicaFeed, position: number): void {
+    feed.onApplied(position);
+    if (feed === this.serving) this.visible(position);
+    // A successor takes over once it holds all the serving replica does: queries never wait for it to catch up.
+    else if (feed === this.successor && position >= (this.serving?.applied ?? 0)) this.queries.handOver();
+  }
+
+  /** The serving replica holds every commit up to `position`: queries waiting for them go. */
+  private visible(position: number): void {
+    const observe = this.options.observeVisible;
+    if (observe) {
+      const now = performance.now();
+      // The commits whose times are no longer kept (more than COMMIT_TIMES behind) are not counted.
+      for (let n = Math.max(this.visibleThrough + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++) observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
+    }
+    this.visibleThrough = Math.max(this.visibleThrough, position);
+    for (const waiter of this.waiting) if (waiter.target <= position) waiter.wake();
+  }
+
+  /** The serving replica is near a long growth point of its tables: a successor copies the store, unless one does already. */
+  private onGrowing(feed: ReplicaFeed, notice: { loadedQuads: number; point: number }): void {
+    feed.nearGrowth = notice;
+    if (feed !== this.serving || this.successor || this.full || performance.now() < this.nextHandoverAt) return;
+    // Known to the successor's copy, which starts in a later turn.
+    this.successorFor = notice.point;
+    if (!this.queries.startSuccessor()) return;
+    this.successorStarted = performance.now();
+    this.options.log(`SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`);
+  }
+
+  private giveUpSuccessor(why: string): void {
+    this.options.log(`SPARQL replica: the successor is given up (${why}); the replica serving goes on`);
+    this.successor = undefined;
+    this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
+    this.queries.dropSuccessor();
+  }
+
+  private started(worker: Worker, successor: boolean): void {
+    const feed = new ReplicaFeed(worker, successor, (failed, why) => {
+      this.options.log(`SPARQL replica: ${why}; reloading it`);
+      if (failed === this.successor) this.giveUpSuccessor(why);
+      else if (failed === this.serving) this.queries.replace(unavailable('the query replica is being reloaded'));
+    });
+    if (successor) this.successor = feed;
+    else this.serving = feed;
+    void this.load(feed);
+  }
+
+  /** A successor holds its copy and now answers queries (the worker before it is stopped). */
+  private tookOver(worker: Worker): void {
+    const feed = this.successor;
+    if (feed?.worker !== worker) return;
+    this.successor = undefined;
+    this.serving = feed;
+    const copyMs = performance.now() - this.successorStarted;
+    this.options.log(`SPARQL replica: a successor took over after a copy of ${Math.round(copyMs)} ms`);
+    if (feed.copied) this.visible(feed.applied);
+    // It may have passed 60% of its next growth point while it caught up, and no write may come for a while.
+    if (feed.nearGrowth) this.onGrowing(feed, feed.nearGrowth);
+  }
+
+  private isFed(feed: ReplicaFeed): boolean {
+    return feed === this.serving || feed === this.successor;
+  }
+
+  /**
+   * Gives a new worker a copy of the hot store's graphs and of the newest history (up to
+   * `historyMaxQuads` quads), a few at a time; the commits made meanwhile go to it in between, as
+   * they come (onCommitted).
+   */
+  private async load(feed: ReplicaFeed): Promise<void> {
+    if (this.full) return;
+    const { worker } = feed;
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    // The copy begins in a later turn: a server that starts serves first (queries wait for the
+    // copy, see run). Commits made meanwhile are not sent to it: the copy holds them.
+    await nextTurn();
+    if (!this.isFed(feed)) return;
+    feed.attach();
+    const started = Date.now();
+    // The metadata goes first, in this turn: the commits after it reach the worker after it.
+    const { meta, hotGraphs: listHotGraphs, history } = this.source.copy();
+    const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
+    const start = { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor, handedOverFor: feed.successor ? this.successorFor : 0 };
+    worker.postMessage({ kind: 'start', ...start } satisfies WorkerRequest);
+    worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
+    await nextTurn();
+    if (!this.isFed(feed)) return;
+    const hotGraphs = listHotGraphs();
+    for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
+      await nextTurn();
+      if (!this.isFed(feed)) return;
+      const chunk = hotGraphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
+      worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
+    }
+    let quads = 0;
+    let entries = 0;
+    while (quads < historyMaxQuads) {
+      await nextTurn();
+      if (!this.isFed(feed)) return;
+      const chunk: string[] = [];
+      let chars = 0;
+      for (let next = history.next(); !next.done; next = history.next()) {
+        chunk.push(next.value);
+        chars += next.value.length;
+        quads += countLines(next.value);
+        if (chars >= HISTORY_CHARS_PER_TURN || quads >= historyMaxQuads) break;
+      }
+      if (chunk.length === 0) break;
+      entries += chunk.length;
+      worker.postMessage({ kind: 'history', entries: chunk } satisfies WorkerRequest);
+    }
+    if (!this.isFed(feed)) return;
+    feed.loaded(this.committed);
+    if (hotGraphs.length > 0) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
+  }
+}
+
+type Notice = Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' | 'tables' }>;
+
+const countLines = (text: string) => {
+  let lines = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
+};
+
+const unavailable = (why: string) => new HttpError(503, 'sparql_unavailable', { message: `${why}; try again shortly` }, 'Service unavailable');

@@ -1,0 +1,122 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+
+const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+
+/**
+ * The layers of docs/ARCHITECTURE.md, highest first: a module may import its own layer or one
+ * below it, never one above. Where a path matches several prefixes, the longest wins.
+ */
+const LAYERS: Record<string, number> = {
+  'main.ts': 5,
+  'server.ts': 5,
+  'cli.ts': 5,
+  'http/': 4,
+  'observability/': 4,
+  'domain/': 3,
+  'store/': 2,
+  'auth/': 2,
+  'outbound/': 2,
+  'shapes/': 2,
+  'rdf/': 1,
+  'config.ts': 0,
+  'errors.ts': 0,
+  'bounded-cache.ts': 0,
+  'budgeted-worker.ts': 0,
+  'project-files.ts': 0,
+};
+
+/** The embedded engine: only the composition root picks a backend, so only it (and the engine itself) imports one. */
+const EMBEDDED = 'store/embedded/';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [relative(SRC, path)] : [];
+  });
+}
+
+/** Static imports and re-exports (type-only ones too) of the project's own modules, as paths under src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(SRC, file), 'utf8');
+  const specifiers = [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.{1,2}\/[^']+)'|\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/gm)].map((m) => m[1] ?? m[2]);
+  return specifiers.map((spec) => normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts'));
+}
+
+function layerOf(file: string): number {
+  const prefix = Object.keys(LAYERS)
+    .filter((p) => file === p || (p.endsWith('/') && file.startsWith(p)))
+    .sort((a, b) => b.length - a.length)[0];
+  if (prefix === undefined) throw new Error(`${file} is in no layer: add its folder to LAYERS and to docs/ARCHITECTURE.md`);
+  return LAYERS[prefix];
+}
+
+/** Every cycle's modules (strongly connected components of more than one module, or a module importing itself). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () => {
+  const files = sourceFiles(SRC);
+  const graph = new Map(files.map((file) => [file, importsOf(file)]));
+  const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })));
+
+  it('reads the whole tree (every import resolves to a module of src/)', () => {
+    expect(files.length).to.be.greaterThan(100);
+    expect(edges.length).to.be.greaterThan(300);
+    expect(edges.filter(({ to }) => !graph.has(to))).to.deep.equal([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(cycles(graph)).to.deep.equal([]);
+  });
+
+  it('never imports a layer above', () => {
+    const upward = edges.filter(({ from, to }) => layerOf(to) > layerOf(from)).map(({ from, to }) => `${from} -> ${to}`);
+    expect(upward).to.deep.equal([]);
+  });
+
+  it('reaches the embedded engine only from the composition root and the engine itself', () => {
+    const intoEngine = edges
+      .filter(({ from, to }) => to.startsWith(EMBEDDED) && !from.startsWith(EMBEDDED) && layerOf(from) !== 5)
+      .map(({ from, to }) => `${from} -> ${to}`);
+    expect(intoEngine).to.deep.equal([]);
+  });
+
+  it('finds a cycle, an upward import and an engine import when there is one (the checks can fail)', () => {
+    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).to.deep.equal([['a.ts', 'b.ts']]);
+    expect(layerOf('store/graph-store.ts')).to.be.lessThan(layerOf('domain/objects/logistics-objects.ts'));
+    expect(layerOf('store/embedded/durable-store.ts')).to.equal(layerOf('store/graph-store.ts'));
+  });
+});
