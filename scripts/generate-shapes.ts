@@ -224,11 +224,9 @@ function valueTurtle(rule: ValueRule): [string, string][] {
     case 'datatype': {
       const family = DATATYPE_FAMILIES[rule.datatype];
       const out: [string, string][] = [];
-      out.push(
-        family.accepted.length === 1
-          ? [`${SH}datatype`, iri(family.accepted[0])]
-          : [`${SH}or`, `( ${family.accepted.map((d) => `[ ${compact(`${SH}datatype`)} ${iri(d)} ]`).join(' ')} )`],
-      );
+      const alternatives = family.accepted.map((d) => `[ ${compact(`${SH}datatype`)} ${iri(d)} ]`);
+      if (family.iris) alternatives.push(`[ ${compact(`${SH}nodeKind`)} ${iri(`${SH}IRI`)} ]`);
+      out.push(alternatives.length === 1 ? [`${SH}datatype`, iri(family.accepted[0])] : [`${SH}or`, `( ${alternatives.join(' ')} )`]);
       if (family.minInclusive !== undefined) out.push([`${SH}minInclusive`, String(family.minInclusive)]);
       if (rule.maxLength !== undefined) out.push([`${SH}maxLength`, String(rule.maxLength)]);
       if (rule.pattern !== undefined) out.push([`${SH}pattern`, str(rule.pattern)]);

@@ -342,6 +342,16 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     });
   });
 
+  it('takes api:p and api:hasDatatype as links ({"@id"}) as well as xsd:anyURI literals, and stores the literals', async () => {
+    const object = await createObject(server);
+    const body = change(object, 1, [add(object, 'remarks', str('Linked'))]);
+    const links = { ...body, '@context': { ...(body['@context'] as Json), 'api:hasDatatype': { '@type': '@id' }, 'api:p': { '@type': '@id' } } };
+    const location = await submit(server, object, links, 'other');
+    const operation = ((await readJson(server, location, 'other'))['api:hasChange'] as Json)['api:hasOperation'] as Json;
+    expect(operation['api:p']).to.deep.equal({ '@type': 'xsd:anyURI', '@value': `${CARGO}remarks` });
+    expect((operation['api:o'] as Json)['api:hasDatatype']).to.deep.equal({ '@type': 'xsd:anyURI', '@value': `${XSD}string` });
+  });
+
   it('405 with api:Error for methods a Logistics Object does not support', async () => {
     const object = await createObject(server);
     const res = await server.request(object, { method: 'PUT', headers: { 'Content-Type': 'application/ld+json' }, body: '{}' });

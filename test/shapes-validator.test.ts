@@ -101,6 +101,19 @@ describe('Shape checks: one violating variant per kind of shape', () => {
     expect((await violations(`${change} ; api:notifyRequestStatusChange true, false .`)).map((f) => f.path)).to.deep.equal(['https://onerecord.iata.org/ns/api#notifyRequestStatusChange']);
   });
 
+  it('xsd:anyURI (api:hasTopic, api:p, ...): a typed literal, a string and a link are accepted; a blank node and a number are not', async () => {
+    const subscription = (topic: string) => `o:s a api:Subscription ; api:hasSubscriber o:c ; api:hasTopicType api:LOGISTICS_OBJECT_IDENTIFIER ; api:includeSubscriptionEventType api:LOGISTICS_OBJECT_UPDATED ; api:hasTopic ${topic} .`;
+    for (const accepted of ['"https://1r.example.com/logistics-objects/p"^^xsd:anyURI', '"https://1r.example.com/logistics-objects/p"', 'o:p']) {
+      expect(await violations(subscription(accepted)), accepted).to.deep.equal([]);
+    }
+    for (const [refused, shown] of [['[ a cargo:Piece ]', 'a blank node'], ['42', '"42"']]) {
+      expect((await violations(subscription(refused))).map((f) => f.message), refused).to.deep.equal([`api:hasTopic must be an IRI (an xsd:anyURI, a string or a link), got ${shown}`]);
+    }
+    const operation = (p: string) => `[] a api:Change ; api:hasLogisticsObject o:p ; api:hasRevision 1 ; api:hasOperation [ a api:Operation ; api:op api:ADD ; api:s "https://1r.example.com/logistics-objects/p" ; api:p ${p} ; api:o [ a api:OperationObject ; api:hasDatatype xsd:string ; api:hasValue "x" ] ] .`;
+    expect(await violations(operation(`cargo:goodsDescription`))).to.deep.equal([]);
+    expect(await violations(operation(`"${CARGO}goodsDescription"^^xsd:anyURI`))).to.deep.equal([]);
+  });
+
   it('unknown properties are accepted (open world) unless strict mode is on', async () => {
     const data = `o:p a cargo:Piece ; <https://example.com/vocab#colour> "red" .`;
     expect(await violations(data)).to.deep.equal([]);

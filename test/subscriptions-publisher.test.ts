@@ -51,6 +51,16 @@ describe('POST /subscriptions: the publisher side', function () {
     }
   });
 
+  it('takes api:hasTopic as an xsd:anyURI literal, a plain string or a link ({"@id"}, as IATA\'s test material writes it), and stores the literal', async () => {
+    const object = await createObject(publisher, piece());
+    for (const topic of [{ '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': object }, object, { '@id': object }]) {
+      const res = await postSubscription(reader, publisher, subscription(reader, object, { 'api:hasTopic': topic }));
+      expect(res.status, `${JSON.stringify(topic)}: ${await res.clone().text()}`).to.equal(201);
+      const read = (await (await publisher.request(res.headers.get('location')!)).json()) as Json;
+      expect((read['api:hasSubscription'] as Json)['api:hasTopic'], JSON.stringify(topic)).to.deep.equal({ '@type': 'xsd:anyURI', '@value': object });
+    }
+  });
+
   it('answers 400 naming the property at fault, 415 for other media types, 403 for a subscription on behalf of someone else', async () => {
     const object = await createObject(publisher, piece());
     const base = subscription(reader, object);

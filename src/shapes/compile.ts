@@ -6,7 +6,7 @@ import { DATATYPE_FAMILIES, SH, UNTYPED_SHAPE } from './vocabulary.js';
 
 /** What each value of a property must be. */
 export type ValueCheck =
-  | { kind: 'datatype'; accepted: ReadonlySet<string>; expected: string; minInclusive?: number; maxLength?: number; pattern?: RegExp }
+  | { kind: 'datatype'; accepted: ReadonlySet<string>; iris?: true; expected: string; minInclusive?: number; maxLength?: number; pattern?: RegExp }
   | { kind: 'in'; values: ReadonlySet<string>; expected: string }
   | { kind: 'class'; classes: readonly string[]; expected: string };
 
@@ -79,9 +79,12 @@ export function compileShapes(turtles: string[]): CompiledShapes {
     };
     if (datatype) return { kind: 'datatype', accepted: new Set([datatype.value]), expected: expectedFor([datatype.value]), ...facets() };
     if (alternatives.length === 0) return undefined;
-    const datatypes = alternatives.map((a) => one(a, `${SH}datatype`)?.value);
-    if (datatypes.every((d) => d !== undefined)) {
-      return { kind: 'datatype', accepted: new Set(datatypes), expected: expectedFor(datatypes), ...facets() };
+    // ( [ sh:datatype D ] ... ), with [ sh:nodeKind sh:IRI ] where a link is accepted too.
+    const isIriAlternative = (a: Term) => one(a, `${SH}nodeKind`)?.value === `${SH}IRI`;
+    const datatypes = alternatives.filter((a) => !isIriAlternative(a)).map((a) => one(a, `${SH}datatype`)?.value);
+    if (datatypes.length > 0 && datatypes.every((d) => d !== undefined)) {
+      const iris = datatypes.length < alternatives.length;
+      return { kind: 'datatype', accepted: new Set(datatypes), ...(iris && { iris: true as const }), expected: expectedFor(datatypes), ...facets() };
     }
     // ( [ sh:class A ] ... shapes:Untyped ) together with sh:nodeKind sh:BlankNodeOrIRI.
     if (one(shape, `${SH}nodeKind`)?.value !== `${SH}BlankNodeOrIRI` || alternatives.at(-1)?.value !== UNTYPED_SHAPE) refuse(shape, 'this sh:or');

@@ -244,6 +244,7 @@ export class ShapeValidator {
         return types.length === 0 || types.some((t) => check.classes.some((c) => this.shapes.ancestors(t.value).has(c)));
       }
       case 'datatype': {
+        if (value.termType === 'NamedNode') return check.iris === true;
         if (value.termType !== 'Literal') return false;
         const datatype = value.datatype.value;
         if (!check.accepted.has(datatype) || !isWellTyped(value.value, datatype)) return false;

@@ -13,12 +13,16 @@ export const UNTYPED_SHAPE = `${SHAPES}Untyped`;
  * every integer datatype (with the lower bound of the ontology's type). An xsd:anyURI property also
  * takes a plain string: compacted JSON-LD without a type coercion in its context writes IRIs that way
  * (`"api:p": "https://…"`), and refusing the most common way clients write a Change helps nobody.
+ * It takes an IRI too (`iris`): clients, IATA's own test material among them, write such values as
+ * links (`{"@id": "https://…"}`); the domain stores them as xsd:anyURI literals.
  */
 export interface DatatypeFamily {
   accepted: string[];
   minInclusive?: number;
   /** How a message names what is expected: "must be <expected>". */
   expected: string;
+  /** An IRI (a link) is accepted as well as the literal datatypes. */
+  iris?: true;
 }
 
 const INTEGERS = [`${XSD}integer`, `${XSD}int`, `${XSD}long`, `${XSD}nonNegativeInteger`, `${XSD}positiveInteger`];
@@ -35,5 +39,5 @@ export const DATATYPE_FAMILIES: Readonly<Record<string, DatatypeFamily>> = {
   [`${XSD}dateTime`]: { accepted: [`${XSD}dateTime`], expected: 'an xsd:dateTime' },
   [`${XSD}date`]: { accepted: [`${XSD}date`], expected: 'an xsd:date' },
   [`${XSD}duration`]: { accepted: [`${XSD}duration`], expected: 'an xsd:duration' },
-  [`${XSD}anyURI`]: { accepted: [`${XSD}anyURI`, `${XSD}string`], expected: 'an xsd:anyURI (or a string)' },
+  [`${XSD}anyURI`]: { accepted: [`${XSD}anyURI`, `${XSD}string`], iris: true, expected: 'an IRI (an xsd:anyURI, a string or a link)' },
 };
