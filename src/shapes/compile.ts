@@ -83,7 +83,7 @@ export function compileShapes(turtles: string[]): CompiledShapes {
     const isIriAlternative = (a: Term) => one(a, `${SH}nodeKind`)?.value === `${SH}IRI`;
     const datatypes = alternatives.filter((a) => !isIriAlternative(a)).map((a) => one(a, `${SH}datatype`)?.value);
     if (datatypes.length > 0 && datatypes.every((d) => d !== undefined)) {
-      const iris = datatypes.length < alternatives.length;
+      const iris = alternatives.some(isIriAlternative);
       return { kind: 'datatype', accepted: new Set(datatypes), ...(iris && { iris: true as const }), expected: expectedFor(datatypes), ...facets() };
     }
     // ( [ sh:class A ] ... shapes:Untyped ) together with sh:nodeKind sh:BlankNodeOrIRI.
