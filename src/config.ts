@@ -154,6 +154,21 @@ export const configSchema = z.strictObject({
     .prefault({}),
   store: z
     .strictObject({
+      backend: z
+        .enum(['embedded', 'sparql'])
+        .default('embedded')
+        .meta({ description: '`embedded`: the data directory (journal, snapshots, archive, embedded Oxigraph); `sparql`: a SPARQL 1.1 engine reached at `store.sparql.*` keeps all data (docs/sparql-engine.md)' }),
+      sparql: z
+        .strictObject({
+          queryUrl: httpUrl.optional().meta({ description: "with `store.backend: sparql`: the engine's SPARQL query endpoint" }),
+          updateUrl: httpUrl.optional().meta({ description: "with `store.backend: sparql`: the engine's SPARQL update endpoint (often the same URL)" }),
+          user: z.string().min(1).optional().meta({ description: 'user for HTTP authentication at the engine' }),
+          password: z.string().optional().meta({ description: 'its password' }),
+          authScheme: z.enum(['basic', 'digest']).default('digest').meta({ description: 'HTTP authentication scheme with `user`/`password`' }),
+          token: z.string().min(1).optional().meta({ description: 'bearer token for the engine, instead of a user and password' }),
+          timeoutMs: integer(1).default(30_000).meta({ description: 'time one request to the engine may take; past it the request answers 503' }),
+        })
+        .prefault({}),
       capacityQuads: integer(1)
         .default(8_000_000)
         .meta({ description: 'quads the store may hold; a write that would pass it is refused with 507 and reads go on (see "Capacity")' }),
@@ -444,6 +459,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   const parsed = configSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origins));
   const config = parsed.data;
+  if (config.store.backend === 'sparql' && (!config.store.sparql.queryUrl || !config.store.sparql.updateUrl)) {
+    throw new ConfigError('invalid configuration:\n  store.sparql.queryUrl and store.sparql.updateUrl: required with store.backend sparql');
+  }
   const baseUrl = (config.baseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
   return { ...config, baseUrl, dataDir: resolve(config.dataDir) };
 }

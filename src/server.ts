@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { projectFile } from './project-files.js';
 import { Authorizer } from './domain/access/authorizer.js';
 import { GrantIndex } from './domain/access/grant-index.js';
@@ -28,11 +29,16 @@ import { SubscriptionIndex, Subscriptions } from './domain/pubsub/subscriptions.
 import { RemoteSubscriptions } from './domain/pubsub/remote-subscriptions.js';
 import { PartnerOffers } from './domain/pubsub/partner-offers.js';
 import { DurableStore } from './store/embedded/durable-store.js';
+import { EngineQueries } from './store/sparql-engine/engine-queries.js';
+import { SparqlClient } from './store/sparql-engine/sparql-client.js';
+import { SparqlEngineStore } from './store/sparql-engine/sparql-engine-store.js';
+import type { GraphStore } from './store/graph-store.js';
+import type { QueryService } from './store/query-service.js';
+import type { StoreCapacity } from './store/capacity.js';
 import { ActionRequestIndex } from './domain/requests/action-request-index.js';
 import { ActionRequests } from './domain/requests/action-requests.js';
 import { ChangeRequests } from './domain/requests/change-requests.js';
 import { api } from './rdf/vocab.js';
-import { canonicalLiterals } from './store/embedded/oxigraph/canonical-literals.js';
 import { Analytics } from './domain/analytics/analytics.js';
 import { MovedObjects } from './domain/moves/moved-objects.js';
 import { createLogger, messageLog, type Logger } from './observability/logger.js';
@@ -46,7 +52,9 @@ export interface RunningServer {
   services: Services;
   /** The separate metrics port's URL, when `metrics.port` is set. */
   metricsUrl?: string;
-  store: DurableStore;
+  store: ServerStore;
+  /** The embedded store, when it is the backend (store.backend: embedded). */
+  embedded?: DurableStore;
   /** Drains requests in flight (up to `shutdown.graceMs`), then flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -57,6 +65,64 @@ function outboundTokens(config: Config, idp: IdentityProvider | undefined, holde
   // The provider is the operator's choice and may be on a private network.
   if (credentials) return clientCredentialsTokens(new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), credentials);
   return idp && embeddedTokens(idp, holder, config.identityProvider.tokenLifetimeSeconds);
+}
+
+/** The store as the composition root uses it: the domain's seam, plus starting and stopping. */
+export type ServerStore = GraphStore & { publishStored(): Promise<void>; close(): Promise<void> };
+
+interface OpenedStore {
+  store: ServerStore;
+  /** How full the store is (the embedded store's limits; an engine has its own). */
+  capacity(): StoreCapacity | undefined;
+  /** The SPARQL analytics service over it. */
+  startQueries(): QueryService;
+  embedded?: DurableStore;
+}
+
+/** Opens the configured backend (`store.backend`). */
+async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
+  if (config.store.backend === 'sparql') {
+    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs } = config.store.sparql;
+    const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
+    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }));
+    // The data directory then holds only the identity provider's key.
+    await mkdir(config.dataDir, { recursive: true });
+    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(config.sparql.maxRows) };
+  }
+  const embedded = await DurableStore.open({
+    dataDir: config.dataDir,
+    fsync: config.journal.fsync,
+    snapshotAfterBytes: config.journal.snapshotAfterBytes,
+    maxReplayBytes: config.journal.maxReplayBytes,
+    capacityQuads: config.store.capacityQuads,
+    memoryReserveBytes: config.store.memoryReserveBytes,
+    compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
+    memoryImage: config.store.memoryImage,
+    imageAtSnapshot: config.store.imageAtSnapshot,
+    log: messageLog(logger, 'store'),
+    observer: metrics && {
+      journalFlushed: (seconds, records) => {
+        metrics.journalFlushSeconds.observe(seconds);
+        metrics.journalBatchRecords.observe(records);
+      },
+      snapshotWritten: (seconds) => metrics.snapshotSeconds.observe(seconds),
+    },
+  });
+  return {
+    store: embedded,
+    embedded,
+    capacity: () => embedded.capacity(),
+    startQueries: () =>
+      embedded.startQueryReplica({
+        timeBudgetMs: config.sparql.timeBudgetMillis,
+        maxRows: config.sparql.maxRows,
+        freshnessWaitMs: config.sparql.freshnessWaitMillis,
+        historyMaxQuads: config.sparql.historyMaxQuads,
+        memoryLimitBytes: config.sparql.memoryLimitBytes,
+        observeVisible: metrics && ((seconds) => metrics.sparqlReplicaVisibleSeconds.observe(seconds)),
+        log: messageLog(logger, 'sparql'),
+      }),
+  };
 }
 
 /**
@@ -76,34 +142,17 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 
 async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
   const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
-  let store: DurableStore | undefined;
+  let opened: OpenedStore | undefined;
   let delivery: Delivery | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
   const metrics: ServerMetrics | undefined =
     config.metrics.token !== undefined || config.metrics.port !== undefined
-      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => store?.capacity(), outboxDepth: () => delivery?.depth() })
+      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => opened?.capacity(), outboxDepth: () => delivery?.depth() })
       : undefined;
-  store = await DurableStore.open({
-    dataDir: config.dataDir,
-    fsync: config.journal.fsync,
-    snapshotAfterBytes: config.journal.snapshotAfterBytes,
-    maxReplayBytes: config.journal.maxReplayBytes,
-    capacityQuads: config.store.capacityQuads,
-    memoryReserveBytes: config.store.memoryReserveBytes,
-    compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
-    memoryImage: config.store.memoryImage,
-    imageAtSnapshot: config.store.imageAtSnapshot,
-    log: messageLog(logger, 'store'),
-    observer: metrics && {
-      journalFlushed: (seconds, records) => {
-        metrics.journalFlushSeconds.observe(seconds);
-        metrics.journalBatchRecords.observe(records);
-      },
-      snapshotWritten: (seconds) => metrics.snapshotSeconds.observe(seconds),
-    },
-  });
-  const durableStore = store;
-  lifecycle.storeCapacity = () => durableStore.capacity();
+  opened = await openStore(config, logger, metrics);
+  const { store } = opened;
+  const capacity = opened.capacity;
+  if (opened.embedded) lifecycle.storeCapacity = () => capacity()!;
   const holder = holderIri(config);
   const identityProvider = config.identityProvider.enabled
     ? await IdentityProvider.open({
@@ -127,28 +176,28 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const requestIndex = new ActionRequestIndex();
   const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
   // Writers get the publishing store: each commit queues the notifications it causes.
-  const subscriptionIndex = new SubscriptionIndex(store, ontology, index, access, config.delivery.callbacks);
-  const outbox = new Outbox(subscriptionIndex, index, (revision) => objects.triples(revision), config.baseUrl, holder);
+  const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
+  const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
   const publishing = new PublishingStore(store, outbox);
   const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
-  const receivedNotifications = new ReceivedNotifications(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access, (triples) => objects.shapeViolations(triples));
+  const receivedNotifications = await ReceivedNotifications.open(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access, (triples) => objects.shapeViolations(triples));
   const events = new LogisticsEvents(publishing, eventIndex, objects, ontology, access);
   const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
-  const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, (literals) => canonicalLiterals(store, literals), config.decisionPolicy, holder);
+  const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
   const outbound = new OutboundClient(config.outbound);
   const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url), shapeViolations: (triples) => objects.shapeViolations(triples) });
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');
-  delivery = new Delivery(store, subscriptions, (graph) => store.graphTriples(graph), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
+  delivery = new Delivery(store, subscriptions, (revision) => objects.triples(revision), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
   for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {
     store.committed.subscribe((events) => consumer.onCommitted(events));
   }
-  store.publishStored();
+  await store.publishStored();
   // Counted from here on: what this process commits, not what the store held at start.
   if (metrics) store.committed.subscribe(metrics.onCommitted);
   if (config.notifications.webhookUrl) {
@@ -167,15 +216,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   delivery.start();
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
-  const queries = store.startQueryReplica({
-    timeBudgetMs: config.sparql.timeBudgetMillis,
-    maxRows: config.sparql.maxRows,
-    freshnessWaitMs: config.sparql.freshnessWaitMillis,
-    historyMaxQuads: config.sparql.historyMaxQuads,
-    memoryLimitBytes: config.sparql.memoryLimitBytes,
-    observeVisible: metrics && ((seconds) => metrics.sparqlReplicaVisibleSeconds.observe(seconds)),
-    log: messageLog(logger, 'sparql'),
-  });
+  const queries = opened.startQueries();
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
@@ -184,18 +225,18 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
   listener.serve(createApp(services));
   lifecycle.phase = 'ready';
-  const durable = store;
   return {
     url: listener.url,
     metricsUrl: metricsListener?.url,
     services,
-    store: durable,
+    store,
+    embedded: opened.embedded,
     async close() {
       await delivery.stop();
       await listener.drain(config.shutdown.graceMs);
       await receivedNotifications.stop();
       await jsonLd.close();
-      await durable.close();
+      await store.close();
       await metricsListener?.drain(0);
     },
   };

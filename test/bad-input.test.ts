@@ -43,9 +43,9 @@ describe('Bad input gets a clear 4xx, never a 500, and nothing is stored altered
 
   const send = (path: string, init: RequestInit & { agent?: 'holder' | 'other' } = {}) => server.request(path, init);
   const expectNothingStored = async (act: () => Promise<void>) => {
-    const quads = server.running.store.index.size;
+    const quads = server.running.embedded!.index.size;
     await act();
-    expect(server.running.store.index.size, 'quads in the store').to.equal(quads);
+    expect(server.running.embedded!.index.size, 'quads in the store').to.equal(quads);
   };
 
   describe('paths, headers and query strings', () => {

@@ -235,13 +235,13 @@ describe('capacity: the store itself', () => {
     const later = await store.commit(store.begin({ insert: graphQuads('later', 5) })).catch((err: unknown) => err);
     expect(later).to.be.instanceOf(StoreFailedError);
     expect((later as Error).message).to.match(/refused until the server restarts/);
-    expect(store.graphTriples('https://store.example.com/kept')).to.have.length(5);
+    expect(await store.graphTriples('https://store.example.com/kept')).to.have.length(5);
     expect(store.capacity().writesRefused).to.match(/restart the server/);
     await store.close();
 
     const { store: reopened } = await openStore(dir);
-    expect(reopened.graphTriples('https://store.example.com/lost')).to.have.length(5); // durable, so applied at start
-    expect(reopened.graphTriples('https://store.example.com/later')).to.have.length(0); // refused before the journal
+    expect(await reopened.graphTriples('https://store.example.com/lost')).to.have.length(5); // durable, so applied at start
+    expect(await reopened.graphTriples('https://store.example.com/later')).to.have.length(0); // refused before the journal
     await reopened.commit(reopened.begin({ insert: graphQuads('after', 5) }));
     await reopened.close();
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseBody } from '../src/rdf/parse.js';
 import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
-import { API, add, asList, change, createObject, errorCodes, readJson, str, submit } from './support/changes.js';
+import { API, add, asList, change, createObject, errorCodes, readJson, revisionsOf, str, submit } from './support/changes.js';
 
 type Json = Record<string, unknown>;
 
@@ -36,8 +36,7 @@ describe('change requests under concurrency', () => {
         expect(errorCodes(b)).to.deep.equal(['409']);
       }
     }
-    const entry = server.running.services.objects.index.get(object)!;
-    expect(entry.revisions.map((r) => r.number)).to.deep.equal([1, 2, 3, 4, 5]);
+    expect((await revisionsOf(server, object)).map((r) => r.number)).to.deep.equal([1, 2, 3, 4, 5]);
     const body = await readJson(server, object);
     expect(body['api:hasRevision']).to.equal(rounds + 1);
     expect(asList(body['cargo:remarks'] as string[])).to.have.length(rounds + 1);
@@ -45,7 +44,7 @@ describe('change requests under concurrency', () => {
 
     await server.stop();
     await server.restart();
-    expect(server.running.services.objects.index.get(object)!.revisions.map((r) => r.number)).to.deep.equal([1, 2, 3, 4, 5]);
+    expect((await revisionsOf(server, object)).map((r) => r.number)).to.deep.equal([1, 2, 3, 4, 5]);
     expect((await statuses(server, object)).filter((r) => statusName(r) === 'REQUEST_ACCEPTED')).to.have.length(rounds);
   });
 

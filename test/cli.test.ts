@@ -114,7 +114,7 @@ describe('onerecord export (CLI)', () => {
     this.timeout(60_000);
     server = await startTestServer();
     for (let i = 0; i < 5; i++) await createObject(server, piece(i));
-    await server.running.store.snapshot(); // the export reads a snapshot and the journal after it
+    await server.running.embedded!.snapshot(); // the export reads a snapshot and the journal after it
     const object = await createObject(server, piece(2));
     await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('after the snapshot'))]));
     await server.stop();
@@ -139,10 +139,10 @@ describe('onerecord export (CLI)', () => {
       // The hot store (latest revisions), then every revision in its own graph with its metadata.
       const history: string[] = [];
       for (const r of readRevisions(store.index)) {
-        if (r.number === 1 && store.revision(r.object, 2)) continue; // listed again with the latest
+        if (r.number === 1 && (await store.revision(r.object, 2))) continue; // listed again with the latest
         for (let n = 1; n <= r.number; n++) {
           const graph = namedNode(revisionGraph(r.object, n));
-          history.push(...store.graphTriples(graph.value).map((t) => quadToNq(quad(t.subject, t.predicate, t.object, graph))), ...revisionQuads(store.revision(r.object, n)!).map(quadToNq));
+          history.push(...(await store.graphTriples(graph.value)).map((t) => quadToNq(quad(t.subject, t.predicate, t.object, graph))), ...revisionQuads((await store.revision(r.object, n))!).map(quadToNq));
         }
       }
       expect(history.some((line) => line.includes('?revision=1>'))).to.equal(true);

@@ -114,7 +114,7 @@ describe('the commit site and the after-commit stream', () => {
       second.store.committed.subscribe((events) => seen.push(...events));
       let data = 0;
       second.store.committed.subscribeData(() => data++);
-      second.store.publishStored();
+      await second.store.publishStored();
       expect(seen).to.deep.equal([created(7)]);
       expect(data, 'no data: the replica copies the store instead').to.equal(0);
       await second.store.close();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { QueueWindows } from '../src/domain/pubsub/delivery-queues.js';
+import { QueueWindows, type Queue } from '../src/domain/pubsub/delivery-queues.js';
 import { SettleCommits } from '../src/domain/pubsub/delivery-settle.js';
 import type { SubscriptionIndex } from '../src/domain/pubsub/subscriptions.js';
 import { API } from '../src/rdf/vocab.js';
@@ -25,7 +25,9 @@ describe('delivery queue windows', () => {
     const { store } = await openStore(dir);
     const settle = new SettleCommits(store, { lowWater: () => 0, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
     store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
-    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
+    // Told when a queue has notifications to send: after a refill from the store, which reads asynchronously.
+    let kicked: (q: Queue) => void = () => {};
+    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, (q) => kicked(q));
     try {
       for (let sequence = 1; sequence <= 40; sequence++) {
         const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });
@@ -43,7 +45,13 @@ describe('delivery queue windows', () => {
       // The four are delivered (as Delivery records it): the window is filled again from the store.
       for (const item of q.window) item.state = 'settled';
       q.unsettled = 0;
+      const refilled = new Promise<void>((resolve) => {
+        kicked = (k) => {
+          if (k === q && !k.paging) resolve();
+        };
+      });
       windows.advance(q);
+      await refilled;
       expect(q.window.map((i) => i.sequence)).to.deep.equal([5, 6, 7, 8]);
       expect(q.window.map((i) => i.content?.revision)).to.deep.equal([5, 6, 7, 8]);
       expect(q.backlog).to.equal(32);

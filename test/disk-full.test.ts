@@ -25,7 +25,7 @@ describe('write errors: disk full, file too large', () => {
       const next = Math.max(...(await listSegments(server.dataDir))) + 1;
       segment = join(server.dataDir, segmentName(next));
       await symlink('/dev/full', segment);
-      await server.running.store.snapshot(); // rotates the journal onto the full device
+      await server.running.embedded!.snapshot(); // rotates the journal onto the full device
     });
     after(async () => {
       await rm(segment, { force: true });
@@ -33,7 +33,8 @@ describe('write errors: disk full, file too large', () => {
     });
 
     it('POST answers 503 with an api:Error, nothing is acknowledged and the store is unchanged', async () => {
-      const { store, services } = server.running;
+      const { services } = server.running;
+      const store = server.running.embedded!;
       const quadsBefore = store.index.size;
       const objectsBefore = services.objects.index.size;
       const iri = `${server.url}/logistics-objects/full-1`;

@@ -101,10 +101,10 @@ describe('Official example payloads that are Logistics Objects', () => {
     // We reject rather than trim: an @id with a leading space is not an IRI (JSON-LD resolves it as
     // a relative reference), and silently changing a client's identifiers hides its bug.
     it(`rejects ${name} with 400 because ${defect.reason}; nothing is stored`, async () => {
-      const before = server.running.store.index.size;
+      const before = server.running.embedded!.index.size;
       const res = await postJsonLd(server, '/logistics-objects', rebase(readExample(name), objectsPrefix(server)));
       await expectApiError(res, 400, /Relative @id reference/);
-      expect(server.running.store.index.size).to.equal(before);
+      expect(server.running.embedded!.index.size).to.equal(before);
     });
     it(`accepts ${name} once corrected, and reads back the same triples`, async () => {
       await expectAcceptedAndReadBack(server, rebase(defect.correct(readExample(name)), objectsPrefix(server)), OBJECTS_CREATED[name] ?? 1);

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { Parser } from 'n3';
 import type { Quad } from '../src/rdf/terms.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { API, CARGO, XSD, add, change, createObject, dbl, del, readJson, statusOf, str, submit, type Op, type Value } from './support/changes.js';
+import { API, CARGO, XSD, add, change, createObject, dbl, del, readJson, revisionsOf, statusOf, str, submit, type Op, type Value } from './support/changes.js';
 
 /**
  * The model: a plain set of triples, keyed by value (a double is its number, whatever its
@@ -153,7 +153,7 @@ describe('history: every revision is exactly the state after its change (fast-ch
           snapshots.push(model);
         }
 
-        const revisions = server.running.services.objects.index.get(object)!.revisions;
+        const revisions = await revisionsOf(server, object);
         // Revision times are made strictly increasing, so the last may lie a few ms ahead; `at` must not be in the future.
         while (Date.now() <= revisions[revisions.length - 1].createdAt.getTime()) await new Promise((resolve) => setTimeout(resolve, 2));
         expect(revisions.map((r) => r.number)).to.deep.equal(snapshots.map((_, i) => i + 1));

@@ -19,12 +19,14 @@ const QUERIES = [
  * Everything a store answers: every quad, each graph as N-Triples (a graph named by a JS term), and
  * the queries; in an order of their own (Oxigraph's order follows what was loaded first).
  */
-function contents(store: DurableStore): string {
+async function contents(store: DurableStore): Promise<string> {
   const graphs = store.index.listGraphs().sort();
+  const answers: string[][] = [];
+  for (const q of QUERIES) answers.push((await store.select(q)).results.bindings.map((b) => JSON.stringify(b)).sort());
   return JSON.stringify({
     quads: allQuads(store.index),
     graphs: graphs.map((g) => store.index.graphNTriples(g).split('\n').sort()),
-    answers: QUERIES.map((q) => store.select(q).results.bindings.map((b) => JSON.stringify(b)).sort()),
+    answers,
   });
 }
 
@@ -32,10 +34,10 @@ function contents(store: DurableStore): string {
  * The domain events start publishes (publishStored): what the server's indexes are rebuilt from,
  * the revisions among them (which an image carries rather than the start reading them back).
  */
-function storedEvents(store: DurableStore): string[] {
+async function storedEvents(store: DurableStore): Promise<string[]> {
   const events: string[] = [];
   store.committed.subscribe((published) => events.push(...published.map((e) => JSON.stringify(e))));
-  store.publishStored();
+  await store.publishStored();
   return events.sort();
 }
 
@@ -98,7 +100,7 @@ async function fromSnapshot(dir: string): Promise<{ contents: string; events: st
   const { store, log } = await openStore(dir, { memoryImage: false });
   try {
     expect(imageRead(log)).to.equal(false);
-    return { contents: contents(store), events: storedEvents(store) };
+    return { contents: await contents(store), events: await storedEvents(store) };
   } finally {
     await store.close();
   }
@@ -117,8 +119,8 @@ describe('memory image of the hot index (store.memoryImage)', function () {
   async function stopWithImage(): Promise<string> {
     const { store, log } = await openStore(dir);
     await writeData(store);
-    const before = contents(store);
-    stopped = storedEvents(store);
+    const before = await contents(store);
+    stopped = await storedEvents(store);
     await store.close();
     expect(log.some((line) => /^memory image of \d+ quads written in \d+ ms \(\d+ MiB\)$/.test(line)), log.join('\n')).to.equal(true);
     expect(await readdir(dir)).to.include(IMAGE_FILE);
@@ -131,9 +133,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     try {
       expect(imageRead(log), log.join('\n')).to.equal(true);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
-      expect(contents(store)).to.equal(before);
+      expect(await contents(store)).to.equal(before);
       expect(store.capacity().quads).to.equal(allQuads(store.index).length);
-      const events = storedEvents(store);
+      const events = await storedEvents(store);
       expect(events.filter((e) => e.includes('"revision-written"')).length).to.equal(15);
       expect(events).to.deep.equal(stopped);
     } finally {
@@ -146,15 +148,15 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store } = await openStore(dir);
     await writeMore(store, 30);
     await store.commit(store.begin({ insert: graphQuads('after', 7), delete: graphQuads('g12', 3) }));
-    const expected = contents(store);
-    const events = storedEvents(store);
+    const expected = await contents(store);
+    const events = await storedEvents(store);
     // Not closed: as after a crash, the journal holds more than the clean stop's image, which the start after it removed.
     const { store: crashed, log } = await openStore(dir);
     try {
       expect(imageRead(log), log.join('\n')).to.equal(false);
-      expect(contents(crashed)).to.equal(expected);
+      expect(await contents(crashed)).to.equal(expected);
       expect(crashed.capacity().quads).to.equal(allQuads(crashed.index).length);
-      expect(storedEvents(crashed)).to.deep.equal(events);
+      expect(await storedEvents(crashed)).to.deep.equal(events);
     } finally {
       await crashed.close();
     }
@@ -171,19 +173,25 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     // Revisions replaced after the image (their metadata deleted), new objects and revisions, quads deleted and added.
     await writeMore(store, 30);
     await writeObjects(store, 30, 36);
-    const expected = contents(store);
-    const events = storedEvents(store);
-    const archived = (s: DurableStore) => [...Array(36).keys()].flatMap((i) => [1, 2, 3].map((n) => JSON.stringify([s.revision(objectIri(i), n), s.graphTriples(revisionGraph(objectIri(i), n)).length])));
-    const archive = archived(store);
+    const expected = await contents(store);
+    const events = await storedEvents(store);
+    const archived = async (s: DurableStore) => {
+      const revisions: string[] = [];
+      for (const i of Array(36).keys()) {
+        for (const n of [1, 2, 3]) revisions.push(JSON.stringify([await s.revision(objectIri(i), n), (await s.graphTriples(revisionGraph(objectIri(i), n))).length]));
+      }
+      return revisions;
+    };
+    const archive = await archived(store);
     const { store: crashed, log: crashLog } = await openStore(dir);
     try {
       expect(snapshotImageRead(crashLog), crashLog.join('\n')).to.equal(true);
       expect(crashLog.some((line) => /^store recovered: snapshot \d+, [1-9]\d* journal records/.test(line)), crashLog.join('\n')).to.equal(true);
-      expect(contents(crashed)).to.equal(expected);
+      expect(await contents(crashed)).to.equal(expected);
       expect(crashed.capacity().quads).to.equal(allQuads(crashed.index).length);
-      expect(storedEvents(crashed)).to.deep.equal(events);
+      expect(await storedEvents(crashed)).to.deep.equal(events);
       expect(events.filter((e) => e.includes('"revision-written"')).length).to.equal(18);
-      expect(archived(crashed)).to.deep.equal(archive);
+      expect(await archived(crashed)).to.deep.equal(archive);
       expect(await readdir(dir)).to.include(IMAGE_FILE);
     } finally {
       await crashed.close();
@@ -200,7 +208,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     expect(imageAtSnapshot(log), log.join('\n')).to.equal(true);
     await copyFile(join(dir, IMAGE_FILE), join(dir, 'stale.image'));
     await writeMore(store, 30);
-    return { store, expected: contents(store) };
+    return { store, expected: await contents(store) };
   }
 
   it('an image of an older snapshot is refused as stale (and removed): the start loads the newest snapshot', async () => {
@@ -211,7 +219,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     try {
       expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
       expect(imageRead(log)).to.equal(false);
-      expect(contents(crashed)).to.equal(expected);
+      expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     } finally {
       await crashed.close();
@@ -229,7 +237,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store: crashed, log } = await openStore(dir);
     try {
       expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
-      expect(contents(crashed)).to.equal(expected);
+      expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include.members([IMAGE_FILE, `${IMAGE_FILE}.tmp`]);
     } finally {
       await crashed.close();
@@ -243,7 +251,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store: crashed, log } = await openStore(dir);
     try {
       expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (its size does not match its header): the store loads its snapshot`);
-      expect(contents(crashed)).to.equal(expected);
+      expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     } finally {
       await crashed.close();
@@ -299,7 +307,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
       try {
         expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (${why}): the store loads its snapshot`);
         expect(imageRead(log)).to.equal(false);
-        expect(contents(store)).to.equal(before);
+        expect(await contents(store)).to.equal(before);
         expect(await readdir(dir)).not.to.include(IMAGE_FILE);
       } finally {
         await store.close();
@@ -323,7 +331,7 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store, log } = await openStore(dir, { memoryImage: false });
     expect(imageRead(log)).to.equal(false);
     expect(await readdir(dir)).not.to.include(IMAGE_FILE);
-    expect(contents(store)).to.equal(before);
+    expect(await contents(store)).to.equal(before);
     await store.close();
     expect(await readdir(dir)).not.to.include(IMAGE_FILE);
   });

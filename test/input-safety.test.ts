@@ -51,10 +51,10 @@ describe('Request body safety', () => {
     server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
   /** Runs `act` and checks that neither the store nor the object index changed. */
   const expectNothingStored = async (act: () => Promise<void>) => {
-    const quads = server.running.store.index.size;
+    const quads = server.running.embedded!.index.size;
     const objects = server.running.services.objects.index.size;
     await act();
-    expect(server.running.store.index.size, 'quads in the store').to.equal(quads);
+    expect(server.running.embedded!.index.size, 'quads in the store').to.equal(quads);
     expect(server.running.services.objects.index.size, 'objects in the index').to.equal(objects);
   };
   const expectRefused = (body: unknown, status: number, message?: RegExp, contentType?: string) =>
@@ -181,9 +181,9 @@ describe('Request body safety', () => {
         ['IRI length', pieceLinkingIriOfLength(limits.iriLength + 1), pieceLinkingIriOfLength(limits.iriLength), 400],
       ];
       for (const [what, over, at, status] of cases) {
-        const before = small.running.store.index.size;
+        const before = small.running.embedded!.index.size;
         expect((await postSmall(over)).status, `${what}: one past the limit`).to.equal(status);
-        expect(small.running.store.index.size).to.equal(before);
+        expect(small.running.embedded!.index.size).to.equal(before);
         expect((await postSmall(at)).status, `${what}: at the limit`).to.equal(201);
       }
     });

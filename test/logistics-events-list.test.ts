@@ -158,7 +158,7 @@ describe('Logistics Events: list, filters and paging', () => {
     const bulk = await postJsonLd(server, '/logistics-events', { '@context': { cargo: CARGO }, '@graph': graph });
     expect(bulk.status).to.equal(207);
 
-    const index = server.running.store.index;
+    const index = server.running.embedded!.index;
     const read = index.graphNTriples.bind(index);
     let graphsRead = 0;
     index.graphNTriples = (g: string) => {

@@ -64,9 +64,9 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
       { object: `${object}-b`, location: `${NEW_HOME}?x=1`, permanent: false, movedAt: new Date('2024-05-01T10:00:00Z'), movedBy: 'https://partner.example.com/org' },
     ];
     await store.commit(store.begin({ insert: records.flatMap(moveQuads) }));
-    expect(readMoves(store).sort((a, b) => a.object.localeCompare(b.object))).to.deep.equal(records);
+    expect((await readMoves(store)).sort((a, b) => a.object.localeCompare(b.object))).to.deep.equal(records);
     await store.commit(store.begin({ insert: [], delete: records.flatMap(moveQuads) }));
-    expect(readMoves(store)).to.deep.equal([]);
+    expect(await readMoves(store)).to.deep.equal([]);
   });
 
   it('is for internal actors only: 401 without a token, 403 for others', async () => {

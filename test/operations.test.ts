@@ -159,7 +159,7 @@ describe('operations: metrics', () => {
 
   it('journal group commits, snapshots, store size, WASM memory and process metrics are there', async () => {
     await createObject(server, piece());
-    await server.running.store.snapshot();
+    await server.running.embedded!.snapshot();
     const text = await scrape();
     expect(sample(text, 'onerecord_journal_fsync_seconds_count')).to.be.at.least(1);
     expect(sample(text, 'onerecord_journal_batch_records_sum')).to.be.at.least(sample(text, 'onerecord_journal_batch_records_count'));

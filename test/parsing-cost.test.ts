@@ -117,7 +117,7 @@ describe('JSON-LD parsing cost is bounded', () => {
       server.request(path, { method, headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body), agent: 'other' });
 
     it('PATCH and event POSTs with the scoped-context body from a partner: 400 naming the context; GET / answers meanwhile', async () => {
-      const quads = server.running.store.index.size;
+      const quads = server.running.embedded!.index.size;
       const hostile = [
         send(object, 'PATCH', scopedContextBomb(4000)),
         send(object, 'PATCH', scopedContextBomb(8000)),
@@ -126,7 +126,7 @@ describe('JSON-LD parsing cost is bounded', () => {
       const gets = await Promise.all([1, 2, 3].map(() => server.request('/')));
       for (const get of gets) expect(get.status).to.equal(200);
       for (const res of await Promise.all(hostile)) await expectApiError(res, 400, /too many terms/);
-      expect(server.running.store.index.size).to.equal(quads);
+      expect(server.running.embedded!.index.size).to.equal(quads);
     });
 
     it('a body that passes the counts but is slow in jsonld.js is stopped at the budget; GET / is answered before it', async () => {

@@ -111,16 +111,16 @@ describe('guaranteed delivery between servers', function () {
       await subscriber.stop();
       await changeRepeatedly(publisher, object, 1, 1);
       const store = publisher.running.store;
-      expect(readOutboxEntries(store).map((e) => e.recipients)).to.deep.equal([5]);
+      expect((await readOutboxEntries(store)).map((e) => e.recipients)).to.deep.equal([5]);
       const late = await subscribe(subscriber, publisher, subscription(subscriber, object));
       const { queues } = (await outbox(publisher, 'queues')) as { queues: Json[] };
       expect(queues.map((q) => q.pending)).to.deep.equal([5]);
       await subscriber.restart();
       const got = await waitForNotifications(subscriber, 5, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       expect(new Set(got.map((n) => n['@id'])).size).to.equal(5);
-      for (let i = 0; i < 50 && readOutboxEntries(store).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(readOutboxEntries(store)).to.deep.equal([]);
-      const positions = readOutboxPositions(store);
+      for (let i = 0; i < 50 && (await readOutboxEntries(store)).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await readOutboxEntries(store)).to.deep.equal([]);
+      const positions = await readOutboxPositions(store);
       // The queue is past every entry: the entries removed say where it stands, it has no position of its own.
       expect(positions.queues).to.deep.equal([]);
       expect(positions.compactedThrough).to.be.at.least(1);
@@ -154,13 +154,13 @@ describe('guaranteed delivery between servers', function () {
       const upQueue = (queue: string) => queue.startsWith(holderOf(up));
       // The lagging queue keeps every entry; the one that keeps up is 3 entries past them, within the slack.
       await new Promise((r) => setTimeout(r, 300));
-      expect(readOutboxPositions(publisher.running.store).queues.filter((p) => upQueue(p.queue))).to.deep.equal([]);
-      const last = readOutboxEntries(publisher.running.store).find((e) => e.content.revision === 4);
+      expect((await readOutboxPositions(publisher.running.store)).queues.filter((p) => upQueue(p.queue))).to.deep.equal([]);
+      const last = (await readOutboxEntries(publisher.running.store)).find((e) => e.content.revision === 4);
       expect(last).to.not.equal(undefined);
       await publisher.stop();
       await publisher.restart();
       // Stopping wrote where it stands: after the restart its queue holds nothing it had.
-      expect(readOutboxPositions(publisher.running.store).queues.filter((p) => upQueue(p.queue)).map((p) => p.through)).to.deep.equal([last!.sequence]);
+      expect((await readOutboxPositions(publisher.running.store)).queues.filter((p) => upQueue(p.queue)).map((p) => p.through)).to.deep.equal([last!.sequence]);
       const upQueues = ((await outbox(publisher, 'queues')).queues as Json[]).filter((queue) => upQueue(queue.queue as string));
       expect(upQueues).to.deep.equal([]);
       await changeRepeatedly(publisher, object, 4, 1);
@@ -191,10 +191,10 @@ describe('guaranteed delivery between servers', function () {
       await down.stop();
       await changeRepeatedly(publisher, object, 1, 1);
       const store = publisher.running.store;
-      for (let i = 0; i < 100 && readParkedNotifications(store, { dead: true }).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-      const [dead] = readParkedNotifications(store, { dead: true });
+      for (let i = 0; i < 100 && (await readParkedNotifications(store, { dead: true })).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      const [dead] = await readParkedNotifications(store, { dead: true });
       expect(dead.notification.queue.startsWith(holderOf(gone))).to.equal(true);
-      const positions = readOutboxPositions(store);
+      const positions = await readOutboxPositions(store);
       // The lagging queue holds the entry in the store; the dead-lettered queue stands past it by a position of its own.
       expect(positions.compactedThrough).to.be.lessThan(dead.notification.sequence);
       expect(positions.queues.find((p) => p.queue === dead.notification.queue)?.through).to.be.at.least(dead.notification.sequence);
@@ -382,9 +382,9 @@ describe('guaranteed delivery between servers', function () {
       expect(got.map(revisionOf)).to.deep.equal([2, 3]);
       expect(((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object)).to.deep.equal([]);
       // Delivered again, they leave the store.
-      const parked = () => readParkedNotifications(publisher.running.store).filter((p) => p.notification.object === object);
-      for (let i = 0; i < 50 && parked().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(parked()).to.deep.equal([]);
+      const parked = async () => (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
+      for (let i = 0; i < 50 && (await parked()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await parked()).to.deep.equal([]);
     });
 
     it('replayed dead letters beyond the queue window stay in the store until the window drains; all are delivered, in order', async () => {
@@ -401,9 +401,9 @@ describe('guaranteed delivery between servers', function () {
       answer = 'forward';
       const got = await waitForNotifications(subscriber, 10, q({ 'logistics-object': object }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-      const parked = () => readParkedNotifications(publisher.running.store).filter((p) => p.notification.object === object);
-      for (let i = 0; i < 50 && parked().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(parked()).to.deep.equal([]);
+      const parked = async () => (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
+      for (let i = 0; i < 50 && (await parked()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await parked()).to.deep.equal([]);
     });
   });
 

@@ -19,11 +19,13 @@ async function addRevision(server: TestServer, iri: string, description: string)
   const objects = server.running.services.objects;
   const entry = objects.index.get(iri)!;
   const latest = objects.index.latest(entry);
-  const triples: Quad[] = objects.triples(latest).filter((t) => t.predicate.value !== `${CARGO}goodsDescription`);
-  triples.push(quad(namedNode(iri), namedNode(`${CARGO}goodsDescription`), literal(description)));
+  const previous = await objects.triples(latest);
+  const removed = previous.filter((t) => t.predicate.value === `${CARGO}goodsDescription`);
+  const added = [quad(namedNode(iri), namedNode(`${CARGO}goodsDescription`), literal(description))];
+  const triples: Quad[] = [...previous.filter((t) => t.predicate.value !== `${CARGO}goodsDescription`), ...added];
   const { store } = server.running;
   const tx = store.begin();
-  objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, server.running.services.holder);
+  objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, server.running.services.holder, { previous, added, removed });
   await store.commit(tx);
 }
 
@@ -32,7 +34,10 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
   let pieceIri: string;
   let shipmentIri: string;
   /** When revision n was created, from the server's own index. */
-  const createdAt = (n: number) => server.running.services.objects.index.get(shipmentIri)!.revisions[n - 1].createdAt;
+  const createdAt = async (n: number) => {
+    const { index } = server.running.services.objects;
+    return (await index.revision(index.get(shipmentIri)!, n))!.createdAt;
+  };
 
   before(async () => {
     server = await startTestServer();
@@ -75,7 +80,7 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
   });
 
   it('at= in the compact form selects the revision valid then, and links carry ?at=', async () => {
-    const at = compact(new Date(createdAt(2).getTime() + 1000));
+    const at = compact(new Date((await createdAt(2)).getTime() + 1000));
     const res = await server.request(`${shipmentIri}?at=${at}`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('revision')).to.equal('2');
@@ -88,7 +93,7 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
     await sleep(5);
     let res = await server.request(`${shipmentIri}?at=${encodeURIComponent(new Date(Date.now() - 1).toISOString())}`);
     expect(res.headers.get('revision')).to.equal('3');
-    res = await server.request(`${shipmentIri}?at=${encodeURIComponent(new Date(createdAt(2).getTime() + 1).toISOString().replace('Z', '+00:00'))}`);
+    res = await server.request(`${shipmentIri}?at=${encodeURIComponent(new Date((await createdAt(2)).getTime() + 1).toISOString().replace('Z', '+00:00'))}`);
     expect(res.headers.get('revision')).to.equal('2');
   });
 

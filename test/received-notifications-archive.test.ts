@@ -54,37 +54,37 @@ const hotNotificationGraphs = (store: DurableStore) => store.index.listGraphs().
 const numbers = (page: ReceivedNotificationRecord[]) => page.map((r) => r.sequence - 1);
 const all = Array.from({ length: 24 }, (_, n) => n);
 
-function expectListed(store: DurableStore): void {
+async function expectListed(store: DurableStore): Promise<void> {
   const notifications = store.receivedNotifications;
-  expect(notifications.lastSequence()).to.equal(24);
-  const everything = notifications.list({}, 0, 100);
+  expect(await notifications.lastSequence()).to.equal(24);
+  const everything = await notifications.list({}, 0, 100);
   expect(everything.total).to.equal(24);
   expect(everything.page.map((r) => r.sequence - 1)).to.deep.equal(all);
   expect(everything.page[5]).to.deep.equal(notification(5, 'key-5').record);
   // Paging: the total is the filter's, the page is in arrival order.
-  const page = notifications.list({ sender: SENDERS[1] }, 3, 4);
+  const page = await notifications.list({ sender: SENDERS[1] }, 3, 4);
   expect(page.total).to.equal(12);
   expect(numbers(page.page)).to.deep.equal([7, 9, 11, 13]);
-  expect(numbers(notifications.list({ eventType: TYPES[1] }, 0, 100).page)).to.deep.equal(all.filter((n) => Math.floor(n / 2) % 2 === 1));
+  expect(numbers((await notifications.list({ eventType: TYPES[1] }, 0, 100)).page)).to.deep.equal(all.filter((n) => Math.floor(n / 2) % 2 === 1));
   const object1 = 'https://publisher.example.com/logistics-objects/1';
-  expect(numbers(notifications.list({ object: object1 }, 0, 100).page)).to.deep.equal(all.filter((n) => n % 3 === 1));
-  expect(numbers(notifications.list({ object: LONG }, 0, 100).page)).to.deep.equal([0]);
+  expect(numbers((await notifications.list({ object: object1 }, 0, 100)).page)).to.deep.equal(all.filter((n) => n % 3 === 1));
+  expect(numbers((await notifications.list({ object: LONG }, 0, 100)).page)).to.deep.equal([0]);
   const window = { receivedAfter: new Date(T0 + 3 * 60_000), receivedBefore: new Date(T0 + 10 * 60_000) };
-  expect(numbers(notifications.list(window, 0, 100).page)).to.deep.equal([3, 4, 5, 6, 7, 8, 9, 10]);
-  expect(numbers(notifications.list({ receivedAfter: new Date(T0 + 20 * 60_000) }, 0, 100).page)).to.deep.equal([20, 21, 22, 23]);
+  expect(numbers((await notifications.list(window, 0, 100)).page)).to.deep.equal([3, 4, 5, 6, 7, 8, 9, 10]);
+  expect(numbers((await notifications.list({ receivedAfter: new Date(T0 + 20 * 60_000) }, 0, 100)).page)).to.deep.equal([20, 21, 22, 23]);
   // Several filters: every one must match.
-  const combined = notifications.list({ ...window, sender: SENDERS[0], object: object1 }, 0, 100);
+  const combined = await notifications.list({ ...window, sender: SENDERS[0], object: object1 }, 0, 100);
   expect(combined.total).to.equal(2);
   expect(numbers(combined.page)).to.deep.equal([4, 10]);
-  expect(notifications.list({ sender: 'https://nobody.example.com/org' }, 0, 100)).to.deep.equal({ total: 0, page: [] });
+  expect(await notifications.list({ sender: 'https://nobody.example.com/org' }, 0, 100)).to.deep.equal({ total: 0, page: [] });
   // Duplicates are found by @id and by the sender's Idempotency-Key (not another sender's).
-  expect(notifications.withId(notification(7).record.iri)?.sequence).to.equal(8);
-  expect(notifications.withId(`${LONG}/notification`)?.sequence).to.equal(1);
-  expect(notifications.withId('https://publisher.example.com/notifications/none')).to.equal(undefined);
-  expect(notifications.withKey(SENDERS[1], 'key-5')?.sequence).to.equal(6);
-  expect(notifications.withKey(SENDERS[0], 'key-5')).to.equal(undefined);
+  expect((await notifications.withId(notification(7).record.iri))?.sequence).to.equal(8);
+  expect((await notifications.withId(`${LONG}/notification`))?.sequence).to.equal(1);
+  expect(await notifications.withId('https://publisher.example.com/notifications/none')).to.equal(undefined);
+  expect((await notifications.withKey(SENDERS[1], 'key-5'))?.sequence).to.equal(6);
+  expect(await notifications.withKey(SENDERS[0], 'key-5')).to.equal(undefined);
   // The content as received, without the receipt.
-  const content = notifications.triples(everything.page[2]);
+  const content = await notifications.triples(everything.page[2]);
   expect(content.map((t) => t.object.value)).to.have.members(notification(2).triples.map((t) => t.object.value));
 }
 
@@ -100,19 +100,19 @@ describe('received notifications are kept out of the hot store, in the archive',
       await receive(store, all.slice(12));
       expect(hotNotificationGraphs(store)).to.deep.equal([]);
       expect(store.index.size, 'nothing of them in the hot store').to.equal(0);
-      expectListed(store);
+      await expectListed(store);
       await store.close();
       ({ store } = await openStore(dir));
-      expectListed(store);
+      await expectListed(store);
       // As after a crash that lost every archive write: the journal has them all.
       await store.close();
       await rm(join(dir, ARCHIVE_DIR), { recursive: true });
       ({ store } = await openStore(dir));
-      expectListed(store);
+      await expectListed(store);
       await store.snapshot(); // the journal folded: the archive alone holds them now
       await store.close();
       ({ store } = await openStore(dir));
-      expectListed(store);
+      await expectListed(store);
       await store.close();
       // `onerecord export` writes each one in its graph, with its receipt.
       const out = join(dir, 'export.nq');
@@ -139,11 +139,11 @@ describe('received notifications are kept out of the hot store, in the archive',
       expect(log).to.include('received notifications: 24 moved out of the hot store to the archive');
       expect(hotNotificationGraphs(store)).to.deep.equal([]);
       expect(store.index.size).to.equal(0);
-      expectListed(store);
+      await expectListed(store);
       await store.close();
       ({ store, log } = await openStore(dir));
       expect(log.filter((l) => l.startsWith('received notifications'))).to.deep.equal([]);
-      expectListed(store);
+      await expectListed(store);
       await store.close();
     } finally {
       await remove();
@@ -156,34 +156,34 @@ describe('received notifications are kept out of the hot store, in the archive',
       let { store } = await openStore(dir);
       await receive(store, all);
       const notifications = () => store.receivedNotifications;
-      expect(notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 4)).to.equal(4);
-      expect(notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 100)).to.equal(6);
+      expect(await notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 4)).to.equal(4);
+      expect(await notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 100)).to.equal(6);
       const left = all.slice(10);
-      const check = () => {
-        expect(numbers(notifications().list({}, 0, 100).page)).to.deep.equal(left);
-        expect(notifications().list({ sender: SENDERS[1] }, 0, 100).total).to.equal(7);
-        expect(numbers(notifications().list({ object: 'https://publisher.example.com/logistics-objects/1' }, 0, 100).page)).to.deep.equal(left.filter((n) => n % 3 === 1));
-        expect(notifications().list({ receivedBefore: new Date(T0 + 12 * 60_000) }, 0, 100).total).to.equal(3);
-        expect(notifications().withId(notification(5).record.iri)).to.equal(undefined);
-        expect(notifications().withKey(SENDERS[1], 'key-5')).to.equal(undefined);
-        expect(notifications().withKey(SENDERS[1], 'key-13')?.sequence).to.equal(14);
+      const check = async () => {
+        expect(numbers((await notifications().list({}, 0, 100)).page)).to.deep.equal(left);
+        expect((await notifications().list({ sender: SENDERS[1] }, 0, 100)).total).to.equal(7);
+        expect(numbers((await notifications().list({ object: 'https://publisher.example.com/logistics-objects/1' }, 0, 100)).page)).to.deep.equal(left.filter((n) => n % 3 === 1));
+        expect((await notifications().list({ receivedBefore: new Date(T0 + 12 * 60_000) }, 0, 100)).total).to.equal(3);
+        expect(await notifications().withId(notification(5).record.iri)).to.equal(undefined);
+        expect(await notifications().withKey(SENDERS[1], 'key-5')).to.equal(undefined);
+        expect((await notifications().withKey(SENDERS[1], 'key-13'))?.sequence).to.equal(14);
       };
-      check();
+      await check();
       // The journal still holds them until a snapshot folds it: a start puts them back, to be removed again.
       await store.close();
       ({ store } = await openStore(dir));
-      expect(notifications().list({}, 0, 100).total).to.equal(24);
-      expect(notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 100)).to.equal(10);
+      expect((await notifications().list({}, 0, 100)).total).to.equal(24);
+      expect(await notifications().removeReceivedBefore(new Date(T0 + 10 * 60_000), 100)).to.equal(10);
       await store.snapshot();
       await store.close();
       ({ store } = await openStore(dir));
-      check();
+      await check();
       // All of them gone: the next arrival number is still past every one given.
-      expect(notifications().removeReceivedBefore(new Date(T0 + 100 * 60_000), 100)).to.equal(14);
+      expect(await notifications().removeReceivedBefore(new Date(T0 + 100 * 60_000), 100)).to.equal(14);
       await store.close();
       ({ store } = await openStore(dir));
-      expect(notifications().list({}, 0, 100).total).to.equal(0);
-      expect(notifications().lastSequence()).to.equal(24);
+      expect((await notifications().list({}, 0, 100)).total).to.equal(0);
+      expect(await notifications().lastSequence()).to.equal(24);
       await store.close();
     } finally {
       await remove();
@@ -211,7 +211,7 @@ describe('received notifications are kept out of the hot store, in the archive',
           await new Promise((r) => setTimeout(r, 50));
         }
         expect(listed).to.deep.include({ '@id': 'https://publisher.example.com/notifications/fresh' });
-        expect(server.running.store.receivedNotifications.lastSequence(), 'arrival numbers go on').to.equal(25);
+        expect(await server.running.store.receivedNotifications.lastSequence(), 'arrival numbers go on').to.equal(25);
       } finally {
         await server.close();
       }

@@ -4,7 +4,7 @@ import { add, change, createObject, readJson, statusOf, str, submit } from './su
 type Json = Awaited<ReturnType<typeof readJson>>;
 import { startTestServer, type TestServer } from './support/server.js';
 
-const hotGraphs = (server: TestServer) => new Set(server.running.store.index.listGraphs());
+const hotGraphs = (server: TestServer) => new Set(server.running.embedded!.index.listGraphs());
 const auditRequests = async (server: TestServer, object: string) => {
   const trail = await readJson(server, `${object}/audit-trail`);
   const list = trail['api:hasChangeRequest'] as Json | Json[] | undefined;

@@ -55,11 +55,11 @@ async function writeRevisions(store: DurableStore, size: number, changes: number
   return revisions;
 }
 
-function expectHistory(store: DurableStore, revisions: Quad[][]): void {
-  revisions.forEach((triples, i) => {
-    expect(lines(store.graphTriples(revisionGraph(OBJECT, i + 1))), `revision ${i + 1}`).to.deep.equal(lines(triples));
-    expect(store.revision(OBJECT, i + 1)).to.deep.equal(record(i + 1, 1_700_000_000_000 + (i === 0 ? 0 : i + 1)));
-  });
+async function expectHistory(store: DurableStore, revisions: Quad[][]): Promise<void> {
+  for (const [i, triples] of revisions.entries()) {
+    expect(lines(await store.graphTriples(revisionGraph(OBJECT, i + 1))), `revision ${i + 1}`).to.deep.equal(lines(triples));
+    expect(await store.revision(OBJECT, i + 1)).to.deep.equal(record(i + 1, 1_700_000_000_000 + (i === 0 ? 0 : i + 1)));
+  }
 }
 
 describe('revision archive: history on disk, the latest revision in the hot store', () => {
@@ -72,12 +72,12 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     const { store } = await openStore(dir);
     // 100 changes: chains of changes past 32 revisions make whole copies in between.
     const revisions = await writeRevisions(store, 40, 100);
-    expectHistory(store, revisions);
+    await expectHistory(store, revisions);
     expect(store.index.listGraphs().sort()).to.deep.equal([meta.metaGraph, OBJECT].sort());
-    expect(lines(store.graphTriples(OBJECT))).to.deep.equal(lines(revisions[100]));
+    expect(lines(await store.graphTriples(OBJECT))).to.deep.equal(lines(revisions[100]));
     expect(readRevisions(store.index).map((r) => r.number)).to.deep.equal([1, 101]);
-    expect(store.revision(OBJECT, 102)).to.equal(undefined);
-    expect(store.graphTriples(revisionGraph(OBJECT, 102))).to.deep.equal([]);
+    expect(await store.revision(OBJECT, 102)).to.equal(undefined);
+    expect(await store.graphTriples(revisionGraph(OBJECT, 102))).to.deep.equal([]);
     await store.close();
   });
 
@@ -101,13 +101,13 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     created.revisions.push({ revision: record(1, 1_700_000_000_000), triples: first });
     await store.commit(created);
     const exact = (triples: readonly Quad[]) => triples.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)}`).sort();
-    const whileLatest = store.graphTriples(revisionGraph(OBJECT, 1));
+    const whileLatest = await store.graphTriples(revisionGraph(OBJECT, 1));
     const next = [...whileLatest.filter((t) => !t.predicate.equals(p('h'))), quad(s, p('h'), literal('changed'))];
     const changed = store.begin();
     changed.revisions.push({ revision: record(2, 1_700_000_000_002), triples: next, replaces: { revision: record(1, 1_700_000_000_000), triples: whileLatest } });
     await store.commit(changed);
-    expect(exact(store.graphTriples(revisionGraph(OBJECT, 1)))).to.deep.equal(exact(whileLatest));
-    expect(exact(store.graphTriples(revisionGraph(OBJECT, 2)))).to.deep.equal(exact(next));
+    expect(exact(await store.graphTriples(revisionGraph(OBJECT, 1)))).to.deep.equal(exact(whileLatest));
+    expect(exact(await store.graphTriples(revisionGraph(OBJECT, 2)))).to.deep.equal(exact(next));
     await store.close();
   });
 
@@ -115,7 +115,7 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     const journalled = (size: number) => {
       const before = objectTriples(size);
       const after = objectTriples(size, new Map([[1, 1]]));
-      const tx = { insert: [], delete: [], finished: [], revisions: [{ revision: record(2, 2), triples: after, replaces: { revision: record(1, 1), triples: before } }] };
+      const tx = { insert: [], delete: [], finished: [], removedGraphs: [], revisions: [{ revision: record(2, 2), triples: after, replaces: { revision: record(1, 1), triples: before } }] };
       const r = recordFor(tx as unknown as Parameters<typeof recordFor>[0], (l) => l);
       return r.delete.length + r.insert.length;
     };
@@ -129,11 +129,11 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     await rm(join(dir, 'archive'), { recursive: true });
     const { store: reopened, log } = await openStore(dir);
     expect(log).to.include('revision archive: 41 revisions restored from the journal');
-    expectHistory(reopened, revisions);
+    await expectHistory(reopened, revisions);
     await reopened.close();
     const { store: again, log: quiet } = await openStore(dir);
     expect(quiet.some((line) => line.startsWith('revision archive:'))).to.equal(false);
-    expectHistory(again, revisions);
+    await expectHistory(again, revisions);
     await again.close();
   });
 
@@ -143,7 +143,7 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     await store.snapshot();
     await store.close();
     const { store: reopened } = await openStore(dir);
-    expectHistory(reopened, revisions);
+    await expectHistory(reopened, revisions);
     await reopened.close();
     await rm(join(dir, 'archive'), { recursive: true });
     const error = await openStore(dir).then(
@@ -169,7 +169,7 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     await store.close();
     const { store: migrated, log } = await openStore(dir);
     expect(log).to.include('revision archive: 12 revisions of data written before it moved out of the hot store');
-    expectHistory(migrated, revisions);
+    await expectHistory(migrated, revisions);
     expect(migrated.index.listGraphs().sort()).to.deep.equal([meta.metaGraph, OBJECT].sort());
     expect(readRevisions(migrated.index).map((r) => r.number)).to.deep.equal([1, 12]);
     const next = objectTriples(8, new Map([...versions, [1, 13]]));
@@ -179,7 +179,7 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     await migrated.close();
     const { store: again, log: quiet } = await openStore(dir);
     expect(quiet.some((line) => line.startsWith('revision archive:'))).to.equal(false);
-    expectHistory(again, [...revisions, next]);
+    await expectHistory(again, [...revisions, next]);
     await again.close();
   });
 

@@ -20,8 +20,8 @@ describe('parsed revisions kept in memory', () => {
     const { objects } = server.running.services;
     const latest = objects.index.latest(objects.index.get(object)!);
     expect(latest.number).to.equal(2);
-    const kept = objects.triples(latest);
-    const stored = server.running.store.graphTriples(latest.graph);
+    const kept = await objects.triples(latest);
+    const stored = await server.running.store.graphTriples(latest.graph);
     expect(sorted(kept)).to.deep.equal(sorted(stored));
   });
 });

@@ -3,6 +3,7 @@ import { Parser } from 'n3';
 import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.js';
 import { API, CARGO, api, requestStatus, store as meta } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
+import type { GraphReader, SparqlReader } from '../src/store/readers.js';
 import { readActionRequests, requestQuads, statusEntryQuads, type ActionRequestRecord } from '../src/store/schema/action-requests.js';
 import { eventQuads, readEvents, type EventRecord } from '../src/store/schema/events.js';
 import { readRevisions, RevisionMetadata, revisionGraph, revisionOfGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
@@ -39,6 +40,14 @@ function storeWith(quads: Quad[]): OxigraphIndex {
   const index = new OxigraphIndex();
   index.loadTrusted(quads.map(quadToNq).join(''));
   return index;
+}
+
+/** The index as the schema readers read a store: asynchronously. */
+function readerOf(index: OxigraphIndex): SparqlReader & GraphReader {
+  return {
+    select: async (sparql) => index.select(sparql),
+    graphTriples: async (graph) => new Parser({ format: 'application/n-triples' }).parse(index.graphNTriples(graph)),
+  };
 }
 
 const revision = (n: number, number: number, ms: number): RevisionRecord => ({
@@ -92,18 +101,18 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(readRevisions(storeWith(quads))).to.deep.equal([old]);
   });
 
-  it('event metadata: every field, several codes or none, in arrival order', () => {
+  it('event metadata: every field, several codes or none, in arrival order', async () => {
     const written: EventRecord[] = [
       { iri: `${object(1)}/logistics-events/b`, object: object(1), sequence: 7, recordedAt: new Date(1_700_000_000_001), creationDate: Date.UTC(2024, 0, 1), eventDate: Date.UTC(2024, 0, 2, 10, 0, 0, 500), createdBy: AGENT, codes: ['DEP', 'https://onerecord.iata.org/ns/code-lists/StatusCode#DEP'] },
       { iri: `${object(2)}/logistics-events/a`, object: object(2), sequence: 3, recordedAt: new Date(1_700_000_000_000), creationDate: Date.UTC(2023, 5, 1), eventDate: Date.UTC(2023, 5, 1), createdBy: AGENT, codes: [] },
     ];
-    const read = readEvents(storeWith(written.flatMap(eventQuads)));
+    const read = await readEvents(readerOf(storeWith(written.flatMap(eventQuads))));
     expect(read.map((e) => e.sequence)).to.deep.equal([3, 7]);
     expect(read[0]).to.deep.equal(written[1]);
     expect({ ...read[1], codes: [...read[1].codes].sort() }).to.deep.equal({ ...written[0], codes: [...written[0].codes].sort() });
   });
 
-  it('action requests: request, objects, whether it notifies its requester, its own content, status history in order; revocation stored with its entry', () => {
+  it('action requests: request, objects, whether it notifies its requester, its own content, status history in order; revocation stored with its entry', async () => {
     const iri = `${BASE}/action-requests/r1`;
     const record: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_000), objects: [object(1)], statuses: [], notifiesRequester: true };
     const statuses = [
@@ -113,7 +122,7 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const body = [quad(namedNode(iri), namedNode(api.hasLogisticsObject), namedNode(object(1)))];
     const quads = [...requestQuads(record, body), ...statusEntryQuads(iri, statuses[1]), ...statusEntryQuads(iri, statuses[0])];
     const index = storeWith(quads);
-    expect(readActionRequests(index)).to.deep.equal([{ ...record, statuses }]);
+    expect(await readActionRequests(readerOf(index))).to.deep.equal([{ ...record, statuses }]);
     const graph = index.graphNTriples(iri);
     expect(graph).to.include(`<${api.hasLogisticsObject}> <${object(1)}>`);
 
@@ -121,20 +130,20 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const { notifiesRequester: _flag, ...quiet } = record;
     const other = { ...quiet, iri: `${BASE}/action-requests/r0`, requestedAt: new Date(1_699_999_999_999) };
     const withRevoked = storeWith([...quads, ...requestQuads(other, []), ...statusEntryQuads(other.iri, { ...statuses[0], iri: 'internal:s0' }), ...statusEntryQuads(other.iri, revoked, { revoked: true })]);
-    const read = readActionRequests(withRevoked);
+    const read = await readActionRequests(readerOf(withRevoked));
     expect(read.map((r) => r.iri)).to.deep.equal([other.iri, iri]);
     expect(read[0].statuses.map((s) => s.status)).to.deep.equal([requestStatus.PENDING, requestStatus.REVOKED]);
     expect(read.map((r) => r.notifiesRequester)).to.deep.equal([undefined, true]);
     expect(withRevoked.graphNTriples(other.iri)).to.include(`<${api.isRevokedBy}> <${AGENT}>`);
   });
 
-  it('action requests: status entries of a request whose creation never reached the store are left out, and so is a request without statuses', () => {
+  it('action requests: status entries of a request whose creation never reached the store are left out, and so is a request without statuses', async () => {
     const orphan = statusEntryQuads(`${BASE}/action-requests/gone`, { iri: 'internal:x', number: 1, status: requestStatus.PENDING, since: new Date(0), changedBy: AGENT });
     const bare = requestQuads({ iri: `${BASE}/action-requests/bare`, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(0), objects: [], statuses: [] }, []);
-    expect(readActionRequests(storeWith([...orphan, ...bare]))).to.deep.equal([]);
+    expect(await readActionRequests(readerOf(storeWith([...orphan, ...bare])))).to.deep.equal([]);
   });
 
-  it('replay: the stored data gives the domain events that wrote it, per kind in commit order', () => {
+  it('replay: the stored data gives the domain events that wrote it, per kind in commit order', async () => {
     const iri = `${BASE}/action-requests/r1`;
     const request: ActionRequestRecord = { iri, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(5), objects: [object(1)], statuses: [] };
     const pending = { iri: 'internal:p', number: 1, status: requestStatus.PENDING, since: new Date(5), changedBy: AGENT };
@@ -149,7 +158,8 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
       ...statusEntryQuads(iri, revokedEntry, { revoked: true }),
       quad(namedNode(object(1)), namedNode(`${CARGO}name`), literal('not bookkeeping'), namedNode(revisionGraph(object(1), 1))),
     ];
-    expect(storedDomainEvents(storeWith(quads))).to.deep.equal([
+    const index = storeWith(quads);
+    expect(await storedDomainEvents(readerOf(index), readRevisions(index))).to.deep.equal([
       { kind: 'object-created', revision: revision(1, 1, 1) },
       { kind: 'revision-written', revision: revision(1, 2, 3) },
       { kind: 'event-appended', event },
@@ -189,7 +199,7 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(back.map((q) => q.predicate.value)).to.have.members(written[0][1].map((q) => q.predicate.value));
   });
 
-  it('outbox entries: every field (optional ones absent or present), one quad each whatever the recipients, read in order and by number', () => {
+  it('outbox entries: every field (optional ones absent or present), one quad each whatever the recipients, read in order and by number', async () => {
     const entry = (sequence: number, extra: Partial<OutboxEntry> = {}): OutboxEntry => ({
       sequence,
       iri: `${BASE}/notifications/n${sequence}`,
@@ -210,22 +220,22 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     ];
     for (const e of written) expect(outboxEntryQuads(e)).to.have.length(1);
     const index = storeWith(written.flatMap(outboxEntryQuads));
-    expect(readOutboxEntries(index)).to.deep.equal([written[1], written[0]]);
-    const reader = { graphTriples: (graph: string) => new Parser({ format: 'application/n-triples' }).parse(index.graphNTriples(graph)) };
-    expect(readOutboxEntry(reader, 7)).to.deep.equal(written[0]);
+    const reader = readerOf(index);
+    expect(await readOutboxEntries(reader)).to.deep.equal([written[1], written[0]]);
+    expect(await readOutboxEntry(reader, 7)).to.deep.equal(written[0]);
     // An entry read back is written as the same quad: delivery deletes it by that quad without reading it again.
-    expect(outboxEntryQuads(readOutboxEntry(reader, 7)!).map((q) => q.object.value)).to.deep.equal(outboxEntryQuads(written[0]).map((q) => q.object.value));
-    expect(readOutboxEntry(reader, 3)).to.equal(undefined);
+    expect(outboxEntryQuads((await readOutboxEntry(reader, 7))!).map((q) => q.object.value)).to.deep.equal(outboxEntryQuads(written[0]).map((q) => q.object.value));
+    expect(await readOutboxEntry(reader, 3)).to.equal(undefined);
   });
 
-  it('outbox positions: queues, subscription starts and compaction read back; a moved position replaces the one stored', () => {
+  it('outbox positions: queues, subscription starts and compaction read back; a moved position replaces the one stored', async () => {
     const [a, b] = ['https://s.example.com/org api:LOGISTICS_OBJECT_IDENTIFIER https://p.example.com/o/1', 'B'];
     const moved = movedQueuePosition(a, 4, 9);
     const first = movedQueuePosition(b, 0, 2);
     expect(first.delete).to.deep.equal([]);
     const stored = [...queuePositionQuads(a, 4), ...first.insert, notifiedAfterQuad(`${BASE}/action-requests/s`, 5), compactedThroughQuad(3)];
     const deleted = new Set(moved.delete.map(quadToNq));
-    const positions = readOutboxPositions(storeWith([...stored.filter((q) => !deleted.has(quadToNq(q))), ...moved.insert]));
+    const positions = await readOutboxPositions(readerOf(storeWith([...stored.filter((q) => !deleted.has(quadToNq(q))), ...moved.insert])));
     expect(positions.queues.sort((x, y) => x.through - y.through)).to.deep.equal([
       { queue: b, through: 2 },
       { queue: a, through: 9 },
@@ -234,7 +244,7 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     expect(positions.compactedThrough).to.equal(3);
   });
 
-  it('parked notifications: every field, dead letters apart from replayed ones, the notification apart from its queue entry', () => {
+  it('parked notifications: every field, dead letters apart from replayed ones, the notification apart from its queue entry', async () => {
     const parked = (sequence: number, extra: Partial<ParkedNotification> = {}): ParkedNotification => ({
       iri: `${BASE}/notifications/n${sequence}`,
       graph: parkedGraph(`n${sequence}`),
@@ -254,9 +264,10 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     const written = [parked(9, { object: object(1), revision: 3, triggeredBy: `${BASE}/action-requests/c` }), parked(2), parked(5, { queue: 'B' })];
     const dead = { at: new Date(1_700_000_001_000), reason: 'answered 500' };
     const index = storeWith([...written.flatMap((p) => parkedNotificationQuads(p, notification(p))), ...deadLetterQuads(written[2], dead)]);
-    expect(readParkedNotifications(index)).to.deep.equal([{ notification: written[1] }, { notification: written[2], dead }, { notification: written[0] }]);
-    expect(readParkedNotifications(index, { dead: false }).map((s) => s.notification.sequence)).to.deep.equal([2, 9]);
-    expect(readParkedNotifications(index, { dead: true }).map((s) => s.notification.sequence)).to.deep.equal([5]);
+    const reader = readerOf(index);
+    expect(await readParkedNotifications(reader)).to.deep.equal([{ notification: written[1] }, { notification: written[2], dead }, { notification: written[0] }]);
+    expect((await readParkedNotifications(reader, { dead: false })).map((s) => s.notification.sequence)).to.deep.equal([2, 9]);
+    expect((await readParkedNotifications(reader, { dead: true })).map((s) => s.notification.sequence)).to.deep.equal([5]);
     const sent = payloadTriples(written[0].graph, parkedNotificationQuads(written[0], notification(written[0])));
     expect(sent.map((q) => q.predicate.value)).to.have.members([api.hasEventType, api.hasLogisticsObject, api.isTriggeredBy]);
   });

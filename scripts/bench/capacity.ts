@@ -77,8 +77,8 @@ async function fill(): Promise<void> {
     const before = await directoryBytes(dataDir);
     const again = await store.commit(store.begin({ insert: write(n++) })).catch((err: unknown) => err);
     console.log(`another write: ${again instanceof StoreFullError ? 'refused' : 'NOT refused'}; data directory unchanged by it: ${(await directoryBytes(dataDir)) === before}`);
-    const graphs = store.select('SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }').results.bindings[0].n.value;
-    console.log(`reads after the refusal: ${store.graphTriples('http://bench.invalid/logistics-objects/o0?revision=1').length} triples of the first graph, ${graphs} graphs counted by SPARQL`);
+    const graphs = (await store.select('SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }')).results.bindings[0].n.value;
+    console.log(`reads after the refusal: ${(await store.graphTriples('http://bench.invalid/logistics-objects/o0?revision=1')).length} triples of the first graph, ${graphs} graphs counted by SPARQL`);
     const closing = performance.now();
     await store.close(); // folds the journal into a snapshot on the snapshot thread
     console.log(`closed (snapshot written) in ${fmt((performance.now() - closing) / 1000, 1)} s; data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB`);

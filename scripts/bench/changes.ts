@@ -84,7 +84,7 @@ async function serve(validation: boolean): Promise<void> {
       (globalThis as { gc?: () => void }).gc?.();
       const m = process.memoryUsage();
       const cpu = process.cpuUsage();
-      process.send!({ cpu: cpu.user + cpu.system, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads: server.store.index.size } satisfies Memory);
+      process.send!({ cpu: cpu.user + cpu.system, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads: server.embedded!.index.size } satisfies Memory);
     } else if (message === 'stop') {
       void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0));
     }

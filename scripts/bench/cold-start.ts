@@ -67,7 +67,7 @@ async function build(dataDir: string, journalOnly: string, objectCount: number, 
       }),
     );
   }
-  console.log(`built ${objectCount} objects x ${revisions} revisions (${server.store.index.size} quads) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`built ${objectCount} objects x ${revisions} revisions (${server.embedded!.index.size} quads) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   await cp(dataDir, journalOnly, { recursive: true });
   await server.close();
   console.log(`on close: ${log.filter((line) => line.startsWith('snapshot')).join('; ')}`);

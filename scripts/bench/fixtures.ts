@@ -53,10 +53,11 @@ export async function addRevisions(store: GraphStore, objects: LogisticsObjects,
   const entry = objects.index.get(iri)!;
   const marks = namedNode(`${CARGO}shippingMarks`);
   for (let i = 0; i < count; i++) {
-    const triples = objects.triples(objects.index.latest(entry)).filter((t) => !t.predicate.equals(marks));
-    triples.push(quad(namedNode(iri), marks, literal(`mark ${i}`)));
+    const previous = await objects.triples(objects.index.latest(entry));
+    const added = [quad(namedNode(iri), marks, literal(`mark ${i}`))];
+    const triples = [...previous.filter((t) => !t.predicate.equals(marks)), ...added];
     const tx = store.begin();
-    objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent);
+    objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent, { previous, added, removed: previous.filter((t) => t.predicate.equals(marks)) });
     await store.commit(tx);
   }
 }

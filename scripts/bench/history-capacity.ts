@@ -54,7 +54,7 @@ async function directoryBytes(dir: string): Promise<number> {
 
 function report(server: RunningServer, created: number, started: number, label: string): void {
   (globalThis as { gc?: () => void }).gc?.();
-  const c = server.store.capacity();
+  const c = server.embedded!.capacity();
   const m = process.memoryUsage();
   const objects = server.services.objects.index.size;
   console.log(
@@ -103,7 +103,7 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
     }
     if (res.status === 507) {
       // Why, as the server says it (its capacity report).
-      refusal ??= `${method} answered 507: ${server.store.capacity().writesRefused ?? '(no reason recorded)'}`;
+      refusal ??= `${method} answered 507: ${server.embedded!.capacity().writesRefused ?? '(no reason recorded)'}`;
       return undefined;
     }
     if (res.status !== 201) throw new Error(`${method} ${url} answered ${res.status}`);
@@ -161,7 +161,7 @@ if (!values['prefill-only']) {
   const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: BASE, dataDir, decisionPolicy: 'auto', journal: { fsync: false } });
   const starting = performance.now();
   const server = await startServer(config, createLogger('silent'));
-  console.log(`server started in ${fmt((performance.now() - starting) / 1000, 1)} s on ${fmt(server.services.objects.index.size)} objects (${fmt(server.store.capacity().quads)} quads; store.capacityQuads ${fmt(config.store.capacityQuads)})`);
+  console.log(`server started in ${fmt((performance.now() - starting) / 1000, 1)} s on ${fmt(server.services.objects.index.size)} objects (${fmt(server.embedded!.capacity().quads)} quads; store.capacityQuads ${fmt(config.store.capacityQuads)})`);
   await fillOverHttp(server, Number(values.clients), Number(values.objects));
   const closing = performance.now();
   await server.close();

@@ -80,7 +80,7 @@ async function measure(dir: string, memoryImage: boolean, stop: boolean): Promis
   const started = performance.now();
   const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), logger);
   const startMs = performance.now() - started;
-  const { quads, wasmMemoryBytes } = server.store.capacity();
+  const { quads, wasmMemoryBytes } = server.embedded!.capacity();
   const measured: Measured = {
     startMs,
     imageThere,

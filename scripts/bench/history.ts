@@ -102,7 +102,7 @@ const duBytes = (path: string) => Number(execFileSync('du', ['-sb', path]).toStr
 async function changeCost(bench: Bench): Promise<void> {
   const small = await create(bench, BENCH_PIECE);
   const big = await create(bench, BIG_PIECE);
-  const triples = (s: Subject) => bench.server.services.objects.triples(bench.server.services.objects.index.latest(bench.server.services.objects.index.get(s.iri)!)).length;
+  const triples = async (s: Subject) => (await bench.server.services.objects.triples(bench.server.services.objects.index.latest(bench.server.services.objects.index.get(s.iri)!))).length;
   const times = { small: [] as number[], big: [] as number[] };
   for (let i = 0; i < 50; i++) {
     await patch(bench, small);
@@ -116,8 +116,8 @@ async function changeCost(bench: Bench): Promise<void> {
   console.log(`\n1. sequential PATCH, 400 each, alternating (after 50 each to warm up):`);
   console.log('| object | triples | p50 ms | p99 ms |');
   console.log('|---|---:|---:|---:|');
-  console.log(`| small | ${triples(small)} | ${fmt(p50.small, 2)} | ${fmt(percentile(times.small, 0.99), 2)} |`);
-  console.log(`| large | ${triples(big)} | ${fmt(p50.big, 2)} | ${fmt(percentile(times.big, 0.99), 2)} |`);
+  console.log(`| small | ${await triples(small)} | ${fmt(p50.small, 2)} | ${fmt(percentile(times.small, 0.99), 2)} |`);
+  console.log(`| large | ${await triples(big)} | ${fmt(p50.big, 2)} | ${fmt(percentile(times.big, 0.99), 2)} |`);
   console.log(`ratio of p50, large / small: ${fmt(p50.big / p50.small, 2)} (target <= 1.3)`);
 }
 
@@ -174,10 +174,10 @@ async function perObject(): Promise<void> {
     const measured: Record<string, { quads: number; wasm: number; archive: number; heap: number; seconds: number }> = {};
     for (const [name, changes] of [['created', 0], ['changed', CHANGES_PER_OBJECT]] as const) {
       const bench = await start(dirs[name]);
-      const before = bench.server.store.capacity();
+      const before = bench.server.embedded!.capacity();
       const seconds = await fill(bench, OBJECTS, changes);
       (globalThis as { gc?: () => void }).gc?.();
-      const after = bench.server.store.capacity();
+      const after = bench.server.embedded!.capacity();
       measured[name] = { quads: after.quads - before.quads, wasm: after.wasmMemoryBytes - before.wasmMemoryBytes, archive: 0, heap: process.memoryUsage().heapUsed, seconds };
       bench.client.close();
       await bench.server.close();

@@ -56,7 +56,7 @@ async function build(dataDir: string, objectCount: number, revisions: number): P
     );
   }
   await writeFile(`${dataDir}.object`, first!);
-  console.log(`built ${objectCount} objects x ${revisions} revisions: ${server.store.capacity().quads} quads`);
+  console.log(`built ${objectCount} objects x ${revisions} revisions: ${server.embedded!.capacity().quads} quads`);
   process.exit(0); // no close(): it would fold the journal into a snapshot
 }
 
@@ -89,7 +89,7 @@ async function serve(dist: string, dataDir: string, imageAtSnapshot: boolean): P
   process.on('message', (message) => {
     if (message !== 'snapshot') return;
     const started = performance.now();
-    void server.store.snapshot().then(() => process.send!({ snapshotMs: performance.now() - started } satisfies ServerMessage));
+    void server.embedded!.snapshot().then(() => process.send!({ snapshotMs: performance.now() - started } satisfies ServerMessage));
   });
   process.send!({ url: server.url, token, object: (await readFile(`${dataDir}.object`, 'utf8')).trim() } satisfies ServerMessage);
 }

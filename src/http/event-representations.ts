@@ -30,22 +30,23 @@ export class EventRepresentations {
    * page's events, left out for none, an object for one, an array for more.
    */
   async collection(url: string, page: EventPage, format: ResponseFormat): Promise<Buffer> {
-    if (format !== 'jsonld') return serialise(this.collectionDocument(url, page), format);
+    if (format !== 'jsonld') return serialise(await this.collectionDocument(url, page), format);
     const head = withContext({ '@id': url, '@type': compactIri(api.Collection), [compactIri(api.hasTotalItems)]: page.total });
     if (page.events.length === 0) return Buffer.from(head);
-    const nodes = page.events.map((record) => this.node(record));
+    const nodes = await Promise.all(page.events.map((record) => this.node(record)));
     const items = nodes.length === 1 ? nodes[0] : `[${nodes.join(',')}]`;
     // Each node is a complete JSON value, so it can go in as text before the head's closing brace.
     return Buffer.from(`${head.slice(0, -1)},${JSON.stringify(compactIri(api.hasItem))}:${items}}`);
   }
 
   /** The same Collection as triples, for Turtle and N-Triples. */
-  private collectionDocument(url: string, page: EventPage): NodeDocument {
+  private async collectionDocument(url: string, page: EventPage): Promise<NodeDocument> {
     const triples = collectionTriples(url, page.total, page.events.map((record) => record.iri));
     // Only linked nodes (say `<object> a cargo:Shipment`) can occur in several events' graphs.
     const shared = new Set<string>();
-    for (const record of page.events) {
-      for (const t of this.events.triples(record)) {
+    const graphs = await Promise.all(page.events.map((record) => this.events.triples(record)));
+    for (const [i, record] of page.events.entries()) {
+      for (const t of graphs[i]) {
         if (t.subject.value !== record.iri && !t.subject.value.startsWith(INTERNAL_SCHEME)) {
           const line = tripleToNt(t);
           if (shared.has(line)) continue;
@@ -58,10 +59,10 @@ export class EventRepresentations {
   }
 
   /** The compact JSON-LD node of one event, without @context, as text. */
-  private node(record: EventRecord): string {
+  private async node(record: EventRecord): Promise<string> {
     const cached = this.nodes.get(record.iri);
     if (cached) return cached;
-    const text = JSON.stringify(writeJsonLdNode({ iri: record.iri, triples: this.events.triples(record) }));
+    const text = JSON.stringify(writeJsonLdNode({ iri: record.iri, triples: await this.events.triples(record) }));
     this.nodes.set(record.iri, text);
     return text;
   }

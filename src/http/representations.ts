@@ -40,15 +40,15 @@ export class Representations {
     });
   }
 
-  private document(view: ObjectView): NodeDocument {
-    return { iri: view.entry.iri, triples: this.objects.triples(view.revision), revision: { number: view.revision.number, latest: view.latest.number } };
+  private async document(view: ObjectView): Promise<NodeDocument> {
+    return { iri: view.entry.iri, triples: await this.objects.triples(view.revision), revision: { number: view.revision.number, latest: view.latest.number } };
   }
 
   private async build(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Promise<string> {
-    const root = this.document(view);
+    const root = await this.document(view);
     const linkIri = options.at ? this.atLinker(options.at.raw) : undefined;
     const inlined = options.embedded
-      ? this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri])).map((v) => this.document(v))
+      ? await Promise.all((await this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri]))).map((v) => this.document(v)))
       : [];
     if (format === 'jsonld') return writeJsonLd(root, { inline: new Map(inlined.map((d) => [d.iri, d])), linkIri });
     const triples: Quad[] = [];

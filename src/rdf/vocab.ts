@@ -35,6 +35,8 @@ export const xsd = {
   integer: `${XSD}integer`,
   positiveInteger: `${XSD}positiveInteger`,
   double: `${XSD}double`,
+  float: `${XSD}float`,
+  duration: `${XSD}duration`,
   decimal: `${XSD}decimal`,
   dateTime: `${XSD}dateTime`,
   anyURI: `${XSD}anyURI`,
@@ -195,6 +197,9 @@ export const store = {
   revisionType: `${STORE}mostSpecificType`,
   /** What `revisionType` was called before; still read, never written. */
   revisionTypeBefore: `${STORE}typeHeader`,
+  /** On a SPARQL engine: the graphs commits finished (WriteTransaction.finished), which the in-memory indexes leave to the engine. */
+  finishedGraphs: `${STORE}finished-graphs`,
+  finishedGraph: `${STORE}finished`,
   /** Graph of Logistics Event metadata (which object, dates, codes), read once at start. */
   eventsGraph: `${STORE}events`,
   eventOf: `${STORE}eventOf`,

@@ -1,4 +1,4 @@
-import type { Quad } from '../rdf/terms.js';
+import type { Quad, RDF } from '../rdf/terms.js';
 import type { Claims } from './claims.js';
 import type { CommitStream } from './commit-stream.js';
 import type { GraphReader, SparqlReader } from './readers.js';
@@ -19,17 +19,17 @@ export interface NotificationFilter {
 /** Received notifications as the domain sees them: out of the hot store (GraphStore.receivedNotifications). */
 export interface ReceivedNotificationStore {
   /** The one stored with this @id. */
-  withId(iri: string): ReceivedNotificationRecord | undefined;
+  withId(iri: string): Promise<ReceivedNotificationRecord | undefined>;
   /** The one `sender` sent with this Idempotency-Key. */
-  withKey(sender: string, key: string): ReceivedNotificationRecord | undefined;
+  withKey(sender: string, key: string): Promise<ReceivedNotificationRecord | undefined>;
   /** The highest arrival number stored (0 when none). */
-  lastSequence(): number;
+  lastSequence(): Promise<number>;
   /** Those matching `filter`, in arrival order: how many, and the page from `skip` of `limit` at most. */
-  list(filter: NotificationFilter, skip: number, limit: number): { total: number; page: ReceivedNotificationRecord[] };
+  list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }>;
   /** The notification as received (without the receipt). */
-  triples(record: ReceivedNotificationRecord): Quad[];
+  triples(record: ReceivedNotificationRecord): Promise<Quad[]>;
   /** Removes up to `max` of those received before `cutoff` (retention); returns how many. */
-  removeReceivedBefore(cutoff: Date, max: number): number;
+  removeReceivedBefore(cutoff: Date, max: number): Promise<number>;
 }
 
 /**
@@ -52,13 +52,15 @@ export interface GraphStore extends SparqlReader, GraphReader {
    */
   commit(tx: WriteTransaction): Promise<void>;
   /** Every revision of a Logistics Object is a named graph, `revisionGraph(object, n)`, wherever the store keeps it. */
-  graphTriples(graph: string): Quad[];
+  graphTriples(graph: string): Promise<Quad[]>;
   /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
-  revision(object: string, number: number): RevisionRecord | undefined;
+  revision(object: string, number: number): Promise<RevisionRecord | undefined>;
+  /** `literals` in the form the store keeps them (equal values, equal strings: how a Change's values are compared with stored ones). */
+  canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]>;
   /** The notifications this server received (kept out of the hot store): duplicates, the list, their content. */
   readonly receivedNotifications: ReceivedNotificationStore;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
-  finishedRequest(iri: string): ActionRequestRecord | undefined;
+  finishedRequest(iri: string): Promise<ActionRequestRecord | undefined>;
   /** The finished action requests about `object` (all when absent), oldest first. */
-  finishedRequests(object?: string): ActionRequestRecord[];
+  finishedRequests(object?: string): Promise<ActionRequestRecord[]>;
 }

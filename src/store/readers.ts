@@ -8,11 +8,11 @@ export interface SparqlJsonResults {
 
 /** What the query modules need: SPARQL SELECT with results as SPARQL JSON. */
 export interface SparqlReader {
-  select(sparql: string): SparqlJsonResults;
+  select(sparql: string): Promise<SparqlJsonResults>;
 }
 
 /** What the store schema modules need to read one named graph back. */
 export interface GraphReader {
   /** The triples of one named graph (none if unknown), as the store keeps them. */
-  graphTriples(graph: string): Quad[];
+  graphTriples(graph: string): Promise<Quad[]>;
 }

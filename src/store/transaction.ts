@@ -19,8 +19,11 @@ export type DomainEvent =
   /** `triples`: the new revision as the store keeps it, when the writer has it parsed (not on replay). */
   | { kind: 'revision-written'; revision: RevisionRecord; triples?: readonly Quad[] }
   | { kind: 'event-appended'; event: EventRecord }
-  /** `status`: the first entry (REQUEST_PENDING). */
-  | { kind: 'action-request-created'; request: ActionRequestRecord; status: StatusEntry }
+  /**
+   * `status`: the first entry (REQUEST_PENDING). `body`: the request's own content, as created
+   * (at start: for SubscriptionRequests only, whose index holds their terms).
+   */
+  | { kind: 'action-request-created'; request: ActionRequestRecord; status: StatusEntry; body?: readonly Quad[] }
   /** `finished`: the request's graph is complete (WriteTransaction.finished): it is read from the store from now on, not kept in memory. */
   | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
   | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
@@ -86,6 +89,8 @@ export class WriteTransaction {
   readonly finished: string[] = [];
   /** Named graphs this commit creates (a new action request): the store holds nothing of them before it. */
   readonly created = new Set<string>();
+  /** Named graphs this commit removes whole, whatever they hold (a settled outbox entry or parked notification): nothing is read to write it. */
+  readonly removedGraphs: string[] = [];
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
   private readonly held: { key: string; holder: unknown }[] = [];

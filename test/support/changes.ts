@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { RevisionInfo } from '../../src/domain/objects/revision-index.js';
 import { postJsonLd, type TestServer } from './server.js';
 
 export const CARGO = 'https://onerecord.iata.org/ns/cargo#';
@@ -82,6 +83,15 @@ export async function submit(server: TestServer, object: string, body: unknown, 
   expect(res.status, await res.clone().text()).to.equal(201);
   expect(res.headers.get('type')).to.equal(CHANGE_REQUEST_TYPE);
   return res.headers.get('location')!;
+}
+
+/** Every revision of `object` in the server's index, from 1 to the latest (the earlier ones read from the store). */
+export async function revisionsOf(server: TestServer, object: string): Promise<RevisionInfo[]> {
+  const { index } = server.running.services.objects;
+  const entry = index.get(object)!;
+  const revisions = await Promise.all(Array.from({ length: entry.latest.number }, (_, i) => index.revision(entry, i + 1)));
+  revisions.forEach((r, i) => expect(r, `revision ${i + 1} of ${object}`).to.not.equal(undefined));
+  return revisions.map((r) => r!);
 }
 
 export async function readJson(server: TestServer, path: string, agent: Agent = 'holder'): Promise<Json> {

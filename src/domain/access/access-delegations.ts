@@ -134,9 +134,8 @@ export class AccessDelegations implements AcceptHandler {
   }
 
   /** The holder accepts a pending request (PATCH /action-requests/{id}). */
-  async accept(record: ActionRequestRecord, decidedBy: string): Promise<void> {
-    const delegation = this.parse(this.requests.storedTriples(record));
-    const write = this.requests.write();
+  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void> {
+    const delegation = this.parse(await this.requests.storedTriples(record));
     const error = this.settle(write, record, delegation, decidedBy);
     await this.requests.commit(write);
     if (error) throw error;

@@ -110,7 +110,7 @@ export class LogisticsEvents {
    * the object, or to have posted the event themselves; anyone else gets the same refusal
    * whether or not the event exists.
    */
-  read(objectIri: string, eventId: string, caller: Caller): EventView {
+  async read(objectIri: string, eventId: string, caller: Caller): Promise<EventView> {
     const entry = this.objects.index.get(objectIri);
     if (!entry) throw notFound(objectIri, 'Logistics Object not found');
     const iri = eventsPrefixOf(objectIri) + eventId;
@@ -118,7 +118,7 @@ export class LogisticsEvents {
     // Denied the same way whether or not the event exists, so a denial reveals nothing.
     this.access.check(caller, { kind: 'read-event', object: entry, iri, event: record });
     if (!record) throw notFound(iri, 'Logistics Event not found');
-    const triples = this.triples(record);
+    const triples = await this.triples(record);
     const types = triples.filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type).map((t) => t.object.value);
     return { record, triples, type: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
   }
@@ -130,8 +130,8 @@ export class LogisticsEvents {
   }
 
   /** The stored graph of one event. */
-  triples(record: EventRecord): Quad[] {
-    const triples = this.store.graphTriples(record.iri);
+  async triples(record: EventRecord): Promise<Quad[]> {
+    const triples = await this.store.graphTriples(record.iri);
     if (triples.length === 0) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
     return triples;
   }

@@ -130,7 +130,7 @@ export class LogisticsObjects {
    * `triples` must be in the store's canonical form (read from it, or canonicalised): the
    * after-commit stream hands them to the parsed-revision cache, which the next change reads.
    */
-  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string, change?: RevisionChange): RevisionInfo {
+  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string, change: RevisionChange): RevisionInfo {
     const latest = this.index.latest(entry);
     const revision: RevisionInfo = {
       object: entry.iri,
@@ -140,11 +140,11 @@ export class LogisticsObjects {
       createdBy: agent,
       // A change that leaves the object's types alone leaves its most specific type too.
       mostSpecificType:
-        change && ![...change.added, ...change.removed].some((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type)
+        ![...change.added, ...change.removed].some((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type)
           ? latest.mostSpecificType
           : this.mostSpecificType(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
     };
-    const replaces = change ? { revision: latest, triples: change.previous, added: change.added, removed: change.removed } : { revision: latest, triples: this.triples(latest) };
+    const replaces = { revision: latest, triples: change.previous, added: change.added, removed: change.removed };
     tx.revisions.push({ revision, triples, replaces });
     tx.events.push({ kind: 'revision-written', revision, triples });
     return revision;
@@ -178,20 +178,27 @@ export class LogisticsObjects {
     return entry;
   }
 
-  read(iri: string, caller: Caller, selector: RevisionSelector): ObjectView {
+  /** The latest revision: read from the index alone, at once. */
+  readLatest(iri: string, caller: Caller): ObjectView {
     const entry = this.readableEntry(iri, caller);
-    return { entry, revision: this.selectRevision(entry, selector), latest: this.index.latest(entry) };
+    const latest = this.index.latest(entry);
+    return { entry, revision: latest, latest };
   }
 
-  selectRevision(entry: LogisticsObjectEntry, selector: RevisionSelector): RevisionInfo {
+  async read(iri: string, caller: Caller, selector: RevisionSelector): Promise<ObjectView> {
+    const entry = this.readableEntry(iri, caller);
+    return { entry, revision: await this.selectRevision(entry, selector), latest: this.index.latest(entry) };
+  }
+
+  async selectRevision(entry: LogisticsObjectEntry, selector: RevisionSelector): Promise<RevisionInfo> {
     if (selector.revision !== undefined) {
-      const found = this.index.revision(entry, selector.revision);
+      const found = await this.index.revision(entry, selector.revision);
       if (!found) throw notFound(entry.iri, `revision ${selector.revision} of this Logistics Object does not exist`);
       return found;
     }
     if (selector.at !== undefined) {
       if (selector.at.getTime() > Date.now()) throw badQuery('at', 'at must not be in the future');
-      const found = this.index.revisionAt(entry, selector.at);
+      const found = await this.index.revisionAt(entry, selector.at);
       if (!found) throw notFound(entry.iri, 'the Logistics Object did not exist at that time');
       return found;
     }
@@ -203,17 +210,17 @@ export class LogisticsObjects {
    * change, so recently read ones are kept parsed: a change reads the latest revision each time.
    * Callers must not modify the returned array.
    */
-  triples(revision: RevisionInfo): readonly Quad[] {
+  async triples(revision: RevisionInfo): Promise<readonly Quad[]> {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
-    const triples = this.store.graphTriples(revision.graph);
+    const triples = await this.store.graphTriples(revision.graph);
     if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
     this.parsedRevisions.set(revision.graph, triples);
     return triples;
   }
 
   /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */
-  linkedViews(triples: readonly Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): ObjectView[] {
+  async linkedViews(triples: readonly Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): Promise<ObjectView[]> {
     const views: ObjectView[] = [];
     const seen = new Set(skip);
     for (const t of triples) {
@@ -221,7 +228,7 @@ export class LogisticsObjects {
       seen.add(t.object.value);
       const entry = this.index.get(t.object.value);
       if (!entry || !this.access.allows(caller, { kind: 'read-object', object: entry })) continue;
-      const revision = selector.at ? this.index.revisionAt(entry, selector.at) : this.index.latest(entry);
+      const revision = selector.at ? await this.index.revisionAt(entry, selector.at) : this.index.latest(entry);
       if (revision) views.push({ entry, revision, latest: this.index.latest(entry) });
     }
     return views;

@@ -4,7 +4,7 @@ import type { RevisionRecord } from '../../store/schema/revisions.js';
 export type RevisionInfo = RevisionRecord;
 
 /** Where earlier revisions' metadata comes from (the store: `GraphStore.revision`). */
-export type RevisionHistory = (object: string, number: number) => RevisionInfo | undefined;
+export type RevisionHistory = (object: string, number: number) => Promise<RevisionInfo | undefined>;
 
 export interface LogisticsObjectEntry {
   iri: string;
@@ -12,8 +12,6 @@ export interface LogisticsObjectEntry {
   creator: string;
   /** The latest revision. */
   latest: RevisionInfo;
-  /** Every revision, ordered by number from 1: the earlier ones are read from the store when asked for. */
-  readonly revisions: readonly RevisionInfo[];
 }
 
 /**
@@ -45,7 +43,7 @@ export class RevisionIndex {
   }
 
   /** Revision `number` of the object, undefined if it has none such. */
-  revision(entry: LogisticsObjectEntry, number: number): RevisionInfo | undefined {
+  async revision(entry: LogisticsObjectEntry, number: number): Promise<RevisionInfo | undefined> {
     if (!Number.isInteger(number) || number < 1 || number > entry.latest.number) return undefined;
     return number === entry.latest.number ? entry.latest : this.history(entry.iri, number);
   }
@@ -58,23 +56,14 @@ export class RevisionIndex {
   private addRevision(info: RevisionInfo): void {
     const entry = this.entries.get(info.object);
     if (!entry) {
-      const revision = (number: number) => this.revision(created, number);
-      const created: LogisticsObjectEntry = {
-        iri: info.object,
-        creator: info.createdBy,
-        latest: info,
-        get revisions() {
-          return Array.from({ length: this.latest.number }, (_, i) => revision(i + 1)!);
-        },
-      };
-      this.entries.set(info.object, created);
+      this.entries.set(info.object, { iri: info.object, creator: info.createdBy, latest: info });
     } else if (info.number > entry.latest.number) {
       entry.latest = info;
     }
   }
 
   /** The revision valid at `instant`, or undefined if the object did not exist yet. */
-  revisionAt(entry: LogisticsObjectEntry, instant: Date): RevisionInfo | undefined {
+  async revisionAt(entry: LogisticsObjectEntry, instant: Date): Promise<RevisionInfo | undefined> {
     const t = instant.getTime();
     if (entry.latest.createdAt.getTime() <= t) return entry.latest;
     let lo = 1;
@@ -82,7 +71,7 @@ export class RevisionIndex {
     let found: RevisionInfo | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const revision = this.revision(entry, mid)!;
+      const revision = (await this.revision(entry, mid))!;
       if (revision.createdAt.getTime() <= t) {
         found = revision;
         lo = mid + 1;

@@ -59,6 +59,8 @@ export interface Queue {
   retrying: boolean;
   /** In the list of queues ready to send. */
   ready: boolean;
+  /** A read from the store fills the window: one at a time (see `refill`). */
+  paging?: boolean;
   timer?: NodeJS.Timeout;
   lastError?: string;
 }
@@ -68,6 +70,9 @@ export const pendingOf = (q: Queue) => q.unsettled + q.backlog + q.parkedBacklog
 
 /** At most this many entries are looked at in one go when paging a queue's backlog in (the rest in a later tick). */
 const PAGE_IN_SCAN = 2000;
+
+/** After a failed read of a queue's backlog, the next try. */
+const REFILL_RETRY_MS = 1000;
 /** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
 const ADDRESSED_ENTRIES_KEPT = 100_000;
 
@@ -190,10 +195,10 @@ export class QueueWindows {
   }
 
   /** Entry `sequence` with its recipients, if the store still holds it: read once for every queue paging it in. */
-  private addressedEntry(sequence: number): AddressedEntry | undefined {
+  private async addressedEntry(sequence: number): Promise<AddressedEntry | undefined> {
     let found = this.addressedEntries.get(sequence);
     if (found === undefined) {
-      const entry = readOutboxEntry(this.store, sequence);
+      const entry = await readOutboxEntry(this.store, sequence);
       found = entry ? this.addressed(entry) : null;
       this.addressedEntries.set(sequence, found);
     }
@@ -251,28 +256,60 @@ export class QueueWindows {
     for (const item of q.window.splice(0, settled)) if (item.parked && !item.deadLettered) this.settle.removeParked(item.parked);
     const next = q.window.find((i) => !i.parked);
     this.settle.moveTo(q.key, next ? next.sequence - 1 : q.cursor);
-    if (q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.queueWindow / 4) this.pageInParked(q);
-    if (q.unsettled <= this.queueWindow / 4 && q.backlog > 0) this.pageIn(q);
-    if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0) {
-      clearTimeout(q.timer);
-      this.queues.delete(q.key);
-    }
+    this.refill(q);
+    this.forgetIfEmpty(q);
     this.settle.schedule();
   }
 
+  private forgetIfEmpty(q: Queue): void {
+    if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0 && !q.paging) {
+      clearTimeout(q.timer);
+      if (this.queues.get(q.key) === q) this.queues.delete(q.key);
+    }
+  }
+
+  /**
+   * Fills a window run low from the store: replayed dead letters first, then entries. One read at
+   * a time per queue, so the cursors it moves are moved by nothing else meanwhile (arrivals during
+   * the read only add to the backlog counts); the next read, if still needed, in a later tick.
+   */
+  private refill(q: Queue): void {
+    if (q.paging || this.settle.stopped) return;
+    const parked = q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.queueWindow / 4;
+    if (!parked && !(q.unsettled <= this.queueWindow / 4 && q.backlog > 0)) return;
+    q.paging = true;
+    (parked ? this.pageInParked(q) : this.pageIn(q)).then(
+      () => {
+        q.paging = false;
+        this.kick(q);
+        setImmediate(() => {
+          this.refill(q);
+          this.forgetIfEmpty(q);
+        });
+      },
+      (err: Error) => {
+        // The store did not answer (an engine down): the notifications wait there, read again later.
+        q.paging = false;
+        q.lastError = `reading the queue from the store: ${err.message}`;
+        setTimeout(() => this.refill(q), REFILL_RETRY_MS).unref();
+      },
+    );
+  }
+
   /** Fills the window with the queue's next replayed dead letters from the store, after those it holds. */
-  private pageInParked(q: Queue): void {
+  private async pageInParked(q: Queue): Promise<void> {
+    const heldBefore = q.window.findIndex((item) => !item.parked);
+    const limit = this.queueWindow - (heldBefore === -1 ? q.window.length : heldBefore);
+    if (limit <= 0) return;
+    const page = (await readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit })).map((p) => p.notification);
     if (this.settle.stopped) return;
+    // Where the window's dead letters end now: sends and settles went on during the read.
     const held = q.window.findIndex((item) => !item.parked);
     const end = held === -1 ? q.window.length : held;
-    const limit = this.queueWindow - end;
-    if (limit <= 0) return;
-    const page = readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit }).map((p) => p.notification);
     q.window.splice(end, 0, ...page.map((parked) => this.parkedItem(parked)));
     q.unsettled += page.length;
     if (page.length > 0) q.parkedCursor = page[page.length - 1];
     q.parkedBacklog = page.length < limit ? 0 : Math.max(1, q.parkedBacklog - page.length);
-    this.kick(q);
   }
 
   /**
@@ -280,12 +317,12 @@ export class QueueWindows {
    * until the window is full or the whole backlog is in it. Runs in the tick of a commit or of a
    * delivery, never across an await, so it sees the store as the stream has published it.
    */
-  private pageIn(q: Queue): void {
-    if (this.settle.stopped) return;
+  private async pageIn(q: Queue): Promise<void> {
     const last = this.settle.lastSequence;
     let scanned = 0;
     while (q.backlog > 0 && q.unsettled < this.queueWindow && q.cursor < last && scanned++ < PAGE_IN_SCAN) {
-      const addressed = this.addressedEntry(q.cursor + 1);
+      const addressed = await this.addressedEntry(q.cursor + 1);
+      if (this.settle.stopped) return;
       q.cursor += 1;
       const mine = addressed?.byQueue.get(q.key);
       if (!addressed || !mine) continue;
@@ -295,7 +332,5 @@ export class QueueWindows {
     }
     // Subscriptions that ended since leave fewer than were counted.
     if (q.cursor >= last) q.backlog = 0;
-    else if (q.backlog > 0 && q.unsettled === 0) setImmediate(() => this.pageIn(q));
-    this.kick(q);
   }
 }

@@ -1,4 +1,4 @@
-import { namedNode, quad, type Quad } from '../../rdf/terms.js';
+import type { Quad } from '../../rdf/terms.js';
 import type { GraphStore } from '../../store/graph-store.js';
 import {
   compactedThroughQuad,
@@ -230,7 +230,7 @@ export class SettleCommits {
       tx.events.push({ kind: 'outbox-advanced', queue, through });
     }
     for (const parked of this.parkedToRemove) {
-      tx.delete.push(...this.storedGraph(parked.graph));
+      tx.removedGraphs.push(parked.graph);
       tx.events.push({ kind: 'notification-settled', notification: parked });
     }
     for (const { parked, triples, dead, isNew } of this.deadToWrite) {
@@ -242,18 +242,12 @@ export class SettleCommits {
       for (let sequence = from + 1; sequence <= to; sequence++) {
         const known = this.sources.knownEntry(sequence);
         if (known) tx.delete.push(...outboxEntryQuads(known));
-        else if (known === undefined) tx.delete.push(...this.storedGraph(outboxEntryGraph(sequence)));
+        else if (known === undefined) tx.removedGraphs.push(outboxEntryGraph(sequence));
       }
       if (from > 0) tx.delete.push(compactedThroughQuad(from));
       tx.insert.push(compactedThroughQuad(to));
       tx.events.push({ kind: 'outbox-compacted', through: to });
     }
     return tx.events.length > 0 ? tx : undefined;
-  }
-
-  /** The quads of a graph as stored (graphTriples gives its triples). */
-  private storedGraph(graph: string): Quad[] {
-    const g = namedNode(graph);
-    return this.store.graphTriples(graph).map((t) => quad(t.subject, t.predicate, t.object, g));
   }
 }

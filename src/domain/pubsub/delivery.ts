@@ -2,6 +2,7 @@ import { CallCancel, OutboundError, type OutboundClient } from '../../outbound/h
 import type { TokenSource } from '../../outbound/tokens.js';
 import type { Quad } from '../../rdf/terms.js';
 import type { GraphStore } from '../../store/graph-store.js';
+import type { RevisionRecord } from '../../store/schema/revisions.js';
 import { deadLetterQuads, parkedGraph, readParkedNotifications, type OutboxEntry, type ParkedNotification, type Recipient } from '../../store/schema/outbox.js';
 import type { DomainEvent } from '../../store/transaction.js';
 import { SendPacer, PAUSE_POLL_MS, type PacingOptions } from './delivery-pacing.js';
@@ -109,13 +110,14 @@ export class Delivery {
   private arrivedRecipients = 0;
   private running = false;
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
+  private replaying: Promise<unknown> = Promise.resolve();
   private deadLetters = 0;
   private readonly index: SubscriptionIndex;
 
   constructor(
     private readonly store: GraphStore,
     private readonly subscriptions: Subscriptions,
-    readRevision: (graph: string) => readonly Quad[],
+    readRevision: (revision: RevisionRecord) => Promise<readonly Quad[]>,
     private readonly client: OutboundClient,
     private readonly tokens: TokenSource | undefined,
     private readonly options: DeliveryOptions,
@@ -267,7 +269,7 @@ export class Delivery {
       const object = objectOf(item);
       if (object !== undefined && !this.index.mayRead(s, object)) return { outcome: 'dropped' };
     }
-    const body = this.bodies.body(item, own ? undefined : s);
+    const body = await this.bodies.body(item, own ? undefined : s);
     const token = await this.tokens?.token();
     const headers: Record<string, string> = {
       'Content-Type': 'application/ld+json',
@@ -405,8 +407,8 @@ export class Delivery {
   }
 
   /** The dead letters, oldest first, as the store holds them. */
-  deadLetterViews(): DeadLetterView[] {
-    return readParkedNotifications(this.store, { dead: true }).map(({ notification: n, dead }) => ({
+  async deadLetterViews(): Promise<DeadLetterView[]> {
+    return (await readParkedNotifications(this.store, { dead: true })).map(({ notification: n, dead }) => ({
       notification: n.iri,
       queue: n.queue,
       subscription: n.subscription,
@@ -420,8 +422,15 @@ export class Delivery {
   }
 
   /** Puts dead letters (all, or those named) back in their queues, in one commit; how many. */
-  async replay(notifications?: readonly string[]): Promise<number> {
-    const chosen = readParkedNotifications(this.store, { dead: true }).filter((d) => notifications === undefined || notifications.includes(d.notification.iri));
+  replay(notifications?: readonly string[]): Promise<number> {
+    // One at a time: each reads the dead letters as the one before left them.
+    const replayed = this.replaying.then(() => this.replayNow(notifications));
+    this.replaying = replayed.catch(() => undefined);
+    return replayed;
+  }
+
+  private async replayNow(notifications?: readonly string[]): Promise<number> {
+    const chosen = (await readParkedNotifications(this.store, { dead: true })).filter((d) => notifications === undefined || notifications.includes(d.notification.iri));
     if (chosen.length === 0) return 0;
     const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.notification, d.dead!)) });
     for (const d of chosen) tx.events.push({ kind: 'notification-replayed', notification: d.notification });

@@ -2,6 +2,7 @@ import { BoundedCache } from '../../bounded-cache.js';
 import { writeJsonLd } from '../../rdf/jsonld-writer.js';
 import type { Quad } from '../../rdf/terms.js';
 import type { GraphStore } from '../../store/graph-store.js';
+import type { RevisionRecord } from '../../store/schema/revisions.js';
 import { payloadTriples } from '../../store/schema/annotated-graph.js';
 import { notificationQuads } from './outbox.js';
 import { objectOf, revisionOf, type Item } from './delivery-queues.js';
@@ -22,16 +23,16 @@ export class NotificationBodies {
   constructor(
     private readonly store: GraphStore,
     private readonly index: SubscriptionIndex,
-    private readonly readRevision: (graph: string) => readonly Quad[],
+    private readonly readRevision: (revision: RevisionRecord) => Promise<readonly Quad[]>,
   ) {}
 
   /** The notification as sent (see `triples`), as JSON-LD. */
-  body(item: Item, s: Subscription | undefined): string {
-    if (item.parked) return writeJsonLd({ iri: item.iri, triples: this.triples(item, s) });
+  async body(item: Item, s: Subscription | undefined): Promise<string> {
+    if (item.parked) return writeJsonLd({ iri: item.iri, triples: await this.triples(item, s) });
     const key = 2 * item.sequence + (s?.sendLogisticsObjectBody ? 1 : 0);
     const shared = this.bodies.get(key);
     if (shared) return `${shared.before}${JSON.stringify(item.iri)}${shared.after}`;
-    const body = writeJsonLd({ iri: item.iri, triples: this.triples(item, s) });
+    const body = writeJsonLd({ iri: item.iri, triples: await this.triples(item, s) });
     const id = JSON.stringify(item.iri);
     const at = body.indexOf(id);
     // The @id once only (as the root's): the rest of the body is the same for every recipient.
@@ -40,12 +41,12 @@ export class NotificationBodies {
   }
 
   /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
-  private triples(item: Item, s: Subscription | undefined): Quad[] {
-    const triples = item.parked ? payloadTriples(item.parked.graph, this.store.graphTriples(item.parked.graph)) : notificationQuads(item.iri, item.content!);
+  private async triples(item: Item, s: Subscription | undefined): Promise<Quad[]> {
+    const triples = item.parked ? payloadTriples(item.parked.graph, await this.store.graphTriples(item.parked.graph)) : notificationQuads(item.iri, item.content!);
     const [object, number] = [objectOf(item), revisionOf(item)];
     if (!s?.sendLogisticsObjectBody || object === undefined || number === undefined) return triples;
     const entry = this.index.revisions.get(object);
-    const revision = entry && this.index.revisions.revision(entry, number);
-    return revision ? [...triples, ...this.readRevision(revision.graph)] : triples;
+    const revision = entry && (await this.index.revisions.revision(entry, number));
+    return revision ? [...triples, ...(await this.readRevision(revision))] : triples;
   }
 }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BoundedCache } from '../../bounded-cache.js';
-import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { namedNode, quad, xsdLiteral, type Quad, type RDF } from '../../rdf/terms.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../../rdf/vocab.js';
 import type { GraphStore } from '../../store/graph-store.js';
 import { notifiedAfterQuad, outboxEntryQuads, type NotificationContent, type OutboxEntry, type Recipient } from '../../store/schema/outbox.js';
@@ -116,8 +116,6 @@ export class Outbox {
   constructor(
     private readonly subscriptions: SubscriptionIndex,
     private readonly revisions: RevisionIndex,
-    /** Reads an earlier revision (for hasChangedProperty): the parsed-revision cache, which the change has just read. */
-    private readonly readRevision: (revision: RevisionRecord) => readonly Quad[],
     private readonly baseUrl: string,
     /** This server's own holder: its requests notify nobody (it would notify itself). */
     private readonly holder: string,
@@ -140,10 +138,10 @@ export class Outbox {
           break;
         case 'revision-written':
           this.aboutObject(tx, e.revision, subscriptionEventType.UPDATED, () => {
-            const after = e.triples ?? tx.revisions.find((w) => w.revision.graph === e.revision.graph)?.triples ?? [];
-            const entry = this.revisions.get(e.revision.object);
-            const previous = entry && this.revisions.revision(entry, e.revision.number - 1);
-            const before = previous ? this.readRevision(previous) : [];
+            // The write carries the revision it replaces, as the change read it.
+            const written = tx.revisions.find((w) => w.revision.graph === e.revision.graph);
+            const after = e.triples ?? written?.triples ?? [];
+            const before = written?.replaces?.triples ?? [];
             const accepted = tx.events.find((d) => d.kind === 'action-request-decided' && d.status.status === requestStatus.ACCEPTED && d.request.objects.includes(e.revision.object));
             return { changed: changedProperties(e.revision.object, before, after), ...(accepted && 'request' in accepted ? { triggeredBy: accepted.request.iri } : {}) };
           });
@@ -260,8 +258,11 @@ export class PublishingStore implements GraphStore {
     this.outbox.plan(tx);
     return this.inner.commit(tx);
   }
-  graphTriples(graph: string): Quad[] {
+  graphTriples(graph: string) {
     return this.inner.graphTriples(graph);
+  }
+  canonicalLiterals(literals: readonly RDF.Literal[]) {
+    return this.inner.canonicalLiterals(literals);
   }
   revision(object: string, number: number) {
     return this.inner.revision(object, number);

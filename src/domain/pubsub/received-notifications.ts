@@ -95,16 +95,19 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology,
  * (GraphStore.receivedNotifications): nothing of them is held in memory here but the last arrival number.
  */
 export class ReceivedNotifications {
-  private lastSequence: number;
   private retention: { timer: NodeJS.Timeout; sweeping?: Promise<void> } | undefined;
 
-  constructor(
+  private constructor(
     private readonly store: GraphStore,
     private readonly ontology: ApiOntology,
     private readonly access: Authorizer,
-    private readonly shapes: ShapeCheck = () => [],
-  ) {
-    this.lastSequence = store.receivedNotifications.lastSequence();
+    private readonly shapes: ShapeCheck,
+    private lastSequence: number,
+  ) {}
+
+  /** Numbering goes on after the last notification the store holds. */
+  static async open(store: GraphStore, ontology: ApiOntology, access: Authorizer, shapes: ShapeCheck = () => []): Promise<ReceivedNotifications> {
+    return new ReceivedNotifications(store, ontology, access, shapes, await store.receivedNotifications.lastSequence());
   }
 
   /**
@@ -116,7 +119,7 @@ export class ReceivedNotifications {
       const cutoff = new Date(Date.now() - days * DAY_MS);
       let removed = 0;
       for (let chunk = RETENTION_CHUNK; chunk === RETENTION_CHUNK && this.retention; removed += chunk) {
-        chunk = this.store.receivedNotifications.removeReceivedBefore(cutoff, RETENTION_CHUNK);
+        chunk = await this.store.receivedNotifications.removeReceivedBefore(cutoff, RETENTION_CHUNK);
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (removed > 0) log(`retention: ${removed} received notifications older than ${days} days removed`);
@@ -145,12 +148,18 @@ export class ReceivedNotifications {
   async receive(quads: readonly Quad[], caller: Caller, idempotencyKey?: string): Promise<Receipt> {
     const notification = checkNotification(quads, this.ontology, this.shapes);
     const stored = this.store.receivedNotifications;
-    const seen = stored.withId(notification.iri) ?? (idempotencyKey === undefined ? undefined : stored.withKey(caller.agent, idempotencyKey));
-    if (seen) return { record: seen, duplicate: true };
+    const storedBefore = async () => (await stored.withId(notification.iri)) ?? (idempotencyKey === undefined ? undefined : await stored.withKey(caller.agent, idempotencyKey));
+    // Claimed before the store is asked: once claimed, the store holds every earlier one of it.
     const tx = this.store.begin();
     const keys = [notification.iri, ...(idempotencyKey === undefined ? [] : [senderKey(caller.agent, idempotencyKey)])];
-    if (!keys.every((k) => tx.claim(claimKey.notification(k)))) {
+    const claimed = keys.every((k) => tx.claim(claimKey.notification(k)));
+    const seen = await storedBefore().catch((err: unknown) => {
       tx.release();
+      throw err;
+    });
+    if (seen || !claimed) {
+      tx.release();
+      if (seen) return { record: seen, duplicate: true };
       throw new HttpError(409, 'notification_in_flight', { message: 'the same notification is being stored by another request; send it again later', resource: notification.iri });
     }
     const record: ReceivedNotificationRecord = {
@@ -175,13 +184,13 @@ export class ReceivedNotifications {
   }
 
   /** Received notifications matching `filter`, in arrival order: how many, and one page of them (internal actors only). */
-  list(caller: Caller, filter: NotificationFilter, skip: number, limit: number): { total: number; page: ReceivedNotificationRecord[] } {
+  list(caller: Caller, filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
     this.access.check(caller, { kind: 'operate', what: 'listing received notifications' });
     return this.store.receivedNotifications.list(filter, skip, limit);
   }
 
   /** The notification as received. */
-  triples(record: ReceivedNotificationRecord): Quad[] {
+  triples(record: ReceivedNotificationRecord): Promise<Quad[]> {
     return this.store.receivedNotifications.triples(record);
   }
 }

@@ -8,7 +8,6 @@ import { isValidIri, namedNode, quad, xsdLiteral, type Quad, type Term } from '.
 import { groupBySubject, nameBlankNodes } from '../../rdf/triples.js';
 import { INTERNAL_SCHEME, api, rdf, requestStatus, subscriptionEventType, xsd } from '../../rdf/vocab.js';
 import type { DomainEvent } from '../../store/transaction.js';
-import type { GraphStore } from '../../store/graph-store.js';
 import type { Recipient } from '../../store/schema/outbox.js';
 import { currentStatus, type ActionRequestRecord } from '../requests/action-request-index.js';
 import type { AcceptHandler, ActionRequests } from '../requests/action-requests.js';
@@ -153,7 +152,6 @@ export class SubscriptionIndex {
   private readonly asked = new Map<string, Asking>();
 
   constructor(
-    private readonly store: Pick<GraphStore, 'graphTriples'>,
     readonly ontology: CargoOntology,
     readonly revisions: RevisionIndex,
     private readonly access: Authorizer,
@@ -170,7 +168,7 @@ export class SubscriptionIndex {
       if (e.kind === 'subscription-started') this.started.set(e.subscription, e.after);
       if (e.kind === 'subscription-started' || (isRequestEvent(e) && e.request.type === api.SubscriptionRequest)) this.asked.clear();
       if (e.kind !== 'action-request-created' || e.request.type !== api.SubscriptionRequest || this.byRequest.has(e.request.iri)) continue;
-      const stored = this.store.graphTriples(e.request.iri);
+      const stored = e.body ?? [];
       const link = stored.find((t) => t.subject.value === e.request.iri && t.predicate.value === api.hasSubscription);
       if (!link) continue;
       this.add(this.subscriptionOf(e.request, readTerms(stored.filter((t) => t.subject.value === link.object.value), this.ontology)));

@@ -1,6 +1,7 @@
 import { writeJsonLd } from '../../rdf/jsonld-writer.js';
 import type { OutboundClient } from '../../outbound/http-client.js';
 import type { DomainEvent } from '../../store/transaction.js';
+import type { ReceivedNotificationRecord } from '../../store/schema/received-notifications.js';
 import type { ReceivedNotifications } from './received-notifications.js';
 
 /** Attempts per notification; the webhook is on the operator's own network, so failures are rare and short. */
@@ -21,10 +22,18 @@ export class WebhookForwarder {
   ) {}
 
   onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) if (e.kind === 'notification-received') void this.forward(e.notification.iri, writeJsonLd({ iri: e.notification.iri, triples: this.notifications.triples(e.notification) }));
+    for (const e of events) if (e.kind === 'notification-received') void this.forward(e.notification);
   }
 
-  private async forward(iri: string, body: string): Promise<void> {
+  private async forward(notification: ReceivedNotificationRecord): Promise<void> {
+    const iri = notification.iri;
+    let body: string;
+    try {
+      body = writeJsonLd({ iri, triples: await this.notifications.triples(notification) });
+    } catch (err) {
+      this.log(`webhook ${this.url}: notification ${iri} could not be read to forward it: ${(err as Error).message}`);
+      return;
+    }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       try {
         const res = await this.client.request(this.url, { method: 'POST', headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': iri }, body });

@@ -28,8 +28,11 @@ export interface Transition {
  * and `RequestWrite.create`, and registers itself with `ActionRequests.registerAcceptor`.
  */
 export interface AcceptHandler {
-  /** Accepts a pending request with no write in flight; throws the HttpError recorded when it ends rejected or failed. */
-  accept(record: ActionRequestRecord, decidedBy: string): Promise<void>;
+  /**
+   * Accepts a pending request, in `write` (which holds the request's claim: no other decision of
+   * it starts meanwhile) and commits it; throws the HttpError recorded when it ends rejected or failed.
+   */
+  accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void>;
   /**
    * Adds to `write` (which already revokes `record`) what revoking this kind of request undoes,
    * committed with the status change (an access delegation withdraws its grants). May throw an
@@ -87,6 +90,7 @@ function withImpliedTypes(triples: Quad[]): Quad[] {
 export class RequestWrite {
   /** Status entries planned per request in this transaction. */
   private readonly planned = new Map<ActionRequestRecord, number>();
+  private readonly held = new Set<ActionRequestRecord>();
 
   constructor(
     readonly tx: WriteTransaction,
@@ -99,11 +103,18 @@ export class RequestWrite {
     this.tx.created.add(record.iri);
     this.tx.share(claimKey.request(record.iri));
     const status = this.entry(record, { to: requestStatus.PENDING, by: record.requestedBy, at: record.requestedAt });
-    this.tx.events.push({ kind: 'action-request-created', request: record, status });
+    this.tx.events.push({ kind: 'action-request-created', request: record, status, body });
+  }
+
+  /** Claims `record` for this write before it is decided: what the decision reads meanwhile is read with no other status change of it under way. */
+  hold(record: ActionRequestRecord): void {
+    if (this.held.has(record)) return;
+    this.held.add(record);
+    this.tx.share(claimKey.request(record.iri));
   }
 
   transition(record: ActionRequestRecord, t: Transition): void {
-    if (!this.planned.has(record)) this.tx.share(claimKey.request(record.iri));
+    if (!this.planned.has(record)) this.hold(record);
     const status = this.entry(record, t);
     const finished = this.finishes(record, t.to);
     if (finished) this.tx.finished.push(record.iri);
@@ -175,20 +186,20 @@ export class ActionRequests {
     return this.store.claims.isHeld(claimKey.request(record.iri));
   }
 
-  get(iri: string): ActionRequestRecord {
-    const record = this.index.get(iri) ?? this.store.finishedRequest(iri);
+  async get(iri: string): Promise<ActionRequestRecord> {
+    const record = this.index.get(iri) ?? (await this.store.finishedRequest(iri));
     if (!record) throw notFound(iri, 'Action request not found');
     return record;
   }
 
   /** Every ChangeRequest about `object`, decided ones included, oldest first. */
-  changeRequestsOf(object: string): ActionRequestRecord[] {
-    return [...this.index.forObject(object), ...this.store.finishedRequests(object)].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
+  async changeRequestsOf(object: string): Promise<ActionRequestRecord[]> {
+    return [...this.index.forObject(object), ...(await this.store.finishedRequests(object))].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
   }
 
   /** A request the caller may read (requester, data holder, internal actors). */
-  readable(iri: string, caller: Caller): ActionRequestRecord {
-    const record = this.get(iri);
+  async readable(iri: string, caller: Caller): Promise<ActionRequestRecord> {
+    const record = await this.get(iri);
     this.access.check(caller, { kind: 'read-action-request', request: record });
     return record;
   }
@@ -199,7 +210,7 @@ export class ActionRequests {
   }
 
   /** The stored triples of a request: its content, every status entry and error. */
-  storedTriples(record: ActionRequestRecord): Quad[] {
+  storedTriples(record: ActionRequestRecord): Promise<Quad[]> {
     return this.store.graphTriples(record.iri);
   }
 
@@ -207,11 +218,11 @@ export class ActionRequests {
    * The request as clients see it: the current status as hasRequestStatus/Since on the request,
    * earlier ones as hasRequestStatusHistory entries, no bookkeeping.
    */
-  representation(record: ActionRequestRecord): Quad[] {
+  async representation(record: ActionRequestRecord): Promise<Quad[]> {
     const current = record.statuses[record.statuses.length - 1].iri;
     const subject = namedNode(record.iri);
     const out: Quad[] = [];
-    for (const t of this.storedTriples(record)) {
+    for (const t of await this.storedTriples(record)) {
       if (t.predicate.value.startsWith(STORE)) continue;
       if (t.subject.value !== current) out.push(withCurrentErrorDetailClass(t));
       else if (t.predicate.value === api.hasRequestStatus || t.predicate.value === api.hasRequestStatusSince) out.push(quad(subject, t.predicate, t.object));
@@ -221,9 +232,9 @@ export class ActionRequests {
   }
 
   /** GET /action-requests: internal actors only. */
-  list(caller: Caller, filter: ActionRequestFilter): ActionRequestRecord[] {
+  async list(caller: Caller, filter: ActionRequestFilter): Promise<ActionRequestRecord[]> {
     this.access.check(caller, { kind: 'list-action-requests' });
-    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...this.store.finishedRequests(filter.object)].sort(byRequestTime);
+    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...(await this.store.finishedRequests(filter.object))].sort(byRequestTime);
     return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
   }
 
@@ -236,7 +247,7 @@ export class ActionRequests {
   async decide(iri: string, to: string, caller: Caller): Promise<ActionRequestRecord> {
     this.access.check(caller, { kind: 'decide-action-request' });
     if (!DECISIONS.includes(to)) throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
-    const record = this.get(iri);
+    const record = await this.get(iri);
     const current = currentStatus(record);
     if (current === to) return record;
     if (to === requestStatus.REVOKED) throw badQuery('status', 'a request is revoked with DELETE /action-requests/{id}, not with PATCH');
@@ -247,21 +258,27 @@ export class ActionRequests {
       });
     }
     this.ensureIdle(record);
-    if (to === requestStatus.ACCEPTED) {
-      const acceptor = this.acceptors.get(record.type);
-      if (!acceptor) throw new HttpError(422, 'not_acceptable_here', { message: `${apiLocalName(record.type)}s cannot be accepted on this server`, resource: iri });
-      await acceptor.accept(record, caller.agent);
-    } else {
-      const write = this.write();
-      write.transition(record, { to, by: caller.agent });
-      await this.commit(write);
+    const acceptor = this.acceptors.get(record.type);
+    if (to === requestStatus.ACCEPTED && !acceptor) throw new HttpError(422, 'not_acceptable_here', { message: `${apiLocalName(record.type)}s cannot be accepted on this server`, resource: iri });
+    const write = this.write();
+    write.hold(record);
+    try {
+      if (to === requestStatus.ACCEPTED) {
+        await acceptor!.accept(record, caller.agent, write);
+      } else {
+        write.transition(record, { to, by: caller.agent });
+        await this.commit(write);
+      }
+    } finally {
+      // Settled by the commit; released here when the decision stopped before it.
+      write.tx.release();
     }
     return record;
   }
 
   /** DELETE /action-requests/{id}: the requester or the holder withdraws a request. */
   async revoke(iri: string, caller: Caller): Promise<ActionRequestRecord> {
-    const record = this.get(iri);
+    const record = await this.get(iri);
     this.access.check(caller, { kind: 'revoke-action-request', request: record });
     const status = currentStatus(record);
     if (!(REVOCABLE[record.type] ?? []).includes(status)) {

@@ -2,11 +2,11 @@ import type { Authorizer, Caller } from '../access/authorizer.js';
 import type { DecisionPolicy } from '../../config.js';
 import { HttpError, notFound } from '../../errors.js';
 import type { CargoOntology } from '../../rdf/ontology.js';
-import { namedNode, quad, type Quad, type RDF } from '../../rdf/terms.js';
+import { namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { INTERNAL_SCHEME, api, requestStatus } from '../../rdf/vocab.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
-import { applyChange, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
+import { applyChange, changeLiterals, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
 import type { LogisticsObjects, RevisionChange } from '../objects/logistics-objects.js';
 import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { newEmbeddedIri } from '../objects/new-objects.js';
@@ -56,8 +56,6 @@ export class ChangeRequests implements AcceptHandler {
     private readonly objects: LogisticsObjects,
     private readonly requests: ActionRequests,
     private readonly ontology: CargoOntology,
-    /** The literals as the store keeps them, for value comparison. */
-    private readonly canonical: (literals: RDF.Literal[]) => RDF.Literal[],
     private readonly policy: DecisionPolicy,
     /** The data holder, recorded as the one who decided when the policy decides. */
     private readonly holder: string,
@@ -115,11 +113,11 @@ export class ChangeRequests implements AcceptHandler {
   }
 
   /** The holder accepts a pending ChangeRequest (PATCH /action-requests/{id}). */
-  async accept(record: ActionRequestRecord, decidedBy: string): Promise<void> {
+  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void> {
     const entry = this.objects.index.get(record.objects[0]);
     if (!entry) throw notFound(record.objects[0], 'Logistics Object not found');
-    const change = parseChange(this.requests.storedTriples(record), this.context(entry.iri));
-    const error = await this.settle(entry, record, change, this.requests.write(), decidedBy);
+    const change = parseChange(await this.requests.storedTriples(record), this.context(entry.iri));
+    const error = await this.settle(entry, record, change, write, decidedBy);
     if (error) throw error;
   }
 
@@ -129,7 +127,7 @@ export class ChangeRequests implements AcceptHandler {
    * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
    */
   private async settle(entry: LogisticsObjectEntry, record: ActionRequestRecord, change: Change, write: RequestWrite, decidedBy: string): Promise<HttpError | undefined> {
-    const prepared = this.prepare(write.tx, entry, change);
+    const prepared = await this.prepare(write.tx, entry, change);
     if (prepared instanceof HttpError) {
       write.transition(record, { to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED, by: decidedBy, errors: [prepared] });
       await this.requests.commit(write);
@@ -148,14 +146,18 @@ export class ChangeRequests implements AcceptHandler {
   }
 
   /** The new revision's triples and its claimed number, or the error that stops the Change. */
-  private prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): { triples: Quad[]; number: number; change: RevisionChange } | HttpError {
+  private async prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): Promise<{ triples: Quad[]; number: number; change: RevisionChange } | HttpError> {
+    const stale = this.outdated(entry, change.revision);
+    if (stale) return stale;
+    const current = await this.objects.triples(this.objects.index.latest(entry));
+    const canonicalLiterals = await this.store.canonicalLiterals(changeLiterals(change));
+    // From here to the claim of the next revision nothing awaits: checked again, as another change may have been written meanwhile.
     const outdated = this.outdated(entry, change.revision);
     if (outdated) return outdated;
-    const current = this.objects.triples(this.objects.index.latest(entry));
     const applied = applyChange(current, change, {
       object: entry.iri,
       isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
-      canonical: this.canonical,
+      canonicalLiterals,
       newEmbeddedIri,
     });
     if (!applied.ok) return applied.error;
@@ -191,12 +193,12 @@ export class ChangeRequests implements AcceptHandler {
   }
 
   /** GET /logistics-objects/{id}/audit-trail: readable by whoever may read the object. */
-  auditTrail(object: string, caller: Caller, filter: AuditFilter): AuditTrail {
+  async auditTrail(object: string, caller: Caller, filter: AuditFilter): Promise<AuditTrail> {
     const entry = this.objects.readableEntry(object, caller);
     return {
       entry,
       latestRevision: this.objects.index.latest(entry).number,
-      requests: this.requests.changeRequestsOf(object).filter((r) => inWindow(r, filter)),
+      requests: (await this.requests.changeRequestsOf(object)).filter((r) => inWindow(r, filter)),
     };
   }
 }

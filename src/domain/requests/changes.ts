@@ -257,11 +257,18 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
   return out;
 }
 
+/** The literal values of a Change's operations, in order: what `ApplyContext.canonicalLiterals` holds in canonical form. */
+export function changeLiterals(change: Change): RDF.Literal[] {
+  const literals: RDF.Literal[] = [];
+  for (const operation of change.operations) for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
+  return literals;
+}
+
 export interface ApplyContext {
   object: string;
   isLogisticsObjectClass: (iri: string) => boolean;
-  /** The literals as the store keeps them (see store/canonical-literals.ts). */
-  canonical: (literals: RDF.Literal[]) => RDF.Literal[];
+  /** The change's literals (`changeLiterals`) as the store keeps them (GraphStore.canonicalLiterals). */
+  canonicalLiterals: readonly RDF.Literal[];
   newEmbeddedIri: () => string;
 }
 
@@ -340,9 +347,7 @@ const followed = (o: Term) => o.termType === 'NamedNode' && o.value.startsWith(I
  * unlinks none: nothing can then become unreachable, so the object's nodes are not walked.
  */
 export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
-  const literals: RDF.Literal[] = [];
-  for (const operation of change.operations) for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
-  const canonical = ctx.canonical(literals);
+  const canonical = ctx.canonicalLiterals;
   let nextLiteral = 0;
   const newNodes = new Map<string, { iri: string; type: string }>();
   for (const operation of change.operations) {

@@ -18,14 +18,14 @@ export function actionRequestRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const status = queryParam(req, 'status');
     const type = queryParam(req, 'type');
-    const records = actionRequests.list(callerOf(res), {
+    const records = await actionRequests.list(callerOf(res), {
       status: status === undefined ? undefined : parseRequestStatus(status, 'status'),
       type: type === undefined ? undefined : parseRequestType(type, 'type'),
       object: queryParam(req, 'logistics-object'),
     });
     const url = requestUrl(services, req);
     const triples = collectionTriples(url, records.length, records.map((r) => r.iri));
-    for (const r of records) triples.push(...actionRequests.representation(r));
+    for (const representation of await Promise.all(records.map((r) => actionRequests.representation(r)))) triples.push(...representation);
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
     res.send(body);
@@ -33,8 +33,8 @@ export function actionRequestRoutes(services: Services): Router {
 
   router.get('/action-requests/:id', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
-    const record = actionRequests.readable(iriOf(req), callerOf(res));
-    const body = await serialise({ iri: record.iri, triples: actionRequests.representation(record) }, negotiated.format);
+    const record = await actionRequests.readable(iriOf(req), callerOf(res));
+    const body = await serialise({ iri: record.iri, triples: await actionRequests.representation(record) }, negotiated.format);
     setRepresentationHeaders(res, negotiated, lastModified(record)).setHeader('Type', record.type);
     res.send(body);
   });

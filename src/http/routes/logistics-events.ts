@@ -84,7 +84,7 @@ export function logisticsEventRoutes(services: Services): Router {
 
   router.get(`${list}/:eventId`, async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
-    const view = events.read(objectOf(req), req.params.eventId as string, callerOf(res));
+    const view = await events.read(objectOf(req), req.params.eventId as string, callerOf(res));
     const body = await serialise({ iri: view.record.iri, triples: view.triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated, view.record.recordedAt).setHeader('Type', view.type);
     res.send(body);

@@ -2,7 +2,7 @@ import express, { type Request, type Router } from 'express';
 import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
-import type { RevisionSelector } from '../../domain/objects/logistics-objects.js';
+import type { ObjectView, RevisionSelector } from '../../domain/objects/logistics-objects.js';
 import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { readBody } from '../body.js';
 import { callerOf, type Services } from '../context.js';
@@ -45,11 +45,16 @@ export function logisticsObjectRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const { selector, options } = readOptions(req);
     const caller = callerOf(res);
-    const view = objects.read(objects.objectsPrefix + req.params.id, caller, selector);
-    const send = (body: Buffer) =>
-      sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
-    const body = representations.render(view, negotiated.format, caller, options);
-    return Buffer.isBuffer(body) ? send(body) : body.then(send);
+    const iri = objects.objectsPrefix + req.params.id;
+    const respond = (view: ObjectView) => {
+      const send = (body: Buffer) =>
+        sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+      const body = representations.render(view, negotiated.format, caller, options);
+      return Buffer.isBuffer(body) ? send(body) : body.then(send);
+    };
+    // The latest revision is in the index: answered without waiting for anything when its body is cached.
+    if (selector.revision === undefined && selector.at === undefined) return respond(objects.readLatest(iri, caller));
+    return objects.read(iri, caller, selector).then(respond);
   });
 
   router.patch('/logistics-objects/:id', rawBody, async (req, res) => {

@@ -47,10 +47,10 @@ export function notificationRoutes(services: Services): Router {
       receivedAfter: queryInstant(req, ['received-after']),
       receivedBefore: queryInstant(req, ['received-before']),
     };
-    const { total, page } = receivedNotifications.list(callerOf(res), filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 100, 1000));
+    const { total, page } = await receivedNotifications.list(callerOf(res), filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 100, 1000));
     const url = requestUrl(services, req);
     const triples = collectionTriples(url, total, page.map((r) => r.iri));
-    for (const r of page) triples.push(...receivedNotifications.triples(r));
+    for (const received of await Promise.all(page.map((r) => receivedNotifications.triples(r)))) triples.push(...received);
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
     res.send(body);

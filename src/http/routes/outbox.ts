@@ -14,9 +14,9 @@ export function outboxRoutes(services: Services): Router {
     access.check(callerOf(res), { kind: 'operate', what: 'reading the notification outbox' });
     json(res, { queues: delivery.queueViews() });
   });
-  router.get('/internal/outbox/dead-letters', (_req, res) => {
+  router.get('/internal/outbox/dead-letters', async (_req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'reading the notification outbox' });
-    json(res, { deadLetters: delivery.deadLetterViews() });
+    json(res, { deadLetters: await delivery.deadLetterViews() });
   });
   /** Replays every dead letter, or those named by `notification` (repeatable). */
   router.post('/internal/outbox/dead-letters/replay', async (req, res) => {

@@ -95,6 +95,7 @@ export function recordFor(
     deletions.push(...held);
     archived.push(...held);
   }
+  for (const graph of change.removedGraphs) deletions.push(...hotGraph(graph).split(/(?<=\n)/).filter(Boolean));
   const insertText = insert.join('') + asArchiveLines(archived).join('');
   if (deletions.length === 0) return { delete: '', insert: insertText, inserted: insert.length, deleted: 0 };
   const inserted = new Set(insert);
@@ -460,7 +461,12 @@ export class DurableStore implements GraphStore {
    * A revision graph is read from the hot store when it is the latest revision of its object
    * (nothing in the archive after it), else from the archive.
    */
-  graphTriples(graph: string): Quad[] {
+  async graphTriples(graph: string): Promise<Quad[]> {
+    return this.graphTriplesNow(graph);
+  }
+
+  /** graphTriples, read at once: the embedded store's reads are in memory. */
+  graphTriplesNow(graph: string): Quad[] {
     const revision = revisionOfGraph(graph);
     if (revision && !this.archive.revisions.has(revision.object, revision.number + 1)) {
       return this.archive.revisions.has(revision.object, revision.number) ? this.hotTriples(latestGraph(revision.object)) : [];
@@ -478,19 +484,23 @@ export class DurableStore implements GraphStore {
     return text ? readStoreNTriples(text) : [];
   }
 
-  revision(object: string, number: number): RevisionRecord | undefined {
+  async revision(object: string, number: number): Promise<RevisionRecord | undefined> {
     return this.archive.revisions.revision(object, number);
+  }
+
+  async canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]> {
+    return canonicalLiterals(this.index, literals);
   }
 
   get receivedNotifications(): ReceivedNotificationStore {
     return this.archive.notifications;
   }
 
-  finishedRequest(iri: string): ActionRequestRecord | undefined {
+  async finishedRequest(iri: string): Promise<ActionRequestRecord | undefined> {
     return this.archive.requests.request(iri);
   }
 
-  finishedRequests(object?: string): ActionRequestRecord[] {
+  async finishedRequests(object?: string): Promise<ActionRequestRecord[]> {
     return this.archive.requests.list(object);
   }
 
@@ -503,7 +513,7 @@ export class DurableStore implements GraphStore {
     return revisions;
   }
 
-  select(sparql: string): SparqlJsonResults {
+  async select(sparql: string): Promise<SparqlJsonResults> {
     return this.index.select(sparql);
   }
 
@@ -563,8 +573,8 @@ export class DurableStore implements GraphStore {
    * Publishes, on `committed`, the domain events that rebuild what consumers keep from the data
    * the store holds (snapshot and journal replayed): called once at start, after they subscribe.
    */
-  publishStored(): void {
-    this.committed.publish(storedDomainEvents(this.index, this.recovered));
+  async publishStored(): Promise<void> {
+    this.committed.publish(await storedDomainEvents(this, this.recovered ?? readRevisions(this.index)));
     this.recovered = undefined;
   }
 

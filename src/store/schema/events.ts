@@ -76,9 +76,9 @@ export function eventRecordsFromRows(rows: readonly EventRow[]): EventRecord[] {
 }
 
 /** Every event's metadata, in arrival order. */
-export function readEvents(reader: SparqlReader): EventRecord[] {
+export async function readEvents(reader: SparqlReader): Promise<EventRecord[]> {
   const p = iriToNt;
-  const rows = reader.select(`SELECT ?e ?o ?seq ?rec ?cd ?ed ?by ?code WHERE { GRAPH ${p(meta.eventsGraph)} {
+  const rows = await reader.select(`SELECT ?e ?o ?seq ?rec ?cd ?ed ?by ?code WHERE { GRAPH ${p(meta.eventsGraph)} {
     ?e ${p(meta.eventOf)} ?o ; ${p(meta.eventSequence)} ?seq ; ${p(meta.eventRecordedAt)} ?rec ;
        ${p(meta.eventCreationDate)} ?cd ; ${p(meta.eventDate)} ?ed ; ${p(meta.eventCreatedBy)} ?by .
     OPTIONAL { ?e ${p(meta.eventCode)} ?code } } }`);

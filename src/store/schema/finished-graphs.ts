@@ -1,4 +1,13 @@
+import { literal, namedNode, quad, type Quad } from '../../rdf/terms.js';
+import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, type CommitRecord, type CommitBytes } from '../commit-record.js';
+
+/**
+ * The mark of a finished graph where it stays among the others (a SPARQL engine, an export):
+ * start leaves a marked graph to the store, as the embedded store's archive does.
+ */
+export const finishedQuad = (graph: string): Quad =>
+  quad(namedNode(graph), namedNode(meta.finishedGraph), literal('true', namedNode(xsd.boolean)), namedNode(meta.finishedGraphs));
 
 /*
  * Graphs a commit finishes (a ChangeRequest once decided: nothing writes to it again) leave the

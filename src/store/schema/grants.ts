@@ -108,10 +108,10 @@ export function withdrawalQuads(grant: GrantRecord, at: Date, by: string): { del
 }
 
 /** Every grant in force or expired the store holds (not withdrawn ones), oldest first (ties by IRI). Graphs without bookkeeping are not grants. */
-export function readGrants(reader: SparqlReader): GrantRecord[] {
+export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
   const p = iriToNt;
   const grants = new Map<string, GrantRecord>();
-  const heads = reader.select(`SELECT ?g ?by ?at ?delegation ?expires WHERE { GRAPH ?g {
+  const heads = await reader.select(`SELECT ?g ?by ?at ?delegation ?expires WHERE { GRAPH ?g {
     ?g ${p(meta.grantedBy)} ?by ; ${p(meta.grantedAt)} ?at .
     FILTER NOT EXISTS { ?g ${p(meta.grantWithdrawnAt)} ?withdrawn }
     OPTIONAL { ?g ${p(meta.grantDelegation)} ?delegation } OPTIONAL { ?g ${p(meta.grantExpiresAt)} ?expires } } }`);
@@ -121,12 +121,12 @@ export function readGrants(reader: SparqlReader): GrantRecord[] {
     if (b.expires) grant.expiresAt = new Date(b.expires.value);
     grants.set(grant.iri, grant);
   }
-  for (const b of reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`).results.bindings) {
+  for (const b of (await reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`)).results.bindings) {
     grants.get(b.g.value)?.derivedFrom.push(b.parent.value);
   }
   const objects = new Map<string, Set<string>>();
   const permissions = new Map<string, Set<Permission>>();
-  const rows = reader.select(`SELECT ?g ?node ?agent ?mode ?resource WHERE { GRAPH ?g {
+  const rows = await reader.select(`SELECT ?g ?node ?agent ?mode ?resource WHERE { GRAPH ?g {
     ?node a ${p(acl.Authorization)} ; ${p(acl.mode)} ?mode . OPTIONAL { ?node ${p(acl.agent)} ?agent } OPTIONAL { ?node ${p(acl.accessTo)} ?resource } } }`);
   for (const b of rows.results.bindings) {
     const grant = grants.get(b.g.value);

@@ -69,14 +69,14 @@ function entryOf(sequence: number, json: string): OutboxEntry {
 }
 
 /** Entry number `sequence`, if the store still holds it. */
-export function readOutboxEntry(reader: GraphReader, sequence: number): OutboxEntry | undefined {
-  const stored = reader.graphTriples(outboxEntryGraph(sequence)).find((t) => t.predicate.value === meta.outboxEntry);
+export async function readOutboxEntry(reader: GraphReader, sequence: number): Promise<OutboxEntry | undefined> {
+  const stored = (await reader.graphTriples(outboxEntryGraph(sequence))).find((t) => t.predicate.value === meta.outboxEntry);
   return stored && entryOf(sequence, stored.object.value);
 }
 
 /** Every entry the store holds, in queuing order. */
-export function readOutboxEntries(reader: SparqlReader): OutboxEntry[] {
-  const rows = reader.select(`SELECT ?g ?entry WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxEntry)} ?entry } }`);
+export async function readOutboxEntries(reader: SparqlReader): Promise<OutboxEntry[]> {
+  const rows = await reader.select(`SELECT ?g ?entry WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxEntry)} ?entry } }`);
   return rows.results.bindings.map((b) => entryOf(Number(b.g.value.slice(ENTRY_PREFIX.length)), b.entry.value)).sort((a, b) => a.sequence - b.sequence);
 }
 
@@ -108,9 +108,9 @@ export interface OutboxPositions {
   compactedThrough: number;
 }
 
-export function readOutboxPositions(reader: SparqlReader): OutboxPositions {
+export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxPositions> {
   const p = iriToNt;
-  const rows = reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
+  const rows = await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
     { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through } UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
   const positions: OutboxPositions = { queues: [], subscriptions: [], compactedThrough: 0 };
   for (const b of rows.results.bindings) {
@@ -186,7 +186,7 @@ export interface ParkedSelection {
 }
 
 /** The parked notifications (dead letters included unless `dead` says), in queuing order (see `parkedBefore`). */
-export function readParkedNotifications(reader: SparqlReader, selection: ParkedSelection = {}): StoredParkedNotification[] {
+export async function readParkedNotifications(reader: SparqlReader, selection: ParkedSelection = {}): Promise<StoredParkedNotification[]> {
   const p = iriToNt;
   const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
   const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
@@ -194,7 +194,7 @@ export function readParkedNotifications(reader: SparqlReader, selection: ParkedS
   const { after } = selection;
   const position = after === undefined ? '' : `FILTER(?seq > ${after.sequence} || (?seq = ${after.sequence} && STR(?n) > ${termToNt(literal(after.iri))}))`;
   const page = selection.limit === undefined ? '' : `ORDER BY ?seq STR(?n) LIMIT ${selection.limit}`;
-  const rows = reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
+  const rows = await reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
     ?g ${p(meta.outboxQueue)} ${queue} ; ${p(meta.outboxSequence)} ?seq ; ${p(meta.outboxNotification)} ?n ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ${position}

@@ -28,9 +28,9 @@ export function remoteSubscriptionQuads(r: RemoteSubscriptionRecord): Quad[] {
 }
 
 /** Every remote subscription, oldest first. */
-export function readRemoteSubscriptions(reader: SparqlReader): RemoteSubscriptionRecord[] {
+export async function readRemoteSubscriptions(reader: SparqlReader): Promise<RemoteSubscriptionRecord[]> {
   const p = iriToNt;
-  const rows = reader.select(`SELECT ?r ?pub ?type ?topic ?at WHERE { GRAPH ${p(meta.remoteSubscriptionsGraph)} {
+  const rows = await reader.select(`SELECT ?r ?pub ?type ?topic ?at WHERE { GRAPH ${p(meta.remoteSubscriptionsGraph)} {
     ?r ${p(meta.remotePublisher)} ?pub ; ${p(meta.remoteTopicType)} ?type ; ${p(meta.remoteTopic)} ?topic ; ${p(meta.remoteSubscribedAt)} ?at } }`);
   return rows.results.bindings
     .map((b) => ({ request: b.r.value, publisher: b.pub.value, topicType: b.type.value, topic: b.topic.value, subscribedAt: new Date(b.at.value) }))

@@ -1,5 +1,5 @@
-import { requestStatus } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../readers.js';
+import { api, requestStatus } from '../../rdf/vocab.js';
+import type { GraphReader, SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
 import { readActionRequests } from './action-requests.js';
 import { readEvents } from './events.js';
@@ -7,35 +7,36 @@ import { readMoves } from './moved-objects.js';
 import { readGrants } from './grants.js';
 import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from './outbox.js';
 import { readRemoteSubscriptions } from './remote-subscriptions.js';
-import { readRevisions, type GraphTextReader, type RevisionRecord } from './revisions.js';
+import type { RevisionRecord } from './revisions.js';
 
 /**
  * The domain events that led to what the bookkeeping graphs hold, as commits published them:
  * per kind in commit order (revisions by number, events by arrival, each request's statuses in
  * order; moves as they stand). Consumers fed these at start end in the state the live stream kept them in.
  */
-export function storedDomainEvents(reader: SparqlReader & GraphTextReader, revisions: readonly RevisionRecord[] = readRevisions(reader)): DomainEvent[] {
+export async function storedDomainEvents(reader: SparqlReader & GraphReader, revisions: readonly RevisionRecord[]): Promise<DomainEvent[]> {
   const events: DomainEvent[] = [];
   for (const revision of revisions) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
-  for (const event of readEvents(reader)) events.push({ kind: 'event-appended', event });
-  for (const stored of readActionRequests(reader)) {
+  for (const event of await readEvents(reader)) events.push({ kind: 'event-appended', event });
+  for (const stored of await readActionRequests(reader)) {
     const request = { ...stored, statuses: [] };
+    const body = request.type === api.SubscriptionRequest ? await reader.graphTriples(request.iri) : undefined;
     stored.statuses.forEach((status, i) => {
-      if (i === 0) events.push({ kind: 'action-request-created', request, status });
+      if (i === 0) events.push({ kind: 'action-request-created', request, status, ...(body && { body }) });
       else events.push({ kind: status.status === requestStatus.REVOKED ? 'action-request-revoked' : 'action-request-decided', request, status });
     });
   }
-  for (const move of readMoves(reader)) events.push({ kind: 'object-moved', move });
-  for (const grant of readGrants(reader)) events.push({ kind: 'grant-added', grant });
+  for (const move of await readMoves(reader)) events.push({ kind: 'object-moved', move });
+  for (const grant of await readGrants(reader)) events.push({ kind: 'grant-added', grant });
   // The outbox: where each queue and subscription stands first, then the entries and parked notifications.
-  const positions = readOutboxPositions(reader);
+  const positions = await readOutboxPositions(reader);
   if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
   for (const { subscription, after } of positions.subscriptions) events.push({ kind: 'subscription-started', subscription, after });
   for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
-  for (const entry of readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
-  for (const { notification, dead } of readParkedNotifications(reader)) {
+  for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
+  for (const { notification, dead } of await readParkedNotifications(reader)) {
     events.push(dead ? { kind: 'notification-dead-lettered', notification, dead } : { kind: 'notification-replayed', notification });
   }
-  for (const subscription of readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
+  for (const subscription of await readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
 }

@@ -66,12 +66,12 @@ export class NotificationArchive implements ReceivedNotificationStore {
    * returns how many. The journal may still hold some of them (those written since the last
    * snapshot): a start puts those back in the archive, and the next removal takes them again.
    */
-  removeReceivedBefore(cutoff: Date, max: number): number {
+  async removeReceivedBefore(cutoff: Date, max: number): Promise<number> {
     const before = cutoff.getTime();
     const old = this.by.keysIn(['time', 0, 0], ['time', before, 0], (key) => key[0] === 'time' && (key[1] as number) < before).slice(0, max);
     // Kept apart from the entries before any is removed, so that arrival numbers are never given
     // twice: written here rather than with each notification (one LMDB write fewer per notification).
-    if (old.length > 0) this.ids.put(LAST_NUMBER, this.lastSequence());
+    if (old.length > 0) this.ids.put(LAST_NUMBER, this.highestNumber());
     for (const key of old) {
       this.by.remove(key);
       const n = key[2];
@@ -88,11 +88,11 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return old.length;
   }
 
-  withId(iri: string): ReceivedNotificationRecord | undefined {
+  async withId(iri: string): Promise<ReceivedNotificationRecord | undefined> {
     return this.found(this.ids.get(idKey(iri)), (r) => r.iri === iri);
   }
 
-  withKey(sender: string, key: string): ReceivedNotificationRecord | undefined {
+  async withKey(sender: string, key: string): Promise<ReceivedNotificationRecord | undefined> {
     return this.found(this.ids.get(senderKey(sender, key)), (r) => r.sender === sender && r.idempotencyKey === key);
   }
 
@@ -102,11 +102,15 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return record && same(record) ? record : undefined;
   }
 
-  lastSequence(): number {
+  async lastSequence(): Promise<number> {
+    return this.highestNumber();
+  }
+
+  private highestNumber(): number {
     return Math.max(this.ids.get(LAST_NUMBER) ?? 0, this.notifications.lastKey() ?? 0);
   }
 
-  list(filter: NotificationFilter, skip: number, limit: number): { total: number; page: ReceivedNotificationRecord[] } {
+  async list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
     const after = filter.receivedAfter?.getTime();
     const before = filter.receivedBefore?.getTime();
     const timed = after !== undefined || before !== undefined;
@@ -143,13 +147,13 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return { total: matching.length, page: matching.slice(skip, skip + limit) };
   }
 
-  triples(record: ReceivedNotificationRecord): Quad[] {
+  async triples(record: ReceivedNotificationRecord): Promise<Quad[]> {
     const entry = this.notifications.get(record.sequence);
     return entry ? payloadTriples(record.graph, readStoreNTriples(entry.ntriples)) : [];
   }
 
-  /** Every received notification as N-Quads, in arrival order (for exports, with nothing written meanwhile). */
-  *nquads(): Generator<string> {
-    for (const { value } of this.notifications.all()) yield value.ntriples.replaceAll(' .\n', ` ${iriToNt(value.record.graph)} .\n`);
+  /** Every received notification as N-Quads of its graph, in arrival order (for exports, with nothing written meanwhile). */
+  *nquads(): Generator<{ graph: string; nquads: string }> {
+    for (const { value } of this.notifications.all()) yield { graph: value.record.graph, nquads: value.ntriples.replaceAll(' .\n', ` ${iriToNt(value.record.graph)} .\n`) };
   }
 }

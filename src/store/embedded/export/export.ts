@@ -5,6 +5,8 @@ import { foldDataDirectory, type Folded } from './fold.js';
 import { readJournal } from '../journal/journal.js';
 import { Archive, ARCHIVE_DIR } from '../archive/archive.js';
 import { latestSnapshot } from '../snapshot/snapshot.js';
+import { finishedQuad } from '../../schema/finished-graphs.js';
+import { iriToNt, quadToNq } from '../../../rdf/terms.js';
 
 /**
  * Writes everything a data directory holds as N-Quads to `outFile`, or to stdout, streaming: it
@@ -40,9 +42,15 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
       for (const record of records) archive.applyRecord(record);
     });
     let lines = await archive.revisions.exportRevisions((text) => write(Buffer.from(text)));
-    for (const nquads of archive.notifications.nquads()) {
-      await write(Buffer.from(nquads));
-      lines += countLines(nquads);
+    // Finished graphs (decided ChangeRequests, received notifications), each with the mark that
+    // tells a SPARQL engine backend to leave it in the engine at start (docs/sparql-engine.md).
+    const requests = function* () {
+      for (const graph of archive.requests.graphs()) yield { graph, nquads: archive.requests.ntriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`) };
+    };
+    for (const { graph, nquads } of [...requests(), ...archive.notifications.nquads()]) {
+      const text = `${nquads}${quadToNq(finishedQuad(graph))}`;
+      await write(Buffer.from(text));
+      lines += countLines(text);
     }
     return { ...folded, lines: folded.lines + lines };
   } finally {

@@ -1,4 +1,4 @@
-import type { SparqlReader } from '../../readers.js';
+import type { SparqlJsonResults } from '../../readers.js';
 import { literal, namedNode, termToNt, type RDF } from '../../../rdf/terms.js';
 import { xsd } from '../../../rdf/vocab.js';
 
@@ -55,7 +55,7 @@ function surelyCanonical(l: RDF.Literal): boolean {
  * (plain strings, and the usual forms of numbers, booleans and dates) skip the query, which
  * costs more than the rest of writing a small object.
  */
-export function canonicalLiterals(index: SparqlReader, literals: readonly RDF.Literal[]): RDF.Literal[] {
+export function canonicalLiterals(index: { select(sparql: string): SparqlJsonResults }, literals: readonly RDF.Literal[]): RDF.Literal[] {
   const out = [...literals];
   const asked = out.map((l, i) => [l, i] as const).filter(([l]) => !surelyCanonical(l));
   if (asked.length === 0) return out;

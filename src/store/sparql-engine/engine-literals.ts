@@ -1,0 +1,43 @@
+import { literal, namedNode, type RDF } from '../../rdf/terms.js';
+import { STORE, xsd } from '../../rdf/vocab.js';
+
+/*
+ * Literals as the engine can keep them, and back in the forms the embedded store (Oxigraph)
+ * gives, so that both backends answer the same. Virtuoso 7 refuses an xsd:duration in an update
+ * ("No column PT2HD") and keeps one made otherwise as seconds, losing "P1M": a duration is written
+ * under a datatype of ours, which it keeps verbatim, and read back as xsd:duration. It gives back
+ * booleans as 1/0 and doubles as "100.0" (docs/sparql-engine.md).
+ */
+
+/** The stand-in datatype of an xsd:duration on the engine. */
+const KEPT_DURATION = `${STORE}duration`;
+
+/** A literal as written to the engine. */
+export function toEngine(l: RDF.Literal): RDF.Literal {
+  return l.datatype.value === xsd.duration ? literal(l.value, namedNode(KEPT_DURATION)) : l;
+}
+
+/** A literal the engine gave back, in the form the embedded store would give. */
+export function fromEngine(value: string, datatype: string | undefined, language: string | undefined): RDF.Literal {
+  if (language) return literal(value, language.toLowerCase());
+  switch (datatype) {
+    case undefined:
+      return literal(value);
+    case KEPT_DURATION:
+      return literal(value, namedNode(xsd.duration));
+    case xsd.boolean:
+      return literal(value === '1' || value === 'true' ? 'true' : 'false', namedNode(xsd.boolean));
+    case xsd.double:
+    case xsd.float:
+      return literal(canonicalFloat(value), namedNode(datatype));
+    default:
+      return literal(value, namedNode(datatype));
+  }
+}
+
+/** "100.0" -> "100", "1.5" -> "1.5": the shortest form, as Oxigraph writes a float or double. */
+function canonicalFloat(value: string): string {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return value === 'NaN' ? 'NaN' : n > 0 ? 'INF' : '-INF';
+  return Object.is(n, -0) ? '-0' : String(n);
+}
