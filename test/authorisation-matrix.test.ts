@@ -94,6 +94,14 @@ const TABLE: Row[] = [
   { method: 'GET', route: '/openapi.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'GET', route: '/openapi.yaml', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'GET', route: '/openapi', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  // The web console's files hold no data: public. What they show comes from the API, with the signed-in caller's token.
+  { method: 'GET', route: '/console', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  {
+    method: 'GET',
+    route: '/console/assets/:version/:name',
+    url: async (w) => `/${/src="(console\/assets\/[^"]+)"/.exec(await (await fetch(`${w.server.url}/console`)).text())![1]}`,
+    expect: { authenticated: 200, noToken: 200, expiredToken: 200 },
+  },
   { method: 'GET', route: '/shapes', expect: { authenticated: 200 } },
   { method: 'POST', route: '/logistics-objects', body: () => piece(), expect: { internal: 201, authenticated: 403 } },
   { method: 'GET', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
@@ -124,6 +132,7 @@ const TABLE: Row[] = [
   { method: 'DELETE', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(org('nobody'))}`, expect: { internal: 204, authenticated: 403 } },
   { method: 'GET', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 200, authenticated: 403 } },
   { method: 'DELETE', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 204, authenticated: 403 } },
+  { method: 'GET', route: '/internal/logistics-objects', url: () => '/internal/logistics-objects?type=Piece', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/moves', expect: { internal: 200, authenticated: 403 } },
   { method: 'PUT', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), body: () => MOVE, contentType: 'application/json', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), expect: { internal: 200, authenticated: 403 } },

@@ -13,6 +13,7 @@ const LAYERS: Record<string, number> = {
   'main.ts': 5,
   'server.ts': 5,
   'cli.ts': 5,
+  'cli/': 5,
   'http/': 4,
   'observability/': 4,
   'domain/': 3,

@@ -217,6 +217,10 @@ describe('OpenAPI: the served description matches every route and answer', funct
     await call('POST', '/idp/token', form({ grant_type: 'client_credentials', client_id: idp.devClient.id, client_secret: 'wrong' }));
     await call('POST', '/idp/token', form({ grant_type: 'password' }));
     await call('GET', '/idp/.well-known/jwks.json', { agent: 'none' });
+    await call('GET', '/console', { agent: 'none' });
+    expect(((await (await call('GET', '/internal/logistics-objects?type=Organization&limit=5')).json()) as { total: number }).total).to.equal(1);
+    await call('GET', '/internal/logistics-objects?limit=5000');
+    await call('GET', '/internal/logistics-objects', { agent: 'other' });
     await call('GET', '/health/live', { agent: 'none' });
     await call('GET', '/health/ready', { agent: 'none' });
     expect((await call('GET', '/metrics', { agent: 'none', headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).status).to.equal(200);

@@ -25,6 +25,8 @@ import { shippedQueries } from '../domain/analytics/query-files.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { subscriptionRoutes } from './routes/subscriptions.js';
 import { outboxRoutes } from './routes/outbox.js';
+import { internalObjectRoutes } from './routes/internal-objects.js';
+import { consoleRoutes } from './console.js';
 
 function bareApp(): Express {
   const app = express();
@@ -44,8 +46,8 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 
 /**
  * The express application: health probes (public, not logged), request ids, logs and metrics,
- * `/metrics` when a metrics token is configured, the identity provider (public), then
- * authenticated API routes.
+ * `/metrics` when a metrics token is configured, the identity provider, the SPARQL page and the
+ * web console (public), then authenticated API routes.
  */
 export function createApp(services: Services): Express {
   const app = bareApp();
@@ -56,6 +58,7 @@ export function createApp(services: Services): Express {
   app.use(openApiRoutes(services.config.baseUrl));
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.get('/sparql', sparqlPage(shippedQueries()));
+  app.use(consoleRoutes());
   app.use(authenticate(services));
   // First of the API routes: the one a server receiving a fan-out is called on most (its paths are
   // its own, so the order does not change which route answers).
@@ -72,6 +75,7 @@ export function createApp(services: Services): Express {
   app.use(internalMoveRoutes(services));
   app.use(accessDelegationRoutes(services));
   app.use(internalAclRoutes(services));
+  app.use(internalObjectRoutes(services));
   app.use(sparqlRoutes(services));
   return withNotFoundAndErrors(app, services.logger);
 }

@@ -151,6 +151,29 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       subscribedAt: { type: 'string', format: 'date-time' },
     },
   },
+  ObjectList: {
+    type: 'object',
+    required: ['total', 'types', 'objects'],
+    properties: {
+      total: { type: 'integer', minimum: 0, description: 'objects matching the filter' },
+      types: { type: 'object', additionalProperties: { type: 'integer' }, description: 'every object held, counted by most specific type' },
+      objects: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['iri', 'type', 'creator', 'revision', 'changedAt', 'changedBy'],
+          properties: {
+            iri: { type: 'string', format: 'uri' },
+            type: { type: 'string', format: 'uri' },
+            creator: { type: 'string', format: 'uri' },
+            revision: { type: 'integer', minimum: 1 },
+            changedAt: { type: 'string', format: 'date-time' },
+            changedBy: { type: 'string', format: 'uri' },
+          },
+        },
+      },
+    },
+  },
   JsonWebKeySet: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } } },
 };
 
@@ -238,6 +261,31 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
         '401': { description: 'Not authenticated' },
         '406': { description: 'Turtle is not acceptable' },
       },
+    },
+  },
+  '/internal/logistics-objects': {
+    get: {
+      tags: ['Operations'],
+      summary: 'INTERNAL: Logistics Objects held, most recently changed first',
+      description: 'From the in-memory index, for the web console; `types` counts every object by most specific type',
+      operationId: 'listLogisticsObjects',
+      parameters: [
+        { name: 'type', in: 'query', required: false, schema: { type: 'string' }, description: 'most specific type: an IRI, cargo:Piece or Piece' },
+        { name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'part of the object IRI (any case)' },
+        { name: 'changed-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
+        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 } },
+        { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+      ],
+      responses: { '200': { description: 'The matching objects', content: { 'application/json': { schema: ref('ObjectList') } } } },
+    },
+  },
+  '/console': {
+    get: {
+      ...publicOperation,
+      tags: ['Operations'],
+      summary: 'The web console (a page; its scripts call this API with the token signed in with)',
+      operationId: 'getConsole',
+      responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, '304': { description: 'Not modified (ETag)' } },
     },
   },
   '/internal/moves': {

@@ -1,0 +1,103 @@
+// The one way the console talks to the server: the public API, with the signed-in caller's token.
+
+const TOKEN_KEY = 'onerecord-console-token';
+/** The API's root on this origin: the console is served at {root}console. */
+const API_ROOT = new URL('.', location.href).href;
+/** The server's public base URL (its IRIs start with it), learnt at sign-in. */
+let baseUrl = API_ROOT.replace(/\/$/, '');
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(`${status}: ${message}`);
+    this.status = status;
+  }
+}
+
+export const session = {
+  get token() {
+    return sessionStorage.getItem(TOKEN_KEY);
+  },
+  /** Checks the token against the server and keeps it for this tab. */
+  async signIn(token) {
+    await learnServer(token);
+    sessionStorage.setItem(TOKEN_KEY, token);
+  },
+  /** After a reload: checks the kept token again; an expired one signs out. */
+  async resume() {
+    if (!this.token) return;
+    try {
+      await learnServer(this.token);
+    } catch (err) {
+      if (err.status === 401) this.signOut();
+      else throw err;
+    }
+  },
+  signOut() {
+    sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+/** Reads the server's base URL from its ServerInformation (GET /, which needs a valid token). */
+async function learnServer(token) {
+  const res = await fetch(API_ROOT, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/ld+json' } });
+  if (!res.ok) throw await errorOf(res);
+  const info = await res.json();
+  baseUrl = String(info['api:hasServerEndpoint']?.['@value'] ?? baseUrl).replace(/\/$/, '');
+}
+
+/** A token of the embedded identity provider for a client (client-credentials grant). */
+export async function clientToken(clientId, clientSecret) {
+  const res = await fetch(new URL('idp/token', API_ROOT), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+  });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new ApiError(res.status, body.error_description ?? body.error ?? 'the token request failed');
+  return body.access_token;
+}
+
+/** The URL on this origin of a server IRI or path (IRIs carry the public base URL, which may be another host name). */
+export function localUrl(iriOrPath) {
+  if (iriOrPath.startsWith(`${baseUrl}/`)) return API_ROOT + iriOrPath.slice(baseUrl.length + 1);
+  return new URL(iriOrPath.replace(/^\//, ''), API_ROOT).href;
+}
+
+/** True for IRIs of this server's Logistics Objects (the console can open them). */
+export function isLocalObject(iri) {
+  return iri.startsWith(`${baseUrl}/logistics-objects/`) && !iri.slice(baseUrl.length).includes('/logistics-events');
+}
+
+/** The api:Error's messages, or the status text. */
+async function errorOf(res) {
+  const text = await res.text();
+  try {
+    const details = [].concat(JSON.parse(text)['api:hasErrorDetail'] ?? []);
+    const message = details.map((d) => d['api:hasMessage']).filter(Boolean).join('; ');
+    if (message) return new ApiError(res.status, message);
+  } catch {
+    // Not an api:Error: the status says it.
+  }
+  return new ApiError(res.status, res.statusText || 'request failed');
+}
+
+/** Calls the API with the session's token; rejects with an ApiError unless the status is 2xx. */
+export async function request(iriOrPath, { method = 'GET', accept, contentType, body } = {}) {
+  const headers = { Authorization: `Bearer ${session.token}` };
+  if (accept) headers.Accept = accept;
+  if (contentType) headers['Content-Type'] = contentType;
+  const res = await fetch(localUrl(iriOrPath), { method, headers, body });
+  if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+export const getJson = async (iriOrPath) => (await request(iriOrPath, { accept: 'application/json' })).json();
+export const getText = async (iriOrPath, accept) => (await request(iriOrPath, { accept })).text();
+export const postJsonLd = (iriOrPath, document) => request(iriOrPath, { method: 'POST', contentType: 'application/ld+json', body: JSON.stringify(document) });
+
+/** A query string from the entries whose value is given. */
+export function query(params) {
+  const search = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}

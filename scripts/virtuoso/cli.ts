@@ -1,0 +1,61 @@
+// Starts or stops a Virtuoso for the server's SPARQL engine backend, from the command line:
+//   node dist/scripts/virtuoso/cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N]
+//   node dist/scripts/virtuoso/cli.js stop --dir D
+import { parseArgs } from 'node:util';
+import { startVirtuoso, stopVirtuosoIn, type RunningVirtuoso } from './virtuoso.js';
+
+const USAGE = 'usage: cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N] | cli.js stop --dir D';
+
+function port(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1 || value > 65_535) throw new Error(`not a port: ${text}`);
+  return value;
+}
+
+/** The env vars that point the server (config `store.*`) at this instance. */
+function serverEnv(engine: RunningVirtuoso): string {
+  return [
+    'STORE_BACKEND=sparql',
+    `STORE_SPARQL_QUERY_URL=${engine.authUrl}`,
+    `STORE_SPARQL_UPDATE_URL=${engine.authUrl}`,
+    `STORE_SPARQL_USER=${engine.user}`,
+    `STORE_SPARQL_PASSWORD=${engine.password}`,
+    'STORE_SPARQL_AUTH_SCHEME=digest',
+  ].join(' \\\n  ');
+}
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'sql-port': { type: 'string' }, 'buffer-memory-mb': { type: 'string' } },
+  });
+  const [command] = positionals;
+  if (!values.dir || (command !== 'start' && command !== 'stop')) throw new Error(USAGE);
+  if (command === 'stop') {
+    console.log((await stopVirtuosoIn(values.dir)) ? `Virtuoso in ${values.dir} stopped` : `no Virtuoso running in ${values.dir}`);
+    return;
+  }
+  const memory = values['buffer-memory-mb'];
+  const started = Date.now();
+  const engine = await startVirtuoso({
+    dir: values.dir,
+    httpPort: port(values['http-port']),
+    sqlPort: port(values['sql-port']),
+    bufferMemoryMb: memory === undefined ? undefined : Number(memory),
+    detached: true,
+  });
+  console.log(`Virtuoso ${engine.pid} answers in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${values.dir}
+  SPARQL, anonymous (queries and updates): ${engine.queryUrl}
+  SPARQL, Basic or Digest as ${engine.user}/${engine.password}: ${engine.authUrl}
+  SQL: isql-vt ${engine.sqlPort} dba dba
+Run the server against it:
+  ${serverEnv(engine)} \\
+  npm start
+Stop it: node dist/scripts/virtuoso/cli.js stop --dir ${values.dir}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});

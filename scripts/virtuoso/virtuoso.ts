@@ -1,0 +1,189 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePorts } from './free-port.js';
+import { runIsql } from './isql.js';
+import { virtuosoIni } from './virtuoso-ini.js';
+
+const VIRTUOSO = 'virtuoso-t';
+/** A new database takes ~4 s to create on 2 cores; a second start ~2 s. */
+const READY_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const POLL_MS = 50;
+
+/** The account the server uses at /sparql-auth: it holds SPARQL_UPDATE and nothing more. */
+export const SERVER_USER = 'onerecord';
+export const SERVER_PASSWORD = 'onerecord';
+
+export interface VirtuosoOptions {
+  /** Holds the ini, the database, its transaction log and its error log; created if missing. */
+  dir: string;
+  /** Free loopback ports are taken where not given. */
+  httpPort?: number;
+  sqlPort?: number;
+  /** Memory for page buffers. Default 200 (tests); on a 24 GiB machine running nothing else, 16384. */
+  bufferMemoryMb?: number;
+  /** Runs on after this process ends (the CLI): its own process group, not tied to ours. */
+  detached?: boolean;
+}
+
+export interface RunningVirtuoso {
+  /** Anonymous SPARQL 1.1 Protocol endpoint: queries, and updates by the grant to the SPARQL user. */
+  queryUrl: string;
+  updateUrl: string;
+  /** The same endpoint behind HTTP Basic or Digest authentication, for `user`/`password`. */
+  authUrl: string;
+  user: string;
+  password: string;
+  httpPort: number;
+  sqlPort: number;
+  pid: number;
+  /** Terminates Virtuoso (SIGTERM: it rolls its transaction log forward at the next start) and waits for its exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * What the server needs, granted at every start (each step is idempotent):
+ * - SPARQL_UPDATE for the anonymous SPARQL user (updates over /sparql, tests and local use) and for
+ *   SERVER_USER (updates over /sparql-auth);
+ * - /sparql-auth redefined without `sec=>'digest'`: Virtuoso then accepts Basic as well as Digest.
+ */
+const SETUP_SQL = `create procedure DB.DBA.ONERECORD_GRANT_ROLE (in role_name varchar, in grantee varchar)
+{
+  if (not exists (select 1 from DB.DBA.SYS_ROLE_GRANTS, DB.DBA.SYS_USERS r, DB.DBA.SYS_USERS u
+                  where GI_SUPER = u.U_ID and GI_SUB = r.U_ID and u.U_NAME = grantee and r.U_NAME = role_name))
+    exec (sprintf ('GRANT %s TO "%s"', role_name, grantee));
+}
+;
+select DB.DBA.USER_CREATE ('${SERVER_USER}', '${SERVER_PASSWORD}') from DB.DBA.SYS_USERS
+  where U_NAME = 'dba' and not exists (select 1 from DB.DBA.SYS_USERS where U_NAME = '${SERVER_USER}');
+DB.DBA.ONERECORD_GRANT_ROLE ('SPARQL_UPDATE', 'SPARQL');
+DB.DBA.ONERECORD_GRANT_ROLE ('SPARQL_UPDATE', '${SERVER_USER}');
+DB.DBA.VHOST_REMOVE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth');
+DB.DBA.VHOST_DEFINE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth', ppath=>'/!sparql/', is_dav=>1,
+  vsp_user=>'dba', opts=>vector ('noinherit', 1), auth_fn=>'DB.DBA.HP_AUTH_SPARQL_USER', realm=>'SPARQL', sec=>NULL);
+`;
+
+/** Starts Virtuoso on a data directory, waits until SQL and SPARQL answer, and grants what the server needs. */
+export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVirtuoso> {
+  const dir = resolve(options.dir);
+  await mkdir(dir, { recursive: true });
+  const running = await lockHolder(dir);
+  if (running !== undefined && isAlive(running)) throw new Error(`Virtuoso ${running} already runs on ${dir}`);
+  const [httpPort, sqlPort] = await portsFor(options);
+  const ini = join(dir, 'virtuoso.ini');
+  await writeFile(ini, virtuosoIni({ dir, httpPort, sqlPort, bufferMemoryMb: options.bufferMemoryMb ?? 200 }));
+  // Its output goes to a file, not a pipe: a detached Virtuoso must not hold on to our process.
+  const output = openSync(join(dir, 'virtuoso.out'), 'a');
+  const child = spawn(VIRTUOSO, ['-f', '-c', ini], { cwd: dir, stdio: ['ignore', output, output], detached: options.detached ?? false });
+  closeSync(output);
+  // A failed spawn (no virtuoso-t) ends here too, as 'error' instead of 'exit'.
+  const exited = once(child, 'exit').then(
+    () => undefined,
+    () => undefined,
+  );
+  try {
+    await untilReady(child, exited, dir, httpPort, sqlPort);
+    await runIsql(sqlPort, SETUP_SQL);
+  } catch (err) {
+    await terminate(child, exited);
+    throw err;
+  }
+  if (options.detached) child.unref();
+  const sparql = `http://127.0.0.1:${httpPort}/sparql`;
+  return {
+    queryUrl: sparql,
+    updateUrl: sparql,
+    authUrl: `${sparql}-auth`,
+    user: SERVER_USER,
+    password: SERVER_PASSWORD,
+    httpPort,
+    sqlPort,
+    pid: child.pid!,
+    stop: () => terminate(child, exited),
+  };
+}
+
+/** Stops the Virtuoso running on `dir`, found by the pid in its lock file (the CLI's `stop`). */
+export async function stopVirtuosoIn(dir: string): Promise<boolean> {
+  const pid = await lockHolder(resolve(dir));
+  if (pid === undefined || !isAlive(pid)) return false;
+  process.kill(pid, 'SIGTERM');
+  const killLater = setTimeout(() => process.kill(pid, 'SIGKILL'), STOP_TIMEOUT_MS);
+  while (isAlive(pid)) await sleep(POLL_MS);
+  clearTimeout(killLater);
+  return true;
+}
+
+async function portsFor(options: VirtuosoOptions): Promise<[number, number]> {
+  const [freeHttp, freeSql] = await freePorts(2);
+  return [options.httpPort ?? freeHttp, options.sqlPort ?? freeSql];
+}
+
+async function untilReady(child: ChildProcess, exited: Promise<void>, dir: string, httpPort: number, sqlPort: number): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!gone) {
+    if (Date.now() > deadline) throw new Error(`Virtuoso in ${dir} did not answer within ${READY_TIMEOUT_MS / 1000} s:\n${await logTail(dir)}`);
+    if ((await sqlAnswers(sqlPort)) && (await sparqlAnswers(httpPort))) return;
+    await sleep(POLL_MS);
+  }
+  throw new Error(`Virtuoso in ${dir} exited (code ${child.exitCode}) before it answered:\n${await logTail(dir)}`);
+}
+
+function sqlAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function sparqlAnswers(port: number): Promise<boolean> {
+  try {
+    const answer = await fetch(`http://127.0.0.1:${port}/sparql?query=ASK%7B%7D`, { signal: AbortSignal.timeout(2_000) });
+    await answer.arrayBuffer();
+    return answer.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const killLater = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(killLater);
+}
+
+async function lockHolder(dir: string): Promise<number | undefined> {
+  try {
+    const match = (await readFile(join(dir, 'virtuoso.lck'), 'utf8')).match(/VIRT_PID=(\d+)/);
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function logTail(dir: string): Promise<string> {
+  const log = await readFile(join(dir, 'virtuoso.out'), 'utf8').catch(() => '');
+  return log.split('\n').slice(-15).join('\n');
+}

@@ -1,0 +1,13 @@
+import { IdentityProvider } from '../auth/identity-provider.js';
+import { loadConfig } from '../config.js';
+
+/**
+ * A token of the embedded provider, with the issuer and holder recorded by the server, not this
+ * process's defaults: a token is only useful if its iss matches what the server that owns the
+ * data directory verifies.
+ */
+export async function holderToken(agent: string | undefined, lifetime: number | undefined): Promise<string> {
+  const config = loadConfig();
+  const { idp, holder } = await IdentityProvider.openRecorded(config.dataDir, config.identityProvider.tokenLifetimeSeconds);
+  return idp.issue(agent ?? holder, lifetime);
+}

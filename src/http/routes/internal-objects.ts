@@ -1,0 +1,44 @@
+import express, { type Request, type Router } from 'express';
+import { listObjects } from '../../domain/objects/object-list.js';
+import { CARGO } from '../../rdf/vocab.js';
+import { callerOf, type Services } from '../context.js';
+import { methodNotAllowed } from '../documents.js';
+import { CONTENT_LANGUAGE } from '../negotiation.js';
+import { queryCount, queryInstant, queryParam } from '../query-params.js';
+
+/** A type as given in the query: an IRI, `cargo:Piece` or `Piece` (the cargo ontology's classes). */
+function typeIri(req: Request): string | undefined {
+  const type = queryParam(req, 'type');
+  if (type === undefined || type.includes('://')) return type;
+  return CARGO + type.replace(/^cargo:/, '');
+}
+
+/**
+ * GET /internal/logistics-objects (internal actors): the Logistics Objects this server holds, most
+ * recently changed first, by `type`, `id` (part of the IRI) and `changed-after`; `skip` and
+ * `limit` page it. Plain JSON, for the web console's object list.
+ */
+export function internalObjectRoutes(services: Services): Router {
+  const router = express.Router();
+  const { access, objects } = services;
+
+  router.get('/internal/logistics-objects', (req, res) => {
+    access.check(callerOf(res), { kind: 'operate', what: 'listing Logistics Objects' });
+    const filter = { type: typeIri(req), idContains: queryParam(req, 'id'), changedAfter: queryInstant(req, ['changed-after']) };
+    const { total, page, types } = listObjects(objects.index, filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 50, 1000));
+    res.setHeader('Content-Language', CONTENT_LANGUAGE).json({
+      total,
+      types,
+      objects: page.map(({ iri, creator, latest }) => ({
+        iri,
+        type: latest.mostSpecificType,
+        creator,
+        revision: latest.number,
+        changedAt: latest.createdAt.toISOString(),
+        changedBy: latest.createdBy,
+      })),
+    });
+  });
+  router.all('/internal/logistics-objects', methodNotAllowed('GET, HEAD'));
+  return router;
+}
