@@ -47,7 +47,8 @@ async function main(): Promise<void> {
   });
   console.log(`Virtuoso ${engine.pid} answers in ${((Date.now() - started) / 1000).toFixed(1)} s; data in ${values.dir}
   SPARQL, anonymous (queries and updates): ${engine.queryUrl}
-  SPARQL, Basic or Digest as ${engine.user}/${engine.password}: ${engine.authUrl}
+  SPARQL, Digest as ${engine.user}/${engine.password}: ${engine.authUrl}
+  SPARQL, Basic as ${engine.user}/${engine.password}: ${engine.basicAuthUrl}
   SQL: isql-vt ${engine.sqlPort} dba dba
 Run the server against it:
   ${serverEnv(engine)} \\

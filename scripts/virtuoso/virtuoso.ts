@@ -35,8 +35,10 @@ export interface RunningVirtuoso {
   /** Anonymous SPARQL 1.1 Protocol endpoint: queries, and updates by the grant to the SPARQL user. */
   queryUrl: string;
   updateUrl: string;
-  /** The same endpoint behind HTTP Basic or Digest authentication, for `user`/`password`. */
+  /** The same endpoint behind HTTP Digest authentication, for `user`/`password`. */
   authUrl: string;
+  /** The same endpoint behind HTTP Basic authentication (send it over TLS only, outside tests). */
+  basicAuthUrl: string;
   user: string;
   password: string;
   httpPort: number;
@@ -50,7 +52,9 @@ export interface RunningVirtuoso {
  * What the server needs, granted at every start (each step is idempotent):
  * - SPARQL_UPDATE for the anonymous SPARQL user (updates over /sparql, tests and local use) and for
  *   SERVER_USER (updates over /sparql-auth);
- * - /sparql-auth redefined without `sec=>'digest'`: Virtuoso then accepts Basic as well as Digest.
+ * - /sparql-auth-basic: /sparql-auth (Digest only, as Virtuoso ships it) with Basic allowed. One path
+ *   cannot serve both: where Basic is allowed Virtuoso challenges with Basic only, so a Digest client
+ *   never gets a nonce.
  */
 const SETUP_SQL = `create procedure DB.DBA.ONERECORD_GRANT_ROLE (in role_name varchar, in grantee varchar)
 {
@@ -63,8 +67,8 @@ select DB.DBA.USER_CREATE ('${SERVER_USER}', '${SERVER_PASSWORD}') from DB.DBA.S
   where U_NAME = 'dba' and not exists (select 1 from DB.DBA.SYS_USERS where U_NAME = '${SERVER_USER}');
 DB.DBA.ONERECORD_GRANT_ROLE ('SPARQL_UPDATE', 'SPARQL');
 DB.DBA.ONERECORD_GRANT_ROLE ('SPARQL_UPDATE', '${SERVER_USER}');
-DB.DBA.VHOST_REMOVE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth');
-DB.DBA.VHOST_DEFINE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth', ppath=>'/!sparql/', is_dav=>1,
+DB.DBA.VHOST_REMOVE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth-basic');
+DB.DBA.VHOST_DEFINE (lhost=>'*ini*', vhost=>'*ini*', lpath=>'/sparql-auth-basic', ppath=>'/!sparql/', is_dav=>1,
   vsp_user=>'dba', opts=>vector ('noinherit', 1), auth_fn=>'DB.DBA.HP_AUTH_SPARQL_USER', realm=>'SPARQL', sec=>NULL);
 `;
 
@@ -99,6 +103,7 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
     queryUrl: sparql,
     updateUrl: sparql,
     authUrl: `${sparql}-auth`,
+    basicAuthUrl: `${sparql}-auth-basic`,
     user: SERVER_USER,
     password: SERVER_PASSWORD,
     httpPort,

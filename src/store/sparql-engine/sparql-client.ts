@@ -1,49 +1,153 @@
 import type { SparqlJsonResults } from '../readers.js';
 import { StoreFailedError, StoreUnavailableError } from '../errors.js';
+import { DigestCredentials, parseDigestChallenge } from './digest-auth.js';
 
 export interface SparqlClientOptions {
   queryUrl: string;
   updateUrl: string;
   auth?: { user: string; password: string; scheme: 'basic' | 'digest' } | { token: string };
+  /** Time for one request, from sending it to the last byte of the answer. */
   timeoutMs: number;
 }
 
-/** The SPARQL 1.1 Protocol over HTTP: queries and updates sent as POST bodies. */
+const RESULTS_JSON = 'application/sparql-results+json';
+const N_TRIPLES = 'application/n-triples';
+/** Virtuoso repeats the whole request after its message: only its start goes into an error. */
+const MESSAGE_CHARS = 1_000;
+/** How Virtuoso starts the text of its own errors, naming their SQLSTATE. */
+const ENGINE_ERROR = /^Virtuoso ([0-9A-Z]{5}) Error/;
+
+/**
+ * The SPARQL 1.1 Protocol over HTTP (Node's fetch: keep-alive connections). An engine that cannot
+ * be reached, times out or is unavailable rejects with StoreUnavailableError (a later request may
+ * succeed); an engine that refuses the request (syntax, permission, credentials, a failing
+ * expression) with StoreFailedError carrying the engine's message.
+ */
 export class SparqlClient {
-  constructor(private readonly options: SparqlClientOptions) {}
+  private readonly digest: DigestCredentials | undefined;
+  private challengeAsked: Promise<void> | undefined;
+
+  constructor(private readonly options: SparqlClientOptions) {
+    const auth = options.auth;
+    this.digest = auth && 'user' in auth && auth.scheme === 'digest' ? new DigestCredentials(auth.user, auth.password) : undefined;
+  }
 
   async select(query: string): Promise<SparqlJsonResults> {
-    const res = await this.post(this.options.queryUrl, 'query', query, 'application/sparql-results+json');
-    return JSON.parse(res) as SparqlJsonResults;
+    const url = this.options.queryUrl;
+    const answer = parseJson(url, await this.query(query, RESULTS_JSON)) as Partial<SparqlJsonResults>;
+    if (!Array.isArray(answer.head?.vars) || !Array.isArray(answer.results?.bindings)) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without head.vars and results.bindings`);
+    // SPARQL 1.0's JSON (Virtuoso's) marks datatyped literals "typed-literal"; 1.1 says "literal".
+    for (const binding of answer.results.bindings) {
+      for (const term of Object.values(binding)) if (term.type === 'typed-literal') term.type = 'literal';
+    }
+    return answer as SparqlJsonResults;
   }
 
+  async ask(query: string): Promise<boolean> {
+    const url = this.options.queryUrl;
+    const answer = parseJson(url, await this.query(query, RESULTS_JSON)) as { boolean?: unknown };
+    if (typeof answer.boolean !== 'boolean') throw new StoreFailedError(`the SPARQL engine at ${url} answered an ASK without a boolean`);
+    return answer.boolean;
+  }
+
+  /** The graph a CONSTRUCT or DESCRIBE builds, as N-Triples. */
+  construct(query: string): Promise<string> {
+    return this.query(query, N_TRIPLES);
+  }
+
+  /** Runs an update; answers the engine's answer as it came (Virtuoso's counts what each operation did in it). */
   update(text: string): Promise<string> {
-    return this.post(this.options.updateUrl, 'update', text, '*/*');
+    return this.send(this.options.updateUrl, 'application/sparql-update; charset=UTF-8', text, `${RESULTS_JSON}, */*;q=0.1`);
   }
 
-  private authorization(): string | undefined {
+  // Queries are POSTed as a form, the protocol's other way: Virtuoso 7.2 never answers a query
+  // POSTed as application/sparql-query (openlink/virtuoso-opensource#842).
+  private query(query: string, accept: string): Promise<string> {
+    return this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', new URLSearchParams({ query }).toString(), accept);
+  }
+
+  private async send(url: string, contentType: string, body: string, accept: string): Promise<string> {
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    const headers = { 'Content-Type': contentType, Accept: accept };
+    try {
+      let answer = await this.post(url, headers, body, signal);
+      if (answer.status === 401 && this.acceptChallenge(answer)) {
+        // The nonce went stale: answer the new challenge, once.
+        await answer.arrayBuffer();
+        answer = await this.post(url, headers, body, signal);
+      }
+      const text = await answer.text();
+      if (!answer.ok) throw refusal(url, answer.status, text);
+      // Virtuoso answers 200 and puts the error in these headers when a deadlock ended the request
+      // (SR172) or its query time limit cut a query short (a partial result).
+      const sqlMessage = answer.headers.get('x-sql-message');
+      if (sqlMessage) throw new StoreUnavailableError(`the SPARQL engine at ${url} did not complete the request: ${answer.headers.get('x-sql-state') ?? ''} ${sqlMessage}`);
+      return text;
+    } catch (err) {
+      if (err instanceof StoreFailedError || err instanceof StoreUnavailableError) throw err;
+      throw unreachable(url, err, this.options.timeoutMs);
+    }
+  }
+
+  private async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Response> {
+    const authorization = await this.authorization(url, signal);
+    return fetch(url, { method: 'POST', headers: authorization ? { ...headers, Authorization: authorization } : headers, body, signal });
+  }
+
+  private async authorization(url: string, signal: AbortSignal): Promise<string | undefined> {
     const auth = this.options.auth;
     if (!auth) return undefined;
     if ('token' in auth) return `Bearer ${auth.token}`;
     if (auth.scheme === 'basic') return `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`;
-    throw new StoreFailedError('Digest authentication at the engine is not supported by this client yet');
+    const digest = this.digest!;
+    if (!digest.hasChallenge) await (this.challengeAsked ??= this.askChallenge(url, signal).finally(() => (this.challengeAsked = undefined)));
+    if (!digest.hasChallenge) return undefined;
+    const target = new URL(url);
+    return digest.authorization('POST', target.pathname + target.search);
   }
 
-  /** Sent form-encoded (`query=` / `update=`), the one form of the protocol every engine takes (Virtuoso 7 ignores a direct POST body). */
-  private async post(url: string, parameter: 'query' | 'update', request: string, accept: string): Promise<string> {
-    const headers: Record<string, string> = { 'Content-Type': 'application/x-www-form-urlencoded', Accept: accept };
-    const body = new URLSearchParams({ [parameter]: request }).toString();
-    const authorization = this.authorization();
-    if (authorization) headers.Authorization = authorization;
-    let res: Response;
-    try {
-      res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.options.timeoutMs) });
-    } catch (err) {
-      throw new StoreUnavailableError(`the SPARQL engine at ${url} did not answer: ${(err as Error).message}`);
-    }
-    const text = await res.text();
-    if (res.status >= 500) throw new StoreUnavailableError(`the SPARQL engine at ${url} answered ${res.status}: ${text.slice(0, 500)}`);
-    if (!res.ok) throw new StoreFailedError(`the SPARQL engine at ${url} refused the request (${res.status}): ${text.slice(0, 500)}`);
-    return text;
+  /** The first challenge comes from a GET without a body: Virtuoso closes the connection on a 401, possibly before reading a large body. */
+  private async askChallenge(url: string, signal: AbortSignal): Promise<void> {
+    const answer = await fetch(url, { method: 'GET', signal });
+    await answer.arrayBuffer();
+    this.acceptChallenge(answer);
   }
+
+  private acceptChallenge(answer: Response): boolean {
+    const challenge = this.digest && parseDigestChallenge(answer.headers.get('www-authenticate'));
+    if (challenge) this.digest!.accept(challenge);
+    return challenge !== undefined;
+  }
+}
+
+function parseJson(url: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new StoreFailedError(`the SPARQL engine at ${url} answered something other than JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+function engineMessage(body: string): string {
+  return body.split(/\n\s*SPARQL query:/)[0].trim().slice(0, MESSAGE_CHARS);
+}
+
+/**
+ * Virtuoso answers 500 to errors of the request itself too (a failing cast, a missing grant), naming
+ * their SQLSTATE: only those of the classes a retry may cure (40: deadlock, 08: connection,
+ * S1T00/HYT: timeouts), and 5xx without an engine message, mean the engine is unavailable.
+ */
+function refusal(url: string, status: number, body: string): Error {
+  const message = engineMessage(body);
+  if (status === 401 || status === 403) return new StoreFailedError(`the SPARQL engine at ${url} refused the credentials (${status}) ${message}`.trim());
+  if (status < 500) return new StoreFailedError(`the SPARQL engine at ${url} refused the request (${status}): ${message}`);
+  const sqlState = ENGINE_ERROR.exec(body)?.[1];
+  if (sqlState !== undefined && !/^(40|08|S1T|HYT)/.test(sqlState)) return new StoreFailedError(`the SPARQL engine at ${url} failed the request (${status}): ${message}`);
+  return new StoreUnavailableError(`the SPARQL engine at ${url} is unavailable (${status}): ${message}`);
+}
+
+function unreachable(url: string, err: unknown, timeoutMs: number): StoreUnavailableError {
+  if (err instanceof Error && err.name === 'TimeoutError') return new StoreUnavailableError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+  return new StoreUnavailableError(`the SPARQL engine at ${url} could not be reached: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
 }
