@@ -5,6 +5,21 @@ import { join } from 'node:path';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { noteSecret, testLogger } from './log-sink.js';
+import { leaseEngine, releaseEngine } from './virtuoso.js';
+
+/**
+ * The store backend the API tests run on: `embedded` (default), or `sparql` (TEST_STORE_BACKEND=sparql,
+ * `npm run test:engine`): each test server then keeps its data in a Virtuoso of its own, reached with
+ * Digest authentication, leased by its data directory (a restart on the same directory finds its data).
+ */
+export const TEST_STORE_BACKEND = process.env.TEST_STORE_BACKEND === 'sparql' ? 'sparql' : 'embedded';
+
+async function storeOverrides(dataDir: string, overrides: ConfigOverrides): Promise<ConfigOverrides> {
+  if (TEST_STORE_BACKEND === 'embedded') return overrides;
+  const engine = await leaseEngine(dataDir);
+  const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const };
+  return { ...overrides, store: { ...overrides.store, backend: 'sparql', sparql } };
+}
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -38,7 +53,7 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     host: '127.0.0.1',
     baseUrl: `http://127.0.0.1:${port}`,
     dataDir,
-    ...overrides,
+    ...(await storeOverrides(dataDir, overrides)),
     identityProvider: {
       clients: [{ id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT }],
       ...(overrides.identityProvider ?? {}),
@@ -88,7 +103,9 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     },
     async close() {
       await running.close().catch(() => {});
-      if (!existingDataDir) await rm(dataDir, { recursive: true, force: true });
+      if (existingDataDir) return;
+      await rm(dataDir, { recursive: true, force: true });
+      await releaseEngine(dataDir);
     },
   } as TestServer;
   return server;

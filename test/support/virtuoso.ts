@@ -91,7 +91,13 @@ export async function stopAllVirtuoso(): Promise<void> {
 // A run that ends without the after-all hook (mocha --exit, a crash) must not leave Virtuosos behind.
 process.once('exit', () => {
   for (const pooled of everyEngine) {
-    if (pooled.pid !== undefined) process.kill(pooled.pid, 'SIGKILL');
+    if (pooled.pid !== undefined) {
+      try {
+        process.kill(pooled.pid, 'SIGKILL');
+      } catch {
+        // Gone already (stopped, or it died).
+      }
+    }
     if (pooled.dir) rmSync(pooled.dir, { recursive: true, force: true });
   }
 });

@@ -61,6 +61,8 @@ export interface Queue {
   ready: boolean;
   /** A read from the store fills the window: one at a time (see `refill`). */
   paging?: boolean;
+  /** Resolves once the last notification sent is handed to the HTTP client (which keeps a queue's calls in that order). */
+  handedOver?: Promise<void>;
   timer?: NodeJS.Timeout;
   lastError?: string;
 }
@@ -301,15 +303,19 @@ export class QueueWindows {
     const heldBefore = q.window.findIndex((item) => !item.parked);
     const limit = this.queueWindow - (heldBefore === -1 ? q.window.length : heldBefore);
     if (limit <= 0) return;
-    const page = (await readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit })).map((p) => p.notification);
+    const read = (await readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit })).map((p) => p.notification);
     if (this.settle.stopped) return;
-    // Where the window's dead letters end now: sends and settles went on during the read.
-    const held = q.window.findIndex((item) => !item.parked);
-    const end = held === -1 ? q.window.length : held;
-    q.window.splice(end, 0, ...page.map((parked) => this.parkedItem(parked)));
+    // Replays during the read may have put some of them in the window already, and moved the cursor.
+    const cursor = q.parkedCursor;
+    const page = read.filter((parked) => !cursor || parkedBefore(cursor, parked));
+    for (const parked of page) {
+      let i = 0;
+      while (i < q.window.length && q.window[i].parked && parkedBefore(q.window[i], parked)) i += 1;
+      q.window.splice(i, 0, this.parkedItem(parked));
+    }
     q.unsettled += page.length;
     if (page.length > 0) q.parkedCursor = page[page.length - 1];
-    q.parkedBacklog = page.length < limit ? 0 : Math.max(1, q.parkedBacklog - page.length);
+    q.parkedBacklog = read.length < limit ? 0 : Math.max(1, q.parkedBacklog - page.length);
   }
 
   /**
@@ -318,9 +324,9 @@ export class QueueWindows {
    * delivery, never across an await, so it sees the store as the stream has published it.
    */
   private async pageIn(q: Queue): Promise<void> {
-    const last = this.settle.lastSequence;
     let scanned = 0;
-    while (q.backlog > 0 && q.unsettled < this.queueWindow && q.cursor < last && scanned++ < PAGE_IN_SCAN) {
+    // The last entry is read afresh each time: entries arrive during the reads (they add to the backlog).
+    while (q.backlog > 0 && q.unsettled < this.queueWindow && q.cursor < this.settle.lastSequence && scanned++ < PAGE_IN_SCAN) {
       const addressed = await this.addressedEntry(q.cursor + 1);
       if (this.settle.stopped) return;
       q.cursor += 1;
@@ -331,6 +337,6 @@ export class QueueWindows {
       q.backlog = Math.max(0, q.backlog - mine.length);
     }
     // Subscriptions that ended since leave fewer than were counted.
-    if (q.cursor >= last) q.backlog = 0;
+    if (q.cursor >= this.settle.lastSequence) q.backlog = 0;
   }
 }

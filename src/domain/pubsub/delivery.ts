@@ -10,7 +10,7 @@ import { objectOf, pendingOf, QueueWindows, type Item, type Queue } from './deli
 import { SettleCommits } from './delivery-settle.js';
 import { NotificationBodies } from './notification-bodies.js';
 import { notificationQuads } from './outbox.js';
-import type { SubscriptionIndex, Subscriptions } from './subscriptions.js';
+import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
 
 export interface DeliveryOptions extends PacingOptions {
   initialBackoffMs: number;
@@ -245,7 +245,7 @@ export class Delivery {
     item.state = 'sending';
     item.attempt = attempt;
     q.sending += 1;
-    void this.attempt(item, attempt)
+    void this.attempt(q, item, attempt)
       .catch((err: Error): Attempt => ({ outcome: 'failed', reason: `delivery failed: ${err.message}` }))
       .then((result) => {
         q.sending -= 1;
@@ -260,7 +260,7 @@ export class Delivery {
   }
 
   /** Sends one notification (or finds it is to be dropped); what came of it. `cancel` ends the call. */
-  private async attempt(item: Item, cancel: CallCancel): Promise<Attempt> {
+  private async attempt(q: Queue, item: Item, cancel: CallCancel): Promise<Attempt> {
     const { recipient } = item;
     const s = this.index.forRequest(recipient.subscription);
     const own = isOwnStatus(item);
@@ -269,8 +269,22 @@ export class Delivery {
       const object = objectOf(item);
       if (object !== undefined && !this.index.mayRead(s, object)) return { outcome: 'dropped' };
     }
+    // Handed to the client in the order sent, whatever the time its body takes to read.
+    const turn = q.handedOver;
+    let handOver!: () => void;
+    q.handedOver = new Promise<void>((resolve) => (handOver = resolve));
+    try {
+      return await this.call(item, s, own, cancel, turn, handOver);
+    } finally {
+      handOver();
+    }
+  }
+
+  private async call(item: Item, s: Subscription | undefined, own: boolean, cancel: CallCancel, turn: Promise<void> | undefined, handOver: () => void): Promise<Attempt> {
+    const { recipient } = item;
     const body = await this.bodies.body(item, own ? undefined : s);
     const token = await this.tokens?.token();
+    await turn;
     const headers: Record<string, string> = {
       'Content-Type': 'application/ld+json',
       Accept: 'application/ld+json',
@@ -281,7 +295,9 @@ export class Delivery {
     if (token) headers.Authorization = `Bearer ${token}`;
     let res;
     try {
-      res = await this.client.requestInOrder(recipient.callback, { method: 'POST', headers, body }, recipient.queue, this.options.queueInFlight, cancel);
+      const call = this.client.requestInOrder(recipient.callback, { method: 'POST', headers, body }, recipient.queue, this.options.queueInFlight, cancel);
+      handOver();
+      res = await call;
     } catch (err) {
       if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };

@@ -1,4 +1,4 @@
-import { iriToNt, type Quad } from '../../rdf/terms.js';
+import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
 import { api, store as meta } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
@@ -39,6 +39,7 @@ export async function readRevision(reader: SparqlReader, graph: string): Promise
 
 /** The finished action requests (about `object`, or all), each read from its graph. */
 export async function readFinishedRequests(reader: SparqlReader & { graphTriples(graph: string): Promise<Quad[]> }, object?: string): Promise<ActionRequestRecord[]> {
+  if (object !== undefined && !isValidIri(object)) return [];
   const about = object === undefined ? '' : `GRAPH ?r { ?r ${p(meta.concerns)} ${p(object)} }`;
   const rows = await reader.select(`SELECT DISTINCT ?r WHERE { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?r { ?r ${p(api.isRequestedBy)} ?by } }`);
   const records = await Promise.all(rows.results.bindings.map(async (b) => actionRequestFromTriples(b.r.value, await reader.graphTriples(b.r.value))));

@@ -6,7 +6,7 @@ import { STORE, xsd } from '../../rdf/vocab.js';
  * gives, so that both backends answer the same. Virtuoso 7 refuses an xsd:duration in an update
  * ("No column PT2HD") and keeps one made otherwise as seconds, losing "P1M": a duration is written
  * under a datatype of ours, which it keeps verbatim, and read back as xsd:duration. It gives back
- * booleans as 1/0 and doubles as "100.0" (docs/sparql-engine.md).
+ * booleans as 1/0, doubles as "100.0" and fractions of seconds as written (docs/sparql-engine.md).
  */
 
 /** The stand-in datatype of an xsd:duration on the engine. */
@@ -30,14 +30,30 @@ export function fromEngine(value: string, datatype: string | undefined, language
     case xsd.double:
     case xsd.float:
       return literal(canonicalFloat(value), namedNode(datatype));
+    case xsd.dateTime:
+      return literal(withoutTrailingZeros(value), namedNode(datatype));
     default:
       return literal(value, namedNode(datatype));
   }
 }
 
+/** "10:00:00.120Z" -> "10:00:00.12Z", "10:00:00.000Z" -> "10:00:00Z": the fraction of a second as Oxigraph writes it. */
+const withoutTrailingZeros = (value: string) => value.replace(/(\.\d*?)0+(?=$|[Z+-])/, '$1').replace(/\.(?=$|[Z+-])/, '');
+
+/** The infinities and NaN, however the engine spells them. */
+const SPECIAL_FLOATS = new Map([
+  ['inf', 'INF'],
+  ['+inf', 'INF'],
+  ['infinity', 'INF'],
+  ['-inf', '-INF'],
+  ['-infinity', '-INF'],
+  ['nan', 'NaN'],
+]);
+
 /** "100.0" -> "100", "1.5" -> "1.5": the shortest form, as Oxigraph writes a float or double. */
 function canonicalFloat(value: string): string {
+  const special = SPECIAL_FLOATS.get(value.toLowerCase());
+  if (special) return special;
   const n = Number(value);
-  if (!Number.isFinite(n)) return value === 'NaN' ? 'NaN' : n > 0 ? 'INF' : '-INF';
   return Object.is(n, -0) ? '-0' : String(n);
 }

@@ -1,4 +1,4 @@
-import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt, tripleToNt, type Quad } from '../../rdf/terms.js';
 import { api, store as meta } from '../../rdf/vocab.js';
 import type { NotificationFilter, ReceivedNotificationStore } from '../graph-store.js';
 import type { GraphReader, SparqlReader } from '../readers.js';
@@ -19,6 +19,7 @@ export class EngineNotifications implements ReceivedNotificationStore {
   ) {}
 
   async withId(iri: string): Promise<ReceivedNotificationRecord | undefined> {
+    if (!isValidIri(iri)) return undefined;
     return this.first(`GRAPH ?g { ?g ${p(meta.receivedNotification)} ${p(iri)} }`);
   }
 
@@ -33,6 +34,8 @@ export class EngineNotifications implements ReceivedNotificationStore {
   }
 
   async list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
+    // An IRI no notification can carry (from a query parameter) matches none.
+    if ([filter.sender, filter.eventType, filter.object].some((iri) => iri !== undefined && !isValidIri(iri))) return { total: 0, page: [] };
     const where = matching(filter);
     const [count, rows] = await Promise.all([
       this.engine.select(`SELECT (COUNT(?g) AS ?total) WHERE { ${where} }`),

@@ -1,3 +1,4 @@
+import { Agent, fetch, type Response } from 'undici';
 import type { SparqlJsonResults } from '../readers.js';
 import { StoreFailedError, StoreUnavailableError } from '../errors.js';
 import { DigestCredentials, parseDigestChallenge } from './digest-auth.js';
@@ -8,9 +9,23 @@ export interface SparqlClientOptions {
   auth?: { user: string; password: string; scheme: 'basic' | 'digest' } | { token: string };
   /** Time for one request, from sending it to the last byte of the answer. */
   timeoutMs: number;
+  /** Connections to the engine at most (requests beyond wait for one). */
+  connections?: number;
 }
 
+const DEFAULT_CONNECTIONS = 16;
+/** Shorter than Virtuoso's KeepAliveTimeout (10 s as our script starts it): the client lets an idle connection go first. */
+const KEEP_ALIVE_MS = 4_000;
+
+/** The connection ended before an answer came: a query may be asked again; an update may or may not have been applied. */
+class ConnectionLostError extends StoreUnavailableError {}
+
 const RESULTS_JSON = 'application/sparql-results+json';
+/** SQLSTATEs of a transaction the engine ended and rolled back as a deadlock's victim. */
+const DEADLOCK = /^(SR172|40001)$/;
+
+/** The engine rolled the request back to end a deadlock: nothing of it was applied, and it may be sent again. */
+export class EngineDeadlockError extends StoreUnavailableError {}
 const N_TRIPLES = 'application/n-triples';
 /** Virtuoso repeats the whole request after its message: only its start goes into an error. */
 const MESSAGE_CHARS = 1_000;
@@ -27,7 +42,14 @@ export class SparqlClient {
   private readonly digest: DigestCredentials | undefined;
   private challengeAsked: Promise<void> | undefined;
 
+  /**
+   * At most this many connections, kept alive: Virtuoso closes any past its MaxKeepAlives after
+   * answering, and a request sent on such a connection meets "other side closed".
+   */
+  private readonly connections: Agent;
+
   constructor(private readonly options: SparqlClientOptions) {
+    this.connections = new Agent({ connections: options.connections ?? DEFAULT_CONNECTIONS, keepAliveTimeout: KEEP_ALIVE_MS });
     const auth = options.auth;
     this.digest = auth && 'user' in auth && auth.scheme === 'digest' ? new DigestCredentials(auth.user, auth.password) : undefined;
   }
@@ -62,8 +84,15 @@ export class SparqlClient {
 
   // Queries are POSTed as a form, the protocol's other way: Virtuoso 7.2 never answers a query
   // POSTed as application/sparql-query (openlink/virtuoso-opensource#842).
-  private query(query: string, accept: string): Promise<string> {
-    return this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', new URLSearchParams({ query }).toString(), accept);
+  // A query that met a connection the engine had just closed is asked again, once: it changes nothing.
+  private async query(query: string, accept: string): Promise<string> {
+    const send = () => this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', new URLSearchParams({ query }).toString(), accept);
+    try {
+      return await send();
+    } catch (err) {
+      if (!(err instanceof ConnectionLostError)) throw err;
+      return send();
+    }
   }
 
   private async send(url: string, contentType: string, body: string, accept: string): Promise<string> {
@@ -81,7 +110,11 @@ export class SparqlClient {
       // Virtuoso answers 200 and puts the error in these headers when a deadlock ended the request
       // (SR172) or its query time limit cut a query short (a partial result).
       const sqlMessage = answer.headers.get('x-sql-message');
-      if (sqlMessage) throw new StoreUnavailableError(`the SPARQL engine at ${url} did not complete the request: ${answer.headers.get('x-sql-state') ?? ''} ${sqlMessage}`);
+      if (sqlMessage) {
+        const state = answer.headers.get('x-sql-state') ?? '';
+        const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
+        throw DEADLOCK.test(state) ? new EngineDeadlockError(message) : new StoreUnavailableError(message);
+      }
       return text;
     } catch (err) {
       if (err instanceof StoreFailedError || err instanceof StoreUnavailableError) throw err;
@@ -91,7 +124,7 @@ export class SparqlClient {
 
   private async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Response> {
     const authorization = await this.authorization(url, signal);
-    return fetch(url, { method: 'POST', headers: authorization ? { ...headers, Authorization: authorization } : headers, body, signal });
+    return fetch(url, { method: 'POST', headers: authorization ? { ...headers, Authorization: authorization } : headers, body, signal, dispatcher: this.connections });
   }
 
   private async authorization(url: string, signal: AbortSignal): Promise<string | undefined> {
@@ -108,7 +141,7 @@ export class SparqlClient {
 
   /** The first challenge comes from a GET without a body: Virtuoso closes the connection on a 401, possibly before reading a large body. */
   private async askChallenge(url: string, signal: AbortSignal): Promise<void> {
-    const answer = await fetch(url, { method: 'GET', signal });
+    const answer = await fetch(url, { method: 'GET', signal, dispatcher: this.connections });
     await answer.arrayBuffer();
     this.acceptChallenge(answer);
   }
@@ -143,11 +176,14 @@ function refusal(url: string, status: number, body: string): Error {
   if (status < 500) return new StoreFailedError(`the SPARQL engine at ${url} refused the request (${status}): ${message}`);
   const sqlState = ENGINE_ERROR.exec(body)?.[1];
   if (sqlState !== undefined && !/^(40|08|S1T|HYT)/.test(sqlState)) return new StoreFailedError(`the SPARQL engine at ${url} failed the request (${status}): ${message}`);
+  if (sqlState !== undefined && DEADLOCK.test(sqlState)) return new EngineDeadlockError(`the SPARQL engine at ${url} rolled the request back to end a deadlock: ${message}`);
   return new StoreUnavailableError(`the SPARQL engine at ${url} is unavailable (${status}): ${message}`);
 }
 
 function unreachable(url: string, err: unknown, timeoutMs: number): StoreUnavailableError {
   if (err instanceof Error && err.name === 'TimeoutError') return new StoreUnavailableError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
-  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
-  return new StoreUnavailableError(`the SPARQL engine at ${url} could not be reached: ${cause ?? (err instanceof Error ? err.message : String(err))}`);
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
+  const message = `the SPARQL engine at ${url} could not be reached: ${cause?.message ?? (err instanceof Error ? err.message : String(err))}`;
+  // undici's SocketError: a kept-alive connection the engine closed as the request went out.
+  return cause?.name === 'SocketError' ? new ConnectionLostError(message) : new StoreUnavailableError(message);
 }

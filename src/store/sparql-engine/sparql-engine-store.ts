@@ -1,4 +1,4 @@
-import { blankNode, iriToNt, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
+import { blankNode, iriToNt, isValidIri, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
 import { xsd } from '../../rdf/vocab.js';
 import { Claims } from '../claims.js';
 import { CommitStream } from '../commit-stream.js';
@@ -10,8 +10,15 @@ import { storedDomainEvents } from '../schema/stored-events.js';
 import { WriteTransaction } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
-import { updateText } from './update-text.js';
+import { randomUUID } from 'node:crypto';
+import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
+import { EngineDeadlockError } from './sparql-client.js';
+import { StoreUnavailableError } from '../errors.js';
 import { fromEngine, toEngine } from './engine-literals.js';
+
+/** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
+const DEADLOCK_ATTEMPTS = 8;
+const DEADLOCK_BACKOFF_MS = 20;
 
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
@@ -42,30 +49,88 @@ export class SparqlEngineStore implements GraphStore {
   private closed = false;
 
   constructor(private readonly engine: SparqlEngine) {
-    this.receivedNotifications = new EngineNotifications(this, (graphs) => this.engine.update(graphs.map((g) => `DROP SILENT GRAPH ${iriToNt(g)}`).join(' ;\n')).then(() => undefined));
+    this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
   }
 
   begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
     return new WriteTransaction(this.claims, quads);
   }
 
-  /** One Update request; once the engine acknowledged it, the events are published and the claims released, in one tick. */
+  /**
+   * One Update operation; once the engine acknowledged it, the events are published and the claims
+   * released, in one tick. An operation the engine rolled back to end a deadlock is sent again.
+   */
   async commit(tx: WriteTransaction): Promise<void> {
     try {
-      if (this.closed) throw new Error('the store is closed');
-      const text = updateText(tx);
-      if (text) await this.engine.update(text);
+      if (this.closed) throw new StoreUnavailableError('the store is closed');
+      await this.write(engineWrite(tx));
       this.committed.publish(tx.events);
     } finally {
       tx.release();
     }
   }
 
+  /** One operation, or staged parts and one operation applying them (stagedWrite) when it is too large for one. */
+  private async write(write: EngineWrite): Promise<void> {
+    const quads = write.insert.length + write.remove.length;
+    if (quads <= INLINE_QUADS) {
+      const text = updateOperation(write.remove, write.insert, write.removedGraphs);
+      if (text) await this.update(text);
+      return;
+    }
+    const id = randomUUID();
+    const { stage, apply } = stagedWrite(write, id);
+    try {
+      for (const part of stage) await this.update(part);
+      await this.update(apply);
+    } catch (err) {
+      // Whether the applying operation was applied is not known when its answer was lost: the
+      // staging graphs then go at the next start, not here.
+      if (!(err instanceof StoreUnavailableError)) await this.removeGraphs([stagingGraph(id, 'insert'), stagingGraph(id, 'delete')]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private removeGraphs(graphs: readonly string[]): Promise<void> {
+    return this.update(updateOperation([], [], graphs));
+  }
+
+  /** Removes the staging graphs of writes that never applied them (a crash between their parts). */
+  async removeLeftoverStaging(): Promise<number> {
+    const rows = await this.engine.select(`SELECT DISTINCT ?g WHERE { GRAPH ?g { ?q ${iriToNt(STAGED_SUBJECT)} ?s } }`);
+    const graphs = rows.results.bindings.map((b) => b.g.value);
+    if (graphs.length > 0) await this.removeGraphs(graphs);
+    return graphs.length;
+  }
+
+  private async update(text: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.engine.update(text);
+        return;
+      } catch (err) {
+        if (!(err instanceof EngineDeadlockError) || attempt >= DEADLOCK_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * DEADLOCK_BACKOFF_MS * attempt));
+      }
+    }
+  }
+
+  /** Literals in the answer as the embedded store would give them (engine-literals.ts). */
   async select(sparql: string): Promise<SparqlJsonResults> {
-    return this.engine.select(sparql);
+    const answer = await this.engine.select(sparql);
+    for (const binding of answer.results.bindings) {
+      for (const [name, term] of Object.entries(binding)) {
+        if (term.type !== 'literal' && term.type !== 'typed-literal') continue;
+        const l = fromEngine(term.value, term.datatype, term['xml:lang']);
+        binding[name] = { type: 'literal', value: l.value, ...(l.language ? { 'xml:lang': l.language } : l.datatype.value !== xsd.string ? { datatype: l.datatype.value } : {}) };
+      }
+    }
+    return answer;
   }
 
   async graphTriples(graph: string): Promise<Quad[]> {
+    // No graph can be named so (an id from a client, say): nothing to ask.
+    if (!isValidIri(graph)) return [];
     const rows = await this.engine.select(`SELECT ?s ?p ?o WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`);
     return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']));
   }
@@ -83,18 +148,25 @@ export class SparqlEngineStore implements GraphStore {
     return readFinishedRequests(this, object);
   }
 
-  /** As the engine keeps them: what a VALUES clause gives back is what a stored literal reads as. */
+  /**
+   * As the engine keeps them: a VALUES clause gives the lexical form a stored literal reads back
+   * with (Virtuoso gives a boolean's there as an integer: the datatype asked for is kept).
+   */
   async canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]> {
     const out = [...literals];
     const asked = out.map((l, i) => [l, i] as const).filter(([l]) => l.datatype.value !== xsd.string || l.language !== '');
     if (asked.length === 0) return out;
     const rows = await this.engine.select(`SELECT ?i ?v WHERE { VALUES (?i ?v) { ${asked.map(([l, i]) => `(${i} ${termToNt(toEngine(l))})`).join(' ')} } }`);
-    for (const b of rows.results.bindings) out[Number(b.i.value)] = termOf(b.v) as RDF.Literal;
+    for (const b of rows.results.bindings) {
+      const i = Number(b.i.value);
+      out[i] = fromEngine(b.v.value, literals[i].datatype.value, literals[i].language || undefined);
+    }
     return out;
   }
 
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */
   async publishStored(): Promise<void> {
+    await this.removeLeftoverStaging();
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this)));
   }
 

@@ -1,18 +1,22 @@
 import { iriToNt, namedNode, quad, termToNt, tripleToNt, type Quad } from '../../rdf/terms.js';
-import { toEngine } from './engine-literals.js';
+import { STORE } from '../../rdf/vocab.js';
+import { finishedQuad } from '../schema/finished-graphs.js';
 import { latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
-import { finishedQuad } from '../schema/finished-graphs.js';
+import { toEngine } from './engine-literals.js';
 
 /*
- * One write as one SPARQL 1.1 Update request: the engine applies the request as one transaction
- * (docs/sparql-engine.md says what Virtuoso guarantees). Graphs removed whole first, then the
- * deletions, then the insertions, so that a quad both deleted and inserted ends up present (as
- * the embedded store's journal record has it).
+ * One write as ONE SPARQL 1.1 Update operation, `DELETE { … } INSERT { … } WHERE { … }`: Virtuoso
+ * applies one operation as a whole, but not a request of several (`DELETE DATA …; INSERT DATA …`
+ * keeps the first when the second fails; docs/sparql-engine.md). The templates hold constant
+ * quads; graphs removed whole are matched in the WHERE clause, one branch of a UNION each beside an
+ * empty branch, so the constants are written once whatever those graphs hold (and also when they
+ * hold nothing). The deletions go before the insertions, so a quad both deleted and inserted ends
+ * up present, as in the embedded store.
  */
 
-/** The quads as the body of a DELETE DATA / INSERT DATA block: grouped by graph. */
-function dataBlock(quads: readonly Quad[]): string {
+/** The quads as the body of a template: grouped by graph. */
+function template(quads: readonly Quad[], graphPatterns: readonly string[] = []): string {
   const byGraph = new Map<string, string[]>();
   for (const q of quads) {
     const graph = q.graph.termType === 'NamedNode' ? q.graph.value : '';
@@ -22,7 +26,7 @@ function dataBlock(quads: readonly Quad[]): string {
   }
   const parts: string[] = [];
   for (const [graph, lines] of byGraph) parts.push(graph === '' ? lines.join('\n') : `GRAPH ${iriToNt(graph)} {\n${lines.join('\n')}\n}`);
-  return parts.join('\n');
+  return [...parts, ...graphPatterns].join('\n');
 }
 
 /**
@@ -58,14 +62,87 @@ function difference(previous: readonly Quad[], next: readonly Quad[]): { added: 
   return { added: next.filter((t) => !before.has(tripleToNt(t))), removed: previous.filter((t) => !after.has(tripleToNt(t))) };
 }
 
-/** The SPARQL Update of `tx`; empty when it writes nothing. */
-export function updateText(tx: WriteTransaction): string {
-  const operations: string[] = [];
-  for (const graph of tx.removedGraphs) operations.push(`DROP SILENT GRAPH ${iriToNt(graph)}`);
+/** The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`; empty when it does nothing. */
+export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = []): string {
+  if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0) return '';
+  const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
+  const where = patterns.length === 0 ? '{}' : `{ {} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
+  const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, patterns)}\n}\n` : '';
+  const inserted = insert.length > 0 ? `INSERT {\n${template(insert)}\n}\n` : '';
+  return `${deleted}${inserted}WHERE ${where}`;
+}
+
+/** What a commit does to the engine's quads. */
+export interface EngineWrite {
+  remove: Quad[];
+  insert: Quad[];
+  removedGraphs: readonly string[];
+}
+
+export function engineWrite(tx: WriteTransaction): EngineWrite {
   const revisions = revisionWrites(tx);
-  const remove = [...tx.delete, ...revisions.delete];
-  if (remove.length > 0) operations.push(`DELETE DATA {\n${dataBlock(remove)}\n}`);
-  const insert = [...tx.insert, ...revisions.insert, ...tx.finished.map(finishedQuad)];
-  if (insert.length > 0) operations.push(`INSERT DATA {\n${dataBlock(insert)}\n}`);
-  return operations.join(' ;\n');
+  return { remove: [...tx.delete, ...revisions.delete], insert: [...tx.insert, ...revisions.insert, ...tx.finished.map(finishedQuad)], removedGraphs: tx.removedGraphs };
+}
+
+/**
+ * Up to this many quads a write is one operation with its quads as constants. Virtuoso compiles an
+ * operation into SQL of at most 10,000 lines: 800 constant quads pass, 1,500 do not.
+ */
+export const INLINE_QUADS = 500;
+
+/** Quads staged per request (four triples each; Virtuoso takes fewer than 5,000 triples in one INSERT DATA). */
+const STAGED_PER_REQUEST = 200;
+
+export const STAGED_SUBJECT = `${STORE}staged-subject`;
+
+const staged = {
+  subject: STAGED_SUBJECT,
+  predicate: `${STORE}staged-predicate`,
+  object: `${STORE}staged-object`,
+  graph: `${STORE}staged-graph`,
+};
+
+/** Where the staged parts of write `id` wait: graphs nobody reads, removed by the operation that applies them. */
+export const stagingGraph = (id: string, part: 'insert' | 'delete') => `${STORE}staging:${id}:${part}`;
+
+/**
+ * A write too large for one operation: its quads go first, in as many requests as it takes, to two
+ * staging graphs as descriptions (subject, predicate, object, graph), then ONE operation applies
+ * them and removes them, whatever their number (its text does not grow with them). Until that
+ * operation, nothing of the write is in the graphs that are read; if it never comes (a crash), the
+ * staging graphs are left over, and removed at the next start (`leftoverStaging`).
+ */
+export function stagedWrite(write: EngineWrite, id: string): { stage: string[]; apply: string } {
+  const stage: string[] = [];
+  for (const part of ['insert', 'delete'] as const) {
+    const quads = part === 'insert' ? write.insert : write.remove;
+    const graph = namedNode(stagingGraph(id, part));
+    for (let from = 0; from < quads.length; from += STAGED_PER_REQUEST) {
+      const described = quads.slice(from, from + STAGED_PER_REQUEST).flatMap((q, k) => {
+        const node = namedNode(`${STORE}staged:${id}:${part}:${from + k}`);
+        return [
+          quad(node, namedNode(staged.subject), q.subject, graph),
+          quad(node, namedNode(staged.predicate), q.predicate, graph),
+          quad(node, namedNode(staged.object), q.object, graph),
+          // Every quad the store writes is in a named graph.
+          quad(node, namedNode(staged.graph), q.graph as Quad['object'], graph),
+        ];
+      });
+      stage.push(`INSERT DATA {\n${template(described)}\n}`);
+    }
+  }
+  const [ins, del] = [iriToNt(stagingGraph(id, 'insert')), iriToNt(stagingGraph(id, 'delete'))];
+  const describedAs = (prefix: string) =>
+    `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
+  const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
+  const branches = [`GRAPH ${del} { ${describedAs('d')} }`, `GRAPH ${ins} { ${describedAs('i')} }`, `GRAPH ${ins} { ?ia ?ib ?ic }`, `GRAPH ${del} { ?da ?db ?dc }`, ...removed];
+  const apply = `DELETE {
+GRAPH ?dg { ?ds ?dp ?do }
+GRAPH ${ins} { ?ia ?ib ?ic }
+GRAPH ${del} { ?da ?db ?dc }
+${removed.join('\n')}
+}
+INSERT { GRAPH ?ig { ?is ?ip ?io } }
+WHERE { ${branches.map((b) => `{ ${b} }`).join(' UNION ')} }`;
+  return { stage, apply };
 }
