@@ -5,7 +5,7 @@ import { ONTOLOGY_FILE } from '../src/server.js';
 import { expectApiError } from './support/api-error.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
 import { canonicalForm, jsonLdToQuads, localIdsAsBlankNodes, ntLines, withoutServerManaged } from './support/rdf-compare.js';
-import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
+import { postJsonLd, startTestServer, storedQuads, type TestServer } from './support/server.js';
 import type { Quad } from '../src/rdf/terms.js';
 
 const examples = await logisticsObjectExamples(CargoOntology.fromFile(ONTOLOGY_FILE));
@@ -101,10 +101,10 @@ describe('Official example payloads that are Logistics Objects', () => {
     // We reject rather than trim: an @id with a leading space is not an IRI (JSON-LD resolves it as
     // a relative reference), and silently changing a client's identifiers hides its bug.
     it(`rejects ${name} with 400 because ${defect.reason}; nothing is stored`, async () => {
-      const before = server.running.embedded!.index.size;
+      const before = await storedQuads(server);
       const res = await postJsonLd(server, '/logistics-objects', rebase(readExample(name), objectsPrefix(server)));
       await expectApiError(res, 400, /Relative @id reference/);
-      expect(server.running.embedded!.index.size).to.equal(before);
+      expect(await storedQuads(server)).to.equal(before);
     });
     it(`accepts ${name} once corrected, and reads back the same triples`, async () => {
       await expectAcceptedAndReadBack(server, rebase(defect.correct(readExample(name)), objectsPrefix(server)), OBJECTS_CREATED[name] ?? 1);

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { expectApiError } from './support/api-error.js';
 import { asList, createObject } from './support/changes.js';
 import { holderOf, startPeers } from './support/peers.js';
-import type { TestServer } from './support/server.js';
+import { TEST_STORE_BACKEND, type TestServer } from './support/server.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 
 const API = 'https://onerecord.iata.org/ns/api#';
@@ -108,7 +108,8 @@ describe('POST /notifications: receiving notifications from another server', fun
     expect((await send(publisher, subscriber, base)).headers.get('connection')).to.equal('keep-alive');
   });
 
-  it('sends no received notification to the SPARQL replica: no view shows them', async () => {
+  // The SPARQL replica is the embedded store's (an engine answers /sparql itself): there is nothing to check on the engine.
+  if (TEST_STORE_BACKEND === 'embedded') it('sends no received notification to the SPARQL replica: no view shows them', async () => {
     // Commits the replica has applied (each one observed once on this histogram).
     const applied = async () => {
       const text = await (await fetch(`${subscriber.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();

@@ -1,10 +1,13 @@
 // Starts or stops a Virtuoso for the server's SPARQL engine backend, from the command line:
 //   node dist/scripts/virtuoso/cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N]
 //   node dist/scripts/virtuoso/cli.js stop --dir D
+//   node dist/scripts/virtuoso/cli.js load --dir D --sql-port N --file export.nq   (onerecord export of an embedded data directory)
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { bulkLoad } from './bulk-load.js';
 import { startVirtuoso, stopVirtuosoIn, type RunningVirtuoso } from './virtuoso.js';
 
-const USAGE = 'usage: cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N] | cli.js stop --dir D';
+const USAGE = 'usage: cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N] | cli.js stop --dir D | cli.js load --dir D --sql-port N --file F';
 
 function port(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -28,10 +31,17 @@ function serverEnv(engine: RunningVirtuoso): string {
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'sql-port': { type: 'string' }, 'buffer-memory-mb': { type: 'string' } },
+    options: { dir: { type: 'string' }, 'http-port': { type: 'string' }, 'sql-port': { type: 'string' }, 'buffer-memory-mb': { type: 'string' }, file: { type: 'string' } },
   });
   const [command] = positionals;
-  if (!values.dir || (command !== 'start' && command !== 'stop')) throw new Error(USAGE);
+  if (!values.dir || (command !== 'start' && command !== 'stop' && command !== 'load')) throw new Error(USAGE);
+  if (command === 'load') {
+    const sqlPort = port(values['sql-port']);
+    if (sqlPort === undefined || !values.file) throw new Error(USAGE);
+    const { quads, seconds } = await bulkLoad({ dir: resolve(values.dir), sqlPort }, values.file);
+    console.log(`${quads} quads of ${values.file} loaded in ${seconds.toFixed(1)} s`);
+    return;
+  }
   if (command === 'stop') {
     console.log((await stopVirtuosoIn(values.dir)) ? `Virtuoso in ${values.dir} stopped` : `no Virtuoso running in ${values.dir}`);
     return;

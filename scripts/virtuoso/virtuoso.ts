@@ -43,6 +43,8 @@ export interface RunningVirtuoso {
   password: string;
   httpPort: number;
   sqlPort: number;
+  /** Its data directory (where the bulk loader may read files). */
+  dir: string;
   pid: number;
   /** Terminates Virtuoso (SIGTERM: it rolls its transaction log forward at the next start) and waits for its exit. */
   stop(): Promise<void>;
@@ -108,6 +110,7 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
     password: SERVER_PASSWORD,
     httpPort,
     sqlPort,
+    dir,
     pid: child.pid!,
     stop: () => terminate(child, exited),
   };

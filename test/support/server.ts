@@ -15,7 +15,8 @@ import { leaseEngine, releaseEngine } from './virtuoso.js';
 export const TEST_STORE_BACKEND = process.env.TEST_STORE_BACKEND === 'sparql' ? 'sparql' : 'embedded';
 
 async function storeOverrides(dataDir: string, overrides: ConfigOverrides): Promise<ConfigOverrides> {
-  if (TEST_STORE_BACKEND === 'embedded') return overrides;
+  // A test that names its backend gets that one.
+  if (TEST_STORE_BACKEND === 'embedded' || overrides.store?.backend !== undefined) return overrides;
   const engine = await leaseEngine(dataDir);
   const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const };
   return { ...overrides, store: { ...overrides.store, backend: 'sparql', sparql } };
@@ -109,6 +110,12 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     },
   } as TestServer;
   return server;
+}
+
+/** How many quads the store holds (in its named graphs), whichever the backend: what a refused write must leave unchanged. */
+export async function storedQuads(server: TestServer): Promise<number> {
+  const answer = await server.running.store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }');
+  return Number(answer.results.bindings[0].n.value);
 }
 
 export async function postJsonLd(server: TestServer, path: string, body: unknown, agent: 'holder' | 'other' = 'holder'): Promise<Response> {

@@ -12,6 +12,9 @@ import { STORE, xsd } from '../../rdf/vocab.js';
 /** The stand-in datatype of an xsd:duration on the engine. */
 const KEPT_DURATION = `${STORE}duration`;
 
+/** N-Quads lines (an export) with their literals as written to the engine: what its bulk loader loads. */
+export const toEngineNQuads = (text: string) => text.replaceAll(`^^<${xsd.duration}>`, `^^<${KEPT_DURATION}>`);
+
 /** A literal as written to the engine. */
 export function toEngine(l: RDF.Literal): RDF.Literal {
   return l.datatype.value === xsd.duration ? literal(l.value, namedNode(KEPT_DURATION)) : l;

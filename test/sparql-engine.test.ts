@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { Parser } from 'n3';
+import { bulkLoad } from '../scripts/virtuoso/bulk-load.js';
+import { add, change, createObject, piece, readJson, str, submit } from './support/changes.js';
+import { eventJson, postEvent } from './support/events.js';
+import { ntLines } from './support/rdf-compare.js';
+import { ServerProcess } from './support/server-process.js';
+import { freePort, startTestServer, type TestServer } from './support/server.js';
+import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+type Json = Record<string, unknown>;
+
+const engineStore = (engine: EngineConnection) => ({
+  backend: 'sparql' as const,
+  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const },
+});
+
+/** A path of the server whose base URL is `base`: the server answering it may listen elsewhere. */
+const pathOf = (iri: string, base: string) => (iri.startsWith(base) ? iri.slice(base.length) : iri);
+
+/** A representation as a sorted set of N-Triples lines, whatever the order the backend gave its triples in. */
+async function triplesOf(server: TestServer, path: string): Promise<string[]> {
+  const res = await server.request(path, { headers: { Accept: 'application/n-triples' } });
+  expect(res.status, `${path}: ${await res.clone().text()}`).to.equal(200);
+  return ntLines(new Parser({ format: 'application/n-triples' }).parse(await res.text())).sort();
+}
+
+describe('the SPARQL engine backend (Virtuoso)', function () {
+  this.timeout(120_000);
+
+  describe('moving in: export of an embedded data directory, bulk load, then served from the engine', () => {
+    let embedded: TestServer;
+    let served: TestServer | undefined;
+    let engineKey: string;
+    let exported: string;
+
+    before(async () => {
+      embedded = await startTestServer({ store: { backend: 'embedded' }, decisionPolicy: 'auto' });
+      engineKey = `${embedded.dataDir}-engine`;
+      exported = join(await mkdtemp(join(tmpdir(), 'onerecord-export-')), 'all.nq');
+    });
+    after(async () => {
+      await served?.close();
+      await releaseEngine(engineKey);
+      await embedded.close();
+      await rm(join(exported, '..'), { recursive: true, force: true });
+    });
+
+    it('serves the same objects, revisions, events, requests and received notifications as the embedded store did', async () => {
+      // Literals of several datatypes (double, boolean; dateTimes in the events), three revisions,
+      // decided ChangeRequests (in the archive), events, and a received notification.
+      const object = await createObject(embedded, { ...piece(2), 'cargo:goodsDescription': 'Bücher' });
+      await submit(embedded, object, change(object, 1, [add(object, 'remarks', str('second'))]));
+      await submit(embedded, object, change(object, 2, [add(object, 'remarks', str('third'))]));
+      const outdated = await submit(embedded, object, change(object, 1, [add(object, 'remarks', str('late'))]));
+      for (const code of ['DEP', 'ARR']) expect((await postEvent(embedded, object, eventJson({ code }))).status).to.equal(201);
+      const notification = JSON.parse(await readFile(new URL('../../test/fixtures/onerecord-examples/Notification_example1.json', import.meta.url), 'utf8')) as Json;
+      const received = await embedded.request('/notifications', { method: 'POST', agent: 'other', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(notification) });
+      expect(received.status, await received.clone().text()).to.equal(204);
+      const paths = [object, `${object}?revision=1`, `${object}?revision=2`, `${object}/audit-trail`, `${object}/logistics-events`, outdated, '/action-requests'].map((iri) => pathOf(iri, embedded.url));
+      const before = await Promise.all(paths.map((path) => triplesOf(embedded, path)));
+      const receivedBefore = (await readJson(embedded, '/internal/notifications'))['api:hasTotalItems'];
+
+      await embedded.stop();
+      await run(process.execPath, [CLI, 'export', '--out', exported], { env: { PATH: process.env.PATH, DATA_DIR: embedded.dataDir } });
+      const engine = await leaseEngine(engineKey);
+      const { quads } = await bulkLoad(engine, exported);
+      expect(quads).to.be.greaterThan(50);
+
+      served = await startTestServer({ baseUrl: embedded.url, store: engineStore(engine) }, embedded.dataDir);
+      const after = await Promise.all(paths.map((path) => triplesOf(served!, path)));
+      paths.forEach((path, i) => expect(after[i], path).to.deep.equal(before[i]));
+      expect((await readJson(served, '/internal/notifications'))['api:hasTotalItems']).to.equal(receivedBefore);
+      // And it goes on from there: revision 4 on the engine.
+      const fourth = await served.request(pathOf(object, embedded.url), { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 3, [add(object, 'remarks', str('fourth'))])) });
+      expect(fourth.status, await fourth.clone().text()).to.equal(201);
+      expect((await served.request(pathOf(object, embedded.url))).headers.get('revision')).to.equal('4');
+    });
+  });
+
+  describe('a server SIGKILLed while 20 clients write', () => {
+    const key = `sigkill-${process.pid}`;
+    let dataDir: string;
+    before(async () => {
+      dataDir = await mkdtemp(join(tmpdir(), 'onerecord-engine-kill-'));
+    });
+    after(async () => {
+      await releaseEngine(key);
+      await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('loses no acknowledged write: every object created and every change accepted before the kill is there after the restart', async () => {
+      const engine = await leaseEngine(key);
+      const port = await freePort();
+      const config = { store: engineStore(engine), decisionPolicy: 'auto' as const };
+      const first = new ServerProcess({ dataDir, port, config });
+      await first.ready;
+      const created: string[] = [];
+      const changed = new Map<string, number>();
+      let killed = false;
+      const client = async (i: number) => {
+        for (let n = 0; !killed; n++) {
+          try {
+            const res = await first.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece(i % 3)) });
+            if (res.status !== 201) continue;
+            const object = res.headers.get('location')!;
+            created.push(object);
+            const patched = await first.request(object, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 1, [add(object, 'remarks', str(`client ${i} write ${n}`))])) });
+            if (patched.status === 201) changed.set(object, 2);
+          } catch {
+            // The connection died with the server: not acknowledged.
+          }
+        }
+      };
+      const clients = Array.from({ length: 20 }, (_, i) => client(i));
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      killed = true;
+      await first.stop('SIGKILL');
+      await Promise.all(clients);
+      expect(created.length, 'objects acknowledged before the kill').to.be.greaterThan(20);
+
+      const second = new ServerProcess({ dataDir, port, config });
+      try {
+        await second.ready;
+        const missing: string[] = [];
+        for (const object of created) {
+          const res = await second.request(object);
+          const wanted = changed.get(object) ?? 1;
+          if (res.status !== 200 || Number(res.headers.get('latest-revision')) < wanted) missing.push(`${object}: ${res.status} revision ${res.headers.get('latest-revision')}, wanted ${wanted}`);
+        }
+        expect(missing).to.deep.equal([]);
+      } finally {
+        await second.stop('SIGTERM');
+      }
+    });
+  });
+});
