@@ -13,6 +13,7 @@ import { allQuads, openStore } from './support/store-data.js';
 import { Parser } from 'n3';
 import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
 import { readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
+import { finishedQuad } from '../src/store/schema/finished-graphs.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -164,6 +165,13 @@ describe('onerecord export (CLI)', () => {
         }
       }
       expect(history.some((line) => line.includes('?revision=1>'))).to.equal(true);
+      // Then the decided ChangeRequests from the archive, each marked finished (what a SPARQL engine backend needs).
+      const decided = await store.finishedRequests();
+      expect(decided).to.not.have.length(0);
+      for (const request of decided) {
+        const graph = namedNode(request.iri);
+        history.push(...(await store.graphTriples(request.iri)).map((t) => quadToNq(quad(t.subject, t.predicate, t.object, graph))), quadToNq(finishedQuad(request.iri)));
+      }
       const same = (text: string[]) => [...new Set(new Parser({ format: 'application/n-quads' }).parse(text.join('\n')).map(quadToNq))].sort();
       expect(same(lines)).to.deep.equal(same([...allQuads(store.index), ...history]));
     } finally {

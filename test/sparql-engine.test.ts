@@ -13,6 +13,7 @@ import { ntLines } from './support/rdf-compare.js';
 import { ServerProcess } from './support/server-process.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
@@ -140,6 +141,63 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       } finally {
         await second.stop('SIGTERM');
       }
+    });
+  });
+
+  describe('a write whose answer from the engine is lost', () => {
+    /** What the proxy between the server and the engine does with the next update. */
+    let nextUpdate: 'pass' | 'lose-answer' | 'drop' = 'pass';
+    let proxy: Server;
+    let server: TestServer;
+    const key = `lost-answer-${process.pid}`;
+
+    before(async () => {
+      const engine = await leaseEngine(key);
+      const upstream = new URL(engine.queryUrl);
+      proxy = createServer((req, res) => {
+        const update = (req.headers['content-type'] ?? '').startsWith('application/sparql-update');
+        const mode = update ? nextUpdate : 'pass';
+        if (update) nextUpdate = 'pass';
+        if (mode === 'drop') return void req.socket.destroy();
+        const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+          if (mode === 'lose-answer') {
+            // The engine applied it; the server never hears so.
+            answer.resume();
+            answer.on('end', () => req.socket.destroy());
+            return;
+          }
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        });
+        req.pipe(forwarded);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      const sparql = `http://127.0.0.1:${(proxy.address() as { port: number }).port}${upstream.pathname}`;
+      server = await startTestServer({ store: { backend: 'sparql', sparql: { queryUrl: sparql, updateUrl: sparql } } });
+    });
+    after(async () => {
+      await server?.close();
+      proxy?.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await releaseEngine(key);
+    });
+
+    const objectCount = async () => (await readJson(server, '/internal/logistics-objects'))['total'] as number;
+
+    it('applied by the engine: the server finds its mark, answers 201 and serves it', async () => {
+      nextUpdate = 'lose-answer';
+      const object = await createObject(server);
+      expect((await server.request(object)).status).to.equal(200);
+    });
+
+    it('never applied: 503, and nothing of it is stored or indexed; the next write goes through', async () => {
+      const before = await objectCount();
+      nextUpdate = 'drop';
+      const res = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+      expect(res.status, await res.clone().text()).to.equal(503);
+      expect(await objectCount()).to.equal(before);
+      await createObject(server);
+      expect(await objectCount()).to.equal(before + 1);
     });
   });
 });

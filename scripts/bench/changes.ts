@@ -27,6 +27,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
+import { benchStore } from './bench-store.js';
 import { cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
 
 const CLIENTS = 20;
@@ -51,6 +52,8 @@ interface Ready {
 interface Memory {
   /** Server CPU time so far (user + system), µs. */
   cpu: number;
+  /** The SPARQL engine's CPU time so far, µs (0 on the embedded store). */
+  engineCpu: number;
   heapUsed: number;
   external: number;
   rss: number;
@@ -71,7 +74,8 @@ async function serve(validation: boolean): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-bench-changes-'));
   // No snapshot during the runs: one started by the POST run would slow down the PATCH runs after it.
   const journal = { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 };
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal, validation: { enabled: validation } });
+  const store = await benchStore();
+  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal, validation: { enabled: validation }, store: store.config });
   const server = await startServer(config, createLogger('silent'));
   const { objects, holder, access, identityProvider } = server.services;
   const token = await identityProvider!.issue(holder);
@@ -84,9 +88,14 @@ async function serve(validation: boolean): Promise<void> {
       (globalThis as { gc?: () => void }).gc?.();
       const m = process.memoryUsage();
       const cpu = process.cpuUsage();
-      process.send!({ cpu: cpu.user + cpu.system, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads: server.embedded!.index.size } satisfies Memory);
+      const quads = server.embedded?.index.size ?? 0;
+      process.send!({ cpu: cpu.user + cpu.system, engineCpu: store.engineCpuSeconds() * 1e6, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads } satisfies Memory);
     } else if (message === 'stop') {
-      void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0));
+      void server
+        .close()
+        .then(() => store.stop())
+        .then(() => rm(dataDir, { recursive: true, force: true }))
+        .then(() => process.exit(0));
     }
   });
   process.send!({ url: server.url, token } satisfies Ready);
@@ -216,6 +225,8 @@ async function startBenchServer(validation = true): Promise<BenchServer> {
 interface PatchRun extends RunResult {
   /** Server CPU (user + system) per accepted change, µs. */
   cpuPerChange: number;
+  /** The SPARQL engine's CPU per accepted change, µs (0 on the embedded store). */
+  engineCpuPerChange: number;
   /** Growth of the server's memory per accepted change, over the run, after a full GC. */
   bytesPerChange: { rss: number; heapUsed: number; external: number; quads: number };
   missing: number;
@@ -240,10 +251,11 @@ async function patchRun(clients: number, seconds: number, validation = true): Pr
   const after = await server.memory();
   const missing = await server.unaccepted([...warming.flat(), ...objects.flat()]);
   await server.stop();
-  const per = (name: Exclude<keyof Memory, 'cpu'>) => (after[name] - before[name]) / result.count;
+  const per = (name: Exclude<keyof Memory, 'cpu' | 'engineCpu'>) => (after[name] - before[name]) / result.count;
   return {
     ...result,
     cpuPerChange: (after.cpu - before.cpu) / result.count,
+    engineCpuPerChange: (after.engineCpu - before.engineCpu) / result.count,
     bytesPerChange: { rss: per('rss'), heapUsed: per('heapUsed'), external: per('external'), quads: per('quads') },
     missing,
   };
@@ -252,6 +264,8 @@ async function patchRun(clients: number, seconds: number, validation = true): Pr
 interface PostRun extends RunResult {
   /** Server CPU (user + system) per object created, µs. */
   cpuPerPost: number;
+  /** The SPARQL engine's CPU per object created, µs (0 on the embedded store). */
+  engineCpuPerPost: number;
 }
 
 async function postRun(clients: number, seconds: number, validation = true): Promise<PostRun> {
@@ -261,7 +275,7 @@ async function postRun(clients: number, seconds: number, validation = true): Pro
   const result = await run(clients, seconds, () => server.post(), 201);
   const after = await server.memory();
   await server.stop();
-  return { ...result, cpuPerPost: (after.cpu - before.cpu) / result.count };
+  return { ...result, cpuPerPost: (after.cpu - before.cpu) / result.count, engineCpuPerPost: (after.engineCpu - before.engineCpu) / result.count };
 }
 
 const median = <T>(runs: T[], by: (r: T) => number): T => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
@@ -352,11 +366,11 @@ async function compareThroughput(seconds: number, repeats: number): Promise<void
   }
   const post = median(posts, (r) => r.perSecond);
   const patch = median(patches, (r) => r.perSecond);
-  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
-  console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | failures |');
-  console.log('|---|---|---|---|---|---|');
-  console.log(`| POST Logistics Object | ${fmt(post.perSecond)} | ${fmt(post.p50, 2)} | ${fmt(post.p99, 2)} | ${fmt(post.cpuPerPost)} | ${post.failures} |`);
-  console.log(`| PATCH accepted change | ${fmt(patch.perSecond)} | ${fmt(patch.p50, 2)} | ${fmt(patch.p99, 2)} | ${fmt(patch.cpuPerChange)} | ${patch.failures} |`);
+  console.log(`machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
+  console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | engine CPU per request µs | failures |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| POST Logistics Object | ${fmt(post.perSecond)} | ${fmt(post.p50, 2)} | ${fmt(post.p99, 2)} | ${fmt(post.cpuPerPost)} | ${fmt(post.engineCpuPerPost)} | ${post.failures} |`);
+  console.log(`| PATCH accepted change | ${fmt(patch.perSecond)} | ${fmt(patch.p50, 2)} | ${fmt(patch.p99, 2)} | ${fmt(patch.cpuPerChange)} | ${fmt(patch.engineCpuPerChange)} | ${patch.failures} |`);
   console.log(`PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`);
   console.log(`every run: POST ${posts.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}; PATCH ${patches.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
   console.log(`changes answered 201 but not applied: ${patches.reduce((sum, r) => sum + r.missing, 0)}`);

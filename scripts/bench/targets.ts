@@ -17,6 +17,7 @@ import { loadConfig, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
+import { benchStore } from './bench-store.js';
 import type { OneRecordTarget } from './harness.js';
 import { loadAnalyticsData } from './sparql-fixtures.js';
 
@@ -41,9 +42,18 @@ if (kind === 'bare-http') {
   const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
 } else if (kind === 'onerecord') {
   const port = Number(process.env.BENCH_PORT ?? 18400);
+  const store = await benchStore();
+  // The engine of BENCH_STORE=sparql goes with the target.
+  process.once('SIGTERM', () => void store.stop().finally(() => process.exit(0)));
   const config = loadConfig(
     {},
-    { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), metrics: process.env.BENCH_METRICS === 'off' ? {} : { token: 'bench-metrics-token-0123456789' } },
+    {
+      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')),
+      metrics: process.env.BENCH_METRICS === 'off' ? {} : { token: 'bench-metrics-token-0123456789' },
+      store: store.config,
+    },
   );
   const level = (process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel;
   const server = await startServer(config, createLogger(level, pino.destination({ dest: '/dev/null', sync: true })));

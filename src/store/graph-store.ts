@@ -33,9 +33,9 @@ export interface ReceivedNotificationStore {
 }
 
 /**
- * The store as the domain sees it. `DurableStore` (journal + embedded Oxigraph) is the one
- * implementation; docs/remote-backend.md says how one on a SPARQL 1.1
- * engine would implement the same seam.
+ * The store as the domain sees it, whichever backend keeps the data: `DurableStore` (journal +
+ * embedded Oxigraph) or `SparqlEngineStore` (a SPARQL 1.1 engine). Reads return promises: an
+ * engine answers over the network.
  */
 export interface GraphStore extends SparqlReader, GraphReader {
   /** Claims of writes in flight (the one concurrency rule, see Claims). */

@@ -7,10 +7,11 @@ import type { SparqlJsonResults } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
 import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
-import { WriteTransaction } from '../transaction.js';
+import { WriteTransaction, type DomainEvent } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
+import { CommitMarks, type CommitMark } from './commit-marks.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { StoreUnavailableError } from '../errors.js';
@@ -19,6 +20,12 @@ import { fromEngine, toEngine } from './engine-literals.js';
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
 const DEADLOCK_ATTEMPTS = 8;
 const DEADLOCK_BACKOFF_MS = 20;
+
+/** How long a commit whose answer was lost waits to learn whether it was applied, asking this often. */
+const SETTLE_WAIT_MS = 5_000;
+const SETTLE_POLL_MS = 250;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
@@ -47,6 +54,9 @@ export class SparqlEngineStore implements GraphStore {
   readonly committed = new CommitStream();
   readonly receivedNotifications: EngineNotifications;
   private closed = false;
+  private readonly marks = new CommitMarks();
+  /** Set while a write whose answer was lost is not known to be applied or not (see `settle`). */
+  private unresolved: Promise<void> | undefined;
 
   constructor(private readonly engine: SparqlEngine) {
     this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
@@ -59,15 +69,60 @@ export class SparqlEngineStore implements GraphStore {
   /**
    * One Update operation; once the engine acknowledged it, the events are published and the claims
    * released, in one tick. An operation the engine rolled back to end a deadlock is sent again.
+   * When the answer is lost, the commit's mark tells whether it was applied (CommitMarks): if it
+   * cannot be told yet, writes are refused (503) until it can, so that nothing is written on top
+   * of a state the indexes may not know.
    */
   async commit(tx: WriteTransaction): Promise<void> {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
-      await this.write(engineWrite(tx));
+      if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
+      const { mark, removing, removed } = this.marks.next();
+      const write = engineWrite(tx);
+      write.insert.push(mark.quad);
+      write.remove.push(...removing);
+      try {
+        await this.write(write);
+      } catch (err) {
+        // Refused by the engine, or rolled back to end a deadlock: nothing of it was applied.
+        if (!(err instanceof StoreUnavailableError) || err instanceof EngineDeadlockError) throw err;
+        if (!(await this.settle(mark, tx.events))) throw err;
+        return;
+      }
+      this.marks.settled(mark, removed);
       this.committed.publish(tx.events);
     } finally {
       tx.release();
     }
+  }
+
+  /**
+   * Finds out whether the commit of `mark`, whose answer was lost, was applied: true once it is
+   * known to be (its events published), false once known not to be. Not known within
+   * SETTLE_WAIT_MS: false, and writes are refused until a later answer of the engine tells (its
+   * events are published then, if it was applied).
+   */
+  private async settle(mark: CommitMark, events: readonly DomainEvent[]): Promise<boolean> {
+    const outcome = () => this.marks.applied(this.engine, mark).catch(() => undefined);
+    const known = (applied: boolean) => {
+      if (applied) {
+        this.marks.settled(mark, []);
+        this.committed.publish(events);
+      }
+      return applied;
+    };
+    for (const started = Date.now(); Date.now() - started < SETTLE_WAIT_MS; await pause(SETTLE_POLL_MS)) {
+      const applied = await outcome();
+      if (applied !== undefined) return known(applied);
+    }
+    this.unresolved = (async () => {
+      while (!this.closed) {
+        const applied = await outcome();
+        if (applied !== undefined) return void known(applied);
+        await pause(SETTLE_POLL_MS);
+      }
+    })().finally(() => (this.unresolved = undefined));
+    return false;
   }
 
   /** One operation, or staged parts and one operation applying them (stagedWrite) when it is too large for one. */
@@ -110,7 +165,7 @@ export class SparqlEngineStore implements GraphStore {
         return;
       } catch (err) {
         if (!(err instanceof EngineDeadlockError) || attempt >= DEADLOCK_ATTEMPTS) throw err;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * DEADLOCK_BACKOFF_MS * attempt));
+        await pause(Math.random() * DEADLOCK_BACKOFF_MS * attempt);
       }
     }
   }
