@@ -79,6 +79,9 @@ interface OpenedStore {
   embedded?: DurableStore;
 }
 
+/** Connections to the engine for SPARQL analytics at most; queries beyond wait for one. */
+const ANALYTICS_CONNECTIONS = 4;
+
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
@@ -87,7 +90,10 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }));
     // The data directory then holds only the identity provider's key.
     await mkdir(config.dataDir, { recursive: true });
-    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(config.sparql.maxRows) };
+    const { maxRows, timeBudgetMillis } = config.sparql;
+    // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
+    const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
+    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -217,7 +223,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = opened.startQueries();
-  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
+  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, grantIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
   const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };

@@ -46,6 +46,9 @@ NumberOfBuffers      = ${buffers}
 MaxDirtyBuffers      = ${Math.floor((buffers * 3) / 4)}
 MaxQueryMem          = ${Math.max(200, Math.min(2048, bufferMemoryMb))}M
 ThreadsPerQuery      = 2
+; an ordered /sparql query has LIMIT sparql.maxRows + 1: Virtuoso refuses ORDER BY with a LIMIT
+; past this (SR353, 10,000 by default), whatever the result holds
+MaxSortedTopRows     = 100000000
 
 [HTTPServer]
 ServerPort           = 127.0.0.1:${httpPort}

@@ -5,6 +5,8 @@ import { CONTENT_LANGUAGE, contentTypeHeader, type Negotiated } from './negotiat
 export function setRepresentationHeaders(res: Response, negotiated: Negotiated, lastModified?: Date): Response {
   res.setHeader('Content-Type', contentTypeHeader(negotiated));
   res.setHeader('Content-Language', CONTENT_LANGUAGE);
+  // The format follows Accept: a cache must not answer one format's request with another's.
+  res.setHeader('Vary', 'Accept');
   if (lastModified) res.setHeader('Last-Modified', lastModified.toUTCString());
   return res;
 }
@@ -25,6 +27,7 @@ export function sendRepresentation(res: Response, negotiated: Negotiated, lastMo
     'Content-Language': CONTENT_LANGUAGE,
     'Last-Modified': lastModified.toUTCString(),
     'Content-Length': String(body.length),
+    Vary: 'Accept',
     ...extra,
   });
   res.end(body);

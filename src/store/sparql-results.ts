@@ -1,4 +1,7 @@
 import type { SparqlJsonResults } from './readers.js';
+import { writeRdf } from '../rdf/rdf-writer.js';
+import { groupBySubject } from '../rdf/triples.js';
+import { tripleToNt, type Quad } from '../rdf/terms.js';
 
 type Binding = SparqlJsonResults['results']['bindings'][number][string];
 
@@ -62,5 +65,48 @@ export function writeSolutions(results: SparqlJsonResults, format: 'json' | 'xml
       return toCsv(results);
     case 'tsv':
       return toTsv(results);
+  }
+}
+
+/** Writes the answer to an ASK, as the embedded store (Oxigraph) writes it. */
+export function writeBoolean(value: boolean, format: 'json' | 'xml' | 'csv' | 'tsv'): string {
+  switch (format) {
+    case 'json':
+      return JSON.stringify({ head: {}, boolean: value });
+    case 'xml':
+      return `<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head></head><boolean>${value}</boolean></sparql>`;
+    case 'csv':
+    case 'tsv':
+      return String(value);
+  }
+}
+
+type JsonLdValue = { '@id': string } | { '@value': string; '@language'?: string; '@type'?: string };
+
+const jsonLdValue = (object: Quad['object']): JsonLdValue => {
+  if (object.termType !== 'Literal') return { '@id': object.termType === 'BlankNode' ? `_:${object.value}` : object.value };
+  if (object.language) return { '@language': object.language, '@value': object.value };
+  return object.datatype.value === XSD_STRING ? { '@value': object.value } : { '@type': object.datatype.value, '@value': object.value };
+};
+
+/** Expanded JSON-LD, one node object per subject (the form Oxigraph writes a CONSTRUCT's graph in). */
+function toExpandedJsonLd(triples: readonly Quad[]): string {
+  const nodes = [...groupBySubject(triples).values()].map((group) => {
+    const node: Record<string, unknown> = { '@id': group[0].subject.termType === 'BlankNode' ? `_:${group[0].subject.value}` : group[0].subject.value };
+    for (const t of group) ((node[t.predicate.value] ??= []) as JsonLdValue[]).push(jsonLdValue(t.object));
+    return node;
+  });
+  return JSON.stringify(nodes);
+}
+
+/** Writes the graph a CONSTRUCT or DESCRIBE built in one of the RDF formats. */
+export async function writeTriples(triples: readonly Quad[], format: 'turtle' | 'ntriples' | 'jsonld'): Promise<string> {
+  switch (format) {
+    case 'ntriples':
+      return triples.map(tripleToNt).join('');
+    case 'turtle':
+      return writeRdf(triples, 'turtle');
+    case 'jsonld':
+      return toExpandedJsonLd(triples);
   }
 }

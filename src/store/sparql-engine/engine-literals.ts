@@ -1,5 +1,6 @@
 import { literal, namedNode, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
+import type { SparqlJsonResults } from '../readers.js';
 
 /*
  * Literals as the engine can keep them, and back in the forms the embedded store (Oxigraph)
@@ -38,6 +39,18 @@ export function fromEngine(value: string, datatype: string | undefined, language
     default:
       return literal(value, namedNode(datatype));
   }
+}
+
+/** SELECT results with their literals as the embedded store would give them (changed in place). */
+export function normalisedResults(answer: SparqlJsonResults): SparqlJsonResults {
+  for (const binding of answer.results.bindings) {
+    for (const [name, term] of Object.entries(binding)) {
+      if (term.type !== 'literal' && term.type !== 'typed-literal') continue;
+      const l = fromEngine(term.value, term.datatype, term['xml:lang']);
+      binding[name] = { type: 'literal', value: l.value, ...(l.language ? { 'xml:lang': l.language } : l.datatype.value !== xsd.string ? { datatype: l.datatype.value } : {}) };
+    }
+  }
+  return answer;
 }
 
 /** "10:00:00.120Z" -> "10:00:00.12Z", "10:00:00.000Z" -> "10:00:00Z": the fraction of a second as Oxigraph writes it. */

@@ -1,23 +1,110 @@
 import { HttpError } from '../../errors.js';
-import type { QueryResult, QueryService } from '../query-service.js';
+import { readStoreNTriples } from '../../rdf/ntriples.js';
+import { quad, type Quad } from '../../rdf/terms.js';
+import { StoreFailedError, StoreUnavailableError } from '../errors.js';
+import { queryFailed, queryTimedOut, queryUnavailable } from '../query-errors.js';
+import type { Dataset, QueryRequest, QueryResult, QueryService, View } from '../query-service.js';
 import { parseQuery, type ParsedQuery } from '../sparql-query.js';
+import { writeBoolean, writeSolutions, writeTriples } from '../sparql-results.js';
+import { checkEngineQuery, MAX_DATASET_GRAPHS, withDataset } from './engine-dataset.js';
+import { readFinishedRequestGraphs } from './engine-layout.js';
+import { fromEngine, normalisedResults } from './engine-literals.js';
+import { EngineTimeoutError, type SparqlClient } from './sparql-client.js';
+
+export interface EngineQueriesOptions {
+  maxRows: number;
+  /** `sparql.timeBudgetMillis`: the client's time for one query (and the engine's, see SparqlClientOptions.engineTimeout). */
+  timeBudgetMs: number;
+}
+
+/** The engine is the store: an answer shows every write acknowledged before the query. */
+const NO_LAG = { commits: 0, millis: 0 };
 
 /**
- * `/sparql` with the engine backend. Not built yet: the views (latest, events, revisions, audit)
- * and the access scoping have to become datasets of the engine's own graphs first
- * (docs/sparql-engine.md, "Not yet on the engine"). Until then a query is refused with 501,
- * and analysts query the engine itself.
+ * `/sparql` with the engine backend: each query goes to the engine itself, over exactly the
+ * dataset the domain chose for its caller and view (engine-dataset.ts), with the time budget as
+ * the client's timeout, and its answer is written as the embedded replica writes one (literals
+ * in Oxigraph's forms, the row cap, the same formats), so both backends answer alike.
  */
 export class EngineQueries implements QueryService {
-  constructor(readonly maxRows: number) {}
+  readonly needsDataset = true;
+
+  /** `engine`: a client for analytics alone, its timeout the time budget (queries never hold the store's connections). */
+  constructor(
+    private readonly engine: SparqlClient,
+    private readonly options: EngineQueriesOptions,
+  ) {}
+
+  get maxRows(): number {
+    return this.options.maxRows;
+  }
 
   parse(text: string): ParsedQuery {
-    return parseQuery(text, this.maxRows);
+    const parsed = parseQuery(text, this.options.maxRows);
+    checkEngineQuery(parsed.text);
+    return parsed;
   }
 
-  async run(): Promise<QueryResult> {
-    throw new HttpError(501, 'sparql_not_on_engine', {
-      message: 'SPARQL analytics through this server are not available with store.backend sparql yet: query the engine directly',
-    });
+  async unindexedGraphs(view: View): Promise<string[]> {
+    return view === 'audit' ? this.engineCall(() => readFinishedRequestGraphs(this.engine)) : [];
   }
+
+  async run(request: QueryRequest): Promise<QueryResult> {
+    // Analytics gives every query its dataset (needsDataset): without one the engine would show all it holds.
+    if (!request.dataset) throw new Error('a query on the engine needs its dataset');
+    checkSize(request.dataset);
+    const text = withDataset(request.query.text, request.dataset);
+    const { body, truncated } = await this.engineCall(() => this.answer(request, text));
+    return { body, truncated, lag: NO_LAG };
+  }
+
+  private async answer({ query, format }: QueryRequest, text: string): Promise<{ body: string; truncated: boolean }> {
+    const maxRows = this.options.maxRows;
+    if (query.form === 'ASK') return { body: writeBoolean(await this.engine.ask(text), format as 'json'), truncated: false };
+    if (query.form === 'SELECT') {
+      const answer = normalisedResults(await this.engine.select(text));
+      // Only what the SPARQL 1.1 JSON format holds (Virtuoso adds head.link, results.distinct and ordered).
+      const bindings = answer.results.bindings;
+      const truncated = bindings.length > maxRows;
+      if (truncated) bindings.length = maxRows;
+      return { body: writeSolutions({ head: { vars: answer.head.vars }, results: { bindings } }, format as 'json'), truncated };
+    }
+    const triples = readStoreNTriples(await this.engine.construct(text));
+    const truncated = triples.length > maxRows;
+    if (truncated) triples.length = maxRows;
+    return { body: await writeTriples(triples.map(asEmbedded), format as 'turtle'), truncated };
+  }
+
+  /** Runs a call to the engine, its errors as the embedded replica's: past the budget 503, a query the engine refused 400, else 503. */
+  private async engineCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (err) {
+      if (err instanceof EngineTimeoutError) throw queryTimedOut(this.options.timeBudgetMs);
+      if (err instanceof StoreFailedError) throw queryFailed(err.message);
+      if (err instanceof StoreUnavailableError) throw queryUnavailable(err.message);
+      throw err;
+    }
+  }
+}
+
+/** A dataset past what the engine compiles is refused before it is sent (measured, see MAX_DATASET_GRAPHS). */
+function checkSize(dataset: Dataset): void {
+  const graphs = Math.max(dataset.default.length, dataset.named.length);
+  if (graphs <= MAX_DATASET_GRAPHS) return;
+  throw new HttpError(
+    503,
+    'sparql_dataset_too_large',
+    {
+      message: `the query would see ${graphs} graphs, more than the ${MAX_DATASET_GRAPHS} the SPARQL engine takes in one query's dataset; name fewer graphs (default-graph-uri, named-graph-uri, FROM, FROM NAMED), or query the engine directly (docs/sparql-engine.md, "SPARQL analytics")`,
+    },
+    'Service unavailable',
+  );
+}
+
+/** A triple the engine built, with its literal in the form the embedded store gives. */
+function asEmbedded(t: Quad): Quad {
+  const o = t.object;
+  if (o.termType !== 'Literal') return t;
+  return quad(t.subject, t.predicate, fromEngine(o.value, o.datatype.value, o.language || undefined));
 }

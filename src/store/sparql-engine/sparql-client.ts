@@ -11,6 +11,11 @@ export interface SparqlClientOptions {
   timeoutMs: number;
   /** Connections to the engine at most (requests beyond wait for one). */
   connections?: number;
+  /**
+   * Also send `timeoutMs` with each query as its `timeout` parameter (milliseconds: Virtuoso,
+   * Fuseki), so that the engine stops a query itself rather than run on after the client gave up.
+   */
+  engineTimeout?: boolean;
 }
 
 const DEFAULT_CONNECTIONS = 16;
@@ -26,6 +31,10 @@ const DEADLOCK = /^(SR172|40001)$/;
 
 /** The engine rolled the request back to end a deadlock: nothing of it was applied, and it may be sent again. */
 export class EngineDeadlockError extends StoreUnavailableError {}
+/** The request ran past its time: the client gave up, or the engine cut the query short (a partial result). */
+export class EngineTimeoutError extends StoreUnavailableError {}
+/** The SQLSTATE Virtuoso sends with a partial result when a query ran past its `timeout`. */
+const QUERY_TIMED_OUT = 'S1TAT';
 const N_TRIPLES = 'application/n-triples';
 /** Virtuoso repeats the whole request after its message: only its start goes into an error. */
 const MESSAGE_CHARS = 1_000;
@@ -86,7 +95,9 @@ export class SparqlClient {
   // POSTed as application/sparql-query (openlink/virtuoso-opensource#842).
   // A query that met a connection the engine had just closed is asked again, once: it changes nothing.
   private async query(query: string, accept: string): Promise<string> {
-    const send = () => this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', new URLSearchParams({ query }).toString(), accept);
+    const form = new URLSearchParams({ query });
+    if (this.options.engineTimeout) form.set('timeout', String(this.options.timeoutMs));
+    const send = () => this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', form.toString(), accept);
     try {
       return await send();
     } catch (err) {
@@ -113,7 +124,8 @@ export class SparqlClient {
       if (sqlMessage) {
         const state = answer.headers.get('x-sql-state') ?? '';
         const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
-        throw DEADLOCK.test(state) ? new EngineDeadlockError(message) : new StoreUnavailableError(message);
+        if (DEADLOCK.test(state)) throw new EngineDeadlockError(message);
+        throw state === QUERY_TIMED_OUT ? new EngineTimeoutError(message) : new StoreUnavailableError(message);
       }
       return text;
     } catch (err) {
@@ -181,7 +193,7 @@ function refusal(url: string, status: number, body: string): Error {
 }
 
 function unreachable(url: string, err: unknown, timeoutMs: number): StoreUnavailableError {
-  if (err instanceof Error && err.name === 'TimeoutError') return new StoreUnavailableError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
+  if (err instanceof Error && err.name === 'TimeoutError') return new EngineTimeoutError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
   const cause = err instanceof Error && err.cause instanceof Error ? err.cause : undefined;
   const message = `the SPARQL engine at ${url} could not be reached: ${cause?.message ?? (err instanceof Error ? err.message : String(err))}`;
   // undici's SocketError: a kept-alive connection the engine closed as the request went out.

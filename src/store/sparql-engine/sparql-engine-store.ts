@@ -15,7 +15,7 @@ import { CommitMarks, type CommitMark } from './commit-marks.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { StoreUnavailableError } from '../errors.js';
-import { fromEngine, toEngine } from './engine-literals.js';
+import { fromEngine, normalisedResults, toEngine } from './engine-literals.js';
 
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
 const DEADLOCK_ATTEMPTS = 8;
@@ -172,15 +172,7 @@ export class SparqlEngineStore implements GraphStore {
 
   /** Literals in the answer as the embedded store would give them (engine-literals.ts). */
   async select(sparql: string): Promise<SparqlJsonResults> {
-    const answer = await this.engine.select(sparql);
-    for (const binding of answer.results.bindings) {
-      for (const [name, term] of Object.entries(binding)) {
-        if (term.type !== 'literal' && term.type !== 'typed-literal') continue;
-        const l = fromEngine(term.value, term.datatype, term['xml:lang']);
-        binding[name] = { type: 'literal', value: l.value, ...(l.language ? { 'xml:lang': l.language } : l.datatype.value !== xsd.string ? { datatype: l.datatype.value } : {}) };
-      }
-    }
-    return answer;
+    return normalisedResults(await this.engine.select(sparql));
   }
 
   async graphTriples(graph: string): Promise<Quad[]> {

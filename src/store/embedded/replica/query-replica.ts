@@ -6,6 +6,7 @@ import { ReplicaFeed } from './replica-feed.js';
 import type { QueryRequest, QueryResult, QueryService, ReplicaLag } from '../../query-service.js';
 import type { QueryAnswer, QueryJob, QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
 import { parseQuery, type ParsedQuery } from '../../sparql-query.js';
+import { queryFailed, queryTimedOut, queryUnavailable } from '../../query-errors.js';
 
 /** What a new replica copies, as the store holds it at the moment it is asked (the graphs' and history's content is read later, as it is copied). */
 export interface ReplicaCopy {
@@ -125,14 +126,10 @@ export class QueryReplica implements QueryService {
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
       isNotice: (message) => ['applied', 'full', 'priority', 'growing', 'tables'].includes((message as { kind?: string }).kind ?? ''),
       onNotice: (message, worker) => this.onNotice(message as Notice, worker),
-      settle: (reply: QueryReply) =>
-        'error' in reply
-          ? new HttpError(400, 'sparql_query_failed', { message: `the query could not be evaluated: ${reply.error}`, property: 'query' }, 'Invalid query parameter request')
-          : reply,
-      overBudget: (budget) =>
-        new HttpError(503, 'sparql_timeout', { message: `the query ran longer than its time budget of ${budget} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget` }, 'Service unavailable'),
-      lost: () => unavailable('the query could not be evaluated within the server\'s memory limits'),
-      busy: (reason) => unavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
+      settle: (reply: QueryReply) => ('error' in reply ? queryFailed(reply.error) : reply),
+      overBudget: queryTimedOut,
+      lost: () => queryUnavailable('the query could not be evaluated within the server\'s memory limits'),
+      busy: (reason) => queryUnavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
       started: (worker, successor) => this.started(worker, successor),
       tookOver: (worker) => this.tookOver(worker),
       successorGone: (worker) => {
@@ -143,6 +140,8 @@ export class QueryReplica implements QueryService {
       log: (message) => options.log(`SPARQL ${message}`),
     });
   }
+
+  readonly needsDataset = false;
 
   get maxRows(): number {
     return this.options.maxRows;
@@ -166,7 +165,7 @@ export class QueryReplica implements QueryService {
     if (serving && serving.add(commit, this.committed) > maxBacklog) {
       // Copying the store is bounded by its size; a backlog is not.
       this.options.log(`SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`);
-      this.queries.replace(unavailable('the query replica fell too far behind and is being reloaded'));
+      this.queries.replace(queryUnavailable('the query replica fell too far behind and is being reloaded'));
     }
   }
 
@@ -176,7 +175,7 @@ export class QueryReplica implements QueryService {
     // A copy takes seconds on a large store: a query is not held for all of it.
     if (!this.serving?.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
     this.refuseIfFull();
-    if (!this.serving?.copied) throw unavailable('the query replica is copying the store (after a start or a reload)');
+    if (!this.serving?.copied) throw queryUnavailable('the query replica is copying the store (after a start or a reload)');
     if (this.serving.applied < target && !this.serving.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
     this.refuseIfFull();
     const reply = await this.queries.run({
@@ -198,7 +197,7 @@ export class QueryReplica implements QueryService {
 
   /** Resolves when the serving worker has applied commit `target`, or after `waitMs`, whichever comes first. */
   private caughtUp(target: number, waitMs: number): Promise<void> {
-    if (this.waiting.size >= MAX_WAITING) return Promise.reject(unavailable('too many SPARQL queries are waiting'));
+    if (this.waiting.size >= MAX_WAITING) return Promise.reject(queryUnavailable('too many SPARQL queries are waiting'));
     return new Promise((resolve) => {
       const waiter = {
         target,
@@ -254,7 +253,7 @@ export class QueryReplica implements QueryService {
   private onFull(message: string, reclaimable: boolean): void {
     if (reclaimable && this.serving?.copied) {
       this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
-      this.queries.replace(unavailable('the query replica is being copied into fresh memory'));
+      this.queries.replace(queryUnavailable('the query replica is being copied into fresh memory'));
       return;
     }
     this.full = message;
@@ -312,7 +311,7 @@ export class QueryReplica implements QueryService {
     const feed = new ReplicaFeed(worker, successor, (failed, why) => {
       this.options.log(`SPARQL replica: ${why}; reloading it`);
       if (failed === this.successor) this.giveUpSuccessor(why);
-      else if (failed === this.serving) this.queries.replace(unavailable('the query replica is being reloaded'));
+      else if (failed === this.serving) this.queries.replace(queryUnavailable('the query replica is being reloaded'));
     });
     if (successor) this.successor = feed;
     else this.serving = feed;
@@ -396,5 +395,3 @@ const countLines = (text: string) => {
   for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
   return lines;
 };
-
-const unavailable = (why: string) => new HttpError(503, 'sparql_unavailable', { message: `${why}; try again shortly` }, 'Service unavailable');
