@@ -37,9 +37,16 @@ export const session = {
   },
 };
 
+/**
+ * How the console's calls use the browser's HTTP cache: not at all. The API's answers carry
+ * Last-Modified but neither Cache-Control nor Vary, so a browser may reuse one on its own: an
+ * object's Turtle for its JSON-LD (seen in the tests), or a revision that is no longer the latest.
+ */
+const NOT_CACHED = 'no-store';
+
 /** Reads the server's base URL from its ServerInformation (GET /, which needs a valid token). */
 async function learnServer(token) {
-  const res = await fetch(API_ROOT, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/ld+json' } });
+  const res = await fetch(API_ROOT, { headers: { Authorization: `Bearer ${token}`, Accept: 'application/ld+json' }, cache: NOT_CACHED });
   if (!res.ok) throw await errorOf(res);
   const info = await res.json();
   baseUrl = String(info['api:hasServerEndpoint']?.['@value'] ?? baseUrl).replace(/\/$/, '');
@@ -86,7 +93,7 @@ export async function request(iriOrPath, { method = 'GET', accept, contentType, 
   const headers = { Authorization: `Bearer ${session.token}` };
   if (accept) headers.Accept = accept;
   if (contentType) headers['Content-Type'] = contentType;
-  const res = await fetch(localUrl(iriOrPath), { method, headers, body });
+  const res = await fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED });
   if (!res.ok) throw await errorOf(res);
   return res;
 }

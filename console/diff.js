@@ -1,5 +1,5 @@
 // Differences between two sets of triples (two revisions, or a revision and a requested change), side by side.
-import { h } from './dom.js';
+import { compareText, h } from './dom.js';
 import { Graph, NS, shortIri, termView, tripleKey } from './rdf.js';
 
 /** Bookkeeping every revision carries: differs between any two, says nothing about the change. */
@@ -45,7 +45,7 @@ export function sideBySide(before, after, { root, beforeTitle, afterTitle }) {
     triples
       .filter((t) => t.s.value === row.s && t.p.value === row.p)
       .map((t) => h('div', { class: marked.has(tripleKey(t)) ? mark : 'same' }, h('span', { class: 'sign', 'aria-label': marked.has(tripleKey(t)) ? mark : 'unchanged' }, marked.has(tripleKey(t)) ? (mark === 'added' ? '+' : '−') : ' '), termView(t.o)));
-  const ordered = [...rows.values()].sort((a, b) => (a.s === root ? -1 : b.s === root ? 1 : a.s.localeCompare(b.s)) || a.p.localeCompare(b.p));
+  const ordered = [...rows.values()].sort((a, b) => (a.s === root ? -1 : b.s === root ? 1 : compareText(a.s, b.s)) || compareText(a.p, b.p));
   return h('div', { class: 'table-box' },
     h('table', { class: 'diff', 'data-added': added.length, 'data-removed': removed.length },
       h('caption', {}, `${added.length} added, ${removed.length} removed`),

@@ -33,11 +33,12 @@ function render() {
   show(title, content);
 }
 
-async function signIn(token) {
+/** Signs in and shows `route` (a hash such as `#/object?iri=…`). */
+async function signIn(token, route = '#/objects') {
   await session.signIn(token);
   notify('Signed in.');
-  if (currentRoute().name === 'objects') render();
-  else location.hash = '#/objects';
+  if (location.hash === route) render();
+  else location.hash = route;
 }
 
 function signInPage() {
@@ -63,11 +64,14 @@ document.getElementById('sign-out').addEventListener('click', () => {
   render();
 });
 
-// A link `console#token=<bearer>` signs in directly; the token leaves the address bar and history at once.
-const fragmentToken = /^#token=(.+)$/.exec(location.hash)?.[1];
-if (fragmentToken) {
-  history.replaceState(null, '', `${location.pathname}${location.search}#/objects`);
-  signIn(decodeURIComponent(fragmentToken)).catch((err) => {
+// A link `console#token=<bearer>` signs in directly, `console#token=<bearer>&open=/object?iri=…` on
+// that page (any route of the console after `open=`, as it is written after `#`); the token leaves the
+// address bar and history at once.
+const link = /^#token=([^&]+)(?:&open=(\/.*))?$/.exec(location.hash);
+if (link) {
+  const route = `#${link[2] ?? '/objects'}`;
+  history.replaceState(null, '', `${location.pathname}${location.search}${route}`);
+  signIn(decodeURIComponent(link[1]), route).catch((err) => {
     render();
     notify(`Sign-in failed: ${err.message}`, true);
   });

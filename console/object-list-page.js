@@ -1,6 +1,6 @@
 // The landing page: Logistics Objects by type, by id, most recently changed first.
 import { getJson, query } from './api.js';
-import { field, h, loading, table, time } from './dom.js';
+import { compareText, field, h, loading, table, time } from './dom.js';
 import { objectLink, shortIri, termView } from './rdf.js';
 
 const PAGE_SIZE = 50;
@@ -14,7 +14,7 @@ function openByIri() {
 
 function filterForm(params, types) {
   const type = h('select', { name: 'type' }, h('option', { value: '' }, 'any type'),
-    Object.entries(types).sort(([a], [b]) => shortIri(a).localeCompare(shortIri(b))).map(([iri, count]) => h('option', { value: iri, selected: iri === params.get('type') }, `${shortIri(iri)} (${count})`)));
+    Object.entries(types).sort(([a], [b]) => compareText(shortIri(a), shortIri(b))).map(([iri, count]) => h('option', { value: iri, selected: iri === params.get('type') }, `${shortIri(iri)} (${count})`)));
   const id = h('input', { name: 'id', type: 'search', value: params.get('id') ?? '', placeholder: 'part of the IRI' });
   const changedAfter = h('input', { name: 'changed-after', type: 'datetime-local', value: params.get('changed-after') ?? '' });
   const submit = (e) => {

@@ -1,7 +1,7 @@
 // One Logistics Object: properties (at a revision or a past time), revisions and their diff, Turtle and JSON-LD, events, audit trail, access.
 import { query, request } from './api.js';
 import { accessPanel } from './access-panel.js';
-import { field, h, loading, table, time } from './dom.js';
+import { compareText, field, h, loading, table, time } from './dom.js';
 import { sideBySide } from './diff.js';
 import { propertiesTable } from './properties.js';
 import { Graph, NS, getGraph, localName, parseNTriples, shortIri } from './rdf.js';
@@ -79,7 +79,7 @@ async function events(iri) {
   const items = graph.triples.filter((t) => t.p.value === `${NS.api}hasItem`).map((t) => t.o.value);
   if (items.length === 0) return h('p', {}, 'No Logistics Events.');
   const when = (e) => graph.value(e, `${NS.cargo}eventDate`) ?? graph.value(e, `${NS.cargo}creationDate`) ?? '';
-  items.sort((x, y) => when(y).localeCompare(when(x)));
+  items.sort((x, y) => compareText(when(y), when(x)));
   return h('ol', { class: 'timeline', id: 'event-timeline' }, items.map((e) => {
     const code = graph.value(e, `${NS.cargo}eventCode`);
     return h('li', {},

@@ -1,5 +1,5 @@
 // A node's properties as a readable table: nested nodes inline, Logistics Objects as links.
-import { h } from './dom.js';
+import { compareText, h } from './dom.js';
 import { RDF_TYPE, shortIri, termView } from './rdf.js';
 
 /** How deep nested nodes are drawn inline (the data holds no cycles, but a guard costs nothing). */
@@ -13,7 +13,7 @@ export function propertiesTable(graph, subject, { hide = new Set(), depth = 0 } 
     groups.set(t.p.value, [...(groups.get(t.p.value) ?? []), t.o]);
   }
   const types = graph.all(subject, RDF_TYPE).map((t) => shortIri(t.value));
-  const rows = [...groups].sort(([a], [b]) => shortIri(a).localeCompare(shortIri(b)));
+  const rows = [...groups].sort(([a], [b]) => compareText(shortIri(a), shortIri(b)));
   return h('table', { class: 'properties' },
     types.length > 0 && h('caption', {}, types.join(', ')),
     h('tbody', {}, rows.map(([predicate, values]) =>

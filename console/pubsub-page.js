@@ -72,24 +72,34 @@ function notificationFilter(params) {
   return h('form', { class: 'inline', id: 'notification-filter', onsubmit: submit }, field('Event', eventType), field('Sender', sender), field('Object', object), field('Received after', after), h('button', { type: 'submit' }, 'Filter'));
 }
 
-/** The newest received notifications matching the filter (the API lists them in arrival order). */
+/**
+ * The newest received notifications matching the filter (the API lists them in arrival order): the
+ * notifications as received, beside the receipts this server noted (same filter, same page).
+ */
 async function notifications(params) {
   const after = params.get('received-after');
   const filter = { 'event-type': params.get('event-type'), sender: params.get('sender'), 'logistics-object': params.get('logistics-object'), 'received-after': after && new Date(after).toISOString() };
-  const collection = '/internal/notifications';
-  const head = await getGraph(`${collection}${query({ ...filter, limit: 1 })}`);
-  const total = Number(head.triples.find((t) => t.p.value === `${API}hasTotalItems`)?.o.value ?? 0);
-  const graph = await getGraph(`${collection}${query({ ...filter, skip: Math.max(0, total - NOTIFICATIONS_SHOWN), limit: NOTIFICATIONS_SHOWN })}`);
+  const { total } = await getJson(`/internal/notifications/receipts${query({ ...filter, limit: 1 })}`);
+  const page = query({ ...filter, skip: Math.max(0, total - NOTIFICATIONS_SHOWN), limit: NOTIFICATIONS_SHOWN });
+  const [{ receipts }, graph] = await Promise.all([getJson(`/internal/notifications/receipts${page}`), getGraph(`/internal/notifications${page}`)]);
+  const receiptOf = new Map(receipts.map((r) => [r.notification, r]));
   const items = graph.subjectsOfType(`${API}Notification`).reverse();
   return [
     h('p', { class: 'meta' }, `${total} received${total > NOTIFICATIONS_SHOWN ? `, the ${NOTIFICATIONS_SHOWN} newest shown` : ''}, newest first`),
-    items.length > 0 && table(['Notification', 'Event', 'Object', 'Changed', 'Details'], items.map((n) => [
-      h('code', { title: n }, localName(n)),
-      localName(graph.value(n, `${API}hasEventType`) ?? ''),
-      iriTerm(graph.value(n, `${API}hasLogisticsObject`)),
-      graph.all(n, `${API}hasChangedProperty`).map((t) => shortIri(t.value)).join(', '),
-      h('details', {}, h('summary', {}, 'All'), propertiesTable(graph, n)),
-    ]), { id: 'notifications' }),
+    items.length > 0 && table(['#', 'Received', 'Sender', 'Notification', 'Event', 'Object', 'Changed', 'Details'], items.map((n) => {
+      // A notification that arrived between the two calls has no receipt here: shown, its receipt blank.
+      const receipt = receiptOf.get(n);
+      return [
+        receipt ? String(receipt.sequence) : '',
+        time(receipt?.receivedAt),
+        iriTerm(receipt?.sender),
+        h('code', { title: n }, localName(n)),
+        localName(graph.value(n, `${API}hasEventType`) ?? ''),
+        iriTerm(graph.value(n, `${API}hasLogisticsObject`)),
+        graph.all(n, `${API}hasChangedProperty`).map((t) => shortIri(t.value)).join(', '),
+        h('details', {}, h('summary', {}, 'All'), propertiesTable(graph, n)),
+      ];
+    }), { id: 'notifications' }),
   ];
 }
 

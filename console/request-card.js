@@ -1,6 +1,6 @@
 // One action request (change, access delegation, subscription): what it asks, its status, and what the caller may do with it.
 import { request } from './api.js';
-import { actionButton, h, loading, notify, time } from './dom.js';
+import { actionButton, compareText, h, loading, notify, time } from './dom.js';
 import { sideBySide } from './diff.js';
 import { propertiesTable } from './properties.js';
 import { NS, RDF_TYPE, getGraph, localName, objectLink, shortIri, termView, tripleKey } from './rdf.js';
@@ -80,5 +80,5 @@ export function requestIris(graph) {
   const types = ['ChangeRequest', 'AccessDelegationRequest', 'SubscriptionRequest', 'VerificationRequest'].map((t) => `${API}${t}`);
   return types
     .flatMap((t) => graph.subjectsOfType(t))
-    .sort((a, b) => String(graph.value(b, `${API}isRequestedAt`)).localeCompare(String(graph.value(a, `${API}isRequestedAt`))));
+    .sort((a, b) => compareText(String(graph.value(b, `${API}isRequestedAt`)), String(graph.value(a, `${API}isRequestedAt`))));
 }

@@ -155,6 +155,7 @@ const TABLE: Row[] = [
   { method: 'POST', route: '/subscriptions', body: (w) => subscriptionBody(AGENT.creator, w.object), expect: { internal: 201, creator: 201, authenticated: 403 } },
   { method: 'POST', route: '/notifications', body: (w) => notificationBody(w.object), expect: { authenticated: 204 } },
   { method: 'GET', route: '/internal/notifications', expect: { internal: 200, authenticated: 403 } },
+  { method: 'GET', route: '/internal/notifications/receipts', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/outbox/queues', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/outbox/dead-letters', expect: { internal: 200, authenticated: 403 } },
   { method: 'POST', route: '/internal/outbox/dead-letters/replay', expect: { internal: 200, authenticated: 403 } },

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,9 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
+import type { BrowserContext } from 'playwright-core';
 import { add, change, createObject, piece, str, submit } from './support/changes.js';
 import { freePort, OTHER_AGENT, postJsonLd, startTestServer, type TestServer } from './support/server.js';
 import { holderOf, startPeers } from './support/peers.js';
+import { openChromium } from './support/chromium.js';
 import { allQuads, openStore } from './support/store-data.js';
 import { Parser } from 'n3';
 import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
@@ -35,6 +38,24 @@ function runCli(env: Record<string, string>, args: string[], input = ''): Promis
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
     child.stdin!.end(input);
+  });
+}
+
+/** util-linux `script`, by its path: a test may run the CLI with a PATH that holds nothing else. */
+const SCRIPT = '/usr/bin/script';
+/** `args` as one word each for `sh -c`. */
+const shellWords = (args: string[]) => args.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+
+/**
+ * Runs the CLI on a pseudo-terminal (util-linux `script`), as a user at a terminal would: stdout and
+ * stderr are one TTY, so `code` is the CLI's and `output` is what the terminal showed, lines ending in \r\n.
+ */
+function runCliOnTerminal(env: Record<string, string>, args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const command = shellWords([process.execPath, CLI, ...args]);
+    execFile(SCRIPT, ['--quiet', '--return', '--command', command, '/dev/null'], { env: { PATH: process.env.PATH, XDG_CONFIG_HOME: NO_PROFILE, ...env } }, (err, stdout) => {
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: stdout });
+    });
   });
 }
 
@@ -220,14 +241,14 @@ describe('onerecord remote commands (CLI against a running server)', function ()
 
   it('every command has --help with an example; misuse exits 2 with the usage line', async () => {
     const names = [...(await cli(server.dataDir, '--help')).stderr.matchAll(/^(?:usage:)?\s+onerecord (\S+)/gm)].map((m) => m[1]);
-    expect(names).to.include.members(['token', 'export', 'get', 'create', 'import', 'change', 'requests', 'accept', 'reject', 'revoke', 'events', 'event', 'subscribe', 'grant', 'query']);
+    expect(names).to.include.members(['token', 'export', 'get', 'create', 'import', 'change', 'requests', 'accept', 'reject', 'revoke', 'events', 'event', 'subscribe', 'grant', 'query', 'open']);
     for (const name of names) {
       const help = await cli(server.dataDir, name, '--help');
       expect(help.code, name).to.equal(0);
       expect(help.stderr).to.match(new RegExp(`^usage: onerecord ${name} `));
       expect(help.stderr).to.match(/\nexample:\n {2}.*onerecord /);
     }
-    for (const args of [['get'], ['get', 'a', 'b'], ['get', 'x', '--format', 'xml'], ['get', 'x', '--revision', '0'], ['change', 'x'], ['change', 'x', '--add', 'novalue'], ['create', 'piece.txt'], ['import', 'nothing-here'], ['grant', 'x', OTHER_AGENT, '--permission', 'READ'], ['query', 'q.rq', '--format', 'table', '--accept', 'text/csv']]) {
+    for (const args of [['get'], ['get', 'a', 'b'], ['get', 'x', '--format', 'xml'], ['get', 'x', '--revision', '0'], ['change', 'x'], ['change', 'x', '--add', 'novalue'], ['create', 'piece.txt'], ['import', 'nothing-here'], ['grant', 'x', OTHER_AGENT, '--permission', 'READ'], ['query', 'q.rq', '--format', 'table', '--accept', 'text/csv'], ['open', 'a', 'b']]) {
       const outcome = await api(server, args);
       expect(outcome.code, args.join(' ')).to.equal(2);
       expect(outcome.stdout).to.equal('');
@@ -454,6 +475,19 @@ describe('onerecord import (CLI against a running server)', function () {
     expect((await api(server, ['import', nq])).stderr).to.match(/: 0 created, 1 already there, 0 refused, of 1 /);
   });
 
+  it('on a terminal, a progress bar with the count, the rate and the ETA, erased before the summary', async () => {
+    const ndjson = join(files, 'progress.ndjson');
+    await writeFile(ndjson, Array.from({ length: 40 }, (_, i) => described(`progress ${i}`, { '@id': `progress-${i}` })).join('\n'));
+    const { code, output } = await runCliOnTerminal({ ONERECORD_URL: server.url, ONERECORD_TOKEN: await server.token() }, ['import', ndjson]);
+    expect(code, output).to.equal(0);
+    const bars = output.split('\r').filter((line) => line.startsWith('['));
+    expect(bars.length, output).to.be.greaterThan(0);
+    for (const bar of bars) expect(bar).to.match(/^\[[= ]{30}\] \d+\/40 \d+% {2}\d+\.\d\/s {2}ETA \d+:\d{2}\x1b\[K$/);
+    expect(bars.at(-1)).to.match(/^\[={30}\] 40\/40 100% {2}\d+\.\d\/s {2}ETA 0:00\x1b\[K$/);
+    // The bar's line is cleared, then the summary is the last thing on the terminal.
+    expect(output).to.match(new RegExp(`\\x1b\\[K\\r\\x1b\\[K${ndjson}: 40 created, 0 already there, 0 refused, of 40 \\(\\d+\\.\\d s\\)\\r\\n$`));
+  });
+
   it('a server that cannot be reached stops the import: exit 1, and a run later goes on', async () => {
     const ndjson = join(files, 'later.ndjson');
     await writeFile(ndjson, `${described('later', { '@id': 'later-1' })}\n`);
@@ -490,5 +524,67 @@ describe('onerecord subscribe (CLI, two servers)', function () {
     const refused = await runCli(beside, ['subscribe', 'https://onerecord.iata.org/ns/cargo#Piece', '--type']);
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.match(/^\d{3}: .+ \(.+\)\n$/);
+  });
+});
+
+describe('onerecord open (CLI, the link loaded in headless Chromium)', function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let browser: { context: BrowserContext; close(): Promise<void> };
+  let fakeOpener: string;
+  before(async () => {
+    server = await startTestServer();
+    browser = await openChromium();
+    // An xdg-open that writes down the URL it was given, in place of a desktop's.
+    fakeOpener = await mkdtemp(join(tmpdir(), 'onerecord-cli-opener-'));
+    await writeFile(join(fakeOpener, 'xdg-open'), '#!/bin/sh\nprintf %s "$1" > "$OPENED"\n', { mode: 0o755 });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+    await rm(fakeOpener, { recursive: true, force: true });
+  });
+
+  /** Loads `link` in a fresh page; resolves once the console is signed in. */
+  const load = async (link: string) => {
+    const page = await browser.context.newPage();
+    await page.goto(link);
+    await page.waitForSelector('#nav:not([hidden])');
+    return page;
+  };
+
+  it('prints a link that signs the console in on the object given, or on the object list', async () => {
+    const piece = await createObject(server);
+    const outcome = await api(server, ['open', piece.split('/').pop()!]);
+    expect(outcome.code, outcome.stderr).to.equal(0);
+    const link = outcome.stdout.trim();
+    expect(outcome.stdout).to.equal(`${link}\n`);
+    expect(link.startsWith(`${server.url}/console#token=`)).to.equal(true);
+    const page = await load(link);
+    await page.waitForSelector('#revision-info');
+    expect(await page.textContent('h1.object-title .iri')).to.equal(piece);
+    expect(await page.textContent('#revision-info')).to.match(/^Revision 1 of 1/);
+    expect(page.url()).to.equal(`${server.url}/console#/object?iri=${encodeURIComponent(piece)}`);
+    await page.close();
+
+    const list = await load((await api(server, ['open'])).stdout.trim());
+    await list.waitForSelector(`#object-list a[title="${piece}"]`);
+    expect(list.url()).to.equal(`${server.url}/console#/objects`);
+    await list.close();
+  });
+
+  it('--browser opens the link with xdg-open on a terminal, never when stdout is piped', async () => {
+    const opened = join(fakeOpener, 'opened');
+    const env = { ONERECORD_URL: server.url, ONERECORD_TOKEN: await server.token(), OPENED: opened, PATH: `${fakeOpener}:${process.env.PATH}` };
+    const piped = await runCli(env, ['open', '--browser']);
+    expect(piped.code, piped.stderr).to.equal(0);
+    expect(existsSync(opened)).to.equal(false);
+    const shown = await runCliOnTerminal(env, ['open', '--browser']);
+    expect(shown.code, shown.output).to.equal(0);
+    for (let i = 0; i < 50 && !existsSync(opened); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(shown.output).to.equal(`${await readFile(opened, 'utf8')}\r\n`);
+    const without = await runCliOnTerminal({ ...env, PATH: '/nonexistent' }, ['open', '--browser']);
+    expect(without.code).to.equal(0);
+    expect(without.output).to.match(/^http:\/\/\S+\r\nno xdg-open found: open the link above yourself\r\n$/);
   });
 });

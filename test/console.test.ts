@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import type { BrowserContext, Page } from 'playwright-core';
 import { authorization, delegationBody, grant } from './support/access.js';
-import { add, change, str, submit } from './support/changes.js';
+import { add, change, createObject, del, piece, str, submit } from './support/changes.js';
 import { openChromium } from './support/chromium.js';
-import { accept, seedConsoleData, subscribePartner, type ConsoleData } from './support/console-data.js';
+import { accept, askToSubscribe, seedConsoleData, subscribePartner, type ConsoleData } from './support/console-data.js';
 import type { LoopbackListener } from './support/loopback.js';
 import { startGateway } from './support/pubsub.js';
-import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
+import { OTHER_AGENT, postJsonLd, startTestServer, type TestServer } from './support/server.js';
 
 const API = 'https://onerecord.iata.org/ns/api#';
 type Json = Record<string, unknown>;
@@ -251,6 +251,94 @@ describe('web console (headless Chromium)', function () {
     for (let i = 0; i < 100 && delivered.at(-1) !== 204; i++) await new Promise((r) => setTimeout(r, 50));
     expect(delivered.at(-1)).to.equal(204);
     expect(await deadLetters()).to.deep.equal([]);
+    await page.close();
+  });
+
+  it('shows an object as it was at a time picked between two revisions, as the API answers ?at=', async () => {
+    const object = await createObject(server, { ...piece(), 'cargo:goodsDescription': 'Maps' });
+    // The picker counts whole seconds: the next one after revision 1, and revision 2 written after it.
+    const at = new Date(Math.ceil((Date.now() + 1) / 1000) * 1000);
+    await new Promise((r) => setTimeout(r, at.getTime() - Date.now() + 50));
+    await accept(server, await submit(server, object, change(object, 1, [del(object, 'goodsDescription', str('Maps')), add(object, 'goodsDescription', str('Globes'))])));
+    const past = await server.request(`${object}?at=${at.toISOString()}`, { headers: { Accept: 'application/n-triples' } });
+    expect(past.headers.get('revision')).to.equal('1');
+    expect(await past.text()).to.contain('"Maps"').and.not.contain('"Globes"');
+
+    const page = await signedIn(objectHash(object));
+    await page.waitForFunction(() => document.querySelector('#revision-info')?.textContent?.startsWith('Revision 2 of 2'));
+    // The field takes the reader's local time, as a person would type it.
+    const local = await page.evaluate((iso) => {
+      const d = new Date(iso);
+      return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
+    }, at.toISOString());
+    await page.fill('#revision-form [name=at]', local);
+    await page.click('#revision-form button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#revision-info')?.textContent?.startsWith('Revision 1 of 2'));
+    expect(await page.textContent('table.properties')).to.contain('Maps').and.not.contain('Globes');
+    await page.close();
+  });
+
+  it('lists received notifications with their sender and arrival, filtered as the API filters them', async () => {
+    const publisher = 'https://publisher.example.com';
+    const sent = [
+      { agent: 'holder', id: `${publisher}/notifications/console-1`, eventType: 'LOGISTICS_OBJECT_UPDATED', object: `${publisher}/logistics-objects/console-a` },
+      { agent: 'other', id: `${publisher}/notifications/console-2`, eventType: 'LOGISTICS_OBJECT_CREATED', object: `${publisher}/logistics-objects/console-b` },
+    ] as const;
+    for (const n of sent) {
+      const body = { '@context': { api: API }, '@id': n.id, '@type': 'api:Notification', 'api:hasEventType': { '@id': `api:${n.eventType}` }, 'api:hasLogisticsObject': { '@id': n.object } };
+      const res = await postJsonLd(server, '/notifications', body, n.agent);
+      expect(res.status, await res.clone().text()).to.equal(204);
+    }
+    type Receipt = { notification: string; sequence: number; sender: string; receivedAt: string };
+    /** The receipts of what the route the console calls lists for `filter`, newest first, as the console shows them. */
+    const receipts = async (filter: Record<string, string>) => {
+      const listed = (await readJson(`/internal/notifications/receipts?${new URLSearchParams(filter)}`)).receipts as Receipt[];
+      return listed.map(({ notification, sequence, sender, receivedAt }) => ({ notification, sequence, sender, receivedAt })).reverse();
+    };
+    const shown = (page: Page) =>
+      page.locator('#notifications > tbody > tr').evaluateAll((rows) =>
+        rows.map((row) => ({
+          notification: row.querySelector(':scope > [data-label=Notification] code')?.getAttribute('title'),
+          sequence: Number(row.querySelector(':scope > [data-label="#"]')?.textContent),
+          sender: row.querySelector(':scope > [data-label=Sender] [title]')?.getAttribute('title'),
+          receivedAt: row.querySelector(':scope > [data-label=Received] time')?.getAttribute('datetime'),
+        })),
+      );
+    const page = await signedIn('#/pubsub');
+    await page.waitForSelector('#notifications');
+    const all = await receipts({});
+    expect(all.map((r) => r.notification)).to.deep.equal(sent.map((n) => n.id).reverse());
+    expect(all.map((r) => r.sender)).to.deep.equal([OTHER_AGENT, server.running.services.holder]);
+    expect(await shown(page)).to.deep.equal(all);
+
+    const filterBy = async (fill: () => Promise<unknown>, filter: Record<string, string>, expected: string) => {
+      await page.evaluate(() => (location.hash = '#/pubsub'));
+      await page.waitForSelector('#notifications > tbody > tr:nth-child(2)');
+      await fill();
+      await page.click('#notification-filter button[type=submit]');
+      await page.waitForFunction((id) => [...document.querySelectorAll('#notifications > tbody > tr > [data-label=Notification] code')].map((c) => c.getAttribute('title')).join() === id, expected);
+      const matching = await receipts(filter);
+      expect(matching.map((r) => r.notification)).to.deep.equal([expected]);
+      expect(await shown(page)).to.deep.equal(matching);
+      // The notifications as received, from the other listing, agree.
+      const items = [(await readJson(`/internal/notifications?${new URLSearchParams(filter)}`))['api:hasItem']].flat() as Json[];
+      expect(items.map((n) => n['@id'])).to.deep.equal([expected]);
+    };
+    await filterBy(() => page.selectOption('#notification-filter [name=event-type]', 'LOGISTICS_OBJECT_UPDATED'), { 'event-type': 'LOGISTICS_OBJECT_UPDATED' }, sent[0].id);
+    await filterBy(() => page.fill('#notification-filter [name=logistics-object]', sent[1].object), { 'logistics-object': sent[1].object }, sent[1].id);
+    await filterBy(() => page.fill('#notification-filter [name=sender]', OTHER_AGENT), { sender: OTHER_AGENT }, sent[1].id);
+    await page.close();
+  });
+
+  it('accepts a pending SubscriptionRequest on the Requests page', async () => {
+    const request = await askToSubscribe(server, data.shipment);
+    expect(await statusOf(request)).to.equal(`${API}REQUEST_PENDING`);
+    const page = await signedIn('#/requests?status=REQUEST_PENDING&type=SubscriptionRequest');
+    const card = page.locator(`#request-list article[data-request="${request}"]`);
+    expect(await card.locator('table.properties').first().textContent()).to.contain(data.shipment).and.contain(OTHER_AGENT);
+    await card.locator('button[data-action=accept]').click();
+    await page.waitForSelector(`#request-list article[data-request="${request}"]`, { state: 'detached' });
+    expect(await statusOf(request)).to.equal(`${API}REQUEST_ACCEPTED`);
     await page.close();
   });
 

@@ -254,6 +254,7 @@ describe('OpenAPI: the served description matches every route and answer', funct
     await call('GET', '/internal/notifications');
     await call('GET', '/internal/notifications?event-type=LOGISTICS_OBJECT_UPDATED', { headers: { Accept: 'text/turtle' } });
     await call('GET', '/internal/notifications', { agent: 'other' });
+    await call('GET', '/internal/notifications/receipts?event-type=LOGISTICS_OBJECT_UPDATED');
     await call('GET', '/internal/outbox/queues');
     await call('GET', '/internal/outbox/dead-letters');
     expect((await call('POST', '/internal/outbox/dead-letters/replay')).status).to.equal(200);

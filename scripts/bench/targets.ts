@@ -1,6 +1,6 @@
 /**
  * A benchmark target, run as its own process so the load generator does not share its event loop:
- *   node dist/scripts/bench/targets.js <bare-http|bare-express|onerecord|analytics> [bodyBytes]
+ *   node dist/scripts/bench/targets.js <bare-http|bare-express|bare-express-static|onerecord|analytics> [bodyBytes]
  * Prints one JSON line with what the driver needs, then serves until killed.
  * The onerecord target logs nothing unless BENCH_LOG_LEVEL is set (lines then go to /dev/null, so
  * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off.
@@ -15,6 +15,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { loadConfig, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { projectFile } from '../../src/project-files.js';
 import { startServer } from '../../src/server.js';
 import { benchObject, addRevisions } from './fixtures.js';
 import { benchStore } from './bench-store.js';
@@ -40,6 +41,11 @@ if (kind === 'bare-http') {
     res.send(fixedBody);
   });
   const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
+} else if (kind === 'bare-express-static') {
+  // The console's own files as express.static serves them: what serving the console is measured against.
+  const app = express();
+  app.use(express.static(projectFile('console')));
+  const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
 } else if (kind === 'onerecord') {
   const port = Number(process.env.BENCH_PORT ?? 18400);
   const store = await benchStore();

@@ -39,13 +39,18 @@ export class ApiClient {
     return /^[a-z][a-z0-9+.-]*:\/\//i.test(reference) ? reference : `${this.baseUrl}/${collection}/${encodeURIComponent(reference)}`;
   }
 
+  /** The bearer token the requests carry (fetched at the first use). */
+  bearerToken(): Promise<string> {
+    return (this.token ??= this.fetchToken());
+  }
+
   /** Sends one request; any HTTP answer comes back, refusals included. */
   async send(method: string, target: string, options: SendOptions = {}): Promise<Response> {
-    const token = (this.token ??= this.fetchToken());
+    const token = this.bearerToken();
     const res = await this.sendWith(await token, method, target, options);
     if (res.status !== 401 || !this.refreshable) return res;
     if (this.token === token) this.token = this.fetchToken();
-    return this.sendWith(await this.token, method, target, options);
+    return this.sendWith(await this.bearerToken(), method, target, options);
   }
 
   private async sendWith(token: string, method: string, target: string, options: SendOptions): Promise<Response> {

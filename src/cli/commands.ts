@@ -6,6 +6,7 @@ import { grantCommand } from './grants.js';
 import { importCommand } from './import/import.js';
 import { exportCommand, tokenCommand } from './local.js';
 import { createCommand, getCommand } from './objects.js';
+import { openCommand } from './open.js';
 import { queryCommand } from './query.js';
 import { acceptCommand, rejectCommand, requestsCommand, revokeCommand } from './requests.js';
 import { subscribeCommand } from './subscriptions.js';
@@ -26,6 +27,7 @@ export const COMMANDS: readonly Command[] = [
   subscribeCommand,
   grantCommand,
   queryCommand,
+  openCommand,
 ];
 
 const CONNECTION_SYNOPSIS = '[--url <server URL>] [--profile <file>]';

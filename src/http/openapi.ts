@@ -151,6 +151,29 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       subscribedAt: { type: 'string', format: 'date-time' },
     },
   },
+  ReceiptList: {
+    type: 'object',
+    required: ['total', 'receipts'],
+    properties: {
+      total: { type: 'integer', minimum: 0, description: 'notifications matching the filter' },
+      receipts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['notification', 'sequence', 'sender', 'receivedAt', 'eventType'],
+          properties: {
+            notification: { type: 'string', format: 'uri', description: 'its @id as sent, or the internal: id given to one sent without' },
+            sequence: { type: 'integer', minimum: 1, description: 'arrival number on this server' },
+            sender: { type: 'string', format: 'uri', description: 'the logistics agent of the token it was sent with' },
+            receivedAt: { type: 'string', format: 'date-time' },
+            eventType: { type: 'string', format: 'uri' },
+            object: { type: 'string', format: 'uri' },
+            idempotencyKey: { type: 'string' },
+          },
+        },
+      },
+    },
+  },
   ObjectList: {
     type: 'object',
     required: ['total', 'types', 'objects'],
@@ -209,6 +232,16 @@ const sparqlResults = {
   'application/n-triples': text,
   'application/ld+json': { schema: { type: ['array', 'object'] } },
 };
+/** The filters and page of the received-notification listings. */
+const receivedNotificationQuery = [
+  { name: 'sender', in: 'query', required: false, schema: { type: 'string', format: 'uri' }, description: 'the authenticated agent that sent it' },
+  { name: 'event-type', in: 'query', required: false, schema: { type: 'string' }, description: 'LOGISTICS_OBJECT_UPDATED, ... (short or IRI)' },
+  { name: 'logistics-object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+  { name: 'received-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
+  { name: 'received-before', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
+  { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+  { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
+];
 const sparqlDataset = [
   { name: 'default-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'graphs whose union is the default graph (replaces the query\'s FROM)' },
   { name: 'named-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'the named graphs (replaces the query\'s FROM NAMED)' },
@@ -407,16 +440,18 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       summary: 'INTERNAL: Notifications this server received',
       description: 'As an api:Collection in arrival order, each stored once (by @id or Idempotency-Key)',
       operationId: 'listReceivedNotifications',
-      parameters: [
-        { name: 'sender', in: 'query', required: false, schema: { type: 'string', format: 'uri' }, description: 'the authenticated agent that sent it' },
-        { name: 'event-type', in: 'query', required: false, schema: { type: 'string' }, description: 'LOGISTICS_OBJECT_UPDATED, ... (short or IRI)' },
-        { name: 'logistics-object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
-        { name: 'received-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
-        { name: 'received-before', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
-        { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
-      ],
+      parameters: receivedNotificationQuery,
       responses: { '200': { description: 'The matching notifications', content: { ...jsonLd(ref('CollectionDocument')), ...rdfText } } },
+    },
+  },
+  '/internal/notifications/receipts': {
+    get: {
+      tags: ['Notifications'],
+      summary: 'INTERNAL: What this server noted when each notification arrived (sender, time, arrival number)',
+      description: 'The same notifications, order and pages as /internal/notifications, as JSON, for the web console',
+      operationId: 'listNotificationReceipts',
+      parameters: receivedNotificationQuery,
+      responses: { '200': { description: 'The matching receipts', content: { 'application/json': { schema: ref('ReceiptList') } } } },
     },
   },
   '/internal/outbox/queues': {

@@ -40,12 +40,17 @@ export async function seedConsoleData(server: TestServer): Promise<ConsoleData> 
   return { piece: pieceIri, shipment, pending, grant: readGrant };
 }
 
-/** OTHER_AGENT subscribes to `object` (with its own token) and the holder accepts it. */
-export async function subscribePartner(server: TestServer, object: string): Promise<string> {
+/** OTHER_AGENT asks to subscribe to `object` (with its own token); returns the SubscriptionRequest, pending. */
+export async function askToSubscribe(server: TestServer, object: string): Promise<string> {
   const body = { ...subscription(server, object), 'api:hasSubscriber': { '@id': OTHER_AGENT } };
   const res = await postJsonLd(server, '/subscriptions', body, 'other');
   expect(res.status, await res.clone().text()).to.equal(201);
-  const request = res.headers.get('location')!;
+  return res.headers.get('location')!;
+}
+
+/** OTHER_AGENT subscribes to `object` and the holder accepts it. */
+export async function subscribePartner(server: TestServer, object: string): Promise<string> {
+  const request = await askToSubscribe(server, object);
   await accept(server, request);
   return request;
 }

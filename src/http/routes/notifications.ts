@@ -1,7 +1,8 @@
-import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { badRequest } from '../../errors.js';
 import { parseBody, bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
+import type { NotificationFilter } from '../../store/graph-store.js';
 import { readBody } from '../body.js';
 import { callerOf, requestUrl, type Services } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
@@ -12,7 +13,24 @@ import { setRepresentationHeaders } from '../responses.js';
 /** Longest Idempotency-Key kept (the notification ids this server sends are URLs well below it). */
 const MAX_IDEMPOTENCY_KEY = 512;
 
-/** POST /notifications (any authenticated caller) and GET /internal/notifications (operators). */
+/** The received notifications a listing asks for: its filters and its page. */
+function listingQuery(req: Request): { filter: NotificationFilter; skip: number; limit: number } {
+  const eventType = queryParam(req, 'event-type');
+  const filter = {
+    sender: queryParam(req, 'sender'),
+    eventType: eventType === undefined ? undefined : `${API}${apiLocalName(eventType)}`,
+    object: queryParam(req, 'logistics-object'),
+    receivedAfter: queryInstant(req, ['received-after']),
+    receivedBefore: queryInstant(req, ['received-before']),
+  };
+  return { filter, skip: queryCount(req, 'skip', 0), limit: queryCount(req, 'limit', 100, 1000) };
+}
+
+/**
+ * POST /notifications (any authenticated caller); for operators, GET /internal/notifications (the
+ * notifications as received) and GET /internal/notifications/receipts (what this server noted on
+ * their arrival, as JSON: docs/received-notifications.md).
+ */
 export function notificationRoutes(services: Services): Router {
   const router = express.Router();
   const { receivedNotifications, config } = services;
@@ -37,17 +55,13 @@ export function notificationRoutes(services: Services): Router {
   router.post('/notifications', readBody(config.limits.bodyBytes), store, closeOnRefusal);
   router.all('/notifications', methodNotAllowed('POST'));
 
+  const list = (req: Request, res: Response) => {
+    const { filter, skip, limit } = listingQuery(req);
+    return receivedNotifications.list(callerOf(res), filter, skip, limit);
+  };
   router.get('/internal/notifications', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
-    const eventType = queryParam(req, 'event-type');
-    const filter = {
-      sender: queryParam(req, 'sender'),
-      eventType: eventType === undefined ? undefined : `${API}${apiLocalName(eventType)}`,
-      object: queryParam(req, 'logistics-object'),
-      receivedAfter: queryInstant(req, ['received-after']),
-      receivedBefore: queryInstant(req, ['received-before']),
-    };
-    const { total, page } = await receivedNotifications.list(callerOf(res), filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 100, 1000));
+    const { total, page } = await list(req, res);
     const url = requestUrl(services, req);
     const triples = collectionTriples(url, total, page.map((r) => r.iri));
     for (const received of await Promise.all(page.map((r) => receivedNotifications.triples(r)))) triples.push(...received);
@@ -56,5 +70,24 @@ export function notificationRoutes(services: Services): Router {
     res.send(body);
   });
   router.all('/internal/notifications', methodNotAllowed('GET, HEAD'));
+
+  // The receipt is the receiver's, not part of the notification as sent: the listing above serves
+  // the notifications as received, so it is answered here, in the same order and pages.
+  router.get('/internal/notifications/receipts', async (req, res) => {
+    const { total, page } = await list(req, res);
+    res.setHeader('Content-Language', CONTENT_LANGUAGE).json({
+      total,
+      receipts: page.map((r) => ({
+        notification: r.iri,
+        sequence: r.sequence,
+        sender: r.sender,
+        receivedAt: r.receivedAt.toISOString(),
+        eventType: r.eventType,
+        ...(r.object === undefined ? {} : { object: r.object }),
+        ...(r.idempotencyKey === undefined ? {} : { idempotencyKey: r.idempotencyKey }),
+      })),
+    });
+  });
+  router.all('/internal/notifications/receipts', methodNotAllowed('GET, HEAD'));
   return router;
 }
