@@ -13,20 +13,32 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Settles once the server's base URL is learnt for the current token (GET /, which also checks the
+ * token). The pages' calls do not wait for it to go out, only to be answered: the first page is
+ * one round trip away, not two.
+ */
+let serverKnown = Promise.resolve();
+
 export const session = {
   get token() {
     return sessionStorage.getItem(TOKEN_KEY);
   },
-  /** Checks the token against the server and keeps it for this tab. */
-  async signIn(token) {
-    await learnServer(token);
+  /** Keeps the token for this tab and checks it against the server; a refused one is dropped again. */
+  signIn(token) {
     sessionStorage.setItem(TOKEN_KEY, token);
+    serverKnown = learnServer(token);
+    return serverKnown.catch((err) => {
+      this.signOut();
+      throw err;
+    });
   },
   /** After a reload: checks the kept token again; an expired one signs out. */
   async resume() {
     if (!this.token) return;
+    serverKnown = learnServer(this.token);
     try {
-      await learnServer(this.token);
+      await serverKnown;
     } catch (err) {
       if (err.status === 401) this.signOut();
       else throw err;
@@ -93,7 +105,12 @@ export async function request(iriOrPath, { method = 'GET', accept, contentType, 
   const headers = { Authorization: `Bearer ${session.token}` };
   if (accept) headers.Accept = accept;
   if (contentType) headers['Content-Type'] = contentType;
-  const res = await fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED });
+  // A path goes at once; an IRI is mapped with the base URL, so it waits for it.
+  if (!iriOrPath.startsWith('/')) await serverKnown;
+  const answer = fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED });
+  // The caller reads IRIs out of the answer: known by then.
+  await serverKnown;
+  const res = await answer;
   if (!res.ok) throw await errorOf(res);
   return res;
 }

@@ -33,17 +33,21 @@ function render() {
   show(title, content);
 }
 
-/** Signs in and shows `route` (a hash such as `#/object?iri=…`). */
+/** Signs in and shows `route` (a hash such as `#/object?iri=…`): the page loads while the token is checked. */
 async function signIn(token, route = '#/objects') {
-  await session.signIn(token);
-  notify('Signed in.');
+  const checked = session.signIn(token);
   if (location.hash === route) render();
   else location.hash = route;
+  await checked;
+  notify('Signed in.');
 }
 
 function signInPage() {
   nav.hidden = true;
-  const failed = (err) => notify(`Sign-in failed: ${err.message}`, true);
+  const failed = (err) => {
+    render();
+    notify(`Sign-in failed: ${err.message}`, true);
+  };
   const clientId = h('input', { name: 'client_id', autocomplete: 'username', required: true });
   const secret = h('input', { name: 'client_secret', type: 'password', autocomplete: 'current-password', required: true });
   const token = h('textarea', { name: 'token', rows: 3, required: true, spellcheck: 'false' });
@@ -76,9 +80,11 @@ if (link) {
     notify(`Sign-in failed: ${err.message}`, true);
   });
 } else {
-  session.resume().then(render, (err) => {
-    render();
-    notify(err.message, true);
-  });
+  // A kept token: the page loads while the token is checked again; an expired one signs out.
+  render();
+  session.resume().then(
+    () => session.token || render(),
+    (err) => notify(err.message, true),
+  );
 }
 window.addEventListener('hashchange', render);
