@@ -44,7 +44,7 @@ if (kind === 'bare-http') {
 } else if (kind === 'bare-express-static') {
   // The console's own files as express.static serves them: what serving the console is measured against.
   const app = express();
-  app.use(express.static(projectFile('console')));
+  app.use(express.static(projectFile('src/http/console')));
   const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
 } else if (kind === 'onerecord') {
   const port = Number(process.env.BENCH_PORT ?? 18400);

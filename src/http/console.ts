@@ -38,13 +38,13 @@ function send(req: Request, res: Response, file: StaticFile, cacheControl: strin
 }
 
 /**
- * The web console (docs/console.md): the files of `console/`, read once when the app is built
+ * The web console (docs/console.md): the files of `src/http/console/`, read once when the app is built
  * (no build step), served without a token: they hold no data, and every call they make carries the
  * token the user signs in with. Assets live under a path named by a hash of their content, so
  * they are cached for good; the page itself is revalidated (ETag) and names the current hash.
  */
 export function consoleRoutes(): Router {
-  const dir = projectFile('console');
+  const dir = projectFile('src/http/console');
   const assets = new Map<string, StaticFile>();
   for (const name of readdirSync(dir).sort()) {
     const mediaType = MEDIA_TYPES[extname(name)];
