@@ -190,6 +190,17 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       expect((await server.request(object)).status).to.equal(200);
     });
 
+    it('keeps few marks: those of applied commits are removed in batches', async () => {
+      const marks = async () => Number((await server.running.store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-marks> { ?s ?p ?o } }')).results.bindings[0].n.value);
+      for (let i = 0; i < 220; i++) await createObject(server);
+      let held = await marks();
+      for (let i = 0; i < 50 && held >= 200; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        held = await marks();
+      }
+      expect(held).to.be.lessThan(200);
+    });
+
     it('never applied: 503, and nothing of it is stored or indexed; the next write goes through', async () => {
       const before = await objectCount();
       nextUpdate = 'drop';

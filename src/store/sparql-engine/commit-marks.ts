@@ -14,27 +14,42 @@ export interface CommitMark {
 
 const markQuad = (iri: string) => quad(namedNode(iri), namedNode(MARKED), literal('true', namedNode(xsd.boolean)), namedNode(MARKS_GRAPH));
 
+/** Marks of applied commits are removed this many at a time, in an operation of their own. */
+const MARKS_REMOVED_TOGETHER = 200;
+
 /**
  * Every commit leaves a mark in the engine, written by the same operation as its data: when the
  * engine's answer is lost (a timeout, a connection cut), asking for the mark tells whether the
- * commit was applied. Marks of commits known to be applied are removed by the next commits, so
- * the engine holds a few at most.
+ * commit was applied. Marks of commits known to be applied are removed in batches (`removable`),
+ * not by the commits themselves: a commit that only inserts stays an INSERT DATA.
  */
 export class CommitMarks {
   /** Marks of commits known to be applied, not yet removed. */
   private known: string[] = [];
 
-  /** A new mark, and the quads that remove the known ones (in the same operation). */
-  next(): { mark: CommitMark; removing: Quad[]; removed: readonly string[] } {
+  next(): CommitMark {
     const iri = `${STORE}commit:${randomUUID()}`;
-    const removed = [...this.known];
-    return { mark: { iri, quad: markQuad(iri) }, removing: removed.map(markQuad), removed };
+    return { iri, quad: markQuad(iri) };
   }
 
-  /** The commit of `mark` is applied, and with it the removal of `removed`. */
-  settled(mark: CommitMark, removed: readonly string[]): void {
-    const gone = new Set(removed);
-    this.known = [...this.known.filter((iri) => !gone.has(iri)), mark.iri];
+  /** The commit of `mark` is applied. */
+  settled(mark: CommitMark): void {
+    this.known.push(mark.iri);
+  }
+
+  /** Once enough marks of applied commits gathered: them, taken out of the list (`restore` them if removing them fails). */
+  removable(): string[] | undefined {
+    if (this.known.length < MARKS_REMOVED_TOGETHER) return undefined;
+    return this.known.splice(0, this.known.length);
+  }
+
+  restore(marks: readonly string[]): void {
+    this.known.push(...marks);
+  }
+
+  /** The quads of `marks`, to delete. */
+  quads(marks: readonly string[]): Quad[] {
+    return marks.map(markQuad);
   }
 
   /** Whether the commit of `mark` was applied (rejects while the engine does not answer). */

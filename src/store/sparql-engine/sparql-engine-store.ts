@@ -77,10 +77,9 @@ export class SparqlEngineStore implements GraphStore {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
       if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
-      const { mark, removing, removed } = this.marks.next();
+      const mark = this.marks.next();
       const write = engineWrite(tx);
       write.insert.push(mark.quad);
-      write.remove.push(...removing);
       try {
         await this.write(write);
       } catch (err) {
@@ -89,11 +88,19 @@ export class SparqlEngineStore implements GraphStore {
         if (!(await this.settle(mark, tx.events))) throw err;
         return;
       }
-      this.marks.settled(mark, removed);
+      this.marks.settled(mark);
       this.committed.publish(tx.events);
     } finally {
       tx.release();
     }
+    this.removeMarks();
+  }
+
+  /** Removes the marks of applied commits, a batch at a time, after the commit that completed one. */
+  private removeMarks(): void {
+    const marks = this.marks.removable();
+    if (!marks) return;
+    this.update(updateOperation(this.marks.quads(marks), [])).catch(() => this.marks.restore(marks));
   }
 
   /**
@@ -106,7 +113,7 @@ export class SparqlEngineStore implements GraphStore {
     const outcome = () => this.marks.applied(this.engine, mark).catch(() => undefined);
     const known = (applied: boolean) => {
       if (applied) {
-        this.marks.settled(mark, []);
+        this.marks.settled(mark);
         this.committed.publish(events);
       }
       return applied;
