@@ -135,7 +135,7 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
         for (const object of created) {
           const res = await second.request(object);
           const wanted = changed.get(object) ?? 1;
-          if (res.status !== 200 || Number(res.headers.get('latest-revision')) < wanted) missing.push(`${object}: ${res.status} revision ${res.headers.get('latest-revision')}, wanted ${wanted}`);
+          if (res.status !== 200 || Number(res.headers.get('latest-revision')) < wanted) missing.push(`${object}: ${res.status} revision ${res.headers.get('latest-revision')}, wanted ${wanted}: ${JSON.stringify(JSON.parse(await res.text())["api:hasErrorDetail"])}`);
         }
         expect(missing).to.deep.equal([]);
       } finally {

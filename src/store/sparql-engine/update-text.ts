@@ -65,8 +65,9 @@ function difference(previous: readonly Quad[], next: readonly Quad[]): { added: 
 /** The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`; empty when it does nothing. */
 export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = []): string {
   if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0) return '';
-  // Insertions alone: INSERT DATA, which Virtuoso runs for about half the CPU of a template.
-  if (remove.length === 0 && removedGraphs.length === 0) return `INSERT DATA {\n${template(insert)}\n}`;
+  // Never INSERT DATA, though Virtuoso runs it for half the CPU of a template: when the caller's
+  // connection drops while it runs (a server SIGKILLed), Virtuoso keeps the graphs it had inserted
+  // so far (measured: 270 of 450 triples, whole graphs); an aborted template operation keeps nothing.
   const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
   const where = patterns.length === 0 ? '{}' : `{ {} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
   const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, patterns)}\n}\n` : '';
