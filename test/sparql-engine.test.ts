@@ -132,10 +132,13 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       try {
         await second.ready;
         const missing: string[] = [];
+        // Each acknowledged revision, read as such: a write the kill cut off is not acknowledged, and
+        // what Virtuoso kept of it is the known limit in docs/sparql-engine.md.
         for (const object of created) {
-          const res = await second.request(object);
-          const wanted = changed.get(object) ?? 1;
-          if (res.status !== 200 || Number(res.headers.get('latest-revision')) < wanted) missing.push(`${object}: ${res.status} revision ${res.headers.get('latest-revision')}, wanted ${wanted}: ${JSON.stringify(JSON.parse(await res.text())["api:hasErrorDetail"])}`);
+          for (let revision = 1; revision <= (changed.get(object) ?? 1); revision++) {
+            const res = await second.request(`${object}?revision=${revision}`);
+            if (res.status !== 200) missing.push(`${object} revision ${revision}: ${res.status} ${await res.text()}`);
+          }
         }
         expect(missing).to.deep.equal([]);
       } finally {
