@@ -233,6 +233,12 @@ export const configSchema = z.strictObject({
       memoryLimitBytes: integer(1, 2 ** 32)
         .default(2 ** 32)
         .meta({ description: 'WebAssembly memory the SPARQL replica may grow to (its data, and 256 MB kept free for queries; 4 GiB at most): past it the replica is full (see "SPARQL", Memory)' }),
+      replicaIdleMillis: integer(0)
+        .default(600_000)
+        .meta({
+          description:
+            'time without a SPARQL query after which the query replica is stopped, so that writes no longer feed it; the next query starts it again and waits for its copy of the store (docs/sparql.md). `0`: it starts with the server and is never stopped',
+        }),
     })
     .prefault({}),
   metrics: z

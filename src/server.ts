@@ -125,7 +125,9 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
         freshnessWaitMs: config.sparql.freshnessWaitMillis,
         historyMaxQuads: config.sparql.historyMaxQuads,
         memoryLimitBytes: config.sparql.memoryLimitBytes,
+        idleMs: config.sparql.replicaIdleMillis,
         observeVisible: metrics && ((seconds) => metrics.sparqlReplicaVisibleSeconds.observe(seconds)),
+        observeWorkers: metrics && ((workers) => metrics.sparqlReplicaWorkers.set(workers)),
         log: messageLog(logger, 'sparql'),
       }),
   };

@@ -242,14 +242,18 @@ describe('onerecord remote commands (CLI against a running server)', function ()
   it('every command has --help with an example; misuse exits 2 with the usage line', async () => {
     const names = [...(await cli(server.dataDir, '--help')).stderr.matchAll(/^(?:usage:)?\s+onerecord (\S+)/gm)].map((m) => m[1]);
     expect(names).to.include.members(['token', 'export', 'get', 'create', 'import', 'change', 'requests', 'accept', 'reject', 'revoke', 'events', 'event', 'subscribe', 'grant', 'query', 'open']);
-    for (const name of names) {
-      const help = await cli(server.dataDir, name, '--help');
+    // Each run is a process of its own: started all at once, checked in order.
+    const helps = await Promise.all(names.map((name) => cli(server.dataDir, name, '--help')));
+    for (const [i, name] of names.entries()) {
+      const help = helps[i];
       expect(help.code, name).to.equal(0);
       expect(help.stderr).to.match(new RegExp(`^usage: onerecord ${name} `));
       expect(help.stderr).to.match(/\nexample:\n {2}.*onerecord /);
     }
-    for (const args of [['get'], ['get', 'a', 'b'], ['get', 'x', '--format', 'xml'], ['get', 'x', '--revision', '0'], ['change', 'x'], ['change', 'x', '--add', 'novalue'], ['create', 'piece.txt'], ['import', 'nothing-here'], ['grant', 'x', OTHER_AGENT, '--permission', 'READ'], ['query', 'q.rq', '--format', 'table', '--accept', 'text/csv'], ['open', 'a', 'b']]) {
-      const outcome = await api(server, args);
+    const misuses = [['get'], ['get', 'a', 'b'], ['get', 'x', '--format', 'xml'], ['get', 'x', '--revision', '0'], ['change', 'x'], ['change', 'x', '--add', 'novalue'], ['create', 'piece.txt'], ['import', 'nothing-here'], ['grant', 'x', OTHER_AGENT, '--permission', 'READ'], ['query', 'q.rq', '--format', 'table', '--accept', 'text/csv'], ['open', 'a', 'b']];
+    const outcomes = await Promise.all(misuses.map((args) => api(server, args)));
+    for (const [i, args] of misuses.entries()) {
+      const outcome = outcomes[i];
       expect(outcome.code, args.join(' ')).to.equal(2);
       expect(outcome.stdout).to.equal('');
       expect(outcome.stderr).to.match(new RegExp(`usage: onerecord ${args[0]} `));

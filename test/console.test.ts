@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
+import { consoleRoutes } from '../src/http/console.js';
 import { authorization, delegationBody, grant } from './support/access.js';
 import { add, change, createObject, del, piece, str, submit } from './support/changes.js';
 import { openChromium } from './support/chromium.js';
@@ -71,6 +74,11 @@ describe('web console (headless Chromium)', function () {
     expect(res.headers.get('cache-control')).to.equal('no-cache');
     const html = await res.text();
     const script = /src="(console\/assets\/[0-9a-f]{16}\/main\.js)"/.exec(html)![1];
+    // The landing page preloads its own modules and no others: the other pages' modules load when first shown.
+    const preloaded = [...html.matchAll(/<link rel="modulepreload" href="console\/assets\/[0-9a-f]{16}\/([\w-]+\.js)">/g)].map((m) => m[1]).sort();
+    expect(preloaded).to.deep.equal(['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'start.js']);
+    // start.js, which sends the landing page's list request, is also a script of its own, ahead of main.js.
+    expect(html.indexOf('/start.js"></script>')).to.be.greaterThan(0).and.lessThan(html.indexOf('/main.js"></script>'));
     const asset = await fetch(`${server.url}/${script}`);
     expect(asset.status).to.equal(200);
     expect(asset.headers.get('content-type')).to.match(/^text\/javascript/);
@@ -81,6 +89,39 @@ describe('web console (headless Chromium)', function () {
     expect((await fetch(`${server.url}/console/assets/0000000000000000/main.js`)).status).to.equal(404);
     const slash = await fetch(`${server.url}/console/`, { redirect: 'manual' });
     expect(slash.status).to.equal(301);
+  });
+
+  it('carries the server\'s base URL in the page, HTML-escaped', async () => {
+    const info = await readJson('/');
+    const baseUrl = (info['api:hasServerEndpoint'] as Json)['@value'];
+    const html = await (await fetch(`${server.url}/console`)).text();
+    expect(html).to.contain(`<meta name="onerecord-base-url" content="${baseUrl}">`);
+    // A base URL with characters that mean something in HTML or to String.replace.
+    const app = express().use(consoleRoutes(`https://example.org/a"b<c>d&e'f$&g{{assets}}`));
+    const listener = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => listener.once('listening', resolve));
+    try {
+      const odd = await (await fetch(`http://127.0.0.1:${(listener.address() as AddressInfo).port}/console`)).text();
+      expect(odd).to.contain('<meta name="onerecord-base-url" content="https://example.org/a&quot;b&lt;c&gt;d&amp;e&#39;f$&amp;g{{assets}}">');
+    } finally {
+      listener.close();
+    }
+  });
+
+  it('lists objects without waiting for the sign-in check (GET /): the page knows the base URL', async () => {
+    const page = await browser.context.newPage();
+    page.on('pageerror', (err) => scriptErrors.push(err.message));
+    // The sign-in check is never answered.
+    await page.route(`${server.url}/`, () => undefined);
+    await page.goto(`${server.url}/console#token=${await server.token('holder')}`);
+    await page.waitForSelector('#object-list tbody tr');
+    const list = (await readJson('/internal/logistics-objects?limit=1')) as { objects: { iri: string }[] };
+    const first = page.locator('#object-list tbody tr').first().locator('td:first-child a');
+    expect(await first.getAttribute('title')).to.equal(list.objects[0].iri);
+    // The object opens from its link: its IRI is mapped to this server with the base URL from the page.
+    await first.click();
+    await page.waitForSelector('table.properties');
+    await page.close();
   });
 
   it('signs in with client credentials and lands on the object list, most recently changed first', async () => {
@@ -350,6 +391,24 @@ describe('web console (headless Chromium)', function () {
     const ready = (await (await fetch(`${server.url}/health/ready`)).json()) as { store: { quads: number } };
     expect(await page.getAttribute('meter', 'value')).to.equal(String(ready.store.quads));
     expect(await page.textContent('#replica-lag')).to.match(/^Replica lag: /);
+    await page.close();
+  });
+
+  it('loads a page\'s module when the page is first shown, and shows the page asked for last', async () => {
+    const page = await signedIn();
+    await page.waitForSelector('#object-list tbody tr');
+    // Health is asked for, then the objects again while its module loads: the objects stay.
+    await page.evaluate(async () => {
+      const healthModule = document.querySelector<HTMLScriptElement>('script[src$="/main.js"]')!.src.replace(/main\.js$/, 'health-page.js');
+      window.addEventListener('hashchange', () => location.hash === '#/health' && (location.hash = '#/objects'));
+      location.hash = '#/health';
+      await new Promise((resolve) => window.addEventListener('hashchange', resolve, { once: true }));
+      await import(healthModule);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    await page.waitForSelector('#object-list tbody tr');
+    expect(await page.textContent('main h1')).to.equal('Logistics Objects');
+    expect(await page.$('#health-status')).to.equal(null);
     await page.close();
   });
 

@@ -126,6 +126,8 @@ describe('POST /notifications: receiving notifications from another server', fun
       }
       return last;
     };
+    // The replica runs once /sparql is queried (sparql.replicaIdleMillis): a query starts it.
+    expect((await subscriber.request('/sparql?query=ASK%7B%7D')).status).to.equal(200);
     const before = await settled();
     for (let i = 0; i < 5; i++) expect((await send(publisher, subscriber, { ...(await example(1)), '@id': `${publisher.url}/notifications/replica-${i}` })).status).to.equal(204);
     await createObject(subscriber);

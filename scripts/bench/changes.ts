@@ -11,13 +11,16 @@
  * With `validation` first, it measures only POST and PATCH (20 clients) with data-model validation
  * on and off, alternating, each setting `repeats` times (medians):
  *   npm run build && node dist/scripts/bench/changes.js validation [seconds] [repeats]
- * With `throughput` first, only POST and PATCH with 20 clients, alternating, `repeats` times each
- * (medians, and PATCH's rate as a ratio to POST's):
+ * With `throughput` first, only POST and PATCH with 20 clients and the same two requests on the
+ * write baseline (write-baseline.ts: parse, journal with group commit and fsync, a bare Oxigraph),
+ * alternating, `repeats` times each (medians): rates and server CPU per request as ratios to the
+ * baseline's, and PATCH's rate as a ratio to POST's. BENCH_PROFILE_DIR=DIR has every server write
+ * a CPU profile into DIR, and DIR/runs.json say where each run was (profile-breakdown.ts):
  *   npm run build && node dist/scripts/bench/changes.js throughput [seconds] [repeats]
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +31,7 @@ import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
 import { benchStore } from './bench-store.js';
-import { cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine, type SentRequest } from './harness.js';
+import { benchServerSample, cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine, type BenchServerReady, type BenchServerSample, type SentRequest, type ThreadCpu } from './harness.js';
 
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
@@ -45,20 +48,8 @@ const PRELOADED_OBJECTS = 10_000;
  */
 const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 20);
 
-interface Ready {
-  url: string;
-  token: string;
-}
-interface Memory {
-  /** Server CPU time so far (user + system), µs. */
-  cpu: number;
-  /** The SPARQL engine's CPU time so far, µs (0 on the embedded store). */
-  engineCpu: number;
-  heapUsed: number;
-  external: number;
-  rss: number;
-  quads: number;
-}
+type Ready = BenchServerReady;
+type Memory = BenchServerSample;
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1');
@@ -85,11 +76,7 @@ async function serve(validation: boolean): Promise<void> {
   }
   process.on('message', (message) => {
     if (message === 'memory') {
-      (globalThis as { gc?: () => void }).gc?.();
-      const m = process.memoryUsage();
-      const cpu = process.cpuUsage();
-      const quads = server.embedded?.index.size ?? 0;
-      process.send!({ cpu: cpu.user + cpu.system, engineCpu: store.engineCpuSeconds() * 1e6, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads } satisfies Memory);
+      process.send!(benchServerSample(server.embedded?.index.size ?? 0, store.engineCpuSeconds() * 1e6));
     } else if (message === 'stop') {
       void server
         .close()
@@ -132,6 +119,24 @@ function nextChange(subject: Subject, grow: boolean): string {
     'api:hasRevision': subject.revision,
   });
 }
+
+/**
+ * Where a measured run was, for profile-breakdown.ts: the server's pid, its clock (µs) at the start
+ * and end, and the CPU each of its threads used in between (µs) with the thread's start.
+ */
+export interface RunWindow {
+  pid: number;
+  from: number;
+  to: number;
+  threads: ThreadCpu[];
+}
+
+const runWindow = (before: Memory, after: Memory): RunWindow => ({
+  pid: before.pid,
+  from: before.at,
+  to: after.at,
+  threads: after.threads.map((t) => ({ ...t, cpu: t.cpu - (before.threads.find((b) => b.tid === t.tid)?.cpu ?? 0) })),
+});
 
 interface RunResult {
   perSecond: number;
@@ -179,8 +184,14 @@ interface BenchServer {
   unaccepted(list: Subject[]): Promise<number>;
 }
 
-async function startBenchServer(validation = true): Promise<BenchServer> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', validation ? 'on' : 'off'], {
+/** What a run measures: our server (with data-model validation on or off) or the write baseline (write-baseline.ts). */
+type ServerKind = 'validation on' | 'validation off' | 'baseline';
+
+const WRITE_BASELINE = fileURLToPath(new URL('./write-baseline.js', import.meta.url));
+
+async function startBenchServer(kind: ServerKind = 'validation on'): Promise<BenchServer> {
+  const [script, args] = kind === 'baseline' ? [WRITE_BASELINE, ['serve', String(PRELOADED_OBJECTS)]] : [fileURLToPath(import.meta.url), ['serve', kind === 'validation on' ? 'on' : 'off']];
+  const child = fork(script, args, {
     execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
   });
   const [ready] = (await once(child, 'message')) as [Ready];
@@ -214,6 +225,8 @@ async function startBenchServer(validation = true): Promise<BenchServer> {
       return out;
     },
     async unaccepted(list) {
+      // The baseline keeps no revisions: there is nothing to check.
+      if (kind === 'baseline') return 0;
       let missing = 0;
       for (const s of list) missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
       return missing;
@@ -230,11 +243,12 @@ interface PatchRun extends RunResult {
   /** Growth of the server's memory per accepted change, over the run, after a full GC. */
   bytesPerChange: { rss: number; heapUsed: number; external: number; quads: number };
   missing: number;
+  window: RunWindow;
 }
 
 /** PATCH run with `clients` clients, each on its own objects, on a fresh server. */
-async function patchRun(clients: number, seconds: number, validation = true): Promise<PatchRun> {
-  const server = await startBenchServer(validation);
+async function patchRun(clients: number, seconds: number, kind: ServerKind = 'validation on'): Promise<PatchRun> {
+  const server = await startBenchServer(kind);
   const perClient = CHANGED_OBJECTS / clients;
   const created = () => Promise.all(Array.from({ length: clients }, () => server.subjects(perClient)));
   const warming = await created();
@@ -251,13 +265,14 @@ async function patchRun(clients: number, seconds: number, validation = true): Pr
   const after = await server.memory();
   const missing = await server.unaccepted([...warming.flat(), ...objects.flat()]);
   await server.stop();
-  const per = (name: Exclude<keyof Memory, 'cpu' | 'engineCpu'>) => (after[name] - before[name]) / result.count;
+  const per = (name: 'rss' | 'heapUsed' | 'external' | 'quads') => (after[name] - before[name]) / result.count;
   return {
     ...result,
     cpuPerChange: (after.cpu - before.cpu) / result.count,
     engineCpuPerChange: (after.engineCpu - before.engineCpu) / result.count,
     bytesPerChange: { rss: per('rss'), heapUsed: per('heapUsed'), external: per('external'), quads: per('quads') },
     missing,
+    window: runWindow(before, after),
   };
 }
 
@@ -266,16 +281,22 @@ interface PostRun extends RunResult {
   cpuPerPost: number;
   /** The SPARQL engine's CPU per object created, µs (0 on the embedded store). */
   engineCpuPerPost: number;
+  window: RunWindow;
 }
 
-async function postRun(clients: number, seconds: number, validation = true): Promise<PostRun> {
-  const server = await startBenchServer(validation);
+async function postRun(clients: number, seconds: number, kind: ServerKind = 'validation on'): Promise<PostRun> {
+  const server = await startBenchServer(kind);
   await run(clients, WARM_UP_SECONDS, () => server.post(), 201);
   const before = await server.memory();
   const result = await run(clients, seconds, () => server.post(), 201);
   const after = await server.memory();
   await server.stop();
-  return { ...result, cpuPerPost: (after.cpu - before.cpu) / result.count, engineCpuPerPost: (after.engineCpu - before.engineCpu) / result.count };
+  return {
+    ...result,
+    cpuPerPost: (after.cpu - before.cpu) / result.count,
+    engineCpuPerPost: (after.engineCpu - before.engineCpu) / result.count,
+    window: runWindow(before, after),
+  };
 }
 
 const median = <T>(runs: T[], by: (r: T) => number): T => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
@@ -335,10 +356,10 @@ async function drive(seconds: number, repeats: number): Promise<void> {
 async function compareValidation(seconds: number, repeats: number): Promise<void> {
   const runs = { postOn: [] as PostRun[], postOff: [] as PostRun[], patchOn: [] as PatchRun[], patchOff: [] as PatchRun[] };
   for (let i = 0; i < repeats; i++) {
-    runs.postOn.push(await postRun(CLIENTS, seconds, true));
-    runs.postOff.push(await postRun(CLIENTS, seconds, false));
-    runs.patchOn.push(await patchRun(CLIENTS, seconds, true));
-    runs.patchOff.push(await patchRun(CLIENTS, seconds, false));
+    runs.postOn.push(await postRun(CLIENTS, seconds, 'validation on'));
+    runs.postOff.push(await postRun(CLIENTS, seconds, 'validation off'));
+    runs.patchOn.push(await patchRun(CLIENTS, seconds, 'validation on'));
+    runs.patchOff.push(await patchRun(CLIENTS, seconds, 'validation off'));
   }
   const rate = (list: RunResult[]) => median(list, (r) => r.perSecond);
   const row = (name: string, on: RunResult, off: RunResult) =>
@@ -356,27 +377,86 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
   for (const [name, list] of Object.entries(runs)) console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
 }
 
-/** POST and PATCH with CLIENTS clients, alternating so a slow moment of the machine hits both. */
-async function compareThroughput(seconds: number, repeats: number): Promise<void> {
-  const posts: PostRun[] = [];
-  const patches: PatchRun[] = [];
-  for (let i = 0; i < repeats; i++) {
-    posts.push(await postRun(CLIENTS, seconds));
-    patches.push(await patchRun(CLIENTS, seconds));
-  }
-  const post = median(posts, (r) => r.perSecond);
-  const patch = median(patches, (r) => r.perSecond);
-  console.log(`machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH ${repeats} times each, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
-  console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | engine CPU per request µs | failures |');
-  console.log('|---|---|---|---|---|---|---|');
-  console.log(`| POST Logistics Object | ${fmt(post.perSecond)} | ${fmt(post.p50, 2)} | ${fmt(post.p99, 2)} | ${fmt(post.cpuPerPost)} | ${fmt(post.engineCpuPerPost)} | ${post.failures} |`);
-  console.log(`| PATCH accepted change | ${fmt(patch.perSecond)} | ${fmt(patch.p50, 2)} | ${fmt(patch.p99, 2)} | ${fmt(patch.cpuPerChange)} | ${fmt(patch.engineCpuPerChange)} | ${patch.failures} |`);
-  console.log(`PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`);
-  console.log(`every run: POST ${posts.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}; PATCH ${patches.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
-  console.log(`changes answered 201 but not applied: ${patches.reduce((sum, r) => sum + r.missing, 0)}`);
+/** POST and PATCH with CLIENTS clients and the same on the write baseline, each run `repeats` times (medians by rate). */
+export interface Throughput {
+  seconds: number;
+  repeats: number;
+  post: PostRun;
+  patch: PatchRun;
+  baselinePost: PostRun;
+  baselinePatch: PatchRun;
+  runs: { posts: PostRun[]; patches: PatchRun[]; baselinePosts: PostRun[]; baselinePatches: PatchRun[] };
 }
 
-if (process.argv[2] === 'serve') await serve(process.argv[3] !== 'off');
-else if (process.argv[2] === 'throughput') await compareThroughput(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
-else if (process.argv[2] === 'validation') await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
-else await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));
+/** Goals of issue 33: a write's rate at least this share of the baseline's, its server CPU at most this multiple. */
+export const THROUGHPUT_GOAL = 0.6;
+export const CPU_GOAL = 2;
+
+/**
+ * POST and PATCH with CLIENTS clients, then the same requests on the write baseline
+ * (write-baseline.ts), alternating so a slow moment of the machine hits all of them. With
+ * BENCH_PROFILE_DIR set, every server writes a CPU profile there and each run's window goes to
+ * runs.json in it, which profile-breakdown.ts reads.
+ */
+export async function measureThroughput(seconds: number, repeats: number): Promise<Throughput> {
+  const runs = { posts: [] as PostRun[], patches: [] as PatchRun[], baselinePosts: [] as PostRun[], baselinePatches: [] as PatchRun[] };
+  for (let i = 0; i < repeats; i++) {
+    runs.baselinePosts.push(await postRun(CLIENTS, seconds, 'baseline'));
+    runs.posts.push(await postRun(CLIENTS, seconds));
+    runs.baselinePatches.push(await patchRun(CLIENTS, seconds, 'baseline'));
+    runs.patches.push(await patchRun(CLIENTS, seconds));
+  }
+  const profiles = process.env.BENCH_PROFILE_DIR;
+  if (profiles) {
+    const windows = Object.entries(runs).flatMap(([name, list]) =>
+      (list as (PostRun | PatchRun)[]).map((r) => ({ run: name, ...r.window, count: r.count, cpuPerRequest: 'cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange })),
+    );
+    await writeFile(join(profiles, 'runs.json'), JSON.stringify(windows, null, 2));
+  }
+  const byRate = (r: RunResult) => r.perSecond;
+  return {
+    seconds,
+    repeats,
+    post: median(runs.posts, byRate),
+    patch: median(runs.patches, byRate),
+    baselinePost: median(runs.baselinePosts, byRate),
+    baselinePatch: median(runs.baselinePatches, byRate),
+    runs,
+  };
+}
+
+/** The rate and server CPU of a POST or PATCH run as ratios to its baseline run. */
+export function againstBaseline(t: Throughput): { post: { rate: number; cpu: number }; patch: { rate: number; cpu: number } } {
+  return {
+    post: { rate: t.post.perSecond / t.baselinePost.perSecond, cpu: t.post.cpuPerPost / t.baselinePost.cpuPerPost },
+    patch: { rate: t.patch.perSecond / t.baselinePatch.perSecond, cpu: t.patch.cpuPerChange / t.baselinePatch.cpuPerChange },
+  };
+}
+
+async function compareThroughput(seconds: number, repeats: number): Promise<void> {
+  const t = await measureThroughput(seconds, repeats);
+  const { post, patch, baselinePost, baselinePatch, runs } = t;
+  const ratios = againstBaseline(t);
+  console.log(`machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH and the write baseline of each ${repeats} times, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
+  console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | engine CPU per request µs | failures |');
+  console.log('|---|---|---|---|---|---|---|');
+  const row = (name: string, r: RunResult, cpu: number, engineCpu: number) => `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(cpu)} | ${fmt(engineCpu)} | ${r.failures} |`;
+  console.log(row('POST Logistics Object', post, post.cpuPerPost, post.engineCpuPerPost));
+  console.log(row('PATCH accepted change', patch, patch.cpuPerChange, patch.engineCpuPerChange));
+  console.log(row('baseline: POST the same body (parse, journal, Oxigraph)', baselinePost, baselinePost.cpuPerPost, 0));
+  console.log(row('baseline: PATCH the same Change (parse, journal, Oxigraph)', baselinePatch, baselinePatch.cpuPerChange, 0));
+  const verdict = (rate: number, cpu: number) => `throughput ${fmt(rate, 2)}x (goal >= ${THROUGHPUT_GOAL}: ${rate >= THROUGHPUT_GOAL ? 'met' : 'not met'}), server CPU ${fmt(cpu, 2)}x (goal <= ${CPU_GOAL}: ${cpu <= CPU_GOAL ? 'met' : 'not met'})`;
+  console.log(`POST against the baseline: ${verdict(ratios.post.rate, ratios.post.cpu)}`);
+  console.log(`PATCH against the baseline: ${verdict(ratios.patch.rate, ratios.patch.cpu)}`);
+  console.log(`PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`);
+  const list = (rs: (PostRun | PatchRun)[]) => rs.map((r) => `${fmt(r.perSecond)}/s (${fmt('cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange)} µs)`).join(', ');
+  console.log(`every run: POST ${list(runs.posts)}; PATCH ${list(runs.patches)}; baseline POST ${list(runs.baselinePosts)}; baseline PATCH ${list(runs.baselinePatches)}`);
+  console.log(`changes answered 201 but not applied: ${runs.patches.reduce((sum, r) => sum + r.missing, 0)}`);
+}
+
+/** Run as a script rather than imported (all.ts imports measureThroughput). */
+const asScript = process.argv[1] === fileURLToPath(import.meta.url);
+if (asScript && process.argv[2] === 'serve') await serve(process.argv[3] !== 'off');
+else if (asScript && process.argv[2] === 'throughput') await compareThroughput(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
+else if (asScript && process.argv[2] === 'validation') await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
+else if (asScript) await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +61,65 @@ export interface OneRecordTarget {
   manyRevisions: string;
   /** BENCH_PARTNERS partner organisations with their tokens. */
   partners: { agent: string; token: string }[];
+}
+
+/** What a benchmark server process sends its driver once it listens (changes.ts, write-baseline.ts). */
+export interface BenchServerReady {
+  url: string;
+  token: string;
+}
+
+/** What a benchmark server process answers a 'memory' message with: its counters now, after a full GC. */
+export interface BenchServerSample {
+  /** CPU time (user + system) of the whole process so far, every thread, µs. */
+  cpu: number;
+  /** The SPARQL engine's CPU time so far, µs (0 on the embedded store). */
+  engineCpu: number;
+  /** When `cpu` was read: process.hrtime in µs, the clock of V8's CPU profiles (profile-breakdown.ts). */
+  at: number;
+  pid: number;
+  heapUsed: number;
+  external: number;
+  rss: number;
+  quads: number;
+  /** Each thread of the process (Linux thread id): its CPU time so far and when it started, µs (profile-breakdown.ts). */
+  threads: ThreadCpu[];
+}
+
+export interface ThreadCpu {
+  tid: number;
+  /** CPU time (user + system) so far, µs, in 10 ms ticks. */
+  cpu: number;
+  /** When the thread started, µs on the monotonic clock (10 ms ticks). */
+  start: number;
+}
+
+/** The threads of this process from /proc (Linux; none elsewhere). */
+export function threadCpu(): ThreadCpu[] {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    try {
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      // Fields 14, 15 (utime, stime) and 22 (starttime) of proc(5), in clock ticks of 10 ms.
+      return [{ tid: Number(tid), cpu: (Number(fields[11]) + Number(fields[12])) * 10_000, start: Number(fields[19]) * 10_000 }];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+}
+
+/** This process's sample; `quads` is counted first, so the counting is not charged to the run after it. */
+export function benchServerSample(quads: number, engineCpu = 0): BenchServerSample {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  const at = Number(process.hrtime.bigint() / 1000n);
+  return { cpu: cpu.user + cpu.system, engineCpu, at, pid: process.pid, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads, threads: threadCpu() };
 }
 
 /** Seconds of load before each measured run, so the server's JIT and caches are warm. */

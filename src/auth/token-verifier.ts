@@ -8,6 +8,7 @@ const ALLOWED_ALGORITHMS = ['RS256', 'PS256', 'ES256'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 /** `typ` values accepted: plain JWTs and RFC 9068 access tokens (`application/` prefix optional, any case). */
 const ACCEPTED_TYPES = new Set(['jwt', 'at+jwt']);
+const BEARER = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i;
 
 
 interface Issuer {
@@ -70,7 +71,12 @@ export class TokenVerifier {
    * client's first, so the common path allocates no promise.
    */
   verify(authorization: string | undefined): string | Promise<string> {
-    const match = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i.exec(authorization ?? '');
+    // `Bearer <token>` as nearly every client writes it: a token in the cache passed the pattern
+    // below when it was verified, so the header would match it with this very token.
+    const plain = authorization?.startsWith('Bearer ') ? authorization.slice(7) : undefined;
+    const known = plain === undefined ? undefined : this.cache.get(plain);
+    if (known && known.expiresAt + CLOCK_TOLERANCE_SECONDS * 1000 > Date.now()) return known.agent;
+    const match = BEARER.exec(authorization ?? '');
     if (!match) throw unauthenticated('an Authorization: Bearer <token> header is required');
     const token = match[1];
     const cached = this.cache.get(token);

@@ -27,6 +27,7 @@ import { subscriptionRoutes } from './routes/subscriptions.js';
 import { outboxRoutes } from './routes/outbox.js';
 import { internalObjectRoutes } from './routes/internal-objects.js';
 import { consoleRoutes } from './console.js';
+import { gatedRouters } from './router-gate.js';
 
 function bareApp(): Express {
   const app = express();
@@ -51,32 +52,44 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
  */
 export function createApp(services: Services): Express {
   const app = bareApp();
-  app.use(healthRoutes(services.lifecycle));
   const { metrics } = services;
-  app.use(observeRequests(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]));
-  if (metrics && services.config.metrics.token) app.use(metricsRoute(metrics, services.config.metrics.token));
-  app.use(openApiRoutes(services.config.baseUrl));
+  // Each group is one layer of the app: its routers are entered only by requests they may answer,
+  // its plain middleware by every request (router-gate.ts). Within a group, routers with paths of
+  // their own, so their order does not change which one answers.
+  app.use(
+    gatedRouters([
+      healthRoutes(services.lifecycle),
+      observeRequests(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]),
+      ...(metrics && services.config.metrics.token ? [metricsRoute(metrics, services.config.metrics.token)] : []),
+      openApiRoutes(services.config.baseUrl),
+      consoleRoutes(services.config.baseUrl),
+    ]),
+  );
   if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
   app.get('/sparql', sparqlPage(shippedQueries()));
-  app.use(consoleRoutes());
-  app.use(authenticate(services));
-  // First of the API routes: the one a server receiving a fan-out is called on most (its paths are
-  // its own, so the order does not change which route answers).
-  app.use(notificationRoutes(services));
-  app.use(serverInformationRoutes(services));
-  app.use(movedObjectRedirects(services));
-  app.use(shapesRoutes(services));
-  app.use(logisticsObjectRoutes(services));
-  app.use(auditTrailRoutes(services));
-  app.use(actionRequestRoutes(services));
-  app.use(logisticsEventRoutes(services));
-  app.use(subscriptionRoutes(services));
-  app.use(outboxRoutes(services));
-  app.use(internalMoveRoutes(services));
-  app.use(accessDelegationRoutes(services));
-  app.use(internalAclRoutes(services));
-  app.use(internalObjectRoutes(services));
-  app.use(sparqlRoutes(services));
+  app.use(
+    gatedRouters([
+      authenticate(services),
+      // First of the API routes: the one a server receiving a fan-out is called on most.
+      ...[
+        notificationRoutes,
+        serverInformationRoutes,
+        movedObjectRedirects,
+        shapesRoutes,
+        logisticsObjectRoutes,
+        auditTrailRoutes,
+        actionRequestRoutes,
+        logisticsEventRoutes,
+        subscriptionRoutes,
+        outboxRoutes,
+        internalMoveRoutes,
+        accessDelegationRoutes,
+        internalAclRoutes,
+        internalObjectRoutes,
+        sparqlRoutes,
+      ].map((routes) => routes(services)),
+    ]),
+  );
   return withNotFoundAndErrors(app, services.logger);
 }
 

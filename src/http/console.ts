@@ -12,8 +12,16 @@ const MEDIA_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=u
 const ASSETS_PLACEHOLDER = /\{\{assets\}\}/g;
 /** Where index.html lists the modules to preload: replaced with every one of them. */
 const MODULE_PRELOADS_PLACEHOLDER = '{{module-preloads}}';
+/** Where index.html names the server's public base URL (a `<meta>` attribute): replaced with it, HTML-escaped. */
+const BASE_URL_PLACEHOLDER = '{{base-url}}';
 /** The module index.html starts; the others are what it imports, directly or not. */
 const ENTRY_MODULE = 'main.js';
+/** A static import of a sibling module (`import … from` a `./name.js` path); a dynamic `import()` loads later and is left out. */
+const STATIC_IMPORT = /^import\s[^;]*?\sfrom\s+'\.\/([\w.-]+\.js)';/gm;
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+/** `text` for an HTML attribute value or text. */
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
 
 interface StaticFile {
   body: Buffer;
@@ -37,13 +45,31 @@ function send(req: Request, res: Response, file: StaticFile, cacheControl: strin
   res.setHeader('Content-Type', file.mediaType).send(file.body);
 }
 
+/** The modules `entry` imports statically, directly or not (without `entry` itself). */
+function importedBy(entry: string, assets: Map<string, StaticFile>): Set<string> {
+  const found = new Set<string>();
+  const visit = (name: string) => {
+    const source = assets.get(name);
+    if (!source) throw new Error(`the console module ${name} is imported but not in src/http/console`);
+    for (const [, imported] of source.body.toString('utf8').matchAll(STATIC_IMPORT)) {
+      if (imported === entry || found.has(imported)) continue;
+      found.add(imported);
+      visit(imported);
+    }
+  };
+  visit(entry);
+  return found;
+}
+
 /**
  * The web console (docs/console.md): the files of `src/http/console/`, read once when the app is built
  * (no build step), served without a token: they hold no data, and every call they make carries the
  * token the user signs in with. Assets live under a path named by a hash of their content, so
- * they are cached for good; the page itself is revalidated (ETag) and names the current hash.
+ * they are cached for good; the page itself is revalidated (ETag) and names the current hash. The page
+ * carries the server's public base URL (what its IRIs start with), so the console's first call need
+ * not wait for `GET /` to learn it.
  */
-export function consoleRoutes(): Router {
+export function consoleRoutes(baseUrl: string): Router {
   const dir = projectFile('src/http/console');
   const assets = new Map<string, StaticFile>();
   for (const name of readdirSync(dir).sort()) {
@@ -54,10 +80,16 @@ export function consoleRoutes(): Router {
     .update([...assets].map(([name, file]) => `${name} ${file.etag}`).join('\n'))
     .digest('hex')
     .slice(0, 16);
-  // Every module is asked for while the page is parsed: found import by import, each level of
-  // imports cost the landing page 10-20 ms, from the cache too (scripts/bench/console.ts).
-  const preloads = [...assets.keys()].filter((name) => name.endsWith('.js') && name !== ENTRY_MODULE).map((name) => `<link rel="modulepreload" href="{{assets}}/${name}">`);
-  const html = readFileSync(join(dir, 'index.html'), 'utf8').replace(MODULE_PRELOADS_PLACEHOLDER, preloads.join('\n')).replace(ASSETS_PLACEHOLDER, `console/assets/${version}`);
+  // The modules the entry imports are asked for while the page is parsed: found import by import,
+  // each level of imports cost the landing page 10-20 ms, from the cache too (scripts/bench/console.ts).
+  // The modules of the other pages are imported when those are first shown, not preloaded: each
+  // module read cost the landing page a few ms, even from the cache.
+  const preloads = [...importedBy(ENTRY_MODULE, assets)].map((name) => `<link rel="modulepreload" href="{{assets}}/${name}">`);
+  // The base URL last, so nothing in it is read as a placeholder; a function, so `$` in it is no pattern.
+  const html = readFileSync(join(dir, 'index.html'), 'utf8')
+    .replace(MODULE_PRELOADS_PLACEHOLDER, preloads.join('\n'))
+    .replace(ASSETS_PLACEHOLDER, `console/assets/${version}`)
+    .replace(BASE_URL_PLACEHOLDER, () => escapeHtml(baseUrl));
   const page = staticFile(Buffer.from(html), 'text/html; charset=utf-8');
 
   const router = express.Router();

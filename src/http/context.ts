@@ -59,14 +59,15 @@ type WithCaller = Response & { [CALLER]?: Caller };
 
 /** Verifies the bearer token and remembers the caller for the route. */
 export function authenticate(services: Services): RequestHandler {
+  const admit = (res: Response, next: NextFunction, agent: string) => {
+    (res as WithCaller)[CALLER] = services.access.caller(agent);
+    next();
+  };
   return (req: Request, res: Response, next: NextFunction) => {
-    const admit = (agent: string) => {
-      (res as WithCaller)[CALLER] = services.access.caller(agent);
-      next();
-    };
     const agent = services.verifier.verify(req.headers.authorization);
-    if (typeof agent === 'string') return admit(agent);
-    return agent.then(admit);
+    // A token verified before: no closure, no promise.
+    if (typeof agent === 'string') return admit(res, next, agent);
+    return agent.then((verified) => admit(res, next, verified));
   };
 }
 

@@ -3,6 +3,12 @@ import { createServer, type RequestListener, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Lifecycle } from '../observability/health.js';
 
+/** An answer not yet closed on its connection, and the request to handle once it is. */
+interface Answering {
+  res: ServerResponse;
+  then: (() => void) | undefined;
+}
+
 /**
  * The HTTP listener of one port. It listens before the store is loaded, so health probes are
  * answered during a long start (`starting`), serves the application once it is handed over
@@ -27,22 +33,28 @@ export class Listener {
   /** `keepAliveTimeoutMs`: how long an idle kept-alive connection stays open (Node's default, 5 s, unless given). */
   static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener, keepAliveTimeoutMs?: number): Promise<Listener> {
     let listener: Listener | undefined;
-    // Per connection with an answer still to finish: the last request that came on it.
-    const last = new WeakMap<Socket, { answered: Promise<void>; res: ServerResponse }>();
+    // Per connection with an answer still to finish: the last request that came on it, and what
+    // waits for its answer to close (the request pipelined behind it).
+    const last = new WeakMap<Socket, Answering>();
     const answering = new Set<ServerResponse>();
     const server = createServer((req, res) => {
       lifecycle.requestsInFlight += 1;
       answering.add(res);
       const socket = req.socket;
       const before = last.get(socket);
-      const answered = new Promise<void>((resolve) => res.once('close', resolve)).then(() => {
+      const current: Answering = { res, then: undefined };
+      last.set(socket, current);
+      // A listener, not a promise per request: this runs on every request, and a pipelined one is
+      // rare. `on`, not `once`: a response emits 'close' once, and `once` wraps and unhooks each time.
+      res.on('close', () => {
         lifecycle.requestsInFlight -= 1;
         answering.delete(res);
         lifecycle.lastAnsweredAt = performance.now();
         // Its connection has nothing left to answer: the next request on it is handled at once.
-        if (last.get(socket)?.res === res) last.delete(socket);
+        if (last.get(socket) === current) last.delete(socket);
+        // After the other close listeners (request log, metrics), as before.
+        if (current.then) queueMicrotask(current.then);
       });
-      last.set(socket, { answered, res });
       const handle = () => {
         // Behind an answer that closed the connection, nothing is handled (RFC 9112, 9.6): the
         // client sends it again, after what failed before it.
@@ -53,7 +65,7 @@ export class Listener {
       // A pipelined request waits for the one before it on its connection (HTTP/1.1 answers them in
       // that order anyway): requests are handled in the order they arrived, as a publisher that
       // pipelines a queue's notifications relies on.
-      if (before) void before.answered.then(handle);
+      if (before) before.then = handle;
       else handle();
     });
     // Node times a request's headers (`headersTimeout`, 60 s) and the whole request

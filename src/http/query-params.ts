@@ -10,12 +10,15 @@ import { isWellTyped } from '../rdf/xsd-lexical.js';
  */
 
 const parsedQueries = new WeakMap<Request, Record<string, unknown>>();
+const NO_QUERY: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** The query string, parsed once per request (express 5 parses it again on every `req.query` read). */
 function queryOf(req: Request): Record<string, unknown> {
+  // Without a query string nothing is parsed, and nothing is kept (an entry per request costs the GC).
+  if (!req.url.includes('?')) return NO_QUERY;
   let query = parsedQueries.get(req);
   if (!query) {
-    query = req.url.includes('?') ? (req.query as Record<string, unknown>) : {};
+    query = req.query as Record<string, unknown>;
     parsedQueries.set(req, query);
   }
   return query;

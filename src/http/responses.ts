@@ -16,19 +16,31 @@ export function sendCreated(res: Response, location: string, type: string): void
   res.status(201).setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
 }
 
+/** `Last-Modified` values, per instant: the instants are the index's own Date objects, read again by every GET. */
+const httpDates = new WeakMap<Date, string>();
+
+function httpDate(date: Date): string {
+  let text = httpDates.get(date);
+  if (text === undefined) {
+    text = date.toUTCString();
+    httpDates.set(date, text);
+  }
+  return text;
+}
+
 /**
- * 200 with a finished body and its headers in one `writeHead`: the hot GET path skips express's
- * `send` (type guessing, freshness checks) since the body and every header are known here.
- * HEAD gets the same headers; Node drops the body.
+ * 200 with a finished body and its headers: the hot GET path skips express's `send` (type
+ * guessing, freshness checks) since the body and every header are known here. Each header is set
+ * on its own rather than handed to `writeHead` as an object: with `X-Request-Id` set before, Node
+ * sets each of those one by one anyway. HEAD gets the same headers; Node drops the body.
  */
 export function sendRepresentation(res: Response, negotiated: Negotiated, lastModified: Date, extra: Record<string, string>, body: Buffer): void {
-  res.writeHead(200, {
-    'Content-Type': contentTypeHeader(negotiated),
-    'Content-Language': CONTENT_LANGUAGE,
-    'Last-Modified': lastModified.toUTCString(),
-    'Content-Length': String(body.length),
-    Vary: 'Accept',
-    ...extra,
-  });
+  res.setHeader('Content-Type', contentTypeHeader(negotiated));
+  res.setHeader('Content-Language', CONTENT_LANGUAGE);
+  res.setHeader('Last-Modified', httpDate(lastModified));
+  res.setHeader('Content-Length', body.length);
+  res.setHeader('Vary', 'Accept');
+  for (const name in extra) res.setHeader(name, extra[name]);
+  res.writeHead(200);
   res.end(body);
 }

@@ -39,6 +39,7 @@ export class ServerMetrics {
   private readonly deliveries: Counter<'outcome'>;
   private readonly sparqlQueries: Histogram<'view' | 'outcome'>;
   readonly sparqlReplicaVisibleSeconds: Histogram;
+  readonly sparqlReplicaWorkers: Gauge;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -94,6 +95,11 @@ export class ServerMetrics {
       name: 'onerecord_sparql_replica_visible_seconds',
       help: 'Writes by the time from their commit (applied to the store, answered right after) until the SPARQL query replica had applied them too, so that a query sees them',
       buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.sparqlReplicaWorkers = new Gauge({
+      name: 'onerecord_sparql_replica_workers',
+      help: 'Worker threads holding a SPARQL query replica that the writes feed: 0 while it is stopped (no query for sparql.replicaIdleMillis; the next query starts it), 1, 2 while a successor copies the store to take over',
       registers,
     });
     /** A gauge set when scraped from what `read` finds (nothing until its source exists). */

@@ -37,7 +37,8 @@ export function observeRequests(observers: ((req: Request, res: Response, finish
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
-    res.once('close', () => {
+    // `on`, not `once`: a response emits 'close' once, and `once` wraps and unhooks the listener on each request.
+    res.on('close', () => {
       const finished: FinishedRequest = {
         id,
         method: req.method,
@@ -55,6 +56,8 @@ export function observeRequests(observers: ((req: Request, res: Response, finish
 /** One info line per request: id, method, route, path, status, latency, agent; never headers or bodies. */
 export function requestLogLine(logger: Logger, agentOf: (res: Response) => string | undefined) {
   return (req: Request, res: Response, finished: FinishedRequest): void => {
+    // The line is not even built when info lines are off (LOG_LEVEL=warn or above).
+    if (!logger.isLevelEnabled('info')) return;
     logger.info(
       {
         reqId: finished.id,

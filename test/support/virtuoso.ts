@@ -17,7 +17,8 @@ interface PooledEngine {
   pid?: number;
 }
 
-// Process-wide on purpose: one pool for every test file mocha loads.
+// Process-wide on purpose: one pool for every test file a mocha process runs (with --parallel, each
+// worker process has its own).
 const everyEngine = new Set<PooledEngine>();
 const idle: PooledEngine[] = [];
 const leased = new Map<string, PooledEngine>();

@@ -36,6 +36,11 @@ export class MovedObjects {
     }
   }
 
+  /** Whether any object is marked as moved (no redirect to look for otherwise). */
+  get any(): boolean {
+    return this.moves.size > 0;
+  }
+
   list(caller: Caller): MoveRecord[] {
     this.access.check(caller, { kind: 'operate', what: 'listing moved objects' });
     return [...this.moves.values()];

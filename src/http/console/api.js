@@ -3,8 +3,12 @@
 const TOKEN_KEY = 'onerecord-console-token';
 /** The API's root on this origin: the console is served at {root}console. */
 const API_ROOT = new URL('.', location.href).href;
-/** The server's public base URL (its IRIs start with it), learnt at sign-in. */
-let baseUrl = API_ROOT.replace(/\/$/, '');
+/**
+ * The server's public base URL (its IRIs start with it): the page carries it (src/http/console.ts
+ * fills it in when serving index.html); a page without it learns it at sign-in.
+ */
+const BASE_URL_IN_PAGE = document.querySelector('meta[name="onerecord-base-url"]')?.content ?? '';
+let baseUrl = (BASE_URL_IN_PAGE || API_ROOT).replace(/\/$/, '');
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -15,8 +19,8 @@ export class ApiError extends Error {
 
 /**
  * Settles once the server's base URL is learnt for the current token (GET /, which also checks the
- * token). The pages' calls do not wait for it to go out, only to be answered: the first page is
- * one round trip away, not two.
+ * token). Only when the page does not carry it do the pages' calls wait for it, and then only to be
+ * answered, not to go out: the first page is one round trip away, not two.
  */
 let serverKnown = Promise.resolve();
 
@@ -100,22 +104,22 @@ async function errorOf(res) {
   return new ApiError(res.status, res.statusText || 'request failed');
 }
 
-/** Calls the API with the session's token; rejects with an ApiError unless the status is 2xx. */
-export async function request(iriOrPath, { method = 'GET', accept, contentType, body } = {}) {
-  const headers = { Authorization: `Bearer ${session.token}` };
+/** Calls the API with the session's token (or `token`); rejects with an ApiError unless the status is 2xx. */
+export async function request(iriOrPath, { method = 'GET', accept, contentType, body, token = session.token } = {}) {
+  const headers = { Authorization: `Bearer ${token}` };
   if (accept) headers.Accept = accept;
   if (contentType) headers['Content-Type'] = contentType;
-  // A path goes at once; an IRI is mapped with the base URL, so it waits for it.
-  if (!iriOrPath.startsWith('/')) await serverKnown;
+  // Without the base URL in the page: a path goes at once; an IRI is mapped with the base URL, so it waits for it.
+  if (!BASE_URL_IN_PAGE && !iriOrPath.startsWith('/')) await serverKnown;
   const answer = fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED });
   // The caller reads IRIs out of the answer: known by then.
-  await serverKnown;
+  if (!BASE_URL_IN_PAGE) await serverKnown;
   const res = await answer;
   if (!res.ok) throw await errorOf(res);
   return res;
 }
 
-export const getJson = async (iriOrPath) => (await request(iriOrPath, { accept: 'application/json' })).json();
+export const getJson = async (iriOrPath, options = {}) => (await request(iriOrPath, { ...options, accept: 'application/json' })).json();
 export const getText = async (iriOrPath, accept) => (await request(iriOrPath, { accept })).text();
 export const postJsonLd = (iriOrPath, document) => request(iriOrPath, { method: 'POST', contentType: 'application/ld+json', body: JSON.stringify(document) });
 

@@ -1,21 +1,23 @@
 // Start-up: sign-in (client credentials, a pasted token, or #token=), then the hash routes.
 import { clientToken, session } from './api.js';
 import { field, h, notify } from './dom.js';
-import { healthPage } from './health-page.js';
 import { objectListPage } from './object-list-page.js';
-import { objectPage } from './object-page.js';
-import { pubsubPage } from './pubsub-page.js';
-import { requestsPage } from './requests-page.js';
+import { routeOf, signInLink } from './start.js';
 
-const PAGES = { objects: objectListPage, object: objectPage, requests: requestsPage, pubsub: pubsubPage, health: healthPage };
+/**
+ * Each page's module, loaded when the page is first shown. Only the landing page is imported
+ * above: the landing page waits for its own modules and no others (each module read, even from the
+ * cache, cost it a few ms; scripts/bench/console.ts).
+ */
+const PAGES = {
+  objects: async () => objectListPage,
+  object: async () => (await import('./object-page.js')).objectPage,
+  requests: async () => (await import('./requests-page.js')).requestsPage,
+  pubsub: async () => (await import('./pubsub-page.js')).pubsubPage,
+  health: async () => (await import('./health-page.js')).healthPage,
+};
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
-
-/** `#/name?a=b` as a page name and its parameters. */
-function currentRoute() {
-  const [path, search = ''] = location.hash.replace(/^#\/?/, '').split('?');
-  return { name: path || 'objects', params: new URLSearchParams(search) };
-}
 
 function show(title, content) {
   document.title = `${title} - ONE Record console`;
@@ -23,12 +25,22 @@ function show(title, content) {
   main.focus({ preventScroll: true });
 }
 
-function render() {
+/** Counts the routes asked for: a page whose module arrives after the next route was asked for is not shown. */
+let routesAsked = 0;
+
+async function render() {
+  const asked = ++routesAsked;
   if (!session.token) return show('Sign in', signInPage());
   nav.hidden = false;
-  const { name, params } = currentRoute();
-  const page = PAGES[name] ?? objectListPage;
+  const { name, params } = routeOf(location.hash);
   for (const link of nav.querySelectorAll('a')) link.toggleAttribute('aria-current', link.getAttribute('href') === `#/${name}` || (name === 'object' && link.getAttribute('href') === '#/objects'));
+  let page;
+  try {
+    page = await (PAGES[name] ?? PAGES.objects)();
+  } catch (err) {
+    return notify(`The page could not be loaded: ${err.message}`, true);
+  }
+  if (asked !== routesAsked) return;
   const { title, content } = page(params, render);
   show(title, content);
 }
@@ -68,14 +80,12 @@ document.getElementById('sign-out').addEventListener('click', () => {
   render();
 });
 
-// A link `console#token=<bearer>` signs in directly, `console#token=<bearer>&open=/object?iri=…` on
-// that page (any route of the console after `open=`, as it is written after `#`); the token leaves the
-// address bar and history at once.
-const link = /^#token=([^&]+)(?:&open=(\/.*))?$/.exec(location.hash);
-if (link) {
-  const route = `#${link[2] ?? '/objects'}`;
+// A sign-in link (start.js) signs in directly, on the route it names; the token leaves the address bar
+// and history at once.
+if (signInLink) {
+  const { token, route } = signInLink;
   history.replaceState(null, '', `${location.pathname}${location.search}${route}`);
-  signIn(decodeURIComponent(link[1]), route).catch((err) => {
+  signIn(token, route).catch((err) => {
     render();
     notify(`Sign-in failed: ${err.message}`, true);
   });

@@ -1,9 +1,8 @@
 // The landing page: Logistics Objects by type, by id, most recently changed first.
-import { getJson, query } from './api.js';
+import { query } from './api.js';
 import { compareText, field, h, loading, table, time } from './dom.js';
 import { objectLink, shortIri, termView } from './rdf.js';
-
-const PAGE_SIZE = 50;
+import { LIST_PAGE_SIZE as PAGE_SIZE, objectList } from './start.js';
 
 /** Opens an object the caller knows by its IRI (partners, who may not list, open objects so). */
 function openByIri() {
@@ -26,8 +25,7 @@ function filterForm(params, types) {
 
 async function listing(params) {
   const skip = Number(params.get('skip') ?? 0);
-  const local = params.get('changed-after');
-  const list = await getJson(`/internal/logistics-objects${query({ type: params.get('type'), id: params.get('id'), 'changed-after': local && new Date(local).toISOString(), skip, limit: PAGE_SIZE })}`);
+  const list = await objectList(params);
   const rows = list.objects.map((o) => [objectLink(o.iri), shortIri(o.type), String(o.revision), time(o.changedAt), termView({ kind: 'iri', value: o.changedBy })]);
   const pageLink = (label, to) => {
     const next = new URLSearchParams(params);

@@ -1,4 +1,4 @@
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import { HttpError, badRequest } from '../../errors.js';
 import type { MoveRecord } from '../../store/schema/moved-objects.js';
 import { callerOf, type Services } from '../context.js';
@@ -16,14 +16,16 @@ function pathUnderObject(req: Request): string {
  * 301/302 with `Location` and no body for every method on a moved object, its audit trail and its
  * events (docs/behaviour.md, "Moved objects"); mounted before the routes that answer for those paths.
  */
-export function movedObjectRedirects(services: Services): Router {
+export function movedObjectRedirects(services: Services): RequestHandler {
   const router = express.Router();
   router.use('/logistics-objects/:id', (req, res, next) => {
     const redirect = services.moves.redirect(services.objects.objectsPrefix + (req.params.id as string), pathUnderObject(req), callerOf(res));
     if (!redirect) return next();
     res.status(redirect.status).setHeader('Location', redirect.location).setHeader('Content-Language', CONTENT_LANGUAGE).end();
   });
-  return router;
+  // Entered only while some object is moved: every GET of an object would otherwise pass through
+  // a router that does not answer it (a match, its allocations, and a setImmediate on the way out).
+  return (req, res, next) => (services.moves.any ? router(req, res, next) : next());
 }
 
 const moveJson = (m: MoveRecord) => ({ object: m.object, location: m.location, permanent: m.permanent, movedAt: m.movedAt.toISOString(), movedBy: m.movedBy });

@@ -37,12 +37,12 @@ export async function readRevision(reader: SparqlReader, graph: string): Promise
   return b && { object: b.o.value, number: Number(b.n.value), graph, createdAt: new Date(b.at.value), createdBy: b.by.value, mostSpecificType: b.type.value };
 }
 
-/** The finished action requests (about `object`, or all), each read from its graph. */
-export async function readFinishedRequests(reader: SparqlReader & { graphTriples(graph: string): Promise<Quad[]> }, object?: string): Promise<ActionRequestRecord[]> {
+/** The finished action requests (about `object`, or all), read from their graphs in one query. */
+export async function readFinishedRequests(reader: { triplesByGraph(where: string): Promise<Map<string, Quad[]>> }, object?: string): Promise<ActionRequestRecord[]> {
   if (object !== undefined && !isValidIri(object)) return [];
-  const about = object === undefined ? '' : `GRAPH ?r { ?r ${p(meta.concerns)} ${p(object)} }`;
-  const rows = await reader.select(`SELECT DISTINCT ?r WHERE { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?r { ?r ${p(api.isRequestedBy)} ?by } }`);
-  const records = await Promise.all(rows.results.bindings.map(async (b) => actionRequestFromTriples(b.r.value, await reader.graphTriples(b.r.value))));
+  const about = object === undefined ? '' : `GRAPH ?g { ?g ${p(meta.concerns)} ${p(object)} }`;
+  const graphs = await reader.triplesByGraph(`GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ${p(api.isRequestedBy)} ?by }`);
+  const records = [...graphs].map(([iri, triples]) => actionRequestFromTriples(iri, triples));
   return records.filter((r): r is ActionRequestRecord => r !== undefined);
 }
 

@@ -11,7 +11,7 @@ import { WriteTransaction, type DomainEvent } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
-import { CommitMarks, type CommitMark } from './commit-marks.js';
+import { CommitIntents, intentsRemoval, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { StoreUnavailableError } from '../errors.js';
@@ -21,7 +21,7 @@ import { fromEngine, normalisedResults, toEngine } from './engine-literals.js';
 const DEADLOCK_ATTEMPTS = 8;
 const DEADLOCK_BACKOFF_MS = 20;
 
-/** How long a commit whose answer was lost waits to learn whether it was applied, asking this often. */
+/** How long a commit whose answer was lost is sent again before it answers 503 (and is completed later), this often. */
 const SETTLE_WAIT_MS = 5_000;
 const SETTLE_POLL_MS = 250;
 
@@ -43,6 +43,8 @@ function termOf(b: BoundTerm): RDF.Term {
   return fromEngine(b.value, b.datatype, b['xml:lang']);
 }
 
+const tripleOf = (b: Binding): Quad => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']);
+
 /**
  * The store on a SPARQL 1.1 engine (`store.backend: sparql`): every commit is one Update request,
  * which the engine applies atomically and keeps in its own transaction log (the durability: no
@@ -54,8 +56,8 @@ export class SparqlEngineStore implements GraphStore {
   readonly committed = new CommitStream();
   readonly receivedNotifications: EngineNotifications;
   private closed = false;
-  private readonly marks = new CommitMarks();
-  /** Set while a write whose answer was lost is not known to be applied or not (see `settle`). */
+  private readonly intents = new CommitIntents();
+  /** Set while a write whose answer was lost is being completed (see `complete`). */
   private unresolved: Promise<void> | undefined;
 
   constructor(private readonly engine: SparqlEngine) {
@@ -67,90 +69,110 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * One Update operation; once the engine acknowledged it, the events are published and the claims
-   * released, in one tick. An operation the engine rolled back to end a deadlock is sent again.
-   * When the answer is lost, the commit's mark tells whether it was applied (CommitMarks): if it
-   * cannot be told yet, writes are refused (503) until it can, so that nothing is written on top
-   * of a state the indexes may not know.
+   * One Update operation, stored first as the commit's intent (CommitIntents); once the engine
+   * acknowledged the operation, the events are published and the claims released, in one tick.
+   * When an answer is lost, the step is sent again until one comes: both are harmless to repeat.
+   * If none comes within SETTLE_WAIT_MS, the write answers 503 and later writes are refused until
+   * the engine answers again and the commit is completed (its events published then), so that
+   * nothing is written on top of a state the indexes may not know.
    */
   async commit(tx: WriteTransaction): Promise<void> {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
       if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
-      const mark = this.marks.next();
-      const write = engineWrite(tx);
-      write.insert.push(mark.quad);
-      try {
-        await this.write(write);
-      } catch (err) {
-        // Refused by the engine, or rolled back to end a deadlock: nothing of it was applied.
-        if (!(err instanceof StoreUnavailableError) || err instanceof EngineDeadlockError) throw err;
-        if (!(await this.settle(mark, tx.events))) throw err;
-        return;
-      }
-      this.marks.settled(mark);
-      this.committed.publish(tx.events);
+      const prepared = await this.prepare(engineWrite(tx));
+      if (!prepared) return this.committed.publish(tx.events);
+      const intent = this.intents.next(prepared.apply);
+      await this.complete(intent, tx.events, prepared.staging);
     } finally {
       tx.release();
     }
-    this.removeMarks();
-  }
-
-  /** Removes the marks of applied commits, a batch at a time, after the commit that completed one. */
-  private removeMarks(): void {
-    const marks = this.marks.removable();
-    if (!marks) return;
-    this.update(updateOperation(this.marks.quads(marks), [])).catch(() => this.marks.restore(marks));
+    this.removeIntents();
   }
 
   /**
-   * Finds out whether the commit of `mark`, whose answer was lost, was applied: true once it is
-   * known to be (its events published), false once known not to be. Not known within
-   * SETTLE_WAIT_MS: false, and writes are refused until a later answer of the engine tells (its
-   * events are published then, if it was applied).
+   * Stores `intent`, applies it, publishes `events`. A refusal of the engine (nothing applied)
+   * ends it with the error; an engine that does not answer within SETTLE_WAIT_MS too, and the
+   * commit is then completed in the background (`unresolved`).
    */
-  private async settle(mark: CommitMark, events: readonly DomainEvent[]): Promise<boolean> {
-    const outcome = () => this.marks.applied(this.engine, mark).catch(() => undefined);
-    const known = (applied: boolean) => {
-      if (applied) {
-        this.marks.settled(mark);
-        this.committed.publish(events);
-      }
-      return applied;
+  private async complete(intent: CommitIntent, events: readonly DomainEvent[], staging: readonly string[]): Promise<void> {
+    const steps = async () => {
+      await this.update(this.intents.recording(intent));
+      await this.update(intent.update);
+      this.intents.settled(intent);
+      this.committed.publish(events);
+      if (staging.length > 0) await this.removeGraphs(staging).catch(() => undefined);
     };
-    for (const started = Date.now(); Date.now() - started < SETTLE_WAIT_MS; await pause(SETTLE_POLL_MS)) {
-      const applied = await outcome();
-      if (applied !== undefined) return known(applied);
-    }
-    this.unresolved = (async () => {
-      while (!this.closed) {
-        const applied = await outcome();
-        if (applied !== undefined) return void known(applied);
-        await pause(SETTLE_POLL_MS);
+    for (const started = Date.now(); ; await pause(SETTLE_POLL_MS)) {
+      try {
+        return await steps();
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) {
+          await this.update(intentsRemoval([intent.iri])).catch(() => undefined);
+          throw err;
+        }
+        if (Date.now() - started >= SETTLE_WAIT_MS) {
+          this.unresolved = this.completeLater(steps).finally(() => (this.unresolved = undefined));
+          throw err;
+        }
       }
-    })().finally(() => (this.unresolved = undefined));
-    return false;
+    }
   }
 
-  /** One operation, or staged parts and one operation applying them (stagedWrite) when it is too large for one. */
-  private async write(write: EngineWrite): Promise<void> {
+  private async completeLater(steps: () => Promise<void>): Promise<void> {
+    while (!this.closed) {
+      try {
+        return await steps();
+      } catch (err) {
+        // Refused now: it was not applied before either (a refused operation is rolled back whole).
+        if (!(err instanceof StoreUnavailableError)) return;
+        await pause(SETTLE_POLL_MS);
+      }
+    }
+  }
+
+  /** Removes the intents of applied commits, a batch at a time, after the commit that completed one. */
+  private removeIntents(): void {
+    const iris = this.intents.removable();
+    if (!iris) return;
+    this.update(intentsRemoval(iris)).catch(() => this.intents.restore(iris));
+  }
+
+  /**
+   * The operation applying `write`: its quads inline when few, else staged first (stagedWrite) and
+   * applied by one operation of constant size; undefined when it changes nothing.
+   */
+  private async prepare(write: EngineWrite): Promise<{ apply: string; staging: string[] } | undefined> {
     const quads = write.insert.length + write.remove.length;
     if (quads <= INLINE_QUADS) {
       const text = updateOperation(write.remove, write.insert, write.removedGraphs);
-      if (text) await this.update(text);
-      return;
+      return text ? { apply: text, staging: [] } : undefined;
     }
     const id = randomUUID();
+    const staging = [stagingGraph(id, 'insert'), stagingGraph(id, 'delete')];
     const { stage, apply } = stagedWrite(write, id);
     try {
       for (const part of stage) await this.update(part);
-      await this.update(apply);
     } catch (err) {
-      // Whether the applying operation was applied is not known when its answer was lost: the
-      // staging graphs then go at the next start, not here.
-      if (!(err instanceof StoreUnavailableError)) await this.removeGraphs([stagingGraph(id, 'insert'), stagingGraph(id, 'delete')]).catch(() => undefined);
+      await this.removeGraphs(staging).catch(() => undefined);
       throw err;
     }
+    return { apply, staging };
+  }
+
+  /**
+   * Completes what a crash cut off: sends every stored intent again, oldest first (a refused one
+   * changed nothing, then or now), then removes them. Before anything is read.
+   */
+  async completeIntents(): Promise<number> {
+    const intents = await storedIntents(this.engine);
+    for (const intent of intents) {
+      await this.update(intent.update).catch((err: unknown) => {
+        if (err instanceof StoreUnavailableError) throw err;
+      });
+    }
+    for (let from = 0; from < intents.length; from += 200) await this.update(intentsRemoval(intents.slice(from, from + 200).map((i) => i.iri)));
+    return intents.length;
   }
 
   private removeGraphs(graphs: readonly string[]): Promise<void> {
@@ -186,7 +208,19 @@ export class SparqlEngineStore implements GraphStore {
     // No graph can be named so (an id from a client, say): nothing to ask.
     if (!isValidIri(graph)) return [];
     const rows = await this.engine.select(`SELECT ?s ?p ?o WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`);
-    return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']));
+    return rows.results.bindings.map(tripleOf);
+  }
+
+  /** The triples of every graph `?g` that the pattern `where` binds, by graph, in one query. */
+  async triplesByGraph(where: string): Promise<Map<string, Quad[]>> {
+    const rows = await this.engine.select(`SELECT ?g ?s ?p ?o WHERE { ${where} GRAPH ?g { ?s ?p ?o } }`);
+    const byGraph = new Map<string, Quad[]>();
+    for (const b of rows.results.bindings) {
+      let triples = byGraph.get(b.g.value);
+      if (!triples) byGraph.set(b.g.value, (triples = []));
+      triples.push(tripleOf(b));
+    }
+    return byGraph;
   }
 
   revision(object: string, number: number): Promise<RevisionRecord | undefined> {
@@ -220,6 +254,7 @@ export class SparqlEngineStore implements GraphStore {
 
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */
   async publishStored(): Promise<void> {
+    await this.completeIntents();
     await this.removeLeftoverStaging();
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this)));
   }

@@ -111,9 +111,9 @@ export const stagingGraph = (id: string, part: 'insert' | 'delete') => `${STORE}
 /**
  * A write too large for one operation: its quads go first, in as many requests as it takes, to two
  * staging graphs as descriptions (subject, predicate, object, graph), then ONE operation applies
- * them and removes them, whatever their number (its text does not grow with them). Until that
- * operation, nothing of the write is in the graphs that are read; if it never comes (a crash), the
- * staging graphs are left over, and removed at the next start (`leftoverStaging`).
+ * them, whatever their number (its text does not grow with them); the staging graphs are removed
+ * after it. Until that operation, nothing of the write is in the graphs that are read; if it never
+ * comes (a crash), the staging graphs are left over, and removed at the next start.
  */
 export function stagedWrite(write: EngineWrite, id: string): { stage: string[]; apply: string } {
   const stage: string[] = [];
@@ -138,11 +138,10 @@ export function stagedWrite(write: EngineWrite, id: string): { stage: string[]; 
   const describedAs = (prefix: string) =>
     `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
   const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
-  const branches = [`GRAPH ${del} { ${describedAs('d')} }`, `GRAPH ${ins} { ${describedAs('i')} }`, `GRAPH ${ins} { ?ia ?ib ?ic }`, `GRAPH ${del} { ?da ?db ?dc }`, ...removed];
+  const branches = [`GRAPH ${del} { ${describedAs('d')} }`, `GRAPH ${ins} { ${describedAs('i')} }`, ...removed];
+  // The staging graphs stay: sent again, the operation must find them (they go once it is applied).
   const apply = `DELETE {
 GRAPH ?dg { ?ds ?dp ?do }
-GRAPH ${ins} { ?ia ?ib ?ic }
-GRAPH ${del} { ?da ?db ?dc }
 ${removed.join('\n')}
 }
 INSERT { GRAPH ?ig { ?is ?ip ?io } }

@@ -47,8 +47,16 @@ export interface QueryReplicaOptions {
   memoryLimitBytes?: number;
   /** Growth points of Oxigraph's tables a replica is handed over before (see table-growth.ts; default: those from 1.5 million quads, tests make it small). */
   longGrowthFrom?: number;
+  /**
+   * Time without a query after which the replica's workers are stopped and the writes no longer
+   * fed to them; the next query starts a new one, which copies the store (and waits for it, as after
+   * a start). 0 or absent: the replica starts at once and is never stopped for want of queries.
+   */
+  idleMs?: number;
   /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
   observeVisible?: (seconds: number) => void;
+  /** Told the number of worker threads fed with the writes whenever it changes: 0 while the replica is stopped, 1, 2 while a successor copies the store. */
+  observeWorkers?: (workers: number) => void;
   log: (message: string) => void;
 }
 
@@ -90,9 +98,14 @@ const HANDOVER_RETRY_MS = 10_000;
  *
  * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
  * before it, then runs on what the replica holds; its answer says how far behind that was.
+ *
+ * With `idleMs`, the replica costs the writes nothing until a query comes: the first query starts
+ * the worker, which copies the store, and waits for that copy (`copyWaitMs` at most); once no
+ * query has come for `idleMs`, the workers are stopped and the writes are no longer fed to them.
  */
 export class QueryReplica implements QueryService {
-  private readonly queries: BudgetedWorker<QueryJob, QueryReply, QueryAnswer>;
+  /** The workers, while the replica runs (undefined while it is stopped, see `idleMs`). */
+  private queries?: BudgetedWorker<QueryJob, QueryReply, QueryAnswer>;
   /** Commits published so far: a commit's position is its number. */
   private committed = 0;
   /** The last commit a replica that served queries had applied (its writes were visible from then on). */
@@ -109,12 +122,32 @@ export class QueryReplica implements QueryService {
   /** Why the replica takes no more commits (its memory is full), until the server restarts: queries are refused. */
   private full: string | undefined;
   private prioritySaid = false;
+  /** Queries in `run`, and when the last one ended (or the replica was started): the idle time counts from then. */
+  private running = 0;
+  private lastQueryAt = 0;
+  private idleTimer?: NodeJS.Timeout;
+  /** The replica was started by a query (it had not run yet, or had been stopped), and its copy is not done: a query refused meanwhile is told so. */
+  private warming = false;
+  private closed = false;
+  private workersSaid = 0;
 
   constructor(
     private readonly source: ReplicaSource,
     private readonly options: QueryReplicaOptions,
   ) {
-    this.queries = new BudgetedWorker({
+    if (!options.idleMs) this.queries = this.startWorkers();
+  }
+
+  /**
+   * Starts the worker that holds the replica: it copies the store from the next turn on, and the
+   * commits from then on are fed to it. The commits before were never fed to any replica: none
+   * waits to be visible (`observeVisible`).
+   */
+  private startWorkers(): BudgetedWorker<QueryJob, QueryReply, QueryAnswer> {
+    const options = this.options;
+    this.visibleThrough = this.committed;
+    this.nextHandoverAt = 0;
+    return new BudgetedWorker({
       module: new URL('./query-replica-worker.js', import.meta.url),
       heapMb: WORKER_HEAP_MB,
       budgetMs: options.timeBudgetMs,
@@ -136,9 +169,54 @@ export class QueryReplica implements QueryService {
         if (this.successor?.worker !== worker) return;
         this.successor = undefined;
         this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
+        this.sayWorkers();
       },
       log: (message) => options.log(`SPARQL ${message}`),
     });
+  }
+
+  /** The workers, started if the replica was stopped (by the query that needs it). */
+  private workers(): BudgetedWorker<QueryJob, QueryReply, QueryAnswer> {
+    if (this.queries) return this.queries;
+    this.warming = true;
+    this.options.log(this.lastQueryAt === 0 ? 'SPARQL replica: started by the first query; it copies the store' : `SPARQL replica: started again by a query; it copies the store`);
+    this.queries = this.startWorkers();
+    return this.queries;
+  }
+
+  /**
+   * Stops the workers once no query has come for `idleMs` (none running or waiting): the writes are
+   * no longer fed to them, and their memory is released. The next query starts a new one.
+   */
+  private armIdle(): void {
+    const idleMs = this.options.idleMs;
+    if (!idleMs || this.idleTimer || !this.queries || this.closed) return;
+    const check = () => {
+      this.idleTimer = undefined;
+      // A query running re-arms the timer when it ends.
+      if (!this.queries || this.running > 0) return;
+      const left = this.lastQueryAt + idleMs - performance.now();
+      if (left > 0) {
+        this.idleTimer = setTimeout(check, left);
+        this.idleTimer.unref();
+        return;
+      }
+      const queries = this.queries;
+      this.queries = this.serving = this.successor = undefined;
+      this.sayWorkers();
+      this.options.log(`SPARQL replica: stopped after ${Math.round(idleMs / 1000)} s without a query; writes no longer feed it, and the next query starts it again`);
+      void queries.close();
+    };
+    this.idleTimer = setTimeout(check, Math.max(0, this.lastQueryAt + idleMs - performance.now()));
+    this.idleTimer.unref();
+  }
+
+  /** Tells `observeWorkers` how many workers the writes feed, when that changed. */
+  private sayWorkers(): void {
+    const workers = (this.serving ? 1 : 0) + (this.successor ? 1 : 0);
+    if (workers === this.workersSaid) return;
+    this.workersSaid = workers;
+    this.options.observeWorkers?.(workers);
   }
 
   readonly needsDataset = false;
@@ -156,6 +234,8 @@ export class QueryReplica implements QueryService {
     this.committed++;
     if (this.full) return;
     this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
+    // A stopped replica costs a write this much: no worker holds it.
+    if (!this.serving && !this.successor) return;
     // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker.
     const commit = { insert: record.insert, delete: record.delete };
     const maxBacklog = this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
@@ -165,20 +245,38 @@ export class QueryReplica implements QueryService {
     if (serving && serving.add(commit, this.committed) > maxBacklog) {
       // Copying the store is bounded by its size; a backlog is not.
       this.options.log(`SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`);
-      this.queries.replace(queryUnavailable('the query replica fell too far behind and is being reloaded'));
+      this.queries?.replace(queryUnavailable('the query replica fell too far behind and is being reloaded'));
     }
   }
 
   async run(request: QueryRequest): Promise<QueryResult> {
     this.refuseIfFull();
+    this.running++;
+    try {
+      return await this.answer(request);
+    } finally {
+      this.running--;
+      this.lastQueryAt = performance.now();
+      this.armIdle();
+    }
+  }
+
+  private async answer(request: QueryRequest): Promise<QueryResult> {
+    const queries = this.workers();
     const target = this.committed;
     // A copy takes seconds on a large store: a query is not held for all of it.
     if (!this.serving?.copied) await this.caughtUp(target, this.options.copyWaitMs ?? COPY_WAIT_MS);
     this.refuseIfFull();
-    if (!this.serving?.copied) throw queryUnavailable('the query replica is copying the store (after a start or a reload)');
+    if (!this.serving?.copied) {
+      throw queryUnavailable(
+        this.warming
+          ? 'the query replica is warming up: it runs only while /sparql is queried (sparql.replicaIdleMillis), and it is copying the store for the first query since it last ran'
+          : 'the query replica is copying the store (after a start or a reload)',
+      );
+    }
     if (this.serving.applied < target && !this.serving.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
     this.refuseIfFull();
-    const reply = await this.queries.run({
+    const reply = await queries.run({
       kind: 'query',
       view: request.view,
       form: request.query.form,
@@ -191,8 +289,10 @@ export class QueryReplica implements QueryService {
   }
 
   close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.idleTimer);
     for (const waiter of this.waiting) waiter.wake();
-    return this.queries.close();
+    return this.queries?.close() ?? Promise.resolve();
   }
 
   /** Resolves when the serving worker has applied commit `target`, or after `waitMs`, whichever comes first. */
@@ -253,12 +353,13 @@ export class QueryReplica implements QueryService {
   private onFull(message: string, reclaimable: boolean): void {
     if (reclaimable && this.serving?.copied) {
       this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
-      this.queries.replace(queryUnavailable('the query replica is being copied into fresh memory'));
+      this.queries?.replace(queryUnavailable('the query replica is being copied into fresh memory'));
       return;
     }
     this.full = message;
-    this.queries.dropSuccessor();
+    this.queries?.dropSuccessor();
     this.serving = undefined;
+    this.sayWorkers();
     this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`);
     for (const waiter of this.waiting) waiter.wake();
   }
@@ -272,9 +373,12 @@ export class QueryReplica implements QueryService {
 
   private onApplied(feed: ReplicaFeed, position: number): void {
     feed.onApplied(position);
-    if (feed === this.serving) this.visible(position);
+    if (feed === this.serving) {
+      this.warming = false;
+      this.visible(position);
+    }
     // A successor takes over once it holds all the serving replica does: queries never wait for it to catch up.
-    else if (feed === this.successor && position >= (this.serving?.applied ?? 0)) this.queries.handOver();
+    else if (feed === this.successor && position >= (this.serving?.applied ?? 0)) this.queries?.handOver();
   }
 
   /** The serving replica holds every commit up to `position`: queries waiting for them go. */
@@ -295,7 +399,7 @@ export class QueryReplica implements QueryService {
     if (feed !== this.serving || this.successor || this.full || performance.now() < this.nextHandoverAt) return;
     // Known to the successor's copy, which starts in a later turn.
     this.successorFor = notice.point;
-    if (!this.queries.startSuccessor()) return;
+    if (!this.queries?.startSuccessor()) return;
     this.successorStarted = performance.now();
     this.options.log(`SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`);
   }
@@ -304,17 +408,19 @@ export class QueryReplica implements QueryService {
     this.options.log(`SPARQL replica: the successor is given up (${why}); the replica serving goes on`);
     this.successor = undefined;
     this.nextHandoverAt = performance.now() + HANDOVER_RETRY_MS;
-    this.queries.dropSuccessor();
+    this.queries?.dropSuccessor();
+    this.sayWorkers();
   }
 
   private started(worker: Worker, successor: boolean): void {
     const feed = new ReplicaFeed(worker, successor, (failed, why) => {
       this.options.log(`SPARQL replica: ${why}; reloading it`);
       if (failed === this.successor) this.giveUpSuccessor(why);
-      else if (failed === this.serving) this.queries.replace(queryUnavailable('the query replica is being reloaded'));
+      else if (failed === this.serving) this.queries?.replace(queryUnavailable('the query replica is being reloaded'));
     });
     if (successor) this.successor = feed;
     else this.serving = feed;
+    this.sayWorkers();
     void this.load(feed);
   }
 
@@ -324,6 +430,7 @@ export class QueryReplica implements QueryService {
     if (feed?.worker !== worker) return;
     this.successor = undefined;
     this.serving = feed;
+    this.sayWorkers();
     const copyMs = performance.now() - this.successorStarted;
     this.options.log(`SPARQL replica: a successor took over after a copy of ${Math.round(copyMs)} ms`);
     if (feed.copied) this.visible(feed.applied);
