@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import express from 'express';
+import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleRoutes } from '../src/http/console.js';
@@ -76,9 +77,13 @@ describe('web console (headless Chromium)', function () {
     const script = /src="(console\/assets\/[0-9a-f]{16}\/main\.js)"/.exec(html)![1];
     // The landing page preloads its own modules and no others: the other pages' modules load when first shown.
     const preloaded = [...html.matchAll(/<link rel="modulepreload" href="console\/assets\/[0-9a-f]{16}\/([\w-]+\.js)">/g)].map((m) => m[1]).sort();
-    expect(preloaded).to.deep.equal(['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'start.js']);
-    // start.js, which sends the landing page's list request, is also a script of its own, ahead of main.js.
-    expect(html.indexOf('/start.js"></script>')).to.be.greaterThan(0).and.lessThan(html.indexOf('/main.js"></script>'));
+    expect(preloaded).to.deep.equal(['api.js', 'dom.js', 'object-list-page.js', 'rdf.js']);
+    // start.js, which sends the landing page's list request, is in the page itself, ahead of the modules, allowed by its hash.
+    const inline = /<script>([^]*?)<\/script>/.exec(html)!;
+    expect(inline[1]).to.contain('window.consoleStart =');
+    expect(inline.index).to.be.lessThan(html.indexOf('rel="modulepreload"'));
+    expect(res.headers.get('content-security-policy')).to.contain(`script-src 'self' 'sha256-${createHash('sha256').update(inline[1]).digest('base64')}';`);
+    expect((await fetch(`${server.url}/${script.replace('main.js', 'start.js')}`)).status).to.equal(404);
     const asset = await fetch(`${server.url}/${script}`);
     expect(asset.status).to.equal(200);
     expect(asset.headers.get('content-type')).to.match(/^text\/javascript/);
@@ -113,8 +118,15 @@ describe('web console (headless Chromium)', function () {
     page.on('pageerror', (err) => scriptErrors.push(err.message));
     // The sign-in check is never answered.
     await page.route(`${server.url}/`, () => undefined);
+    const listRequests: string[] = [];
+    page.on('request', (req) => new URL(req.url()).pathname === '/internal/logistics-objects' && listRequests.push(req.url()));
     await page.goto(`${server.url}/console#token=${await server.token('holder')}`);
     await page.waitForSelector('#object-list tbody tr');
+    // Asked for once, as the page opened (start.js), with the link's token; again so with the kept token after a reload.
+    expect(listRequests).to.have.length(1);
+    await page.reload();
+    await page.waitForSelector('#object-list tbody tr');
+    expect(listRequests).to.have.length(2);
     const list = (await readJson('/internal/logistics-objects?limit=1')) as { objects: { iri: string }[] };
     const first = page.locator('#object-list tbody tr').first().locator('td:first-child a');
     expect(await first.getAttribute('title')).to.equal(list.objects[0].iri);

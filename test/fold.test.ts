@@ -59,7 +59,8 @@ async function run(store: DurableStore, steps: Step[]): Promise<void> {
 
 describe('folding a data directory without loading it (export, snapshots)', () => {
   it('gives exactly the quads the store holds, whatever the lexical forms, deletions, re-insertions and snapshots (property)', async function () {
-    this.timeout(120_000);
+    // 40 stores opened and closed, a snapshot (worker thread) in one step of five: 30-110 s on 2 shared cores.
+    this.timeout(300_000);
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
         const { dir, remove } = await tempDir();

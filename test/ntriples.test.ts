@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { Parser } from 'n3';
 import { readStoreNTriples } from '../src/rdf/ntriples.js';
-import { literal, namedNode, quad, quadToNq, tripleToNt, type Quad } from '../src/rdf/terms.js';
+import { literal, namedNode, quad, quadToNq, termToNt, tripleToNt, type Quad } from '../src/rdf/terms.js';
 import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const reference = (text: string): Quad[] => new Parser({ format: 'application/n-triples' }).parse(text);
@@ -11,8 +11,8 @@ const reference = (text: string): Quad[] => new Parser({ format: 'application/n-
 const value = (t: Quad['subject'] | Quad['object']) => (t.termType === 'BlankNode' ? '_' : t.value);
 const shape = (q: Quad) => [q.subject.termType, value(q.subject), q.predicate.value, q.object.termType, value(q.object), q.object.termType === 'Literal' ? [q.object.language, q.object.datatype.value] : [], q.graph.termType];
 
-function expectSame(text: string): void {
-  const fast = readStoreNTriples(text);
+function expectSame(text: string, separator: ' ' | '\t' = ' '): void {
+  const fast = readStoreNTriples(text, separator);
   const slow = reference(text);
   expect(fast.map(shape)).to.deep.equal(slow.map(shape));
   fast.forEach((q, i) => expect(q.equals(slow[i]) || text.includes('_:'), `${i}`).to.equal(true));
@@ -58,6 +58,15 @@ describe('readStoreNTriples: N-Triples as the store writes them', () => {
         '<http://a/s> <http://a/p> <http://a/o> .',
         '',
       ].join('\n'),
+    );
+  });
+
+  it("reads a SPARQL engine's N-Triples, terms separated by a tab (Virtuoso), exactly as n3 does (fast-check)", () => {
+    fc.assert(
+      fc.property(fc.array(triple, { maxLength: 12 }), (triples) =>
+        expectSame(triples.map((t) => `${[t.subject, t.predicate, t.object].map(termToNt).join('\t')} .\n`).join(''), '\t'),
+      ),
+      { numRuns: 300 },
     );
   });
 

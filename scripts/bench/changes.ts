@@ -29,9 +29,9 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
-import { BENCH_PIECE, stringOperation as operation } from './fixtures.js';
+import { BENCH_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
 import { benchStore } from './bench-store.js';
-import { benchServerSample, cpuProfileFlags, LoadClient, SERVER_NODE_FLAGS, fmt, machine, type BenchServerReady, type BenchServerSample, type SentRequest, type ThreadCpu } from './harness.js';
+import { benchServerSample, closedLoop, cpuProfileFlags, LoadClient, percentile, SERVER_NODE_FLAGS, fmt, machine, type BenchServerReady, type BenchServerSample, type LoopResult, type SentRequest, type ThreadCpu } from './harness.js';
 
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
@@ -88,38 +88,6 @@ async function serve(validation: boolean): Promise<void> {
   process.send!({ url: server.url, token } satisfies Ready);
 }
 
-/** A Piece being changed: the values its next Change deletes. */
-interface Subject {
-  iri: string;
-  revision: number;
-  goods: string;
-  upid: string;
-  step: number;
-}
-
-/** Replaces goodsDescription and upid; `grow` adds a shipping mark as the third ADD. */
-function nextChange(subject: Subject, grow: boolean): string {
-  const goods = `goods ${subject.step + 1}`;
-  const upid = `UPID-${subject.step + 1}`;
-  const operations = [
-    operation('DELETE', subject.iri, 'goodsDescription', subject.goods),
-    operation('DELETE', subject.iri, 'upid', subject.upid),
-    operation('ADD', subject.iri, 'goodsDescription', goods),
-    operation('ADD', subject.iri, 'upid', upid),
-  ];
-  if (grow) operations.push(operation('ADD', subject.iri, 'shippingMarks', `mark ${subject.step + 1}`));
-  subject.goods = goods;
-  subject.upid = upid;
-  subject.step += 1;
-  return JSON.stringify({
-    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
-    '@type': 'api:Change',
-    'api:hasLogisticsObject': { '@id': subject.iri },
-    'api:hasOperation': operations,
-    'api:hasRevision': subject.revision,
-  });
-}
-
 /**
  * Where a measured run was, for profile-breakdown.ts: the server's pid, its clock (µs) at the start
  * and end, and the CPU each of its threads used in between (µs) with the thread's start.
@@ -138,50 +106,17 @@ const runWindow = (before: Memory, after: Memory): RunWindow => ({
   threads: after.threads.map((t) => ({ ...t, cpu: t.cpu - (before.threads.find((b) => b.tid === t.tid)?.cpu ?? 0) })),
 });
 
-interface RunResult {
-  perSecond: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  count: number;
-}
-
-function summarise(latencies: number[], seconds: number, failures: number): RunResult {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { perSecond: latencies.length / seconds, p50: at(0.5), p99: at(0.99), failures, count: latencies.length };
-}
-
-/** `clients` loops issuing requests back to back for `seconds`; a request fails unless it answers `expected`. */
-async function run(clients: number, seconds: number, request: (client: number) => Promise<SentRequest>, expected: number): Promise<RunResult> {
-  const latencies: number[] = [];
-  let failures = 0;
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      while (performance.now() < deadline) {
-        const t = performance.now();
-        const res = await request(client);
-        if (res.status === expected) latencies.push(performance.now() - t);
-        else failures += 1;
-      }
-    }),
-  );
-  return summarise(latencies, (performance.now() - started) / 1000, failures);
-}
-
 /** A bench server process and a client for it. */
 interface BenchServer {
   client: LoadClient;
   memory(): Promise<Memory>;
   stop(): Promise<void>;
   post(): Promise<SentRequest>;
-  patch(subject: Subject, grow: boolean): Promise<SentRequest>;
+  patch(subject: ChangedPiece, grow: boolean): Promise<SentRequest>;
   /** Creates `n` Pieces to change. */
-  subjects(n: number): Promise<Subject[]>;
+  subjects(n: number): Promise<ChangedPiece[]>;
   /** How many changes answered 201 were not applied: each object must be at revision 1 + changes sent. */
-  unaccepted(list: Subject[]): Promise<number>;
+  unaccepted(list: ChangedPiece[]): Promise<number>;
 }
 
 /** What a run measures: our server (with data-model validation on or off) or the write baseline (write-baseline.ts). */
@@ -217,7 +152,7 @@ async function startBenchServer(kind: ServerKind = 'validation on'): Promise<Ben
         return res;
       }),
     async subjects(n) {
-      const out: Subject[] = [];
+      const out: ChangedPiece[] = [];
       for (let i = 0; i < n; i++) {
         const res = await post();
         out.push({ iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 });
@@ -235,7 +170,7 @@ async function startBenchServer(kind: ServerKind = 'validation on'): Promise<Ben
   return server;
 }
 
-interface PatchRun extends RunResult {
+interface PatchRun extends LoopResult {
   /** Server CPU (user + system) per accepted change, µs. */
   cpuPerChange: number;
   /** The SPARQL engine's CPU per accepted change, µs (0 on the embedded store). */
@@ -254,14 +189,14 @@ async function patchRun(clients: number, seconds: number, kind: ServerKind = 'va
   const warming = await created();
   const objects = await created();
   const cursors = new Array<number>(clients).fill(0);
-  const changeOf = (list: Subject[][]) => (c: number) => server.patch(list[c][cursors[c]++ % perClient], true);
+  const changeOf = (list: ChangedPiece[][]) => (c: number) => server.patch(list[c][cursors[c]++ % perClient], true);
   // The server's JIT and caches warm on the same load before the measured run (no figure of it is kept),
   // on objects of their own: the measured changes start on objects of the same size however long it ran.
-  await run(clients, WARM_UP_SECONDS, changeOf(warming), 201);
+  await closedLoop(clients, WARM_UP_SECONDS, changeOf(warming), 201);
   cursors.fill(0);
   const change = changeOf(objects);
   const before = await server.memory();
-  const result = await run(clients, seconds, change, 201);
+  const result = await closedLoop(clients, seconds, change, 201);
   const after = await server.memory();
   const missing = await server.unaccepted([...warming.flat(), ...objects.flat()]);
   await server.stop();
@@ -276,7 +211,7 @@ async function patchRun(clients: number, seconds: number, kind: ServerKind = 'va
   };
 }
 
-interface PostRun extends RunResult {
+interface PostRun extends LoopResult {
   /** Server CPU (user + system) per object created, µs. */
   cpuPerPost: number;
   /** The SPARQL engine's CPU per object created, µs (0 on the embedded store). */
@@ -286,9 +221,9 @@ interface PostRun extends RunResult {
 
 async function postRun(clients: number, seconds: number, kind: ServerKind = 'validation on'): Promise<PostRun> {
   const server = await startBenchServer(kind);
-  await run(clients, WARM_UP_SECONDS, () => server.post(), 201);
+  await closedLoop(clients, WARM_UP_SECONDS, () => server.post(), 201);
   const before = await server.memory();
-  const result = await run(clients, seconds, () => server.post(), 201);
+  const result = await closedLoop(clients, seconds, () => server.post(), 201);
   const after = await server.memory();
   await server.stop();
   return {
@@ -314,7 +249,7 @@ async function drive(seconds: number, repeats: number): Promise<void> {
   const [few, many] = await server.subjects(2);
   for (const [subject, count] of [[few, 9], [many, 999]] as const) for (let i = 0; i < count; i++) await server.patch(subject, false);
   // Alternating between the two objects, so a slow moment of this shared machine hits both alike.
-  const latencies = new Map<Subject, number[]>([[few, []], [many, []]]);
+  const latencies = new Map<ChangedPiece, number[]>([[few, []], [many, []]]);
   for (let i = 0; i < 200; i++) {
     for (const subject of [few, many]) {
       const t = performance.now();
@@ -322,12 +257,13 @@ async function drive(seconds: number, repeats: number): Promise<void> {
       latencies.get(subject)!.push(performance.now() - t);
     }
   }
-  const fewTime = summarise(latencies.get(few)!, 1, 0);
-  const manyTime = summarise(latencies.get(many)!, 1, 0);
+  const timeOf = (list: number[]) => ({ p50: percentile(list, 0.5), p99: percentile(list, 0.99) });
+  const fewTime = timeOf(latencies.get(few)!);
+  const manyTime = timeOf(latencies.get(many)!);
   const growthMissing = await server.unaccepted([few, many]);
   await server.stop();
 
-  const row = (name: string, r: RunResult, base?: RunResult) =>
+  const row = (name: string, r: LoopResult, base?: LoopResult) =>
     `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${base ? fmt(r.perSecond / base.perSecond, 2) : '-'} | ${r.failures} |`;
   console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s | p50 ms | p99 ms | ratio | failures |');
@@ -361,8 +297,8 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
     runs.patchOn.push(await patchRun(CLIENTS, seconds, 'validation on'));
     runs.patchOff.push(await patchRun(CLIENTS, seconds, 'validation off'));
   }
-  const rate = (list: RunResult[]) => median(list, (r) => r.perSecond);
-  const row = (name: string, on: RunResult, off: RunResult) =>
+  const rate = (list: LoopResult[]) => median(list, (r) => r.perSecond);
+  const row = (name: string, on: LoopResult, off: LoopResult) =>
     `| ${name} | ${fmt(on.perSecond)} | ${fmt(off.perSecond)} | ${fmt(on.perSecond / off.perSecond, 3)} | ${fmt(on.p50, 2)} / ${fmt(off.p50, 2)} | ${fmt(on.p99, 2)} / ${fmt(off.p99, 2)} | ${on.failures + off.failures} |`;
   console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s, validation on | per s, off | ratio on/off | p50 ms on / off | p99 ms on / off | failures |');
@@ -413,7 +349,7 @@ export async function measureThroughput(seconds: number, repeats: number): Promi
     );
     await writeFile(join(profiles, 'runs.json'), JSON.stringify(windows, null, 2));
   }
-  const byRate = (r: RunResult) => r.perSecond;
+  const byRate = (r: LoopResult) => r.perSecond;
   return {
     seconds,
     repeats,
@@ -440,7 +376,7 @@ async function compareThroughput(seconds: number, repeats: number): Promise<void
   console.log(`machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH and the write baseline of each ${repeats} times, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
   console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | engine CPU per request µs | failures |');
   console.log('|---|---|---|---|---|---|---|');
-  const row = (name: string, r: RunResult, cpu: number, engineCpu: number) => `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(cpu)} | ${fmt(engineCpu)} | ${r.failures} |`;
+  const row = (name: string, r: LoopResult, cpu: number, engineCpu: number) => `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(cpu)} | ${fmt(engineCpu)} | ${r.failures} |`;
   console.log(row('POST Logistics Object', post, post.cpuPerPost, post.engineCpuPerPost));
   console.log(row('PATCH accepted change', patch, patch.cpuPerChange, patch.engineCpuPerChange));
   console.log(row('baseline: POST the same body (parse, journal, Oxigraph)', baselinePost, baselinePost.cpuPerPost, 0));

@@ -5,14 +5,14 @@
  * object with 10 vs 10,000 events (filtered by code, limit 50).
  *   npm run build && node dist/scripts/bench/events.js [seconds]
  */
-import { CARGO, CODE_LISTS, XSD } from '../../src/rdf/vocab.js';
+import { CARGO } from '../../src/rdf/vocab.js';
+import { benchEvent as event } from './fixtures.js';
 import { fmt, load, machine, processCpuSeconds, startTarget, type LoadResult } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const connections = 50;
 const listConnections = 10;
 const BULK_SIZE = 100;
-const CODES = ['DEP', 'ARR', 'RCS', 'MAN', 'DLV'];
 
 interface OneRecordInfo {
   url: string;
@@ -44,15 +44,6 @@ async function post(path: string, body: unknown): Promise<Response> {
 const createShipment = async () =>
   (await post('/logistics-objects', { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:goodsDescription': 'bench' })).headers.get('location')!;
 
-/** An event shaped like the official LogisticsEvent example (without eventFor, which the server sets). */
-const event = (n: number) => ({
-  '@type': 'cargo:LogisticsEvent',
-  'cargo:eventDate': { '@type': `${XSD}dateTime`, '@value': new Date(Date.UTC(2024, 0, 1) + n * 60_000).toISOString() },
-  'cargo:eventCode': { '@id': `${CODE_LISTS}StatusCode#${CODES[n % CODES.length]}` },
-  'cargo:eventName': 'Consignment departed on a specific flight',
-  'cargo:eventTimeType': { '@id': `${CARGO}ACTUAL` },
-  'cargo:partialEventIndicator': false,
-});
 const bulkBody = (objects: string[], from: number) => ({
   '@context': { cargo: CARGO },
   '@graph': Array.from({ length: BULK_SIZE }, (_, i) => ({ ...event(from + i), 'cargo:eventFor': { '@id': objects[i % objects.length] } })),

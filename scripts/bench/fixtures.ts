@@ -125,3 +125,47 @@ export const publisherConfig = (port: number, dataDir: string, subscriber: strin
       delivery: { callbacks: [{ organization: subscriber, url: callback }], maxBackoffMs: 1000 },
     },
   );
+
+/** A Piece being changed: the values its next Change deletes. */
+export interface ChangedPiece {
+  iri: string;
+  revision: number;
+  goods: string;
+  upid: string;
+  step: number;
+}
+
+/** The next Change of `piece` (JSON-LD): replaces goodsDescription and upid; `grow` adds a shipping mark as the third ADD. */
+export function nextChange(piece: ChangedPiece, grow: boolean): string {
+  const goods = `goods ${piece.step + 1}`;
+  const upid = `UPID-${piece.step + 1}`;
+  const operations = [
+    stringOperation('DELETE', piece.iri, 'goodsDescription', piece.goods),
+    stringOperation('DELETE', piece.iri, 'upid', piece.upid),
+    stringOperation('ADD', piece.iri, 'goodsDescription', goods),
+    stringOperation('ADD', piece.iri, 'upid', upid),
+  ];
+  if (grow) operations.push(stringOperation('ADD', piece.iri, 'shippingMarks', `mark ${piece.step + 1}`));
+  piece.goods = goods;
+  piece.upid = upid;
+  piece.step += 1;
+  return JSON.stringify({
+    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
+    '@type': 'api:Change',
+    'api:hasLogisticsObject': { '@id': piece.iri },
+    'api:hasOperation': operations,
+    'api:hasRevision': piece.revision,
+  });
+}
+
+const EVENT_CODES = ['DEP', 'ARR', 'RCS', 'MAN', 'DLV'];
+
+/** The `n`th of a series of events shaped like the official LogisticsEvent example (without eventFor, which the server sets, and without @context). */
+export const benchEvent = (n: number) => ({
+  '@type': 'cargo:LogisticsEvent',
+  'cargo:eventDate': { '@type': `${XSD}dateTime`, '@value': new Date(Date.UTC(2024, 0, 1) + n * 60_000).toISOString() },
+  'cargo:eventCode': { '@id': `${CODE_LISTS}StatusCode#${EVENT_CODES[n % EVENT_CODES.length]}` },
+  'cargo:eventName': 'Consignment departed on a specific flight',
+  'cargo:eventTimeType': { '@id': `${CARGO}ACTUAL` },
+  'cargo:partialEventIndicator': false,
+});

@@ -147,6 +147,37 @@ export async function warmLoad(opts: LoadOptions): Promise<LoadResult> {
   return load(opts);
 }
 
+/** What a closed-loop run measured: successful requests per second, their latency (ms), the failed ones. */
+export interface LoopResult {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  failures: number;
+  count: number;
+}
+
+/**
+ * `clients` loops issuing requests back to back for `seconds`, for loads that vary each request
+ * (autocannon sends one fixed request); a request fails unless it answers `expected`.
+ */
+export async function closedLoop(clients: number, seconds: number, request: (client: number) => Promise<{ status: number }>, expected: number): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        const res = await request(client);
+        if (res.status === expected) latencies.push(performance.now() - t);
+        else failures += 1;
+      }
+    }),
+  );
+  return { perSecond: latencies.length / ((performance.now() - started) / 1000), p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failures, count: latencies.length };
+}
+
 /** Runs autocannon against one URL. */
 export async function load(opts: LoadOptions): Promise<LoadResult> {
   const result = await autocannon({

@@ -1,9 +1,10 @@
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { HttpError } from '../errors.js';
 import { healthRoutes, type Lifecycle } from '../observability/health.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { metricsRoute } from '../observability/metrics-route.js';
-import { requestLogLine, observeRequests } from '../observability/request-log.js';
+import { requestLogLine, RequestObservation } from '../observability/request-log.js';
 import { agentOf, authenticate, type Services } from './context.js';
 import type { Logger } from '../observability/logger.js';
 import { errorHandler } from './error-responses.js';
@@ -28,6 +29,8 @@ import { outboxRoutes } from './routes/outbox.js';
 import { internalObjectRoutes } from './routes/internal-objects.js';
 import { consoleRoutes } from './console.js';
 import { gatedRouters } from './router-gate.js';
+import { withObjectGetFastPath } from './object-get-fast-path.js';
+import { Representations } from './representations.js';
 
 function bareApp(): Express {
   const app = express();
@@ -46,11 +49,23 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 }
 
 /**
+ * The API's request listener: GET and HEAD of a Logistics Object on their fast path when they can
+ * be answered at once (object-get-fast-path.ts), everything else by the express application.
+ */
+export function createApp(services: Services): RequestListener {
+  const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
+  const { metrics } = services;
+  const observation = new RequestObservation(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]);
+  return withObjectGetFastPath(services, representations, observation, createExpressApp(services, representations, observation));
+}
+
+/**
  * The express application: health probes (public, not logged), request ids, logs and metrics,
  * `/metrics` when a metrics token is configured, the identity provider, the SPARQL page and the
- * web console (public), then authenticated API routes.
+ * web console (public), then authenticated API routes. `representations` and `observation` are
+ * the fast path's too.
  */
-export function createApp(services: Services): Express {
+export function createExpressApp(services: Services, representations: Representations, observation: RequestObservation): Express {
   const app = bareApp();
   const { metrics } = services;
   // Each group is one layer of the app: its routers are entered only by requests they may answer,
@@ -59,7 +74,7 @@ export function createApp(services: Services): Express {
   app.use(
     gatedRouters([
       healthRoutes(services.lifecycle),
-      observeRequests(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]),
+      observation.middleware,
       ...(metrics && services.config.metrics.token ? [metricsRoute(metrics, services.config.metrics.token)] : []),
       openApiRoutes(services.config.baseUrl),
       consoleRoutes(services.config.baseUrl),
@@ -76,7 +91,7 @@ export function createApp(services: Services): Express {
         serverInformationRoutes,
         movedObjectRedirects,
         shapesRoutes,
-        logisticsObjectRoutes,
+        (s: Services) => logisticsObjectRoutes(s, representations),
         auditTrailRoutes,
         actionRequestRoutes,
         logisticsEventRoutes,

@@ -5,8 +5,12 @@ import express, { type Request, type Response, type Router } from 'express';
 import { HttpError } from '../errors.js';
 import { projectFile } from '../project-files.js';
 
-/** Same-origin scripts and styles only; the console calls the API of the origin that served it. */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/**
+ * Same-origin scripts and styles only, and the one script in the page, by its hash; the console calls
+ * the API of the origin that served it.
+ */
+const contentSecurityPolicy = (inlineScriptHash: string) =>
+  `default-src 'none'; script-src 'self' 'sha256-${inlineScriptHash}'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 const MEDIA_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 /** What index.html names the asset folder by: replaced with its versioned path. */
 const ASSETS_PLACEHOLDER = /\{\{assets\}\}/g;
@@ -16,6 +20,9 @@ const MODULE_PRELOADS_PLACEHOLDER = '{{module-preloads}}';
 const BASE_URL_PLACEHOLDER = '{{base-url}}';
 /** The module index.html starts; the others are what it imports, directly or not. */
 const ENTRY_MODULE = 'main.js';
+/** The script written into index.html (not a module: it runs while the page is parsed), in place of its placeholder. */
+const INLINE_SCRIPT = 'start.js';
+const INLINE_SCRIPT_PLACEHOLDER = '{{start.js}}';
 /** A static import of a sibling module (`import … from` a `./name.js` path); a dynamic `import()` loads later and is left out. */
 const STATIC_IMPORT = /^import\s[^;]*?\sfrom\s+'\.\/([\w.-]+\.js)';/gm;
 
@@ -32,8 +39,8 @@ interface StaticFile {
 const staticFile = (body: Buffer, mediaType: string): StaticFile => ({ body, mediaType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
 
 /** 304 when the client holds this version, else the file. */
-function send(req: Request, res: Response, file: StaticFile, cacheControl: string): void {
-  res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+function send(req: Request, res: Response, file: StaticFile, cacheControl: string, policy: string): void {
+  res.setHeader('Content-Security-Policy', policy);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cache-Control', cacheControl);
@@ -74,8 +81,11 @@ export function consoleRoutes(baseUrl: string): Router {
   const assets = new Map<string, StaticFile>();
   for (const name of readdirSync(dir).sort()) {
     const mediaType = MEDIA_TYPES[extname(name)];
-    if (mediaType) assets.set(name, staticFile(readFileSync(join(dir, name)), mediaType));
+    if (mediaType && name !== INLINE_SCRIPT) assets.set(name, staticFile(readFileSync(join(dir, name)), mediaType));
   }
+  const inlineScript = readFileSync(join(dir, INLINE_SCRIPT), 'utf8');
+  if (/<\/script/i.test(inlineScript)) throw new Error(`${INLINE_SCRIPT} would end its <script> element early`);
+  const policy = contentSecurityPolicy(createHash('sha256').update(inlineScript).digest('base64'));
   const version = createHash('sha256')
     .update([...assets].map(([name, file]) => `${name} ${file.etag}`).join('\n'))
     .digest('hex')
@@ -85,10 +95,11 @@ export function consoleRoutes(baseUrl: string): Router {
   // The modules of the other pages are imported when those are first shown, not preloaded: each
   // module read cost the landing page a few ms, even from the cache.
   const preloads = [...importedBy(ENTRY_MODULE, assets)].map((name) => `<link rel="modulepreload" href="{{assets}}/${name}">`);
-  // The base URL last, so nothing in it is read as a placeholder; a function, so `$` in it is no pattern.
+  // The script and the base URL last, so nothing in them is read as a placeholder; functions, so `$` in them is no pattern.
   const html = readFileSync(join(dir, 'index.html'), 'utf8')
     .replace(MODULE_PRELOADS_PLACEHOLDER, preloads.join('\n'))
     .replace(ASSETS_PLACEHOLDER, `console/assets/${version}`)
+    .replace(INLINE_SCRIPT_PLACEHOLDER, () => inlineScript)
     .replace(BASE_URL_PLACEHOLDER, () => escapeHtml(baseUrl));
   const page = staticFile(Buffer.from(html), 'text/html; charset=utf-8');
 
@@ -96,13 +107,13 @@ export function consoleRoutes(baseUrl: string): Router {
   router.get('/console', (req, res) => {
     // The page names its assets relative to /console: from /console/ they would resolve one level too deep.
     if (req.path.endsWith('/')) return res.redirect(301, '../console');
-    send(req, res, page, 'no-cache');
+    send(req, res, page, 'no-cache', policy);
   });
   router.get('/console/assets/:version/:name', (req, res, next) => {
     const file = req.params.version === version ? assets.get(req.params.name) : undefined;
     // Answered here, not by the authenticated routes: an old page asking for old assets gets 404, not 401.
     if (!file) return next(new HttpError(404, 'no_route', { message: `no console file at ${req.path}` }));
-    send(req, res, file, 'public, max-age=31536000, immutable');
+    send(req, res, file, 'public, max-age=31536000, immutable', policy);
   });
   return router;
 }

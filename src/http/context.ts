@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { Authorizer, Caller } from '../domain/access/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
@@ -55,28 +56,42 @@ export interface Services {
 }
 
 const CALLER = Symbol('caller');
-type WithCaller = Response & { [CALLER]?: Caller };
+const VERIFYING = Symbol('verifying');
+type WithCaller = ServerResponse & { [CALLER]?: Caller; [VERIFYING]?: Promise<string> };
+
+/** Remembers the authenticated caller of a request, for its route and its log line. */
+export function admit(res: ServerResponse, caller: Caller): void {
+  (res as WithCaller)[CALLER] = caller;
+}
+
+/**
+ * Hands the verification of a request's token, begun before express (object-get-fast-path.ts), to
+ * `authenticate`, which would otherwise verify the token a second time.
+ */
+export function handOverVerification(res: ServerResponse, verifying: Promise<string>): void {
+  (res as WithCaller)[VERIFYING] = verifying;
+}
 
 /** Verifies the bearer token and remembers the caller for the route. */
 export function authenticate(services: Services): RequestHandler {
-  const admit = (res: Response, next: NextFunction, agent: string) => {
-    (res as WithCaller)[CALLER] = services.access.caller(agent);
+  const admitted = (res: Response, next: NextFunction, agent: string) => {
+    admit(res, services.access.caller(agent));
     next();
   };
   return (req: Request, res: Response, next: NextFunction) => {
-    const agent = services.verifier.verify(req.headers.authorization);
+    const agent = (res as WithCaller)[VERIFYING] ?? services.verifier.verify(req.headers.authorization);
     // A token verified before: no closure, no promise.
-    if (typeof agent === 'string') return admit(res, next, agent);
-    return agent.then((verified) => admit(res, next, verified));
+    if (typeof agent === 'string') return admitted(res, next, agent);
+    return agent.then((verified) => admitted(res, next, verified));
   };
 }
 
 /** The agent of an authenticated request, for logs; undefined before or without authentication. */
-export function agentOf(res: Response): string | undefined {
+export function agentOf(res: ServerResponse): string | undefined {
   return (res as WithCaller)[CALLER]?.agent;
 }
 
-export function callerOf(res: Response): Caller {
+export function callerOf(res: ServerResponse): Caller {
   const caller = (res as WithCaller)[CALLER];
   if (!caller) throw new Error('route reached without authentication');
   return caller;

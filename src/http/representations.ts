@@ -7,6 +7,8 @@ import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { api, xsd } from '../rdf/vocab.js';
 import type { ResponseFormat } from './negotiation.js';
 
+const cacheKey = (view: ObjectView, format: ResponseFormat) => `${view.revision.graph}|${format}|${view.latest.number}`;
+
 export interface RepresentationOptions {
   /** The `at` value as the client wrote it; linked objects carry it too. */
   at?: { raw: string; instant: Date };
@@ -30,14 +32,18 @@ export class Representations {
   /** The body of a revision: from the cache when it holds it (no promise then), else built and kept. */
   render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Buffer | Promise<Buffer> {
     const cacheable = !options.at && !options.embedded;
-    const key = `${view.revision.graph}|${format}|${view.latest.number}`;
-    const hit = cacheable ? this.cache.get(key) : undefined;
+    const hit = cacheable ? this.cached(view, format) : undefined;
     if (hit) return hit;
     return this.build(view, format, caller, options).then((text) => {
       const body = Buffer.from(text);
-      if (cacheable) this.cache.set(key, body);
+      if (cacheable) this.cache.set(cacheKey(view, format), body);
       return body;
     });
+  }
+
+  /** The plain form of a revision (no `at`, no embedding) if the cache holds it; never builds it. */
+  cached(view: ObjectView, format: ResponseFormat): Buffer | undefined {
+    return this.cache.get(cacheKey(view, format));
   }
 
   private async document(view: ObjectView): Promise<NodeDocument> {

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 import { CONTENT_LANGUAGE, contentTypeHeader, type Negotiated } from './negotiation.js';
 
@@ -34,7 +35,7 @@ function httpDate(date: Date): string {
  * on its own rather than handed to `writeHead` as an object: with `X-Request-Id` set before, Node
  * sets each of those one by one anyway. HEAD gets the same headers; Node drops the body.
  */
-export function sendRepresentation(res: Response, negotiated: Negotiated, lastModified: Date, extra: Record<string, string>, body: Buffer): void {
+export function sendRepresentation(res: ServerResponse, negotiated: Negotiated, lastModified: Date, extra: Record<string, string>, body: Buffer): void {
   res.setHeader('Content-Type', contentTypeHeader(negotiated));
   res.setHeader('Content-Language', CONTENT_LANGUAGE);
   res.setHeader('Last-Modified', httpDate(lastModified));

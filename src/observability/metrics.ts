@@ -1,10 +1,9 @@
-import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { FinishedQuery } from '../domain/analytics/analytics.js';
 import type { DeliveryOutcome, OutboxDepth } from '../domain/pubsub/delivery.js';
 import type { StoreCapacity } from '../store/capacity.js';
 import type { DomainEvent } from '../store/transaction.js';
-import type { FinishedRequest } from './request-log.js';
+import type { RequestObserver } from './request-log.js';
 
 /** What the metrics read from the running server when scraped. */
 export interface MetricSources {
@@ -163,8 +162,8 @@ export class ServerMetrics {
     this.sparqlQueries.observe({ view: finished.view, outcome: finished.outcome }, finished.seconds);
   };
 
-  /** The request observer (see observeRequests). */
-  readonly observeRequest = (_req: Request, _res: Response, finished: FinishedRequest): void => {
+  /** The request observer (see RequestObservation). */
+  readonly observeRequest: RequestObserver = (_res, finished) => {
     const key = `${finished.method} ${finished.route} ${finished.status}`;
     let child = this.requestChildren.get(key);
     if (!child) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from './logger.js';
 
 /** What is known about a request once its answer is sent (or the connection closed). */
@@ -8,11 +9,16 @@ export interface FinishedRequest {
   method: string;
   /** The route pattern that answered (`/logistics-objects/:id`), or `unmatched`. */
   route: string;
+  /** The request target as the client sent it, query included. */
+  url: string;
   status: number;
   seconds: number;
   /** Whether the whole answer was sent (false: the client went away first). */
   completed: boolean;
 }
+
+/** Told of every finished request: the log line, metrics. */
+export type RequestObserver = (res: ServerResponse, finished: FinishedRequest) => void;
 
 /** A client's own request id is kept when it is short and plain; otherwise a new one is made. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -22,18 +28,25 @@ export function routeOf(req: Request): string {
   return route ? `${req.baseUrl}${String(route.path)}` : 'unmatched';
 }
 
-export function requestIdOf(res: Response): string | undefined {
+export function requestIdOf(res: ServerResponse): string | undefined {
   const id = res.getHeader('X-Request-Id');
   return typeof id === 'string' ? id : undefined;
 }
 
 /**
  * Gives each request an id (`X-Request-Id`, also on the answer) and hands every finished request
- * to `observers` (the log line, metrics).
+ * to the observers: as express middleware, or started by a handler that answers before express
+ * (src/http/object-get-fast-path.ts).
  */
-export function observeRequests(observers: ((req: Request, res: Response, finished: FinishedRequest) => void)[]): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
+export class RequestObservation {
+  constructor(private readonly observers: readonly RequestObserver[]) {}
+
+  /**
+   * Observes one request from now on; `route` is the pattern that answers it, or a function that
+   * reads it once the answer is finished (express sets it on the way).
+   */
+  start(req: IncomingMessage, res: ServerResponse, url: string, route: string | (() => string)): void {
+    const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
@@ -41,21 +54,27 @@ export function observeRequests(observers: ((req: Request, res: Response, finish
     res.on('close', () => {
       const finished: FinishedRequest = {
         id,
-        method: req.method,
-        route: routeOf(req),
+        method: req.method!,
+        route: typeof route === 'string' ? route : route(),
+        url,
         status: res.statusCode,
-        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        seconds: (performance.now() - started) / 1e3,
         completed: res.writableFinished,
       };
-      for (const observe of observers) observe(req, res, finished);
+      for (const observe of this.observers) observe(res, finished);
     });
+  }
+
+  /** The express form: the route is the one that answered, if any. */
+  readonly middleware: RequestHandler = (req, res, next) => {
+    this.start(req, res, req.originalUrl, () => routeOf(req));
     next();
   };
 }
 
 /** One info line per request: id, method, route, path, status, latency, agent; never headers or bodies. */
-export function requestLogLine(logger: Logger, agentOf: (res: Response) => string | undefined) {
-  return (req: Request, res: Response, finished: FinishedRequest): void => {
+export function requestLogLine(logger: Logger, agentOf: (res: ServerResponse) => string | undefined): RequestObserver {
+  return (res, finished) => {
     // The line is not even built when info lines are off (LOG_LEVEL=warn or above).
     if (!logger.isLevelEnabled('info')) return;
     logger.info(
@@ -63,7 +82,7 @@ export function requestLogLine(logger: Logger, agentOf: (res: Response) => strin
         reqId: finished.id,
         method: finished.method,
         route: finished.route,
-        path: req.originalUrl.split('?', 1)[0],
+        path: finished.url.split('?', 1)[0],
         status: finished.status,
         ms: Math.round(finished.seconds * 1e6) / 1e3,
         agent: agentOf(res),

@@ -17,14 +17,14 @@ function unescape(text: string): string | undefined {
   return valid ? out : undefined;
 }
 
-/** The triples of one line, or undefined where it is not in the form the store writes. */
-function readLine(text: string, start: number, end: number): Quad | undefined {
+/** The triples of one line, or undefined where it is not in the form the store writes (its terms separated by `separator`). */
+function readLine(text: string, start: number, end: number, separator: string): Quad | undefined {
   // Subject and predicate: IRIs (the store holds no blank nodes; n3 renames those it reads).
   if (text.charCodeAt(start) !== 60 /* < */) return undefined;
-  const subjectEnd = text.indexOf('> <', start);
+  const subjectEnd = text.indexOf(`>${separator}<`, start);
   if (subjectEnd < 0 || subjectEnd >= end) return undefined;
   const predicateStart = subjectEnd + 3;
-  const predicateEnd = text.indexOf('> ', predicateStart);
+  const predicateEnd = text.indexOf(`>${separator}`, predicateStart);
   if (predicateEnd < 0 || predicateEnd >= end) return undefined;
   const subject = text.slice(start + 1, subjectEnd);
   const predicate = text.slice(predicateStart, predicateEnd);
@@ -58,18 +58,19 @@ function readLine(text: string, start: number, end: number): Quad | undefined {
 
 /**
  * Reads N-Triples in the form the store writes them (Oxigraph's graph dumps, the archive's lines):
- * one triple per line, terms separated by one space, IRIs and literals only. A fraction of the cost
- * of n3's general parser, which reads every revision of an object changed; the general parser
- * stays the reference (test/ntriples.test.ts) and reads any text that is not in that form.
+ * one triple per line, terms separated by one space (`separator`: Virtuoso separates them by a tab),
+ * IRIs and literals only. A fraction of the cost of n3's general parser, which reads every revision
+ * of an object changed; the general parser stays the reference (test/ntriples.test.ts) and reads any
+ * text that is not in that form.
  */
-export function readStoreNTriples(text: string): Quad[] {
+export function readStoreNTriples(text: string, separator: ' ' | '\t' = ' '): Quad[] {
   const out: Quad[] = [];
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     if (end > start) {
-      const read = readLine(text, start, end);
+      const read = readLine(text, start, end, separator);
       if (!read) return new Parser({ format: 'application/n-triples' }).parse(text);
       out.push(read);
     }

@@ -94,5 +94,11 @@ export const xsdLiteral = (value: string | number | boolean, datatype: string) =
  * An xsd:dateTime literal in the canonical form the store keeps (no trailing zeros in the
  * fraction), so a value built here equals the same value read back from the store.
  */
-export const dateTimeLiteral = (date: Date) =>
-  literal(date.toISOString().replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z')), namedNode(xsd.dateTime));
+export function dateTimeLiteral(date: Date): RDF.Literal {
+  // toISOString always ends in `.sssZ`; string steps, not a regular expression: every write dates a few nodes.
+  const iso = date.toISOString();
+  let end = iso.length - 1;
+  while (iso.charCodeAt(end - 1) === 0x30 /* 0 */) end--;
+  if (iso.charCodeAt(end - 1) === 0x2e /* . */) end--;
+  return literal(`${iso.slice(0, end)}Z`, namedNode(xsd.dateTime));
+}

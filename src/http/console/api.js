@@ -1,6 +1,8 @@
 // The one way the console talks to the server: the public API, with the signed-in caller's token.
 
-const TOKEN_KEY = 'onerecord-console-token';
+/** Defined by start.js, the script in the page, which needs them before any module has arrived: the token's key and query strings. */
+const { TOKEN_KEY, query } = window.consoleStart;
+export { query };
 /** The API's root on this origin: the console is served at {root}console. */
 const API_ROOT = new URL('.', location.href).href;
 /**
@@ -111,10 +113,14 @@ export async function request(iriOrPath, { method = 'GET', accept, contentType, 
   if (contentType) headers['Content-Type'] = contentType;
   // Without the base URL in the page: a path goes at once; an IRI is mapped with the base URL, so it waits for it.
   if (!BASE_URL_IN_PAGE && !iriOrPath.startsWith('/')) await serverKnown;
-  const answer = fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED });
+  return answerOf(fetch(localUrl(iriOrPath), { method, headers, body, cache: NOT_CACHED }));
+}
+
+/** The response of a call (a fetch promise); rejects with an ApiError unless the status is 2xx. */
+export async function answerOf(response) {
   // The caller reads IRIs out of the answer: known by then.
   if (!BASE_URL_IN_PAGE) await serverKnown;
-  const res = await answer;
+  const res = await response;
   if (!res.ok) throw await errorOf(res);
   return res;
 }
@@ -122,10 +128,3 @@ export async function request(iriOrPath, { method = 'GET', accept, contentType, 
 export const getJson = async (iriOrPath, options = {}) => (await request(iriOrPath, { ...options, accept: 'application/json' })).json();
 export const getText = async (iriOrPath, accept) => (await request(iriOrPath, { accept })).text();
 export const postJsonLd = (iriOrPath, document) => request(iriOrPath, { method: 'POST', contentType: 'application/ld+json', body: JSON.stringify(document) });
-
-/** A query string from the entries whose value is given. */
-export function query(params) {
-  const search = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== ''));
-  const text = search.toString();
-  return text ? `?${text}` : '';
-}

@@ -2,7 +2,9 @@
 import { clientToken, session } from './api.js';
 import { field, h, notify } from './dom.js';
 import { objectListPage } from './object-list-page.js';
-import { routeOf, signInLink } from './start.js';
+
+/** What start.js, the script in the page, read from the address as the page opened. */
+const { routeOf, signInLink } = window.consoleStart;
 
 /**
  * Each page's module, loaded when the page is first shown. Only the landing page is imported
@@ -19,14 +21,16 @@ const PAGES = {
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
 
+/** Counts the routes asked for: a page whose module arrives after the next route was asked for is not shown. */
+let routesAsked = 0;
+
 function show(title, content) {
   document.title = `${title} - ONE Record console`;
   main.replaceChildren(...[content].flat(Infinity).filter(Boolean));
-  main.focus({ preventScroll: true });
+  // A page shown after another gets the focus, so a screen reader reads it; the first one leaves it at the
+  // top of the document, the skip link first, as any page opens (and does not wait for the layout focusing forces).
+  if (routesAsked > 1) main.focus({ preventScroll: true });
 }
-
-/** Counts the routes asked for: a page whose module arrives after the next route was asked for is not shown. */
-let routesAsked = 0;
 
 async function render() {
   const asked = ++routesAsked;

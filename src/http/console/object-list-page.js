@@ -1,8 +1,16 @@
 // The landing page: Logistics Objects by type, by id, most recently changed first.
-import { query } from './api.js';
+import { answerOf, getJson, query, session } from './api.js';
 import { compareText, field, h, loading, table, time } from './dom.js';
 import { objectLink, shortIri, termView } from './rdf.js';
-import { LIST_PAGE_SIZE as PAGE_SIZE, objectList } from './start.js';
+
+const { LIST_PAGE_SIZE: PAGE_SIZE, objectListPath, takeEarlyAnswer } = window.consoleStart;
+
+/** The object list for `params`: the answer start.js asked for as the page opened when it is the same list, for the same token. */
+async function objectList(params) {
+  const path = objectListPath(params);
+  const early = takeEarlyAnswer(path, session.token);
+  return early ? (await answerOf(early)).json() : getJson(path);
+}
 
 /** Opens an object the caller knows by its IRI (partners, who may not list, open objects so). */
 function openByIri() {

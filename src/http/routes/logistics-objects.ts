@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import express, { type Request, type Router } from 'express';
 import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
@@ -7,8 +8,8 @@ import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { readBody } from '../body.js';
 import { callerOf, type Services } from '../context.js';
 import { parseInstant, queryParam } from '../query-params.js';
-import { negotiate } from '../negotiation.js';
-import { Representations, type RepresentationOptions } from '../representations.js';
+import { negotiate, type Negotiated } from '../negotiation.js';
+import type { Representations, RepresentationOptions } from '../representations.js';
 import { sendCreated, sendRepresentation } from '../responses.js';
 
 function readOptions(req: Request): { selector: RevisionSelector; options: RepresentationOptions } {
@@ -25,11 +26,21 @@ function readOptions(req: Request): { selector: RevisionSelector; options: Repre
   };
 }
 
-/** POST /logistics-objects and GET/HEAD /logistics-objects/{id}. */
-export function logisticsObjectRoutes(services: Services): Router {
+/** The route of one Logistics Object: also how logs and metrics name a GET the fast path answers. */
+export const OBJECT_ROUTE = '/logistics-objects/:id';
+
+/** 200 with a revision's body and the headers of a Logistics Object. */
+export function sendObject(res: ServerResponse, negotiated: Negotiated, view: ObjectView, body: Buffer): void {
+  sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+}
+
+/**
+ * POST /logistics-objects and GET/HEAD /logistics-objects/{id}; `representations` is shared with
+ * the fast path of GET (object-get-fast-path.ts).
+ */
+export function logisticsObjectRoutes(services: Services, representations: Representations): Router {
   const router = express.Router();
   const { objects, config, access } = services;
-  const representations = new Representations(objects, config.cache.serializedRevisions);
   const rawBody = readBody(config.limits.bodyBytes);
 
   router.post('/logistics-objects', rawBody, async (req, res) => {
@@ -41,14 +52,13 @@ export function logisticsObjectRoutes(services: Services): Router {
     sendCreated(res, created.iri, created.type);
   });
 
-  router.get('/logistics-objects/:id', (req, res) => {
+  router.get(OBJECT_ROUTE, (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const { selector, options } = readOptions(req);
     const caller = callerOf(res);
     const iri = objects.objectsPrefix + req.params.id;
     const respond = (view: ObjectView) => {
-      const send = (body: Buffer) =>
-        sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+      const send = (body: Buffer) => sendObject(res, negotiated, view, body);
       const body = representations.render(view, negotiated.format, caller, options);
       return Buffer.isBuffer(body) ? send(body) : body.then(send);
     };
@@ -57,7 +67,7 @@ export function logisticsObjectRoutes(services: Services): Router {
     return objects.read(iri, caller, selector).then(respond);
   });
 
-  router.patch('/logistics-objects/:id', rawBody, async (req, res) => {
+  router.patch(OBJECT_ROUTE, rawBody, async (req, res) => {
     const iri = objects.objectsPrefix + req.params.id;
     if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
     const format = bodyFormat(req.headers['content-type'], false);
@@ -66,6 +76,6 @@ export function logisticsObjectRoutes(services: Services): Router {
     sendCreated(res, request.iri, api.ChangeRequest);
   });
 
-  router.all('/logistics-objects/:id', methodNotAllowed('GET, HEAD, PATCH'));
+  router.all(OBJECT_ROUTE, methodNotAllowed('GET, HEAD, PATCH'));
   return router;
 }

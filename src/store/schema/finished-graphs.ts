@@ -1,6 +1,6 @@
 import { literal, namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import { partBytes, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
 
 /**
  * The mark of a finished graph where it stays among the others (a SPARQL engine, an export):
@@ -27,9 +27,8 @@ export function finishedGraphsIn(record: CommitRecord | CommitBytes): { graph: s
   const insert = record.insert;
   const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : partBytes(insert).subarray(0, 3).toString() === ARCHIVE_LINE || partBytes(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
   if (!has) return [];
-  const text = typeof insert === 'string' ? insert : partBytes(insert).toString('utf8');
   const graphs = new Map<string, string[]>();
-  for (const line of text.split('\n')) {
+  for (const line of partLines(insert, startsComment)) {
     if (!line.startsWith(ARCHIVE_LINE)) continue;
     // The graph is the line's last term, an IRI (no space in it): `<s> <p> <o> <g> .`
     const at = line.lastIndexOf(' <');

@@ -1,6 +1,6 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
-import { partBytes, partText, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
 
 /*
  * Revisions. The hot store holds the latest revision of each object in the graph named after
@@ -222,7 +222,9 @@ export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRev
   }
   if (found.size === 0) return [];
   // Each line as N-Triples under its graph, grouped once (a record may write many revisions).
-  const byGraph = (lines: string[]) => {
+  // Archive lines (comments, of finished graphs: never a revision's) are not read.
+  const byGraph = (part: string | Uint8Array) => {
+    const lines = partLines(part, (first) => !startsComment(first));
     const groups = new Map<string, string[]>();
     for (const line of lines) {
       if (!line.endsWith('> .')) continue;
@@ -243,7 +245,7 @@ export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRev
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
     // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its lines).
-    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(partText(record.insert).split('\n'))), graph) : '';
+    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(record.insert)), graph) : '';
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;
@@ -255,10 +257,10 @@ export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRev
       record: revisionRecord(object, graph, f),
       whole: false,
       get del() {
-        return (del ??= inGraph((deletedByGraph ??= byGraph(partText(record.delete).split('\n'))), latest));
+        return (del ??= inGraph((deletedByGraph ??= byGraph(record.delete)), latest));
       },
       get ins() {
-        return (ins ??= inGraph((insertedByGraph ??= byGraph(partText(record.insert).split('\n'))), latest));
+        return (ins ??= inGraph((insertedByGraph ??= byGraph(record.insert)), latest));
       },
     });
   }

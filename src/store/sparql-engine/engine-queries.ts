@@ -1,6 +1,4 @@
 import { HttpError } from '../../errors.js';
-import { readStoreNTriples } from '../../rdf/ntriples.js';
-import { quad, type Quad } from '../../rdf/terms.js';
 import { StoreFailedError, StoreUnavailableError } from '../errors.js';
 import { queryFailed, queryTimedOut, queryUnavailable } from '../query-errors.js';
 import type { Dataset, QueryRequest, QueryResult, QueryService, View } from '../query-service.js';
@@ -8,7 +6,7 @@ import { parseQuery, type ParsedQuery } from '../sparql-query.js';
 import { writeBoolean, writeSolutions, writeTriples } from '../sparql-results.js';
 import { checkEngineQuery, MAX_DATASET_GRAPHS, withDataset } from './engine-dataset.js';
 import { readFinishedRequestGraphs } from './engine-layout.js';
-import { fromEngine, normalisedResults } from './engine-literals.js';
+import { normalisedResults, readEngineNTriples } from './engine-literals.js';
 import { EngineTimeoutError, type SparqlClient } from './sparql-client.js';
 
 export interface EngineQueriesOptions {
@@ -69,10 +67,10 @@ export class EngineQueries implements QueryService {
       if (truncated) bindings.length = maxRows;
       return { body: writeSolutions({ head: { vars: answer.head.vars }, results: { bindings } }, format as 'json'), truncated };
     }
-    const triples = readStoreNTriples(await this.engine.construct(text));
+    const triples = readEngineNTriples(await this.engine.construct(text));
     const truncated = triples.length > maxRows;
     if (truncated) triples.length = maxRows;
-    return { body: await writeTriples(triples.map(asEmbedded), format as 'turtle'), truncated };
+    return { body: await writeTriples(triples, format as 'turtle'), truncated };
   }
 
   /** Runs a call to the engine, its errors as the embedded replica's: past the budget 503, a query the engine refused 400, else 503. */
@@ -100,11 +98,4 @@ function checkSize(dataset: Dataset): void {
     },
     'Service unavailable',
   );
-}
-
-/** A triple the engine built, with its literal in the form the embedded store gives. */
-function asEmbedded(t: Quad): Quad {
-  const o = t.object;
-  if (o.termType !== 'Literal') return t;
-  return quad(t.subject, t.predicate, fromEngine(o.value, o.datatype.value, o.language || undefined));
 }

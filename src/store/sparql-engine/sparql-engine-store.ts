@@ -15,7 +15,7 @@ import { CommitIntents, intentsRemoval, storedIntents, type CommitIntent } from 
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { StoreUnavailableError } from '../errors.js';
-import { fromEngine, normalisedResults, toEngine } from './engine-literals.js';
+import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
 
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
 const DEADLOCK_ATTEMPTS = 8;
@@ -30,14 +30,16 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
   select(query: string): Promise<SparqlJsonResults>;
+  /** A CONSTRUCT's answer as N-Triples. */
+  construct(query: string): Promise<string>;
   update(text: string): Promise<string>;
 }
 
 type Binding = SparqlJsonResults['results']['bindings'][number];
 type BoundTerm = Binding[string];
 
-/** A term of SPARQL JSON results as an RDF term. */
-function termOf(b: BoundTerm): RDF.Term {
+/** A term of SPARQL JSON results as an RDF term, a literal in the embedded store's form. */
+export function termOf(b: BoundTerm): RDF.Term {
   if (b.type === 'uri') return namedNode(b.value);
   if (b.type === 'bnode') return blankNode(b.value);
   return fromEngine(b.value, b.datatype, b['xml:lang']);
@@ -204,11 +206,11 @@ export class SparqlEngineStore implements GraphStore {
     return normalisedResults(await this.engine.select(sparql));
   }
 
+  /** As N-Triples, which cost Virtuoso half the CPU of the same triples as SPARQL JSON results (measured: 2.2-2.9 against 4.9-5.7 ms for 51 triples). */
   async graphTriples(graph: string): Promise<Quad[]> {
     // No graph can be named so (an id from a client, say): nothing to ask.
     if (!isValidIri(graph)) return [];
-    const rows = await this.engine.select(`SELECT ?s ?p ?o WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`);
-    return rows.results.bindings.map(tripleOf);
+    return readEngineNTriples(await this.engine.construct(`CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`));
   }
 
   /** The triples of every graph `?g` that the pattern `where` binds, by graph, in one query. */

@@ -1,4 +1,4 @@
-import { partBytes, partText, type CommitRecord, type CommitBytes } from '../../commit-record.js';
+import { partBytes, partText, startsComment, type CommitRecord, type CommitBytes } from '../../commit-record.js';
 import { iriToNt } from '../../../rdf/terms.js';
 import type { SparqlJsonResults } from '../../readers.js';
 import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
@@ -6,14 +6,13 @@ import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_L
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
 const NEWLINE = 0x0a;
-const COMMENT = 0x23; // '#'
 
 /** Whether N-Quads text (or its UTF-8 bytes) has a line that is neither empty nor a comment. */
 export function holdsQuads(nquads: string | Uint8Array): boolean {
   const text = typeof nquads === 'string' ? nquads : partBytes(nquads);
   for (let at = 0; at < text.length; ) {
     const first = typeof text === 'string' ? text.charCodeAt(at) : text[at];
-    if (first !== COMMENT && first !== NEWLINE) return true;
+    if (!startsComment(first) && first !== NEWLINE) return true;
     at = (typeof text === 'string' ? text.indexOf('\n', at) : text.indexOf(NEWLINE, at)) + 1;
     if (at === 0) return false;
   }

@@ -1,0 +1,219 @@
+/**
+ * The engine backend (store.backend: sparql) at growing sizes, on one Virtuoso: for each size, the
+ * Logistics Objects missing to reach it are written as N-Quads (copies of one object the server
+ * stored through its API, so the layout is the server's own) and loaded with Virtuoso's bulk loader;
+ * then a server process starts on the engine (the start rebuilds the in-memory indexes from it) and
+ * 20 clients measure GET of random objects, PATCH of objects no run changed before, and POST of one
+ * Logistics Event per request to random objects. Per size: the load time, the start time, the API
+ * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
+ * request; then each figure as a ratio to the first size's.
+ *   npm run build && node dist/scripts/bench/engine-scale.js [sizes] [seconds]
+ * sizes: comma-separated, ascending (default 10000,100000); BENCH_ENGINE_MEMORY_MB sets Virtuoso's
+ * page buffers (default 4096); BENCH_DIR holds the engine and the load files (default a temp directory);
+ * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR.
+ */
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, type ConfigOverrides } from '../../src/config.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { quad, termToNt, type Quad } from '../../src/rdf/terms.js';
+import { CARGO } from '../../src/rdf/vocab.js';
+import { startServer } from '../../src/server.js';
+import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
+import { termOf } from '../../src/store/sparql-engine/sparql-engine-store.js';
+import { bulkLoad } from '../virtuoso/bulk-load.js';
+import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { benchEvent, CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
+import { benchServerSample, closedLoop, cpuProfileFlags, fmt, freePort, LoadClient, machine, processCpuSeconds, SERVER_NODE_FLAGS, type BenchServerReady, type BenchServerSample, type LoopResult } from './harness.js';
+
+const CLIENTS = 20;
+/** Objects each client changes in a PATCH run, in turn (each change grows its object by nothing: it replaces two values). */
+const OBJECTS_PER_CLIENT = 25;
+const WARM_UP_SECONDS = 5;
+
+interface ScaleReady extends BenchServerReady {
+  /** From the process's start to listening, ms: the indexes rebuilt from the engine included. */
+  startMs: number;
+}
+
+/** The server side: a server on the engine named by BENCH_STORE_CONFIG; answers 'memory' after a full GC. */
+async function serve(): Promise<void> {
+  const port = Number(process.env.BENCH_PORT);
+  const store = JSON.parse(process.env.BENCH_STORE_CONFIG!) as ConfigOverrides['store'];
+  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir: process.env.BENCH_DATA_DIR!, decisionPolicy: 'auto', store });
+  const server = await startServer(config, createLogger('silent'));
+  const token = await server.services.identityProvider!.issue(server.services.holder);
+  process.on('message', (message) => {
+    if (message === 'memory') process.send!(benchServerSample(0));
+    else if (message === 'stop') void server.close().then(() => process.exit(0));
+  });
+  process.send!({ url: server.url, token, startMs: performance.now() } satisfies ScaleReady);
+}
+
+interface ServerProcess {
+  ready: ScaleReady;
+  client: LoadClient;
+  sample(): Promise<BenchServerSample>;
+  stop(): Promise<void>;
+}
+
+/** A server on `engine` with the same port and data directory every time: the IRIs of the loaded objects start with its base URL. */
+async function startServerProcess(engine: RunningVirtuoso, dataDir: string, port: number): Promise<ServerProcess> {
+  const store: ConfigOverrides['store'] = { backend: 'sparql', sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' } };
+  const child = fork(fileURLToPath(import.meta.url), ['serve'], {
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
+    env: { ...process.env, BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(port) },
+  });
+  // A server that fails to start (an engine too slow to answer, say) ends the run rather than leave it waiting.
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the server process exited (${code}) before it was ready`);
+  });
+  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [ScaleReady];
+  exited.catch(() => undefined);
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
+  return {
+    ready,
+    client,
+    async sample() {
+      child.send('memory');
+      return ((await once(child, 'message')) as [BenchServerSample])[0];
+    },
+    async stop() {
+      client.close();
+      child.send('stop');
+      await once(child, 'exit');
+    },
+  };
+}
+
+/** The quads the engine holds that mention `id` (one object's graphs and metadata), in N-Triples terms with literals in the server's forms. */
+async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> {
+  const client = new SparqlClient({ queryUrl: engine.queryUrl, updateUrl: engine.updateUrl, timeoutMs: 60_000 });
+  const rows = await client.select(`SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), "${id}") || CONTAINS(STR(?s), "${id}")) }`);
+  return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object'], termOf(b.g) as Quad['graph']));
+}
+
+/** N-Quads of the objects `from` to `to` (exclusive): the template with its object's id replaced, blank nodes renamed per copy. */
+async function writeCopies(template: Quad[], id: string, from: number, to: number, file: string): Promise<void> {
+  const lines = template.map((q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`);
+  const out = createWriteStream(file);
+  for (let n = from; n < to; n++) {
+    const copy = lines.map((line) => line.split(id).join(objectId(n)).replace(/_:(\w+)/g, `_:$1x${n}`)).join('');
+    if (!out.write(copy)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
+
+const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
+
+interface Measured extends LoopResult {
+  serverCpuUs: number;
+  engineCpuUs: number;
+}
+
+/** A closed-loop run after a warm-up on the same load, with the server's and the engine's CPU per successful request. */
+async function measured(server: ServerProcess, engine: RunningVirtuoso, seconds: number, send: (client: number) => Promise<{ status: number }>, expected: number): Promise<Measured> {
+  await closedLoop(CLIENTS, WARM_UP_SECONDS, send, expected);
+  const before = await server.sample();
+  const engineBefore = processCpuSeconds(engine.pid);
+  const result = await closedLoop(CLIENTS, seconds, send, expected);
+  const after = await server.sample();
+  const engineUs = (processCpuSeconds(engine.pid) - engineBefore) * 1e6;
+  return { ...result, serverCpuUs: (after.cpu - before.cpu) / result.count, engineCpuUs: engineUs / result.count };
+}
+
+interface SizeResult {
+  objects: number;
+  load: { quads: number; seconds: number };
+  startMs: number;
+  rssMb: number;
+  heapMb: number;
+  get: Measured;
+  patch: Measured;
+  event: Measured;
+}
+
+async function main(): Promise<void> {
+  const sizes = (process.argv[2] ?? '10000,100000').split(',').map(Number);
+  const seconds = Number(process.argv[3] ?? 10);
+  const dir = process.env.BENCH_DIR ?? (await mkdtemp(join(tmpdir(), 'onerecord-bench-scale-')));
+  await mkdir(dir, { recursive: true });
+  const engine = await startVirtuoso({ dir: join(dir, 'virtuoso'), bufferMemoryMb: Number(process.env.BENCH_ENGINE_MEMORY_MB ?? 4096) });
+  const dataDir = join(dir, 'server');
+  await mkdir(dataDir, { recursive: true });
+  const port = await freePort();
+  const results: SizeResult[] = [];
+  try {
+    // One object through the API: its quads in the engine are the template of every loaded one.
+    const first = await startServerProcess(engine, dataDir, port);
+    const created = await first.client.send(`${first.ready.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
+    await first.stop();
+    if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
+    const templateId = String(created.headers.location).split('/').pop()!;
+    const template = await templateOf(engine, templateId);
+    const changed = new Set<number>();
+    let loaded = 0;
+    for (const size of sizes) {
+      const file = join(dir, `objects-${loaded}-${size}.nq`);
+      await writeCopies(template, templateId, loaded, size, file);
+      const load = await bulkLoad(engine, file);
+      await rm(file, { force: true });
+      loaded = size;
+      const server = await startServerProcess(engine, dataDir, port);
+      const memory = await server.sample();
+      const iri = (n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
+      const random = () => Math.floor(Math.random() * size);
+      const get = await measured(server, engine, seconds, () => server.client.send(iri(random()), 'GET'), 200);
+      const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
+        Array.from({ length: OBJECTS_PER_CLIENT }, () => {
+          let n = random();
+          while (changed.has(n)) n = random();
+          changed.add(n);
+          return { iri: iri(n), revision: 1, goods: CAPACITY_PIECE['cargo:goodsDescription'], upid: CAPACITY_PIECE['cargo:upid'], step: 0 };
+        }),
+      );
+      const turns = new Array<number>(CLIENTS).fill(0);
+      const patch = await measured(
+        server,
+        engine,
+        seconds,
+        async (client) => {
+          const piece = pieces[client][turns[client]++ % OBJECTS_PER_CLIENT];
+          const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
+          if (res.status === 201) piece.revision += 1;
+          return res;
+        },
+        201,
+      );
+      let events = 0;
+      const event = await measured(server, engine, seconds, () => server.client.send(`${iri(random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
+      await server.stop();
+      results.push({ objects: size, load, startMs: server.ready.startMs, rssMb: memory.rss / 1024 ** 2, heapMb: memory.heapUsed / 1024 ** 2, get, patch, event });
+      report(results, seconds);
+    }
+  } finally {
+    await engine.stop();
+    if (!process.env.BENCH_DIR) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function report(results: SizeResult[], seconds: number): void {
+  const base = results[0];
+  const rate = (r: Measured, b: Measured) => `${fmt(r.perSecond)}/s (${fmt(r.perSecond / b.perSecond, 2)}×), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (${fmt(r.p99 / b.p99, 2)}×), server ${fmt(r.serverCpuUs)} µs + engine ${fmt(r.engineCpuUs)} µs CPU, ${r.failures} failed`;
+  console.log(`\nengine-scale, ${machine()}, ${CLIENTS} clients, ${seconds} s runs; ratios against ${fmt(base.objects)} objects`);
+  for (const r of results) {
+    console.log(`\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`);
+    console.log(`  GET         ${rate(r.get, base.get)}`);
+    console.log(`  PATCH       ${rate(r.patch, base.patch)}`);
+    console.log(`  event POST  ${rate(r.event, base.event)}`);
+  }
+}
+
+if (process.argv[2] === 'serve') await serve();
+else await main();

@@ -1,0 +1,216 @@
+import { expect } from 'chai';
+import type { RequestListener } from 'node:http';
+import { connect } from 'node:net';
+import { createExpressApp } from '../src/http/app.js';
+import { withObjectGetFastPath } from '../src/http/object-get-fast-path.js';
+import { Listener } from '../src/http/listener.js';
+import { Representations } from '../src/http/representations.js';
+import { Lifecycle } from '../src/observability/health.js';
+import { RequestObservation, type FinishedRequest } from '../src/observability/request-log.js';
+import { agentOf } from '../src/http/context.js';
+import { createObject } from './support/changes.js';
+import { delegate, partner, PARTNER_CLIENTS, partnerToken } from './support/access.js';
+import { startTestServer, type TestServer } from './support/server.js';
+
+/** A request as sent on the wire: header lines in order, repeated names allowed. */
+interface RawRequest {
+  method: string;
+  target: string;
+  headers: [string, string][];
+}
+
+/** The answer's bytes as text, up to the end of its body (by Content-Length; none for HEAD). */
+function send(url: string, request: RawRequest): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const lines = [`${request.method} ${request.target} HTTP/1.1`, `Host: ${hostname}:${port}`, ...request.headers.map(([name, value]) => `${name}: ${value}`)];
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    let received = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const text = received.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = request.method === 'HEAD' ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      if (received.length < end + 4 + length) return;
+      socket.destroy();
+      resolve(received.subarray(0, end + 4 + length).toString('utf8'));
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** The date differs between two answers a second apart; a request id the server made, and the ids of api:Error nodes, always. */
+const comparable = (answer: string, madeId: boolean) =>
+  answer
+    .replace(/\r\nDate: [^\r]+/, '\r\nDate: -')
+    .replace(/"internal:[0-9a-f-]{36}"/g, '"internal:(id)"')
+    .replace(/\r\nX-Request-Id: [^\r]+/, (line) => (madeId ? '\r\nX-Request-Id: (made)' : line));
+
+/** What the observers (log line, metrics) are told of one request, without its latency. */
+type Observed = Omit<FinishedRequest, 'seconds'> & { agent: string | undefined };
+
+describe('GET of a Logistics Object: the fast path answers as the app does', () => {
+  let server: TestServer;
+  let general: Listener;
+  let fast: Listener;
+  /** Request targets the fast path handed to the app. */
+  let handedOver: string[];
+  const observed = { general: [] as Observed[], fast: [] as Observed[] };
+  let object: string;
+  let path: string;
+  let holderToken: string;
+
+  const recorder = (into: Observed[]) => new RequestObservation([(res, { seconds: _seconds, ...finished }) => into.push({ ...finished, agent: agentOf(res) })]);
+
+  before(async () => {
+    server = await startTestServer({ identityProvider: { clients: PARTNER_CLIENTS } });
+    const services = server.running.services;
+    // As createApp wires them, but with observers that record and the app's part counted.
+    const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
+    const fastObservation = recorder(observed.fast);
+    const behindFastPath = createExpressApp(services, representations, fastObservation);
+    const counted: RequestListener = (req, res) => {
+      handedOver.push(req.url!);
+      behindFastPath(req, res);
+    };
+    const open = (handler: RequestListener) => Listener.open(0, '127.0.0.1', new Lifecycle(), handler, services.config.keepAliveTimeoutMs);
+    general = await open(createExpressApp(services, representations, recorder(observed.general)));
+    fast = await open(withObjectGetFastPath(services, representations, fastObservation, counted));
+    object = await createObject(server);
+    path = new URL(object).pathname;
+    holderToken = await server.token();
+  });
+
+  after(async () => {
+    await fast?.drain(0);
+    await general?.drain(0);
+    await server?.close();
+  });
+
+  beforeEach(() => {
+    handedOver = [];
+    observed.general.length = 0;
+    observed.fast.length = 0;
+  });
+
+  const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
+  const get = (target: string, ...headers: [string, string][]): RawRequest => ({ method: 'GET', target, headers: [['X-Request-Id', 'compare-1'], ...headers] });
+
+  /** Sends `request` to the fast path, then to the app alone; expects the same bytes and the same observations. */
+  async function sameAnswer(request: RawRequest, options: { madeId?: boolean; status: number }): Promise<{ answer: string; seen: Observed[] }> {
+    const fromFast = await send(fast.url, request);
+    const fromApp = await send(general.url, request);
+    expect(fromFast.slice(0, 12), `${request.method} ${request.target}`).to.equal(`HTTP/1.1 ${options.status}`);
+    expect(comparable(fromFast, options.madeId ?? false)).to.equal(comparable(fromApp, options.madeId ?? false));
+    // Observed once the answers are closed (a request refused before observation starts is not).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const clean = (o: Observed) => (options.madeId ? { ...o, id: '(made)' } : o);
+    const seen = [...observed.fast];
+    expect(seen.map(clean)).to.deep.equal(observed.general.map(clean));
+    observed.fast.length = 0;
+    observed.general.length = 0;
+    return { answer: fromFast, seen };
+  }
+
+  it('answers a GET of a cached body itself: the same bytes, headers in the same order, the same log and metrics', async () => {
+    // The first GET builds the body (in the app), the next ones are answered at once.
+    await sameAnswer(get(path, bearer(holderToken)), { status: 200 });
+    expect(handedOver).to.deep.equal([path]);
+    handedOver = [];
+    const { answer, seen } = await sameAnswer(get(path, bearer(holderToken)), { status: 200 });
+    expect(seen).to.deep.equal([{ id: 'compare-1', method: 'GET', route: '/logistics-objects/:id', url: path, status: 200, completed: true, agent: server.running.services.holder }]);
+    expect(answer).to.match(/^HTTP\/1\.1 200 OK\r\nX-Request-Id: compare-1\r\nContent-Type: application\/ld\+json; version=2\.3\.0\r\nContent-Language: en-US\r\nLast-Modified: /);
+    expect(answer).to.match(/\r\nType: https:\/\/onerecord\.iata\.org\/ns\/cargo#Piece\r\nRevision: 1\r\nLatest-Revision: 1\r\nDate: /);
+    expect(observed.general).to.deep.equal([]);
+    await sameAnswer({ ...get(path, bearer(holderToken)), method: 'HEAD' }, { status: 200 });
+    await sameAnswer(get(path, bearer(holderToken), ['If-None-Match', '*']), { status: 200 });
+    expect(handedOver).to.deep.equal([]);
+  });
+
+  it('negotiates as the app: Turtle, N-Triples, versions, */*; 406 from the app', async () => {
+    for (const accept of ['text/turtle', 'application/n-triples', 'application/ld+json; version=2.1.0', 'text/html;q=0.5, */*;q=0.8', 'application/x-turtle']) {
+      await sameAnswer(get(path, bearer(holderToken), ['Accept', accept]), { status: 200 });
+      await sameAnswer(get(path, bearer(holderToken), ['Accept', accept]), { status: 200 });
+    }
+    // The first GET of Turtle and of N-Triples built their bodies in the app (the version is not in
+    // the body; JSON-LD was built before); every other GET was answered by the fast path.
+    expect(handedOver).to.have.length(2);
+    handedOver = [];
+    await sameAnswer(get(path, bearer(holderToken), ['Accept', 'image/png']), { status: 406 });
+    expect(handedOver).to.deep.equal([path]);
+  });
+
+  it('hands every failed check to the app, which answers its api:Error: 401, 404, 403, 400', async () => {
+    await sameAnswer(get(path), { status: 401 });
+    await sameAnswer(get(path, ['Authorization', 'Basic abc']), { status: 401 });
+    await sameAnswer(get(path, ['Authorization', 'Bearer not.a.jwt']), { status: 401 });
+    await sameAnswer(get(`${path}-unknown`, bearer(holderToken)), { status: 404 });
+    await sameAnswer(get(path, bearer(await partnerToken(server, 'stranger'))), { status: 403 });
+    await sameAnswer(get(path, bearer(holderToken), bearer(holderToken)), { status: 400 });
+    await sameAnswer(get(path, bearer(holderToken), ['X-Request-Id', 'has spaces']), { status: 200, madeId: true });
+    expect(handedOver).to.deep.equal([path, path, path, `${path}-unknown`, path, path]);
+  });
+
+  it('a token not verified before: the app finishes its verification; a bad signature is a 401', async () => {
+    const idp = server.running.services.identityProvider!;
+    const agent = server.running.services.holder;
+    // A fresh token for each server: neither has verified it.
+    const fromFast = await send(fast.url, get(path, bearer(await idp.issue(agent))));
+    const fromApp = await send(general.url, get(path, bearer(await idp.issue(agent))));
+    expect(comparable(fromFast, false)).to.equal(comparable(fromApp, false));
+    expect(fromFast).to.match(/^HTTP\/1\.1 200/);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(observed.fast.map(({ id: _id, ...o }) => o)).to.deep.equal(observed.general.map(({ id: _id, ...o }) => o));
+    observed.fast.length = 0;
+    observed.general.length = 0;
+    const forged = (await idp.issue(agent)).replace(/.{4}$/, 'AAAA');
+    await sameAnswer(get(path, bearer(forged)), { status: 401 });
+    expect(handedOver).to.have.length(2);
+  });
+
+  it('a delegate reads through its grant, as in the app', async () => {
+    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] });
+    const token = await partnerToken(server, 'airline');
+    await sameAnswer(get(path, bearer(token)), { status: 200 });
+    await sameAnswer(get(path, bearer(token)), { status: 200 });
+    expect(handedOver).to.have.length(1);
+  });
+
+  it('leaves queries, other paths and other methods to the app', async () => {
+    const now = new Date().toISOString();
+    const id = path.slice('/logistics-objects/'.length);
+    const cases: [RawRequest, number][] = [
+      [get(`${path}?at=${now}`, bearer(holderToken)), 200],
+      [get(`${path}?at=${now}`, bearer(holderToken), ['Accept', 'text/turtle']), 200],
+      [get(`${path}?revision=1`, bearer(holderToken)), 200],
+      [get(`${path}?embedded=true`, bearer(holderToken)), 200],
+      [get(`${path}?at=yesterday`, bearer(holderToken)), 400],
+      [get(`${path}/`, bearer(holderToken)), 200],
+      [get(`/LOGISTICS-OBJECTS/${id}`, bearer(holderToken)), 200],
+      [get(`/logistics-objects/${id.replace(/.$/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`, bearer(holderToken)), 200],
+      [get(`${path}%zz`, bearer(holderToken)), 400],
+      [get(`${path}/audit-trail`, bearer(holderToken)), 200],
+      [{ method: 'DELETE', target: path, headers: [bearer(holderToken)] }, 405],
+      [{ method: 'POST', target: path, headers: [bearer(holderToken), ['Content-Length', '0']] }, 405],
+    ];
+    for (const [request, status] of cases) await sameAnswer(request, { status, madeId: !request.headers.some(([name]) => name === 'X-Request-Id') });
+    expect(handedOver).to.deep.equal(cases.map(([request]) => request.target));
+  });
+
+  it('a moved object: the app answers its redirect', async () => {
+    const moved = await createObject(server);
+    const movedPath = new URL(moved).pathname;
+    await sameAnswer(get(movedPath, bearer(holderToken)), { status: 200 });
+    await sameAnswer(get(movedPath, bearer(holderToken)), { status: 200 });
+    const res = await server.request(`/internal/moves/${movedPath.split('/').pop()}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: 'https://elsewhere.example.com/lo/1' }) });
+    expect(res.status, await res.text()).to.equal(200);
+    handedOver = [];
+    await sameAnswer(get(movedPath, bearer(holderToken)), { status: 301 });
+    // Objects not moved are still answered by the fast path.
+    await sameAnswer(get(path, bearer(holderToken)), { status: 200 });
+    expect(handedOver).to.deep.equal([movedPath]);
+  });
+
+});
