@@ -13,7 +13,7 @@ export interface CommitIntent {
 }
 
 /** Intents of applied commits are removed this many at a time, in an operation of their own. */
-const INTENTS_REMOVED_TOGETHER = 200;
+export const INTENTS_REMOVED_TOGETHER = 200;
 
 /**
  * Virtuoso keeps part of an operation when the caller's connection drops while it runs (a server

@@ -11,7 +11,7 @@ import { WriteTransaction, type DomainEvent } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
-import { CommitIntents, intentsRemoval, storedIntents, type CommitIntent } from './commit-intents.js';
+import { CommitIntents, INTENTS_REMOVED_TOGETHER, intentsRemoval, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { StoreUnavailableError } from '../errors.js';
@@ -173,7 +173,9 @@ export class SparqlEngineStore implements GraphStore {
         if (err instanceof StoreUnavailableError) throw err;
       });
     }
-    for (let from = 0; from < intents.length; from += 200) await this.update(intentsRemoval(intents.slice(from, from + 200).map((i) => i.iri)));
+    for (let from = 0; from < intents.length; from += INTENTS_REMOVED_TOGETHER) {
+      await this.update(intentsRemoval(intents.slice(from, from + INTENTS_REMOVED_TOGETHER).map((i) => i.iri)));
+    }
     return intents.length;
   }
 
