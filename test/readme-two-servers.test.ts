@@ -9,11 +9,10 @@ import { freePort } from './support/server.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The shell commands of the README section `heading`: its first ```sh block. */
-function readmeCommands(readme: string, heading: string): string {
-  const section = readme.slice(readme.indexOf(`## ${heading}`));
-  const block = /```sh\n([\s\S]*?)```/.exec(section);
-  if (!block) throw new Error(`no sh block under "${heading}"`);
+/** The shell commands of a page of the docs: its first ```sh block. */
+function shCommands(page: string): string {
+  const block = /```sh\n([\s\S]*?)```/.exec(page);
+  if (!block) throw new Error('no sh block in the page');
   return block[1];
 }
 
@@ -34,7 +33,7 @@ async function stopGroup(pgid: number): Promise<void> {
   }
 }
 
-describe("README: two servers talking to each other (the section's commands, run as written)", function () {
+describe("docs/two-servers.md: two servers talking to each other (its commands, run as written)", function () {
   this.timeout(120_000);
   let dir: string;
   before(async () => {
@@ -44,14 +43,14 @@ describe("README: two servers talking to each other (the section's commands, run
 
   it('B grants A read access to a Piece, A subscribes, B changes it and A has the notification', async () => {
     const [a, b] = [await freePort(), await freePort()];
-    // Only the ports and where the files go differ from the README: both could be in use here.
-    const commands = readmeCommands(await readFile(join(REPO, 'README.md'), 'utf8'), 'Two servers talking to each other')
+    // Only the ports and where the files go differ from docs/two-servers.md: both could be in use here.
+    const commands = shCommands(await readFile(join(REPO, 'docs/two-servers.md'), 'utf8'))
       .replaceAll('8081', String(a))
       .replaceAll('8082', String(b))
       .replaceAll('./data-a', join(dir, 'data-a'))
       .replaceAll('./data-b', join(dir, 'data-b'))
       .replace(/\b([ab])\.json\b/g, (_, server: string) => join(dir, `${server}.json`));
-    // The README waits a second for the notification; a loaded machine may need longer.
+    // The page waits a second for the notification; a loaded machine may need longer.
     const script = `set -e\n${commands}\nfor i in $(seq 100); do
   curl -s -H "Authorization: Bearer $TOKEN_A" http://localhost:${a}/internal/notifications | grep -q LOGISTICS_OBJECT_UPDATED && break
   sleep 0.2
