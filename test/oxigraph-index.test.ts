@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { holdsQuads, OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
+import { quadsEnd, OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const graphText = (i: number, quads: number) =>
   Array.from({ length: quads }, (_, k) => `<internal:n-${i}-${k}> <http://example.com/p${k % 7}> "value ${k} of ${i}" <http://example.com/g/${i}> .\n`).join('');
@@ -15,15 +15,23 @@ describe('OxigraphIndex', () => {
   });
 });
 
-describe('holdsQuads: a record of comments alone is not loaded', () => {
-  it('says whether Oxigraph would load anything from the text, as text and as bytes', () => {
+describe('quadsEnd: only the part of a record holding quads is loaded', () => {
+  it('ends after the last quad line, as text and as bytes: a record of comments alone loads nothing, and the part loaded holds every quad', () => {
     const data = '<http://e.com/s> <http://e.com/p> "#not a comment" <http://e.com/g> .\n';
+    const other = '<http://e.com/s> <http://e.com/p> "other" <http://e.com/g> .\n';
     const comment = '#A <http://e.com/s> <http://e.com/p> "archived" <urn:onerecord:store:notification:1> .\n';
-    const texts = ['', '\n', comment, comment + comment, `${comment}\n${comment}`, comment.slice(0, -1), data, comment + data, data + comment, `${comment}\n${data}`, data.slice(0, -1), `${comment}${data.slice(0, -1)}`];
+    const texts = ['', '\n', comment, comment + comment, `${comment}\n${comment}`, comment.slice(0, -1), data, comment + data, data + comment, `${comment}\n${data}`, data.slice(0, -1), `${comment}${data.slice(0, -1)}`, `${data}${comment}${other}${comment}\n`, `${data}\n${comment}${other.slice(0, -1)}`];
     for (const text of texts) {
-      const index = new OxigraphIndex();
-      index.apply({ delete: '', insert: text });
-      for (const form of [text, new TextEncoder().encode(text)]) expect(holdsQuads(form), JSON.stringify(text)).to.equal(index.size > 0);
+      const whole = new OxigraphIndex();
+      whole.loadTrusted(text);
+      const applied = new OxigraphIndex();
+      applied.apply({ delete: '', insert: text });
+      expect(applied.graphNTriples('http://e.com/g'), JSON.stringify(text)).to.equal(whole.graphNTriples('http://e.com/g'));
+      for (const form of [text, new TextEncoder().encode(text)]) {
+        const end = quadsEnd(form);
+        expect(end > 0, JSON.stringify(text)).to.equal(whole.size > 0);
+        expect(text.slice(end).split('\n').every((line) => line === '' || line.startsWith('#')), JSON.stringify(text)).to.equal(true);
+      }
     }
   });
 });

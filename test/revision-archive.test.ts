@@ -3,10 +3,15 @@ import { readFile, rm } from 'node:fs/promises';
 import { Parser } from 'n3';
 import { join } from 'node:path';
 import { literal, namedNode, quad, termToNt, type Quad } from '../src/rdf/terms.js';
-import { CARGO, rdf, store as meta, xsd } from '../src/rdf/vocab.js';
+import { api, CARGO, rdf, requestStatus, store as meta, xsd } from '../src/rdf/vocab.js';
 import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { recordFor } from '../src/store/embedded/durable-store.js';
-import { readRevisions, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { readRevisions, revisionGraph, revisionQuads, revisionWritesIn, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { finishedGraphsIn } from '../src/store/schema/finished-graphs.js';
+import { actionRequestFromTriples, requestQuads, statusEntryQuads } from '../src/store/schema/action-requests.js';
+import { readStoreNTriples } from '../src/rdf/ntriples.js';
+import { Claims } from '../src/store/claims.js';
+import { WriteTransaction } from '../src/store/transaction.js';
 import { exportDataDirectory } from '../src/store/embedded/export/export.js';
 import { EX, openStore, tempDir } from './support/store-data.js';
 
@@ -109,6 +114,68 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     expect(exact(await store.graphTriples(revisionGraph(OBJECT, 1)))).to.deep.equal(exact(whileLatest));
     expect(exact(await store.graphTriples(revisionGraph(OBJECT, 2)))).to.deep.equal(exact(next));
     await store.close();
+  });
+
+  it('a commit hands the archive the parts it would read back from its record (revisions, finished graphs), or none where it could differ', () => {
+    const o = namedNode(OBJECT);
+    const other = `${EX}logistics-objects/other`;
+    const created = `${EX}action-requests/created`;
+    const held = `${EX}action-requests/held`;
+    const hot: Record<string, string> = {
+      [held]: `<${held}> <${EX}p> "held ☃" .\n<internal:x> <${EX}q> <${OBJECT}> .\n`,
+      [`${EX}outbox/1`]: `<urn:x> <${EX}p> "gone" .\n`,
+    };
+    const before = objectTriples(6);
+    const after = objectTriples(6, new Map([[2, 1], [4, 1]]));
+    const build = (fill: (tx: WriteTransaction) => void) => {
+      const tx = new WriteTransaction(new Claims());
+      fill(tx);
+      const r = recordFor(tx, (l) => l.map((x) => (x.value === '1.50' ? literal('1.5', x.datatype) : x)), (g) => hot[g] ?? '');
+      return r;
+    };
+    const fromRecord = (r: ReturnType<typeof recordFor>) => ({
+      revisions: revisionWritesIn(r).map((w) => ({ ...w.record, createdAt: w.record.createdAt.getTime(), whole: w.whole, del: w.del, ins: w.ins })),
+      finished: finishedGraphsIn(r),
+    });
+    const handed = (r: ReturnType<typeof recordFor>) => ({
+      revisions: r.archive!.revisions.map((w) => ({ ...w.record, createdAt: w.record.createdAt.getTime(), whole: w.whole, del: w.del, ins: w.ins })),
+      finished: r.archive!.finished.map(({ graph, ntriples }) => ({ graph, ntriples })),
+    });
+    const cases = [
+      // A PATCH: the writer's added and removed lines, its request created and finished, another request finished, an outbox entry removed.
+      build((tx) => {
+        tx.revisions.push({ revision: record(2, 1_700_000_000_120), triples: after, replaces: { revision: record(1, 1_700_000_000_000), triples: before, added: after.filter((t, i) => !before[i].equals(t)), removed: before.filter((t, i) => !after[i].equals(t)) } });
+        const request = { iri: created, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_100), objects: [OBJECT], statuses: [] };
+        tx.insert.push(...requestQuads(request, [quad(namedNode('internal:s'), namedNode(`${EX}q`), literal('a "request" 🚚\n'), namedNode(created))]));
+        for (const [number, status] of [[1, requestStatus.PENDING], [2, requestStatus.ACCEPTED]] as const) {
+          tx.insert.push(...statusEntryQuads(created, { iri: `internal:e${number}`, number, status, since: new Date(1_700_000_000_100 + number), changedBy: AGENT }));
+        }
+        tx.created.add(created);
+        tx.finished.push(created, held);
+        tx.removedGraphs.push(`${EX}outbox/1`);
+        tx.delete.push(quad(namedNode('urn:x'), namedNode(`${EX}n`), literal('1'), namedNode(`${EX}counters`)));
+      }),
+      // Revision 3 compared with revision 2 line by line, and a change undone in the same step.
+      build((tx) => tx.revisions.push({ revision: record(3, 1_700_000_000_300), triples: before, replaces: { revision: record(2, 1_700_000_000_120), triples: after } })),
+      // Two new objects, one literal made canonical.
+      build((tx) => {
+        tx.revisions.push({ revision: record(1, 1_700_000_000_000), triples: [...before, quad(o, namedNode(`${EX}w`), literal('1.50', namedNode(xsd.decimal)))] });
+        tx.revisions.push({ revision: { ...record(1, 1_700_000_000_001), object: other, graph: revisionGraph(other, 1) }, triples: [quad(namedNode(other), namedNode(rdf.type), namedNode(`${CARGO}Piece`))] });
+      }),
+    ];
+    for (const r of cases) expect(handed(r)).to.deep.equal(fromRecord(r));
+    expect(cases[0].archive!.finished.map((f) => [f.graph, f.created === true])).to.deep.equal([[created, true], [held, false]]);
+    expect(cases[0].archive!.revisions[0].del).to.include('v0');
+    // The request's record, read from the quads the commit wrote, is the one its text gives.
+    const [{ triples, ntriples }] = cases[0].archive!.finished;
+    const fromQuads = actionRequestFromTriples(created, triples!);
+    expect(fromQuads?.statuses.map((e) => e.status)).to.deep.equal([requestStatus.PENDING, requestStatus.ACCEPTED]);
+    expect(fromQuads).to.deep.equal(actionRequestFromTriples(created, readStoreNTriples(ntriples)));
+    // Written to the object's graph beside its revision: the archive reads the record.
+    expect(build((tx) => {
+      tx.revisions.push({ revision: record(2, 1_700_000_000_120), triples: after, replaces: { revision: record(1, 1_700_000_000_000), triples: before } });
+      tx.insert.push(quad(o, namedNode(`${EX}extra`), literal('x'), o));
+    }).archive).to.equal(undefined);
   });
 
   it('a change is journalled as what it changes: the record of a one-triple change is as small on 2,000 triples as on 40', () => {

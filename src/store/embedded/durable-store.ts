@@ -13,7 +13,7 @@ import type { SparqlJsonResults } from '../readers.js';
 import { replayBatches } from './journal/replay-batches.js';
 import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './replica/query-replica.js';
 import { replicaGraph, viewsMayShow } from './replica/replica-layout.js';
-import { Archive, ARCHIVE_DIR } from './archive/archive.js';
+import { Archive, ARCHIVE_DIR, type ArchiveParts, type FinishedGraph } from './archive/archive.js';
 import { ArchiveCorruptError } from './archive/archive-db.js';
 import { asArchiveLines } from '../schema/finished-graphs.js';
 import type { ActionRequestRecord } from '../schema/action-requests.js';
@@ -26,11 +26,11 @@ import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePositi
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot/snapshot.js';
 import { SnapshotThread } from './snapshot/snapshot-thread.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
-import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord } from '../schema/revisions.js';
+import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord, type WrittenRevision } from '../schema/revisions.js';
 import { WriteTransaction, type RevisionWrite } from '../transaction.js';
 import { MOVE_DATA, type StoreCapacity } from '../capacity.js';
 import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../errors.js';
-import { iriToNt, quad, quadToNq, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
+import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 
 export interface DurableStoreOptions {
@@ -68,68 +68,147 @@ const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
 
+/** A journal record as `recordFor` builds it: the quads it inserts and deletes, and what the archive takes from it. */
+export interface BuiltRecord extends CommitRecord {
+  inserted: number;
+  deleted: number;
+  /** The archive's parts of the record, the values it would read back from it; undefined where it must (see archiveParts). */
+  archive?: ArchiveParts;
+}
+
 /**
  * The journal record for a change. A quad both deleted and inserted ends up present (as with
  * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
  * and the order in which they are applied does not matter. A new revision is written as its
  * metadata plus what changed in the object's graph since the revision it replaces (all of it
  * for revision 1, whose literals `canonical` turns into the form the store keeps, so that the
- * record, the hot store and the archive hold the same lines).
+ * record, the hot store and the archive hold the same lines). `hotGraph`: what the hot store holds
+ * of a graph, as N-Triples.
  */
 export function recordFor(
   change: WriteTransaction,
   canonical: (literals: RDF.Literal[]) => RDF.Literal[],
   hotGraph: (graph: string) => string = () => '',
-): CommitRecord & { inserted: number; deleted: number } {
+): BuiltRecord {
   // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not its line).
   const finished = new Set(change.finished);
   const insert: string[] = [];
   const archived: string[] = [];
-  for (const q of change.insert) (finished.size > 0 && finished.has(q.graph.value) ? archived : insert).push(quadToNq(q));
+  // The finished graphs' final content as N-Triples lines, in the order of their archive lines, and
+  // the quads of those this commit creates (all of their lines): what the archive takes.
+  const finishedLines = new Map<string, string[]>();
+  const createdQuads = new Map<string, Quad[]>();
+  const archive = (graph: string, ntriples: string, line: string) => {
+    archived.push(line);
+    const lines = finishedLines.get(graph);
+    if (lines) lines.push(ntriples);
+    else finishedLines.set(graph, [ntriples]);
+  };
+  for (const q of change.insert) {
+    const graph = q.graph.value;
+    if (finished.size > 0 && finished.has(graph)) {
+      const ntriples = tripleToNt(q);
+      archive(graph, ntriples, inGraph(ntriples, iriToNt(graph)));
+      if (change.created.has(graph)) {
+        const quads = createdQuads.get(graph);
+        if (quads) quads.push(q);
+        else createdQuads.set(graph, [q]);
+      }
+    } else insert.push(quadToNq(q));
+  }
   const deletions = change.delete.map(quadToNq);
-  for (const w of change.revisions) revisionLines(w, canonical, insert, deletions);
+  const objectLines = change.revisions.map((w) => revisionLines(w, canonical, insert, deletions));
   for (const graph of change.finished) {
     // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided as it is made).
     if (change.created.has(graph)) continue;
-    const held = hotGraph(graph).split(/(?<=\n)/).filter(Boolean);
-    deletions.push(...held);
-    archived.push(...held);
+    const graphNt = iriToNt(graph);
+    for (const ntriples of ntriplesLines(hotGraph(graph))) {
+      const line = inGraph(ntriples, graphNt);
+      deletions.push(line);
+      archive(graph, ntriples, line);
+    }
   }
-  for (const graph of change.removedGraphs) deletions.push(...hotGraph(graph).split(/(?<=\n)/).filter(Boolean));
+  for (const graph of change.removedGraphs) deletions.push(...ntriplesLines(hotGraph(graph)).map((line) => inGraph(line, iriToNt(graph))));
   const insertText = insert.join('') + asArchiveLines(archived).join('');
-  if (deletions.length === 0) return { delete: '', insert: insertText, inserted: insert.length, deleted: 0 };
-  const inserted = new Set(insert);
-  const deleted = deletions.filter((line) => !inserted.has(line));
-  return { delete: deleted.join(''), insert: insertText, inserted: insert.length, deleted: deleted.length };
+  const inserted = deletions.length === 0 ? undefined : new Set(insert);
+  const deleted = inserted ? deletions.filter((line) => !inserted.has(line)) : [];
+  const finishedParts = [...finishedLines].map(([graph, lines]): FinishedGraph => {
+    const triples = createdQuads.get(graph);
+    return { graph, ntriples: lines.join(''), ...(triples && { created: true, triples }) };
+  });
+  return {
+    delete: deleted.join(''),
+    insert: insertText,
+    inserted: insert.length,
+    deleted: deleted.length,
+    archive: archiveParts(change, objectLines, inserted, finishedParts),
+  };
+}
+
+/** The N-Quads line of an N-Triples line (ending in ` .\n`) in the graph written `graphNt`. */
+const inGraph = (ntriples: string, graphNt: string) => `${ntriples.slice(0, -2)}${graphNt} .\n`;
+
+/** The lines of N-Triples text, each with its newline. */
+const ntriplesLines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
+
+/**
+ * The archive's parts of a record as `revisionWritesIn` reads them back from it: each revision's
+ * metadata and the lines of its object's graph the record inserts and deletes (as N-Triples, in
+ * the record's order). Undefined when another part of the transaction also writes to an object's
+ * graph, a revision's own graph, the metadata graph or the default graph (the reading of the record
+ * would then take those lines too): the archive reads the record then. Never the case for the
+ * domain's writes, which keep revisions to `revisions`.
+ */
+function archiveParts(change: WriteTransaction, objectLines: readonly ObjectLines[], inserted: ReadonlySet<string> | undefined, finished: FinishedGraph[]): ArchiveParts | undefined {
+  if (change.revisions.length > 0) {
+    const revisionGraphs = new Set<string>([bookkeeping.metaGraph]);
+    for (const w of change.revisions) revisionGraphs.add(latestGraph(w.revision.object)).add(w.revision.graph);
+    if (revisionGraphs.size !== 1 + 2 * change.revisions.length) return undefined;
+    const elsewhere = (q: Quad) => q.graph.termType === 'DefaultGraph' || revisionGraphs.has(q.graph.value);
+    if (change.insert.some(elsewhere) || change.delete.some(elsewhere) || [...change.finished, ...change.removedGraphs].some((g) => revisionGraphs.has(g))) return undefined;
+  }
+  const revisions = change.revisions.map((w, i): WrittenRevision => {
+    const { ins, del } = objectLines[i];
+    const tail = ` ${iriToNt(latestGraph(w.revision.object))} .\n`;
+    const asNTriples = (lines: readonly string[]) => lines.map((line) => `${line.slice(0, line.length - tail.length)} .\n`).join('');
+    return { record: w.revision, whole: false, ins: asNTriples(ins), del: asNTriples(inserted ? del.filter((line) => !inserted.has(line)) : []) };
+  });
+  return { revisions, finished };
 }
 
 /** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */
 const forViews = (tx: WriteTransaction) =>
   tx.revisions.length > 0 || tx.finished.some(viewsMayShow) || tx.insert.some((q) => viewsMayShow(q.graph.value)) || tx.delete.some((q) => viewsMayShow(q.graph.value));
 
-function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): void {
+/** The lines a revision writes into its object's graph (N-Quads), inserted and deleted, before the record drops the deletions it also inserts. */
+interface ObjectLines {
+  ins: readonly string[];
+  del: readonly string[];
+}
+
+/** Adds a revision's lines to a record's insertions and deletions; returns those of its object's graph. */
+function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): ObjectLines {
   insert.push(...revisionQuads(w.revision).map(quadToNq));
   const graph = latestGraph(w.revision.object);
-  if (!w.replaces) {
-    insert.push(...triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph));
-    return;
-  }
+  const lines = objectGraphLines(w, canonical, graph);
+  insert.push(...lines.ins);
   // The hot store keeps the metadata of revision 1 (who created the object) and of the latest.
-  if (w.replaces.revision.number > 1) deletions.push(...revisionQuads(w.replaces.revision).map(quadToNq));
+  if (w.replaces && w.replaces.revision.number > 1) deletions.push(...revisionQuads(w.replaces.revision).map(quadToNq));
+  deletions.push(...lines.del);
+  return lines;
+}
+
+function objectGraphLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], graph: string): ObjectLines {
+  if (!w.replaces) return { ins: triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph), del: [] };
   const { added: changeAdded, removed: changeRemoved } = w.replaces;
-  if (changeAdded && changeRemoved) {
-    // The writer's own account of the change: its cost is the change's, whatever the object's size.
-    insert.push(...triplesInGraphToNq(changeAdded, graph));
-    deletions.push(...triplesInGraphToNq(changeRemoved, graph));
-    return;
-  }
+  // The writer's own account of the change: its cost is the change's, whatever the object's size.
+  if (changeAdded && changeRemoved) return { ins: triplesInGraphToNq(changeAdded, graph), del: triplesInGraphToNq(changeRemoved, graph) };
   // A change keeps the triple objects it does not touch: only the others are compared as text.
   const previous = new Set(w.replaces.triples);
   const next = new Set(w.triples);
   const added = new Set(triplesInGraphToNq(w.triples.filter((t) => !previous.has(t)), graph));
   const removed = new Set(triplesInGraphToNq(w.replaces.triples.filter((t) => !next.has(t)), graph));
-  for (const line of added) if (!removed.has(line)) insert.push(line);
-  for (const line of removed) if (!added.has(line)) deletions.push(line);
+  return { ins: [...added].filter((line) => !removed.has(line)), del: [...removed].filter((line) => !added.has(line)) };
 }
 
 function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Literal[]) => RDF.Literal[]): readonly Quad[] {
@@ -415,7 +494,7 @@ export class DurableStore implements GraphStore {
    * Refuses, before anything is journaled, a record that would take the store past its capacity
    * in quads or WASM memory. A record that frees more than it adds is always let through.
    */
-  private admit(record: ReturnType<typeof recordFor>): void {
+  private admit(record: BuiltRecord): void {
     if (this.failed) throw new StoreFailedError(`writes are refused until the server restarts: a change could not be applied (${this.failed.message})`);
     const growth = record.inserted - record.deleted;
     if (growth <= 0) {
@@ -504,12 +583,15 @@ export class DurableStore implements GraphStore {
     return this.archive.requests.list(object);
   }
 
-  /** Hands a record applied to the hot store to the archive; drops the names of the graphs it finished. Returns the revisions new to the archive. */
-  private takeToArchive(record: CommitBytes): number {
-    const { revisions, finished } = this.archive.applyRecord(record);
-    // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs.
+  /**
+   * Hands a record applied to the hot store to the archive (with its parts when its commit has
+   * them); drops the names of the graphs it finished. Returns the revisions new to the archive.
+   */
+  private takeToArchive(record: CommitBytes, parts?: ArchiveParts): number {
+    const { revisions, finished } = this.archive.applyRecord(record, parts);
+    // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs (a graph the record creates was never there).
     const deleted = partBytes(record.delete);
-    this.index.dropGraphs(finished.filter((graph) => deleted.includes(` ${iriToNt(graph)} .\n`)));
+    this.index.dropGraphs(finished.filter((f) => !f.created && deleted.includes(` ${iriToNt(f.graph)} .\n`)).map((f) => f.graph));
     return revisions;
   }
 
@@ -527,7 +609,7 @@ export class DurableStore implements GraphStore {
       const record = recordFor(
         tx,
         (literals) => canonicalLiterals(this.index, literals),
-        (graph) => this.index.graphNTriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`),
+        (graph) => this.index.graphNTriples(graph),
       );
       this.admit(record);
       const growth = record.inserted - record.deleted;
@@ -537,7 +619,7 @@ export class DurableStore implements GraphStore {
         await this.journal.append(record, (stored) => {
           this.pendingQuads -= growth;
           pending = false;
-          this.applyDurable(stored);
+          this.applyDurable(stored, record.archive);
           this.quads += growth;
           this.compactor.written(record.deleted, this.quads);
           this.committed.publish(tx.events, forViews(tx) ? stored : undefined);
@@ -556,10 +638,10 @@ export class DurableStore implements GraphStore {
    * and as an Oxigraph that failed mid-way is in an unknown state, no further write is taken;
    * the record is applied again at the next start.
    */
-  private applyDurable(stored: CommitBytes): void {
+  private applyDurable(stored: CommitBytes, parts: ArchiveParts | undefined): void {
     try {
       this.index.apply(stored);
-      this.takeToArchive(stored);
+      this.takeToArchive(stored, parts);
     } catch (err) {
       const message = (err as Error).message;
       this.failed ??= err as Error;

@@ -1,11 +1,36 @@
 import { open, type RootDatabase } from 'lmdb';
 import { ArchiveDb } from './archive-db.js';
 import type { CommitRecord, CommitBytes } from '../../commit-record.js';
+import type { Quad } from '../../../rdf/terms.js';
 import { RequestArchive, type ArchivedRequest, type RequestByObjectKey, type RequestKey } from './request-archive.js';
 import { RevisionArchive, type ArchivedRevision, type RevisionKey } from './revision-archive.js';
 import { finishedGraphsIn } from '../../schema/finished-graphs.js';
+import { revisionWritesIn, type WrittenRevision } from '../../schema/revisions.js';
 import { NotificationArchive, type ArchivedNotification, type NotificationByKey, type NotificationIdKey, type NotificationKey } from './notification-archive.js';
 import { isReceivedNotificationGraph } from '../../schema/received-notifications.js';
+
+/** A graph a record finishes, with its final content as N-Triples. */
+export interface FinishedGraph {
+  graph: string;
+  ntriples: string;
+  /** The record that finishes the graph also creates it (a new IRI): the archive cannot hold it yet, and the hot store never held it. */
+  created?: boolean;
+  /** The graph's triples as the commit that created it wrote them, in the order of its lines: read instead of its text. */
+  triples?: readonly Quad[];
+}
+
+/**
+ * What the archive takes from a record: the revisions it writes and the graphs it finishes. Read
+ * back from the record (`revisionWritesIn`, `finishedGraphsIn`) at replay; handed over by the commit
+ * that built the record (recordFor), which holds the same values already, live.
+ */
+export interface ArchiveParts {
+  revisions: readonly WrittenRevision[];
+  finished: readonly FinishedGraph[];
+}
+
+/** The archive's parts of a record, read back from its text. */
+const archivePartsOf = (record: CommitRecord | CommitBytes): ArchiveParts => ({ revisions: revisionWritesIn(record), finished: finishedGraphsIn(record) });
 
 /** The archive's directory inside a data directory. */
 export const ARCHIVE_DIR = 'archive';
@@ -59,17 +84,17 @@ export class Archive {
   }
 
   /**
-   * Takes what a journal record gives the archive: the revisions it writes and the graphs it
-   * finishes. Returns how many revisions were new and the graphs that left the hot store.
+   * Takes what a journal record gives the archive (`parts`, read from the record unless its commit
+   * hands them over): the revisions it writes and the graphs it finishes. Returns how many
+   * revisions were new and the graphs that left the hot store.
    */
-  applyRecord(record: CommitRecord | CommitBytes): { revisions: number; finished: string[] } {
-    const revisions = this.revisions.applyRecord(record);
-    const finished = finishedGraphsIn(record);
-    for (const { graph, ntriples } of finished) {
+  applyRecord(record: CommitRecord | CommitBytes, parts: ArchiveParts = archivePartsOf(record)): { revisions: number; finished: readonly FinishedGraph[] } {
+    const revisions = this.revisions.applyRevisions(parts.revisions);
+    for (const { graph, ntriples, created, triples } of parts.finished) {
       if (isReceivedNotificationGraph(graph)) this.notifications.archive(graph, ntriples);
-      else this.requests.archive(graph, ntriples);
+      else this.requests.archive(graph, ntriples, created, triples);
     }
-    return { revisions, finished: finished.map((f) => f.graph) };
+    return { revisions, finished: parts.finished };
   }
 
   /** Resolves once every entry written so far is on disk; rejects if one could not be written. */

@@ -45,10 +45,14 @@ export class RequestArchive {
     private readonly byObject: ArchiveDb<RequestByObjectKey, 1>,
   ) {}
 
-  /** Archives a finished request graph; false if it was there already (a replayed record). */
-  archive(graph: string, ntriples: string): boolean {
-    if (this.requests.has(graph)) return false;
-    const record = actionRequestFromTriples(graph, readStoreNTriples(recordLines(graph, ntriples)));
+  /**
+   * Archives a finished request graph; false if it was there already (a replayed record). `created`:
+   * the record finishing it also creates it (a new IRI), so it cannot be there, and LMDB is not asked.
+   * `triples`: the graph's triples as its commit wrote them (the lines of `ntriples`), read instead of the text.
+   */
+  archive(graph: string, ntriples: string, created = false, triples?: readonly Quad[]): boolean {
+    if (!created && this.requests.has(graph)) return false;
+    const record = actionRequestFromTriples(graph, triples ?? readStoreNTriples(recordLines(graph, ntriples)));
     if (!record) return false;
     const requestedAt = record.requestedAt.getTime();
     this.requests.put(graph, { ntriples, record: { ...record, requestedAt, statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })) } });

@@ -7,18 +7,27 @@ const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
 const NEWLINE = 0x0a;
 
-/** Whether N-Quads text (or its UTF-8 bytes) has a line that is neither empty nor a comment. */
-export function holdsQuads(nquads: string | Uint8Array): boolean {
+/**
+ * The length of the leading part of N-Quads text (or of its UTF-8 bytes) that holds every line
+ * neither empty nor a comment: 0 when there is none. What Oxigraph must parse of a record's
+ * insertions: its archive lines (comments, see finished-graphs.ts) come after its quads, and parsing
+ * them doubled a PATCH's load (measured: 14 vs 25 µs for 8 quads followed by 48 archive lines).
+ */
+export function quadsEnd(nquads: string | Uint8Array): number {
   const text = typeof nquads === 'string' ? nquads : partBytes(nquads);
-  for (let at = 0; at < text.length; ) {
-    const first = typeof text === 'string' ? text.charCodeAt(at) : text[at];
-    if (!startsComment(first) && first !== NEWLINE) return true;
-    at = (typeof text === 'string' ? text.indexOf('\n', at) : text.indexOf(NEWLINE, at)) + 1;
-    if (at === 0) return false;
+  // From the last line back: a record without archive lines is decided by its last line alone.
+  for (let end = text.length; end > 0; ) {
+    // The line ending at `end` (its newline included) starts after the newline before it.
+    const start = end < 2 ? 0 : (typeof text === 'string' ? text.lastIndexOf('\n', end - 2) : text.lastIndexOf(NEWLINE, end - 2)) + 1;
+    const first = typeof text === 'string' ? text.charCodeAt(start) : text[start];
+    if (!startsComment(first) && first !== NEWLINE) return end;
+    end = start;
   }
-  return false;
+  return 0;
 }
 
+/** The leading `length` characters or bytes of a record's part (a view of the bytes, not a copy). */
+const leading = (part: string | Uint8Array, length: number) => (typeof part === 'string' ? part.slice(0, length) : part.subarray(0, length));
 
 const initialBindings = loadOxigraphBindings();
 /** The first instance of the oxigraph bindings (the SPARQL replica's thread builds its store with them too). */
@@ -160,9 +169,11 @@ export class OxigraphIndex {
     // deleting "1" leaves it absent (fold.ts folds records the same way). A deletion Oxigraph
     // refuses (an IRI it does not accept, as its per-quad delete refused it too) fails the record
     // after its insertions: the caller then takes no further write (DurableStore.applyDurable).
-    // A record of comments alone (a received notification's: archive lines only) loads nothing;
-    // handing it to Oxigraph cost ~2% of the CPU of receiving one.
-    if (holdsQuads(record.insert)) this.loadLenient(record.insert);
+    // Only the part holding quads is handed over (quadsEnd): a record of comments alone (a received
+    // notification's: archive lines only) loads nothing; handing it to Oxigraph cost ~2% of the CPU
+    // of receiving one.
+    const quadsLength = quadsEnd(record.insert);
+    if (quadsLength > 0) this.loadLenient(leading(record.insert, quadsLength));
     if (record.delete.length > 0) this.store.update(deleteData(partText(record.delete)));
     this.follower?.applied(record);
   }
