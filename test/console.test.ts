@@ -75,13 +75,17 @@ describe('web console (headless Chromium)', function () {
     expect(res.headers.get('cache-control')).to.equal('no-cache');
     const html = await res.text();
     const script = /src="(console\/assets\/[0-9a-f]{16}\/main\.js)"/.exec(html)![1];
-    // The landing page preloads its own modules and no others: the other pages' modules load when first shown.
-    const preloaded = [...html.matchAll(/<link rel="modulepreload" href="console\/assets\/[0-9a-f]{16}\/([\w-]+\.js)">/g)].map((m) => m[1]).sort();
-    expect(preloaded).to.deep.equal(['api.js', 'dom.js', 'object-list-page.js', 'rdf.js']);
+    // The landing page loads one module: main.js with the modules it imports, bundled; the other pages' modules
+    // load when first shown, and import the bundled ones from the bundle (one instance of each).
+    const bundle = await (await fetch(`${server.url}/${script}`)).text();
+    for (const name of ['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'main.js']) expect(bundle).to.contain(`bundled['${name}'] = `);
+    expect(bundle).to.not.contain("bundled['object-page.js']");
+    expect(await (await fetch(`${server.url}/${script.replace('main.js', 'api.js')}`)).text()).to.match(/^export \{ [^}]*\bsession\b[^}]*\} from '\.\/main\.js';$/m);
+    expect(html).to.not.contain('modulepreload');
     // start.js, which sends the landing page's list request, is in the page itself, ahead of the modules, allowed by its hash.
     const inline = /<script>([^]*?)<\/script>/.exec(html)!;
     expect(inline[1]).to.contain('window.consoleStart =');
-    expect(inline.index).to.be.lessThan(html.indexOf('rel="modulepreload"'));
+    expect(inline.index).to.be.lessThan(html.indexOf('main.js'));
     expect(res.headers.get('content-security-policy')).to.contain(`script-src 'self' 'sha256-${createHash('sha256').update(inline[1]).digest('base64')}';`);
     expect((await fetch(`${server.url}/${script.replace('main.js', 'start.js')}`)).status).to.equal(404);
     const asset = await fetch(`${server.url}/${script}`);

@@ -4,6 +4,7 @@ import { extname, join } from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
 import { HttpError } from '../errors.js';
 import { projectFile } from '../project-files.js';
+import { bundleModules } from './console-bundle.js';
 
 /**
  * Same-origin scripts and styles only, and the one script in the page, by its hash; the console calls
@@ -14,17 +15,13 @@ const contentSecurityPolicy = (inlineScriptHash: string) =>
 const MEDIA_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
 /** What index.html names the asset folder by: replaced with its versioned path. */
 const ASSETS_PLACEHOLDER = /\{\{assets\}\}/g;
-/** Where index.html lists the modules to preload: replaced with every one of them. */
-const MODULE_PRELOADS_PLACEHOLDER = '{{module-preloads}}';
 /** Where index.html names the server's public base URL (a `<meta>` attribute): replaced with it, HTML-escaped. */
 const BASE_URL_PLACEHOLDER = '{{base-url}}';
-/** The module index.html starts; the others are what it imports, directly or not. */
+/** The module index.html starts: served as one module with all it imports statically (console-bundle.ts). */
 const ENTRY_MODULE = 'main.js';
 /** The script written into index.html (not a module: it runs while the page is parsed), in place of its placeholder. */
 const INLINE_SCRIPT = 'start.js';
 const INLINE_SCRIPT_PLACEHOLDER = '{{start.js}}';
-/** A static import of a sibling module (`import … from` a `./name.js` path); a dynamic `import()` loads later and is left out. */
-const STATIC_IMPORT = /^import\s[^;]*?\sfrom\s+'\.\/([\w.-]+\.js)';/gm;
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** `text` for an HTML attribute value or text. */
@@ -52,22 +49,6 @@ function send(req: Request, res: Response, file: StaticFile, cacheControl: strin
   res.setHeader('Content-Type', file.mediaType).send(file.body);
 }
 
-/** The modules `entry` imports statically, directly or not (without `entry` itself). */
-function importedBy(entry: string, assets: Map<string, StaticFile>): Set<string> {
-  const found = new Set<string>();
-  const visit = (name: string) => {
-    const source = assets.get(name);
-    if (!source) throw new Error(`the console module ${name} is imported but not in src/http/console`);
-    for (const [, imported] of source.body.toString('utf8').matchAll(STATIC_IMPORT)) {
-      if (imported === entry || found.has(imported)) continue;
-      found.add(imported);
-      visit(imported);
-    }
-  };
-  visit(entry);
-  return found;
-}
-
 /**
  * The web console (docs/console.md): the files of `src/http/console/`, read once when the app is built
  * (no build step), served without a token: they hold no data, and every call they make carries the
@@ -78,11 +59,13 @@ function importedBy(entry: string, assets: Map<string, StaticFile>): Set<string>
  */
 export function consoleRoutes(baseUrl: string): Router {
   const dir = projectFile('src/http/console');
-  const assets = new Map<string, StaticFile>();
-  for (const name of readdirSync(dir).sort()) {
-    const mediaType = MEDIA_TYPES[extname(name)];
-    if (mediaType && name !== INLINE_SCRIPT) assets.set(name, staticFile(readFileSync(join(dir, name)), mediaType));
-  }
+  const files = new Map<string, Buffer>();
+  for (const name of readdirSync(dir).sort()) if (MEDIA_TYPES[extname(name)] && name !== INLINE_SCRIPT) files.set(name, readFileSync(join(dir, name)));
+  const modules = new Map([...files].filter(([name]) => extname(name) === '.js').map(([name, text]) => [name, text.toString('utf8')]));
+  // The landing page's modules as one; each bundled module is served as a re-export of it, for the other pages' modules.
+  const { text: bundle, reExports } = bundleModules(ENTRY_MODULE, modules);
+  for (const [name, text] of [[ENTRY_MODULE, bundle], ...reExports] as const) files.set(name, Buffer.from(text));
+  const assets = new Map([...files].map(([name, body]) => [name, staticFile(body, MEDIA_TYPES[extname(name)])]));
   const inlineScript = readFileSync(join(dir, INLINE_SCRIPT), 'utf8');
   if (/<\/script/i.test(inlineScript)) throw new Error(`${INLINE_SCRIPT} would end its <script> element early`);
   const policy = contentSecurityPolicy(createHash('sha256').update(inlineScript).digest('base64'));
@@ -90,14 +73,8 @@ export function consoleRoutes(baseUrl: string): Router {
     .update([...assets].map(([name, file]) => `${name} ${file.etag}`).join('\n'))
     .digest('hex')
     .slice(0, 16);
-  // The modules the entry imports are asked for while the page is parsed: found import by import,
-  // each level of imports cost the landing page 10-20 ms, from the cache too (scripts/bench/console.ts).
-  // The modules of the other pages are imported when those are first shown, not preloaded: each
-  // module read cost the landing page a few ms, even from the cache.
-  const preloads = [...importedBy(ENTRY_MODULE, assets)].map((name) => `<link rel="modulepreload" href="{{assets}}/${name}">`);
   // The script and the base URL last, so nothing in them is read as a placeholder; functions, so `$` in them is no pattern.
   const html = readFileSync(join(dir, 'index.html'), 'utf8')
-    .replace(MODULE_PRELOADS_PLACEHOLDER, preloads.join('\n'))
     .replace(ASSETS_PLACEHOLDER, `console/assets/${version}`)
     .replace(INLINE_SCRIPT_PLACEHOLDER, () => inlineScript)
     .replace(BASE_URL_PLACEHOLDER, () => escapeHtml(baseUrl));

@@ -1,4 +1,5 @@
 // The one way the console talks to the server: the public API, with the signed-in caller's token.
+import { afterNextPaint } from './dom.js';
 
 /** Defined by start.js, the script in the page, which needs them before any module has arrived: the token's key and query strings. */
 const { TOKEN_KEY, query } = window.consoleStart;
@@ -30,10 +31,14 @@ export const session = {
   get token() {
     return sessionStorage.getItem(TOKEN_KEY);
   },
-  /** Keeps the token for this tab and checks it against the server; a refused one is dropped again. */
+  /**
+   * Keeps the token for this tab and checks it against the server, once the page is painted: the page
+   * shown first need not wait for the check (its own call with the token is refused as well when the token is).
+   * A refused token is dropped again.
+   */
   signIn(token) {
     sessionStorage.setItem(TOKEN_KEY, token);
-    serverKnown = learnServer(token);
+    serverKnown = afterNextPaint().then(() => learnServer(token));
     return serverKnown.catch((err) => {
       this.signOut();
       throw err;

@@ -67,6 +67,12 @@ export function notify(message, isError = false) {
   if (!isError) setTimeout(() => toast.textContent === message && (toast.textContent = ''), NOTICE_MS);
 }
 
+/** Settles once the page as it is now has been painted: for work that may come a frame after the rest. */
+export function afterNextPaint() {
+  // A frame's callbacks run just before its paint; a task queued from one runs after it.
+  return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+}
+
 /** Content that loads: a placeholder until `load` resolves, then its nodes, or the error. */
 export function loading(load) {
   const box = h('div', { class: 'loading', 'aria-busy': 'true' }, 'Loading…');

@@ -1,15 +1,17 @@
 // The landing page: Logistics Objects by type, by id, most recently changed first.
 import { answerOf, getJson, query, session } from './api.js';
-import { compareText, field, h, loading, table, time } from './dom.js';
+import { afterNextPaint, compareText, field, h, loading, table, time } from './dom.js';
 import { objectLink, shortIri, termView } from './rdf.js';
 
-const { LIST_PAGE_SIZE: PAGE_SIZE, objectListPath, takeEarlyAnswer } = window.consoleStart;
+const { LIST_PAGE_SIZE: PAGE_SIZE, objectListPath, takeEarlyList } = window.consoleStart;
 
-/** The object list for `params`: the answer start.js asked for as the page opened when it is the same list, for the same token. */
+/** The object list for `params`: the one start.js asked for as the page opened when it is the same list, for the same token. */
 async function objectList(params) {
   const path = objectListPath(params);
-  const early = takeEarlyAnswer(path, session.token);
-  return early ? (await answerOf(early)).json() : getJson(path);
+  const early = takeEarlyList(path, session.token);
+  if (!early) return getJson(path);
+  await answerOf(early.answer);
+  return early.list;
 }
 
 /** Opens an object the caller knows by its IRI (partners, who may not list, open objects so). */
@@ -23,7 +25,11 @@ function filterForm(params, types) {
   const type = h('select', { name: 'type' }, h('option', { value: '' }, 'any type'),
     Object.entries(types).sort(([a], [b]) => compareText(shortIri(a), shortIri(b))).map(([iri, count]) => h('option', { value: iri, selected: iri === params.get('type') }, `${shortIri(iri)} (${count})`)));
   const id = h('input', { name: 'id', type: 'search', value: params.get('id') ?? '', placeholder: 'part of the IRI' });
-  const changedAfter = h('input', { name: 'changed-after', type: 'datetime-local', value: params.get('changed-after') ?? '' });
+  // A text field until the list is on screen: making a date-time field loads the locale's date formats,
+  // 30-60 ms the first time in a page (scripts/bench/console.ts), which the rows would wait for. Its value
+  // is already in the date-time field's form (YYYY-MM-DDThh:mm), so it survives the change of type.
+  const changedAfter = h('input', { name: 'changed-after', value: params.get('changed-after') ?? '' });
+  afterNextPaint().then(() => (changedAfter.type = 'datetime-local'));
   const submit = (e) => {
     e.preventDefault();
     location.hash = `#/objects${query({ type: type.value, id: id.value.trim(), 'changed-after': changedAfter.value })}`;

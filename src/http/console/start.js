@@ -38,24 +38,34 @@ window.consoleStart = (() => {
     return `/internal/logistics-objects${query({ type: params.get('type'), id: params.get('id'), 'changed-after': local && new Date(local).toISOString(), skip: Number(params.get('skip') ?? 0), limit: LIST_PAGE_SIZE })}`;
   }
 
-  /** The list's answer (a fetch Response) asked for as the page opened, until the first list shown takes it. */
+  /**
+   * The list asked for as the page opened, until the first list shown takes it: `answer`, the fetch
+   * Response, and `list`, its body read as JSON when it is a 2xx (else undefined, the body left for the
+   * error). The body is read as soon as it is in, not when the modules ask: read then, it came a task
+   * later, after a paint of the page without its rows (traced).
+   */
   let early;
   const token = signInLink?.token ?? sessionStorage.getItem(TOKEN_KEY);
   const { name, params } = routeOf(signInLink?.route ?? location.hash);
   if (token && name === 'objects') {
     const path = objectListPath(params);
     // As api.js calls the API; relative to the page, as its API root is (the server may be under a path).
-    early = { token, path, answer: fetch(path.slice(1), { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' }) };
+    const answer = fetch(path.slice(1), { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, cache: 'no-store' });
+    early = { token, path, answer, list: answer.then((res) => (res.ok ? res.json() : undefined)) };
     // Whoever takes it handles its failure; if no one does (the sign-in was refused), it is no error of the page.
-    early.answer.catch(() => {});
+    early.list.catch(() => {});
   }
+  // The link's token is kept for the tab here (main.js signs in with it, and drops it when refused), once
+  // the list's request is out: the first use of sessionStorage in a page costs 5-10 ms (probed), paid
+  // while the list is on its way rather than by the modules.
+  if (signInLink) sessionStorage.setItem(TOKEN_KEY, signInLink.token);
 
-  /** The answer asked for as the page opened when it is for `path` with `token`, else undefined; taken once. */
-  function takeEarlyAnswer(path, token) {
+  /** The list asked for as the page opened (`{ answer, list }`) when it is for `path` with `token`, else undefined; taken once. */
+  function takeEarlyList(path, token) {
     const taken = early;
     early = undefined;
-    return taken && taken.path === path && taken.token === token ? taken.answer : undefined;
+    return taken && taken.path === path && taken.token === token ? taken : undefined;
   }
 
-  return { TOKEN_KEY, query, routeOf, signInLink, LIST_PAGE_SIZE, objectListPath, takeEarlyAnswer };
+  return { TOKEN_KEY, query, routeOf, signInLink, LIST_PAGE_SIZE, objectListPath, takeEarlyList };
 })();
