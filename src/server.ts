@@ -93,7 +93,7 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
     const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis }) };
+    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -225,7 +225,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = opened.startQueries();
-  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, grantIndex, config.sparql.openToPartners, metrics?.queryFinished);
+  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
   const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { ConfigOverrides } from '../src/config.js';
 import { shippedQueries } from '../src/domain/analytics/query-files.js';
+import { MAX_DATASET_GRAPHS } from '../src/store/sparql-engine/engine-dataset.js';
 import { expectApiError } from './support/api-error.js';
 import { authorization, delegate, grant, partner } from './support/access.js';
 import { add, CARGO, change, createObject, patch, piece, str } from './support/changes.js';
@@ -34,11 +35,14 @@ async function startEngineServer(overrides: ConfigOverrides = {}): Promise<TestS
 
 type Term = { type: string; value: string; datatype?: string; 'xml:lang'?: string };
 
-async function sparql(server: TestServer, query: string, params: Record<string, string> = {}, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
-  return server.request(`/sparql?${new URLSearchParams({ query, ...params })}`, { agent, headers: { Accept: 'application/sparql-results+json' } });
+/** Protocol parameters: a record, or pairs where a name repeats (default-graph-uri, named-graph-uri). */
+type Params = Record<string, string> | [string, string][];
+
+async function sparql(server: TestServer, query: string, params: Params = {}, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
+  return server.request(`/sparql?${new URLSearchParams([['query', query], ...(Array.isArray(params) ? params : Object.entries(params))])}`, { agent, headers: { Accept: 'application/sparql-results+json' } });
 }
 
-async function rows(server: TestServer, query: string, params: Record<string, string> = {}, agent: 'holder' | 'other' = 'holder'): Promise<Record<string, Term>[]> {
+async function rows(server: TestServer, query: string, params: Params = {}, agent: 'holder' | 'other' = 'holder'): Promise<Record<string, Term>[]> {
   const res = await sparql(server, query, params, agent);
   const text = await res.text();
   expect(res.status, text).to.equal(200);
@@ -102,6 +106,80 @@ describe('SPARQL analytics on the engine: a query sees its dataset only', functi
     } finally {
       await quick.close();
     }
+  });
+});
+
+describe('SPARQL analytics on the engine: the whole view of an internal actor', function () {
+  this.timeout(180_000);
+  let server: TestServer;
+  /** The latest view's graphs: the objects written. */
+  const objects: string[] = [];
+  let shipment: string;
+
+  before(async () => {
+    server = await startEngineServer();
+    const weighed = (kg: string, description: string) => {
+      const body = piece();
+      (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = { '@type': 'xsd:double', '@value': kg };
+      return { ...body, 'cargo:goodsDescription': description };
+    };
+    for (const [kg, description] of [['20', 'A'], ['30.5', 'B'], ['5', 'C']]) objects.push(await createObject(server, weighed(kg, description)));
+    shipment = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': objects.map((p) => ({ '@id': p })) });
+    objects.push(shipment);
+    expect((await patch(server, shipment, change(shipment, 1, [add(shipment, 'goodsDescription', str('changed'))]))).status).to.equal(201);
+    expect((await postEvent(server, objects[1], eventJson())).status).to.equal(201);
+  });
+  after(() => server.close());
+
+  const sorted = (bindings: Record<string, Term>[]) => bindings.map((b) => JSON.stringify(Object.entries(b).sort())).sort();
+
+  it('answers as the same graphs listed in FROM and FROM NAMED: paths across objects, OPTIONAL, NOT EXISTS, UNION, sub-selects, blank nodes, SELECT *', async () => {
+    const C = `PREFIX cargo: <${CARGO}> `;
+    const queries = [
+      'SELECT * WHERE { ?s ?p ?o }',
+      'SELECT (COUNT(DISTINCT *) AS ?n) WHERE { ?s ?p ?o }',
+      `${C}SELECT ?s ?kg WHERE { ?s cargo:pieces/cargo:grossWeight/cargo:numericalValue ?kg }`,
+      `${C}SELECT ?piece ?s WHERE { ?piece ^cargo:pieces ?s }`,
+      `${C}SELECT ?x ?d WHERE { ?x cargo:goodsDescription|cargo:upid ?d }`,
+      `${C}SELECT ?s ?d WHERE { ?s a cargo:Piece OPTIONAL { ?s cargo:goodsDescription ?d } FILTER NOT EXISTS { ?s cargo:goodsDescription "B" } }`,
+      `${C}SELECT ?s ?kg WHERE { ?s cargo:grossWeight [ cargo:numericalValue ?kg ] }`,
+      `${C}SELECT ?total WHERE { { SELECT (SUM(?kg) AS ?total) WHERE { ?p cargo:grossWeight/cargo:numericalValue ?kg } } }`,
+      `${C}SELECT ?g ?s WHERE { { ?s a cargo:Shipment } UNION { GRAPH ?g { ?s a cargo:Piece } } }`,
+      `${C}SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } VALUES ?p { cargo:goodsDescription } }`,
+      `${C}SELECT ?s WHERE { ?s !cargo:goodsDescription ?o . FILTER EXISTS { ?s cargo:pieces ?p } }`,
+      `${C}SELECT ?d WHERE { GRAPH <${objects[0]}> { ?s cargo:goodsDescription ?d } }`,
+    ];
+    // The holder's organisation is an object of the view too.
+    const listed = [...objects, server.running.services.holder].flatMap((g): [string, string][] => [['default-graph-uri', g], ['named-graph-uri', g]]);
+    for (const query of queries) {
+      const whole = await rows(server, query);
+      expect(whole.length, query).to.be.greaterThan(0);
+      expect(sorted(whole), query).to.deep.equal(sorted(await rows(server, query, listed)));
+    }
+    // DESCRIBE: the resource's triples in the view, not those of its revisions or the store's bookkeeping.
+    const described = await server.request(`/sparql?${new URLSearchParams({ query: `DESCRIBE <${shipment}>` })}`, { headers: { Accept: 'application/n-triples' } });
+    const lines = (await described.text()).trim().split('\n');
+    expect(lines.filter((l) => l.includes('goodsDescription'))).to.deep.equal([`<${shipment}> <${CARGO}goodsDescription> "changed" .`]);
+  });
+
+  it('refuses a repeated path (*, +, ?) over the whole view with 400, and answers it over named graphs', async () => {
+    await expectApiError(await sparql(server, `SELECT ?x WHERE { ?s <${CARGO}pieces>+ ?x }`), 400, /property path with \+ over the whole view/);
+    expect(await rows(server, `SELECT ?x WHERE { GRAPH ?g { <${shipment}> <${CARGO}pieces>* ?x } }`)).to.not.deep.equal([]);
+  });
+
+  it('answers a view of more graphs than a query\'s dataset can list', async () => {
+    const count = MAX_DATASET_GRAPHS + 6;
+    const pieces = Array.from({ length: count }, (_, i) => ({ '@type': 'cargo:Piece', 'cargo:goodsDescription': `many ${i}` }));
+    // Two shipments: one body of them all would pass the body's triple limit.
+    for (const half of [pieces.slice(0, count / 2), pieces.slice(count / 2)]) {
+      const res = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': half }) });
+      expect(res.status, await res.text()).to.equal(201);
+    }
+    const counted = await rows(server, `SELECT (COUNT(*) AS ?n) WHERE { ?p <${CARGO}goodsDescription> ?d FILTER STRSTARTS(?d, "many ") }`);
+    expect(counted[0].n.value).to.equal(String(count));
+    // The revisions view too: revision 1 of every object (the holder's organisation's too), and the first shipment's second.
+    const revisions = await rows(server, 'SELECT (COUNT(*) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }', { view: 'revisions' });
+    expect(revisions[0].n.value).to.equal(String(count + 2 + objects.length + 2));
   });
 });
 

@@ -6,7 +6,10 @@
  * 20 clients measure GET of random objects, PATCH of objects no run changed before, and POST of one
  * Logistics Event per request to random objects. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
- * request; then each figure as a ratio to the first size's.
+ * request; then GET again while SPARQL analytics queries over the whole store run one after the
+ * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
+ * At the first size, the same GET, PATCH and event runs on the embedded store (the same objects,
+ * created through its API) give the engine's figures as ratios to the default backend's.
  *   npm run build && node dist/scripts/bench/engine-scale.js [sizes] [seconds]
  * sizes: comma-separated, ascending (default 10000,100000); BENCH_ENGINE_MEMORY_MB sets Virtuoso's
  * page buffers (default 4096); BENCH_DIR holds the engine and the load files (default a temp directory);
@@ -15,6 +18,7 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { get } from 'node:http';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +49,9 @@ interface ScaleReady extends BenchServerReady {
 async function serve(): Promise<void> {
   const port = Number(process.env.BENCH_PORT);
   const store = JSON.parse(process.env.BENCH_STORE_CONFIG!) as ConfigOverrides['store'];
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir: process.env.BENCH_DATA_DIR!, decisionPolicy: 'auto', store });
+  // The analytics query over the whole store may take minutes: its time is measured, not cut.
+  const sparql = { timeBudgetMillis: 3_600_000 };
+  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir: process.env.BENCH_DATA_DIR!, decisionPolicy: 'auto', store, sparql });
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   process.on('message', (message) => {
@@ -62,9 +68,13 @@ interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** A server on `engine` with the same port and data directory every time: the IRIs of the loaded objects start with its base URL. */
-async function startServerProcess(engine: RunningVirtuoso, dataDir: string, port: number): Promise<ServerProcess> {
-  const store: ConfigOverrides['store'] = { backend: 'sparql', sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' } };
+const engineStore = (engine: RunningVirtuoso): ConfigOverrides['store'] => ({
+  backend: 'sparql',
+  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' },
+});
+
+/** A server on `store`; on the engine, with the same port and data directory every time: the IRIs of the loaded objects start with its base URL. */
+async function startServerProcess(store: ConfigOverrides['store'], dataDir: string, port: number): Promise<ServerProcess> {
   const child = fork(fileURLToPath(import.meta.url), ['serve'], {
     execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
     env: { ...process.env, BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(port) },
@@ -128,15 +138,123 @@ async function measured(server: ServerProcess, engine: RunningVirtuoso, seconds:
   return { ...result, serverCpuUs: (after.cpu - before.cpu) / result.count, engineCpuUs: engineUs / result.count };
 }
 
-interface SizeResult {
+/** The analytics query: over every object's latest revision, through the server's `/sparql`. */
+const ANALYTICS_QUERY = 'SELECT ?type (COUNT(*) AS ?objects) WHERE { ?o a ?type } GROUP BY ?type';
+
+interface Analytics {
+  /** GET measured just before the query, with the server's caches as warm as for the run with it. */
+  idle: Measured;
+  /** GET measured while the queries ran. */
+  get: Measured;
+  queries: number;
+  /** From sending a query to its answer, ms, on average. */
+  queryMs: number;
+  /** The number of Pieces it counted. */
+  pieces: number;
+}
+
+/** A GET's status and body, however long it takes (the load client's connections time out when idle for 4 s). */
+function answerOf(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+/** GET measured idle, then while analytics queries run one after the other, from before that run starts until it ended. */
+async function getWhileQuerying(server: ServerProcess, engine: RunningVirtuoso, seconds: number, getOne: () => Promise<{ status: number }>): Promise<Analytics> {
+  const idle = await measured(server, engine, seconds, getOne, 200);
+  const times: number[] = [];
+  let pieces = 0;
+  let getting = true;
+  const querying = (async () => {
+    do {
+      const started = performance.now();
+      const res = await answerOf(`${server.ready.url}/sparql?${new URLSearchParams({ query: ANALYTICS_QUERY })}`, { Accept: 'text/csv', Authorization: `Bearer ${server.ready.token}` });
+      if (res.status !== 200) throw new Error(`the analytics query failed: ${res.status} ${res.body}`);
+      times.push(performance.now() - started);
+      pieces = Number(res.body.split('\n').find((line) => line.startsWith(`${CARGO}Piece,`))?.split(',')[1] ?? 0);
+    } while (getting);
+  })();
+  const during = await measured(server, engine, seconds, getOne, 200).finally(() => (getting = false));
+  await querying;
+  return { idle, get: during, queries: times.length, queryMs: times.reduce((a, b) => a + b, 0) / times.length, pieces };
+}
+
+const objectIri = (server: ServerProcess, n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
+
+interface ApiResult {
+  get: Measured;
+  patch: Measured;
+  event: Measured;
+}
+
+/**
+ * GET of random objects, PATCH of objects no run changed before (`changed`, kept across runs), POST
+ * of one Logistics Event per request to random objects, on a server holding `objectId(0)` to
+ * `objectId(size - 1)`.
+ */
+async function measureApi(server: ServerProcess, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
+  const random = () => Math.floor(Math.random() * size);
+  const get = await measured(server, engine, seconds, () => server.client.send(objectIri(server, random()), 'GET'), 200);
+  const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
+    Array.from({ length: OBJECTS_PER_CLIENT }, () => {
+      let n = random();
+      while (changed.has(n)) n = random();
+      changed.add(n);
+      return { iri: objectIri(server, n), revision: 1, goods: CAPACITY_PIECE['cargo:goodsDescription'], upid: CAPACITY_PIECE['cargo:upid'], step: 0 };
+    }),
+  );
+  const turns = new Array<number>(CLIENTS).fill(0);
+  const patch = await measured(
+    server,
+    engine,
+    seconds,
+    async (client) => {
+      const piece = pieces[client][turns[client]++ % OBJECTS_PER_CLIENT];
+      const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
+      if (res.status === 201) piece.revision += 1;
+      return res;
+    },
+    201,
+  );
+  let events = 0;
+  const event = await measured(server, engine, seconds, () => server.client.send(`${objectIri(server, random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
+  return { get, patch, event };
+}
+
+/** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
+async function embeddedApi(engine: RunningVirtuoso, dataDir: string, size: number, seconds: number): Promise<ApiResult> {
+  await mkdir(dataDir, { recursive: true });
+  const server = await startServerProcess({ backend: 'embedded' }, dataDir, await freePort());
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        for (let n = next++; n < size; n = next++) {
+          const res = await server.client.send(`${server.ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@id': objectIri(server, n), ...CAPACITY_PIECE }), { 'Content-Type': 'application/ld+json' });
+          if (res.status !== 201) throw new Error(`object ${n} was refused by the embedded store: ${res.status}`);
+        }
+      }),
+    );
+    return await measureApi(server, engine, size, seconds, new Set());
+  } finally {
+    await server.stop();
+  }
+}
+
+interface SizeResult extends ApiResult {
   objects: number;
   load: { quads: number; seconds: number };
   startMs: number;
   rssMb: number;
   heapMb: number;
-  get: Measured;
-  patch: Measured;
-  event: Measured;
+  analytics: Analytics;
 }
 
 async function main(): Promise<void> {
@@ -151,7 +269,7 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   try {
     // One object through the API: its quads in the engine are the template of every loaded one.
-    const first = await startServerProcess(engine, dataDir, port);
+    const first = await startServerProcess(engineStore(engine), dataDir, port);
     const created = await first.client.send(`${first.ready.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
     await first.stop();
     if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
@@ -159,43 +277,21 @@ async function main(): Promise<void> {
     const template = await templateOf(engine, templateId);
     const changed = new Set<number>();
     let loaded = 0;
+    let embedded: ApiResult | undefined;
     for (const size of sizes) {
       const file = join(dir, `objects-${loaded}-${size}.nq`);
       await writeCopies(template, templateId, loaded, size, file);
       const load = await bulkLoad(engine, file);
       await rm(file, { force: true });
       loaded = size;
-      const server = await startServerProcess(engine, dataDir, port);
+      const server = await startServerProcess(engineStore(engine), dataDir, port);
       const memory = await server.sample();
-      const iri = (n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
-      const random = () => Math.floor(Math.random() * size);
-      const get = await measured(server, engine, seconds, () => server.client.send(iri(random()), 'GET'), 200);
-      const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
-        Array.from({ length: OBJECTS_PER_CLIENT }, () => {
-          let n = random();
-          while (changed.has(n)) n = random();
-          changed.add(n);
-          return { iri: iri(n), revision: 1, goods: CAPACITY_PIECE['cargo:goodsDescription'], upid: CAPACITY_PIECE['cargo:upid'], step: 0 };
-        }),
-      );
-      const turns = new Array<number>(CLIENTS).fill(0);
-      const patch = await measured(
-        server,
-        engine,
-        seconds,
-        async (client) => {
-          const piece = pieces[client][turns[client]++ % OBJECTS_PER_CLIENT];
-          const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
-          if (res.status === 201) piece.revision += 1;
-          return res;
-        },
-        201,
-      );
-      let events = 0;
-      const event = await measured(server, engine, seconds, () => server.client.send(`${iri(random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
+      const api = await measureApi(server, engine, size, seconds, changed);
+      const analytics = await getWhileQuerying(server, engine, seconds, () => server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'));
       await server.stop();
-      results.push({ objects: size, load, startMs: server.ready.startMs, rssMb: memory.rss / 1024 ** 2, heapMb: memory.heapUsed / 1024 ** 2, get, patch, event });
-      report(results, seconds);
+      results.push({ objects: size, load, startMs: server.ready.startMs, rssMb: memory.rss / 1024 ** 2, heapMb: memory.heapUsed / 1024 ** 2, ...api, analytics });
+      if (!embedded) embedded = await embeddedApi(engine, join(dir, 'embedded'), size, seconds);
+      report(results, embedded, seconds);
     }
   } finally {
     await engine.stop();
@@ -203,7 +299,7 @@ async function main(): Promise<void> {
   }
 }
 
-function report(results: SizeResult[], seconds: number): void {
+function report(results: SizeResult[], embedded: ApiResult | undefined, seconds: number): void {
   const base = results[0];
   const rate = (r: Measured, b: Measured) => `${fmt(r.perSecond)}/s (${fmt(r.perSecond / b.perSecond, 2)}×), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (${fmt(r.p99 / b.p99, 2)}×), server ${fmt(r.serverCpuUs)} µs + engine ${fmt(r.engineCpuUs)} µs CPU, ${r.failures} failed`;
   console.log(`\nengine-scale, ${machine()}, ${CLIENTS} clients, ${seconds} s runs; ratios against ${fmt(base.objects)} objects`);
@@ -212,6 +308,12 @@ function report(results: SizeResult[], seconds: number): void {
     console.log(`  GET         ${rate(r.get, base.get)}`);
     console.log(`  PATCH       ${rate(r.patch, base.patch)}`);
     console.log(`  event POST  ${rate(r.event, base.event)}`);
+    const { analytics } = r;
+    if (r === base && embedded) {
+      const against = (engineRun: Measured, embeddedRun: Measured) => `${fmt(engineRun.perSecond / embeddedRun.perSecond, 2)}× (${fmt(embeddedRun.perSecond)}/s, p99 ${fmt(embeddedRun.p99, 1)} ms, server ${fmt(embeddedRun.serverCpuUs)} µs CPU)`;
+      console.log(`  engine against the embedded store, same run and objects: GET ${against(r.get, embedded.get)}, PATCH ${against(r.patch, embedded.patch)}, event POST ${against(r.event, embedded.event)}`);
+    }
+    console.log(`  GET while an analytics query runs: ${fmt(analytics.get.perSecond)}/s; p99 ${fmt(analytics.get.p99, 1)} ms against ${fmt(analytics.idle.p99, 1)} ms just before (${fmt(analytics.get.p99 / analytics.idle.p99, 2)}×); ${fmt(analytics.queries)} queries (${fmt(analytics.pieces)} Pieces counted) answered in ${fmt(analytics.queryMs / 1000, 1)} s each`);
   }
 }
 

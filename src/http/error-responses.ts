@@ -5,7 +5,7 @@ import { newEmbeddedIri } from '../domain/objects/new-objects.js';
 import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-writer.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdOf } from '../observability/request-log.js';
-import { StoreFailedError, StoreFullError, StoreUnavailableError } from '../store/errors.js';
+import { StoreConflictError, StoreFailedError, StoreFullError, StoreUnavailableError } from '../store/errors.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
@@ -28,6 +28,16 @@ export function sendError(res: Response, error: HttpError): void {
     .send(withContext(errorDocument(error)));
 }
 
+/** The 409 of a write another server process came first to, as the same write refused by this process's claims answers. */
+function conflictError({ slot, resource }: StoreConflictError): HttpError {
+  switch (slot) {
+    case 'revision':
+      return new HttpError(409, 'revision_conflict', { message: 'another change of this revision was written first', resource });
+    case 'request':
+      return new HttpError(409, 'request_busy', { message: 'another status change of this action request was written first; retry', resource });
+  }
+}
+
 /** Turns anything thrown by a route into an api:Error response; the one place that does. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
@@ -35,6 +45,7 @@ export function toHttpError(err: unknown): HttpError {
     return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
   }
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
+  if (err instanceof StoreConflictError) return conflictError(err);
   if (err instanceof StoreFailedError) return new HttpError(503, 'store_failed', { message: err.message });
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }

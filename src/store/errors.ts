@@ -11,3 +11,20 @@ export class StoreTooLargeError extends Error {}
 
 /** A write that could not be made durable (the journal, or the engine, cannot take it now): nothing of it was applied; a later one may succeed. */
 export class StoreUnavailableError extends Error {}
+
+/** What another writer filled first: an object's next revision, an action request's next status. */
+export type WriteSlot = 'revision' | 'request';
+
+/**
+ * A write refused because another writer's commit (another server process on the same engine)
+ * filled a slot it fills first; nothing of it was applied.
+ */
+export class StoreConflictError extends Error {
+  constructor(
+    readonly slot: WriteSlot,
+    /** The object or action request. */
+    readonly resource: string,
+  ) {
+    super(`${slot} ${resource} was written by another writer first`);
+  }
+}

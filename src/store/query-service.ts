@@ -40,14 +40,6 @@ export interface QueryResult {
 /** The SPARQL service as the domain sees it: check a query, run it off the request thread. */
 export interface QueryService {
   readonly maxRows: number;
-  /**
-   * Whether every query needs its `dataset`, an internal actor's too (the whole view's graphs):
-   * a SPARQL engine holds every graph side by side, bookkeeping included. False: the service
-   * holds each view apart (the embedded replica), and a query without a dataset sees its view.
-   */
-  readonly needsDataset: boolean;
-  /** The graphs of `view` that no domain index lists, where the service keeps some (the engine: decided ChangeRequests). */
-  unindexedGraphs?(view: View): Promise<string[]>;
   parse(text: string): ParsedQuery;
   run(request: QueryRequest): Promise<QueryResult>;
 }

@@ -9,9 +9,6 @@ export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } fro
 import type { ActionRequestIndex } from '../requests/action-request-index.js';
 import type { EventIndex } from '../events/event-index.js';
 import type { RevisionIndex } from '../objects/revision-index.js';
-import type { GrantIndex } from '../access/grant-index.js';
-import { store as bookkeeping } from '../../rdf/vocab.js';
-import { revisionGraph } from '../../store/schema/revisions.js';
 
 export interface AnalyticsQuery {
   query: ParsedQuery;
@@ -46,7 +43,6 @@ export class Analytics {
     private readonly objects: RevisionIndex,
     private readonly events: EventIndex,
     private readonly requests: ActionRequestIndex,
-    private readonly grants: GrantIndex,
     /** Whether callers other than internal actors may query (over what they may read). */
     private readonly openToPartners: boolean,
     private readonly observeQuery?: (finished: FinishedQuery) => void,
@@ -68,7 +64,7 @@ export class Analytics {
     const started = performance.now();
     const finished = (outcome: QueryOutcome) => this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
     try {
-      const visible = caller.internal ? await this.wholeView(request.view) : sameGraphs(this.visibleGraphs(caller, request.view));
+      const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
       const result = await this.queries.run({ query: request.query, view: request.view, format: request.format, dataset: datasetFor(request, visible) });
       finished(result.truncated ? 'truncated' : 'answered');
       return result;
@@ -97,52 +93,19 @@ export class Analytics {
     // 'revisions' never gets here: prepare refuses it to callers who are not internal actors.
     return graphs;
   }
-
-  /**
-   * The graphs of `view` as a query service that needs them listed sees them (undefined for one
-   * that holds its views itself): every object's latest graph (named after the object), the
-   * events, every revision (`{object}?revision={n}`, their metadata the default graph), the action
-   * requests and grants.
-   */
-  private async wholeView(view: View): Promise<ViewGraphs | undefined> {
-    if (!this.queries.needsDataset) return undefined;
-    const graphs: string[] = [];
-    if (view === 'latest' || view === 'events') for (const object of this.objects.all()) graphs.push(object.iri);
-    if (view === 'events') for (const event of this.events.all()) graphs.push(event.iri);
-    if (view === 'audit') {
-      for (const request of this.requests.all()) graphs.push(request.iri);
-      for (const grant of this.grants.all()) graphs.push(grant.iri);
-    }
-    if (view === 'revisions') {
-      for (const object of this.objects.all()) for (let n = 1; n <= object.latest.number; n++) graphs.push(revisionGraph(object.iri, n));
-      return { default: new Set([bookkeeping.metaGraph]), named: new Set(graphs) };
-    }
-    graphs.push(...((await this.queries.unindexedGraphs?.(view)) ?? []));
-    return sameGraphs(new Set(graphs));
-  }
 }
-
-/** The graphs a query may use, by role: its default graph is the union of `default`; `named` are its named graphs. */
-interface ViewGraphs {
-  default: ReadonlySet<string>;
-  named: ReadonlySet<string>;
-}
-
-/** The same graphs as the default graph's parts and as named graphs (every view but `revisions`). */
-const sameGraphs = (graphs: ReadonlySet<string>): ViewGraphs => ({ default: graphs, named: graphs });
 
 /**
- * The dataset of a query: the protocol's graphs, else the query's FROM / FROM NAMED, else the
- * whole view; limited to `visible` graphs when given (a caller's, or the view's on a service that
- * needs them listed): a graph outside them is an empty graph, whether it exists or not.
+ * The dataset of a query: the protocol's graphs, else the query's FROM / FROM NAMED, else (none)
+ * the whole view; limited to a partner's `visible` graphs: a graph outside them is an empty graph,
+ * whether it exists or not.
  */
-function datasetFor(request: AnalyticsQuery, visible: ViewGraphs | undefined): Dataset | undefined {
+function datasetFor(request: AnalyticsQuery, visible: ReadonlySet<string> | undefined): Dataset | undefined {
   const fromProtocol = request.defaultGraphs.length > 0 || request.namedGraphs.length > 0;
   const fromQuery = request.query.from.default.length > 0 || request.query.from.named.length > 0;
   const explicit = fromProtocol ? { default: request.defaultGraphs, named: request.namedGraphs } : fromQuery ? request.query.from : undefined;
   if (!visible) return explicit;
-  if (!explicit) return { default: [...visible.default], named: [...visible.named] };
-  // A graph of the view may be named in either role (a revision as the default graph, say).
-  const inView = (g: string) => visible.named.has(g) || visible.default.has(g);
-  return { default: explicit.default.filter(inView), named: explicit.named.filter(inView) };
+  if (!explicit) return { default: [...visible], named: [...visible] };
+  const isVisible = (g: string) => visible.has(g);
+  return { default: explicit.default.filter(isVisible), named: explicit.named.filter(isVisible) };
 }

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { iriToNt, literal, termToNt } from '../../rdf/terms.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
+import type { CommitCondition } from './commit-conditions.js';
 
 const INTENTS_GRAPH = `${STORE}commit-intents`;
 const INTENDED_UPDATE = `${STORE}intendedUpdate`;
+const CLAIMS = `${STORE}claims`;
 
 /** The intent of one commit: the update operation that applies it, stored before that operation is sent. */
 export interface CommitIntent {
@@ -36,9 +38,22 @@ export class CommitIntents {
     return { iri: `${this.prefix}${String(++this.sequence).padStart(12, '0')}`, update };
   }
 
-  /** The operation storing `intent`. */
-  recording(intent: CommitIntent): string {
-    return `INSERT DATA { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))} } }`;
+  /**
+   * The operation storing `intent`. With `conditions`, it stores it only if every slot is empty and
+   * claimed by no other stored intent, and the intent claims them (until it is removed: a slot once
+   * filled stays filled). An INSERT-only operation guarded on the graph it writes: the one form that
+   * Virtuoso isolates (docs/sparql-engine.md, "What the engine guarantees"); whether it was stored
+   * is read back (`isStored`).
+   */
+  recording(intent: CommitIntent, conditions: readonly CommitCondition[] = []): string {
+    const graph = iriToNt(INTENTS_GRAPH);
+    const stored = `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))}`;
+    if (conditions.length === 0) return `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
+    const keys = conditions.map((c) => termToNt(literal(c.key)));
+    const claims = keys.map((key) => `${iriToNt(intent.iri)} ${iriToNt(CLAIMS)} ${key}`);
+    const empty = conditions.map((c) => `FILTER NOT EXISTS { ${c.filled} }`);
+    return `INSERT { GRAPH ${graph} { ${[stored, ...claims].join(' . ')} } }
+WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { VALUES ?claim { ${keys.join(' ')} } GRAPH ${graph} { ?other ${iriToNt(CLAIMS)} ?claim } } ${empty.join(' ')} }`;
   }
 
   /** The commit of `intent` is applied. */
@@ -60,6 +75,29 @@ export class CommitIntents {
 /** The operation removing the intents `iris` (matched by name: their texts need not be sent back). */
 export function intentsRemoval(iris: readonly string[]): string {
   return `DELETE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ?p ?o } } WHERE { VALUES ?intent { ${iris.map(iriToNt).join(' ')} } GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ?p ?o } }`;
+}
+
+/**
+ * Whether an engine's answer to a guarded recording says it stored something: Virtuoso counts what
+ * each operation did ("Insert into <…>, 3 (or less) triples -- done"). Any other answer (nothing
+ * stored, another engine's) is checked by reading the intent back (`isStored`).
+ */
+export const reportsInsert = (answer: string): boolean => /Insert into <[^>]*>, [1-9][0-9]* \(or less\) triples -- done/.test(answer);
+
+/** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */
+export async function isStored(reader: SparqlReader, intent: CommitIntent): Promise<boolean> {
+  const rows = await reader.select(`SELECT ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ?update } } LIMIT 1`);
+  return rows.results.bindings.length > 0;
+}
+
+/** The first of `conditions` that another writer filled or claims (of an intent that failed them). */
+export async function failedCondition(reader: SparqlReader, conditions: readonly CommitCondition[]): Promise<CommitCondition | undefined> {
+  for (const condition of conditions) {
+    const claimed = `GRAPH ${iriToNt(INTENTS_GRAPH)} { ?other ${iriToNt(CLAIMS)} ${termToNt(literal(condition.key))} }`;
+    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimed} BIND (2 AS ?found) } } LIMIT 1`);
+    if (rows.results.bindings.length > 0) return condition;
+  }
+  return undefined;
 }
 
 /** Every stored intent, oldest first. */

@@ -19,9 +19,9 @@ import type { Dataset } from '../query-service.js';
 export const MAX_DATASET_GRAPHS = 4094;
 
 /** A graph no store holds: an empty list would mean "every graph" to the engine. */
-const NO_GRAPH = 'urn:onerecord:query:no-graph';
+export const NO_GRAPH = 'urn:onerecord:query:no-graph';
 
-const refused = (message: string) => new HttpError(400, 'invalid_sparql_query', { message, property: 'query' }, 'Invalid query parameter request');
+export const refused = (message: string) => new HttpError(400, 'invalid_sparql_query', { message, property: 'query' }, 'Invalid query parameter request');
 
 type Node = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
-import { api, STORE, store as meta } from '../../rdf/vocab.js';
+import { api, store as meta } from '../../rdf/vocab.js';
 import type { SparqlJsonResults, SparqlReader } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
 import type { RevisionRecord } from '../schema/revisions.js';
@@ -69,10 +69,4 @@ export async function readFinishedRequests(reader: { triplesByGraph(where: strin
   const graphs = await reader.triplesByGraph(`GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ${p(api.isRequestedBy)} ?by }`);
   const records = [...graphs].map(([iri, triples]) => actionRequestFromTriples(iri, triples));
   return records.filter((r): r is ActionRequestRecord => r !== undefined);
-}
-
-/** The graphs of the finished action requests (decided ChangeRequests): the marked graphs that are not the store's own. */
-export async function readFinishedRequestGraphs(reader: SparqlReader): Promise<string[]> {
-  const rows = await reader.select(`SELECT ?r WHERE { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } FILTER (!STRSTARTS(STR(?r), ${JSON.stringify(STORE)})) }`);
-  return rows.results.bindings.map((b) => b.r.value);
 }

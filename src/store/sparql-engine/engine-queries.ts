@@ -5,33 +5,39 @@ import type { Dataset, QueryRequest, QueryResult, QueryService, View } from '../
 import { parseQuery, type ParsedQuery } from '../sparql-query.js';
 import { writeBoolean, writeSolutions, writeTriples } from '../sparql-results.js';
 import { checkEngineQuery, MAX_DATASET_GRAPHS, withDataset } from './engine-dataset.js';
-import { readFinishedRequestGraphs } from './engine-layout.js';
+import { engineViews, inGraphSet, type ViewGraphs } from './engine-views.js';
 import { normalisedResults, readEngineNTriples } from './engine-literals.js';
 import { EngineTimeoutError, type SparqlClient } from './sparql-client.js';
+import { overWholeView } from './whole-view-query.js';
 
 export interface EngineQueriesOptions {
   maxRows: number;
   /** `sparql.timeBudgetMillis`: the client's time for one query (and the engine's, see SparqlClientOptions.engineTimeout). */
   timeBudgetMs: number;
+  /** The server's base URL: the graphs of each view are named after it (engine-views.ts). */
+  baseUrl: string;
 }
 
 /** The engine is the store: an answer shows every write acknowledged before the query. */
 const NO_LAG = { commits: 0, millis: 0 };
 
 /**
- * `/sparql` with the engine backend: each query goes to the engine itself, over exactly the
- * dataset the domain chose for its caller and view (engine-dataset.ts), with the time budget as
- * the client's timeout, and its answer is written as the embedded replica writes one (literals
- * in Oxigraph's forms, the row cap, the same formats), so both backends answer alike.
+ * `/sparql` with the engine backend: each query goes to the engine itself, over the dataset the
+ * domain chose for its caller, kept to the graphs of its view (engine-dataset.ts), or, without
+ * one, over the whole view (whole-view-query.ts); the time budget is the client's timeout, and
+ * the answer is written as the embedded replica writes one (literals in Oxigraph's forms, the row
+ * cap, the same formats), so both backends answer alike.
  */
 export class EngineQueries implements QueryService {
-  readonly needsDataset = true;
+  private readonly views: Record<View, ViewGraphs>;
 
   /** `engine`: a client for analytics alone, its timeout the time budget (queries never hold the store's connections). */
   constructor(
     private readonly engine: SparqlClient,
     private readonly options: EngineQueriesOptions,
-  ) {}
+  ) {
+    this.views = engineViews(options.baseUrl);
+  }
 
   get maxRows(): number {
     return this.options.maxRows;
@@ -43,15 +49,9 @@ export class EngineQueries implements QueryService {
     return parsed;
   }
 
-  async unindexedGraphs(view: View): Promise<string[]> {
-    return view === 'audit' ? this.engineCall(() => readFinishedRequestGraphs(this.engine)) : [];
-  }
-
   async run(request: QueryRequest): Promise<QueryResult> {
-    // Analytics gives every query its dataset (needsDataset): without one the engine would show all it holds.
-    if (!request.dataset) throw new Error('a query on the engine needs its dataset');
-    checkSize(request.dataset);
-    const text = withDataset(request.query.text, request.dataset);
+    const view = this.views[request.view];
+    const text = request.dataset ? withDataset(request.query.text, checkedSize(inView(request.dataset, view))) : overWholeView(request.query.text, view);
     const { body, truncated } = await this.engineCall(() => this.answer(request, text));
     return { body, truncated, lag: NO_LAG };
   }
@@ -86,10 +86,16 @@ export class EngineQueries implements QueryService {
   }
 }
 
+/** The graphs of a dataset that are in the view (in either role: a revision as the default graph, say); the others are empty graphs. */
+function inView(dataset: Dataset, view: ViewGraphs): Dataset {
+  const graphOfView = (graph: string) => inGraphSet(view.named, graph) || inGraphSet(view.default, graph);
+  return { default: dataset.default.filter(graphOfView), named: dataset.named.filter(graphOfView) };
+}
+
 /** A dataset past what the engine compiles is refused before it is sent (measured, see MAX_DATASET_GRAPHS). */
-function checkSize(dataset: Dataset): void {
+function checkedSize(dataset: Dataset): Dataset {
   const graphs = Math.max(dataset.default.length, dataset.named.length);
-  if (graphs <= MAX_DATASET_GRAPHS) return;
+  if (graphs <= MAX_DATASET_GRAPHS) return dataset;
   throw new HttpError(
     503,
     'sparql_dataset_too_large',

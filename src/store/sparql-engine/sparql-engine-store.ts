@@ -11,10 +11,11 @@ import { WriteTransaction, type DomainEvent } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
-import { CommitIntents, INTENTS_REMOVED_TOGETHER, intentsRemoval, storedIntents, type CommitIntent } from './commit-intents.js';
+import { commitConditions, type CommitCondition } from './commit-conditions.js';
+import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
-import { StoreUnavailableError } from '../errors.js';
+import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
 
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
@@ -85,7 +86,7 @@ export class SparqlEngineStore implements GraphStore {
       const prepared = await this.prepare(engineWrite(tx));
       if (!prepared) return this.committed.publish(tx.events);
       const intent = this.intents.next(prepared.apply);
-      await this.complete(intent, tx.events, prepared.staging);
+      await this.complete(intent, tx.events, prepared.staging, commitConditions(tx.events));
     } finally {
       tx.release();
     }
@@ -93,13 +94,19 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * Stores `intent`, applies it, publishes `events`. A refusal of the engine (nothing applied)
-   * ends it with the error; an engine that does not answer within SETTLE_WAIT_MS too, and the
-   * commit is then completed in the background (`unresolved`).
+   * Stores `intent` (if its `conditions` hold: else StoreConflictError), applies it, publishes
+   * `events`. A refusal of the engine (nothing applied) ends it with the error; an engine that does
+   * not answer within SETTLE_WAIT_MS too, and the commit is then completed in the background
+   * (`unresolved`).
    */
-  private async complete(intent: CommitIntent, events: readonly DomainEvent[], staging: readonly string[]): Promise<void> {
+  private async complete(intent: CommitIntent, events: readonly DomainEvent[], staging: readonly string[], conditions: readonly CommitCondition[]): Promise<void> {
     const steps = async () => {
-      await this.update(this.intents.recording(intent));
+      const recorded = await this.update(this.intents.recording(intent, conditions));
+      // Sent again after a lost answer, the recording finds its own claims: the stored intent tells.
+      if (conditions.length > 0 && !reportsInsert(recorded) && !(await isStored(this, intent))) {
+        const failed = (await failedCondition(this, conditions)) ?? conditions[0];
+        throw new StoreConflictError(failed.slot, failed.resource);
+      }
       await this.update(intent.update);
       this.intents.settled(intent);
       this.committed.publish(events);
@@ -111,6 +118,7 @@ export class SparqlEngineStore implements GraphStore {
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) {
           await this.update(intentsRemoval([intent.iri])).catch(() => undefined);
+          if (staging.length > 0) await this.removeGraphs(staging).catch(() => undefined);
           throw err;
         }
         if (Date.now() - started >= SETTLE_WAIT_MS) {
@@ -179,8 +187,8 @@ export class SparqlEngineStore implements GraphStore {
     return intents.length;
   }
 
-  private removeGraphs(graphs: readonly string[]): Promise<void> {
-    return this.update(updateOperation([], [], graphs));
+  private async removeGraphs(graphs: readonly string[]): Promise<void> {
+    await this.update(updateOperation([], [], graphs));
   }
 
   /** Removes the staging graphs of writes that never applied them (a crash between their parts). */
@@ -191,11 +199,11 @@ export class SparqlEngineStore implements GraphStore {
     return graphs.length;
   }
 
-  private async update(text: string): Promise<void> {
+  /** Sends an update, again after a deadlock; answers the engine's answer. */
+  private async update(text: string): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.engine.update(text);
-        return;
+        return await this.engine.update(text);
       } catch (err) {
         if (!(err instanceof EngineDeadlockError) || attempt >= DEADLOCK_ATTEMPTS) throw err;
         await pause(Math.random() * DEADLOCK_BACKOFF_MS * attempt);

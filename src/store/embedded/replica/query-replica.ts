@@ -219,7 +219,6 @@ export class QueryReplica implements QueryService {
     this.options.observeWorkers?.(workers);
   }
 
-  readonly needsDataset = false;
 
   get maxRows(): number {
     return this.options.maxRows;

@@ -1,0 +1,47 @@
+import { iriToNt } from '../../rdf/terms.js';
+import { store as meta } from '../../rdf/vocab.js';
+import type { WriteSlot } from '../errors.js';
+import type { DomainEvent } from '../transaction.js';
+
+/**
+ * A slot a commit fills that another writer on the same engine may fill first (another server
+ * process): the commit is applied only if the slot is still empty and no commit in flight claims
+ * it (commit-intents.ts). In-process claims (src/store/claims.ts) decide between the writes of one
+ * process; these decide between processes, whose in-memory indexes may be behind the engine.
+ */
+export interface CommitCondition {
+  /** The slot's name among the claims of commits in flight. */
+  key: string;
+  /** A group graph pattern that matches once the slot is filled. */
+  filled: string;
+  slot: WriteSlot;
+  /** The object or action request the slot belongs to. */
+  resource: string;
+}
+
+const p = iriToNt;
+
+function revisionSlot(graph: string, object: string): CommitCondition {
+  return { key: `revision ${graph}`, filled: `GRAPH ${p(meta.metaGraph)} { ${p(graph)} ${p(meta.revisionOf)} ?object }`, slot: 'revision', resource: object };
+}
+
+function statusSlot(request: string, number: number): CommitCondition {
+  return { key: `status ${number} ${request}`, filled: `GRAPH ${p(request)} { ${p(request)} ${p(meta.statusEntry)} ?entry . ?entry ${p(meta.statusNumber)} ${number} }`, slot: 'request', resource: request };
+}
+
+/**
+ * The slots of things that exist already that the commit that causes `events` fills: each revision
+ * after the first, each status entry after the first. Those are what two processes race for (two
+ * changes of one object, two decisions of one request). New objects, events and requests are not
+ * conditioned: their ids are the server's UUIDs (a client-chosen @id is the exception: docs), and a
+ * bulk of them would pass what one guarded operation may hold (measured: 2,100 slots compile in
+ * 0.5 s; 2,100 claims in one template do not compile).
+ */
+export function commitConditions(events: readonly DomainEvent[]): CommitCondition[] {
+  const conditions: CommitCondition[] = [];
+  for (const e of events) {
+    if (e.kind === 'revision-written') conditions.push(revisionSlot(e.revision.graph, e.revision.object));
+    else if ((e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') && e.status.number > 1) conditions.push(statusSlot(e.request.iri, e.status.number));
+  }
+  return conditions;
+}
