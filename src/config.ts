@@ -167,6 +167,13 @@ export const configSchema = z.strictObject({
           authScheme: z.enum(['basic', 'digest']).default('digest').meta({ description: 'HTTP authentication scheme with `user`/`password`' }),
           token: z.string().min(1).optional().meta({ description: 'bearer token for the engine, instead of a user and password' }),
           timeoutMs: integer(1).default(30_000).meta({ description: 'time one request to the engine may take; past it the request answers 503' }),
+          sharedWriters: z
+            .boolean()
+            .default(false)
+            .meta({
+              description:
+                'other server processes write to the same engine: the engine checks that a change or decision fills a slot no other process filled or claims (409 otherwise; docs/sparql-engine.md). Off: this process\'s own claims decide, without the cost',
+            }),
         })
         .prefault({}),
       capacityQuads: integer(1)

@@ -85,9 +85,9 @@ const ANALYTICS_CONNECTIONS = 4;
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
-    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs } = config.store.sparql;
+    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters } = config.store.sparql;
     const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
-    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }));
+    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), { sharedWriters });
     // The data directory then holds only the identity provider's key.
     await mkdir(config.dataDir, { recursive: true });
     const { maxRows, timeBudgetMillis } = config.sparql;

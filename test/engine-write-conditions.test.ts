@@ -8,9 +8,10 @@ import { add, change, createObject, patch, piece, str } from './support/changes.
 import { startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
 
-// Two server processes over one Virtuoso, as behind a load balancer: each decides a write from its
-// own in-memory indexes, which may be behind the engine; the engine's conditions (an intent stored
-// only if its slots are empty and unclaimed) decide between them. Whatever TEST_STORE_BACKEND says.
+// Two server processes over one Virtuoso, as behind a load balancer (store.sparql.sharedWriters):
+// each decides a write from its own in-memory indexes, which may be behind the engine; the engine's
+// conditions (an intent stored only if its slots are empty and unclaimed) decide between them.
+// Whatever TEST_STORE_BACKEND says.
 
 after(stopAllVirtuoso);
 
@@ -25,7 +26,8 @@ describe('writes of two server processes over one engine', function () {
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     const engine = await leaseEngine(dataDir);
-    const store: ConfigOverrides['store'] = { backend: 'sparql', sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' } };
+    const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true };
+    const store: ConfigOverrides['store'] = { backend: 'sparql', sparql };
     first = await startTestServer({ store });
     changed = await createObject(first, piece());
     // Behind one load balancer both are the same server to clients: the same base URL and token issuer key.

@@ -63,7 +63,11 @@ export class SparqlEngineStore implements GraphStore {
   /** Set while a write whose answer was lost is being completed (see `complete`). */
   private unresolved: Promise<void> | undefined;
 
-  constructor(private readonly engine: SparqlEngine) {
+  constructor(
+    private readonly engine: SparqlEngine,
+    /** Other processes write to the engine too: changes and decisions are conditional (commit-conditions.ts). */
+    private readonly options: { sharedWriters: boolean } = { sharedWriters: false },
+  ) {
     this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
   }
 
@@ -86,7 +90,7 @@ export class SparqlEngineStore implements GraphStore {
       const prepared = await this.prepare(engineWrite(tx));
       if (!prepared) return this.committed.publish(tx.events);
       const intent = this.intents.next(prepared.apply);
-      await this.complete(intent, tx.events, prepared.staging, commitConditions(tx.events));
+      await this.complete(intent, tx.events, prepared.staging, this.options.sharedWriters ? commitConditions(tx.events) : []);
     } finally {
       tx.release();
     }
