@@ -18,10 +18,7 @@
  * a CPU profile into DIR, and DIR/runs.json say where each run was (profile-breakdown.ts):
  *   npm run build && node dist/scripts/bench/changes.js throughput [seconds] [repeats]
  */
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +28,7 @@ import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
 import { benchStore } from './bench-store.js';
-import { benchServerSample, closedLoop, cpuProfileFlags, LoadClient, percentile, SERVER_NODE_FLAGS, fmt, machine, type BenchServerReady, type BenchServerSample, type LoopResult, type SentRequest, type ThreadCpu } from './harness.js';
+import { benchServerSample, closedLoop, forkBenchServer, freePort, percentile, fmt, machine, type BenchServerReady, type BenchServerSample, type ForkedBenchServer, type LoopResult, type SentRequest, type ThreadCpu } from './harness.js';
 
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
@@ -50,14 +47,6 @@ const WARM_UP_SECONDS = Number(process.env.BENCH_WARM_UP_SECONDS ?? 20);
 
 type Ready = BenchServerReady;
 type Memory = BenchServerSample;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  return port;
-}
 
 /** The server side: a real server; answers 'memory' messages after a full GC. */
 async function serve(validation: boolean): Promise<void> {
@@ -107,10 +96,7 @@ const runWindow = (before: Memory, after: Memory): RunWindow => ({
 });
 
 /** A bench server process and a client for it. */
-interface BenchServer {
-  client: LoadClient;
-  memory(): Promise<Memory>;
-  stop(): Promise<void>;
+interface BenchServer extends ForkedBenchServer {
   post(): Promise<SentRequest>;
   patch(subject: ChangedPiece, grow: boolean): Promise<SentRequest>;
   /** Creates `n` Pieces to change. */
@@ -126,25 +112,13 @@ const WRITE_BASELINE = fileURLToPath(new URL('./write-baseline.js', import.meta.
 
 async function startBenchServer(kind: ServerKind = 'validation on'): Promise<BenchServer> {
   const [script, args] = kind === 'baseline' ? [WRITE_BASELINE, ['serve', String(PRELOADED_OBJECTS)]] : [fileURLToPath(import.meta.url), ['serve', kind === 'validation on' ? 'on' : 'off']];
-  const child = fork(script, args, {
-    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
-  });
-  const [ready] = (await once(child, 'message')) as [Ready];
-  const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
+  const forked = await forkBenchServer(script, args);
+  const { ready, client } = forked;
   const jsonLd = { 'Content-Type': 'application/ld+json' };
   const piece = JSON.stringify(BENCH_PIECE);
   const post = () => client.send(`${ready.url}/logistics-objects`, 'POST', piece, jsonLd);
   const server: BenchServer = {
-    client,
-    async memory() {
-      child.send('memory');
-      return ((await once(child, 'message')) as [Memory])[0];
-    },
-    async stop() {
-      client.close();
-      child.send('stop');
-      await once(child, 'exit');
-    },
+    ...forked,
     post,
     patch: (subject, grow) =>
       client.send(subject.iri, 'PATCH', nextChange(subject, grow), jsonLd).then((res) => {
@@ -195,9 +169,9 @@ async function patchRun(clients: number, seconds: number, kind: ServerKind = 'va
   await closedLoop(clients, WARM_UP_SECONDS, changeOf(warming), 201);
   cursors.fill(0);
   const change = changeOf(objects);
-  const before = await server.memory();
+  const before = await server.sample();
   const result = await closedLoop(clients, seconds, change, 201);
-  const after = await server.memory();
+  const after = await server.sample();
   const missing = await server.unaccepted([...warming.flat(), ...objects.flat()]);
   await server.stop();
   const per = (name: 'rss' | 'heapUsed' | 'external' | 'quads') => (after[name] - before[name]) / result.count;
@@ -222,9 +196,9 @@ interface PostRun extends LoopResult {
 async function postRun(clients: number, seconds: number, kind: ServerKind = 'validation on'): Promise<PostRun> {
   const server = await startBenchServer(kind);
   await closedLoop(clients, WARM_UP_SECONDS, () => server.post(), 201);
-  const before = await server.memory();
+  const before = await server.sample();
   const result = await closedLoop(clients, seconds, () => server.post(), 201);
-  const after = await server.memory();
+  const after = await server.sample();
   await server.stop();
   return {
     ...result,

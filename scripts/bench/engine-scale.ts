@@ -15,35 +15,23 @@
  * page buffers (default 4096); BENCH_DIR holds the engine and the load files (default a temp directory);
  * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR.
  */
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
 import { get } from 'node:http';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { quad, termToNt, type Quad } from '../../src/rdf/terms.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
-import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
-import { termOf } from '../../src/store/sparql-engine/sparql-engine-store.js';
-import { bulkLoad } from '../virtuoso/bulk-load.js';
 import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { EngineObjects, engineStore, objectId, startEngineServer, type EngineServer, type EngineServerReady } from './engine-objects.js';
 import { benchEvent, CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
-import { benchServerSample, closedLoop, cpuProfileFlags, fmt, freePort, LoadClient, machine, processCpuSeconds, SERVER_NODE_FLAGS, type BenchServerReady, type BenchServerSample, type LoopResult } from './harness.js';
+import { benchServerSample, closedLoop, fmt, freePort, machine, processCpuSeconds, type LoopResult } from './harness.js';
 
 const CLIENTS = 20;
 /** Objects each client changes in a PATCH run, in turn (each change grows its object by nothing: it replaces two values). */
 const OBJECTS_PER_CLIENT = 25;
 const WARM_UP_SECONDS = 5;
-
-interface ScaleReady extends BenchServerReady {
-  /** From the process's start to listening, ms: the indexes rebuilt from the engine included. */
-  startMs: number;
-}
 
 /** The server side: a server on the engine named by BENCH_STORE_CONFIG; answers 'memory' after a full GC. */
 async function serve(): Promise<void> {
@@ -58,69 +46,8 @@ async function serve(): Promise<void> {
     if (message === 'memory') process.send!(benchServerSample(0));
     else if (message === 'stop') void server.close().then(() => process.exit(0));
   });
-  process.send!({ url: server.url, token, startMs: performance.now() } satisfies ScaleReady);
+  process.send!({ url: server.url, token, startMs: performance.now() } satisfies EngineServerReady);
 }
-
-interface ServerProcess {
-  ready: ScaleReady;
-  client: LoadClient;
-  sample(): Promise<BenchServerSample>;
-  stop(): Promise<void>;
-}
-
-const engineStore = (engine: RunningVirtuoso): ConfigOverrides['store'] => ({
-  backend: 'sparql',
-  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' },
-});
-
-/** A server on `store`; on the engine, with the same port and data directory every time: the IRIs of the loaded objects start with its base URL. */
-async function startServerProcess(store: ConfigOverrides['store'], dataDir: string, port: number): Promise<ServerProcess> {
-  const child = fork(fileURLToPath(import.meta.url), ['serve'], {
-    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
-    env: { ...process.env, BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(port) },
-  });
-  // A server that fails to start (an engine too slow to answer, say) ends the run rather than leave it waiting.
-  const exited = once(child, 'exit').then(([code]) => {
-    throw new Error(`the server process exited (${code}) before it was ready`);
-  });
-  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [ScaleReady];
-  exited.catch(() => undefined);
-  const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
-  return {
-    ready,
-    client,
-    async sample() {
-      child.send('memory');
-      return ((await once(child, 'message')) as [BenchServerSample])[0];
-    },
-    async stop() {
-      client.close();
-      child.send('stop');
-      await once(child, 'exit');
-    },
-  };
-}
-
-/** The quads the engine holds that mention `id` (one object's graphs and metadata), in N-Triples terms with literals in the server's forms. */
-async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> {
-  const client = new SparqlClient({ queryUrl: engine.queryUrl, updateUrl: engine.updateUrl, timeoutMs: 60_000 });
-  const rows = await client.select(`SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), "${id}") || CONTAINS(STR(?s), "${id}")) }`);
-  return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object'], termOf(b.g) as Quad['graph']));
-}
-
-/** N-Quads of the objects `from` to `to` (exclusive): the template with its object's id replaced, blank nodes renamed per copy. */
-async function writeCopies(template: Quad[], id: string, from: number, to: number, file: string): Promise<void> {
-  const lines = template.map((q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`);
-  const out = createWriteStream(file);
-  for (let n = from; n < to; n++) {
-    const copy = lines.map((line) => line.split(id).join(objectId(n)).replace(/_:(\w+)/g, `_:$1x${n}`)).join('');
-    if (!out.write(copy)) await once(out, 'drain');
-  }
-  out.end();
-  await once(out, 'finish');
-}
-
-const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
 
 interface Measured extends LoopResult {
   serverCpuUs: number;
@@ -128,7 +55,7 @@ interface Measured extends LoopResult {
 }
 
 /** A closed-loop run after a warm-up on the same load, with the server's and the engine's CPU per successful request. */
-async function measured(server: ServerProcess, engine: RunningVirtuoso, seconds: number, send: (client: number) => Promise<{ status: number }>, expected: number): Promise<Measured> {
+async function measured(server: EngineServer, engine: RunningVirtuoso, seconds: number, send: (client: number) => Promise<{ status: number }>, expected: number): Promise<Measured> {
   await closedLoop(CLIENTS, WARM_UP_SECONDS, send, expected);
   const before = await server.sample();
   const engineBefore = processCpuSeconds(engine.pid);
@@ -167,7 +94,7 @@ function answerOf(url: string, headers: Record<string, string>): Promise<{ statu
 }
 
 /** GET measured idle, then while analytics queries run one after the other, from before that run starts until it ended. */
-async function getWhileQuerying(server: ServerProcess, engine: RunningVirtuoso, seconds: number, getOne: () => Promise<{ status: number }>): Promise<Analytics> {
+async function getWhileQuerying(server: EngineServer, engine: RunningVirtuoso, seconds: number, getOne: () => Promise<{ status: number }>): Promise<Analytics> {
   const idle = await measured(server, engine, seconds, getOne, 200);
   const times: number[] = [];
   let pieces = 0;
@@ -186,7 +113,7 @@ async function getWhileQuerying(server: ServerProcess, engine: RunningVirtuoso, 
   return { idle, get: during, queries: times.length, queryMs: times.reduce((a, b) => a + b, 0) / times.length, pieces };
 }
 
-const objectIri = (server: ServerProcess, n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
+const objectIri = (server: EngineServer, n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
 
 interface ApiResult {
   get: Measured;
@@ -199,7 +126,7 @@ interface ApiResult {
  * of one Logistics Event per request to random objects, on a server holding `objectId(0)` to
  * `objectId(size - 1)`.
  */
-async function measureApi(server: ServerProcess, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
+async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
   const random = () => Math.floor(Math.random() * size);
   const get = await measured(server, engine, seconds, () => server.client.send(objectIri(server, random()), 'GET'), 200);
   const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
@@ -231,7 +158,7 @@ async function measureApi(server: ServerProcess, engine: RunningVirtuoso, size: 
 /** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
 async function embeddedApi(engine: RunningVirtuoso, dataDir: string, size: number, seconds: number): Promise<ApiResult> {
   await mkdir(dataDir, { recursive: true });
-  const server = await startServerProcess({ backend: 'embedded' }, dataDir, await freePort());
+  const server = await startEngineServer({ backend: 'embedded' }, dataDir, await freePort());
   try {
     let next = 0;
     await Promise.all(
@@ -269,22 +196,12 @@ async function main(): Promise<void> {
   const results: SizeResult[] = [];
   try {
     // One object through the API: its quads in the engine are the template of every loaded one.
-    const first = await startServerProcess(engineStore(engine), dataDir, port);
-    const created = await first.client.send(`${first.ready.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
-    await first.stop();
-    if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
-    const templateId = String(created.headers.location).split('/').pop()!;
-    const template = await templateOf(engine, templateId);
+    const objects = await EngineObjects.create(engine, dir, dataDir, port);
     const changed = new Set<number>();
-    let loaded = 0;
     let embedded: ApiResult | undefined;
     for (const size of sizes) {
-      const file = join(dir, `objects-${loaded}-${size}.nq`);
-      await writeCopies(template, templateId, loaded, size, file);
-      const load = await bulkLoad(engine, file);
-      await rm(file, { force: true });
-      loaded = size;
-      const server = await startServerProcess(engineStore(engine), dataDir, port);
+      const load = await objects.loadUpTo(size);
+      const server = await startEngineServer(engineStore(engine), dataDir, port);
       const memory = await server.sample();
       const api = await measureApi(server, engine, size, seconds, changed);
       const analytics = await getWhileQuerying(server, engine, seconds, () => server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'));

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -111,6 +111,47 @@ export function threadCpu(): ThreadCpu[] {
       return []; // the thread ended meanwhile
     }
   });
+}
+
+/** A benchmark server in a process of its own (forkBenchServer), with a client that speaks for its data holder. */
+export interface ForkedBenchServer<Ready extends BenchServerReady = BenchServerReady> {
+  ready: Ready;
+  client: LoadClient;
+  /** The process's BenchServerSample, after a full GC. */
+  sample(): Promise<BenchServerSample>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Forks `script` with `args` as a benchmark server (the deployed Node flags, `--expose-gc`, a CPU
+ * profile into BENCH_PROFILE_DIR if set) and waits for its BenchServerReady. The script answers a
+ * 'memory' message with its BenchServerSample and exits after 'stop'. A process that exits before
+ * it is ready (a server that failed to start) rejects, rather than leave the run waiting.
+ */
+export async function forkBenchServer<Ready extends BenchServerReady>(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ForkedBenchServer<Ready>> {
+  const child = fork(script, args, {
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
+    env: { ...process.env, ...env },
+  });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the server process ${script} ${args.join(' ')} exited (${code}) before it was ready`);
+  });
+  const [ready] = (await Promise.race([once(child, 'message'), exited])) as [Ready];
+  exited.catch(() => undefined);
+  const client = new LoadClient({ Authorization: `Bearer ${ready.token}` });
+  return {
+    ready,
+    client,
+    async sample() {
+      child.send('memory');
+      return ((await once(child, 'message')) as [BenchServerSample])[0];
+    },
+    async stop() {
+      client.close();
+      child.send('stop');
+      await once(child, 'exit');
+    },
+  };
 }
 
 /** This process's sample; `quads` is counted first, so the counting is not charged to the run after it. */

@@ -1,6 +1,6 @@
 import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
 import { api, store as meta } from '../../rdf/vocab.js';
-import type { SparqlJsonResults, SparqlReader } from '../readers.js';
+import type { SparqlReader } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
 import type { RevisionRecord } from '../schema/revisions.js';
 
@@ -13,42 +13,63 @@ import type { RevisionRecord } from '../schema/revisions.js';
 
 const p = iriToNt;
 
-/**
- * Rows of a query read in pages of at most PAGE_ROWS, in the order of `key` (a variable bound to one
- * value per row), each page after the last key of the one before: one answer for all could pass the
- * client's time limit and the engine's row limit (Virtuoso's `ResultSetMaxRows`, which cuts without
- * saying so) once the store holds many objects. `where` is a group graph pattern that binds `key`.
- */
-async function* pagedRows(reader: SparqlReader, variables: string, where: string, key: string): AsyncGenerator<SparqlJsonResults['results']['bindings']> {
-  for (let after: string | undefined; ; ) {
-    const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
-    const rows = await reader.select(`SELECT ${variables} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`);
-    const bindings = rows.results.bindings;
-    if (bindings.length > 0) yield bindings;
-    if (bindings.length < PAGE_ROWS) return;
-    after = bindings[bindings.length - 1][key].value;
-  }
+/** What the start's reads need of the engine: a SELECT answered as CSV, row by row (SparqlClient.selectCsv). */
+export interface CsvReader {
+  selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows?: number): Promise<number>;
 }
 
 /**
- * Rows of one page of a start-up read: Virtuoso's default row limits (ResultSetMaxRows,
- * MaxSortedTopRows). Measured on Virtuoso 7.2.5 with 100,000 revisions: 11 pages in 14.3 s, against
- * 20.5 s for one query of all (its JSON answer costs Virtuoso about 0.2 ms per row) and 23.1 s in
- * pages of 100,000.
+ * The rows of `where` (a group graph pattern binding `variables`), each handed to `onRow`, in one
+ * answer: counted first, then read in one query without order, which Virtuoso answers at a cost
+ * per row whatever the store holds. An answer with fewer rows than counted was cut by the engine's
+ * row limit (Virtuoso's `ResultSetMaxRows`, which cuts without saying so): the rows are then read
+ * again in pages (pagedRows). `onRow` may see a row twice.
  */
+async function allRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
+  let counted = 0;
+  await reader.selectCsv(`SELECT (COUNT(*) AS ?rows) WHERE { ${where} }`, ['rows'], ([rows]) => (counted = Number(rows)));
+  const read = await reader.selectCsv(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE { ${where} }`, variables, onRow, counted);
+  if (read < counted) await pagedRows(reader, variables, where, key, onRow);
+}
+
+/**
+ * The rows of `where` in pages of at most PAGE_ROWS, in the order of `key` (a variable bound to one
+ * value per row), each page after the last key of the one before: within any row limit of the
+ * engine, but each page has the engine order every row again (measured at 100,000 revisions: 0.4 s
+ * a page against 0.14 s without order), so the whole read grows with the square of the rows.
+ */
+async function pagedRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
+  const column = variables.indexOf(key);
+  for (let after: string | undefined; ; ) {
+    const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
+    let last: string[] | undefined;
+    const rows = await reader.selectCsv(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, variables, (values) => {
+      last = values;
+      onRow(values);
+    });
+    if (rows < PAGE_ROWS || !last) return;
+    after = last[column];
+  }
+}
+
+/** Rows of one page of a read cut by the engine's row limit: Virtuoso's default ResultSetMaxRows and MaxSortedTopRows. */
 const PAGE_ROWS = 10_000;
 
-/** Revision 1 and the latest revision of every object: what the revision index is rebuilt from. */
-export async function readCreatedAndLatestRevisions(reader: SparqlReader): Promise<RevisionRecord[]> {
+/**
+ * Revision 1 and the latest revision of every object: what the revision index is rebuilt from.
+ * Read as CSV (all columns are IRIs or plain numbers and dates): Virtuoso answers it at about
+ * 14 µs per row against 170 µs as SPARQL JSON.
+ */
+export async function readCreatedAndLatestRevisions(reader: CsvReader): Promise<RevisionRecord[]> {
   const where = `GRAPH ${p(meta.metaGraph)} {
     ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type }`;
   const first = new Map<string, RevisionRecord>();
   const latest = new Map<string, RevisionRecord>();
-  for await (const page of pagedRows(reader, '?g ?o ?n ?at ?by ?type', where, 'g')) for (const b of page) {
-    const r = { object: b.o.value, number: Number(b.n.value), graph: b.g.value, createdAt: new Date(b.at.value), createdBy: b.by.value, mostSpecificType: b.type.value };
+  await allRows(reader, ['g', 'o', 'n', 'at', 'by', 'type'], where, 'g', ([graph, object, n, at, by, type]) => {
+    const r = { object, number: Number(n), graph, createdAt: new Date(at), createdBy: by, mostSpecificType: type };
     if (r.number === 1) first.set(r.object, r);
     if (r.number > (latest.get(r.object)?.number ?? 0)) latest.set(r.object, r);
-  }
+  });
   const out = [...first.values()];
   for (const r of latest.values()) if (r.number > 1) out.push(r);
   return out.sort((a, b) => a.number - b.number);

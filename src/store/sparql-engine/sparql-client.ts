@@ -26,6 +26,9 @@ const KEEP_ALIVE_MS = 4_000;
 class ConnectionLostError extends StoreUnavailableError {}
 
 const RESULTS_JSON = 'application/sparql-results+json';
+const RESULTS_CSV = 'text/csv';
+/** How much longer a read of many rows may take than one request, per row expected (measured on Virtuoso 7.2.5: 20-60 µs per row of CSV). */
+const MS_PER_EXPECTED_ROW = 0.1;
 /** SQLSTATEs of a transaction the engine ended and rolled back as a deadlock's victim. */
 const DEADLOCK = /^(SR172|40001)$/;
 
@@ -74,6 +77,35 @@ export class SparqlClient {
     return answer as SparqlJsonResults;
   }
 
+  /**
+   * A SELECT answered as SPARQL 1.1 CSV, the values of each row handed to `onRow` in the order of
+   * `variables` as they arrive: an IRI's string, a literal's lexical form, without its datatype,
+   * language or kind, so only for reads that know what each column holds. Virtuoso writes CSV for
+   * about a twelfth of its CPU for SPARQL JSON (measured, 10,000 rows of 6 columns: 0.14 s against
+   * 1.7-2.1 s). `variables` are the query's: the answer's header must list them. The time limit
+   * grows by MS_PER_EXPECTED_ROW for each of `expectedRows`. A query sent again after a lost
+   * connection hands its rows again. Answers the rows read.
+   */
+  async selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows = 0): Promise<number> {
+    const url = this.options.queryUrl;
+    const read = async (answer: Response) => {
+      const rows = new CsvRows();
+      const decoder = new TextDecoder();
+      let header: string[] | undefined;
+      let count = 0;
+      const take = (values: string[]) => {
+        if (header) return void (count += 1, onRow(values));
+        header = values;
+        if (header.join() !== variables.join()) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${header.join(', ')}`);
+      };
+      for await (const chunk of answer.body ?? []) rows.push(decoder.decode(chunk, { stream: true }), take);
+      rows.end(decoder.decode(), take);
+      if (!header) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without a CSV header`);
+      return count;
+    };
+    return this.query(query, RESULTS_CSV, read, this.options.timeoutMs + Math.ceil(expectedRows * MS_PER_EXPECTED_ROW));
+  }
+
   async ask(query: string): Promise<boolean> {
     const url = this.options.queryUrl;
     const answer = parseJson(url, await this.query(query, RESULTS_JSON)) as { boolean?: unknown };
@@ -94,10 +126,12 @@ export class SparqlClient {
   // Queries are POSTed as a form, the protocol's other way: Virtuoso 7.2 never answers a query
   // POSTed as application/sparql-query (openlink/virtuoso-opensource#842).
   // A query that met a connection the engine had just closed is asked again, once: it changes nothing.
-  private async query(query: string, accept: string): Promise<string> {
+  private async query(query: string, accept: string): Promise<string>;
+  private async query<T>(query: string, accept: string, read: (answer: Response) => Promise<T>, timeoutMs?: number): Promise<T>;
+  private async query(query: string, accept: string, read: (answer: Response) => Promise<unknown> = (answer) => answer.text(), timeoutMs = this.options.timeoutMs): Promise<unknown> {
     const form = new URLSearchParams({ query });
-    if (this.options.engineTimeout) form.set('timeout', String(this.options.timeoutMs));
-    const send = () => this.send(this.options.queryUrl, 'application/x-www-form-urlencoded', form.toString(), accept);
+    if (this.options.engineTimeout) form.set('timeout', String(timeoutMs));
+    const send = () => this.exchange(this.options.queryUrl, 'application/x-www-form-urlencoded', form.toString(), accept, read, timeoutMs);
     try {
       return await send();
     } catch (err) {
@@ -106,8 +140,13 @@ export class SparqlClient {
     }
   }
 
-  private async send(url: string, contentType: string, body: string, accept: string): Promise<string> {
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+  private send(url: string, contentType: string, body: string, accept: string): Promise<string> {
+    return this.exchange(url, contentType, body, accept, (answer) => answer.text(), this.options.timeoutMs);
+  }
+
+  /** Sends a request and hands its answer to `read` once it is known to be a success, all within `timeoutMs`. */
+  private async exchange<T>(url: string, contentType: string, body: string, accept: string, read: (answer: Response) => Promise<T>, timeoutMs: number): Promise<T> {
+    const signal = AbortSignal.timeout(timeoutMs);
     const headers = { 'Content-Type': contentType, Accept: accept };
     try {
       let answer = await this.post(url, headers, body, signal);
@@ -116,21 +155,21 @@ export class SparqlClient {
         await answer.arrayBuffer();
         answer = await this.post(url, headers, body, signal);
       }
-      const text = await answer.text();
-      if (!answer.ok) throw refusal(url, answer.status, text);
+      if (!answer.ok) throw refusal(url, answer.status, await answer.text());
       // Virtuoso answers 200 and puts the error in these headers when a deadlock ended the request
       // (SR172) or its query time limit cut a query short (a partial result).
       const sqlMessage = answer.headers.get('x-sql-message');
       if (sqlMessage) {
+        await answer.arrayBuffer();
         const state = answer.headers.get('x-sql-state') ?? '';
         const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
         if (DEADLOCK.test(state)) throw new EngineDeadlockError(message);
         throw state === QUERY_TIMED_OUT ? new EngineTimeoutError(message) : new StoreUnavailableError(message);
       }
-      return text;
+      return await read(answer);
     } catch (err) {
       if (err instanceof StoreFailedError || err instanceof StoreUnavailableError) throw err;
-      throw unreachable(url, err, this.options.timeoutMs);
+      throw unreachable(url, err, timeoutMs);
     }
   }
 
@@ -171,6 +210,46 @@ function parseJson(url: string, text: string): unknown {
   } catch {
     throw new StoreFailedError(`the SPARQL engine at ${url} answered something other than JSON: ${text.slice(0, 200)}`);
   }
+}
+
+/**
+ * SPARQL 1.1 CSV read as it arrives (RFC 4180: a field in double quotes may hold commas, line
+ * breaks and doubled quotes): `push` hands each complete row to `onRow` and keeps the rest for the
+ * next chunk; `end` the last row.
+ */
+export class CsvRows {
+  private rest = '';
+
+  push(chunk: string, onRow: (values: string[]) => void): void {
+    this.rest = readRows(this.rest + chunk, onRow, false);
+  }
+
+  end(chunk: string, onRow: (values: string[]) => void): void {
+    readRows(this.rest + chunk, onRow, true);
+    this.rest = '';
+  }
+}
+
+/** A field and what ends it: a comma, a line break, or the end of the text. */
+const CSV_FIELD = /(?:"([^"]*(?:""[^"]*)*)"|([^,"\r\n]*))(,|\r?\n|$)/y;
+
+/** Hands the complete rows of `text` to `onRow`; answers the text of the row not complete yet (all of it is when `final`). */
+function readRows(text: string, onRow: (values: string[]) => void, final: boolean): string {
+  let start = 0;
+  let values: string[] = [];
+  CSV_FIELD.lastIndex = 0;
+  while (start < text.length) {
+    const field = CSV_FIELD.exec(text);
+    if (!field && final) throw new StoreFailedError(`the SPARQL engine answered CSV that does not parse: ${text.slice(start, start + 200)}`);
+    // A quoted field the text cuts short, or a row that may go on in the next chunk: wait for it.
+    if (!field || (field[3] === '' && !final)) return text.slice(start);
+    values.push(field[1] === undefined ? field[2] : field[1].replaceAll('""', '"'));
+    if (field[3] === ',') continue;
+    onRow(values);
+    values = [];
+    start = CSV_FIELD.lastIndex;
+  }
+  return '';
 }
 
 function engineMessage(body: string): string {

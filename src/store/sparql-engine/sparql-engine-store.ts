@@ -9,7 +9,7 @@ import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
 import { WriteTransaction, type DomainEvent } from '../transaction.js';
 import { EngineNotifications } from './engine-notifications.js';
-import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
+import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
 import { commitConditions, type CommitCondition } from './commit-conditions.js';
 import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
@@ -31,6 +31,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
   select(query: string): Promise<SparqlJsonResults>;
+  /** A SELECT answered as CSV, row by row: the start's large reads (engine-layout.ts). */
+  selectCsv: CsvReader['selectCsv'];
   /** A CONSTRUCT's answer as N-Triples. */
   construct(query: string): Promise<string>;
   update(text: string): Promise<string>;
@@ -272,7 +274,7 @@ export class SparqlEngineStore implements GraphStore {
   async publishStored(): Promise<void> {
     await this.completeIntents();
     await this.removeLeftoverStaging();
-    this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this)));
+    this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
   }
 
   async close(): Promise<void> {

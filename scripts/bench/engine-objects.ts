@@ -1,0 +1,99 @@
+/**
+ * The pieces the engine benchmarks share (engine-scale.ts, engine-start.ts): a server process on a
+ * Virtuoso, and the engine filled with N copies of one Logistics Object by Virtuoso's bulk loader.
+ */
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ConfigOverrides } from '../../src/config.js';
+import { quad, termToNt, type Quad } from '../../src/rdf/terms.js';
+import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
+import { termOf } from '../../src/store/sparql-engine/sparql-engine-store.js';
+import { bulkLoad } from '../virtuoso/bulk-load.js';
+import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { CAPACITY_PIECE } from './fixtures.js';
+import { forkBenchServer, type BenchServerReady, type ForkedBenchServer } from './harness.js';
+
+export interface EngineServerReady extends BenchServerReady {
+  /** From the process's start to listening, ms: the indexes rebuilt from the engine included. */
+  startMs: number;
+}
+
+export type EngineServer = ForkedBenchServer<EngineServerReady>;
+
+/** The script whose `serve` runs a server on the store named by BENCH_STORE_CONFIG (engine-scale.ts). */
+export const ENGINE_SERVER_SCRIPT = fileURLToPath(new URL('./engine-scale.js', import.meta.url));
+
+export const engineStore = (engine: RunningVirtuoso): ConfigOverrides['store'] => ({
+  backend: 'sparql',
+  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' },
+});
+
+/**
+ * A server on `store` in a process of its own, `script`'s `serve` (another build's engine-scale.js
+ * for a baseline); on the engine, with the same port and data directory every time: the IRIs of the
+ * loaded objects start with its base URL.
+ */
+export const startEngineServer = (store: ConfigOverrides['store'], dataDir: string, port: number, script = ENGINE_SERVER_SCRIPT): Promise<EngineServer> =>
+  forkBenchServer<EngineServerReady>(script, ['serve'], { BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(port) });
+
+export const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
+
+/**
+ * Fills an engine with copies of one object the server stored through its API (so the layout is the
+ * server's own), `objectId(0)` onwards, written as N-Quads into `dir` and bulk-loaded.
+ */
+export class EngineObjects {
+  private loaded = 0;
+
+  private constructor(
+    private readonly engine: RunningVirtuoso,
+    private readonly dir: string,
+    private readonly template: Quad[],
+    private readonly templateId: string,
+  ) {}
+
+  /** Creates the template object through a server on `engine` (started and stopped here). */
+  static async create(engine: RunningVirtuoso, dir: string, dataDir: string, port: number): Promise<EngineObjects> {
+    const server = await startEngineServer(engineStore(engine), dataDir, port);
+    const created = await server.client.send(`${server.ready.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
+    await server.stop();
+    if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
+    const templateId = String(created.headers.location).split('/').pop()!;
+    return new EngineObjects(engine, dir, await templateOf(engine, templateId), templateId);
+  }
+
+  /** Loads the objects missing to reach `size`: the quads loaded and the loader's time. */
+  async loadUpTo(size: number): Promise<{ quads: number; seconds: number }> {
+    const file = join(this.dir, `objects-${this.loaded}-${size}.nq`);
+    await writeCopies(this.template, this.templateId, this.loaded, size, file);
+    try {
+      const load = await bulkLoad(this.engine, file);
+      this.loaded = size;
+      return load;
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+}
+
+/** The quads the engine holds that mention `id` (one object's graphs and metadata), in N-Triples terms with literals in the server's forms. */
+async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> {
+  const client = new SparqlClient({ queryUrl: engine.queryUrl, updateUrl: engine.updateUrl, timeoutMs: 60_000 });
+  const rows = await client.select(`SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), "${id}") || CONTAINS(STR(?s), "${id}")) }`);
+  return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object'], termOf(b.g) as Quad['graph']));
+}
+
+/** N-Quads of the objects `from` to `to` (exclusive): the template with its object's id replaced, blank nodes renamed per copy. */
+async function writeCopies(template: Quad[], id: string, from: number, to: number, file: string): Promise<void> {
+  const lines = template.map((q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`);
+  const out = createWriteStream(file);
+  for (let n = from; n < to; n++) {
+    const copy = lines.map((line) => line.split(id).join(objectId(n)).replace(/_:(\w+)/g, `_:$1x${n}`)).join('');
+    if (!out.write(copy)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+}
