@@ -26,9 +26,9 @@ export type EngineServer = ForkedBenchServer<EngineServerReady>;
 /** The script whose `serve` runs a server on the store named by BENCH_STORE_CONFIG (engine-scale.ts). */
 export const ENGINE_SERVER_SCRIPT = fileURLToPath(new URL('./engine-scale.js', import.meta.url));
 
-export const engineStore = (engine: RunningVirtuoso): ConfigOverrides['store'] => ({
+export const engineStore = (engine: RunningVirtuoso, sharedWriters = false): ConfigOverrides['store'] => ({
   backend: 'sparql',
-  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' },
+  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest', sharedWriters },
 });
 
 /**

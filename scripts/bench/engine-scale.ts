@@ -13,7 +13,8 @@
  *   npm run build && node dist/scripts/bench/engine-scale.js [sizes] [seconds]
  * sizes: comma-separated, ascending (default 10000,100000); BENCH_ENGINE_MEMORY_MB sets Virtuoso's
  * page buffers (default 4096); BENCH_DIR holds the engine and the load files (default a temp directory);
- * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR.
+ * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR; BENCH_SHARED_WRITERS=1
+ * runs the engine's servers with `store.sparql.sharedWriters` (every change conditioned in the engine).
  */
 import { get } from 'node:http';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -117,8 +118,28 @@ const objectIri = (server: EngineServer, n: number) => `${server.ready.url}/logi
 
 interface ApiResult {
   get: Measured;
+  /** GET once every object was read (its body in the server's cache): at sizes the cache holds whole. */
+  warmGet?: Measured;
   patch: Measured;
+  /** How the PATCHes that were not accepted were answered: status and count. */
+  patchRefusals: Map<number, number>;
   event: Measured;
+}
+
+/** Objects whose bodies the server keeps serialised (config `cache.serializedRevisions`, default): up to this size, GET is also measured warm. */
+const SERIALIZED_REVISIONS_KEPT = 20_000;
+
+/** Reads every object once, 20 clients at a time. */
+async function readEveryObject(server: EngineServer, size: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let n = next++; n < size; n = next++) {
+        const res = await server.client.send(objectIri(server, n), 'GET');
+        if (res.status !== 200) throw new Error(`object ${n} could not be read: ${res.status}`);
+      }
+    }),
+  );
 }
 
 /**
@@ -128,7 +149,9 @@ interface ApiResult {
  */
 async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
   const random = () => Math.floor(Math.random() * size);
-  const get = await measured(server, engine, seconds, () => server.client.send(objectIri(server, random()), 'GET'), 200);
+  const getRandom = () => server.client.send(objectIri(server, random()), 'GET');
+  const get = await measured(server, engine, seconds, getRandom, 200);
+  const warmGet = size <= SERIALIZED_REVISIONS_KEPT ? await readEveryObject(server, size).then(() => measured(server, engine, seconds, getRandom, 200)) : undefined;
   const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
     Array.from({ length: OBJECTS_PER_CLIENT }, () => {
       let n = random();
@@ -138,21 +161,28 @@ async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: n
     }),
   );
   const turns = new Array<number>(CLIENTS).fill(0);
+  const patchRefusals = new Map<number, number>();
   const patch = await measured(
     server,
     engine,
     seconds,
     async (client) => {
       const piece = pieces[client][turns[client]++ % OBJECTS_PER_CLIENT];
+      const unchanged = { ...piece };
       const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
       if (res.status === 201) piece.revision += 1;
+      else {
+        // The next Change of this piece deletes the values it still has.
+        Object.assign(piece, unchanged);
+        patchRefusals.set(res.status, (patchRefusals.get(res.status) ?? 0) + 1);
+      }
       return res;
     },
     201,
   );
   let events = 0;
   const event = await measured(server, engine, seconds, () => server.client.send(`${objectIri(server, random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
-  return { get, patch, event };
+  return { get, warmGet, patch, patchRefusals, event };
 }
 
 /** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
@@ -201,7 +231,7 @@ async function main(): Promise<void> {
     let embedded: ApiResult | undefined;
     for (const size of sizes) {
       const load = await objects.loadUpTo(size);
-      const server = await startEngineServer(engineStore(engine), dataDir, port);
+      const server = await startEngineServer(engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'), dataDir, port);
       const memory = await server.sample();
       const api = await measureApi(server, engine, size, seconds, changed);
       const analytics = await getWhileQuerying(server, engine, seconds, () => server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'));
@@ -216,6 +246,8 @@ async function main(): Promise<void> {
   }
 }
 
+const refusals = (statuses: Map<number, number>) => (statuses.size === 0 ? '' : ` (not accepted: ${[...statuses].map(([status, count]) => `${count} × ${status}`).join(', ')})`);
+
 function report(results: SizeResult[], embedded: ApiResult | undefined, seconds: number): void {
   const base = results[0];
   const rate = (r: Measured, b: Measured) => `${fmt(r.perSecond)}/s (${fmt(r.perSecond / b.perSecond, 2)}×), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (${fmt(r.p99 / b.p99, 2)}×), server ${fmt(r.serverCpuUs)} µs + engine ${fmt(r.engineCpuUs)} µs CPU, ${r.failures} failed`;
@@ -223,12 +255,14 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
   for (const r of results) {
     console.log(`\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`);
     console.log(`  GET         ${rate(r.get, base.get)}`);
-    console.log(`  PATCH       ${rate(r.patch, base.patch)}`);
+    if (r.warmGet) console.log(`  GET, every object read once before (ratios against the GET above): ${rate(r.warmGet, r.get)}`);
+    console.log(`  PATCH       ${rate(r.patch, base.patch)}${refusals(r.patchRefusals)}`);
     console.log(`  event POST  ${rate(r.event, base.event)}`);
     const { analytics } = r;
     if (r === base && embedded) {
       const against = (engineRun: Measured, embeddedRun: Measured) => `${fmt(engineRun.perSecond / embeddedRun.perSecond, 2)}× (${fmt(embeddedRun.perSecond)}/s, p99 ${fmt(embeddedRun.p99, 1)} ms, server ${fmt(embeddedRun.serverCpuUs)} µs CPU)`;
-      console.log(`  engine against the embedded store, same run and objects: GET ${against(r.get, embedded.get)}, PATCH ${against(r.patch, embedded.patch)}, event POST ${against(r.event, embedded.event)}`);
+      const warm = r.warmGet && embedded.warmGet ? `, GET with every object read once before ${against(r.warmGet, embedded.warmGet)}` : '';
+      console.log(`  engine against the embedded store, same run and objects: GET ${against(r.get, embedded.get)}${warm}, PATCH ${against(r.patch, embedded.patch)}${refusals(embedded.patchRefusals)}, event POST ${against(r.event, embedded.event)}`);
     }
     console.log(`  GET while an analytics query runs: ${fmt(analytics.get.perSecond)}/s; p99 ${fmt(analytics.get.p99, 1)} ms against ${fmt(analytics.idle.p99, 1)} ms just before (${fmt(analytics.get.p99 / analytics.idle.p99, 2)}×); ${fmt(analytics.queries)} queries (${fmt(analytics.pieces)} Pieces counted) answered in ${fmt(analytics.queryMs / 1000, 1)} s each`);
   }

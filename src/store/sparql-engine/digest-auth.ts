@@ -14,7 +14,7 @@ export interface DigestChallenge {
 const HASH = { MD5: 'md5', 'SHA-256': 'sha256' } as const;
 
 /** The Digest challenge of a `WWW-Authenticate` header, if it holds one this client can answer. */
-export function parseDigestChallenge(header: string | null): DigestChallenge | undefined {
+export function parseDigestChallenge(header: string | undefined): DigestChallenge | undefined {
   if (!header || !/^\s*digest\s/i.test(header)) return undefined;
   const params = new Map<string, string>();
   for (const [, name, quoted, bare] of header.matchAll(/([a-z-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi)) {
