@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { ConfigOverrides } from '../src/config.js';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
-import { startTestServer, type TestServer } from './support/server.js';
+import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
 
 // Two server processes over one Virtuoso, as behind a load balancer (store.sparql.sharedWriters):
@@ -58,6 +58,17 @@ describe('writes of two server processes over one engine', function () {
     await expectApiError(await patch(second, atSecond, change(changed, 1, [add(changed, 'remarks', str('from the second'))])), 409, /written first/);
     expect(await revisionNumbers(changed)).to.deep.equal(['1', '2']);
     const body = await (await first.request(changed, { headers: { Accept: 'application/n-triples' } })).text();
+    expect(body).to.contain('from the first');
+    expect(body).to.not.contain('from the second');
+  });
+
+  it('an object whose @id a client chose, created through the other process first: 409 object_exists, and nothing of it is written', async () => {
+    // Created after the second process started: it does not know of it, so its own checks let the create through.
+    const id = `${first.url}/logistics-objects/chosen-by-the-client`;
+    expect((await postJsonLd(first, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': 'from the first' })).status).to.equal(201);
+    await expectApiError(await postJsonLd(second, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': 'from the second' }), 409, /already exists/);
+    expect(await revisionNumbers(id)).to.deep.equal(['1']);
+    const body = await (await first.request(id, { headers: { Accept: 'application/n-triples' } })).text();
     expect(body).to.contain('from the first');
     expect(body).to.not.contain('from the second');
   });

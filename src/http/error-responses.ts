@@ -31,6 +31,8 @@ export function sendError(res: Response, error: HttpError): void {
 /** The 409 of a write another server process came first to, as the same write refused by this process's claims answers. */
 function conflictError({ slot, resource }: StoreConflictError): HttpError {
   switch (slot) {
+    case 'object':
+      return new HttpError(409, 'object_exists', { message: `a Logistics Object with @id ${resource} already exists`, resource });
     case 'revision':
       return new HttpError(409, 'revision_conflict', { message: 'another change of this revision was written first', resource });
     case 'request':

@@ -13,7 +13,7 @@ export class StoreTooLargeError extends Error {}
 export class StoreUnavailableError extends Error {}
 
 /** What another writer filled first: an object's next revision, an action request's next status. */
-export type WriteSlot = 'revision' | 'request';
+export type WriteSlot = 'object' | 'revision' | 'request';
 
 /**
  * A write refused because another writer's commit (another server process on the same engine)
