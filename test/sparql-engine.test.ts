@@ -254,6 +254,7 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       try {
         const res = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
         expect(res.status, await res.clone().text()).to.equal(503);
+        expect(res.headers.get('retry-after')).to.equal('5');
         const refused = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
         expect(refused.status).to.equal(503);
       } finally {

@@ -112,10 +112,7 @@ export function createExpressApp(services: Services, representations: Representa
 export function createStartingApp(lifecycle: Lifecycle, logger: Logger): Express {
   const app = bareApp();
   app.use(healthRoutes(lifecycle));
-  app.use((_req, res, next) => {
-    res.setHeader('Retry-After', '5');
-    next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' }));
-  });
+  app.use((_req, _res, next) => next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' })));
   app.use(errorHandler(logger));
   return app;
 }

@@ -19,8 +19,12 @@ export function errorDocument(error: HttpError): JsonObject {
   return node;
 }
 
+/** Every 503 says what it is: a pause (starting, a store or key set out of reach, a queue full); a client may retry after this long. */
+const RETRY_AFTER_SECONDS = 5;
+
 export function sendError(res: Response, error: HttpError): void {
   if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
+  if (error.status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
   res
     .status(error.status)
     .setHeader('Content-Type', `application/ld+json; version=${apiVersion(undefined)}`)
@@ -44,7 +48,7 @@ function conflictError({ slot, resource }: StoreConflictError): HttpError {
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof StoreUnavailableError) {
-    return new HttpError(503, 'storage_unavailable', { message: 'the change could not be stored durably; nothing was changed, try again later' });
+    return new HttpError(503, 'storage_unavailable', { message: 'the store could not be reached, or the change could not be stored durably; nothing was changed, try again later' });
   }
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
   if (err instanceof StoreConflictError) return conflictError(err);
