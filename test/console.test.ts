@@ -74,20 +74,23 @@ describe('web console (headless Chromium)', function () {
     expect(res.headers.get('content-security-policy')).to.contain("script-src 'self'").and.contain("default-src 'none'").and.not.contain('unsafe-inline');
     expect(res.headers.get('cache-control')).to.equal('no-cache');
     const html = await res.text();
-    const script = /src="(console\/assets\/[0-9a-f]{16}\/main\.js)"/.exec(html)![1];
-    // The landing page loads one module: main.js with the modules it imports, bundled; the other pages' modules
-    // load when first shown, and import the bundled ones from the bundle (one instance of each).
-    const bundle = await (await fetch(`${server.url}/${script}`)).text();
-    for (const name of ['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'main.js']) expect(bundle).to.contain(`bundled['${name}'] = `);
-    expect(bundle).to.not.contain("bundled['object-page.js']");
-    expect(await (await fetch(`${server.url}/${script.replace('main.js', 'api.js')}`)).text()).to.match(/^export \{ [^}]*\bsession\b[^}]*\} from '\.\/main\.js';$/m);
-    expect(html).to.not.contain('modulepreload');
-    // start.js, which sends the landing page's list request, is in the page itself, ahead of the modules, allowed by its hash.
-    const inline = /<script>([^]*?)<\/script>/.exec(html)!;
-    expect(inline[1]).to.contain('window.consoleStart =');
-    expect(inline.index).to.be.lessThan(html.indexOf('main.js'));
-    expect(res.headers.get('content-security-policy')).to.contain(`script-src 'self' 'sha256-${createHash('sha256').update(inline[1]).digest('base64')}';`);
-    expect((await fetch(`${server.url}/${script.replace('main.js', 'start.js')}`)).status).to.equal(404);
+    // The page carries its stylesheet and its one script: start.js, which sends the landing page's list request,
+    // then the landing page's modules, bundled; the policy allows them by their hashes (still no unsafe-inline).
+    const inline = [...html.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1]);
+    expect(inline).to.have.length(1);
+    expect(inline[0].indexOf('window.consoleStart =')).to.be.lessThan(inline[0].indexOf("bundled['api.js'] = "));
+    for (const name of ['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'main.js']) expect(inline[0]).to.contain(`bundled['${name}'] = `);
+    expect(inline[0]).to.not.contain("bundled['object-page.js']");
+    const style = /<style>([^]*?)<\/style>/.exec(html)![1];
+    expect(style).to.contain('table.stack');
+    expect(html).to.not.match(/<script[^>]* src=|<link rel="stylesheet"/);
+    const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    expect(res.headers.get('content-security-policy')).to.contain(`script-src 'self' ${sha(inline[0])};`).and.contain(`style-src ${sha(style)};`);
+    // The other pages' modules load when first shown, from a path named by the files' hash; the bundled ones
+    // they import are served as modules exporting what the page's script kept for them (one instance of each).
+    const script = /console\/assets\/[0-9a-f]{16}\/object-page\.js/.exec(inline[0])![0];
+    expect(await (await fetch(`${server.url}/${script.replace('object-page.js', 'api.js')}`)).text()).to.match(/^export const \{ [^}]*\bsession\b[^}]*\} = globalThis\.consoleModules\['api\.js'\];$/m);
+    for (const name of ['start.js', 'main.js', 'console.css', 'index.html']) expect((await fetch(`${server.url}/${script.replace('object-page.js', name)}`)).status).to.equal(404);
     const asset = await fetch(`${server.url}/${script}`);
     expect(asset.status).to.equal(200);
     expect(asset.headers.get('content-type')).to.match(/^text\/javascript/);
@@ -95,7 +98,7 @@ describe('web console (headless Chromium)', function () {
     const etag = asset.headers.get('etag')!;
     expect((await fetch(`${server.url}/${script}`, { headers: { 'If-None-Match': etag } })).status).to.equal(304);
     expect((await fetch(`${server.url}/console`, { headers: { 'If-None-Match': res.headers.get('etag')! } })).status).to.equal(304);
-    expect((await fetch(`${server.url}/console/assets/0000000000000000/main.js`)).status).to.equal(404);
+    expect((await fetch(`${server.url}/console/assets/0000000000000000/object-page.js`)).status).to.equal(404);
     const slash = await fetch(`${server.url}/console/`, { redirect: 'manual' });
     expect(slash.status).to.equal(301);
   });
@@ -415,7 +418,7 @@ describe('web console (headless Chromium)', function () {
     await page.waitForSelector('#object-list tbody tr');
     // Health is asked for, then the objects again while its module loads: the objects stay.
     await page.evaluate(async () => {
-      const healthModule = document.querySelector<HTMLScriptElement>('script[src$="/main.js"]')!.src.replace(/main\.js$/, 'health-page.js');
+      const healthModule = new URL(/console\/assets\/[0-9a-f]{16}\/health-page\.js/.exec(document.querySelector('script')!.textContent!)![0], location.href).href;
       window.addEventListener('hashchange', () => location.hash === '#/health' && (location.hash = '#/objects'));
       location.hash = '#/health';
       await new Promise((resolve) => window.addEventListener('hashchange', resolve, { once: true }));

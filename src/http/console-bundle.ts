@@ -1,14 +1,19 @@
 /**
- * The console's landing modules as one module, made when the server starts (no build step): the entry
- * module and every module it imports statically. Loaded as six files, even from the browser's cache,
- * each request and each module cost the landing page's main thread a few ms before its first row
- * (scripts/bench/console.ts); as one, once.
+ * The console's landing modules as one script, made when the server starts (no build step): the entry
+ * module and every module it imports statically, written into the page itself (src/http/console.ts).
+ * Loaded as six files, even from the browser's cache, each request and each module cost the landing
+ * page's main thread a few ms before its first row; as one module file, its request from the cache still
+ * came before the list's request and its run 20-50 ms after the page's (scripts/bench/console.ts); in
+ * the page, it runs as the page is parsed.
  *
- * Each module runs in a function of its own, in import order, so top-level names stay apart as in
- * modules; the bundle exports what they export. The modules loaded later (the other pages) still import
- * `./api.js` and the like: each bundled module is served as a re-export of the bundle, so there is one
- * instance of each, as with modules. Only the forms the console's modules use are read (below); any
- * other `import` or `export` stops the server's start rather than break the page.
+ * A classic script, since a script in the page cannot be imported: each module runs in a function of its
+ * own, in import order, so top-level names stay apart as in modules, and what they export is kept in
+ * `globalThis.consoleModules`, by module. The modules loaded later (the other pages) still import
+ * `./api.js` and the like: each bundled module is served as a module that exports what the script kept
+ * for it, so there is one instance of each, as with modules. A dynamic `import('./name.js')` is written
+ * with the folder the modules are served from, since a script in the page resolves it against the page's
+ * address. Only the forms the console's modules use are read (below); any other `import` or `export`
+ * stops the server's start rather than break the page.
  */
 
 /** `import { a, b } from './name.js';`, a line of its own. */
@@ -17,21 +22,28 @@ const STATIC_IMPORT = /^import\s*\{([^}]*)\}\s*from\s*'\.\/([\w.-]+\.js)';[ \t]*
 const EXPORT_LIST = /^export\s*\{([^}]*)\};?[ \t]*$/gm;
 /** `export` before a declaration at the start of a line: removed; the lookahead captures the declared name. */
 const EXPORTED_DECLARATION = /^export\s+(?=(?:async\s+function\*?|function\*?|class|const|let)\s+([\w$]+))/gm;
-/** What is left of an `import` or `export` statement the forms above do not read (a dynamic `import(` is no statement). */
-const UNREAD_STATEMENT = /^(?:import\s*[{*\w'"]|export\b)/m;
+/** Where the script keeps each module's exports, for the modules loaded later. */
+const MODULES_GLOBAL = 'consoleModules';
+/** `import('./name.js')`, a module loaded when it is needed. */
+const DYNAMIC_IMPORT = /\bimport\(\s*'\.\/([\w.-]+\.js)'\s*\)/g;
+/** What is left of an `import` or `export` statement the forms above do not read, or an `import(` of another form. */
+const UNREAD_STATEMENT = /^(?:import\s*[{*\w'"]|export\b)|\bimport\s*\(/m;
 
 interface ModuleSource {
   /** The modules it imports and the names it takes from each. */
   imports: Map<string, string[]>;
+  /** The modules it imports when they are needed (`import('./name.js')`). */
+  loads: string[];
   exports: string[];
-  /** Its text without its import and export statements. */
+  /** Its text without its import and export statements, its dynamic imports naming `modulesUrl`. */
   body: string;
 }
 
 const namesIn = (list: string): string[] => list.split(',').map((name) => name.trim()).filter(Boolean);
 
-function readModule(name: string, text: string): ModuleSource {
+function readModule(name: string, text: string, modulesUrl: string): ModuleSource {
   const imports = new Map<string, string[]>();
+  const loads: string[] = [];
   const exports: string[] = [];
   const body = text
     .replace(STATIC_IMPORT, (_, names: string, from: string) => {
@@ -46,20 +58,27 @@ function readModule(name: string, text: string): ModuleSource {
       exports.push(declared);
       return '';
     });
-  const unread = UNREAD_STATEMENT.exec(body) ?? [...imports.values(), exports].flat().find((n) => !/^[\w$]+$/.test(n));
+  const unread = UNREAD_STATEMENT.exec(body.replace(DYNAMIC_IMPORT, '')) ?? [...imports.values(), exports].flat().find((n) => !/^[\w$]+$/.test(n));
   if (unread) throw new Error(`the console module ${name} has an import or export the bundle does not read: ${String(unread).slice(0, 80)}`);
-  return { imports, exports, body };
+  const loaded = body.replace(DYNAMIC_IMPORT, (_, module: string) => {
+    loads.push(module);
+    return `import(${JSON.stringify(modulesUrl + module)})`;
+  });
+  return { imports, loads, exports, body: loaded };
 }
 
 export interface ConsoleBundle {
-  /** The bundle's text, served in place of the entry module. */
+  /** The script: the modules, run in order as the page is parsed. */
   text: string;
-  /** The other bundled modules, each served as this re-export of the bundle. */
+  /** The bundled modules but the entry, each served as this module, which exports what the script kept for it. */
   reExports: Map<string, string>;
 }
 
-/** `entry` and the modules it imports statically (`sources`: each module's text by file name) as one module. */
-export function bundleModules(entry: string, sources: Map<string, string>): ConsoleBundle {
+/**
+ * `entry` and the modules it imports statically (`sources`: each module's text by file name) as one
+ * classic script; `modulesUrl`, where the modules are served, relative to the page (the folder, ending in `/`).
+ */
+export function bundleModules(entry: string, sources: Map<string, string>, modulesUrl: string): ConsoleBundle {
   // Depth first, imports before importers: the order in which modules run.
   const modules = new Map<string, ModuleSource>();
   const visiting = new Set<string>();
@@ -69,24 +88,21 @@ export function bundleModules(entry: string, sources: Map<string, string>): Cons
     const text = sources.get(name);
     if (text === undefined) throw new Error(`the console module ${name} is imported but not in src/http/console`);
     visiting.add(name);
-    const module = readModule(name, text);
+    const module = readModule(name, text, modulesUrl);
     for (const imported of module.imports.keys()) visit(imported);
     modules.set(name, module);
   };
   visit(entry);
 
-  // A browser refuses a name a module does not export, and a bundle exports each name once: checked here,
-  // since in the bundle the first would be undefined and the second would not load.
-  const exporter = new Map<string, string>();
+  // A browser refuses a name a module does not export, or a module it cannot load: checked here, since
+  // in the script the first would be undefined and the second would fail only when its page is shown.
   for (const [name, module] of modules) {
     for (const [from, names] of module.imports) {
       const missing = names.find((n) => !modules.get(from)!.exports.includes(n));
       if (missing) throw new Error(`the console module ${name} imports ${missing}, which ${from} does not export`);
     }
-    for (const exported of module.exports) {
-      if (exporter.has(exported)) throw new Error(`the console modules ${exporter.get(exported)} and ${name} both export ${exported}`);
-      exporter.set(exported, name);
-    }
+    const absent = module.loads.find((loaded) => !sources.has(loaded));
+    if (absent) throw new Error(`the console module ${name} loads ${absent}, which is not in src/http/console`);
   }
 
   const scopes = [...modules].map(([name, module]) =>
@@ -95,13 +111,15 @@ export function bundleModules(entry: string, sources: Map<string, string>): Cons
       `bundled['${name}'] = (() => {`,
       ...[...module.imports].map(([from, names]) => `const { ${names.join(', ')} } = bundled['${from}'];`),
       module.body.trim(),
-      module.exports.length > 0 ? `return { ${module.exports.join(', ')} };` : 'return {};',
+      `return { ${module.exports.join(', ')} };`,
       '})();',
     ].join('\n'),
   );
-  const exports = [...modules].filter(([, module]) => module.exports.length > 0).map(([name, module]) => `export const { ${module.exports.join(', ')} } = bundled['${name}'];`);
   const reExports = new Map(
-    [...modules].filter(([name]) => name !== entry).map(([name, module]) => [name, `// Bundled into ./${entry} (src/http/console-bundle.ts).\nexport { ${module.exports.join(', ')} } from './${entry}';\n`]),
+    [...modules]
+      .filter(([name]) => name !== entry)
+      .map(([name, module]) => [name, `// Run as part of the console page's script (src/http/console-bundle.ts).\nexport const { ${module.exports.join(', ')} } = globalThis.${MODULES_GLOBAL}['${name}'];\n`]),
   );
-  return { text: [`// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`, 'const bundled = {};', ...scopes, ...exports].join('\n') + '\n', reExports };
+  const text = [`// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`, '(() => {', "'use strict';", `const bundled = (globalThis.${MODULES_GLOBAL} = {});`, ...scopes, '})();'].join('\n') + '\n';
+  return { text, reExports };
 }

@@ -7,21 +7,26 @@ import { projectFile } from '../project-files.js';
 import { bundleModules } from './console-bundle.js';
 
 /**
- * Same-origin scripts and styles only, and the one script in the page, by its hash; the console calls
- * the API of the origin that served it.
+ * Same-origin scripts (the other pages' modules) and the page's own scripts and style by their hashes; the
+ * console calls the API of the origin that served it.
  */
-const contentSecurityPolicy = (inlineScriptHash: string) =>
-  `default-src 'none'; script-src 'self' 'sha256-${inlineScriptHash}'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-const MEDIA_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
-/** What index.html names the asset folder by: replaced with its versioned path. */
-const ASSETS_PLACEHOLDER = /\{\{assets\}\}/g;
-/** Where index.html names the server's public base URL (a `<meta>` attribute): replaced with it, HTML-escaped. */
-const BASE_URL_PLACEHOLDER = '{{base-url}}';
-/** The module index.html starts: served as one module with all it imports statically (console-bundle.ts). */
+const contentSecurityPolicy = (scriptHashes: string[], styleHashes: string[]) =>
+  `default-src 'none'; script-src 'self' ${scriptHashes.map((hash) => `'sha256-${hash}'`).join(' ')}; style-src ${styleHashes.map((hash) => `'sha256-${hash}'`).join(' ')}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+/** What the assets are: the other pages' modules. */
+const MODULE_TYPE = 'text/javascript; charset=utf-8';
+/** A placeholder in index.html: `{{name}}`. */
+const PLACEHOLDER = /\{\{([\w.-]+)\}\}/g;
+/** The module the page starts: written into it with all it imports statically, as one script (console-bundle.ts). */
 const ENTRY_MODULE = 'main.js';
-/** The script written into index.html (not a module: it runs while the page is parsed), in place of its placeholder. */
-const INLINE_SCRIPT = 'start.js';
-const INLINE_SCRIPT_PLACEHOLDER = '{{start.js}}';
+/** The script written first into the page's one script: it sends the landing page's list request before the modules run. */
+const START_SCRIPT = 'start.js';
+/** The stylesheet, written into index.html. */
+const STYLESHEET = 'console.css';
+/** What would end an element of the page's own text early, or put its parser in another state. */
+const ENDS_SCRIPT = /<\/script|<!--/i;
+const ENDS_STYLE = /<\/style/i;
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64');
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** `text` for an HTML attribute value or text. */
@@ -52,32 +57,42 @@ function send(req: Request, res: Response, file: StaticFile, cacheControl: strin
 /**
  * The web console (docs/console.md): the files of `src/http/console/`, read once when the app is built
  * (no build step), served without a token: they hold no data, and every call they make carries the
- * token the user signs in with. Assets live under a path named by a hash of their content, so
- * they are cached for good; the page itself is revalidated (ETag) and names the current hash. The page
- * carries the server's public base URL (what its IRIs start with), so the console's first call need
- * not wait for `GET /` to learn it.
+ * token the user signs in with. The page carries its stylesheet and the landing page's scripts itself
+ * (allowed by their hashes), so it opens with no other request than its own and the API's: each file
+ * it loaded, even from the browser's cache, came 20-50 ms before its first row could (scripts/bench/console.ts).
+ * The other pages' modules live under a path named by a hash of the files, so they are cached for good;
+ * the page itself is revalidated (ETag). The page carries the server's public base URL (what its IRIs
+ * start with), so the console's first call need not wait for `GET /` to learn it.
  */
 export function consoleRoutes(baseUrl: string): Router {
   const dir = projectFile('src/http/console');
-  const files = new Map<string, Buffer>();
-  for (const name of readdirSync(dir).sort()) if (MEDIA_TYPES[extname(name)] && name !== INLINE_SCRIPT) files.set(name, readFileSync(join(dir, name)));
-  const modules = new Map([...files].filter(([name]) => extname(name) === '.js').map(([name, text]) => [name, text.toString('utf8')]));
-  // The landing page's modules as one; each bundled module is served as a re-export of it, for the other pages' modules.
-  const { text: bundle, reExports } = bundleModules(ENTRY_MODULE, modules);
-  for (const [name, text] of [[ENTRY_MODULE, bundle], ...reExports] as const) files.set(name, Buffer.from(text));
-  const assets = new Map([...files].map(([name, body]) => [name, staticFile(body, MEDIA_TYPES[extname(name)])]));
-  const inlineScript = readFileSync(join(dir, INLINE_SCRIPT), 'utf8');
-  if (/<\/script/i.test(inlineScript)) throw new Error(`${INLINE_SCRIPT} would end its <script> element early`);
-  const policy = contentSecurityPolicy(createHash('sha256').update(inlineScript).digest('base64'));
+  const sources = new Map<string, string>();
+  for (const name of readdirSync(dir).sort()) sources.set(name, readFileSync(join(dir, name), 'utf8'));
   const version = createHash('sha256')
-    .update([...assets].map(([name, file]) => `${name} ${file.etag}`).join('\n'))
+    .update([...sources].map(([name, text]) => `${name}\n${text}`).join('\n'))
     .digest('hex')
     .slice(0, 16);
-  // The script and the base URL last, so nothing in them is read as a placeholder; functions, so `$` in them is no pattern.
-  const html = readFileSync(join(dir, 'index.html'), 'utf8')
-    .replace(ASSETS_PLACEHOLDER, `console/assets/${version}`)
-    .replace(INLINE_SCRIPT_PLACEHOLDER, () => inlineScript)
-    .replace(BASE_URL_PLACEHOLDER, () => escapeHtml(baseUrl));
+  const assetsUrl = `console/assets/${version}/`;
+  const modules = new Map([...sources].filter(([name]) => extname(name) === '.js' && name !== START_SCRIPT));
+  // The modules the script in the page holds are served as modules that export what it kept for them, for the other pages' modules.
+  const { text: bundle, reExports } = bundleModules(ENTRY_MODULE, modules, `./${assetsUrl}`);
+  const assets = new Map(
+    [...modules, ...reExports].filter(([name]) => name !== ENTRY_MODULE).map(([name, text]) => [name, staticFile(Buffer.from(text), MODULE_TYPE)]),
+  );
+
+  const scripts = { [START_SCRIPT]: sources.get(START_SCRIPT)!, [ENTRY_MODULE]: bundle };
+  const styles = { [STYLESHEET]: sources.get(STYLESHEET)! };
+  for (const [name, text] of Object.entries(scripts)) if (ENDS_SCRIPT.test(text)) throw new Error(`the console's ${name} would end its <script> element early`);
+  for (const [name, text] of Object.entries(styles)) if (ENDS_STYLE.test(text)) throw new Error(`the console's ${name} would end its <style> element early`);
+  const values: Record<string, string> = { ...scripts, ...styles, assets: assetsUrl, 'base-url': escapeHtml(baseUrl) };
+  // One pass, so nothing written in is read as a placeholder; a function, so `$` in it is no pattern.
+  const html = sources.get('index.html')!.replace(PLACEHOLDER, (placeholder, name: string) => {
+    if (values[name] === undefined) throw new Error(`index.html names ${placeholder}, which the console does not fill in`);
+    return values[name];
+  });
+  // The page's scripts and styles as written (none of them ends early: checked above), by their hashes.
+  const hashesOf = (tag: string) => [...html.matchAll(new RegExp(`<${tag}>([^]*?)</${tag}>`, 'g'))].map((element) => sha256(element[1]));
+  const policy = contentSecurityPolicy(hashesOf('script'), hashesOf('style'));
   const page = staticFile(Buffer.from(html), 'text/html; charset=utf-8');
 
   const router = express.Router();

@@ -1,8 +1,8 @@
 // The one way the console talks to the server: the public API, with the signed-in caller's token.
 import { afterNextPaint } from './dom.js';
 
-/** Defined by start.js, the script in the page, which needs them before any module has arrived: the token's key and query strings. */
-const { TOKEN_KEY, query } = window.consoleStart;
+/** Defined by start.js, which runs before the modules: the token's key, the token the page opens with, query strings. */
+const { TOKEN_KEY, token: openingToken, query } = window.consoleStart;
 export { query };
 /** The API's root on this origin: the console is served at {root}console. */
 const API_ROOT = new URL('.', location.href).href;
@@ -21,33 +21,57 @@ export class ApiError extends Error {
 }
 
 /**
+ * Settles once `shown` (the page the caller shows first) has settled and been painted: work that page need
+ * not wait for (the sign-in check, keeping the token) then stays out of its way; the check, `GET /`, sent
+ * with the first page's own call, and its answer came in the way of that call's answer (traced). A page
+ * without the base URL waits for the check: at once, then.
+ */
+const later = (shown) => (BASE_URL_IN_PAGE ? Promise.resolve(shown).then(afterNextPaint) : Promise.resolve());
+
+/**
  * Settles once the server's base URL is learnt for the current token (GET /, which also checks the
  * token). Only when the page does not carry it do the pages' calls wait for it, and then only to be
  * answered, not to go out: the first page is one round trip away, not two.
  */
 let serverKnown = Promise.resolve();
 
+/**
+ * The token signed in with, and kept for the tab (sessionStorage: a reload stays signed in) once the first
+ * page is shown (`later`), or as the page is left if that comes first. The first use of sessionStorage in a
+ * page took 5-20 ms of its main thread (probed), which the landing page's first rows waited for.
+ */
+let signedInToken = openingToken;
+function keepToken() {
+  if (signedInToken) sessionStorage.setItem(TOKEN_KEY, signedInToken);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+window.addEventListener('pagehide', keepToken);
+
 export const session = {
   get token() {
-    return sessionStorage.getItem(TOKEN_KEY);
+    return signedInToken;
   },
   /**
-   * Keeps the token for this tab and checks it against the server, once the page is painted: the page
-   * shown first need not wait for the check (its own call with the token is refused as well when the token is).
-   * A refused token is dropped again.
+   * Signs in with the token and checks it against the server, both once the page is shown (`later`): the
+   * page need not wait for the check (its own call with the token is refused as well when the token is).
+   * A token the server refuses is dropped again; one whose check did not come back (the page was left as
+   * it went out, say) is kept.
    */
-  signIn(token) {
-    sessionStorage.setItem(TOKEN_KEY, token);
-    serverKnown = afterNextPaint().then(() => learnServer(token));
+  signIn(token, shown) {
+    signedInToken = token;
+    const after = later(shown);
+    after.then(keepToken);
+    serverKnown = after.then(() => learnServer(token));
     return serverKnown.catch((err) => {
-      this.signOut();
+      if (err instanceof ApiError) this.signOut();
       throw err;
     });
   },
-  /** After a reload: checks the kept token again; an expired one signs out. */
-  async resume() {
-    if (!this.token) return;
-    serverKnown = learnServer(this.token);
+  /** After a reload: checks the kept token again, once the page is shown (`later`); an expired one signs out. */
+  async resume(shown) {
+    const token = this.token;
+    if (!token) return;
+    serverKnown = later(shown).then(() => learnServer(token));
     try {
       await serverKnown;
     } catch (err) {
@@ -56,7 +80,8 @@ export const session = {
     }
   },
   signOut() {
-    sessionStorage.removeItem(TOKEN_KEY);
+    signedInToken = null;
+    keepToken();
   },
 };
 

@@ -23,10 +23,14 @@ const nav = document.getElementById('nav');
 
 /** Counts the routes asked for: a page whose module arrives after the next route was asked for is not shown. */
 let routesAsked = 0;
+/** Settles once the first page is shown. */
+let firstPageShown;
+const firstPage = new Promise((resolve) => (firstPageShown = resolve));
 
 function show(title, content) {
   document.title = `${title} - ONE Record console`;
   main.replaceChildren(...[content].flat(Infinity).filter(Boolean));
+  firstPageShown();
   // A page shown after another gets the focus, so a screen reader reads it; the first one leaves it at the
   // top of the document, the skip link first, as any page opens (and does not wait for the layout focusing forces).
   if (routesAsked > 1) main.focus({ preventScroll: true });
@@ -45,13 +49,18 @@ async function render() {
     return notify(`The page could not be loaded: ${err.message}`, true);
   }
   if (asked !== routesAsked) return;
-  const { title, content } = page(params, render);
+  const { title, content, loaded } = page(params, render);
+  // The first page is shown once what it loads is in (a page may say when: \`loaded\`): shown before, a
+  // paint of it without its rows (its layout) came in the way of the list's answer (scripts/bench/console.ts).
+  if (asked === 1 && loaded) await loaded;
+  if (asked !== routesAsked) return;
   show(title, content);
 }
 
 /** Signs in and shows `route` (a hash such as `#/object?iri=…`): the page loads while the token is checked. */
 async function signIn(token, route = '#/objects') {
-  const checked = session.signIn(token);
+  // Checked once the first page is shown: the sign-in page, when signing in on it.
+  const checked = session.signIn(token, firstPage);
   if (location.hash === route) render();
   else location.hash = route;
   await checked;
@@ -96,7 +105,7 @@ if (signInLink) {
 } else {
   // A kept token: the page loads while the token is checked again; an expired one signs out.
   render();
-  session.resume().then(
+  session.resume(firstPage).then(
     () => session.token || render(),
     (err) => notify(err.message, true),
   );

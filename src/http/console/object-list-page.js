@@ -1,7 +1,7 @@
 // The landing page: Logistics Objects by type, by id, most recently changed first.
 import { answerOf, getJson, query, session } from './api.js';
-import { afterNextPaint, compareText, field, h, loading, table, time } from './dom.js';
-import { objectLink, shortIri, termView } from './rdf.js';
+import { afterNextPaint, compareText, field, fieldHtml, h, html, loading, nodes, tableHtml, timeHtml } from './dom.js';
+import { objectLinkHtml, shortIri, termViewHtml } from './rdf.js';
 
 const { LIST_PAGE_SIZE: PAGE_SIZE, objectListPath, takeEarlyList } = window.consoleStart;
 
@@ -21,42 +21,56 @@ function openByIri() {
     field('Open by IRI', input), h('button', { type: 'submit' }, 'Open'));
 }
 
-function filterForm(params, types) {
-  const type = h('select', { name: 'type' }, h('option', { value: '' }, 'any type'),
-    Object.entries(types).sort(([a], [b]) => compareText(shortIri(a), shortIri(b))).map(([iri, count]) => h('option', { value: iri, selected: iri === params.get('type') }, `${shortIri(iri)} (${count})`)));
-  const id = h('input', { name: 'id', type: 'search', value: params.get('id') ?? '', placeholder: 'part of the IRI' });
+/** The filter form's markup. */
+function filterFormHtml(params, types) {
+  const typeOptions = Object.entries(types)
+    .sort(([a], [b]) => compareText(shortIri(a), shortIri(b)))
+    .map(([iri, count]) => html`<option value="${iri}"${iri === params.get('type') ? html` selected` : ''}>${shortIri(iri)} (${count})</option>`);
+  // "Changed after" is a text field until the list is on screen (filterFormBehaviour).
+  return html`<form class="inline" id="object-filter">${[
+    fieldHtml('Type', html`<select name="type"><option value="">any type</option>${typeOptions}</select>`),
+    fieldHtml('Id contains', html`<input name="id" type="search" value="${params.get('id') ?? ''}" placeholder="part of the IRI">`),
+    fieldHtml('Changed after', html`<input name="changed-after" value="${params.get('changed-after') ?? ''}">`),
+  ]}<button type="submit">Filter</button></form>`;
+}
+
+/** What the filter form does: a new list on submit; "Changed after" a date-time field from the next paint on. */
+function filterFormBehaviour(form) {
+  const { type, id, 'changed-after': changedAfter } = form.elements;
   // A text field until the list is on screen: making a date-time field loads the locale's date formats,
   // 30-60 ms the first time in a page (scripts/bench/console.ts), which the rows would wait for. Its value
   // is already in the date-time field's form (YYYY-MM-DDThh:mm), so it survives the change of type.
-  const changedAfter = h('input', { name: 'changed-after', value: params.get('changed-after') ?? '' });
   afterNextPaint().then(() => (changedAfter.type = 'datetime-local'));
-  const submit = (e) => {
+  form.addEventListener('submit', (e) => {
     e.preventDefault();
     location.hash = `#/objects${query({ type: type.value, id: id.value.trim(), 'changed-after': changedAfter.value })}`;
-  };
-  return h('form', { class: 'inline', id: 'object-filter', onsubmit: submit }, field('Type', type), field('Id contains', id), field('Changed after', changedAfter), h('button', { type: 'submit' }, 'Filter'));
+  });
 }
 
+/** The filter form, the list's page of objects as a table, and links to the pages before and after, as one markup. */
 async function listing(params) {
   const skip = Number(params.get('skip') ?? 0);
   const list = await objectList(params);
-  const rows = list.objects.map((o) => [objectLink(o.iri), shortIri(o.type), String(o.revision), time(o.changedAt), termView({ kind: 'iri', value: o.changedBy })]);
+  const rows = list.objects.map((o) => [objectLinkHtml(o.iri), shortIri(o.type), o.revision, timeHtml(o.changedAt), termViewHtml({ kind: 'iri', value: o.changedBy })]);
   const pageLink = (label, to) => {
     const next = new URLSearchParams(params);
     next.set('skip', String(to));
-    return h('a', { href: `#/objects?${next}`, class: 'button' }, label);
+    return html`<a href="#/objects?${next}" class="button">${label}</a>`;
   };
-  return [
-    filterForm(params, list.types),
-    h('p', { class: 'meta' }, `${list.total} object${list.total === 1 ? '' : 's'}, most recently changed first`),
-    table(['Object', 'Type', 'Revision', 'Changed', 'By'], rows, { id: 'object-list' }),
-    h('p', { class: 'pager' }, skip > 0 && pageLink('Newer', Math.max(0, skip - PAGE_SIZE)), skip + PAGE_SIZE < list.total && pageLink('Older', skip + PAGE_SIZE)),
-  ];
+  const content = nodes(html`${filterFormHtml(params, list.types)}
+<p class="meta">${list.total} object${list.total === 1 ? '' : 's'}, most recently changed first</p>
+${tableHtml(['Object', 'Type', 'Revision', 'Changed', 'By'], rows, { id: 'object-list' })}
+<p class="pager">${skip > 0 && pageLink('Newer', Math.max(0, skip - PAGE_SIZE))}${skip + PAGE_SIZE < list.total && pageLink('Older', skip + PAGE_SIZE)}</p>`);
+  filterFormBehaviour(content.getElementById('object-filter'));
+  return content;
 }
 
 export function objectListPage(params) {
+  const listed = listing(params);
   return {
     title: 'Logistics Objects',
-    content: [h('h1', {}, 'Logistics Objects'), openByIri(), loading(() => listing(params))],
+    content: [h('h1', {}, 'Logistics Objects'), openByIri(), loading(() => listed)],
+    // Settles once the list is in its box (or its error), for main.js, which shows the first page then.
+    loaded: listed.catch(() => {}),
   };
 }

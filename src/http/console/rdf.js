@@ -1,6 +1,6 @@
 // RDF as the console reads it: the API's N-Triples answers, parsed and indexed by subject.
 import { getText, isLocalObject } from './api.js';
-import { h } from './dom.js';
+import { elementOf, html } from './dom.js';
 
 export const NS = {
   rdf: 'http://www.w3.org/1999/02/22-rdf-syntax-ns#',
@@ -86,17 +86,22 @@ export function shortIri(iri) {
 /** The last part of an IRI (after # or the last /). */
 export const localName = (iri) => iri.slice(Math.max(iri.lastIndexOf('#'), iri.lastIndexOf('/')) + 1);
 
-/** A term shown in the page: a link for this server's Logistics Objects, a short name for other IRIs, the text of a literal. */
-export function termView(term) {
+/** A term shown in the page (markup): a link for this server's Logistics Objects, a short name for other IRIs, the text of a literal. */
+export function termViewHtml(term) {
   if (term.kind === 'literal') {
     const typed = term.datatype && term.datatype !== `${NS.xsd}string` ? shortIri(term.datatype) : undefined;
-    return h('span', { class: 'literal', title: typed ?? (term.language ? `@${term.language}` : undefined) }, term.value);
+    const title = typed ?? (term.language ? `@${term.language}` : undefined);
+    return html`<span class="literal"${title ? html` title="${title}"` : ''}>${term.value}</span>`;
   }
-  if (term.kind === 'iri' && isLocalObject(term.value)) return objectLink(term.value);
-  return h('span', { class: 'iri', title: term.value }, shortIri(term.value));
+  if (term.kind === 'iri' && isLocalObject(term.value)) return objectLinkHtml(term.value);
+  return html`<span class="iri" title="${term.value}">${shortIri(term.value)}</span>`;
 }
 
-/** A link to a Logistics Object's page in the console. */
-export function objectLink(iri, label = localName(iri)) {
-  return h('a', { href: `#/object?iri=${encodeURIComponent(iri)}`, title: iri }, label);
-}
+/** The same term, an element. */
+export const termView = (term) => elementOf(termViewHtml(term));
+
+/** A link to a Logistics Object's page in the console (markup). */
+export const objectLinkHtml = (iri, label = localName(iri)) => html`<a href="#/object?iri=${encodeURIComponent(iri)}" title="${iri}">${label}</a>`;
+
+/** The same link, an element. */
+export const objectLink = (iri, label) => elementOf(objectLinkHtml(iri, label));

@@ -1,9 +1,9 @@
-// The console's first lines: src/http/console.ts writes them into index.html's head (the content
-// security policy allows them by their hash). They run while the page is parsed, before any module
-// has arrived, and send the object list's request at once when the page opens on it, with the token
-// the console is about to sign in with: a module, even from the browser's cache, came 50-90 ms later
-// (scripts/bench/console.ts). A script in the page cannot export: the modules take what it defines
-// from `window.consoleStart`.
+// The console's first lines: src/http/console.ts writes them into index.html, at the start of the page's
+// one script, before the landing page's modules (the content security policy allows it by its hash).
+// They send the object list's request at once when the page opens on it, with the token the console
+// is about to sign in with, before the modules run: their run came 15-30 ms later, and as a module file
+// of its own, even from the browser's cache, 50-90 ms later (scripts/bench/console.ts). They are no
+// module: the modules take what they define from `window.consoleStart`.
 'use strict';
 window.consoleStart = (() => {
   /** Where the tab keeps the token it signed in with (sessionStorage). */
@@ -45,6 +45,7 @@ window.consoleStart = (() => {
    * later, after a paint of the page without its rows (traced).
    */
   let early;
+  /** The token the page opens with: the link's (sessionStorage is not read then), else the one kept for the tab. */
   const token = signInLink?.token ?? sessionStorage.getItem(TOKEN_KEY);
   const { name, params } = routeOf(signInLink?.route ?? location.hash);
   if (token && name === 'objects') {
@@ -55,10 +56,6 @@ window.consoleStart = (() => {
     // Whoever takes it handles its failure; if no one does (the sign-in was refused), it is no error of the page.
     early.list.catch(() => {});
   }
-  // The link's token is kept for the tab here (main.js signs in with it, and drops it when refused), once
-  // the list's request is out: the first use of sessionStorage in a page costs 5-10 ms (probed), paid
-  // while the list is on its way rather than by the modules.
-  if (signInLink) sessionStorage.setItem(TOKEN_KEY, signInLink.token);
 
   /** The list asked for as the page opened (`{ answer, list }`) when it is for `path` with `token`, else undefined; taken once. */
   function takeEarlyList(path, token) {
@@ -67,5 +64,5 @@ window.consoleStart = (() => {
     return taken && taken.path === path && taken.token === token ? taken : undefined;
   }
 
-  return { TOKEN_KEY, query, routeOf, signInLink, LIST_PAGE_SIZE, objectListPath, takeEarlyList };
+  return { TOKEN_KEY, token, query, routeOf, signInLink, LIST_PAGE_SIZE, objectListPath, takeEarlyList };
 })();
