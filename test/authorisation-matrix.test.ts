@@ -101,7 +101,8 @@ const TABLE: Row[] = [
   {
     method: 'GET',
     route: '/console/assets/:version/:name',
-    url: async (w) => `/${/src="(console\/assets\/[^"]+)"/.exec(await (await fetch(`${w.server.url}/console`)).text())![1]}`,
+    // A module the page loads when another page is opened (the landing page's are in the page itself).
+    url: async (w) => `/${/import\("\.\/(console\/assets\/[^"]+)"\)/.exec(await (await fetch(`${w.server.url}/console`)).text())![1]}`,
     expect: { authenticated: 200, noToken: 200, expiredToken: 200 },
   },
   { method: 'GET', route: '/shapes', expect: { authenticated: 200 } },

@@ -122,7 +122,8 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
         }
       };
       const clients = Array.from({ length: 20 }, (_, i) => client(i));
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // Killed once enough writes were acknowledged, however busy the machine (a fixed 3 s saw fewer than 20 in the full suite).
+      for (const deadline = Date.now() + 60_000; created.length < 60 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       killed = true;
       await first.stop('SIGKILL');
       await Promise.all(clients);

@@ -10,7 +10,7 @@
  * own, in import order, so top-level names stay apart as in modules, and what they export is kept in
  * `globalThis.consoleModules`, by module. The modules loaded later (the other pages) still import
  * `./api.js` and the like: each bundled module is served as a module that exports what the script kept
- * for it, so there is one instance of each, as with modules. A dynamic `import('./name.js')` is written
+ * for it, so there is one instance of each, as with modules. A dynamic `import("./name.js")` is written
  * with the folder the modules are served from, since a script in the page resolves it against the page's
  * address. Only the forms the console's modules use are read (below); any other `import` or `export`
  * stops the server's start rather than break the page.
@@ -24,7 +24,7 @@ const EXPORT_LIST = /^export\s*\{([^}]*)\};?[ \t]*$/gm;
 const EXPORTED_DECLARATION = /^export\s+(?=(?:async\s+function\*?|function\*?|class|const|let)\s+([\w$]+))/gm;
 /** Where the script keeps each module's exports, for the modules loaded later. */
 const MODULES_GLOBAL = 'consoleModules';
-/** `import('./name.js')`, a module loaded when it is needed. */
+/** `import("./name.js")`, a module loaded when it is needed. */
 const DYNAMIC_IMPORT = /\bimport\(\s*'\.\/([\w.-]+\.js)'\s*\)/g;
 /** What is left of an `import` or `export` statement the forms above do not read, or an `import(` of another form. */
 const UNREAD_STATEMENT = /^(?:import\s*[{*\w'"]|export\b)|\bimport\s*\(/m;
@@ -32,7 +32,7 @@ const UNREAD_STATEMENT = /^(?:import\s*[{*\w'"]|export\b)|\bimport\s*\(/m;
 interface ModuleSource {
   /** The modules it imports and the names it takes from each. */
   imports: Map<string, string[]>;
-  /** The modules it imports when they are needed (`import('./name.js')`). */
+  /** The modules it imports when they are needed (`import("./name.js")`). */
   loads: string[];
   exports: string[];
   /** Its text without its import and export statements, its dynamic imports naming `modulesUrl`. */
