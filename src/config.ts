@@ -172,7 +172,7 @@ export const configSchema = z.strictObject({
             .default(false)
             .meta({
               description:
-                'other server processes write to the same engine: the engine checks that a change or decision fills a slot no other process filled or claims (409 otherwise; docs/sparql-engine.md). Off: this process\'s own claims decide, without the cost',
+                'other server processes write to the same engine: the engine checks that a new object, a change or a decision fills a slot no other process filled or claims (409 otherwise; docs/sparql-engine.md). Off: this process\'s own claims decide, without the cost',
             }),
         })
         .prefault({}),

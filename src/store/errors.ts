@@ -12,7 +12,7 @@ export class StoreTooLargeError extends Error {}
 /** A write that could not be made durable (the journal, or the engine, cannot take it now): nothing of it was applied; a later one may succeed. */
 export class StoreUnavailableError extends Error {}
 
-/** What another writer filled first: an object's next revision, an action request's next status. */
+/** What another writer filled first: a new object's first revision, an object's next revision, an action request's next status. */
 export type WriteSlot = 'object' | 'revision' | 'request';
 
 /**

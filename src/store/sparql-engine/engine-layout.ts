@@ -13,6 +13,9 @@ import type { RevisionRecord } from '../schema/revisions.js';
 
 const p = iriToNt;
 
+/** The SELECT clause of `variables`. */
+const selectOf = (variables: readonly string[]) => `SELECT ${variables.map((v) => `?${v}`).join(' ')}`;
+
 /** What the start's reads need of the engine: a SELECT answered as CSV, row by row (SparqlClient.selectCsv). */
 export interface CsvReader {
   selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows?: number): Promise<number>;
@@ -28,7 +31,7 @@ export interface CsvReader {
 async function allRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
   let counted = 0;
   await reader.selectCsv(`SELECT (COUNT(*) AS ?rows) WHERE { ${where} }`, ['rows'], ([rows]) => (counted = Number(rows)));
-  const read = await reader.selectCsv(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE { ${where} }`, variables, onRow, counted);
+  const read = await reader.selectCsv(`${selectOf(variables)} WHERE { ${where} }`, variables, onRow, counted);
   if (read < counted) await pagedRows(reader, variables, where, key, onRow);
 }
 
@@ -43,7 +46,7 @@ async function pagedRows(reader: CsvReader, variables: readonly string[], where:
   for (let after: string | undefined; ; ) {
     const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
     let last: string[] | undefined;
-    const rows = await reader.selectCsv(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, variables, (values) => {
+    const rows = await reader.selectCsv(`${selectOf(variables)} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, variables, (values) => {
       last = values;
       onRow(values);
     });

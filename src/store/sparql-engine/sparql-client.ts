@@ -100,16 +100,16 @@ export class SparqlClient {
     const read = async (answer: Answer) => {
       const rows = new CsvRows();
       const decoder = new TextDecoder();
-      let header: string[] | undefined;
+      let columns: string[] | undefined;
       let count = 0;
       const take = (values: string[]) => {
-        if (header) return void (count += 1, onRow(values));
-        header = values;
-        if (header.join() !== variables.join()) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${header.join(', ')}`);
+        if (columns) return void (count += 1, onRow(values));
+        columns = values;
+        if (columns.join() !== variables.join()) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${columns.join(', ')}`);
       };
       for await (const chunk of answer.body) rows.push(decoder.decode(chunk, { stream: true }), take);
       rows.end(decoder.decode(), take);
-      if (!header) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without a CSV header`);
+      if (!columns) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without a CSV header`);
       return count;
     };
     return this.query(query, RESULTS_CSV, read, this.options.timeoutMs + Math.ceil(expectedRows * MS_PER_EXPECTED_ROW));

@@ -67,7 +67,7 @@ export class SparqlEngineStore implements GraphStore {
 
   constructor(
     private readonly engine: SparqlEngine,
-    /** Other processes write to the engine too: changes and decisions are conditional (commit-conditions.ts). */
+    /** Other processes write to the engine too: new objects, changes and decisions are conditional (commit-conditions.ts). */
     private readonly options: { sharedWriters: boolean } = { sharedWriters: false },
   ) {
     this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
