@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { bulkLoad } from './bulk-load.js';
-import { startVirtuoso, stopVirtuosoIn, type RunningVirtuoso } from './virtuoso.js';
+import { serverEnv, startVirtuoso, stopVirtuosoIn } from './virtuoso.js';
 
 const USAGE = 'usage: cli.js start --dir D [--http-port N] [--sql-port N] [--buffer-memory-mb N] | cli.js stop --dir D | cli.js load --dir D --sql-port N --file F';
 
@@ -14,18 +14,6 @@ function port(text: string | undefined): number | undefined {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1 || value > 65_535) throw new Error(`not a port: ${text}`);
   return value;
-}
-
-/** The env vars that point the server (config `store.*`) at this instance. */
-function serverEnv(engine: RunningVirtuoso): string {
-  return [
-    'STORE_BACKEND=sparql',
-    `STORE_SPARQL_QUERY_URL=${engine.authUrl}`,
-    `STORE_SPARQL_UPDATE_URL=${engine.authUrl}`,
-    `STORE_SPARQL_USER=${engine.user}`,
-    `STORE_SPARQL_PASSWORD=${engine.password}`,
-    'STORE_SPARQL_AUTH_SCHEME=digest',
-  ].join(' \\\n  ');
 }
 
 async function main(): Promise<void> {
@@ -61,7 +49,7 @@ async function main(): Promise<void> {
   SPARQL, Basic as ${engine.user}/${engine.password}: ${engine.basicAuthUrl}
   SQL: isql-vt ${engine.sqlPort} dba dba
 Run the server against it:
-  ${serverEnv(engine)} \\
+  ${Object.entries(serverEnv(engine)).map(([name, value]) => `${name}=${value}`).join(' \\\n  ')} \\
   npm start
 Stop it: node dist/scripts/virtuoso/cli.js stop --dir ${values.dir}`);
 }

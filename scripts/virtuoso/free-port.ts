@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { connect, createServer, type Server } from 'node:net';
 
 function listenOnAnyPort(): Promise<Server> {
   const server = createServer();
@@ -14,4 +14,16 @@ export async function freePorts(count: number): Promise<number[]> {
   const ports = servers.map((server) => (server.address() as { port: number }).port);
   await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
   return ports;
+}
+
+/** Whether something accepts TCP connections on loopback `port` now. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }

@@ -1,11 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePorts } from './free-port.js';
+import { isAlive, spawnLogged, stopChild, stopPid, untilAnswers } from '../processes.js';
+import { acceptsConnections, freePorts } from './free-port.js';
 import { runIsql } from './isql.js';
 import { virtuosoIni } from './virtuoso-ini.js';
 
@@ -13,7 +9,6 @@ const VIRTUOSO = 'virtuoso-t';
 /** A new database takes ~4 s to create on 2 cores; a second start ~2 s. */
 const READY_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
-const POLL_MS = 50;
 
 /** The account the server uses at /sparql-auth: it holds SPARQL_UPDATE and nothing more. */
 export const SERVER_USER = 'onerecord';
@@ -83,23 +78,17 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
   const [httpPort, sqlPort] = await portsFor(options);
   const ini = join(dir, 'virtuoso.ini');
   await writeFile(ini, virtuosoIni({ dir, httpPort, sqlPort, bufferMemoryMb: options.bufferMemoryMb ?? 200 }));
-  // Its output goes to a file, not a pipe: a detached Virtuoso must not hold on to our process.
-  const output = openSync(join(dir, 'virtuoso.out'), 'a');
-  const child = spawn(VIRTUOSO, ['-f', '-c', ini], { cwd: dir, stdio: ['ignore', output, output], detached: options.detached ?? false });
-  closeSync(output);
-  // A failed spawn (no virtuoso-t) ends here too, as 'error' instead of 'exit'.
-  const exited = once(child, 'exit').then(
-    () => undefined,
-    () => undefined,
-  );
+  const logFile = join(dir, 'virtuoso.out');
+  const spawned = spawnLogged(VIRTUOSO, ['-f', '-c', ini], { logFile, cwd: dir, detached: options.detached });
+  const answers = async () => (await acceptsConnections(sqlPort)) && (await sparqlAnswers(httpPort));
   try {
-    await untilReady(child, exited, dir, httpPort, sqlPort);
+    await untilAnswers(spawned, answers, READY_TIMEOUT_MS, `Virtuoso in ${dir}`, logFile);
     await runIsql(sqlPort, SETUP_SQL);
   } catch (err) {
-    await terminate(child, exited);
+    await stopChild(spawned, 'SIGTERM', STOP_TIMEOUT_MS);
     throw err;
   }
-  if (options.detached) child.unref();
+  if (options.detached) spawned.child.unref();
   const sparql = `http://127.0.0.1:${httpPort}/sparql`;
   return {
     queryUrl: sparql,
@@ -111,48 +100,32 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
     httpPort,
     sqlPort,
     dir,
-    pid: child.pid!,
-    stop: () => terminate(child, exited),
+    pid: spawned.child.pid!,
+    stop: () => stopChild(spawned, 'SIGTERM', STOP_TIMEOUT_MS),
   };
 }
 
 /** Stops the Virtuoso running on `dir`, found by the pid in its lock file (the CLI's `stop`). */
 export async function stopVirtuosoIn(dir: string): Promise<boolean> {
   const pid = await lockHolder(resolve(dir));
-  if (pid === undefined || !isAlive(pid)) return false;
-  process.kill(pid, 'SIGTERM');
-  const killLater = setTimeout(() => process.kill(pid, 'SIGKILL'), STOP_TIMEOUT_MS);
-  while (isAlive(pid)) await sleep(POLL_MS);
-  clearTimeout(killLater);
-  return true;
+  return pid !== undefined && (await stopPid(pid, 'SIGTERM', STOP_TIMEOUT_MS));
+}
+
+/** The env vars that point a server (config `store.*`) at this instance. */
+export function serverEnv(engine: RunningVirtuoso): Record<string, string> {
+  return {
+    STORE_BACKEND: 'sparql',
+    STORE_SPARQL_QUERY_URL: engine.authUrl,
+    STORE_SPARQL_UPDATE_URL: engine.authUrl,
+    STORE_SPARQL_USER: engine.user,
+    STORE_SPARQL_PASSWORD: engine.password,
+    STORE_SPARQL_AUTH_SCHEME: 'digest',
+  };
 }
 
 async function portsFor(options: VirtuosoOptions): Promise<[number, number]> {
   const [freeHttp, freeSql] = await freePorts(2);
   return [options.httpPort ?? freeHttp, options.sqlPort ?? freeSql];
-}
-
-async function untilReady(child: ChildProcess, exited: Promise<void>, dir: string, httpPort: number, sqlPort: number): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!gone) {
-    if (Date.now() > deadline) throw new Error(`Virtuoso in ${dir} did not answer within ${READY_TIMEOUT_MS / 1000} s:\n${await logTail(dir)}`);
-    if ((await sqlAnswers(sqlPort)) && (await sparqlAnswers(httpPort))) return;
-    await sleep(POLL_MS);
-  }
-  throw new Error(`Virtuoso in ${dir} exited (code ${child.exitCode}) before it answered:\n${await logTail(dir)}`);
-}
-
-function sqlAnswers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 async function sparqlAnswers(port: number): Promise<boolean> {
@@ -165,14 +138,6 @@ async function sparqlAnswers(port: number): Promise<boolean> {
   }
 }
 
-async function terminate(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const killLater = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-  await exited;
-  clearTimeout(killLater);
-}
-
 async function lockHolder(dir: string): Promise<number | undefined> {
   try {
     const match = (await readFile(join(dir, 'virtuoso.lck'), 'utf8')).match(/VIRT_PID=(\d+)/);
@@ -180,18 +145,4 @@ async function lockHolder(dir: string): Promise<number | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function logTail(dir: string): Promise<string> {
-  const log = await readFile(join(dir, 'virtuoso.out'), 'utf8').catch(() => '');
-  return log.split('\n').slice(-15).join('\n');
 }

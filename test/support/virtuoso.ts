@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runIsql } from '../../scripts/virtuoso/isql.js';
 import { startVirtuoso, type RunningVirtuoso } from '../../scripts/virtuoso/virtuoso.js';
+import { atProcessEnd } from './process-end.js';
 
 /** How a test reaches a leased instance. */
 export type EngineConnection = Omit<RunningVirtuoso, 'stop' | 'pid'>;
@@ -101,13 +102,5 @@ function killAll(): void {
   }
 }
 
-// A run that ends without the after-all hook (mocha --exit, a crash) must not leave Virtuosos behind;
-// nor one stopped by a signal (Ctrl-C, a timeout), which ends the process without 'exit': the
-// signal is sent again once they are gone, to end the run as it would have.
-process.once('exit', killAll);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    killAll();
-    process.kill(process.pid, signal);
-  });
-}
+// Also when the run ends without the after-all hook.
+atProcessEnd(killAll);
