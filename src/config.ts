@@ -172,8 +172,15 @@ export const configSchema = z.strictObject({
             .default(false)
             .meta({
               description:
-                'other server processes write to the same engine: the engine checks that a new object, a change or a decision fills a slot no other process filled or claims (409 otherwise; docs/sparql-engine.md). Off: this process\'s own claims decide, without the cost',
+                'other server processes write to the same engine (several behind a load balancer; Virtuoso only): the engine checks that a new object, a change or a decision fills a slot no other process filled or claims (409 otherwise), each commit is announced on a commit feed in the engine that every process follows, and a request waits until its process has seen every commit acknowledged before it arrived (docs/sparql-engine.md, "Several processes"). Off: this process\'s own claims decide, without the cost',
             }),
+          feedPollMillis: integer(1).default(50).meta({ description: 'with `sharedWriters`: how often a process reads the commit feed for the commits of the others' }),
+          feedGapWaitMillis: integer(1)
+            .default(1_000)
+            .meta({ description: 'with `sharedWriters`: how long a feed position not filled yet holds back the commits after it, before it is taken for an operation the engine rolled back and skipped' }),
+          feedRetentionMinutes: integer(1)
+            .default(30)
+            .meta({ description: 'with `sharedWriters`: feed entries older than this are removed; longer than any process takes to start (it follows the feed from when it began reading the engine)' }),
         })
         .prefault({}),
       capacityQuads: integer(1)

@@ -77,6 +77,8 @@ interface OpenedStore {
   /** The SPARQL analytics service over it. */
   startQueries(): QueryService;
   embedded?: DurableStore;
+  /** With other processes on the same engine: see Services.caughtUp. */
+  caughtUp?: () => Promise<void>;
 }
 
 /** Connections to the engine for SPARQL analytics at most; queries beyond wait for one. */
@@ -85,15 +87,16 @@ const ANALYTICS_CONNECTIONS = 4;
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
-    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters } = config.store.sparql;
+    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes } = config.store.sparql;
     const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
-    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), { sharedWriters });
+    const shared = sharedWriters ? { pollMs: feedPollMillis, gapWaitMs: feedGapWaitMillis, retentionMs: feedRetentionMinutes * 60_000, log: messageLog(logger, 'store'), observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)) } : undefined;
+    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), shared);
     // The data directory then holds only the identity provider's key.
     await mkdir(config.dataDir, { recursive: true });
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
     const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
+    return { store, caughtUp: shared && (() => store.caughtUp()), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -202,16 +205,18 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   delivery = new Delivery(store, subscriptions, (revision) => objects.triples(revision), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
-  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, delivery, remoteSubscriptions]) {
+  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, remoteSubscriptions]) {
     store.committed.subscribe((events) => consumer.onCommitted(events));
   }
+  // Each process delivers the notifications its own commits queued (docs/sparql-engine.md, "Several processes").
+  store.committed.subscribe((events) => delivery!.onCommitted(events), false);
   await store.publishStored();
   // Counted from here on: what this process commits, not what the store held at start.
-  if (metrics) store.committed.subscribe(metrics.onCommitted);
+  if (metrics) store.committed.subscribe(metrics.onCommitted, false);
   if (config.notifications.webhookUrl) {
     // Operator-configured and usually on a private network: the address guard does not apply.
     const webhook = new WebhookForwarder(config.notifications.webhookUrl, new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), receivedNotifications, log);
-    store.committed.subscribe((events) => webhook.onCommitted(events));
+    store.committed.subscribe((events) => webhook.onCommitted(events), false);
   }
   await objects.ensureDataHolder(holder, config.holderName);
   const grants = new Grants(publishing, grantIndex, access, objects, actionRequests, config.baseUrl);
@@ -219,7 +224,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
   if (config.partners.length > 0) {
     const offers = new PartnerOffers(config.partners, subscriptions, ontology, outbound, tokens, access.caller(holder), config.limits, log);
-    store.committed.subscribe((events) => offers.onCommitted(events));
+    store.committed.subscribe((events) => offers.onCommitted(events), false);
   }
   delivery.start();
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
@@ -228,7 +233,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
   listener.serve(createApp(services));

@@ -9,8 +9,9 @@ import { postJsonLd, startTestServer, type TestServer } from './support/server.j
 import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
 
 // Two server processes over one Virtuoso, as behind a load balancer (store.sparql.sharedWriters):
-// each decides a write from its own in-memory indexes, which may be behind the engine; the engine's
-// conditions (an intent stored only if its slots are empty and unclaimed) decide between them.
+// each decides a write from its own in-memory indexes, which do not know of a write the other is
+// making at the same moment; the engine's conditions (an intent stored only if its slots are empty
+// and unclaimed) decide between them.
 // Whatever TEST_STORE_BACKEND says.
 
 after(stopAllVirtuoso);
@@ -20,8 +21,6 @@ describe('writes of two server processes over one engine', function () {
   let dataDir: string;
   let first: TestServer;
   let second: TestServer;
-  /** An object both processes know of (created before the second started: a process learns of objects at its start). */
-  let changed: string;
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
@@ -29,7 +28,6 @@ describe('writes of two server processes over one engine', function () {
     const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true };
     const store: ConfigOverrides['store'] = { backend: 'sparql', sparql };
     first = await startTestServer({ store });
-    changed = await createObject(first, piece());
     // Behind one load balancer both are the same server to clients: the same base URL and token issuer key.
     const secondDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     await copyFile(join(first.running.services.config.dataDir, 'identity-provider.json'), join(secondDir, 'identity-provider.json'));
@@ -50,26 +48,37 @@ describe('writes of two server processes over one engine', function () {
     return ((await res.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings.map((b) => b.n.value);
   }
 
-  it('a change built on a revision the other process replaced is refused with 409 revision_conflict, and nothing of it is written', async () => {
-    expect((await patch(first, changed, change(changed, 1, [add(changed, 'remarks', str('from the first'))]))).status).to.equal(201);
-    // The second process still has revision 1 as the latest: its own claims let the change through.
-    // (An object's IRI names the first process's address: the second is reached at its own.)
-    const atSecond = `${second.url}${new URL(changed).pathname}`;
-    await expectApiError(await patch(second, atSecond, change(changed, 1, [add(changed, 'remarks', str('from the second'))])), 409, /written first/);
-    expect(await revisionNumbers(changed)).to.deep.equal(['1', '2']);
-    const body = await (await first.request(changed, { headers: { Accept: 'application/n-triples' } })).text();
-    expect(body).to.contain('from the first');
-    expect(body).to.not.contain('from the second');
+  it('a change of one revision sent through each process at once: one is applied, the other answers 409 or becomes a rejected request', async () => {
+    // Whether the two meet in the engine's condition or one process already learned of the other's
+    // change from the commit feed depends on timing; test/commit-feed.test.ts meets the condition
+    // every time, with two stores each writing what it knew.
+    const objects = await Promise.all(Array.from({ length: 8 }, () => createObject(first, piece())));
+    await Promise.all(
+      objects.map(async (object) => {
+        const atSecond = `${second.url}${new URL(object).pathname}`;
+        const answers = await Promise.all([
+          patch(first, object, change(object, 1, [add(object, 'remarks', str('through the first'))])),
+          patch(second, atSecond, change(object, 1, [add(object, 'remarks', str('through the second'))])),
+        ]);
+        for (const res of answers) expect([201, 409]).to.include(res.status);
+      }),
+    );
+    for (const object of objects) {
+      expect(await revisionNumbers(object)).to.deep.equal(['1', '2']);
+      const body = await (await first.request(object, { headers: { Accept: 'application/n-triples' } })).text();
+      expect(body.match(/through the (first|second)/g)).to.have.length(1);
+    }
   });
 
-  it('an object whose @id a client chose, created through the other process first: 409 object_exists, and nothing of it is written', async () => {
-    // Created after the second process started: it does not know of it, so its own checks let the create through.
+  it('an object whose @id a client chose, created through both processes at once: one 201, the others 409 object_exists, and one of them written', async () => {
     const id = `${first.url}/logistics-objects/chosen-by-the-client`;
-    expect((await postJsonLd(first, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': 'from the first' })).status).to.equal(201);
-    await expectApiError(await postJsonLd(second, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': 'from the second' }), 409, /already exists/);
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => postJsonLd(i % 2 === 0 ? first : second, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': `creation ${i}` })),
+    );
+    expect(answers.filter((res) => res.status === 201)).to.have.length(1);
+    for (const res of answers.filter((r) => r.status !== 201)) await expectApiError(res, 409, /already exists/);
     expect(await revisionNumbers(id)).to.deep.equal(['1']);
     const body = await (await first.request(id, { headers: { Accept: 'application/n-triples' } })).text();
-    expect(body).to.contain('from the first');
-    expect(body).to.not.contain('from the second');
+    expect(body.match(/creation \d+/g)).to.have.length(1);
   });
 });

@@ -56,7 +56,22 @@ export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
   const { metrics } = services;
   const observation = new RequestObservation(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]);
-  return withObjectGetFastPath(services, representations, observation, createExpressApp(services, representations, observation));
+  const listener = withObjectGetFastPath(services, representations, observation, createExpressApp(services, representations, observation));
+  return services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
+}
+
+/**
+ * With several server processes over one store: a request is handled once this process has seen
+ * every commit acknowledged before it arrived, through whichever process (read-your-writes behind a
+ * load balancer). Health probes do not wait; when the store cannot tell, the request goes on and
+ * meets the store's own answer.
+ */
+function afterEarlierCommits(caughtUp: () => Promise<void>, listener: RequestListener): RequestListener {
+  return (req, res) => {
+    if (req.url?.startsWith('/health')) return listener(req, res);
+    const go = () => listener(req, res);
+    caughtUp().then(go, go);
+  };
 }
 
 /**

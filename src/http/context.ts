@@ -53,6 +53,8 @@ export interface Services {
   lifecycle: Lifecycle;
   /** Present when `metrics.token` or `metrics.port` is set. */
   metrics?: ServerMetrics;
+  /** With several server processes over one store: resolves once this process has seen every commit acknowledged before the call. */
+  caughtUp?: () => Promise<void>;
 }
 
 const CALLER = Symbol('caller');

@@ -39,6 +39,7 @@ export class ServerMetrics {
   private readonly sparqlQueries: Histogram<'view' | 'outcome'>;
   readonly sparqlReplicaVisibleSeconds: Histogram;
   readonly sparqlReplicaWorkers: Gauge;
+  readonly commitFeedLagSeconds: Histogram;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -93,6 +94,12 @@ export class ServerMetrics {
     this.sparqlReplicaVisibleSeconds = new Histogram({
       name: 'onerecord_sparql_replica_visible_seconds',
       help: 'Writes by the time from their commit (applied to the store, answered right after) until the SPARQL query replica had applied them too, so that a query sees them',
+      buckets: SECONDS_BUCKETS,
+      registers,
+    });
+    this.commitFeedLagSeconds = new Histogram({
+      name: 'onerecord_commit_feed_lag_seconds',
+      help: "With several processes on one engine (store.sparql.sharedWriters): other processes' commits by the time from their commit in the engine until this process published them to its indexes",
       buckets: SECONDS_BUCKETS,
       registers,
     });

@@ -18,11 +18,16 @@ export type CommitDataListener = (record: CommitBytes, events: readonly DomainEv
  * SPARQL replica takes each commit's data too (`subscribeData`).
  */
 export class CommitStream {
-  private readonly listeners: CommitListener[] = [];
+  private readonly listeners: { listener: CommitListener; othersToo: boolean }[] = [];
   private readonly dataListeners: CommitDataListener[] = [];
 
-  subscribe(listener: CommitListener): void {
-    this.listeners.push(listener);
+  /**
+   * `othersToo`: also called with the commits of other server processes on the same engine (the
+   * commit feed, store.sparql.sharedWriters), in the feed's order; false for what acts on this
+   * process's own commits only (delivering their notifications, counting them).
+   */
+  subscribe(listener: CommitListener, othersToo = true): void {
+    this.listeners.push({ listener, othersToo });
   }
 
   /**
@@ -36,7 +41,12 @@ export class CommitStream {
   }
 
   publish(events: readonly DomainEvent[], record?: CommitBytes): void {
-    if (events.length > 0) for (const listener of this.listeners) listener(events);
+    if (events.length > 0) for (const { listener } of this.listeners) listener(events);
     if (record) for (const listener of this.dataListeners) listener(record, events);
+  }
+
+  /** The events of a commit another process made. */
+  publishOthers(events: readonly DomainEvent[]): void {
+    for (const { listener, othersToo } of this.listeners) if (othersToo) listener(events);
   }
 }

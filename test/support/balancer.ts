@@ -14,6 +14,8 @@ export interface BalancerOptions {
   upstreams: string[];
   /** Holds its configuration, logs and pid file. Default: a temp directory, removed at stop. */
   dir?: string;
+  /** Default: a free one. Servers behind it name it in their base URL, so they may need it before it starts. */
+  port?: number;
 }
 
 export interface Balancer {
@@ -37,7 +39,7 @@ atProcessEnd(killAll);
 /** Starts nginx on a free loopback port, forwarding to `upstreams`; resolves once it accepts connections. */
 export async function startBalancer(options: BalancerOptions): Promise<Balancer> {
   const tempDir = options.dir === undefined ? await mkdtemp(join(tmpdir(), 'onerecord-nginx-')) : undefined;
-  const [port] = await freePorts(1);
+  const port = options.port ?? (await freePorts(1))[0];
   const nginx = await startNginx({ dir: options.dir ?? tempDir!, port, upstreams: options.upstreams }).catch((err: unknown) => {
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     throw err;

@@ -82,6 +82,8 @@ export class GrantIndex {
   }
 
   private add(grant: GrantRecord): void {
+    // A commit's events may come twice (a process starting while others write on the same engine).
+    if (this.byIri.has(grant.iri)) return;
     this.byIri.set(grant.iri, grant);
     for (const object of grant.objects) this.link(grant, object);
     if (grant.delegation) addTo(this.byDelegation, grant.delegation, grant);

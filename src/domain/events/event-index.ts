@@ -54,10 +54,16 @@ interface ObjectEvents {
   byCode: Map<string, EventRecord[]>;
 }
 
-/** Inserts by sequence; commits are applied in claim order, so this is nearly always a push. */
+/**
+ * Arrival order. Two processes on one engine may give events written at the same moment the same
+ * number: those are ordered by IRI, so every process lists them alike.
+ */
+const arrival = (a: EventRecord, b: EventRecord) => a.sequence - b.sequence || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
+
+/** Inserts in arrival order; commits are applied in claim order, so this is nearly always a push. */
 function insertInOrder(list: EventRecord[], record: EventRecord): void {
   let at = list.length;
-  while (at > 0 && list[at - 1].sequence > record.sequence) at -= 1;
+  while (at > 0 && arrival(list[at - 1], record) > 0) at -= 1;
   list.splice(at, 0, record);
 }
 
@@ -96,7 +102,9 @@ export class EventIndex {
     for (const e of events) if (e.kind === 'event-appended') this.add(e.event);
   }
 
+  /** Once per event: a commit's events may come twice (a process starting while others write on the same engine). */
   add(record: EventRecord): void {
+    if (this.byIri.has(record.iri)) return;
     let events = this.byObject.get(record.object);
     if (!events) {
       events = { all: [], byCode: new Map() };
@@ -131,7 +139,7 @@ export class EventIndex {
     let ordered = matches;
     if (query.sort) {
       const { field, sign } = SORTS[query.sort];
-      ordered = [...matches].sort((a, b) => sign * (a[field] - b[field] || a.sequence - b.sequence));
+      ordered = [...matches].sort((a, b) => sign * (a[field] - b[field] || arrival(a, b)));
     }
     return { total: matches.length, events: ordered.slice(query.skip, query.skip + query.limit) };
   }
@@ -141,7 +149,7 @@ export class EventIndex {
 function withCodes(events: ObjectEvents, codes: readonly string[]): EventRecord[] {
   const lists = [...new Set(codes)].map((c) => events.byCode.get(c)).filter((l): l is EventRecord[] => l !== undefined);
   if (lists.length <= 1) return lists[0] ?? [];
-  return [...new Set(lists.flat())].sort((a, b) => a.sequence - b.sequence);
+  return [...new Set(lists.flat())].sort(arrival);
 }
 
 function datePredicate(query: EventQuery): ((record: EventRecord) => boolean) | undefined {

@@ -43,7 +43,8 @@ export class RemoteSubscriptions {
   ) {}
 
   onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) if (e.kind === 'remote-subscription-recorded') this.records.push(e.subscription);
+    // A commit's events may come twice (a process starting while others write on the same engine).
+    for (const e of events) if (e.kind === 'remote-subscription-recorded' && !this.records.some((r) => r.request === e.subscription.request)) this.records.push(e.subscription);
   }
 
   list(caller: Caller): readonly RemoteSubscriptionRecord[] {

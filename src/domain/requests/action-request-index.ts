@@ -27,12 +27,16 @@ export class ActionRequestIndex {
   /** Consumer of the after-commit stream. */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
+      // By IRI: the events of another process's commit (the commit feed) carry copies of the record.
+      // A commit's events may come twice (a process starting while others write): taken once.
       if (e.kind === 'action-request-created') {
+        if (this.byIri.has(e.request.iri)) continue;
         this.add(e.request);
         this.addStatus(e.request, e.status);
       } else if (e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') {
-        this.addStatus(e.request, e.status);
-        if (e.finished) this.remove(e.request);
+        const record = this.byIri.get(e.request.iri) ?? e.request;
+        this.addStatus(record, e.status);
+        if (e.finished) this.remove(record);
       }
     }
   }
@@ -70,6 +74,8 @@ export class ActionRequestIndex {
 
   /** Appends a status entry to an indexed request (one whose creation failed is left alone). */
   private addStatus(record: ActionRequestRecord, entry: StatusEntry): void {
+    // A request stored and rejected by one commit has a rejection numbered as its pending entry: both are kept.
+    if (record.statuses.some((s) => s.number === entry.number && s.status === entry.status)) return;
     record.statuses.push(entry);
     if (this.byIri.get(record.iri) === record) this.trackPending(record);
   }

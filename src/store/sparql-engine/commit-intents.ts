@@ -34,8 +34,14 @@ export class CommitIntents {
   /** Intents of commits known to be applied, not yet removed. */
   private applied: string[] = [];
 
-  next(update: string): CommitIntent {
-    return { iri: `${this.prefix}${String(++this.sequence).padStart(12, '0')}`, update };
+  /** The name of the next commit's intent. */
+  nextIri(): string {
+    return `${this.prefix}${String(++this.sequence).padStart(12, '0')}`;
+  }
+
+  /** Whether `iri` names an intent of this process. */
+  isOwn(iri: string): boolean {
+    return iri.startsWith(this.prefix);
   }
 
   /**

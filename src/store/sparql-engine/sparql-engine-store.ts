@@ -15,6 +15,8 @@ import { commitConditions, type CommitCondition } from './commit-conditions.js';
 import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
+import { feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
+import { CommitFeedFollower } from './commit-feed-follower.js';
 import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
 
@@ -27,6 +29,21 @@ const SETTLE_WAIT_MS = 5_000;
 const SETTLE_POLL_MS = 250;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How often a process removes feed entries older than `retentionMs`. */
+const FEED_TRIM_EVERY_MS = 60_000;
+
+/** With other processes on the engine (`sharedWriters`): how this one follows their commits (commit-feed.ts). */
+export interface SharedWritersOptions {
+  /** Reads the feed this often. */
+  pollMs: number;
+  /** A position not filled this long is taken for a rolled-back operation and skipped. */
+  gapWaitMs: number;
+  /** Feed entries older than this are removed: longer than any process takes to start. */
+  retentionMs: number;
+  log: (message: string) => void;
+  observeLag?: (seconds: number) => void;
+}
 
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
@@ -64,13 +81,30 @@ export class SparqlEngineStore implements GraphStore {
   private readonly intents = new CommitIntents();
   /** Set while a write whose answer was lost is being completed (see `complete`). */
   private unresolved: Promise<void> | undefined;
+  /** The commits of other processes on the engine, when there are (`shared`). */
+  private readonly follower: CommitFeedFollower | undefined;
+  private trimTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engine: SparqlEngine,
-    /** Other processes write to the engine too: new objects, changes and decisions are conditional (commit-conditions.ts). */
-    private readonly options: { sharedWriters: boolean } = { sharedWriters: false },
+    /**
+     * Other processes write to the engine too: new objects, changes and decisions are conditional
+     * (commit-conditions.ts), and each commit is announced on the commit feed, which this process follows.
+     */
+    private readonly shared?: SharedWritersOptions,
   ) {
     this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
+    this.follower =
+      shared &&
+      new CommitFeedFollower(this, { ...shared, isOwn: (intent) => this.intents.isOwn(intent), publish: (events) => this.committed.publishOthers(events) });
+  }
+
+  /**
+   * Resolves once every commit any process on the engine acknowledged before the call is published
+   * on `committed` here: a read after it sees them (read-your-writes across processes). Alone on the engine, at once.
+   */
+  async caughtUp(): Promise<void> {
+    await this.follower?.caughtUp();
   }
 
   begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
@@ -89,10 +123,11 @@ export class SparqlEngineStore implements GraphStore {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
       if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
-      const prepared = await this.prepare(engineWrite(tx));
+      const iri = this.intents.nextIri();
+      const feed = this.shared && tx.events.length > 0 ? feedEntryParts(iri, tx.events) : undefined;
+      const prepared = await this.prepare(engineWrite(tx), feed);
       if (!prepared) return this.committed.publish(tx.events);
-      const intent = this.intents.next(prepared.apply);
-      await this.complete(intent, tx.events, prepared.staging, this.options.sharedWriters ? commitConditions(tx.events) : []);
+      await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
     } finally {
       tx.release();
     }
@@ -155,18 +190,19 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * The operation applying `write`: its quads inline when few, else staged first (stagedWrite) and
-   * applied by one operation of constant size; undefined when it changes nothing.
+   * The operation applying `write` and writing its `feed` entry: its quads inline when few, else
+   * staged first (stagedWrite) and applied by one operation of constant size; undefined when it
+   * changes nothing.
    */
-  private async prepare(write: EngineWrite): Promise<{ apply: string; staging: string[] } | undefined> {
+  private async prepare(write: EngineWrite, feed: FeedEntryParts | undefined): Promise<{ apply: string; staging: string[] } | undefined> {
     const quads = write.insert.length + write.remove.length;
     if (quads <= INLINE_QUADS) {
-      const text = updateOperation(write.remove, write.insert, write.removedGraphs);
+      const text = updateOperation(write.remove, write.insert, write.removedGraphs, feed);
       return text ? { apply: text, staging: [] } : undefined;
     }
     const id = randomUUID();
     const staging = [stagingGraph(id, 'insert'), stagingGraph(id, 'delete')];
-    const { stage, apply } = stagedWrite(write, id);
+    const { stage, apply } = stagedWrite(write, id, feed);
     try {
       for (const part of stage) await this.update(part);
     } catch (err) {
@@ -274,10 +310,29 @@ export class SparqlEngineStore implements GraphStore {
   async publishStored(): Promise<void> {
     await this.completeIntents();
     await this.removeLeftoverStaging();
+    // Read before the state: a commit of another process made while it is read is then published
+    // again from the feed (consumers take an event they hold already as a no-op).
+    const next = this.follower ? await feedStartPosition(this) : 0;
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
+    if (this.follower && this.shared) {
+      this.follower.start(next);
+      this.scheduleTrim(this.shared);
+    }
+  }
+
+  private scheduleTrim(shared: SharedWritersOptions): void {
+    if (this.closed) return;
+    this.trimTimer = setTimeout(() => {
+      this.update(feedTrim(new Date(Date.now() - shared.retentionMs)))
+        .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
+        .finally(() => this.scheduleTrim(shared));
+    }, FEED_TRIM_EVERY_MS);
+    this.trimTimer.unref();
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    this.follower?.stop();
+    clearTimeout(this.trimTimer);
   }
 }

@@ -3,6 +3,7 @@ import { STORE } from '../../rdf/vocab.js';
 import { finishedQuad } from '../schema/finished-graphs.js';
 import { latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
+import type { FeedEntryParts } from './commit-feed.js';
 import { toEngine } from './engine-literals.js';
 
 /*
@@ -62,16 +63,20 @@ function difference(previous: readonly Quad[], next: readonly Quad[]): { added: 
   return { added: next.filter((t) => !before.has(tripleToNt(t))), removed: previous.filter((t) => !after.has(tripleToNt(t))) };
 }
 
-/** The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`; empty when it does nothing. */
-export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = []): string {
-  if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0) return '';
+/**
+ * The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`, and writing
+ * `feed` (the commit's feed entry, bound in the branch that is otherwise empty); empty when it does nothing.
+ */
+export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = [], feed?: FeedEntryParts): string {
+  if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0 && !feed) return '';
   // Never INSERT DATA, though Virtuoso runs it for half the CPU of a template: when the caller's
   // connection drops while it runs (a server SIGKILLed), Virtuoso keeps the graphs it had inserted
   // so far (measured: 270 of 450 triples, whole graphs); an aborted template operation keeps nothing.
   const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
-  const where = patterns.length === 0 ? '{}' : `{ {} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
+  const first = feed?.branch ?? '{}';
+  const where = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
   const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, patterns)}\n}\n` : '';
-  const inserted = insert.length > 0 ? `INSERT {\n${template(insert)}\n}\n` : '';
+  const inserted = insert.length > 0 || feed ? `INSERT {\n${[template(insert), feed?.template ?? ''].join('\n')}\n}\n` : '';
   return `${deleted}${inserted}WHERE ${where}`;
 }
 
@@ -115,7 +120,7 @@ export const stagingGraph = (id: string, part: 'insert' | 'delete') => `${STORE}
  * after it. Until that operation, nothing of the write is in the graphs that are read; if it never
  * comes (a crash), the staging graphs are left over, and removed at the next start.
  */
-export function stagedWrite(write: EngineWrite, id: string): { stage: string[]; apply: string } {
+export function stagedWrite(write: EngineWrite, id: string, feed?: FeedEntryParts): { stage: string[]; apply: string } {
   const stage: string[] = [];
   for (const part of ['insert', 'delete'] as const) {
     const quads = part === 'insert' ? write.insert : write.remove;
@@ -138,13 +143,13 @@ export function stagedWrite(write: EngineWrite, id: string): { stage: string[]; 
   const describedAs = (prefix: string) =>
     `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
   const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
-  const branches = [`GRAPH ${del} { ${describedAs('d')} }`, `GRAPH ${ins} { ${describedAs('i')} }`, ...removed];
+  const branches = [`{ GRAPH ${del} { ${describedAs('d')} } }`, `{ GRAPH ${ins} { ${describedAs('i')} } }`, ...removed.map((r) => `{ ${r} }`), ...(feed ? [feed.branch] : [])];
   // The staging graphs stay: sent again, the operation must find them (they go once it is applied).
   const apply = `DELETE {
 GRAPH ?dg { ?ds ?dp ?do }
 ${removed.join('\n')}
 }
-INSERT { GRAPH ?ig { ?is ?ip ?io } }
-WHERE { ${branches.map((b) => `{ ${b} }`).join(' UNION ')} }`;
+INSERT { GRAPH ?ig { ?is ?ip ?io } ${feed?.template ?? ''} }
+WHERE { ${branches.join(' UNION ')} }`;
   return { stage, apply };
 }

@@ -1,0 +1,102 @@
+import { iriToNt, literal, termToNt, tripleToNt } from '../../rdf/terms.js';
+import { readStoreNTriples } from '../../rdf/ntriples.js';
+import { STORE, xsd } from '../../rdf/vocab.js';
+import type { SparqlReader } from '../readers.js';
+import type { DomainEvent } from '../transaction.js';
+
+/*
+ * The commit feed: how every server process on one engine learns of the commits of the others, in
+ * one order. With `store.sparql.sharedWriters`, the operation that applies a commit also writes, in
+ * the same transaction, an entry: the commit's domain events (JSON) and a position from an engine
+ * sequence (Virtuoso's `sequence_next`, which every SPARQL 1.1 engine lacks: several processes need
+ * Virtuoso). An entry is visible exactly when its commit is. Each process follows the feed and
+ * publishes the others' events on its own after-commit stream, in position order.
+ *
+ * A position is taken when the operation runs, not when it commits: a later position may become
+ * visible first (the follower waits for the missing one), and the position of an operation the
+ * engine rolled back (a deadlock, then sent again) is never filled (the follower skips it after
+ * `gapWaitMs`, and still publishes it should it show up later). An operation sent again after a
+ * lost answer writes a second entry for the same commit: entries are told apart by their commit's
+ * intent, and one seen before is not published again.
+ */
+
+const FEED_GRAPH = `${STORE}commit-feed`;
+const FEED_POSITION = `${STORE}feedPosition`;
+const FEED_EVENTS = `${STORE}feedEvents`;
+const FEED_TIME = `${STORE}feedTime`;
+/** Virtuoso's sequence of feed positions. */
+const FEED_SEQUENCE = 'onerecord_commit_feed';
+
+/** The parts of a commit's apply operation that write its feed entry: template triples and the WHERE branch binding them. */
+export interface FeedEntryParts {
+  template: string;
+  branch: string;
+}
+
+export function feedEntryParts(intent: string, events: readonly DomainEvent[]): FeedEntryParts {
+  const subject = iriToNt(intent);
+  return {
+    template: `GRAPH ${iriToNt(FEED_GRAPH)} { ${subject} ${iriToNt(FEED_POSITION)} ?feedPosition ; ${iriToNt(FEED_TIME)} ?feedTime ; ${iriToNt(FEED_EVENTS)} ${termToNt(literal(serialiseEvents(events)))} }`,
+    branch: `{ BIND (bif:sequence_next ("${FEED_SEQUENCE}") AS ?feedPosition) BIND (NOW () AS ?feedTime) }`,
+  };
+}
+
+/** Dates as `{ "$date": ms }`, an action request's body as N-Triples; a revision's parsed triples are left out (readers read the revision). */
+export function serialiseEvents(events: readonly DomainEvent[]): string {
+  const sent = events.map((e) => {
+    if (e.kind === 'revision-written' && e.triples) return { ...e, triples: undefined };
+    if (e.kind === 'action-request-created' && e.body) return { ...e, body: e.body.map(tripleToNt).join('\n') };
+    return e;
+  });
+  return JSON.stringify(sent, function (this: Record<string, unknown>, key, value: unknown) {
+    const original = this[key];
+    return original instanceof Date ? { $date: original.getTime() } : value;
+  });
+}
+
+export function parseEvents(text: string): DomainEvent[] {
+  const events = JSON.parse(text, (_key, value: unknown) =>
+    value !== null && typeof value === 'object' && '$date' in value && typeof value.$date === 'number' ? new Date(value.$date) : value,
+  ) as (DomainEvent | (Omit<Extract<DomainEvent, { kind: 'action-request-created' }>, 'body'> & { body?: string }))[];
+  return events.map((e) => (e.kind === 'action-request-created' && typeof e.body === 'string' ? { ...e, body: readStoreNTriples(e.body) } : (e as DomainEvent)));
+}
+
+/** The position the next commit of any process will take: every commit acknowledged so far has one below it. */
+export async function nextFeedPosition(reader: SparqlReader): Promise<number> {
+  const rows = await reader.select(`SELECT (bif:sequence_set ("${FEED_SEQUENCE}", 0, 2) AS ?next) WHERE {}`);
+  return Number(rows.results.bindings[0]?.next?.value ?? 0);
+}
+
+/**
+ * The position the next commit will take, once the sequence is past every position the feed holds
+ * (after an engine crash a sequence may go back; Virtuoso's `sequence_set` mode 1 only raises it).
+ */
+export async function feedStartPosition(reader: SparqlReader): Promise<number> {
+  const rows = await reader.select(`SELECT (MAX(?position) AS ?last) WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?entry ${iriToNt(FEED_POSITION)} ?position } }`);
+  const last = rows.results.bindings[0]?.last?.value;
+  if (last !== undefined) await reader.select(`SELECT (bif:sequence_set ("${FEED_SEQUENCE}", ${Number(last) + 1}, 1) AS ?next) WHERE {}`);
+  return nextFeedPosition(reader);
+}
+
+/** Removes the entries written before `cutoff`: a process that starts reads the engine itself, then the feed from then on. */
+export function feedTrim(cutoff: Date): string {
+  const g = iriToNt(FEED_GRAPH);
+  return `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } FILTER (?t < ${termToNt(literal(cutoff.toISOString(), xsd.dateTime))}) }`;
+}
+
+export interface FeedEntry {
+  position: number;
+  intent: string;
+  events: string;
+  /** When its commit was applied, by the engine's clock. */
+  committedAt: Date;
+}
+
+/** Entries from `after` on (and at the `missing` positions), in position order, `limit` at most. */
+export async function readFeed(reader: SparqlReader, after: number, missing: readonly number[], limit: number): Promise<FeedEntry[]> {
+  const late = missing.length > 0 ? ` || ?position IN (${missing.join(', ')})` : '';
+  const rows = await reader.select(
+    `SELECT ?intent ?position ?events ?time WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position ; ${iriToNt(FEED_EVENTS)} ?events ; ${iriToNt(FEED_TIME)} ?time } FILTER (?position > ${after}${late}) } ORDER BY ?position LIMIT ${limit}`,
+  );
+  return rows.results.bindings.map((b) => ({ position: Number(b.position.value), intent: b.intent.value, events: b.events.value, committedAt: new Date(b.time.value) }));
+}
