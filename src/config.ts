@@ -172,7 +172,14 @@ export const configSchema = z.strictObject({
             .default(false)
             .meta({
               description:
-                'other server processes write to the same engine (several behind a load balancer; Virtuoso only): the engine checks that a new object, a change or a decision fills a slot no other process filled or claims (409 otherwise), each commit is announced on a commit feed in the engine that every process follows, and a request waits until its process has seen every commit acknowledged before it arrived (docs/sparql-engine.md, "Several processes"). Off: this process\'s own claims decide, without the cost',
+                'other server processes write to the same engine (several behind a load balancer; Virtuoso only): the engine checks that a new object, a change or a decision fills a slot no other process filled or claims (409 otherwise), each commit is announced on a commit feed in the engine that every process follows, and a request waits until its process has seen every commit acknowledged before it arrived (`readYourWrites`; docs/sparql-engine.md, "Several processes"). Off: this process\'s own claims decide, without the cost',
+            }),
+          readYourWrites: z
+            .boolean()
+            .default(true)
+            .meta({
+              description:
+                'with `sharedWriters`: a request waits until its process has read the commit feed once after the request arrived (every write acknowledged before, through any process, is then seen; costs the engine one small query per ~2 ms of requests per process). Off: a process may answer from what it knew up to `feedPollMillis` ago (with a balancer that keeps each client on one process, a client still reads its own writes)',
             }),
           feedPollMillis: integer(1).default(50).meta({ description: 'with `sharedWriters`: how often a process reads the commit feed for the commits of the others' }),
           feedGapWaitMillis: integer(1)

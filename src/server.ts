@@ -87,7 +87,7 @@ const ANALYTICS_CONNECTIONS = 4;
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
-    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes } = config.store.sparql;
+    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, readYourWrites, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes } = config.store.sparql;
     const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
     const shared = sharedWriters ? { pollMs: feedPollMillis, gapWaitMs: feedGapWaitMillis, retentionMs: feedRetentionMinutes * 60_000, log: messageLog(logger, 'store'), observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)) } : undefined;
     const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), shared);
@@ -96,7 +96,7 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
     const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, caughtUp: shared && (() => store.caughtUp()), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
+    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,

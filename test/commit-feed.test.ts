@@ -29,8 +29,8 @@ describe('the commit feed', function () {
   const logged: string[] = [];
 
   /** A store as a server process opens it; `others()`: the commits of other stores it published, `all`: everything it published. */
-  async function openStore(gapWaitMs = 300) {
-    const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs: 60_000, log: (m) => logged.push(m) };
+  async function openStore(gapWaitMs = 300, retentionMs = 60_000) {
+    const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs, log: (m) => logged.push(m) };
     const store = new SparqlEngineStore(new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 }), options);
     const all: (readonly DomainEvent[])[] = [];
     const ownOrStored = new Set<readonly DomainEvent[]>();
@@ -138,5 +138,19 @@ describe('the commit feed', function () {
     const seen = new Set<string>();
     for (const events of second.all) for (const e of events) if (e.kind === 'object-created') seen.add(e.revision.object);
     for (let i = 0; i < 30; i++) expect(seen.has(`https://example.org/logistics-objects/w${i}`), `w${i}`).to.equal(true);
+  });
+
+  it('entries older than the retention are removed, those within it kept', async () => {
+    const { store } = await openStore(300, 1_000);
+    await create(store, 'https://example.org/logistics-objects/old', 'old');
+    const entries = async () => Number((await store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { ?e <urn:onerecord:store:feedPosition> ?p } }')).results.bindings[0].n.value);
+    expect(await entries()).to.equal(1);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    await create(store, 'https://example.org/logistics-objects/new', 'new');
+    // Trimmed every half retention: within one more, the old entry is gone, the new one kept.
+    const until = Date.now() + 3_000;
+    while ((await entries()) !== 1 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await entries()).to.equal(1);
+    expect(logged.filter((m) => /removing old commit feed entries failed/.test(m))).to.deep.equal([]);
   });
 });

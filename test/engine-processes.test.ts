@@ -2,10 +2,8 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { ConfigOverrides } from '../src/config.js';
-import { freePorts } from '../scripts/virtuoso/free-port.js';
-import { startBalancer, type Balancer } from './support/balancer.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
+import { CLUSTER_PROCESSES, startTestCluster } from './support/cluster.js';
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
@@ -17,44 +15,22 @@ import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.
 
 after(stopAllVirtuoso);
 
-const PROCESSES = 3;
-
 describe('three server processes over one engine behind a load balancer', function () {
   this.timeout(120_000);
-  let engineKey: string;
-  const servers: TestServer[] = [];
-  let balancer: Balancer;
+  let dataDir: string;
   /** The API as clients see it: every request through the balancer. */
   let api: TestServer;
 
   before(async () => {
-    engineKey = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-    const engine = await leaseEngine(engineKey);
-    const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true, feedPollMillis: 20 };
-    const store: ConfigOverrides['store'] = { backend: 'sparql', sparql };
-    const [port] = await freePorts(1);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    servers.push(await startTestServer({ store, baseUrl }));
-    for (let i = 1; i < PROCESSES; i++) {
-      // One token issuer key for all: a token from any process is good at every other.
-      const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-      await copyFile(join(servers[0].dataDir, 'identity-provider.json'), join(dir, 'identity-provider.json'));
-      servers.push(await startTestServer({ store, baseUrl }, dir));
-    }
-    balancer = await startBalancer({ port, upstreams: servers.map((s) => new URL(s.url).host) });
-    api = { ...servers[0], url: balancer.url, request: (path, init) => servers[0].request(path.startsWith('http') ? path : `${balancer.url}${path}`, init) } as TestServer;
+    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    api = await startTestCluster(startTestServer, { store: { sparql: { feedPollMillis: 20 } } }, dataDir, true);
   });
-  after(async () => {
-    await balancer?.stop();
-    for (const server of servers.reverse()) await server.close();
-    await releaseEngine(engineKey);
-    await rm(engineKey, { recursive: true, force: true });
-  });
+  after(() => api?.close());
 
   async function readThroughEach(object: string): Promise<{ status: number; revision: string | null; body: string }[]> {
     const answers = [];
     // Round robin: consecutive requests reach each process in turn.
-    for (let i = 0; i < PROCESSES; i++) {
+    for (let i = 0; i < CLUSTER_PROCESSES; i++) {
       const res = await api.request(object, { headers: { Accept: 'application/n-triples' } });
       answers.push({ status: res.status, revision: res.headers.get('latest-revision'), body: await res.text() });
     }
@@ -82,7 +58,7 @@ describe('three server processes over one engine behind a load balancer', functi
     for (let i = 0; i < 6; i++) expect((await postEvent(api, object, eventJson({ 'cargo:eventName': `event ${i}` }))).status).to.equal(201);
     for (const path of [`${object}/logistics-events`, `${object}/audit-trail`]) {
       const bodies = new Set<string>();
-      for (let i = 0; i < PROCESSES; i++) {
+      for (let i = 0; i < CLUSTER_PROCESSES; i++) {
         const res = await api.request(path, { headers: { Accept: 'application/n-triples' } });
         expect(res.status, path).to.equal(200);
         bodies.add(await res.text());
@@ -93,3 +69,33 @@ describe('three server processes over one engine behind a load balancer', functi
     expect(listed.match(/event \d/g)).to.have.length(6);
   });
 });
+
+describe('two server processes with store.sparql.readYourWrites off', function () {
+  this.timeout(120_000);
+  let engineKey: string;
+  const servers: TestServer[] = [];
+
+  before(async () => {
+    engineKey = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    const engine = await leaseEngine(engineKey);
+    // A feed read once a minute: within the test, the second process learns nothing from it.
+    const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true, readYourWrites: false, feedPollMillis: 60_000 };
+    servers.push(await startTestServer({ store: { backend: 'sparql', sparql } }));
+    const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    await copyFile(join(servers[0].dataDir, 'identity-provider.json'), join(dir, 'identity-provider.json'));
+    servers.push(await startTestServer({ store: { backend: 'sparql', sparql }, baseUrl: servers[0].url }, dir));
+  });
+  after(async () => {
+    for (const server of servers.reverse()) await server.close();
+    await releaseEngine(engineKey);
+    await rm(engineKey, { recursive: true, force: true });
+  });
+
+  it('a request does not wait for the feed: an object just created through one process is not found through the other yet', async () => {
+    const object = await createObject(servers[0]);
+    const atSecond = `${servers[1].url}${new URL(object).pathname}`;
+    expect((await servers[1].request(atSecond)).status).to.equal(404);
+    expect((await servers[0].request(object)).status).to.equal(200);
+  });
+});
+

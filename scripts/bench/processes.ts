@@ -1,11 +1,12 @@
 /**
- * Several server processes over one Virtuoso behind nginx (round robin), as issue "several
- * processes" runs them (store.sparql.sharedWriters), against one process alone on the engine
- * without it, in the same run: for 1 (alone), 1, 2 and 3 processes, 20 clients through the balancer
+ * Several server processes over one Virtuoso behind nginx (round robin), with
+ * store.sparql.sharedWriters, against one process alone on the engine without it, in the same run:
+ * for 1 (alone), 1, 2 and 3 processes, and 3 with `readYourWrites` off, 20 clients through the balancer
  * (the lone process: directly) measure GET of random objects and PATCH of objects each client
  * changes in turn; per run the rate, p50/p99, the CPU per request of the server processes (all of
  * them), of Virtuoso and of nginx, and the commit feed's lag (commit in the engine to published by
- * every other process: `onerecord_commit_feed_lag_seconds`, bucket bounds). On one machine the
+ * every other process: `onerecord_commit_feed_lag_seconds`, bucket bounds) under that PATCH run (the
+ * engine saturated) and under 20 changes a second sent at a steady pace. On one machine the
  * processes, the engine and nginx share its cores: see BENCHMARKS.md for what N machines give.
  *   npm run build && node dist/scripts/bench/processes.js [seconds]
  */
@@ -25,7 +26,7 @@ import { benchServerSample, closedLoop, fmt, forkBenchServer, freePort, LoadClie
 const CLIENTS = 20;
 const OBJECTS_PER_CLIENT = 5;
 const WARM_UP_SECONDS = 3;
-const METRICS_TOKEN = 'bench-metrics';
+const METRICS_TOKEN = 'bench-processes-metrics';
 const SCRIPT = fileURLToPath(import.meta.url);
 
 /** The server side: a server on the store named by BENCH_STORE_CONFIG, at BENCH_PORT, named BENCH_BASE_URL. */
@@ -61,11 +62,15 @@ interface Cluster {
   stop(): Promise<void>;
 }
 
-async function startCluster(engine: RunningVirtuoso, processes: number, shared: boolean, dir: string): Promise<Cluster> {
+/** How the processes run: alone on the engine (no feed, no balancer), or sharing it, with or without waiting for earlier commits before a request. */
+type Mode = 'alone' | 'shared' | 'shared, readYourWrites off';
+
+async function startCluster(engine: RunningVirtuoso, processes: number, mode: Mode, dir: string): Promise<Cluster> {
   const port = await freePort();
-  const balanced = shared;
+  const balanced = mode !== 'alone';
   const baseUrl = `http://127.0.0.1:${port}`;
-  const store = engineStore(engine, shared);
+  const base = engineStore(engine, balanced);
+  const store = { ...base, sparql: { ...base?.sparql, readYourWrites: mode === 'shared' } };
   const servers: ForkedBenchServer[] = [];
   for (let i = 0; i < processes; i++) {
     const dataDir = join(dir, `server-${i}`);
@@ -106,8 +111,8 @@ async function measured(cluster: Cluster, engine: RunningVirtuoso, seconds: numb
   return { ...result, serverCpuUs: per(before.servers, after.servers), engineCpuUs: per(before.engine, after.engine), nginxCpuUs: per(before.nginx, after.nginx) };
 }
 
-/** The feed lag's bucket counts summed over every process: upper bounds of p50 and p99, seconds. */
-async function feedLag(cluster: Cluster): Promise<{ count: number; p50?: number; p99?: number }> {
+/** The feed lag's bucket counts (cumulative, by upper bound in seconds) summed over every process. */
+async function lagBuckets(cluster: Cluster): Promise<Map<number, number>> {
   const buckets = new Map<number, number>();
   for (const server of cluster.servers) {
     const text = await (await fetch(`${server.ready.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
@@ -116,21 +121,71 @@ async function feedLag(cluster: Cluster): Promise<{ count: number; p50?: number;
       buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
     }
   }
-  const bounds = [...buckets.keys()].sort((a, b) => a - b);
-  const count = buckets.get(Infinity) ?? 0;
-  const bound = (p: number) => bounds.find((le) => buckets.get(le)! >= p * count);
-  return { count, p50: count > 0 ? bound(0.5) : undefined, p99: count > 0 ? bound(0.99) : undefined };
+  return buckets;
+}
+
+interface Lag {
+  count: number;
+  p50?: number;
+  p99?: number;
+}
+
+/** Upper bounds of p50 and p99 of what was observed between `before` and `after`. */
+function lagBetween(before: Map<number, number>, after: Map<number, number>): Lag {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const counted = (le: number) => after.get(le)! - (before.get(le) ?? 0);
+  const count = counted(Infinity);
+  const bound = (p: number) => bounds.find((le) => counted(le) >= p * count);
+  return count > 0 ? { count, p50: bound(0.5), p99: bound(0.99) } : { count };
+}
+
+/** The next change of `piece`; one not accepted is counted by status in `refusals`, and the piece keeps the values it had. */
+async function sendChange(client: LoadClient, piece: ChangedPiece, refusals: Map<number, number>): Promise<{ status: number }> {
+  const unchanged = { ...piece };
+  const res = await client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
+  if (res.status === 201) piece.revision += 1;
+  else {
+    Object.assign(piece, unchanged);
+    refusals.set(res.status, (refusals.get(res.status) ?? 0) + 1);
+  }
+  return res;
+}
+
+/** Changes sent at `perSecond` (open loop, whatever their answers take), for `seconds`. */
+async function pacedChanges(client: LoadClient, pieces: ChangedPiece[][], perSecond: number, seconds: number, refusals: Map<number, number>): Promise<void> {
+  const sent: Promise<unknown>[] = [];
+  const flat = pieces.flat();
+  const busy = new Set<ChangedPiece>();
+  const started = performance.now();
+  for (let n = 0; performance.now() - started < seconds * 1000; n++) {
+    const due = started + (n * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    // An object whose previous change has not been answered yet is left out: its revision is not known.
+    const piece = flat.find((p, i) => i >= n % flat.length && !busy.has(p)) ?? flat.find((p) => !busy.has(p));
+    if (!piece) continue;
+    busy.add(piece);
+    sent.push(sendChange(client, piece, refusals).finally(() => busy.delete(piece)));
+  }
+  await Promise.all(sent);
 }
 
 interface RunResult {
   label: string;
   get: Measured;
   patch: Measured;
-  lag: { count: number; p50?: number; p99?: number };
+  /** Under the PATCH run (the engine saturated), and under PACED_CHANGES a second. */
+  lag: Lag;
+  pacedLag: Lag;
+  /** Changes not accepted, by status: in the PATCH run and the paced one. */
+  refusals: Map<number, number>;
 }
 
-async function run(engine: RunningVirtuoso, processes: number, shared: boolean, seconds: number, dir: string): Promise<RunResult> {
-  const cluster = await startCluster(engine, processes, shared, join(dir, `${processes}-${shared}`));
+/** The paced write load under which the feed lag is measured again: about half of what the engine takes here. */
+const PACED_CHANGES = 20;
+
+async function run(engine: RunningVirtuoso, processes: number, mode: Mode, seconds: number, dir: string): Promise<RunResult> {
+  const cluster = await startCluster(engine, processes, mode, join(dir, `${processes}-${mode.replace(/\W+/g, '-')}`));
   try {
     const client = new LoadClient({ Authorization: `Bearer ${cluster.servers[0].ready.token}` });
     const pieces: ChangedPiece[][] = [];
@@ -146,21 +201,24 @@ async function run(engine: RunningVirtuoso, processes: number, shared: boolean, 
     const all = pieces.flat();
     const get = await measured(cluster, engine, seconds, () => client.send(all[Math.floor(Math.random() * all.length)].iri, 'GET'), 200);
     const turn = new Array<number>(CLIENTS).fill(0);
+    const refusals = new Map<number, number>();
+    const beforePatch = await lagBuckets(cluster);
     const patch = await measured(
       cluster,
       engine,
       seconds,
       async (c) => {
         const piece = pieces[c][turn[c]++ % OBJECTS_PER_CLIENT];
-        const res = await client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
-        if (res.status === 201) piece.revision += 1;
-        else throw new Error(`a change was refused: ${res.status}`);
-        return res;
+        return sendChange(client, piece, refusals);
       },
       201,
     );
+    const afterPatch = await lagBuckets(cluster);
+    await pacedChanges(client, pieces, PACED_CHANGES, seconds, refusals);
+    const afterPaced = await lagBuckets(cluster);
     client.close();
-    return { label: shared ? `${processes}` : '1, alone on the engine', get, patch, lag: await feedLag(cluster) };
+    const label = mode === 'alone' ? '1, alone on the engine' : `${processes}${mode === 'shared' ? '' : ', readYourWrites off'}`;
+    return { label, get, patch, lag: lagBetween(beforePatch, afterPatch), pacedLag: lagBetween(afterPatch, afterPaced), refusals };
   } finally {
     await cluster.stop();
   }
@@ -172,16 +230,18 @@ async function main(): Promise<void> {
   const engine = await startVirtuoso({ dir: join(dir, 'virtuoso'), bufferMemoryMb: 2048 });
   try {
     const results: RunResult[] = [];
-    for (const [processes, shared] of [[1, false], [1, true], [2, true], [3, true]] as const) results.push(await run(engine, processes, shared, seconds, dir));
+    const runs: [number, Mode][] = [[1, 'alone'], [1, 'shared'], [2, 'shared'], [3, 'shared'], [3, 'shared, readYourWrites off']];
+    for (const [processes, mode] of runs) results.push(await run(engine, processes, mode, seconds, dir));
     console.log(`# Several server processes over one Virtuoso behind nginx: ${machine()}, ${CLIENTS} clients, ${seconds} s per run`);
-    console.log('| processes | GET/s | GET p50 / p99 ms | µs CPU per GET: servers / Virtuoso / nginx | PATCH/s | PATCH p50 / p99 ms | µs CPU per PATCH: servers / Virtuoso / nginx | feed lag p50 / p99 (bucket bound), commits |');
+    console.log(`| processes | GET/s | GET p50 / p99 ms | µs CPU per GET: servers / Virtuoso / nginx | PATCH/s | PATCH p50 / p99 ms | µs CPU per PATCH: servers / Virtuoso / nginx | feed lag p50 / p99 (bucket bounds), commits seen: PATCH run / ${PACED_CHANGES} changes a second |`);
     console.log('|---|---|---|---|---|---|---|---|');
     const alone = results[0];
     for (const r of results) {
       const ratio = (a: number, b: number) => (r === alone ? '' : ` (${fmt(a / b, 2)}×)`);
-      const lag = r.lag.count > 0 ? `≤ ${r.lag.p50! * 1000} / ≤ ${r.lag.p99! * 1000} ms, ${r.lag.count}` : '-';
+      const lagText = (lag: Lag) => (lag.count > 0 ? `≤ ${lag.p50! * 1000} / ≤ ${lag.p99! * 1000} ms, ${lag.count}` : '-');
+      const lag = r === alone ? '-' : `${lagText(r.lag)}; ${lagText(r.pacedLag)}`;
       console.log(
-        `| ${r.label} | ${fmt(r.get.perSecond)}${ratio(r.get.perSecond, alone.get.perSecond)} | ${fmt(r.get.p50, 1)} / ${fmt(r.get.p99, 1)} | ${fmt(r.get.serverCpuUs)} / ${fmt(r.get.engineCpuUs)} / ${fmt(r.get.nginxCpuUs)} | ${fmt(r.patch.perSecond)}${ratio(r.patch.perSecond, alone.patch.perSecond)} | ${fmt(r.patch.p50, 1)} / ${fmt(r.patch.p99, 1)} | ${fmt(r.patch.serverCpuUs)} / ${fmt(r.patch.engineCpuUs)} / ${fmt(r.patch.nginxCpuUs)} | ${lag} |`,
+        `| ${r.label}${r.refusals.size > 0 ? ` (changes not accepted: ${[...r.refusals].map(([status, count]) => `${count} × ${status}`).join(', ')})` : ''} | ${fmt(r.get.perSecond)}${ratio(r.get.perSecond, alone.get.perSecond)} | ${fmt(r.get.p50, 1)} / ${fmt(r.get.p99, 1)} | ${fmt(r.get.serverCpuUs)} / ${fmt(r.get.engineCpuUs)} / ${fmt(r.get.nginxCpuUs)} | ${fmt(r.patch.perSecond)}${ratio(r.patch.perSecond, alone.patch.perSecond)} | ${fmt(r.patch.p50, 1)} / ${fmt(r.patch.p99, 1)} | ${fmt(r.patch.serverCpuUs)} / ${fmt(r.patch.engineCpuUs)} / ${fmt(r.patch.nginxCpuUs)} | ${lag} |`,
       );
     }
   } finally {

@@ -99,7 +99,7 @@ export class ServerMetrics {
     });
     this.commitFeedLagSeconds = new Histogram({
       name: 'onerecord_commit_feed_lag_seconds',
-      help: "With several processes on one engine (store.sparql.sharedWriters): other processes' commits by the time from their commit in the engine until this process published them to its indexes",
+      help: "With several processes on one engine (store.sparql.sharedWriters): other processes' commits by the time from when they were made (their process's clock) until this process published them to its indexes",
       buckets: SECONDS_BUCKETS,
       registers,
     });

@@ -5,14 +5,17 @@ import { join } from 'node:path';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { noteSecret, testLogger } from './log-sink.js';
+import { startTestCluster } from './cluster.js';
 import { leaseEngine, releaseEngine } from './virtuoso.js';
 
 /**
  * The store backend the API tests run on: `embedded` (default), or `sparql` (TEST_STORE_BACKEND=sparql,
  * `npm run test:engine`): each test server then keeps its data in a Virtuoso of its own, reached with
- * Digest authentication, leased by its data directory (a restart on the same directory finds its data).
+ * Digest authentication, leased by its data directory (a restart on the same directory finds its data);
+ * or `cluster` (`npm run test:cluster`): each test server is three processes over such a Virtuoso
+ * behind nginx (cluster.ts).
  */
-export const TEST_STORE_BACKEND = process.env.TEST_STORE_BACKEND === 'sparql' ? 'sparql' : 'embedded';
+export const TEST_STORE_BACKEND = process.env.TEST_STORE_BACKEND === 'sparql' || process.env.TEST_STORE_BACKEND === 'cluster' ? process.env.TEST_STORE_BACKEND : 'embedded';
 
 async function storeOverrides(dataDir: string, overrides: ConfigOverrides): Promise<ConfigOverrides> {
   // A test that names its backend gets that one.
@@ -48,6 +51,8 @@ export interface TestServer {
 /** Starts a real server on a loopback port with a fresh data directory. */
 export async function startTestServer(overrides: ConfigOverrides = {}, existingDataDir?: string): Promise<TestServer> {
   const dataDir = existingDataDir ?? (await mkdtemp(join(tmpdir(), 'onerecord-test-')));
+  // A test that names its backend gets that one.
+  if (TEST_STORE_BACKEND === 'cluster' && overrides.store?.backend === undefined) return startTestCluster(startTestServer, overrides, dataDir, existingDataDir === undefined);
   const port = await freePort();
   const config = loadConfig({}, {
     port,

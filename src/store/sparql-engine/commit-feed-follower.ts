@@ -1,7 +1,7 @@
 import { BoundedCache } from '../../bounded-cache.js';
 import type { SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
-import { nextFeedPosition, parseEvents, readFeed, type FeedEntry } from './commit-feed.js';
+import { parseEvents, readFeed, type FeedEntry } from './commit-feed.js';
 
 /** Entries read per query. */
 const BATCH = 500;
@@ -12,6 +12,11 @@ const LATE_WINDOW_MS = 60_000;
 const LATE_POSITIONS = 1_000;
 /** Pause before another round while a gap holds back what follows it. */
 const GAP_POLL_MS = 5;
+/**
+ * Feed reads for requests start this far apart at least: requests arriving within it share one
+ * (each read costs the engine about as much as a GET's own work here).
+ */
+const SHARED_READ_INTERVAL_MS = 2;
 
 export interface FeedFollowerOptions {
   pollMs: number;
@@ -25,32 +30,41 @@ export interface FeedFollowerOptions {
 }
 
 /**
- * A read that starts after it is asked for, shared by all who ask while one runs: the next one
- * starts when the running one ends, for everyone who asked meanwhile.
+ * A read that starts after it is asked for, shared by all who ask before it starts: while one runs,
+ * the next waits for it to end, and reads start `minIntervalMs` apart at least, so that requests
+ * arriving together share one.
  */
 class SharedRead<T> {
   private running: Promise<T> | undefined;
-  private queued: Promise<T> | undefined;
+  private waiting: Promise<T> | undefined;
+  private lastStart = 0;
 
-  constructor(private readonly read: () => Promise<T>) {}
+  constructor(
+    private readonly read: () => Promise<T>,
+    private readonly minIntervalMs: number,
+  ) {}
 
   next(): Promise<T> {
-    if (!this.running) return this.launch();
-    this.queued ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = undefined;
-        return this.launch();
-      });
-    return this.queued;
+    if (this.waiting) return this.waiting;
+    const running = this.running;
+    if (!running && Date.now() - this.lastStart >= this.minIntervalMs) return this.launch();
+    this.waiting = (async () => {
+      await running?.catch(() => undefined);
+      const pause = this.lastStart + this.minIntervalMs - Date.now();
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      this.waiting = undefined;
+      return this.launch();
+    })();
+    return this.waiting;
   }
 
-  /** The running read, or a new one. */
+  /** The running read, or the next one. */
   current(): Promise<T> {
-    return this.running ?? this.launch();
+    return this.running ?? this.next();
   }
 
   private launch(): Promise<T> {
+    this.lastStart = Date.now();
     const run = this.read().finally(() => {
       if (this.running === run) this.running = undefined;
     });
@@ -61,8 +75,8 @@ class SharedRead<T> {
 
 /**
  * Follows the commit feed (commit-feed.ts) from a position: publishes the commits of other
- * processes in position order, every `pollMs`, and at once for a reader that must see every commit
- * acknowledged before it asked (`caughtUp`).
+ * processes in position order, every `pollMs`, and at once for a request that must see every commit
+ * acknowledged before it arrived (`caughtUp`).
  */
 export class CommitFeedFollower {
   /** Every position up to this one is published or skipped. */
@@ -71,8 +85,7 @@ export class CommitFeedFollower {
   /** Skipped positions, with when: published should they show up (late). */
   private readonly missing = new Map<number, number>();
   private readonly seen = new BoundedCache<string, true>(SEEN_COMMITS);
-  private readonly rounds = new SharedRead(() => this.round());
-  private readonly targets = new SharedRead(() => nextFeedPosition(this.reader));
+  private readonly rounds = new SharedRead(() => this.round(), SHARED_READ_INTERVAL_MS);
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -92,13 +105,16 @@ export class CommitFeedFollower {
     clearTimeout(this.timer);
   }
 
-  /** Resolves once every commit acknowledged before the call (by any process) is published here. */
+  /**
+   * Resolves once every commit acknowledged before the call (by any process) is published here: a
+   * read of the feed started after the call, and everything it saw published. (A position not filled
+   * when it was read belongs to a commit not acknowledged then, but what follows it waits for it.)
+   */
   async caughtUp(): Promise<void> {
-    const target = (await this.targets.next()) - 1;
-    while (this.published < target && !this.stopped) {
-      const before = this.published;
+    const seen = await this.rounds.next();
+    while (this.published < seen && !this.stopped) {
+      await new Promise((resolve) => setTimeout(resolve, GAP_POLL_MS));
       await this.rounds.current();
-      if (this.published === before) await new Promise((resolve) => setTimeout(resolve, GAP_POLL_MS));
     }
   }
 
@@ -113,14 +129,16 @@ export class CommitFeedFollower {
     this.timer.unref();
   }
 
-  /** Reads what follows the last published position and publishes it, up to a gap not waited out yet. */
-  private async round(): Promise<void> {
+  /** Reads what follows the last published position and publishes it, up to a gap not waited out yet; answers the highest position seen. */
+  private async round(): Promise<number> {
+    let seen = this.published;
     for (;;) {
       const entries = await readFeed(this.reader, this.published, [...this.missing.keys()], BATCH);
       const now = Date.now();
+      for (const entry of entries) seen = Math.max(seen, entry.position);
       const complete = this.take(entries, now);
       for (const [position, since] of this.missing) if (now - since > LATE_WINDOW_MS) this.missing.delete(position);
-      if (!complete || entries.length < BATCH) return;
+      if (!complete || entries.length < BATCH) return seen;
     }
   }
 

@@ -1,6 +1,6 @@
-import { iriToNt, literal, termToNt, tripleToNt } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt } from '../../rdf/terms.js';
 import { readStoreNTriples } from '../../rdf/ntriples.js';
-import { STORE, xsd } from '../../rdf/vocab.js';
+import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
 
@@ -33,11 +33,15 @@ export interface FeedEntryParts {
   branch: string;
 }
 
-export function feedEntryParts(intent: string, events: readonly DomainEvent[]): FeedEntryParts {
+/**
+ * `at`: when the commit was made, by this process's clock (Virtuoso's NOW() has no time zone, and
+ * it compares such a value with one in UTC as if hours apart).
+ */
+export function feedEntryParts(intent: string, events: readonly DomainEvent[], at = new Date()): FeedEntryParts {
   const subject = iriToNt(intent);
   return {
-    template: `GRAPH ${iriToNt(FEED_GRAPH)} { ${subject} ${iriToNt(FEED_POSITION)} ?feedPosition ; ${iriToNt(FEED_TIME)} ?feedTime ; ${iriToNt(FEED_EVENTS)} ${termToNt(literal(serialiseEvents(events)))} }`,
-    branch: `{ BIND (bif:sequence_next ("${FEED_SEQUENCE}") AS ?feedPosition) BIND (NOW () AS ?feedTime) }`,
+    template: `GRAPH ${iriToNt(FEED_GRAPH)} { ${subject} ${iriToNt(FEED_POSITION)} ?feedPosition ; ${iriToNt(FEED_TIME)} ${termToNt(dateTimeLiteral(at))} ; ${iriToNt(FEED_EVENTS)} ${termToNt(literal(serialiseEvents(events)))} }`,
+    branch: `{ BIND (bif:sequence_next ("${FEED_SEQUENCE}") AS ?feedPosition) }`,
   };
 }
 
@@ -81,14 +85,14 @@ export async function feedStartPosition(reader: SparqlReader): Promise<number> {
 /** Removes the entries written before `cutoff`: a process that starts reads the engine itself, then the feed from then on. */
 export function feedTrim(cutoff: Date): string {
   const g = iriToNt(FEED_GRAPH);
-  return `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } FILTER (?t < ${termToNt(literal(cutoff.toISOString(), xsd.dateTime))}) }`;
+  return `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } FILTER (?t < ${termToNt(dateTimeLiteral(cutoff))}) }`;
 }
 
 export interface FeedEntry {
   position: number;
   intent: string;
   events: string;
-  /** When its commit was applied, by the engine's clock. */
+  /** When its commit was made, by the clock of the process that made it. */
   committedAt: Date;
 }
 

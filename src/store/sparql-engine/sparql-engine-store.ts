@@ -30,7 +30,7 @@ const SETTLE_POLL_MS = 250;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** How often a process removes feed entries older than `retentionMs`. */
+/** How often a process removes feed entries older than `retentionMs` (at most: twice per `retentionMs`). */
 const FEED_TRIM_EVERY_MS = 60_000;
 
 /** With other processes on the engine (`sharedWriters`): how this one follows their commits (commit-feed.ts). */
@@ -323,10 +323,11 @@ export class SparqlEngineStore implements GraphStore {
   private scheduleTrim(shared: SharedWritersOptions): void {
     if (this.closed) return;
     this.trimTimer = setTimeout(() => {
-      this.update(feedTrim(new Date(Date.now() - shared.retentionMs)))
+      Promise.resolve()
+        .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
         .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
         .finally(() => this.scheduleTrim(shared));
-    }, FEED_TRIM_EVERY_MS);
+    }, Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2));
     this.trimTimer.unref();
   }
 

@@ -1,5 +1,5 @@
-import { iriToNt, namedNode, quad, termToNt, tripleToNt, type Quad } from '../../rdf/terms.js';
-import { STORE } from '../../rdf/vocab.js';
+import { iriToNt, literal, namedNode, quad, termToNt, tripleToNt, type Quad, type RDF } from '../../rdf/terms.js';
+import { STORE, xsd } from '../../rdf/vocab.js';
 import { finishedQuad } from '../schema/finished-graphs.js';
 import { latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
@@ -16,14 +16,50 @@ import { toEngine } from './engine-literals.js';
  * up present, as in the embedded store.
  */
 
-/** The quads as the body of a template: grouped by graph. */
-function template(quads: readonly Quad[], graphPatterns: readonly string[] = []): string {
+/** Datatypes whose literals Virtuoso keeps apart as constants of one template (with language-tagged strings). */
+const TEMPLATE_CONSTANTS = new Set<string>([xsd.string, xsd.dateTime, xsd.anyURI]);
+
+/**
+ * How the literals of an operation's templates are written. Virtuoso 7.2 folds constants of equal
+ * value in one template into one: "1"^^xsd:positiveInteger, "1"^^xsd:nonNegativeInteger and
+ * "true"^^xsd:boolean in one operation are all stored as whichever came first (measured; a
+ * Change's api:hasRevision 1 turned a boolean true into a positiveInteger), and an xsd:long is kept
+ * as an xsd:integer. INSERT DATA and values bound in the WHERE clause keep theirs. So every other
+ * typed literal is a variable in the template, bound once by STRDT in the WHERE clause.
+ */
+class TemplateLiterals {
+  private readonly variables = new Map<string, string>();
+  private readonly bound: string[] = [];
+
+  term(l: RDF.Literal): string {
+    const constant = termToNt(l);
+    if (l.language || TEMPLATE_CONSTANTS.has(l.datatype.value)) return constant;
+    let variable = this.variables.get(constant);
+    if (!variable) {
+      variable = `?literal${this.variables.size}`;
+      this.variables.set(constant, variable);
+      this.bound.push(`BIND (STRDT (${termToNt(literal(l.value))}, ${iriToNt(l.datatype.value)}) AS ${variable})`);
+    }
+    return variable;
+  }
+
+  /** The BINDs of the WHERE clause. */
+  binds(): string {
+    return this.bound.join(' ');
+  }
+}
+
+/** Literals as constants: for INSERT DATA, where they are kept apart. */
+const constants = { term: (l: RDF.Literal) => termToNt(l) };
+
+/** The quads as the body of a template (or of INSERT DATA): grouped by graph. */
+function template(quads: readonly Quad[], literals: Pick<TemplateLiterals, 'term'>, graphPatterns: readonly string[] = []): string {
   const byGraph = new Map<string, string[]>();
   for (const q of quads) {
     const graph = q.graph.termType === 'NamedNode' ? q.graph.value : '';
     let lines = byGraph.get(graph);
     if (!lines) byGraph.set(graph, (lines = []));
-    lines.push(`${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object.termType === 'Literal' ? toEngine(q.object) : q.object)} .`);
+    lines.push(`${termToNt(q.subject)} ${termToNt(q.predicate)} ${q.object.termType === 'Literal' ? literals.term(toEngine(q.object)) : termToNt(q.object)} .`);
   }
   const parts: string[] = [];
   for (const [graph, lines] of byGraph) parts.push(graph === '' ? lines.join('\n') : `GRAPH ${iriToNt(graph)} {\n${lines.join('\n')}\n}`);
@@ -74,10 +110,12 @@ export function updateOperation(remove: readonly Quad[], insert: readonly Quad[]
   // so far (measured: 270 of 450 triples, whole graphs); an aborted template operation keeps nothing.
   const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
   const first = feed?.branch ?? '{}';
-  const where = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
-  const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, patterns)}\n}\n` : '';
-  const inserted = insert.length > 0 || feed ? `INSERT {\n${[template(insert), feed?.template ?? ''].join('\n')}\n}\n` : '';
-  return `${deleted}${inserted}WHERE ${where}`;
+  const branches = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
+  const literals = new TemplateLiterals();
+  const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, literals, patterns)}\n}\n` : '';
+  const inserted = insert.length > 0 || feed ? `INSERT {\n${[template(insert, literals), feed?.template ?? ''].join('\n')}\n}\n` : '';
+  const binds = literals.binds();
+  return `${deleted}${inserted}WHERE ${binds ? `{ ${binds} ${branches} }` : branches}`;
 }
 
 /** What a commit does to the engine's quads. */
@@ -136,7 +174,7 @@ export function stagedWrite(write: EngineWrite, id: string, feed?: FeedEntryPart
           quad(node, namedNode(staged.graph), q.graph as Quad['object'], graph),
         ];
       });
-      stage.push(`INSERT DATA {\n${template(described)}\n}`);
+      stage.push(`INSERT DATA {\n${template(described, constants)}\n}`);
     }
   }
   const [ins, del] = [iriToNt(stagingGraph(id, 'insert')), iriToNt(stagingGraph(id, 'delete'))];

@@ -1,0 +1,90 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { add, change, createObject, patch, piece, statusOf, str } from '../support/changes.js';
+import { CLUSTER_PROCESSES, startTestCluster } from '../support/cluster.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { stopAllVirtuoso } from '../support/virtuoso.js';
+
+// Three server processes over one Virtuoso behind nginx (store.sparql.sharedWriters): 20 clients
+// change 50 objects for 20 s, each change built on the revision the client just read, through
+// whichever process the balancer picks. Whatever TEST_STORE_BACKEND says.
+
+after(stopAllVirtuoso);
+
+const CLIENTS = 20;
+const OBJECTS = 50;
+const SECONDS = 20;
+
+interface Sent {
+  object: string;
+  remark: string;
+  status: number;
+  /** The ChangeRequest a 201 created. */
+  request?: string;
+  /** A 409's error messages. */
+  message?: string;
+}
+
+describe('three processes behind a balancer, 20 clients changing 50 objects for 20 s', function () {
+  this.timeout(300_000);
+  let dataDir: string;
+  let cluster: TestServer;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    cluster = await startTestCluster(startTestServer, {}, dataDir, true);
+  });
+  after(() => cluster?.close());
+
+  it('every accepted change is applied once, revisions have no gaps, a 409 is only a lost race, and every process tells the same history', async () => {
+    const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(cluster, piece())));
+    const sent: Sent[] = [];
+    const deadline = Date.now() + SECONDS * 1000;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let n = 0; Date.now() < deadline; n++) {
+          const object = objects[Math.floor(Math.random() * OBJECTS)];
+          const read = await cluster.request(object, { headers: { Accept: 'application/n-triples' } });
+          expect(read.status).to.equal(200);
+          await read.arrayBuffer();
+          const revision = Number(read.headers.get('latest-revision'));
+          const remark = `client ${client} change ${n}`;
+          const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
+          const body = await res.text();
+          sent.push({ object, remark, status: res.status, request: res.headers.get('location') ?? undefined, message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; ') });
+        }
+      }),
+    );
+    expect(sent.filter((s) => s.status !== 201 && s.status !== 409), 'answers other than 201 and 409').to.deep.equal([]);
+    // A lost race: the revision built on was replaced, or another change of it is being (or was) written.
+    for (const refused of sent.filter((s) => s.status === 409)) expect(refused.message, refused.remark).to.match(/revision/);
+
+    const accepted = new Set<string>();
+    for (const s of sent.filter((x) => x.status === 201)) if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+    expect(accepted.size).to.be.greaterThan(CLIENTS);
+
+    for (const object of objects) {
+      const remarksOf = (text: string) => [...text.matchAll(/client \d+ change \d+/g)].map((m) => m[0]);
+      const latest = await cluster.request(object, { headers: { Accept: 'application/n-triples' } });
+      const stored = remarksOf(await latest.text());
+      // Applied once each: a remark is in the latest revision once, and only an accepted one is.
+      expect(new Set(stored).size, object).to.equal(stored.length);
+      const expected = sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
+      expect([...stored].sort(), object).to.deep.equal([...expected].sort());
+      // One revision per accepted change, numbered without gaps: revision n + 1 holds one remark more than revision n.
+      const latestRevision = Number(latest.headers.get('latest-revision'));
+      expect(latestRevision, object).to.equal(expected.length + 1);
+      for (let n = 1; n <= latestRevision; n++) {
+        const res = await cluster.request(`${object}?revision=${n}`, { headers: { Accept: 'application/n-triples' } });
+        expect(res.status, `${object} revision ${n}`).to.equal(200);
+        expect(remarksOf(await res.text()), `${object} revision ${n}`).to.have.length(n - 1);
+      }
+      // The same audit trail through every process (round robin: consecutive requests reach each).
+      const trails = new Set<string>();
+      for (let i = 0; i < CLUSTER_PROCESSES; i++) trails.add(await (await cluster.request(`${object}/audit-trail`, { headers: { Accept: 'application/n-triples' } })).text());
+      expect(trails.size, `${object}/audit-trail`).to.equal(1);
+    }
+  });
+});
