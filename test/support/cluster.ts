@@ -11,6 +11,13 @@ import { leaseEngine, releaseEngine } from './virtuoso.js';
 
 export const CLUSTER_PROCESSES = 3;
 
+/** A free loopback port, held (listened on) until `release`: so that no server picks it before the balancer takes it. */
+export async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
+  const held = createServer();
+  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+  return { port: (held.address() as AddressInfo).port, release: () => new Promise<void>((resolve) => held.close(() => resolve())) };
+}
+
 type StartServer = (overrides: ConfigOverrides, existingDataDir?: string) => Promise<TestServer>;
 
 /**
@@ -24,9 +31,8 @@ export async function startTestCluster(start: StartServer, overrides: ConfigOver
   // The balancer's port (a test that restarts "the server" on its port and base URL names it),
   // else a free one, held until the balancer takes it so that no process picks it meanwhile.
   const { port: named, ...forEach } = overrides;
-  const held = named === undefined ? createServer() : undefined;
-  if (held) await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
-  const port = named ?? (held!.address() as AddressInfo).port;
+  const held = named === undefined ? await holdPort() : undefined;
+  const port = named ?? held!.port;
   const withCluster: ConfigOverrides = { ...forEach, baseUrl: overrides.baseUrl ?? `http://127.0.0.1:${port}`, store: { ...overrides.store, backend: 'sparql', sparql: { ...sparql, ...overrides.store?.sparql } } };
   const servers = [await start(withCluster, dataDir)];
   for (let i = 1; i < CLUSTER_PROCESSES; i++) {
@@ -36,7 +42,7 @@ export async function startTestCluster(start: StartServer, overrides: ConfigOver
     await copyFile(join(dataDir, 'identity-provider.json'), join(dir, 'identity-provider.json'));
     servers.push(await start(withCluster, dir));
   }
-  if (held) await new Promise<void>((resolve) => held.close(() => resolve()));
+  await held?.release();
   let balancer: Balancer = await startBalancer({ port, upstreams: servers.map((s) => new URL(s.url).host) });
   const [first] = servers;
   return {

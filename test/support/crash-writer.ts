@@ -13,10 +13,11 @@ const [dataDir, port, snapshotAfterBytes, extra] = process.argv.slice(2);
 const config = loadConfig(
   {},
   {
+    // Its own address, unless it is one of several behind a balancer (the balancer's).
+    baseUrl: `http://127.0.0.1:${port}`,
     ...(extra ? (JSON.parse(extra) as ConfigOverrides) : {}),
     host: '127.0.0.1',
     port: Number(port),
-    baseUrl: `http://127.0.0.1:${port}`,
     dataDir,
     journal: { snapshotAfterBytes: Number(snapshotAfterBytes) },
   },
