@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
+import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
 import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
@@ -111,6 +112,49 @@ describe('the commit feed', function () {
     );
     expect(refused).to.be.instanceOf(StoreConflictError);
     expect((await first.store.graphTriples(revisionGraph(object, 2))).map((q) => q.object.value)).to.deep.equal(['through the first']);
+  });
+
+  it('two stores queueing a notification under the same number: the second is refused, and the entry holds the first alone', async () => {
+    const first = await openStore();
+    const second = await openStore();
+    const queue = async (store: SparqlEngineStore, eventType: string) => {
+      const entry: OutboxEntry = { sequence: 1, iri: `https://example.org/notifications/${eventType}`, queuedAt: new Date(), content: { eventType }, topics: [], addressed: [], recipients: 0 };
+      const tx = store.begin({ insert: outboxEntryQuads(entry) });
+      tx.events.push({ kind: 'notification-queued', entry });
+      await store.commit(tx);
+    };
+    await queue(first.store, 'first');
+    const refused = await queue(second.store, 'second').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).to.be.instanceOf(StoreConflictError);
+    expect((refused as StoreConflictError).slot).to.equal('outbox');
+    const held = await first.store.graphTriples(outboxEntryGraph(1));
+    expect(held).to.have.length(1);
+    expect(held[0].object.value).to.contain('first');
+  });
+
+  it('a store that starts sends again only the intents not applied: the applied ones of two processes are not undone, whatever their order', async () => {
+    // Opened first, its intents sort before the other's, though its change came after.
+    const second = await openStore();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const first = await openStore();
+    const object = 'https://example.org/logistics-objects/four';
+    const one = await create(first.store, object, 'one');
+    const change = async (store: SparqlEngineStore, from: RevisionRecord, before: string, after: string) => {
+      const tx = store.begin();
+      const next = revision(object, from.number + 1, Date.now());
+      tx.revisions.push({ revision: next, triples: remarks(object, after), replaces: { revision: from, triples: remarks(object, before) } });
+      tx.events.push({ kind: 'revision-written', revision: next });
+      await store.commit(tx);
+      return next;
+    };
+    const two = await change(first.store, one, 'one', 'two');
+    await change(second.store, two, 'two', 'three');
+    // Neither crashed: their intents are still stored (a process removes its own 200 at a time).
+    const third = await openStore();
+    expect((await third.store.graphTriples(object)).map((q) => q.object.value)).to.deep.equal(['three']);
   });
 
   it('a position the engine handed out but never filled (a rolled-back operation) holds back what follows for gapWaitMs, then is skipped', async () => {

@@ -41,6 +41,9 @@ function conflictError({ slot, resource }: StoreConflictError): HttpError {
       return new HttpError(409, 'revision_conflict', { message: 'another change of this revision was written first', resource });
     case 'request':
       return new HttpError(409, 'request_busy', { message: 'another status change of this action request was written first; retry', resource });
+    // Not the client's conflict: two processes numbered a notification alike at the same moment; the retry's number follows the other's.
+    case 'outbox':
+      return new HttpError(503, 'storage_busy', { message: 'another server process queued a notification under the same number at the same moment; nothing was changed, try again' });
   }
 }
 

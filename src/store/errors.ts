@@ -12,8 +12,8 @@ export class StoreTooLargeError extends Error {}
 /** A write that could not be made durable (the journal, or the engine, cannot take it now): nothing of it was applied; a later one may succeed. */
 export class StoreUnavailableError extends Error {}
 
-/** What another writer filled first: a new object's first revision, an object's next revision, an action request's next status. */
-export type WriteSlot = 'object' | 'revision' | 'request';
+/** What another writer filled first: a new object's first revision, an object's next revision, an action request's next status, an outbox entry's number. */
+export type WriteSlot = 'object' | 'revision' | 'request' | 'outbox';
 
 /**
  * A write refused because another writer's commit (another server process on the same engine)

@@ -2,6 +2,7 @@ import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt } from '../../r
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
+import { INTENTS_GRAPH } from './commit-intents.js';
 import type { DomainEvent } from '../transaction.js';
 
 /*
@@ -86,6 +87,33 @@ export async function feedStartPosition(reader: SparqlReader): Promise<number> {
 export function feedTrim(cutoff: Date): string {
   const g = iriToNt(FEED_GRAPH);
   return `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } FILTER (?t < ${termToNt(dateTimeLiteral(cutoff))}) }`;
+}
+
+/**
+ * Of `intents`, those applied: their operation wrote a feed entry. A start sends again only the
+ * others: sent again now, an applied operation of one process could undo what a later one of
+ * another process wrote over it (intents of several processes do not sort in commit order).
+ */
+export async function appliedIntents(reader: SparqlReader, intents: readonly string[]): Promise<Set<string>> {
+  const applied = new Set<string>();
+  for (let from = 0; from < intents.length; from += APPLIED_ASKED_TOGETHER) {
+    const values = intents.slice(from, from + APPLIED_ASKED_TOGETHER).map(iriToNt).join(' ');
+    const rows = await reader.select(`SELECT DISTINCT ?intent WHERE { VALUES ?intent { ${values} } GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position } }`);
+    for (const b of rows.results.bindings) applied.add(b.intent.value);
+  }
+  return applied;
+}
+
+const APPLIED_ASKED_TOGETHER = 200;
+
+/**
+ * Removes the stored intents of every process whose operation was applied (it wrote a feed entry):
+ * a process removes its own in batches, and one that died leaves its last ones; removed while their
+ * feed entries are kept, they are never taken for unapplied ones.
+ */
+export function appliedIntentsRemoval(): string {
+  const intents = iriToNt(INTENTS_GRAPH);
+  return `DELETE { GRAPH ${intents} { ?intent ?p ?o } } WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position } GRAPH ${intents} { ?intent ?p ?o } }`;
 }
 
 export interface FeedEntry {

@@ -4,7 +4,7 @@ import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import type { CommitCondition } from './commit-conditions.js';
 
-const INTENTS_GRAPH = `${STORE}commit-intents`;
+export const INTENTS_GRAPH = `${STORE}commit-intents`;
 const INTENDED_UPDATE = `${STORE}intendedUpdate`;
 const CLAIMS = `${STORE}claims`;
 

@@ -15,7 +15,7 @@ import { commitConditions, type CommitCondition } from './commit-conditions.js';
 import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
-import { feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
+import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
 import { CommitFeedFollower } from './commit-feed-follower.js';
 import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
@@ -214,17 +214,21 @@ export class SparqlEngineStore implements GraphStore {
 
   /**
    * Completes what a crash cut off: sends every stored intent again, oldest first (a refused one
-   * changed nothing, then or now), then removes them. Before anything is read.
+   * changed nothing, then or now), then removes them. Before anything is read. With other processes
+   * on the engine, only those not applied yet (commit-feed.ts, `appliedIntents`); an unapplied one
+   * holds its slots, so no later write of another process touched what it writes.
    */
   async completeIntents(): Promise<number> {
-    const intents = await storedIntents(this.engine);
+    const stored = await storedIntents(this.engine);
+    const applied = this.shared ? await appliedIntents(this, stored.map((i) => i.iri)) : new Set<string>();
+    const intents = stored.filter((i) => !applied.has(i.iri));
     for (const intent of intents) {
       await this.update(intent.update).catch((err: unknown) => {
         if (err instanceof StoreUnavailableError) throw err;
       });
     }
-    for (let from = 0; from < intents.length; from += INTENTS_REMOVED_TOGETHER) {
-      await this.update(intentsRemoval(intents.slice(from, from + INTENTS_REMOVED_TOGETHER).map((i) => i.iri)));
+    for (let from = 0; from < stored.length; from += INTENTS_REMOVED_TOGETHER) {
+      await this.update(intentsRemoval(stored.slice(from, from + INTENTS_REMOVED_TOGETHER).map((i) => i.iri)));
     }
     return intents.length;
   }
@@ -324,6 +328,7 @@ export class SparqlEngineStore implements GraphStore {
     if (this.closed) return;
     this.trimTimer = setTimeout(() => {
       Promise.resolve()
+        .then(() => this.update(appliedIntentsRemoval()))
         .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
         .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
         .finally(() => this.scheduleTrim(shared));
