@@ -1,7 +1,8 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { shareIdentityProvider } from '../src/auth/identity-provider.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { CLUSTER_PROCESSES, startTestCluster } from './support/cluster.js';
 import { eventJson, postEvent } from './support/events.js';
@@ -82,7 +83,7 @@ describe('two server processes with store.sparql.readYourWrites off', function (
     const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true, readYourWrites: false, feedPollMillis: 60_000 };
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql } }));
     const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-    await copyFile(join(servers[0].dataDir, 'identity-provider.json'), join(dir, 'identity-provider.json'));
+    await shareIdentityProvider(servers[0].dataDir, dir);
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql }, baseUrl: servers[0].url }, dir));
   });
   after(async () => {

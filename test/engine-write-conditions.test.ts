@@ -1,7 +1,8 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { shareIdentityProvider } from '../src/auth/identity-provider.js';
 import type { ConfigOverrides } from '../src/config.js';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
@@ -30,7 +31,7 @@ describe('writes of two server processes over one engine', function () {
     first = await startTestServer({ store });
     // Behind one load balancer both are the same server to clients: the same base URL and token issuer key.
     const secondDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-    await copyFile(join(first.running.services.config.dataDir, 'identity-provider.json'), join(secondDir, 'identity-provider.json'));
+    await shareIdentityProvider(first.running.services.config.dataDir, secondDir);
     second = await startTestServer({ store, baseUrl: first.url }, secondDir);
   });
   after(async () => {

@@ -10,10 +10,11 @@
  * processes, the engine and nginx share its cores: see BENCHMARKS.md for what N machines give.
  *   npm run build && node dist/scripts/bench/processes.js [seconds]
  */
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer } from '../../src/server.js';
@@ -74,8 +75,8 @@ async function startCluster(engine: RunningVirtuoso, processes: number, mode: Mo
   const servers: ForkedBenchServer[] = [];
   for (let i = 0; i < processes; i++) {
     const dataDir = join(dir, `server-${i}`);
-    await mkdir(dataDir, { recursive: true });
-    if (i > 0) await copyFile(join(dir, 'server-0', 'identity-provider.json'), join(dataDir, 'identity-provider.json'));
+    if (i > 0) await shareIdentityProvider(join(dir, 'server-0'), dataDir);
+    else await mkdir(dataDir, { recursive: true });
     const own = balanced ? await freePort() : port;
     servers.push(await forkBenchServer(SCRIPT, ['serve'], { BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(own), BENCH_BASE_URL: baseUrl }));
   }

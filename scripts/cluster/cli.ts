@@ -4,7 +4,7 @@
 //   node dist/scripts/cluster/cli.js stop --dir D
 // Everything runs on after `start` returns; what it started is recorded in D/cluster.json, each
 // process's log is in D.
-import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import { spawnLogged, stopChild, stopPid, untilAnswers } from '../processes.js';
 import { acceptsConnections, freePorts } from '../virtuoso/free-port.js';
 import { serverEnv, startVirtuoso, stopVirtuosoIn, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { startNginx } from './nginx.js';
+import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 
 const USAGE = 'usage: cli.js start --dir D [--processes 3] [--port 8080] | cli.js stop --dir D';
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
@@ -112,8 +113,8 @@ async function startServers(dir: string, processes: number, balancerPort: number
   const ports = (await freePorts(processes + 1)).filter((port) => port !== balancerPort).slice(0, processes);
   for (const [i, port] of ports.entries()) {
     const dataDir = serverDataDir(dir, i + 1);
-    await mkdir(dataDir, { recursive: true });
-    if (i > 0) await copyFile(join(state.servers[0].dataDir, 'identity-provider.json'), join(dataDir, 'identity-provider.json'));
+    if (i > 0) await shareIdentityProvider(state.servers[0].dataDir, dataDir);
+    else await mkdir(dataDir, { recursive: true });
     await startServer(dir, i + 1, port, env, state);
     await writeState(dir, state);
   }

@@ -1,10 +1,19 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile, writeFile, rename } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type CryptoKey } from 'jose';
 import type { ClientConfig } from '../config.js';
 
 const STATE_FILE = 'identity-provider.json';
+
+/**
+ * Gives data directory `to` the embedded identity provider of `from` (its key, issuer and clients),
+ * before a server starts on it: server processes behind one load balancer issue and accept the same tokens.
+ */
+export async function shareIdentityProvider(from: string, to: string): Promise<void> {
+  await mkdir(to, { recursive: true });
+  await copyFile(join(from, STATE_FILE), join(to, STATE_FILE));
+}
 export const SIGNING_ALGORITHM = 'RS256';
 const CERTIFICATE_YEARS = 10;
 

@@ -1,7 +1,8 @@
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { startBalancer } from '../support/balancer.js';
 import { add, change, createObject, patch, piece, statusOf, str } from '../support/changes.js';
 import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluster.js';
@@ -121,8 +122,7 @@ describe('three processes behind a balancer, one SIGKILLed and restarted twice w
     const { token } = await processes[0].ready;
     for (let i = 1; i < CLUSTER_PROCESSES; i++) {
       // One token issuer key for all.
-      await mkdir(dirs[i], { recursive: true });
-      await copyFile(join(dirs[0], 'identity-provider.json'), join(dirs[i], 'identity-provider.json'));
+      await shareIdentityProvider(dirs[0], dirs[i]);
       processes.push(start(i));
       await processes[i].ready;
     }

@@ -1,9 +1,10 @@
 // The API tests through a cluster (TEST_STORE_BACKEND=cluster, `npm run test:cluster`): each test
 // server is three server processes over one Virtuoso (store.sparql.sharedWriters), behind nginx
 // taking them in turn, so consecutive requests of a test reach different processes.
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import type { ConfigOverrides } from '../../src/config.js';
 import { startBalancer, type Balancer } from './balancer.js';
 import type { TestServer } from './server.js';
@@ -38,8 +39,7 @@ export async function startTestCluster(start: StartServer, overrides: ConfigOver
   for (let i = 1; i < CLUSTER_PROCESSES; i++) {
     // One token issuer key for all: a token from any process is good at every other.
     const dir = join(dataDir, `process-${i + 1}`);
-    await mkdir(dir, { recursive: true });
-    await copyFile(join(dataDir, 'identity-provider.json'), join(dir, 'identity-provider.json'));
+    await shareIdentityProvider(dataDir, dir);
     servers.push(await start(withCluster, dir));
   }
   await held?.release();

@@ -54,14 +54,19 @@ function statusSlot(request: string, number: number): CommitCondition {
  * template do not compile).
  */
 export function commitConditions(events: readonly DomainEvent[]): CommitCondition[] {
-  const conditions: CommitCondition[] = [];
-  const created = events.filter((e): e is Extract<DomainEvent, { kind: 'object-created' }> => e.kind === 'object-created');
-  if (created.length <= CONDITIONED_CREATIONS) for (const e of created) conditions.push(revisionSlot(e.revision.graph, e.revision.object, 'object'));
+  const conditions = [
+    ...fewOf(events, 'object-created').map((e) => revisionSlot(e.revision.graph, e.revision.object, 'object')),
+    ...fewOf(events, 'notification-queued').map((e) => outboxSlot(e.entry.sequence)),
+  ];
   for (const e of events) {
     if (e.kind === 'revision-written') conditions.push(revisionSlot(e.revision.graph, e.revision.object));
     else if ((e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') && e.status.number > 1) conditions.push(statusSlot(e.request.iri, e.status.number));
   }
-  const queued = events.filter((e): e is Extract<DomainEvent, { kind: 'notification-queued' }> => e.kind === 'notification-queued');
-  if (queued.length <= CONDITIONED_CREATIONS) for (const e of queued) conditions.push(outboxSlot(e.entry.sequence));
   return conditions;
+}
+
+/** The events of `kind`, if there are CONDITIONED_CREATIONS at most; else none (a bulk is not conditioned). */
+function fewOf<K extends DomainEvent['kind']>(events: readonly DomainEvent[], kind: K): Extract<DomainEvent, { kind: K }>[] {
+  const found = events.filter((e): e is Extract<DomainEvent, { kind: K }> => e.kind === kind);
+  return found.length <= CONDITIONED_CREATIONS ? found : [];
 }

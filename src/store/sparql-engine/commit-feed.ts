@@ -67,7 +67,7 @@ export function parseEvents(text: string): DomainEvent[] {
 }
 
 /** The position the next commit of any process will take: every commit acknowledged so far has one below it. */
-export async function nextFeedPosition(reader: SparqlReader): Promise<number> {
+async function nextFeedPosition(reader: SparqlReader): Promise<number> {
   const rows = await reader.select(`SELECT (bif:sequence_set ("${FEED_SEQUENCE}", 0, 2) AS ?next) WHERE {}`);
   return Number(rows.results.bindings[0]?.next?.value ?? 0);
 }

@@ -316,10 +316,10 @@ export class SparqlEngineStore implements GraphStore {
     await this.removeLeftoverStaging();
     // Read before the state: a commit of another process made while it is read is then published
     // again from the feed (consumers take an event they hold already as a no-op).
-    const next = this.follower ? await feedStartPosition(this) : 0;
+    const next = this.shared ? await feedStartPosition(this) : 0;
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
-    if (this.follower && this.shared) {
-      this.follower.start(next);
+    if (this.shared) {
+      this.follower!.start(next);
       this.scheduleTrim(this.shared);
     }
   }
