@@ -185,6 +185,18 @@ export const configSchema = z.strictObject({
           feedGapWaitMillis: integer(1)
             .default(1_000)
             .meta({ description: 'with `sharedWriters`: how long a feed position not filled yet holds back the commits after it, before it is taken for an operation the engine rolled back and skipped' }),
+          outboxGapWaitMillis: integer(0)
+            .default(5_000)
+            .meta({
+              description:
+                'with `sharedWriters`: how long the delivering process waits for a notification another process numbered before those it has (a write still under way), before it sends the later ones; should it come after, it is sent then, out of order',
+            }),
+          deliveryLeaseMillis: integer(100)
+            .default(10_000)
+            .meta({
+              description:
+                'with `sharedWriters`: one process at a time delivers the notifications, holding a lease in the engine for terms of this length, renewed halfway through; when it dies another takes over within 1.5 terms (the processes\' clocks must agree within a quarter term, at most 1 s)',
+            }),
           feedRetentionMinutes: integer(1)
             .default(30)
             .meta({ description: 'with `sharedWriters`: feed entries older than this are removed; longer than any process takes to start (it follows the feed from when it began reading the engine)' }),

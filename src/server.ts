@@ -24,7 +24,10 @@ import { WebhookForwarder } from './domain/pubsub/webhook-forwarder.js';
 import { OutboundClient } from './outbound/http-client.js';
 import { clientCredentialsTokens, embeddedTokens, type TokenSource } from './outbound/tokens.js';
 import { Outbox, PublishingStore } from './domain/pubsub/outbox.js';
+import { DeadLetters } from './domain/pubsub/dead-letters.js';
 import { Delivery } from './domain/pubsub/delivery.js';
+import { LeasedDelivery } from './domain/pubsub/leased-delivery.js';
+import { storedOutboxEvents } from './store/schema/stored-events.js';
 import { SubscriptionIndex, Subscriptions } from './domain/pubsub/subscriptions.js';
 import { RemoteSubscriptions } from './domain/pubsub/remote-subscriptions.js';
 import { PartnerOffers } from './domain/pubsub/partner-offers.js';
@@ -79,6 +82,10 @@ interface OpenedStore {
   embedded?: DurableStore;
   /** With other processes on the same engine: see Services.caughtUp. */
   caughtUp?: () => Promise<void>;
+  /** A lease among the processes on the same engine. */
+  lease?: SparqlEngineStore['lease'];
+  /** Resolves once every commit of the other processes on the engine made before the call is published here. */
+  othersCaughtUp?: () => Promise<void>;
 }
 
 /** Connections to the engine for SPARQL analytics at most; queries beyond wait for one. */
@@ -96,7 +103,7 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
     const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
+    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, lease: (name, options) => store.lease(name, options), othersCaughtUp: () => store.caughtUp(), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -154,7 +161,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
 async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
   const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
   let opened: OpenedStore | undefined;
-  let delivery: Delivery | undefined;
+  let delivery: LeasedDelivery | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
   const metrics: ServerMetrics | undefined =
     config.metrics.token !== undefined || config.metrics.port !== undefined
@@ -202,14 +209,23 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');
-  delivery = new Delivery(store, subscriptions, (revision) => objects.triples(revision), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving());
+  const sharedEngine = config.store.backend === 'sparql' && config.store.sparql.sharedWriters;
+  const deliverer = () =>
+    new Delivery(store, subscriptions, (revision) => objects.triples(revision), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving(), {
+      inFlight: outbox.inFlight,
+      // Another process may be writing a number this one has not seen.
+      othersWaitMs: sharedEngine ? config.store.sparql.outboxGapWaitMillis : 0,
+    });
+  const lease = sharedEngine ? opened.lease?.('notification-delivery', { termMs: config.store.sparql.deliveryLeaseMillis, log }) : undefined;
+  delivery = new LeasedDelivery(deliverer, lease, () => storedOutboxEvents(store), () => opened.othersCaughtUp?.() ?? Promise.resolve(), log);
+  const deadLetters = new DeadLetters(store);
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
   for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, remoteSubscriptions]) {
     store.committed.subscribe((events) => consumer.onCommitted(events));
   }
-  // Each process delivers the notifications its own commits queued (docs/sparql-engine.md, "Several processes").
-  store.committed.subscribe((events) => delivery!.onCommitted(events), false);
+  // Every process's notifications, delivered by the process holding the lease (docs/sparql-engine.md, "Several processes").
+  store.committed.subscribe((events) => delivery!.onCommitted(events));
   await store.publishStored();
   // Counted from here on: what this process commits, not what the store held at start.
   if (metrics) store.committed.subscribe(metrics.onCommitted, false);
@@ -233,7 +249,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, deadLetters, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
   listener.serve(createApp(services));
@@ -246,6 +262,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     embedded: opened.embedded,
     async close() {
       await delivery.stop();
+      await outbound.close();
       await listener.drain(config.shutdown.graceMs);
       await receivedNotifications.stop();
       await jsonLd.close();

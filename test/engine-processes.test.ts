@@ -6,6 +6,7 @@ import { shareIdentityProvider } from '../src/auth/identity-provider.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { CLUSTER_PROCESSES, startTestCluster } from './support/cluster.js';
 import { eventJson, postEvent } from './support/events.js';
+import { deliveryFaults, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
 
@@ -68,6 +69,52 @@ describe('three server processes over one engine behind a load balancer', functi
     }
     const listed = await (await api.request(`${object}/logistics-events`, { headers: { Accept: 'application/n-triples' } })).text();
     expect(listed.match(/event \d/g)).to.have.length(6);
+  });
+});
+
+describe('notifications from three server processes over one engine', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  let api: TestServer;
+  let sink: Awaited<ReturnType<typeof startNotificationSink>>;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    sink = await startNotificationSink();
+    api = await startTestCluster(
+      startTestServer,
+      { internalAgents: [sink.organization], outbound: { allowPrivateAddresses: true }, store: { sparql: { feedPollMillis: 20, deliveryLeaseMillis: 1000 } } },
+      dataDir,
+      true,
+    );
+  });
+  after(async () => {
+    await api?.close();
+    await sink?.close();
+  });
+
+  it("one process delivers every process's notifications: each under one id, each object's in revision order", async () => {
+    const subscribed = await api.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(pieceSubscription(sink.organization)) });
+    expect(subscribed.status, await subscribed.text()).to.equal(201);
+    // Eight clients at once, each creating an object and changing it three times, through whichever process.
+    const expected = new Set<string>();
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, client) => {
+        const object = await createObject(api);
+        expected.add(`${object} 1 LOGISTICS_OBJECT_CREATED`);
+        for (let revision = 1; revision <= 3; revision++) {
+          const res = await patch(api, object, change(object, revision, [add(object, 'remarks', str(`client ${client} change ${revision}`))]));
+          expect(res.status, await res.text()).to.equal(201);
+          expected.add(`${object} ${revision + 1} LOGISTICS_OBJECT_UPDATED`);
+        }
+      }),
+    );
+    for (const deadline = Date.now() + 30_000; new Set(sink.received.map((n) => n.id)).size < expected.size && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(deliveryFaults(sink.received, expected)).to.deep.equal([]);
+    // One process holds the lease: it alone has queues to show.
+    const delivering: boolean[] = [];
+    for (let i = 0; i < CLUSTER_PROCESSES; i++) delivering.push(((await (await api.request('/internal/outbox/queues')).json()) as { delivering: boolean }).delivering);
+    expect(delivering.filter(Boolean), delivering.join()).to.have.length(1);
   });
 });
 

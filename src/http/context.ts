@@ -14,7 +14,8 @@ import type { Analytics } from '../domain/analytics/analytics.js';
 import type { ReceivedNotifications } from '../domain/pubsub/received-notifications.js';
 import type { CargoOntology } from '../rdf/ontology.js';
 import type { Subscriptions } from '../domain/pubsub/subscriptions.js';
-import type { Delivery } from '../domain/pubsub/delivery.js';
+import type { DeadLetters } from '../domain/pubsub/dead-letters.js';
+import type { LeasedDelivery } from '../domain/pubsub/leased-delivery.js';
 import type { RemoteSubscriptions } from '../domain/pubsub/remote-subscriptions.js';
 import type { JsonLdFallback } from '../rdf/jsonld-fallback.js';
 import type { MovedObjects } from '../domain/moves/moved-objects.js';
@@ -41,7 +42,8 @@ export interface Services {
   ontology: CargoOntology;
   subscriptions: Subscriptions;
   /** The notification outbox being delivered. */
-  delivery: Delivery;
+  delivery: LeasedDelivery;
+  deadLetters: DeadLetters;
   /** Subscriptions this server holds at other servers. */
   remoteSubscriptions: RemoteSubscriptions;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */

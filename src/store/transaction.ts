@@ -37,6 +37,11 @@ export type DomainEvent =
   /** A write's notification put in the outbox (one entry, whatever its recipients), in the commit of what caused it. */
   /** `recipients`: as found when it was written (not from the store: found again then). */
   | { kind: 'notification-queued'; entry: OutboxEntry; recipients?: readonly Recipient[] }
+  /**
+   * Outbox entry numbers a commit took and will not write (it failed, or numbered its notifications
+   * anew): announced to the other processes on the same engine, which need not wait for them.
+   */
+  | { kind: 'outbox-numbers-released'; numbers: readonly number[] }
   /** A delivery queue settled every notification of the entries up to `through`. */
   | { kind: 'outbox-advanced'; queue: string; through: number }
   /** The outbox entries up to `through` are gone: every queue was past them. */
@@ -93,6 +98,11 @@ export class WriteTransaction {
   readonly removedGraphs: string[] = [];
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
+  /**
+   * Numbers this write's outbox entries again, after `taken` and every number planned so far: called
+   * by a store that finds one of them taken by another server process, before it tries again.
+   */
+  renumberOutbox?: (taken: number) => void;
   private readonly held: { key: string; holder: unknown }[] = [];
 
   constructor(

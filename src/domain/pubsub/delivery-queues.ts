@@ -156,13 +156,22 @@ export class QueueWindows {
   /**
    * An entry's notifications join their queues: into the window while it has room and nothing of
    * the queue waits in the store only, else they stay in the store only. Queues already past the
-   * entry (at start: settled before a restart) or that read it from the store meanwhile skip it.
+   * entry (at start: settled before a restart) or that read it from the store meanwhile skip it;
+   * a `late` entry (published after entries numbered after it: EntryOrder) joins every queue's
+   * window in its place by number, past or not.
    */
-  enqueue(entry: OutboxEntry, recipients?: readonly Recipient[]): void {
+  enqueue(entry: OutboxEntry, recipients?: readonly Recipient[], late = false): void {
     const addressed = this.addressed(entry, recipients);
     let held = false;
+    let taken = false;
     for (const [key, recipients] of addressed.byQueue) {
+      if (late) {
+        this.insertLate(entry, recipients);
+        held = true;
+        continue;
+      }
       if (entry.sequence <= this.settle.position(key) || entry.sequence <= (this.queues.get(key)?.cursor ?? 0)) continue;
+      taken = true;
       const q = this.queueOf(recipients[0]);
       if (q.backlog > 0 || q.unsettled >= this.queueWindow) {
         q.backlog += recipients.length;
@@ -178,6 +187,20 @@ export class QueueWindows {
     // an entry that went to backlogs only stays in the store (the first queue to page it in reads
     // it for the others), so a dead subscriber's backlog does not fill the heap.
     if (held) this.addressedEntries.set(entry.sequence, addressed);
+    // Read from the store below the entries removed, and no queue's: left behind by a removal (a
+    // late one, published after the entries after it were removed, stays until every queue is past it).
+    else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0)) this.settle.removeEntry(entry.sequence);
+  }
+
+  /** A late entry's notifications to one queue, in the window before the notifications of later entries (the window may hold one too many meanwhile). */
+  private insertLate(entry: OutboxEntry, recipients: readonly Recipient[]): void {
+    const q = this.queueOf(recipients[0]);
+    let i = q.window.length;
+    while (i > 0 && !q.window[i - 1].parked && q.window[i - 1].state === 'waiting' && q.window[i - 1].sequence > entry.sequence) i -= 1;
+    q.window.splice(i, 0, ...this.itemsOf(entry, recipients));
+    q.unsettled += recipients.length;
+    this.settle.rewind(q.key, entry.sequence - 1);
+    this.kick(q);
   }
 
   /** An entry with its recipients by queue (`recipientsOf` unless known). */

@@ -68,8 +68,10 @@ export class SettleCommits {
   /** Per queue, the entry up to which it settled everything, in memory and as last committed. */
   private readonly positions = new Map<string, number>();
   private readonly storedPositions = new Map<string, number>();
-  /** Queues whose position in memory is ahead of the stored one. */
+  /** Queues whose position in memory differs from the stored one. */
   private readonly moved = new Set<string>();
+  /** Of those, queues whose position went back: written whatever the slack. */
+  private readonly rewound = new Set<string>();
   /** Highest entry number published so far. */
   private latest = 0;
   /** Entries up to this number are gone from the store (undefined: none seen yet). */
@@ -77,6 +79,8 @@ export class SettleCommits {
   /** What the next settle commit writes, besides the queues' positions. */
   private parkedToRemove: ParkedNotification[] = [];
   private deadToWrite: DeadLetterToWrite[] = [];
+  /** Entries published after the entries up to them were removed. */
+  private entriesToRemove: number[] = [];
   private scheduled = false;
   /** The settle commit under way. */
   private settlement?: Promise<void>;
@@ -104,9 +108,12 @@ export class SettleCommits {
     return this.closed;
   }
 
-  /** The entry up to which `queue` settled everything. */
+  /**
+   * The entry up to which `queue` settled everything: without a recorded position, the entries
+   * removed (every queue was past them; a position is recorded only further on, see POSITION_SLACK).
+   */
   position(queue: string): number {
-    return this.positions.get(queue) ?? 0;
+    return this.positions.get(queue) ?? this.removedThrough ?? 0;
   }
 
   /** `queue` settled everything up to entry `through`: recorded by a later settle commit. */
@@ -116,6 +123,19 @@ export class SettleCommits {
     this.moved.add(queue);
   }
 
+  /**
+   * `queue` has a notification of entry `through + 1` again (published after later ones it settled):
+   * its position goes back, written by the next settle commit, so that a restart sends it (and
+   * those after it again: duplicates).
+   */
+  rewind(queue: string, through: number): void {
+    if (through >= this.position(queue)) return;
+    this.positions.set(queue, through);
+    this.moved.add(queue);
+    this.rewound.add(queue);
+    this.schedule();
+  }
+
   /** A replayed dead letter was delivered (or dropped): its graph goes. */
   removeParked(parked: ParkedNotification): void {
     this.parkedToRemove.push(parked);
@@ -123,6 +143,12 @@ export class SettleCommits {
 
   deadLetter(dead: DeadLetterToWrite): void {
     this.deadToWrite.push(dead);
+  }
+
+  /** Entry `sequence`'s graph goes with the next settle commit (one every queue was past, left behind by its removal). */
+  removeEntry(sequence: number): void {
+    this.entriesToRemove.push(sequence);
+    this.schedule();
   }
 
   /** Follows the after-commit stream: entries published, positions and removals committed. */
@@ -137,13 +163,14 @@ export class SettleCommits {
         if (e.through >= this.position(e.queue)) {
           this.positions.set(e.queue, e.through);
           this.moved.delete(e.queue);
+          this.rewound.delete(e.queue);
         }
         this.latest = Math.max(this.latest, e.through);
         break;
       case 'outbox-compacted':
         this.removedThrough = Math.max(this.removedThrough ?? 0, e.through);
         // Positions up to the entries removed need no write: no queue can be behind them.
-        for (const queue of this.moved) if (this.positions.get(queue)! <= this.removedThrough) this.moved.delete(queue);
+        for (const queue of this.moved) if (this.positions.get(queue)! <= this.removedThrough && !this.rewound.has(queue)) this.moved.delete(queue);
         this.latest = Math.max(this.latest, e.through);
         break;
       default:
@@ -179,22 +206,24 @@ export class SettleCommits {
     this.lastSettleAt = Date.now();
     const tx = this.transaction(slack);
     if (!tx) return Promise.resolve();
-    const [parked, dead] = [this.parkedToRemove, this.deadToWrite];
+    const [parked, dead, entries] = [this.parkedToRemove, this.deadToWrite, this.entriesToRemove];
     this.parkedToRemove = [];
     this.deadToWrite = [];
+    this.entriesToRemove = [];
     this.settlement = this.store.commit(tx).then(
       () => {
         this.settlement = undefined;
         this.failures = 0;
         const removed = this.removedThrough ?? this.latest;
         const removable = this.sources.lowWater() > removed;
-        if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || removable || this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0) this.schedule();
+        if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.entriesToRemove.length > 0 || removable || this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0) this.schedule();
       },
       (err: Error) => {
         this.settlement = undefined;
         this.failures += 1;
         this.parkedToRemove.unshift(...parked);
         this.deadToWrite.unshift(...dead);
+        this.entriesToRemove.unshift(...entries);
         this.sources.log(`the outbox could not record what was delivered; retrying: ${err.message}`);
         this.schedule(this.sources.backoffMs(this.failures) + 1);
       },
@@ -213,7 +242,7 @@ export class SettleCommits {
     const due: string[] = [];
     for (const queue of this.moved) {
       if (due.length >= limit) break;
-      if (this.positions.get(queue)! > removedThrough + slack || deadLettering.has(queue)) due.push(queue);
+      if (this.positions.get(queue)! > removedThrough + slack || deadLettering.has(queue) || this.rewound.has(queue)) due.push(queue);
     }
     return due;
   }
@@ -233,6 +262,7 @@ export class SettleCommits {
       tx.removedGraphs.push(parked.graph);
       tx.events.push({ kind: 'notification-settled', notification: parked });
     }
+    for (const sequence of this.entriesToRemove) tx.removedGraphs.push(outboxEntryGraph(sequence));
     for (const { parked, triples, dead, isNew } of this.deadToWrite) {
       if (isNew) tx.insert.push(...parkedNotificationQuads(parked, triples));
       tx.insert.push(...deadLetterQuads(parked, dead));
@@ -248,6 +278,6 @@ export class SettleCommits {
       tx.insert.push(compactedThroughQuad(to));
       tx.events.push({ kind: 'outbox-compacted', through: to });
     }
-    return tx.events.length > 0 ? tx : undefined;
+    return tx.events.length > 0 || tx.removedGraphs.length > 0 ? tx : undefined;
   }
 }

@@ -3,10 +3,11 @@ import type { TokenSource } from '../../outbound/tokens.js';
 import type { Quad } from '../../rdf/terms.js';
 import type { GraphStore } from '../../store/graph-store.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
-import { deadLetterQuads, parkedGraph, readParkedNotifications, type OutboxEntry, type ParkedNotification, type Recipient } from '../../store/schema/outbox.js';
+import { parkedGraph, type ParkedNotification } from '../../store/schema/outbox.js';
 import type { DomainEvent } from '../../store/transaction.js';
 import { SendPacer, PAUSE_POLL_MS, type PacingOptions } from './delivery-pacing.js';
 import { objectOf, pendingOf, QueueWindows, type Item, type Queue } from './delivery-queues.js';
+import { EntryOrder, type EntryOrderOptions, type QueuedEntry } from './entry-order.js';
 import { SettleCommits } from './delivery-settle.js';
 import { NotificationBodies } from './notification-bodies.js';
 import { notificationQuads } from './outbox.js';
@@ -46,18 +47,6 @@ export interface QueueView {
   attempts: number;
   nextAttemptAt?: string;
   lastError?: string;
-}
-
-export interface DeadLetterView {
-  notification: string;
-  queue: string;
-  subscription: string;
-  callback: string;
-  eventType: string;
-  object?: string;
-  queuedAt: string;
-  deadLetteredAt: string;
-  reason: string;
 }
 
 /** The `Retry-After` of an answer in milliseconds (seconds or an HTTP date), if it has a usable one. */
@@ -103,19 +92,20 @@ export class Delivery {
   private readonly windows: QueueWindows;
   private readonly pacer: SendPacer<Queue>;
   private readonly bodies: NotificationBodies;
+  /** Entries are given to their queues in number order. */
+  private readonly order: EntryOrder;
   /** Entries published and not yet given to their queues: that is done in a later tick, not in the answer's. */
-  private arrived: { entry: OutboxEntry; recipients?: readonly Recipient[] }[] = [];
+  private arrived: (QueuedEntry & { late: boolean })[] = [];
   private arrivalsScheduled = false;
   /** Notifications of the entries in `arrived`. */
   private arrivedRecipients = 0;
   private running = false;
   /** Dead letters in the store (kept from the after-commit stream, so rebuilt at start). */
-  private replaying: Promise<unknown> = Promise.resolve();
   private deadLetters = 0;
   private readonly index: SubscriptionIndex;
 
   constructor(
-    private readonly store: GraphStore,
+    store: GraphStore,
     private readonly subscriptions: Subscriptions,
     readRevision: (revision: RevisionRecord) => Promise<readonly Quad[]>,
     private readonly client: OutboundClient,
@@ -126,10 +116,13 @@ export class Delivery {
     private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
     /** True while API requests are being answered. */
     private readonly serving: () => boolean = () => false,
+    /** Which numbers commits of this process are writing; how long a number another process may be writing is waited for. */
+    order: Omit<EntryOrderOptions, 'log'> = { inFlight: () => false, othersWaitMs: 0 },
   ) {
     this.index = subscriptions.index;
+    this.order = new EntryOrder({ ...order, log }, (queued, late) => this.arrive(queued, late));
     this.settle = new SettleCommits(store, {
-      lowWater: () => this.windows.lowWater(this.arrived.length > 0 ? this.arrived[0].entry.sequence - 1 : this.settle.lastSequence),
+      lowWater: () => this.windows.lowWater(this.arrived.reduce((low, a) => Math.min(low, a.entry.sequence - 1), this.settle.lastSequence)),
       knownEntry: (sequence) => this.windows.knownEntry(sequence),
       serving,
       backoffMs: (failures) => backoffMs(failures, options),
@@ -143,12 +136,13 @@ export class Delivery {
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
       if (e.kind === 'outbox-compacted') this.windows.forgetEntries(this.settle.compactedThrough ?? 0, e.through);
-      this.settle.onCommitted(e);
+      if (e.kind !== 'notification-queued') this.settle.onCommitted(e);
       switch (e.kind) {
         case 'notification-queued':
-          this.arrived.push({ entry: e.entry, recipients: e.recipients });
-          this.arrivedRecipients += e.recipients?.length ?? e.entry.recipients;
-          this.scheduleArrivals();
+          this.order.add({ entry: e.entry, recipients: e.recipients });
+          break;
+        case 'outbox-numbers-released':
+          this.order.released(e.numbers);
           break;
         case 'notification-dead-lettered':
           this.deadLetters += 1;
@@ -161,6 +155,14 @@ export class Delivery {
           break;
       }
     }
+  }
+
+  /** An entry's turn (`late`: after entries numbered after it). */
+  private arrive(queued: QueuedEntry, late: boolean): void {
+    this.settle.onCommitted({ kind: 'notification-queued', entry: queued.entry });
+    this.arrived.push({ ...queued, late });
+    this.arrivedRecipients += queued.recipients?.length ?? queued.entry.recipients;
+    this.scheduleArrivals();
   }
 
   /**
@@ -180,7 +182,7 @@ export class Delivery {
       const entries = this.arrived;
       this.arrived = [];
       this.arrivedRecipients = 0;
-      for (const { entry, recipients } of entries) this.windows.enqueue(entry, recipients);
+      for (const { entry, recipients, late } of entries) this.windows.enqueue(entry, recipients, late);
     };
     if (delay > 0) setTimeout(run, delay);
     else setImmediate(run);
@@ -188,16 +190,23 @@ export class Delivery {
 
   /** Starts sending (after the outbox was rebuilt at start). */
   start(): void {
+    this.order.live(this.settle.lastSequence);
     this.running = true;
     for (const q of this.windows.all()) this.kick(q);
   }
 
-  /** Stops sending; records where every queue stands (a restart sends nothing delivered again), then touches the store no more. */
+  /**
+   * Stops sending (calls under way are cancelled: what comes of them is not recorded); records where
+   * every queue stands (a restart sends nothing delivered again), then touches the store no more.
+   */
   async stop(): Promise<void> {
     this.running = false;
+    this.order.stop();
     this.pacer.stop();
-    for (const q of this.windows.all()) clearTimeout(q.timer);
-    await this.client.close();
+    for (const q of this.windows.all()) {
+      clearTimeout(q.timer);
+      for (const item of q.window) item.attempt?.cancel();
+    }
     await this.settle.stop();
   }
 
@@ -420,37 +429,5 @@ export class Delivery {
         ...(q.nextAttemptAt > Date.now() ? { nextAttemptAt: new Date(q.nextAttemptAt).toISOString() } : {}),
         ...(q.lastError ? { lastError: q.lastError } : {}),
       }));
-  }
-
-  /** The dead letters, oldest first, as the store holds them. */
-  async deadLetterViews(): Promise<DeadLetterView[]> {
-    return (await readParkedNotifications(this.store, { dead: true })).map(({ notification: n, dead }) => ({
-      notification: n.iri,
-      queue: n.queue,
-      subscription: n.subscription,
-      callback: n.callback,
-      eventType: n.eventType,
-      ...(n.object === undefined ? {} : { object: n.object }),
-      queuedAt: n.queuedAt.toISOString(),
-      deadLetteredAt: dead!.at.toISOString(),
-      reason: dead!.reason,
-    }));
-  }
-
-  /** Puts dead letters (all, or those named) back in their queues, in one commit; how many. */
-  replay(notifications?: readonly string[]): Promise<number> {
-    // One at a time: each reads the dead letters as the one before left them.
-    const replayed = this.replaying.then(() => this.replayNow(notifications));
-    this.replaying = replayed.catch(() => undefined);
-    return replayed;
-  }
-
-  private async replayNow(notifications?: readonly string[]): Promise<number> {
-    const chosen = (await readParkedNotifications(this.store, { dead: true })).filter((d) => notifications === undefined || notifications.includes(d.notification.iri));
-    if (chosen.length === 0) return 0;
-    const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.notification, d.dead!)) });
-    for (const d of chosen) tx.events.push({ kind: 'notification-replayed', notification: d.notification });
-    await this.store.commit(tx);
-    return chosen.length;
   }
 }

@@ -103,6 +103,13 @@ export function changedProperties(object: string, before: readonly Quad[], after
   return [...changed].sort();
 }
 
+/** What `Outbox.plan` added to a transaction: from which of its quads and events, and the entries' numbers. */
+export interface PlannedEntries {
+  insertFrom: number;
+  eventsFrom: number;
+  numbers: number[];
+}
+
 /**
  * Plans the notifications a write causes and puts them in the outbox in that same write: from
  * its domain events (object created, revision written, event appended, action request status),
@@ -112,6 +119,8 @@ export function changedProperties(object: string, before: readonly Quad[], after
  */
 export class Outbox {
   private lastSequence = 0;
+  /** Numbers of the entries of commits under way. */
+  private readonly numbering = new Set<number>();
 
   constructor(
     private readonly subscriptions: SubscriptionIndex,
@@ -130,7 +139,44 @@ export class Outbox {
     }
   }
 
-  plan(tx: WriteTransaction): void {
+  /** Whether a commit of this process that writes entry `sequence` is under way. */
+  readonly inFlight = (sequence: number): boolean => this.numbering.has(sequence);
+
+  /**
+   * Plans `tx`'s notifications; they are numbered anew (after every number planned so far) should
+   * the store find a number taken by another process (`tx.renumberOutbox`); `settled` once the
+   * commit is done, applied or not.
+   */
+  plan(tx: WriteTransaction): PlannedEntries {
+    const planned: PlannedEntries = { insertFrom: tx.insert.length, eventsFrom: tx.events.length, numbers: [] };
+    this.planFrom(tx, planned);
+    tx.renumberOutbox = (taken) => {
+      this.settled(planned);
+      this.lastSequence = Math.max(this.lastSequence, taken, ...planned.numbers);
+      tx.insert.length = planned.insertFrom;
+      tx.events.length = planned.eventsFrom;
+      planned.numbers = [];
+      this.planFrom(tx, planned);
+    };
+    return planned;
+  }
+
+  settled(planned: PlannedEntries): void {
+    for (const n of planned.numbers) this.numbering.delete(n);
+  }
+
+  private planFrom(tx: WriteTransaction, planned: PlannedEntries): void {
+    this.planEntries(tx);
+    for (let i = planned.eventsFrom; i < tx.events.length; i++) {
+      const e = tx.events[i];
+      if (e.kind === 'notification-queued') {
+        planned.numbers.push(e.entry.sequence);
+        this.numbering.add(e.entry.sequence);
+      }
+    }
+  }
+
+  private planEntries(tx: WriteTransaction): void {
     for (const e of [...tx.events]) {
       switch (e.kind) {
         case 'object-created':
@@ -254,9 +300,13 @@ export class PublishingStore implements GraphStore {
   begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
     return this.inner.begin(quads);
   }
-  commit(tx: WriteTransaction): Promise<void> {
-    this.outbox.plan(tx);
-    return this.inner.commit(tx);
+  async commit(tx: WriteTransaction): Promise<void> {
+    const planned = this.outbox.plan(tx);
+    try {
+      await this.inner.commit(tx);
+    } finally {
+      this.outbox.settled(planned);
+    }
   }
   graphTriples(graph: string) {
     return this.inner.graphTriples(graph);

@@ -112,12 +112,15 @@ export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxP
   const p = iriToNt;
   const rows = await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
     { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through } UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
+  // A queue with two positions (two processes delivering for a moment, each writing its own): the higher one holds.
+  const queues = new Map<string, number>();
   const positions: OutboxPositions = { queues: [], subscriptions: [], compactedThrough: 0 };
   for (const b of rows.results.bindings) {
-    if (b.queue) positions.queues.push({ queue: b.queue.value, through: Number(b.through.value) });
+    if (b.queue) queues.set(b.queue.value, Math.max(queues.get(b.queue.value) ?? 0, Number(b.through.value)));
     else if (b.after) positions.subscriptions.push({ subscription: b.s.value, after: Number(b.after.value) });
-    else if (b.compacted) positions.compactedThrough = Number(b.compacted.value);
+    else if (b.compacted) positions.compactedThrough = Math.max(positions.compactedThrough, Number(b.compacted.value));
   }
+  for (const [queue, through] of queues) positions.queues.push({ queue, through });
   return positions;
 }
 

@@ -14,6 +14,20 @@ import type { RevisionRecord } from './revisions.js';
  * per kind in commit order (revisions by number, events by arrival, each request's statuses in
  * order; moves as they stand). Consumers fed these at start end in the state the live stream kept them in.
  */
+/** The outbox's part: where each queue and subscription stands first, then the entries and parked notifications. */
+export async function storedOutboxEvents(reader: SparqlReader): Promise<DomainEvent[]> {
+  const events: DomainEvent[] = [];
+  const positions = await readOutboxPositions(reader);
+  if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
+  for (const { subscription, after } of positions.subscriptions) events.push({ kind: 'subscription-started', subscription, after });
+  for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
+  for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
+  for (const { notification, dead } of await readParkedNotifications(reader)) {
+    events.push(dead ? { kind: 'notification-dead-lettered', notification, dead } : { kind: 'notification-replayed', notification });
+  }
+  return events;
+}
+
 export async function storedDomainEvents(reader: SparqlReader & GraphReader, revisions: readonly RevisionRecord[]): Promise<DomainEvent[]> {
   const events: DomainEvent[] = [];
   for (const revision of revisions) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
@@ -28,15 +42,7 @@ export async function storedDomainEvents(reader: SparqlReader & GraphReader, rev
   }
   for (const move of await readMoves(reader)) events.push({ kind: 'object-moved', move });
   for (const grant of await readGrants(reader)) events.push({ kind: 'grant-added', grant });
-  // The outbox: where each queue and subscription stands first, then the entries and parked notifications.
-  const positions = await readOutboxPositions(reader);
-  if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
-  for (const { subscription, after } of positions.subscriptions) events.push({ kind: 'subscription-started', subscription, after });
-  for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
-  for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
-  for (const { notification, dead } of await readParkedNotifications(reader)) {
-    events.push(dead ? { kind: 'notification-dead-lettered', notification, dead } : { kind: 'notification-replayed', notification });
-  }
+  events.push(...(await storedOutboxEvents(reader)));
   for (const subscription of await readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
 }

@@ -2,7 +2,7 @@ import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt } from '../../r
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
-import { INTENTS_GRAPH } from './commit-intents.js';
+import { INTENTS_GRAPH, intentQuadsPattern, intentQuadsTemplate } from './commit-intents.js';
 import type { DomainEvent } from '../transaction.js';
 
 /*
@@ -113,7 +113,7 @@ const APPLIED_ASKED_TOGETHER = 200;
  */
 export function appliedIntentsRemoval(): string {
   const intents = iriToNt(INTENTS_GRAPH);
-  return `DELETE { GRAPH ${intents} { ?intent ?p ?o } } WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position } GRAPH ${intents} { ?intent ?p ?o } }`;
+  return `DELETE { GRAPH ${intents} { ${intentQuadsTemplate} } } WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position } GRAPH ${intents} { ${intentQuadsPattern} } }`;
 }
 
 export interface FeedEntry {
@@ -130,5 +130,8 @@ export async function readFeed(reader: SparqlReader, after: number, missing: rea
   const rows = await reader.select(
     `SELECT ?intent ?position ?events ?time WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position ; ${iriToNt(FEED_EVENTS)} ?events ; ${iriToNt(FEED_TIME)} ?time } FILTER (?position > ${after}${late}) } ORDER BY ?position LIMIT ${limit}`,
   );
-  return rows.results.bindings.map((b) => ({ position: Number(b.position.value), intent: b.intent.value, events: b.events.value, committedAt: new Date(b.time.value) }));
+  // Virtuoso may answer a row of a commit being written without its long literal: not there yet.
+  return rows.results.bindings
+    .filter((b) => b.intent && b.position && b.events && b.time)
+    .map((b) => ({ position: Number(b.position.value), intent: b.intent.value, events: b.events.value, committedAt: new Date(b.time.value) }));
 }

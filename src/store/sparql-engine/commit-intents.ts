@@ -6,7 +6,28 @@ import type { CommitCondition } from './commit-conditions.js';
 
 export const INTENTS_GRAPH = `${STORE}commit-intents`;
 const INTENDED_UPDATE = `${STORE}intendedUpdate`;
-const CLAIMS = `${STORE}claims`;
+const CLAIMED_BY = `${STORE}claimedBy`;
+const SLOT_PREFIX = `${STORE}slot:`;
+
+/** The subject that stands for a slot among the claims: every claim of one slot is a row of it. */
+export const slotIri = (key: string) => `${SLOT_PREFIX}${encodeURIComponent(key)}`;
+
+/** The graph pattern that matches while an intent (bound to ?claimant) claims the slot `key`. */
+export const claimedPattern = (key: string, claimant = '?claimant') => `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(slotIri(key))} ${iriToNt(CLAIMED_BY)} ${claimant} }`;
+
+/** The highest number `n` of the slots `{prefix}{n}` that an intent claims; 0 if none. */
+export async function highestClaimedNumber(reader: SparqlReader, prefix: string): Promise<number> {
+  const slots = termToNt(literal(slotIri(prefix)));
+  const rows = await reader.select(
+    `SELECT (MAX(?n) AS ?highest) WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?slot ${iriToNt(CLAIMED_BY)} ?intent } FILTER (STRSTARTS(STR(?slot), ${slots})) BIND (<http://www.w3.org/2001/XMLSchema#integer>(STRAFTER(STR(?slot), ${slots})) AS ?n) }`,
+  );
+  return Number(rows.results.bindings[0]?.highest?.value ?? 0);
+}
+
+/** The pattern matching every quad of the intents bound to ?intent: its text, and its claims. */
+export const intentQuadsPattern = `{ ?intent ?p ?o } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent }`;
+/** The template removing them. */
+export const intentQuadsTemplate = `?intent ?p ?o . ?slot ${iriToNt(CLAIMED_BY)} ?intent`;
 
 /** The intent of one commit: the update operation that applies it, stored before that operation is sent. */
 export interface CommitIntent {
@@ -55,11 +76,13 @@ export class CommitIntents {
     const graph = iriToNt(INTENTS_GRAPH);
     const stored = `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))}`;
     if (conditions.length === 0) return `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
-    const keys = conditions.map((c) => termToNt(literal(c.key)));
-    const claims = keys.map((key) => `${iriToNt(intent.iri)} ${iriToNt(CLAIMS)} ${key}`);
+    // A claim is a row of its slot's subject: of two intents claiming one slot at once, Virtuoso
+    // stores one (measured). As a row of the intent (`<intent> claims "slot"`), it stored both now and then.
+    const claims = conditions.map((c) => `${iriToNt(slotIri(c.key))} ${iriToNt(CLAIMED_BY)} ${iriToNt(intent.iri)}`);
+    const unclaimed = conditions.map((c, i) => `FILTER NOT EXISTS { ${claimedPattern(c.key, `?claimant${i}`)} }`);
     const empty = conditions.map((c) => `FILTER NOT EXISTS { ${c.filled} }`);
     return `INSERT { GRAPH ${graph} { ${[stored, ...claims].join(' . ')} } }
-WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { VALUES ?claim { ${keys.join(' ')} } GRAPH ${graph} { ?other ${iriToNt(CLAIMS)} ?claim } } ${empty.join(' ')} }`;
+WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
   }
 
   /** The commit of `intent` is applied. */
@@ -80,7 +103,8 @@ WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { VALUES ?claim { ${keys.join(' ')
 
 /** The operation removing the intents `iris` (matched by name: their texts need not be sent back). */
 export function intentsRemoval(iris: readonly string[]): string {
-  return `DELETE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ?p ?o } } WHERE { VALUES ?intent { ${iris.map(iriToNt).join(' ')} } GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ?p ?o } }`;
+  const g = iriToNt(INTENTS_GRAPH);
+  return `DELETE { GRAPH ${g} { ${intentQuadsTemplate} } } WHERE { VALUES ?intent { ${iris.map(iriToNt).join(' ')} } GRAPH ${g} { ${intentQuadsPattern} } }`;
 }
 
 /**
@@ -99,8 +123,7 @@ export async function isStored(reader: SparqlReader, intent: CommitIntent): Prom
 /** The first of `conditions` that another writer filled or claims (of an intent that failed them). */
 export async function failedCondition(reader: SparqlReader, conditions: readonly CommitCondition[]): Promise<CommitCondition | undefined> {
   for (const condition of conditions) {
-    const claimed = `GRAPH ${iriToNt(INTENTS_GRAPH)} { ?other ${iriToNt(CLAIMS)} ${termToNt(literal(condition.key))} }`;
-    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimed} BIND (2 AS ?found) } } LIMIT 1`);
+    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedPattern(condition.key)} BIND (2 AS ?found) } } LIMIT 1`);
     if (rows.results.bindings.length > 0) return condition;
   }
   return undefined;
@@ -109,5 +132,6 @@ export async function failedCondition(reader: SparqlReader, conditions: readonly
 /** Every stored intent, oldest first. */
 export async function storedIntents(reader: SparqlReader): Promise<CommitIntent[]> {
   const rows = await reader.select(`SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } } ORDER BY ?intent`);
-  return rows.results.bindings.map((b) => ({ iri: b.intent.value, update: b.update.value }));
+  // A row without its text: an intent another process removed while it was read (applied).
+  return rows.results.bindings.filter((b) => b.intent && b.update).map((b) => ({ iri: b.intent.value, update: b.update.value }));
 }

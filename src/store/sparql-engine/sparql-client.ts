@@ -172,7 +172,8 @@ export class SparqlClient {
         await answer.body.dump();
         const state = header(answer, 'x-sql-state') ?? '';
         const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
-        if (DEADLOCK.test(state)) throw new EngineDeadlockError(message);
+        // Virtuoso 7.2 sends a deadlock's state in the message at times, with state 00000.
+        if (DEADLOCK.test(state) || DEADLOCK.test(sqlMessage.split(':')[0].trim())) throw new EngineDeadlockError(message);
         throw state === QUERY_TIMED_OUT ? new EngineTimeoutError(message) : new StoreUnavailableError(message);
       }
       return await read(answer);

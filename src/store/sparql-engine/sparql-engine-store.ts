@@ -8,16 +8,19 @@ import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/ac
 import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
 import { WriteTransaction, type DomainEvent } from '../transaction.js';
+import { outboxEntryGraph } from '../schema/outbox.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
-import { commitConditions, type CommitCondition } from './commit-conditions.js';
+import { commitConditions, highestClaimedOutboxNumber, type CommitCondition } from './commit-conditions.js';
 import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
 import { CommitFeedFollower } from './commit-feed-follower.js';
 import { StoreConflictError, StoreUnavailableError } from '../errors.js';
+import type { Lease } from '../lease.js';
+import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
 
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
@@ -26,7 +29,11 @@ const DEADLOCK_BACKOFF_MS = 20;
 
 /** How long a commit whose answer was lost is sent again before it answers 503 (and is completed later), this often. */
 const SETTLE_WAIT_MS = 5_000;
+/** Tries of a commit whose notifications another process numbered alike first (each numbers them anew). */
+const RENUMBER_ATTEMPTS = 5;
 const SETTLE_POLL_MS = 250;
+
+const outboxNumbers = (events: readonly DomainEvent[]) => events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -123,11 +130,33 @@ export class SparqlEngineStore implements GraphStore {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
       if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
-      const iri = this.intents.nextIri();
-      const feed = this.shared && tx.events.length > 0 ? feedEntryParts(iri, tx.events) : undefined;
-      const prepared = await this.prepare(engineWrite(tx), feed);
-      if (!prepared) return this.committed.publish(tx.events);
-      await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
+      /** Outbox numbers this commit took and gave up (see `releaseNumbers`). */
+      const released: number[] = [];
+      for (let attempt = 1; ; attempt++) {
+        const iri = this.intents.nextIri();
+        const feed = this.shared && tx.events.length > 0 ? feedEntryParts(iri, tx.events) : undefined;
+        const prepared = await this.prepare(engineWrite(tx), feed);
+        if (!prepared) return this.committed.publish(tx.events);
+        try {
+          await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
+          this.releaseNumbers(released);
+          return;
+        } catch (err) {
+          const numbers = outboxNumbers(tx.events);
+          // Another process numbered a notification alike: numbered again, once this process knows the numbers taken.
+          if (err instanceof StoreConflictError && err.slot === 'outbox' && tx.renumberOutbox && attempt < RENUMBER_ATTEMPTS) {
+            released.push(...numbers.filter((n) => outboxEntryGraph(n) !== err.resource));
+            // The numbers written (learnt from the feed) and those claimed by writes under way.
+            await this.caughtUp();
+            tx.renumberOutbox(await highestClaimedOutboxNumber(this));
+            continue;
+          }
+          // Refused, nothing applied (a commit whose answer is lost may still be completed: its numbers stay taken).
+          if (!(err instanceof StoreUnavailableError)) released.push(...numbers);
+          this.releaseNumbers(released);
+          throw err;
+        }
+      }
     } finally {
       tx.release();
     }
@@ -180,6 +209,18 @@ export class SparqlEngineStore implements GraphStore {
         await pause(SETTLE_POLL_MS);
       }
     }
+  }
+
+  /**
+   * Tells the other processes on the engine, by a commit of its own (a feed entry, nothing else),
+   * that `numbers` will not be written, so their delivery need not wait for them
+   * (store.sparql.feedGapWaitMillis). In the background: should it fail, they wait.
+   */
+  private releaseNumbers(numbers: readonly number[]): void {
+    if (!this.shared || numbers.length === 0) return;
+    const tx = this.begin();
+    tx.events.push({ kind: 'outbox-numbers-released', numbers });
+    this.commit(tx).catch((err: unknown) => this.shared!.log(`announcing unused outbox numbers failed: ${(err as Error).message}`));
   }
 
   /** Removes the intents of applied commits, a batch at a time, after the commit that completed one. */
@@ -334,6 +375,11 @@ export class SparqlEngineStore implements GraphStore {
         .finally(() => this.scheduleTrim(shared));
     }, Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2));
     this.trimTimer.unref();
+  }
+
+  /** A lease among the processes on the engine (`name`: what it covers). */
+  lease(name: string, options: EngineLeaseOptions): Lease {
+    return new EngineLease(this.engine, name, options);
   }
 
   async close(): Promise<void> {

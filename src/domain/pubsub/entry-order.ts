@@ -1,0 +1,138 @@
+import type { OutboxEntry, Recipient } from '../../store/schema/outbox.js';
+
+/** An outbox entry as a commit published it, with the recipients found when it was written (if known). */
+export interface QueuedEntry {
+  entry: OutboxEntry;
+  recipients?: readonly Recipient[];
+}
+
+export interface EntryOrderOptions {
+  /** Whether a commit of this process that writes entry `sequence` is still under way. */
+  inFlight: (sequence: number) => boolean;
+  /**
+   * How long a missing number that no commit of this process writes is waited for: another process
+   * may be writing it (several processes on one engine); 0 when this process numbers alone (such a
+   * number belongs to a commit that failed).
+   */
+  othersWaitMs: number;
+  log: (message: string) => void;
+}
+
+/** A held-back entry is looked at again this often while it waits for a number before it. */
+const GAP_RECHECK_MS = 20;
+/** Numbers given up on that are still taken should they show up; the oldest are forgotten past it. */
+const GIVEN_UP_KEPT = 10_000;
+
+/**
+ * Hands outbox entries to delivery in number order. Commits that write entries may be published in
+ * another order than their numbers (on a SPARQL engine, concurrent commits end in any order; another
+ * process's come through the commit feed), and a queue never goes back to a number it passed: an
+ * entry that came early waits for the numbers before it, until each is published, or known not to
+ * come (the commit that numbered it failed), or, for a number another process may be writing, until
+ * `othersWaitMs` passed; one that shows up after it was given up on is handed over then (out of
+ * order, logged), never dropped. Until `live`, entries pass as they come (those the store holds, read
+ * when delivery starts, in order); the numbers missing among them are taken as given up on (a commit
+ * under way while they were read writes one of them; the rest never come).
+ */
+export class EntryOrder {
+  /** Every number up to this one was handed over or given up on. */
+  private through = 0;
+  private isLive = false;
+  private readonly held = new Map<number, QueuedEntry>();
+  /** Numbers given up on: handed over late should they show up. */
+  private readonly givenUp = new Set<number>();
+  /** Numbers after `through` that will not be written. */
+  private readonly unused = new Set<number>();
+  /** Numbers seen before `live`. */
+  private readonly seenBeforeLive = new Set<number>();
+  /** Since when the number after `through` is waited for. */
+  private gapSince: number | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly options: EntryOrderOptions,
+    /** `late`: handed over after entries numbered after it. */
+    private readonly handOver: (queued: QueuedEntry, late: boolean) => void,
+  ) {}
+
+  /**
+   * From now on, numbers after the highest seen, or after `numbered` (the highest number known to be
+   * taken), are handed over in order; the last GIVEN_UP_KEPT numbers up to there not seen are given up on.
+   */
+  live(numbered: number): void {
+    this.isLive = true;
+    this.through = Math.max(this.through, numbered);
+    for (let n = Math.max(1, this.through - GIVEN_UP_KEPT + 1); n <= this.through; n++) if (!this.seenBeforeLive.has(n)) this.giveUp(n);
+    this.seenBeforeLive.clear();
+  }
+
+  /** Entries held back, waiting for a number before them. */
+  get waiting(): number {
+    return this.held.size;
+  }
+
+  add(queued: QueuedEntry): void {
+    const { sequence } = queued.entry;
+    if (!this.isLive) {
+      this.through = Math.max(this.through, sequence);
+      this.seenBeforeLive.add(sequence);
+      return this.handOver(queued, false);
+    }
+    if (sequence <= this.through) {
+      if (!this.givenUp.delete(sequence)) return;
+      this.options.log(`outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`);
+      return this.handOver(queued, true);
+    }
+    this.held.set(sequence, queued);
+    this.release();
+  }
+
+  /** Numbers that will not be written (another process said so): not waited for. */
+  released(numbers: readonly number[]): void {
+    for (const n of numbers) if (n > this.through) this.unused.add(n);
+    if (this.held.size > 0) this.release();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private giveUp(sequence: number): void {
+    this.givenUp.add(sequence);
+    if (this.givenUp.size > GIVEN_UP_KEPT) this.givenUp.delete(this.givenUp.values().next().value!);
+  }
+
+  /** Hands over what follows `through` without a gap, and gives up on the numbers that will not come. */
+  private release(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.held.size > 0) {
+      const next = this.held.get(this.through + 1);
+      if (next) {
+        this.held.delete(this.through + 1);
+        this.through += 1;
+        this.gapSince = undefined;
+        this.handOver(next, false);
+        continue;
+      }
+      if (this.unused.delete(this.through + 1)) {
+        // Should it come after all (a commit numbered alike by two processes, the loser told it as its own), it goes late.
+        this.through += 1;
+        this.giveUp(this.through);
+        continue;
+      }
+      if (this.options.inFlight(this.through + 1)) break;
+      const now = Date.now();
+      this.gapSince ??= now;
+      if (now - this.gapSince < this.options.othersWaitMs) break;
+      // The numbers after it were missing as long: given up on without waiting again.
+      this.through += 1;
+      this.giveUp(this.through);
+    }
+    if (this.held.size > 0) {
+      this.timer = setTimeout(() => this.release(), GAP_RECHECK_MS);
+      this.timer.unref();
+    }
+  }
+}

@@ -1,0 +1,88 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { EngineLease } from '../src/store/sparql-engine/engine-lease.js';
+import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { startTcpProxy } from './support/tcp-proxy.js';
+import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+
+// The delivery lease of several server processes on one Virtuoso (store.sparql.deliveryLeaseMillis):
+// one holder at a time, renewed while it lives, taken over once it stops.
+// Whatever TEST_STORE_BACKEND says.
+
+after(stopAllVirtuoso);
+
+const TERM_MS = 600;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a lease among processes in the engine', function () {
+  this.timeout(60_000);
+  let dataDir: string;
+  let client: (url?: URL) => SparqlClient;
+  let engineUrl: URL;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+    const engine = await leaseEngine(dataDir);
+    engineUrl = new URL(engine.authUrl);
+    client = (url = engineUrl) => new SparqlClient({ queryUrl: url.href, updateUrl: url.href, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 2_000 });
+  });
+  after(async () => {
+    await releaseEngine(dataDir);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('three claimants: one holds it at a time and keeps it while it renews; when it stops, another takes it within 1.5 terms and a poll', async () => {
+    /** When each claimant held the lease: [from, to]. */
+    const held: { claimant: number; from: number; to?: number }[] = [];
+    const leases = [0, 1, 2].map((claimant) => {
+      const lease = new EngineLease(client(), 'test', { termMs: TERM_MS, log: () => {} });
+      lease.start({
+        gained: () => held.push({ claimant, from: Date.now() }),
+        lost: () => (held.filter((h) => h.claimant === claimant).pop()!.to = Date.now()),
+      });
+      return lease;
+    });
+    await pause(TERM_MS * 6);
+    // Held all along by the first to claim it.
+    expect(held, JSON.stringify(held)).to.have.length(1);
+    expect(held[0].to).to.equal(undefined);
+    const first = held[0].claimant;
+    const stoppedAt = Date.now();
+    await leases[first].stop();
+    for (const deadline = Date.now() + TERM_MS * 5; held.length < 2 && Date.now() < deadline; ) await pause(20);
+    expect(held, JSON.stringify(held)).to.have.length(2);
+    expect(held[1].claimant).to.not.equal(first);
+    expect(held[1].from - stoppedAt).to.be.at.most(1.5 * TERM_MS + TERM_MS / 5 + 300);
+    // Never two at once.
+    expect(held[1].from).to.be.at.least(held[0].to!);
+    for (const lease of leases) await lease.stop();
+  });
+
+  it('a holder that cannot reach the engine stops before its term ends; a claimant that can takes it after', async () => {
+    const events: string[] = [];
+    const proxy = await startTcpProxy(engineUrl.hostname, Number(engineUrl.port));
+    const throughProxy = new URL(engineUrl);
+    throughProxy.port = String(proxy.port);
+    const unreachable = new EngineLease(client(throughProxy), 'cut', { termMs: TERM_MS, log: () => {} });
+    unreachable.start({ gained: () => events.push(`gained ${Date.now()}`), lost: () => events.push(`lost ${Date.now()}`) });
+    for (const deadline = Date.now() + TERM_MS * 3; events.length === 0 && Date.now() < deadline; ) await pause(10);
+    expect(events).to.have.length(1);
+    // The engine goes away for this holder (its connections dropped, new ones refused).
+    await proxy.cut();
+    const cutAt = Date.now();
+    for (const deadline = Date.now() + TERM_MS * 4; events.length < 2 && Date.now() < deadline; ) await pause(10);
+    expect(events[1], events.join()).to.match(/^lost/);
+    const lostAt = Number(events[1].split(' ')[1]);
+    expect(lostAt - cutAt).to.be.at.most(2 * TERM_MS);
+    // Its last term ends after it stopped: the next holder starts after that.
+    const next = new EngineLease(client(), 'cut', { termMs: TERM_MS, log: () => {} });
+    let gainedAt = 0;
+    next.start({ gained: () => (gainedAt = Date.now()), lost: () => {} });
+    for (const deadline = Date.now() + TERM_MS * 4; gainedAt === 0 && Date.now() < deadline; ) await pause(10);
+    expect(gainedAt).to.be.greaterThan(lostAt);
+    await next.stop();
+    await unreachable.stop();
+  });
+});
