@@ -191,6 +191,12 @@ export const configSchema = z.strictObject({
               description:
                 'with `sharedWriters`: how long the delivering process waits for a notification another process numbered before those it has (a write still under way), before it sends the later ones; should it come after, it is sent then, out of order',
             }),
+          processDeadAfterMillis: integer(100)
+            .default(10_000)
+            .meta({
+              description:
+                'with `sharedWriters`: each process records every fifth of this that it is alive; one not seen for this long is taken for dead, and the others complete the writes it had stored but not applied (until then they hold what those writes change: a change of that revision answers 409)',
+            }),
           deliveryLeaseMillis: integer(100)
             .default(10_000)
             .meta({

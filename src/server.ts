@@ -94,9 +94,9 @@ const ANALYTICS_CONNECTIONS = 4;
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
-    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, readYourWrites, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes } = config.store.sparql;
+    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, readYourWrites, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes, processDeadAfterMillis } = config.store.sparql;
     const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
-    const shared = sharedWriters ? { pollMs: feedPollMillis, gapWaitMs: feedGapWaitMillis, retentionMs: feedRetentionMinutes * 60_000, log: messageLog(logger, 'store'), observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)) } : undefined;
+    const shared = sharedWriters ? { pollMs: feedPollMillis, gapWaitMs: feedGapWaitMillis, retentionMs: feedRetentionMinutes * 60_000, deadAfterMs: processDeadAfterMillis, log: messageLog(logger, 'store'), observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)) } : undefined;
     const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), shared);
     // The data directory then holds only the identity provider's key.
     await mkdir(config.dataDir, { recursive: true });

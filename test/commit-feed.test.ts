@@ -3,7 +3,9 @@ import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
 import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
 import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
-import { parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
+import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
+import { updateOperation } from '../src/store/sparql-engine/update-text.js';
+import { CommitIntents } from '../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -30,8 +32,8 @@ describe('the commit feed', function () {
   const logged: string[] = [];
 
   /** A store as a server process opens it; `others()`: the commits of other stores it published, `all`: everything it published. */
-  async function openStore(gapWaitMs = 300, retentionMs = 60_000) {
-    const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs, log: (m) => logged.push(m) };
+  async function openStore(gapWaitMs = 300, retentionMs = 60_000, deadAfterMs = 60_000) {
+    const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs, deadAfterMs, log: (m) => logged.push(m) };
     const store = new SparqlEngineStore(new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 }), options);
     const all: (readonly DomainEvent[])[] = [];
     const ownOrStored = new Set<readonly DomainEvent[]>();
@@ -196,5 +198,49 @@ describe('the commit feed', function () {
     while ((await entries()) !== 1 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await entries()).to.equal(1);
     expect(logged.filter((m) => /removing old commit feed entries failed/.test(m))).to.deep.equal([]);
+  });
+
+  it("a commit's operation applies only while its intent is stored (sent late, after a live process completed and removed it, it changes nothing)", async () => {
+    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const intents = new CommitIntents();
+    const object = 'https://example.org/logistics-objects/gated';
+    const operation = (iri: string) => updateOperation([], remarks(object, 'applied').map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(iri, [{ kind: 'object-moved' as never, move: undefined as never }]));
+    const values = async () => (await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map((b) => b.o.value);
+    const removed = intents.nextIri();
+    await client.update(operation(removed));
+    expect(await values()).to.deep.equal([]);
+    const stored = { iri: intents.nextIri(), update: '' };
+    stored.update = operation(stored.iri);
+    await client.update(intents.recording(stored));
+    await client.update(stored.update);
+    expect(await values()).to.deep.equal(['applied']);
+  });
+
+  it("the write a dead process stored and did not apply is completed by a live one within deadAfterMs, and its slot is free after", async () => {
+    const object = 'https://example.org/logistics-objects/left';
+    const live = await openStore(300, 60_000, 600);
+    const one = await create(live.store, object, 'one');
+    // A process that stored its change of revision 1 (claiming revision 2), then died: never seen alive.
+    const dead = new CommitIntents();
+    const slot = revisionGraph(object, 2);
+    const intent = { iri: dead.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "left by the dead" } }` };
+    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    await client.update(dead.recording(intent, [{ key: `revision ${slot}`, filled: `GRAPH <urn:onerecord:store:meta> { <${slot}> <urn:onerecord:store:revisionOf> ?o }`, slot: 'revision', resource: object }]));
+    // While its intent holds the slot, a change of revision 1 is refused.
+    const change = async () => {
+      const tx = live.store.begin();
+      const next = revision(object, 2, Date.now());
+      tx.revisions.push({ revision: next, triples: remarks(object, 'two'), replaces: { revision: one, triples: remarks(object, 'one') } });
+      tx.events.push({ kind: 'revision-written', revision: next });
+      await live.store.commit(tx);
+    };
+    const refused = await change().catch((err: unknown) => err);
+    expect(refused).to.be.instanceOf(StoreConflictError);
+    const started = Date.now();
+    while (!logged.some((m) => /completed 1 write\(s\) left by 1 process/.test(m)) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(Date.now() - started).to.be.below(600 + 600 + 1_000);
+    expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('left by the dead');
+    await change();
+    expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('two');
   });
 });

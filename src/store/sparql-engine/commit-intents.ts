@@ -5,7 +5,7 @@ import type { SparqlReader } from '../readers.js';
 import type { CommitCondition } from './commit-conditions.js';
 
 export const INTENTS_GRAPH = `${STORE}commit-intents`;
-const INTENDED_UPDATE = `${STORE}intendedUpdate`;
+export const INTENDED_UPDATE = `${STORE}intendedUpdate`;
 const CLAIMED_BY = `${STORE}claimedBy`;
 const SLOT_PREFIX = `${STORE}slot:`;
 
@@ -29,6 +29,14 @@ export const intentQuadsPattern = `{ ?intent ?p ?o } UNION { ?slot ${iriToNt(CLA
 /** The template removing them. */
 export const intentQuadsTemplate = `?intent ?p ?o . ?slot ${iriToNt(CLAIMED_BY)} ?intent`;
 
+const PROCESS_PREFIX = `${STORE}commit:`;
+
+/** The process an intent is of (`CommitIntents.process`), and when that process started (its clock). */
+export function processOf(intent: string): { process: string; startedAt: number } {
+  const process = intent.slice(0, intent.lastIndexOf('-') + 1);
+  return { process, startedAt: Number(process.slice(PROCESS_PREFIX.length, PROCESS_PREFIX.length + 15)) };
+}
+
 /** The intent of one commit: the update operation that applies it, stored before that operation is sent. */
 export interface CommitIntent {
   iri: string;
@@ -49,8 +57,12 @@ export const INTENTS_REMOVED_TOGETHER = 200;
  * touch ends as the last of them left it. Intents of applied commits are removed in batches.
  */
 export class CommitIntents {
-  /** Orders the intents of this process after those of earlier ones, and among themselves. */
-  private readonly prefix = `${STORE}commit:${Date.now().toString().padStart(15, '0')}-${randomUUID()}-`;
+  /**
+   * This process's name, which its intents start with (ordering them after those of earlier
+   * processes, and among themselves): `{STORE}commit:{start time, ms}-{uuid}-`.
+   */
+  readonly process = `${PROCESS_PREFIX}${Date.now().toString().padStart(15, '0')}-${randomUUID()}-`;
+  private readonly prefix = this.process;
   private sequence = 0;
   /** Intents of commits known to be applied, not yet removed. */
   private applied: string[] = [];

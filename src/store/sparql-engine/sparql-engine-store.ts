@@ -13,7 +13,7 @@ import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
 import { commitConditions, highestClaimedOutboxNumber, type CommitCondition } from './commit-conditions.js';
-import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
+import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
@@ -21,6 +21,7 @@ import { CommitFeedFollower } from './commit-feed-follower.js';
 import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import type { Lease } from '../lease.js';
 import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
+import { heartbeat, lastSeen, livenessTrim } from './process-liveness.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
 
 /** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
@@ -48,6 +49,8 @@ export interface SharedWritersOptions {
   gapWaitMs: number;
   /** Feed entries older than this are removed: longer than any process takes to start. */
   retentionMs: number;
+  /** A process not seen for this long is dead: the others complete the writes it left. */
+  deadAfterMs: number;
   log: (message: string) => void;
   observeLag?: (seconds: number) => void;
 }
@@ -91,6 +94,7 @@ export class SparqlEngineStore implements GraphStore {
   /** The commits of other processes on the engine, when there are (`shared`). */
   private readonly follower: CommitFeedFollower | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
+  private livenessTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engine: SparqlEngine,
@@ -259,8 +263,8 @@ export class SparqlEngineStore implements GraphStore {
    * on the engine, only those not applied yet (commit-feed.ts, `appliedIntents`); an unapplied one
    * holds its slots, so no later write of another process touched what it writes.
    */
-  async completeIntents(): Promise<number> {
-    const stored = await storedIntents(this.engine);
+  async completeIntents(of: (intent: string) => boolean = () => true): Promise<number> {
+    const stored = (await storedIntents(this.engine)).filter((i) => of(i.iri));
     const applied = this.shared ? await appliedIntents(this, stored.map((i) => i.iri)) : new Set<string>();
     const intents = stored.filter((i) => !applied.has(i.iri));
     for (const intent of intents) {
@@ -362,7 +366,41 @@ export class SparqlEngineStore implements GraphStore {
     if (this.shared) {
       this.follower!.start(next);
       this.scheduleTrim(this.shared);
+      this.scheduleLiveness(this.shared);
     }
+  }
+
+  /**
+   * Every fifth of `deadAfterMs`, records that this process is alive; every other time, completes
+   * the intents of processes not seen for `deadAfterMs` (killed with a write stored, not applied:
+   * its slots held until then). Several processes may complete one intent at once: sent twice, an
+   * operation changes nothing more, and it applies only while its intent is stored.
+   */
+  private scheduleLiveness(shared: SharedWritersOptions, tick = 0): void {
+    if (this.closed) return;
+    this.livenessTimer = setTimeout(() => {
+      Promise.resolve()
+        .then(() => this.update(heartbeat(this.intents.process, new Date())))
+        .then(() => (tick % 2 === 1 ? this.completeAbandoned(shared) : undefined))
+        .catch((err: unknown) => shared.log(`recording this process as alive, or completing the writes of dead ones, failed: ${(err as Error).message}`))
+        .finally(() => this.scheduleLiveness(shared, tick + 1));
+    }, tick === 0 ? 0 : shared.deadAfterMs / 5);
+    this.livenessTimer.unref();
+  }
+
+  private async completeAbandoned(shared: SharedWritersOptions): Promise<void> {
+    const seen = await lastSeen(this.engine);
+    const deadBefore = Date.now() - shared.deadAfterMs;
+    const dead = new Set<string>();
+    const abandoned = (intent: string) => {
+      if (this.intents.isOwn(intent)) return false;
+      const { process, startedAt } = processOf(intent);
+      if ((seen.get(process) ?? startedAt) >= deadBefore) return false;
+      dead.add(process);
+      return true;
+    };
+    const completed = await this.completeIntents(abandoned);
+    if (completed > 0) shared.log(`completed ${completed} write(s) left by ${dead.size} process(es) not seen for ${shared.deadAfterMs} ms: ${[...dead].join(', ')}`);
   }
 
   private scheduleTrim(shared: SharedWritersOptions): void {
@@ -371,6 +409,7 @@ export class SparqlEngineStore implements GraphStore {
       Promise.resolve()
         .then(() => this.update(appliedIntentsRemoval()))
         .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
+        .then(() => this.update(livenessTrim(new Date(Date.now() - shared.retentionMs))))
         .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
         .finally(() => this.scheduleTrim(shared));
     }, Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2));
@@ -386,5 +425,6 @@ export class SparqlEngineStore implements GraphStore {
     this.closed = true;
     this.follower?.stop();
     clearTimeout(this.trimTimer);
+    clearTimeout(this.livenessTimer);
   }
 }

@@ -115,7 +115,8 @@ export function updateOperation(remove: readonly Quad[], insert: readonly Quad[]
   const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, literals, patterns)}\n}\n` : '';
   const inserted = insert.length > 0 || feed ? `INSERT {\n${[template(insert, literals), feed?.template ?? ''].join('\n')}\n}\n` : '';
   const binds = literals.binds();
-  return `${deleted}${inserted}WHERE ${binds ? `{ ${binds} ${branches} }` : branches}`;
+  const gate = feed?.gate ?? '';
+  return `${deleted}${inserted}WHERE ${binds || gate ? `{ ${gate} ${binds} ${branches} }` : branches}`;
 }
 
 /** What a commit does to the engine's quads. */
@@ -188,6 +189,6 @@ GRAPH ?dg { ?ds ?dp ?do }
 ${removed.join('\n')}
 }
 INSERT { GRAPH ?ig { ?is ?ip ?io } ${feed?.template ?? ''} }
-WHERE { ${branches.join(' UNION ')} }`;
+WHERE { ${feed?.gate ?? ''} ${branches.join(' UNION ')} }`;
   return { stage, apply };
 }
