@@ -2,9 +2,7 @@ import { iriToNt } from '../../rdf/terms.js';
 import { store as meta } from '../../rdf/vocab.js';
 import type { WriteSlot } from '../errors.js';
 import { outboxEntryGraph } from '../schema/outbox.js';
-import type { SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
-import { highestClaimedNumber } from './commit-intents.js';
 
 /**
  * A slot a commit fills that another writer on the same engine may fill first (another server
@@ -34,17 +32,13 @@ function revisionSlot(graph: string, object: string, slot: WriteSlot = 'revision
  */
 export const CONDITIONED_CREATIONS = 50;
 
-const OUTBOX_KEY_PREFIX = `outbox ${outboxEntryGraph(0).slice(0, -1)}`;
+/** What the name of every outbox entry's slot starts with (its number follows). */
+export const OUTBOX_KEY_PREFIX = `outbox ${outboxEntryGraph(0).slice(0, -1)}`;
 
 /** An outbox entry's number: each process numbers the notifications it queues from what it has seen. */
 function outboxSlot(sequence: number): CommitCondition {
   const graph = outboxEntryGraph(sequence);
   return { key: `outbox ${graph}`, filled: `GRAPH ${p(graph)} { ?entry ?p ?o }`, slot: 'outbox', resource: graph };
-}
-
-/** The highest outbox entry number that a commit in flight (of any process) claims; 0 if none. */
-export function highestClaimedOutboxNumber(reader: SparqlReader): Promise<number> {
-  return highestClaimedNumber(reader, OUTBOX_KEY_PREFIX);
 }
 
 function statusSlot(request: string, number: number): CommitCondition {

@@ -2,7 +2,7 @@ import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt } from '../../r
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
-import { INTENDED_UPDATE, INTENTS_GRAPH, intentQuadsPattern, intentQuadsTemplate } from './commit-intents.js';
+import { INTENDED_UPDATE, INTENTS_GRAPH, intentsRemovalWhere } from './commit-intents.js';
 import type { DomainEvent } from '../transaction.js';
 
 /*
@@ -120,8 +120,7 @@ const APPLIED_ASKED_TOGETHER = 200;
  * feed entries are kept, they are never taken for unapplied ones.
  */
 export function appliedIntentsRemoval(): string {
-  const intents = iriToNt(INTENTS_GRAPH);
-  return `DELETE { GRAPH ${intents} { ${intentQuadsTemplate} } } WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position } GRAPH ${intents} { ${intentQuadsPattern} } }`;
+  return intentsRemovalWhere(`GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position }`);
 }
 
 export interface FeedEntry {

@@ -24,10 +24,14 @@ export async function highestClaimedNumber(reader: SparqlReader, prefix: string)
   return Number(rows.results.bindings[0]?.highest?.value ?? 0);
 }
 
-/** The pattern matching every quad of the intents bound to ?intent: its text, and its claims. */
-export const intentQuadsPattern = `{ ?intent ?p ?o } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent }`;
-/** The template removing them. */
-export const intentQuadsTemplate = `?intent ?p ?o . ?slot ${iriToNt(CLAIMED_BY)} ?intent`;
+/**
+ * The operations removing the intents that `selected` (a group graph pattern) binds to ?intent: their
+ * texts, and their claims; one operation per kind of row, in one request.
+ */
+export function intentsRemovalWhere(selected: string): string {
+  const g = iriToNt(INTENTS_GRAPH);
+  return [`?intent ?p ?o`, `?slot ${iriToNt(CLAIMED_BY)} ?intent`].map((row) => `DELETE { GRAPH ${g} { ${row} } } WHERE { ${selected} GRAPH ${g} { ${row} } }`).join(' ;\n');
+}
 
 const PROCESS_PREFIX = `${STORE}commit:`;
 
@@ -115,8 +119,7 @@ WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
 
 /** The operation removing the intents `iris` (matched by name: their texts need not be sent back). */
 export function intentsRemoval(iris: readonly string[]): string {
-  const g = iriToNt(INTENTS_GRAPH);
-  return `DELETE { GRAPH ${g} { ${intentQuadsTemplate} } } WHERE { VALUES ?intent { ${iris.map(iriToNt).join(' ')} } GRAPH ${g} { ${intentQuadsPattern} } }`;
+  return intentsRemovalWhere(`VALUES ?intent { ${iris.map(iriToNt).join(' ')} }`);
 }
 
 /**

@@ -83,8 +83,13 @@ export class EngineLease implements Lease {
     const wanted = this.holding ? (now - term * termMs >= termMs / 2 ? term + 1 : undefined) : term;
     if (wanted === undefined || (this.heldThrough !== undefined && wanted <= this.heldThrough)) return;
     if (!(await this.claimed(wanted))) return;
-    // Gained in the second half of a term: the next one at once.
+    // Gained in the second half of a term: the next one too, before it is said to be held.
     if (wanted === term && Date.now() - term * termMs >= termMs / 2) await this.claimed(term + 1);
+    if (!this.holding && !this.stopped && Date.now() < this.endOf(this.heldThrough!)) {
+      this.holding = true;
+      this.options.log(`lease ${this.name}: held by this process (${this.process}) through term ${this.heldThrough}`);
+      this.holder?.gained();
+    }
   }
 
   /** Claims `term`; whether this process holds it (and so the lease until it ends). */
@@ -95,11 +100,6 @@ export class EngineLease implements Lease {
     clearTimeout(this.endTimer);
     this.endTimer = setTimeout(() => this.drop(), this.endOf(wanted) - Date.now());
     this.endTimer.unref();
-    if (!this.holding) {
-      this.holding = true;
-      this.options.log(`lease ${this.name}: held by this process (${this.process}) from term ${wanted}`);
-      this.holder?.gained();
-    }
     if (wanted % TERMS_KEPT === 0) await this.engine.update(this.oldTermsRemoval(wanted - TERMS_KEPT));
     return true;
   }

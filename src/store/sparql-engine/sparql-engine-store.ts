@@ -12,8 +12,8 @@ import { outboxEntryGraph } from '../schema/outbox.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
-import { commitConditions, highestClaimedOutboxNumber, type CommitCondition } from './commit-conditions.js';
-import { CommitIntents, failedCondition, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
+import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './commit-conditions.js';
+import { CommitIntents, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
@@ -30,8 +30,9 @@ const DEADLOCK_BACKOFF_MS = 20;
 
 /** How long a commit whose answer was lost is sent again before it answers 503 (and is completed later), this often. */
 const SETTLE_WAIT_MS = 5_000;
-/** Tries of a commit whose notifications another process numbered alike first (each numbers them anew). */
-const RENUMBER_ATTEMPTS = 5;
+/** Tries of a commit whose notifications another process numbered alike first (each numbers them anew), and the pause before each, at most, times the try. */
+const RENUMBER_ATTEMPTS = 10;
+const RENUMBER_BACKOFF_MS = 10;
 const SETTLE_POLL_MS = 250;
 
 const outboxNumbers = (events: readonly DomainEvent[]) => events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
@@ -134,37 +135,47 @@ export class SparqlEngineStore implements GraphStore {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
       if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
-      /** Outbox numbers this commit took and gave up (see `releaseNumbers`). */
-      const released: number[] = [];
-      for (let attempt = 1; ; attempt++) {
-        const iri = this.intents.nextIri();
-        const feed = this.shared && tx.events.length > 0 ? feedEntryParts(iri, tx.events) : undefined;
-        const prepared = await this.prepare(engineWrite(tx), feed);
-        if (!prepared) return this.committed.publish(tx.events);
-        try {
-          await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
-          this.releaseNumbers(released);
-          return;
-        } catch (err) {
-          const numbers = outboxNumbers(tx.events);
-          // Another process numbered a notification alike: numbered again, once this process knows the numbers taken.
-          if (err instanceof StoreConflictError && err.slot === 'outbox' && tx.renumberOutbox && attempt < RENUMBER_ATTEMPTS) {
-            released.push(...numbers.filter((n) => outboxEntryGraph(n) !== err.resource));
-            // The numbers written (learnt from the feed) and those claimed by writes under way.
-            await this.caughtUp();
-            tx.renumberOutbox(await highestClaimedOutboxNumber(this));
-            continue;
-          }
-          // Refused, nothing applied (a commit whose answer is lost may still be completed: its numbers stay taken).
-          if (!(err instanceof StoreUnavailableError)) released.push(...numbers);
-          this.releaseNumbers(released);
-          throw err;
-        }
-      }
+      await this.apply(tx);
     } finally {
       tx.release();
     }
     this.removeIntents();
+  }
+
+  /**
+   * Stores the intent of `tx` and applies it; numbers its notifications anew while another process
+   * took a number first (a number given up is announced: `releaseNumbers`).
+   */
+  private async apply(tx: WriteTransaction): Promise<void> {
+    /** Outbox numbers this commit took and gave up (see `releaseNumbers`). */
+    const released: number[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const iri = this.intents.nextIri();
+      const feed = this.shared && tx.events.length > 0 ? feedEntryParts(iri, tx.events) : undefined;
+      const prepared = await this.prepare(engineWrite(tx), feed);
+      if (!prepared) return this.committed.publish(tx.events);
+      try {
+        await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
+        this.releaseNumbers(released);
+        return;
+      } catch (err) {
+        const numbers = outboxNumbers(tx.events);
+        // Another process numbered a notification alike: numbered again, once this process knows the numbers taken.
+        if (err instanceof StoreConflictError && err.slot === 'outbox' && tx.renumberOutbox && attempt < RENUMBER_ATTEMPTS) {
+          released.push(...numbers.filter((n) => outboxEntryGraph(n) !== err.resource));
+          // The numbers written (learnt from the feed) and those claimed by writes under way; after a
+          // pause of random length, so that writers who collided do not collide again.
+          await pause(Math.random() * RENUMBER_BACKOFF_MS * attempt);
+          await this.caughtUp();
+          tx.renumberOutbox(await highestClaimedNumber(this, OUTBOX_KEY_PREFIX));
+          continue;
+        }
+        // Refused, nothing applied (a commit whose answer is lost may still be completed: its numbers stay taken).
+        if (!(err instanceof StoreUnavailableError)) released.push(...numbers);
+        this.releaseNumbers(released);
+        throw err;
+      }
+    }
   }
 
   /**
