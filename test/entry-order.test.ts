@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { EntryOrder, type QueuedEntry } from '../src/domain/pubsub/entry-order.js';
 import type { OutboxEntry } from '../src/store/schema/outbox.js';
 
-const queued = (sequence: number): QueuedEntry => ({ entry: { sequence } as OutboxEntry });
+const queued = (sequence: number, iri = `urn:entry:${sequence}`): QueuedEntry => ({ entry: { sequence, iri } as OutboxEntry });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An EntryOrder whose hand-overs are listed (number, and whether late). */
@@ -57,6 +57,25 @@ describe('outbox entries handed to delivery in number order (EntryOrder)', () =>
     o.add(queued(3));
     o.add(queued(4));
     expect(out).to.have.length(4);
+    o.stop();
+  });
+
+  it('another entry under a number already handed over or held (two processes numbered alike) is handed over too, marked late', () => {
+    const { o, out, logged } = order({ othersWaitMs: 60_000 });
+    o.live(0);
+    o.add(queued(1));
+    o.add(queued(1, 'urn:other:1'));
+    o.add(queued(3));
+    o.add(queued(3, 'urn:other:3'));
+    o.add(queued(2));
+    expect(out).to.deep.equal([
+      { sequence: 1, late: false },
+      { sequence: 1, late: true },
+      { sequence: 3, late: true },
+      { sequence: 2, late: false },
+      { sequence: 3, late: false },
+    ]);
+    expect(logged.join()).to.match(/shares its number/);
     o.stop();
   });
 

@@ -1,3 +1,4 @@
+import { BoundedCache } from '../../bounded-cache.js';
 import type { OutboxEntry, Recipient } from '../../store/schema/outbox.js';
 
 /** An outbox entry as a commit published it, with the recipients found when it was written (if known). */
@@ -22,6 +23,8 @@ export interface EntryOrderOptions {
 const GAP_RECHECK_MS = 20;
 /** Numbers given up on that are still taken should they show up; the oldest are forgotten past it. */
 const GIVEN_UP_KEPT = 10_000;
+/** Entries handed over that are remembered by number (to tell one published again from another under its number). */
+const HANDED_KEPT = 100_000;
 
 /**
  * Hands outbox entries to delivery in number order. Commits that write entries may be published in
@@ -45,6 +48,8 @@ export class EntryOrder {
   private readonly unused = new Set<number>();
   /** Numbers seen before `live`. */
   private readonly seenBeforeLive = new Set<number>();
+  /** The @id of the entry handed over under each recent number. */
+  private readonly handed = new BoundedCache<number, string>(HANDED_KEPT);
   /** Since when the number after `through` is waited for. */
   private gapSince: number | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -74,17 +79,36 @@ export class EntryOrder {
   add(queued: QueuedEntry): void {
     const { sequence } = queued.entry;
     if (!this.isLive) {
+      const before = this.handed.get(sequence);
+      if (before !== undefined && before !== queued.entry.iri) return this.another(queued);
       this.through = Math.max(this.through, sequence);
       this.seenBeforeLive.add(sequence);
-      return this.handOver(queued, false);
+      return this.hand(queued, false);
     }
     if (sequence <= this.through) {
-      if (!this.givenUp.delete(sequence)) return;
-      this.options.log(`outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`);
-      return this.handOver(queued, true);
+      if (this.givenUp.delete(sequence)) {
+        this.options.log(`outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`);
+        return this.hand(queued, true);
+      }
+      // Published again (a takeover reads what the feed also brings): once is enough. Another entry
+      // under a number handed over already (two processes numbered alike) is delivered all the same.
+      if (this.handed.get(sequence) === undefined || this.handed.get(sequence) === queued.entry.iri) return;
+      return this.another(queued);
     }
+    const waiting = this.held.get(sequence);
+    if (waiting && waiting.entry.iri !== queued.entry.iri) return this.another(queued);
     this.held.set(sequence, queued);
     this.release();
+  }
+
+  private another(queued: QueuedEntry): void {
+    this.options.log(`outbox entry ${queued.entry.sequence} (${queued.entry.iri}) shares its number with another entry: delivered out of order`);
+    this.hand(queued, true);
+  }
+
+  private hand(queued: QueuedEntry, late: boolean): void {
+    this.handed.set(queued.entry.sequence, queued.entry.iri);
+    this.handOver(queued, late);
   }
 
   /** Numbers that will not be written (another process said so): not waited for. */
@@ -113,7 +137,7 @@ export class EntryOrder {
         this.held.delete(this.through + 1);
         this.through += 1;
         this.gapSince = undefined;
-        this.handOver(next, false);
+        this.hand(next, false);
         continue;
       }
       if (this.unused.delete(this.through + 1)) {

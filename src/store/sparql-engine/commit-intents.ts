@@ -131,14 +131,19 @@ export const reportsInsert = (answer: string): boolean => /Insert into <[^>]*>, 
 
 /** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */
 export async function isStored(reader: SparqlReader, intent: CommitIntent): Promise<boolean> {
-  const rows = await reader.select(`SELECT ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ?update } } LIMIT 1`);
+  // Its text or one of its claims: a row of a long literal may come back without it (docs/sparql-engine.md).
+  const i = iriToNt(intent.iri);
+  const rows = await reader.select(
+    `SELECT ?found WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { { ${i} ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ${i} } } BIND (1 AS ?found) } LIMIT 1`,
+  );
   return rows.results.bindings.length > 0;
 }
 
-/** The first of `conditions` that another writer filled or claims (of an intent that failed them). */
-export async function failedCondition(reader: SparqlReader, conditions: readonly CommitCondition[]): Promise<CommitCondition | undefined> {
+/** The first of `conditions` that another writer filled or claims (of `intent`, which failed them). */
+export async function failedCondition(reader: SparqlReader, conditions: readonly CommitCondition[], intent: CommitIntent): Promise<CommitCondition | undefined> {
   for (const condition of conditions) {
-    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedPattern(condition.key)} BIND (2 AS ?found) } } LIMIT 1`);
+    const claimedByOther = `${claimedPattern(condition.key)} FILTER (?claimant != ${iriToNt(intent.iri)})`;
+    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedByOther} BIND (2 AS ?found) } } LIMIT 1`);
     if (rows.results.bindings.length > 0) return condition;
   }
   return undefined;

@@ -189,7 +189,7 @@ export class SparqlEngineStore implements GraphStore {
       const recorded = await this.update(this.intents.recording(intent, conditions));
       // Sent again after a lost answer, the recording finds its own claims: the stored intent tells.
       if (conditions.length > 0 && !reportsInsert(recorded) && !(await isStored(this, intent))) {
-        const failed = (await failedCondition(this, conditions)) ?? conditions[0];
+        const failed = (await failedCondition(this, conditions, intent)) ?? conditions[0];
         throw new StoreConflictError(failed.slot, failed.resource);
       }
       await this.update(intent.update);
@@ -269,10 +269,11 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * Completes what a crash cut off: sends every stored intent again, oldest first (a refused one
-   * changed nothing, then or now), then removes them. Before anything is read. With other processes
-   * on the engine, only those not applied yet (commit-feed.ts, `appliedIntents`); an unapplied one
-   * holds its slots, so no later write of another process touched what it writes.
+   * Completes what a crash cut off: sends the stored intents `of` selects again, oldest first (a
+   * refused one changed nothing, then or now), then removes them. Alone on the engine, every one, at
+   * start, before anything is read. With other processes, those of dead ones (`completeAbandoned`),
+   * and only those not applied yet (commit-feed.ts, `appliedIntents`); an unapplied one holds its
+   * slots, so no later write of another process touched what it writes.
    */
   async completeIntents(of: (intent: string) => boolean = () => true): Promise<number> {
     const stored = (await storedIntents(this.engine)).filter((i) => of(i.iri));
@@ -368,8 +369,14 @@ export class SparqlEngineStore implements GraphStore {
 
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */
   async publishStored(): Promise<void> {
-    await this.completeIntents();
-    await this.removeLeftoverStaging();
+    if (this.shared) {
+      // Only what dead processes left: a live one's write under way is its own to complete (sent and
+      // removed here, its claims would be free before it is applied), and so are its staged parts.
+      await this.completeAbandoned(this.shared);
+    } else {
+      await this.completeIntents();
+      await this.removeLeftoverStaging();
+    }
     // Read before the state: a commit of another process made while it is read is then published
     // again from the feed (consumers take an event they hold already as a no-op).
     const next = this.shared ? await feedStartPosition(this) : 0;
