@@ -170,7 +170,9 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
   });
 });
 
-describe('capacity: the store itself', () => {
+describe('capacity: the store itself', function () {
+  // Fills a store to its limit: ~5 s alone, past 20 s once in the full suite on 2 busy cores.
+  this.timeout(60_000);
   let dir: string;
   let remove: () => Promise<void>;
   beforeEach(async () => ({ dir, remove } = await tempDir()));
