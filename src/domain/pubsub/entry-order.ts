@@ -71,11 +71,6 @@ export class EntryOrder {
     this.seenBeforeLive.clear();
   }
 
-  /** Entries held back, waiting for a number before them. */
-  get waiting(): number {
-    return this.held.size;
-  }
-
   add(queued: QueuedEntry): void {
     const { sequence } = queued.entry;
     if (!this.isLive) {

@@ -10,7 +10,7 @@ const CLAIMED_BY = `${STORE}claimedBy`;
 const SLOT_PREFIX = `${STORE}slot:`;
 
 /** The subject that stands for a slot among the claims: every claim of one slot is a row of it. */
-export const slotIri = (key: string) => `${SLOT_PREFIX}${encodeURIComponent(key)}`;
+const slotIri = (key: string) => `${SLOT_PREFIX}${encodeURIComponent(key)}`;
 
 /** The graph pattern that matches while an intent (bound to ?claimant) claims the slot `key`. */
 export const claimedPattern = (key: string, claimant = '?claimant') => `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(slotIri(key))} ${iriToNt(CLAIMED_BY)} ${claimant} }`;
@@ -66,19 +66,18 @@ export class CommitIntents {
    * processes, and among themselves): `{STORE}commit:{start time, ms}-{uuid}-`.
    */
   readonly process = `${PROCESS_PREFIX}${Date.now().toString().padStart(15, '0')}-${randomUUID()}-`;
-  private readonly prefix = this.process;
   private sequence = 0;
   /** Intents of commits known to be applied, not yet removed. */
   private applied: string[] = [];
 
   /** The name of the next commit's intent. */
   nextIri(): string {
-    return `${this.prefix}${String(++this.sequence).padStart(12, '0')}`;
+    return `${this.process}${String(++this.sequence).padStart(12, '0')}`;
   }
 
   /** Whether `iri` names an intent of this process. */
   isOwn(iri: string): boolean {
-    return iri.startsWith(this.prefix);
+    return iri.startsWith(this.process);
   }
 
   /**
