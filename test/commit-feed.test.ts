@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
 import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
-import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
+import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents } from '../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { heartbeat } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from './support/virtuoso.js';
@@ -242,5 +243,34 @@ describe('the commit feed', function () {
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('left by the dead');
     await change();
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('two');
+  });
+
+  it('a store that starts while a write of a process not yet taken for dead is half applied (cut off by a SIGKILL) reads the engine once that write is completed', async () => {
+    const object = 'https://example.org/logistics-objects/cut';
+    const first = await openStore(300, 60_000, 600);
+    const one = await create(first.store, object, 'one');
+    // A process seen alive a moment ago stored its change of revision 1, and the engine kept only the
+    // first part of the operation: the new revision's metadata, not its triples.
+    const killed = new CommitIntents();
+    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    await client.update(heartbeat(killed.process, new Date()));
+    const two = revision(object, 2, Date.now());
+    const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+    const intent = { iri: killed.nextIri(), update: '' };
+    intent.update = updateOperation(
+      remarks(object, 'one').map((q) => quad(q.subject, q.predicate, q.object, namedNode(latestGraph(object)))),
+      [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object))],
+      [],
+      feedEntryParts(intent.iri, [{ kind: 'revision-written', revision: two }]),
+    );
+    await client.update(killed.recording(intent));
+    await client.update(updateOperation([], revisionQuads(two)));
+    expect(one.number).to.equal(1);
+
+    const second = await openStore(300, 60_000, 600);
+    // What it read at start holds revision 2 whole.
+    expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
+    expect(second.all.flat().some((e) => e.kind === 'revision-written' && e.revision.number === 2)).to.equal(true);
+    expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
   });
 });

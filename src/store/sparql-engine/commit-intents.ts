@@ -148,6 +148,14 @@ export async function failedCondition(reader: SparqlReader, conditions: readonly
   return undefined;
 }
 
+/** The names of the stored intents (of those `among`, when given), without their texts. */
+export async function storedIntentNames(reader: SparqlReader, among?: readonly string[]): Promise<Set<string>> {
+  const g = iriToNt(INTENTS_GRAPH);
+  const values = among ? `VALUES ?intent { ${among.map(iriToNt).join(' ')} } ` : '';
+  const rows = await reader.select(`SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`);
+  return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
+}
+
 /** Every stored intent, oldest first. */
 export async function storedIntents(reader: SparqlReader): Promise<CommitIntent[]> {
   const rows = await reader.select(`SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } } ORDER BY ?intent`);

@@ -13,7 +13,7 @@ import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
 import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './commit-conditions.js';
-import { CommitIntents, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntents, type CommitIntent } from './commit-intents.js';
+import { CommitIntents, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntentNames, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
@@ -373,6 +373,7 @@ export class SparqlEngineStore implements GraphStore {
       // Only what dead processes left: a live one's write under way is its own to complete (sent and
       // removed here, its claims would be free before it is applied), and so are its staged parts.
       await this.completeAbandoned(this.shared);
+      await this.awaitWritesUnderWay(this.shared);
     } else {
       await this.completeIntents();
       await this.removeLeftoverStaging();
@@ -404,6 +405,32 @@ export class SparqlEngineStore implements GraphStore {
         .finally(() => this.scheduleLiveness(shared, tick + 1));
     }, tick === 0 ? 0 : shared.deadAfterMs / 5);
     this.livenessTimer.unref();
+  }
+
+  /**
+   * Waits until the writes other processes had stored and not applied when this one starts are
+   * applied, by them, or completed, a dead one's once it is taken for dead: an operation cut off
+   * by a SIGKILL leaves part of it in the engine (docs/sparql-engine.md, "Known limits"), which the
+   * state read at start would take for whole (a revision listed without its data). After three
+   * times `deadAfterMs` it goes on, logged.
+   */
+  private async awaitWritesUnderWay(shared: SharedWritersOptions): Promise<void> {
+    const unapplied = async (among?: readonly string[]) => {
+      const stored = [...(await storedIntentNames(this.engine, among))];
+      const applied = await appliedIntents(this, stored);
+      return stored.filter((i) => !applied.has(i));
+    };
+    let waiting = await unapplied();
+    if (waiting.length === 0) return;
+    const processes = () => [...new Set(waiting.map((i) => processOf(i).process))].join(', ');
+    shared.log(`waiting for ${waiting.length} write(s) under way by ${processes()} before reading the engine`);
+    for (const deadline = Date.now() + 3 * shared.deadAfterMs; Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, shared.deadAfterMs / 20));
+      await this.completeAbandoned(shared);
+      waiting = await unapplied(waiting);
+      if (waiting.length === 0) return;
+    }
+    shared.log(`${waiting.length} write(s) by ${processes()} still neither applied nor completed after ${3 * shared.deadAfterMs} ms: reading the engine all the same`);
   }
 
   private async completeAbandoned(shared: SharedWritersOptions): Promise<void> {
