@@ -5,9 +5,9 @@ import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/sto
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
-import { CommitIntents } from '../src/store/sparql-engine/commit-intents.js';
+import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
-import { heartbeat } from '../src/store/sparql-engine/process-liveness.js';
+import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
 import { leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from './support/virtuoso.js';
@@ -272,5 +272,41 @@ describe('the commit feed', function () {
     expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
     expect(second.all.flat().some((e) => e.kind === 'revision-written' && e.revision.number === 2)).to.equal(true);
     expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
+  });
+
+  it('a heartbeat leaves one time per process, the latest, and lastSeen reads it', async () => {
+    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const [a, b] = [new CommitIntents().process, new CommitIntents().process];
+    await client.update(heartbeat(a, new Date(1_000_000)));
+    await client.update(heartbeat(b, new Date(2_000_000)));
+    await client.update(heartbeat(a, new Date(3_000_000)));
+    expect(Object.fromEntries(await lastSeen(client))).to.deep.equal({ [a]: 3_000_000, [b]: 2_000_000 });
+    const rows = await client.select('SELECT ?at WHERE { GRAPH <urn:onerecord:store:processes> { ?process ?p ?at } }');
+    expect(rows.results.bindings).to.have.length(2);
+  });
+
+  it('the writes of a process that keeps recording that it is alive are left to it, however long it has run; once it stops, they are completed', async () => {
+    const object = 'https://example.org/logistics-objects/kept';
+    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    // A process started long ago, alive: its intent is a write under way.
+    const alive = new CommitIntents();
+    const intent = { iri: alive.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "its own" } }` };
+    await client.update(alive.recording(intent));
+    let beating = true;
+    const beats = (async () => {
+      while (beating) {
+        await client.update(heartbeat(alive.process, new Date()));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    await openStore(300, 60_000, 600);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect([...(await storedIntentNames(client))], 'its intent, 2 s on').to.deep.equal([intent.iri]);
+    beating = false;
+    await beats;
+    const stopped = Date.now();
+    while ((await storedIntentNames(client)).size > 0 && Date.now() - stopped < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([...(await storedIntentNames(client))], 'its intent, once it stopped').to.deep.equal([]);
+    expect((await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map((b) => b.o.value)).to.deep.equal(['its own']);
   });
 });

@@ -187,12 +187,15 @@ export class SparqlEngineStore implements GraphStore {
   private async complete(intent: CommitIntent, events: readonly DomainEvent[], staging: readonly string[], conditions: readonly CommitCondition[]): Promise<void> {
     const steps = async () => {
       const recorded = await this.update(this.intents.recording(intent, conditions));
-      // Sent again after a lost answer, the recording finds its own claims: the stored intent tells.
+      // Sent again after a lost answer, the recording finds its own claims: the stored intent tells;
+      // or it finds its own commit applied and the intent removed, by a process that took this one
+      // for dead (paused longer than deadAfterMs): then it is done.
       if (conditions.length > 0 && !reportsInsert(recorded) && !(await isStored(this, intent))) {
-        const failed = (await failedCondition(this, conditions, intent)) ?? conditions[0];
-        throw new StoreConflictError(failed.slot, failed.resource);
-      }
-      await this.update(intent.update);
+        if (!this.shared || (await appliedIntents(this, [intent.iri])).size === 0) {
+          const failed = (await failedCondition(this, conditions, intent)) ?? conditions[0];
+          throw new StoreConflictError(failed.slot, failed.resource);
+        }
+      } else await this.update(intent.update);
       this.intents.settled(intent);
       this.committed.publish(events);
       if (staging.length > 0) await this.removeGraphs(staging).catch(() => undefined);
