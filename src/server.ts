@@ -215,6 +215,8 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
       inFlight: outbox.inFlight,
       // Another process may be writing a number this one has not seen.
       othersWaitMs: sharedEngine ? config.store.sparql.outboxGapWaitMillis : 0,
+      // A killed process's write under way is completed once the others take it for dead (within 1.5 times that).
+      awaitedMs: sharedEngine ? 3 * config.store.sparql.processDeadAfterMillis : 0,
     });
   const lease = sharedEngine ? opened.lease?.('notification-delivery', { termMs: config.store.sparql.deliveryLeaseMillis, log }) : undefined;
   delivery = new LeasedDelivery(deliverer, lease, () => storedOutboxEvents(store), () => opened.othersCaughtUp?.() ?? Promise.resolve(), log);

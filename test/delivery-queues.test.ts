@@ -23,7 +23,7 @@ describe('delivery queue windows', () => {
   it("keeps in memory only the entries a queue's window holds: a dead subscriber's backlog stays in the store and is read back, in order, as the window drains", async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);
-    const settle = new SettleCommits(store, { lowWater: () => 0, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    const settle = new SettleCommits(store, { lowWater: () => 0, recordCap: () => Number.POSITIVE_INFINITY, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
     store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
     // Told when a queue has notifications to send: after a refill from the store, which reads asynchronously.
     let kicked: (q: Queue) => void = () => {};
@@ -55,6 +55,43 @@ describe('delivery queue windows', () => {
       expect(q.window.map((i) => i.sequence)).to.deep.equal([5, 6, 7, 8]);
       expect(q.window.map((i) => i.content?.revision)).to.deep.equal([5, 6, 7, 8]);
       expect(q.backlog).to.equal(32);
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+
+  it('queue positions are recorded, and entries removed, only up to recordCap (below a number still awaited); once it lifts, up to where the queues stand', async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    let cap = 30;
+    const settle = new SettleCommits(store, { lowWater: () => 10, recordCap: () => cap, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    const recorded: string[] = [];
+    store.committed.subscribe((events) =>
+      events.forEach((e) => {
+        settle.onCommitted(e);
+        if (e.kind === 'outbox-advanced') recorded.push(`position ${e.through}`);
+        if (e.kind === 'outbox-compacted') recorded.push(`removed through ${e.through}`);
+      }),
+    );
+    const settled = async (count: number) => {
+      settle.schedule(1);
+      for (const started = Date.now(); recorded.length < count && Date.now() - started < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    try {
+      for (let sequence = 1; sequence <= 40; sequence++) {
+        const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });
+        tx.events.push({ kind: 'notification-queued', entry: entry(sequence), recipients: [RECIPIENT] });
+        await store.commit(tx);
+      }
+      // The queue delivered all 40; another queue still needs entry 11 (lowWater 10); 31 is awaited.
+      settle.moveTo(RECIPIENT.queue, 40);
+      await settled(2);
+      expect(recorded.sort()).to.deep.equal(['position 30', 'removed through 10']);
+      cap = Number.POSITIVE_INFINITY;
+      await settled(3);
+      expect(recorded[2]).to.equal('position 40');
     } finally {
       await settle.stop();
       await store.close();

@@ -7,10 +7,13 @@ const queued = (sequence: number, iri = `urn:entry:${sequence}`): QueuedEntry =>
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An EntryOrder whose hand-overs are listed (number, and whether late). */
-function order(options: { inFlight?: (n: number) => boolean; othersWaitMs?: number } = {}) {
+function order(options: { inFlight?: (n: number) => boolean; othersWaitMs?: number; awaitedMs?: number } = {}) {
   const out: { sequence: number; late: boolean }[] = [];
   const logged: string[] = [];
-  const o = new EntryOrder({ inFlight: options.inFlight ?? (() => false), othersWaitMs: options.othersWaitMs ?? 0, log: (m) => logged.push(m) }, (q, late) => out.push({ sequence: q.entry.sequence, late }));
+  const o = new EntryOrder(
+    { inFlight: options.inFlight ?? (() => false), othersWaitMs: options.othersWaitMs ?? 0, awaitedMs: options.awaitedMs, log: (m) => logged.push(m) },
+    (q, late) => out.push({ sequence: q.entry.sequence, late }),
+  );
   return { o, out, logged, numbers: () => out.map((x) => x.sequence) };
 }
 
@@ -57,6 +60,23 @@ describe('outbox entries handed to delivery in number order (EntryOrder)', () =>
     o.add(queued(3));
     o.add(queued(4));
     expect(out).to.have.length(4);
+    o.stop();
+  });
+
+  it('a number given up on for want of time is awaited for awaitedMs: the lowest such is told until it comes or that passed; numbers released or missing at live are not', async () => {
+    const { o } = order({ othersWaitMs: 50, awaitedMs: 400 });
+    o.live(2);
+    expect(o.oldestAwaited(), 'missing at live').to.equal(undefined);
+    o.released([3]);
+    o.add(queued(5));
+    o.add(queued(7));
+    await pause(250);
+    // 3 released; 4, then 6, given up on after 50 ms each.
+    expect(o.oldestAwaited()).to.equal(4);
+    o.add(queued(4));
+    expect(o.oldestAwaited(), 'once 4 came').to.equal(6);
+    expect(o.oldestAwaited(Date.now() + 400), 'after awaitedMs').to.equal(undefined);
+    o.add(queued(6));
     o.stop();
   });
 

@@ -46,6 +46,8 @@ export interface DeadLetterToWrite {
 export interface SettleSources {
   /** The highest entry number no queue still needs (the outbox may remove the entries up to it). */
   lowWater(): number;
+  /** The highest entry number a recorded queue position, or the entries removed, may reach. */
+  recordCap(): number;
   /** Entry `sequence` if read already (null: no longer in the store; undefined: not known). */
   knownEntry(sequence: number): OutboxEntry | null | undefined;
   /** True while API requests are being answered. */
@@ -215,7 +217,7 @@ export class SettleCommits {
         this.settlement = undefined;
         this.failures = 0;
         const removed = this.removedThrough ?? this.latest;
-        const removable = this.sources.lowWater() > removed;
+        const removable = Math.min(this.sources.lowWater(), this.sources.recordCap()) > removed;
         if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.entriesToRemove.length > 0 || removable || this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0) this.schedule();
       },
       (err: Error) => {
@@ -239,20 +241,29 @@ export class SettleCommits {
   private positionsToWrite(removedThrough: number, slack: number, limit = Infinity): string[] {
     // A queue whose dead letter this commit writes gets its position in it too: after a crash it must not send that notification again.
     const deadLettering = new Set(this.deadToWrite.map((d) => d.parked.queue));
+    const cap = this.sources.recordCap();
     const due: string[] = [];
     for (const queue of this.moved) {
       if (due.length >= limit) break;
-      if (this.positions.get(queue)! > removedThrough + slack || deadLettering.has(queue) || this.rewound.has(queue)) due.push(queue);
+      const through = this.recordable(queue, cap);
+      if (through === this.storedPositions.get(queue)) continue;
+      if (through > removedThrough + slack || deadLettering.has(queue) || this.rewound.has(queue)) due.push(queue);
     }
     return due;
+  }
+
+  /** The position of `queue` to record: where it stands, or `cap` (SettleSources.recordCap) if lower. */
+  private recordable(queue: string, cap: number): number {
+    return Math.min(this.positions.get(queue)!, cap);
   }
 
   private transaction(slack: number): WriteTransaction | undefined {
     const tx = this.store.begin();
     const from = this.removedThrough ?? this.latest;
-    const to = Math.min(this.sources.lowWater(), from + COMPACT_BATCH);
+    const cap = this.sources.recordCap();
+    const to = Math.min(this.sources.lowWater(), from + COMPACT_BATCH, cap);
     for (const queue of this.positionsToWrite(Math.max(from, to), slack)) {
-      const through = this.positions.get(queue)!;
+      const through = this.recordable(queue, cap);
       const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
       tx.delete.push(...moved.delete);
       tx.insert.push(...moved.insert);

@@ -123,6 +123,7 @@ export class Delivery {
     this.order = new EntryOrder({ ...order, log }, (queued, late) => this.arrive(queued, late));
     this.settle = new SettleCommits(store, {
       lowWater: () => this.windows.lowWater(this.arrived.reduce((low, a) => Math.min(low, a.entry.sequence - 1), this.settle.lastSequence)),
+      recordCap: () => (this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY) - 1,
       knownEntry: (sequence) => this.windows.knownEntry(sequence),
       serving,
       backoffMs: (failures) => backoffMs(failures, options),

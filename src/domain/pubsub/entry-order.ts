@@ -16,6 +16,11 @@ export interface EntryOrderOptions {
    * number belongs to a commit that failed).
    */
   othersWaitMs: number;
+  /**
+   * How long a number given up on after `othersWaitMs` is still awaited (`oldestAwaited`): the
+   * commit of a process killed with it under way comes once the others take that process for dead.
+   */
+  awaitedMs?: number;
   log: (message: string) => void;
 }
 
@@ -44,6 +49,8 @@ export class EntryOrder {
   private readonly held = new Map<number, QueuedEntry>();
   /** Numbers given up on: handed over late should they show up. */
   private readonly givenUp = new Set<number>();
+  /** Of those, the ones given up on for want of time, and when (in number order, as given up). */
+  private readonly awaited = new Map<number, number>();
   /** Numbers after `through` that will not be written. */
   private readonly unused = new Set<number>();
   /** Numbers seen before `live`. */
@@ -82,6 +89,7 @@ export class EntryOrder {
     }
     if (sequence <= this.through) {
       if (this.givenUp.delete(sequence)) {
+        this.awaited.delete(sequence);
         this.options.log(`outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`);
         return this.hand(queued, true);
       }
@@ -110,6 +118,19 @@ export class EntryOrder {
   released(numbers: readonly number[]): void {
     for (const n of numbers) if (n > this.through) this.unused.add(n);
     if (this.held.size > 0) this.release();
+  }
+
+  /**
+   * The lowest number given up on for want of time within the last `awaitedMs`: should it come, it
+   * is delivered late, so queue positions are recorded, and entries removed, only below it (a
+   * takeover then sends it, should this process die before recording its queues' positions back).
+   */
+  oldestAwaited(now = Date.now()): number | undefined {
+    for (const [sequence, since] of this.awaited) {
+      if (now - since < (this.options.awaitedMs ?? 0)) return sequence;
+      this.awaited.delete(sequence);
+    }
+    return undefined;
   }
 
   stop(): void {
@@ -148,6 +169,7 @@ export class EntryOrder {
       // The numbers after it were missing as long: given up on without waiting again.
       this.through += 1;
       this.giveUp(this.through);
+      if (this.options.awaitedMs) this.awaited.set(this.through, now);
     }
     if (this.held.size > 0) {
       this.timer = setTimeout(() => this.release(), GAP_RECHECK_MS);
