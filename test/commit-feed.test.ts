@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
-import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
+import { compactedThroughQuad, outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
@@ -120,22 +120,33 @@ describe('the commit feed', function () {
   it('two stores queueing a notification under the same number: the second is refused, and the entry holds the first alone', async () => {
     const first = await openStore();
     const second = await openStore();
-    const queue = async (store: SparqlEngineStore, eventType: string) => {
-      const entry: OutboxEntry = { sequence: 1, iri: `https://example.org/notifications/${eventType}`, queuedAt: new Date(), content: { eventType }, topics: [], addressed: [], recipients: 0 };
+    const queue = async (store: SparqlEngineStore, eventType: string, sequence = 1) => {
+      const entry: OutboxEntry = { sequence, iri: `https://example.org/notifications/${eventType}`, queuedAt: new Date(), content: { eventType }, topics: [], addressed: [], recipients: 0 };
       const tx = store.begin({ insert: outboxEntryQuads(entry) });
       tx.events.push({ kind: 'notification-queued', entry });
       await store.commit(tx);
     };
+    const refusal = (sent: Promise<void>) =>
+      sent.then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     await queue(first.store, 'first');
-    const refused = await queue(second.store, 'second').then(
-      () => undefined,
-      (err: unknown) => err,
-    );
+    const refused = await refusal(queue(second.store, 'second'));
     expect(refused).to.be.instanceOf(StoreConflictError);
     expect((refused as StoreConflictError).slot).to.equal('outbox');
     const held = await first.store.graphTriples(outboxEntryGraph(1));
     expect(held).to.have.length(1);
     expect(held[0].object.value).to.contain('first');
+
+    // Entries 1-2 delivered and removed: a write numbered before that, sent after, may not take 2 again; 3 is free.
+    const compacted = first.store.begin({ insert: [compactedThroughQuad(2)] });
+    compacted.removedGraphs.push(outboxEntryGraph(1));
+    compacted.events.push({ kind: 'outbox-compacted', through: 2 });
+    await first.store.commit(compacted);
+    const late = await refusal(queue(second.store, 'late', 2));
+    expect(late, 'number 2, removed').to.be.instanceOf(StoreConflictError);
+    expect(await refusal(queue(second.store, 'next', 3)), 'number 3').to.equal(undefined);
   });
 
   it('a store that starts sends again only the intents not applied: the applied ones of two processes are not undone, whatever their order', async () => {

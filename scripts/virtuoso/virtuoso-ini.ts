@@ -44,7 +44,10 @@ CaseMode             = 2
 DirsAllowed          = ., ${dir}
 NumberOfBuffers      = ${buffers}
 MaxDirtyBuffers      = ${Math.floor((buffers * 3) / 4)}
-MaxQueryMem          = ${Math.max(200, Math.min(2048, bufferMemoryMb))}M
+; a ceiling, not an allocation: at 200M (the buffers of a test instance) Virtuoso logged "Low query
+; memory limit" in every run of three server processes writing at once (and in such runs it stopped
+; answering, now and then: not shown to be the cause)
+MaxQueryMem          = ${Math.max(1024, Math.min(2048, bufferMemoryMb))}M
 ThreadsPerQuery      = 2
 ; an ordered /sparql query has LIMIT sparql.maxRows + 1: Virtuoso refuses ORDER BY with a LIMIT
 ; past this (SR353, 10,000 by default), whatever the result holds

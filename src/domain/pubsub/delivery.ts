@@ -191,7 +191,7 @@ export class Delivery {
 
   /** Starts sending (after the outbox was rebuilt at start). */
   start(): void {
-    this.order.live(this.settle.lastSequence);
+    this.order.live(this.settle.lastSequence, this.settle.compactedThrough ?? 0);
     this.running = true;
     for (const q of this.windows.all()) this.kick(q);
   }

@@ -69,12 +69,19 @@ export class EntryOrder {
 
   /**
    * From now on, numbers after the highest seen, or after `numbered` (the highest number known to be
-   * taken), are handed over in order; the last GIVEN_UP_KEPT numbers up to there not seen are given up on.
+   * taken), are handed over in order; the last GIVEN_UP_KEPT numbers up to there not seen are given
+   * up on, and those after `removedThrough` (the entries removed from the store) awaited too (a
+   * commit under way while the store was read writes one of them).
    */
-  live(numbered: number): void {
+  live(numbered: number, removedThrough = numbered): void {
     this.isLive = true;
     this.through = Math.max(this.through, numbered);
-    for (let n = Math.max(1, this.through - GIVEN_UP_KEPT + 1); n <= this.through; n++) if (!this.seenBeforeLive.has(n)) this.giveUp(n);
+    const now = Date.now();
+    for (let n = Math.max(1, this.through - GIVEN_UP_KEPT + 1); n <= this.through; n++) {
+      if (this.seenBeforeLive.has(n)) continue;
+      this.giveUp(n);
+      if (this.options.awaitedMs && n > removedThrough) this.awaited.set(n, now);
+    }
     this.seenBeforeLive.clear();
   }
 

@@ -35,10 +35,16 @@ export const CONDITIONED_CREATIONS = 50;
 /** What the name of every outbox entry's slot starts with (its number follows). */
 export const OUTBOX_KEY_PREFIX = `outbox ${outboxEntryGraph(0).slice(0, -1)}`;
 
-/** An outbox entry's number: each process numbers the notifications it queues from what it has seen. */
+/**
+ * An outbox entry's number: each process numbers the notifications it queues from what it has seen.
+ * Filled while its entry is stored, and for good once the entries up to it are removed (delivered
+ * and compacted): a write numbered before then and sent after (a slow one) must not take it again.
+ */
 function outboxSlot(sequence: number): CommitCondition {
   const graph = outboxEntryGraph(sequence);
-  return { key: `outbox ${graph}`, filled: `GRAPH ${p(graph)} { ?entry ?p ?o }`, slot: 'outbox', resource: graph };
+  const positions = p(meta.outboxPositionsGraph);
+  const removed = `GRAPH ${positions} { ${positions} ${p(meta.compactedThrough)} ?removedThrough FILTER (?removedThrough >= ${sequence}) }`;
+  return { key: `outbox ${graph}`, filled: `{ GRAPH ${p(graph)} { ?entry ?p ?o } } UNION { ${removed} }`, slot: 'outbox', resource: graph };
 }
 
 function statusSlot(request: string, number: number): CommitCondition {
