@@ -77,7 +77,12 @@ export async function readOutboxEntry(reader: GraphReader, sequence: number): Pr
 /** Every entry the store holds, in queuing order. */
 export async function readOutboxEntries(reader: SparqlReader): Promise<OutboxEntry[]> {
   const rows = await reader.select(`SELECT ?g ?entry WHERE { GRAPH ?g { ?g ${iriToNt(meta.outboxEntry)} ?entry } }`);
-  return rows.results.bindings.map((b) => entryOf(Number(b.g.value.slice(ENTRY_PREFIX.length)), b.entry.value)).sort((a, b) => a.sequence - b.sequence);
+  // Virtuoso may answer the row of a commit under way without its long literal: not there yet (its
+  // commit is published after, from the commit feed).
+  return rows.results.bindings
+    .filter((b) => b.g && b.entry)
+    .map((b) => entryOf(Number(b.g.value.slice(ENTRY_PREFIX.length)), b.entry.value))
+    .sort((a, b) => a.sequence - b.sequence);
 }
 
 const POSITIONS = namedNode(meta.outboxPositionsGraph);
