@@ -130,12 +130,7 @@ export const reportsInsert = (answer: string): boolean => /Insert into <[^>]*>, 
 
 /** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */
 export async function isStored(reader: SparqlReader, intent: CommitIntent): Promise<boolean> {
-  // Its text or one of its claims: a row of a long literal may come back without it (docs/sparql-engine.md).
-  const i = iriToNt(intent.iri);
-  const rows = await reader.select(
-    `SELECT ?found WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { { ${i} ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ${i} } } BIND (1 AS ?found) } LIMIT 1`,
-  );
-  return rows.results.bindings.length > 0;
+  return (await storedIntentNames(reader, [intent.iri])).size > 0;
 }
 
 /** The first of `conditions` that another writer filled or claims (of `intent`, which failed them). */
@@ -148,7 +143,10 @@ export async function failedCondition(reader: SparqlReader, conditions: readonly
   return undefined;
 }
 
-/** The names of the stored intents (of those `among`, when given), without their texts. */
+/**
+ * The names of the stored intents (of those `among`, when given), without their texts; told by
+ * their text or one of their claims: a row of a long literal may come back without it (docs/sparql-engine.md).
+ */
 export async function storedIntentNames(reader: SparqlReader, among?: readonly string[]): Promise<Set<string>> {
   const g = iriToNt(INTENTS_GRAPH);
   const values = among ? `VALUES ?intent { ${among.map(iriToNt).join(' ')} } ` : '';
