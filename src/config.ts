@@ -237,6 +237,12 @@ export const configSchema = z.strictObject({
           description:
             'with `store.memoryImage`, write the image at every snapshot too, so that a start after a crash reads it: the request thread then waits while the memory is copied at the snapshot (~0.07 s a GB here), and the copy takes as much memory until it is written; false: only a clean stop writes one',
         }),
+      memoryImageMinQuads: integer(0)
+        .default(250_000)
+        .meta({
+          description:
+            'the fewest quads the store must hold for `store.memoryImage` to write an image (at a snapshot or a clean stop): below it a start loads the snapshot in about a second, while an image reads and writes the whole WASM memory, at least `store.memoryReserveBytes` (an empty store\'s 0.6 GB took 2 s on a 2-core test machine); 0: at any size',
+        }),
     })
     .prefault({}),
   cache: z

@@ -115,6 +115,7 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     compactAfterDeletedQuads: config.store.compactAfterDeletedQuads,
     memoryImage: config.store.memoryImage,
     imageAtSnapshot: config.store.imageAtSnapshot,
+    memoryImageMinQuads: config.store.memoryImageMinQuads,
     log: messageLog(logger, 'store'),
     observer: metrics && {
       journalFlushed: (seconds, records) => {

@@ -2,11 +2,14 @@ import { expect } from 'chai';
 import { copyFile, open, readdir, readFile, truncate, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IMAGE_FILE } from '../src/store/embedded/image/index-image.js';
-import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { CARGO, rdf } from '../src/rdf/vocab.js';
-import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
+import { allQuads, EX, graphQuads, openStore as openStoreWithDefaults, tempDir } from './support/store-data.js';
+import type { DurableStore, DurableStoreOptions } from '../src/store/embedded/durable-store.js';
+
+/** The stores here are far below the default store.memoryImageMinQuads: they write images at any size. */
+const openStore = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStoreWithDefaults(dir, { memoryImageMinQuads: 0, ...options });
 
 /** Queries whose answers must not change across a restart (joins, aggregates, filters, ordering). */
 const QUERIES = [
@@ -324,6 +327,22 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     expect(imageAtSnapshot(log)).to.equal(false);
     expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     await store.close();
+  });
+
+  it('below store.memoryImageMinQuads: neither a snapshot nor a clean stop writes an image (the one there goes, as it reflects an older snapshot); at it, a clean stop writes one', async () => {
+    await stopWithImage();
+    const { store, log } = await openStore(dir, { memoryImageMinQuads: 1_000_000_000 });
+    expect(imageRead(log)).to.equal(true);
+    await writeMore(store, 30);
+    await store.snapshot();
+    expect(imageAtSnapshot(log), log.join('\n')).to.equal(false);
+    const held = store.capacity().quads;
+    await store.close();
+    expect(log.some((line) => /^memory image of \d+ quads written/.test(line)), log.join('\n')).to.equal(false);
+    expect(await readdir(dir)).not.to.include(IMAGE_FILE);
+    const { store: atThreshold, log: atLog } = await openStore(dir, { memoryImageMinQuads: held });
+    await atThreshold.close();
+    expect(atLog.some((line) => line.startsWith(`memory image of ${held} quads written`)), atLog.join('\n')).to.equal(true);
   });
 
   it('turned off: a clean stop writes no image, and a start removes one left from before', async () => {

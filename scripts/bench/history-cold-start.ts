@@ -78,7 +78,7 @@ async function measure(dir: string, memoryImage: boolean, stop: boolean): Promis
     },
   });
   const started = performance.now();
-  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage } }), logger);
+  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage, memoryImageMinQuads: 0 } }), logger);
   const startMs = performance.now() - started;
   const { quads, wasmMemoryBytes } = server.embedded!.capacity();
   const measured: Measured = {
@@ -147,7 +147,7 @@ async function makeCrash(dir: string): Promise<void> {
   const stalls: number[] = [];
   await fillThroughStore(dir, {
     ...(await fillOptions()),
-    store: { memoryImage: true, imageAtSnapshot: true, log: (line) => lines.push(line) },
+    store: { memoryImage: true, imageAtSnapshot: true, memoryImageMinQuads: 0, log: (line) => lines.push(line) },
     beforeWrites: async (store) => {
       for (const withImage of [false, true]) {
         const delay = monitorEventLoopDelay({ resolution: 1 });

@@ -673,7 +673,8 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       dataDir: options.dataDir,
       port: options.port,
       snapshotAfterBytes: options.snapshotAfterBytes,
-      ...(options.subscriber ? { config: publisherConfig(options.subscriber) } : {}),
+      // Its stores are small: images at any size, so that rounds start from them (the images are what this checks).
+      config: { store: { memoryImageMinQuads: 0 }, ...(options.subscriber ? publisherConfig(options.subscriber) : {}) },
     });
     try {
       await use(server);

@@ -49,6 +49,8 @@ export interface DurableStoreOptions {
   memoryImage?: boolean;
   /** With memoryImage: write one at every snapshot too, copied at its rotation point (the request thread waits for the copy). */
   imageAtSnapshot?: boolean;
+  /** With memoryImage: the fewest quads held for an image to be written (default 0: at any size). */
+  memoryImageMinQuads?: number;
   log: (message: string) => void;
   /** Told about group commits, snapshots and the quad count (for metrics). */
   observer?: StoreObserver;
@@ -708,7 +710,7 @@ export class DurableStore implements GraphStore {
    * snapshot will, and the thread writes it as the memory image of that snapshot once the snapshot
    * is complete (else it removes the image, which reflects an older snapshot).
    */
-  snapshot(withImage = this.options.memoryImage === true && this.options.imageAtSnapshot === true): Promise<void> {
+  snapshot(withImage = this.options.imageAtSnapshot === true && this.imageWorthWriting()): Promise<void> {
     // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
     if (this.failed) return Promise.resolve();
     this.snapshotting ??= (async () => {
@@ -773,7 +775,15 @@ export class DurableStore implements GraphStore {
     await this.snapshotThread.close();
     await this.archive.flushed();
     await this.archive.close();
-    if (this.options.memoryImage) await this.writeImage();
+    if (this.imageWorthWriting()) await this.writeImage();
+  }
+
+  /**
+   * Whether an image is worth its cost: writing one reads the whole WASM memory, at least the
+   * reserve, which on a small store costs more than loading the snapshot at start would.
+   */
+  private imageWorthWriting(): boolean {
+    return this.options.memoryImage === true && this.quads >= (this.options.memoryImageMinQuads ?? 0);
   }
 
   /**
