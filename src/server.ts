@@ -159,8 +159,21 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   }
 }
 
+/**
+ * What the files under ontology/ and shapes/ give, read once per process: they never change while
+ * it runs, and a process that starts several servers (the tests) would otherwise parse and compile
+ * them again for each (~140 ms a server).
+ */
+const readOnce = <T>(make: () => T): (() => T) => {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+};
+const cargoOntology = readOnce(() => CargoOntology.fromFile(ONTOLOGY_FILE));
+const apiOntology = readOnce(() => ApiOntology.fromFile(API_ONTOLOGY_FILE));
+const shapeValidators = { strict: readOnce(() => ShapeValidator.fromFiles({ strict: true })), lenient: readOnce(() => ShapeValidator.fromFiles()) };
+
 async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
-  const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
+  const ontology = cargoOntology();
   let opened: OpenedStore | undefined;
   let delivery: LeasedDelivery | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
@@ -193,14 +206,14 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const index = new RevisionIndex((object, number) => store.revision(object, number));
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
-  const shapes = config.validation.enabled ? ShapeValidator.fromFiles({ strict: config.validation.strict }) : undefined;
+  const shapes = config.validation.enabled ? shapeValidators[config.validation.strict ? 'strict' : 'lenient']() : undefined;
   // Writers get the publishing store: each commit queues the notifications it causes.
   const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
   const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
   const publishing = new PublishingStore(store, outbox);
   const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
-  const receivedNotifications = await ReceivedNotifications.open(store, ApiOntology.fromFile(API_ONTOLOGY_FILE), access, (triples) => objects.shapeViolations(triples));
+  const receivedNotifications = await ReceivedNotifications.open(store, apiOntology(), access, (triples) => objects.shapeViolations(triples));
   const events = new LogisticsEvents(publishing, eventIndex, objects, ontology, access);
   const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
   const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
