@@ -1,4 +1,3 @@
-import { IdentityProvider } from '../auth/identity-provider.js';
 import { loadConfig } from '../config.js';
 
 /**
@@ -8,6 +7,8 @@ import { loadConfig } from '../config.js';
  */
 export async function holderToken(agent: string | undefined, lifetime: number | undefined): Promise<string> {
   const config = loadConfig();
+  // Loaded here only (its JWT and certificate libraries): most commands get their token otherwise.
+  const { IdentityProvider } = await import('../auth/identity-provider.js');
   const { idp, holder } = await IdentityProvider.openRecorded(config.dataDir, config.identityProvider.tokenLifetimeSeconds);
   return idp.issue(agent ?? holder, lifetime);
 }

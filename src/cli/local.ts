@@ -1,6 +1,5 @@
 import { loadConfig } from '../config.js';
 import { isValidIri } from '../rdf/terms.js';
-import { exportDataDirectory } from '../store/embedded/export/export.js';
 import { countOption, EXIT, localCommand, textOption, UsageError } from './command.js';
 import { holderToken } from './local-token.js';
 
@@ -32,6 +31,8 @@ server first (or export a copy of the directory). Never overwrites a file.`,
   async run({ values }) {
     const out = textOption(values, 'out');
     const { dataDir } = loadConfig();
+    // Loaded here only: it brings the embedded store (Oxigraph's WASM), which no other command needs.
+    const { exportDataDirectory } = await import('../store/embedded/export/export.js');
     const { lines, droppedTail } = await exportDataDirectory(dataDir, out);
     if (droppedTail) console.error(`left out the journal's last record: ${droppedTail} (a write torn by a crash, never acknowledged)`);
     console.error(`exported ${lines} N-Quads lines from ${dataDir}${out ? ` to ${out}` : ''}`);
