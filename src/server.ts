@@ -164,9 +164,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
  * it runs, and a process that starts several servers (the tests) would otherwise parse and compile
  * them again for each (~140 ms a server).
  */
-const readOnce = <T>(make: () => T): (() => T) => {
-  let made: { value: T } | undefined;
-  return () => (made ??= { value: make() }).value;
+const readOnce = <T extends object>(make: () => T): (() => T) => {
+  let made: T | undefined;
+  return () => (made ??= make());
 };
 const cargoOntology = readOnce(() => CargoOntology.fromFile(ONTOLOGY_FILE));
 const apiOntology = readOnce(() => ApiOntology.fromFile(API_ONTOLOGY_FILE));
