@@ -32,7 +32,8 @@ describe('CSV answers read as they arrive', () => {
 
 describe('revisions read at start', () => {
   const base = 'http://x/logistics-objects/';
-  const row = (id: string, n: number) => [`${base}${id}?revision=${n}`, `${base}${id}`, String(n), '2026-11-25T10:00:00Z', `${base}holder`, 'https://onerecord.iata.org/ns/cargo#Piece'];
+  type Row = Record<'g' | 'o' | 'n' | 'at' | 'by' | 'type', string>;
+  const row = (id: string, n: number): Row => ({ g: `${base}${id}?revision=${n}`, o: `${base}${id}`, n: String(n), at: '2026-11-25T10:00:00Z', by: `${base}holder`, type: 'https://onerecord.iata.org/ns/cargo#Piece' });
   const stored = [row('a', 1), row('a', 2), row('a', 3), row('b', 1), row('c', 1), row('c', 2)];
 
   /** An engine holding `stored` whose answers stop after `maxRows` rows, as Virtuoso's ResultSetMaxRows cuts them (at least a page's: 10,000 by default). */
@@ -40,14 +41,15 @@ describe('revisions read at start', () => {
     const queries: string[] = [];
     return {
       queries,
-      async selectCsv(query, _variables, onRow) {
+      async selectCsv(query, variables, onRow) {
         queries.push(query);
         if (query.startsWith('SELECT (COUNT(*)')) return onRow([String(stored.length)]), 1;
+        expect(query.startsWith(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE`), query).to.equal(true);
         const after = /STR\(\?g\) > "([^"]*)"/.exec(query)?.[1];
         const limit = Number(/LIMIT (\d+)/.exec(query)?.[1] ?? Infinity);
-        const rows = (query.includes('ORDER BY') ? [...stored].sort((x, y) => (x[0] < y[0] ? -1 : 1)) : stored).filter((r) => after === undefined || r[0] > after);
+        const rows = (query.includes('ORDER BY') ? [...stored].sort((x, y) => (x.g < y.g ? -1 : 1)) : stored).filter((r) => after === undefined || r.g > after);
         const answered = rows.slice(0, Number.isFinite(limit) ? limit : maxRows);
-        answered.forEach((r) => onRow(r));
+        answered.forEach((r) => onRow(variables.map((v) => r[v as keyof Row])));
         return answered.length;
       },
     };
@@ -59,6 +61,8 @@ describe('revisions read at start', () => {
     const reader = engine(Infinity);
     expect(summary(await readCreatedAndLatestRevisions(reader))).to.deep.equal(['a@1', 'a@3', 'b@1', 'c@1', 'c@2']);
     expect(reader.queries).to.have.length(2);
+    // The graph's name follows from the object and the number: not read.
+    expect(reader.queries[1]).not.to.match(/^SELECT[^{]*\?g/);
   });
 
   it('reads again in ordered pages when the engine cut the answer short of the count (its row limit)', async () => {

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { isAlive, spawnLogged, stopChild, stopPid, untilAnswers } from '../processes.js';
+import { isAlive, logTail, spawnLogged, stopChild, stopPid, untilAnswers } from '../processes.js';
 import { acceptsConnections, freePorts } from './free-port.js';
 import { runIsql } from './isql.js';
 import { virtuosoIni } from './virtuoso-ini.js';
@@ -41,6 +41,10 @@ export interface RunningVirtuoso {
   /** Its data directory (where the bulk loader may read files). */
   dir: string;
   pid: number;
+  /** Resolves when the process has ended, whether stopped or not. */
+  exited: Promise<void>;
+  /** How the process ended ('' while it runs) and the last lines of its error log: why it died, where it did. */
+  exitReport(): Promise<string>;
   /** Terminates Virtuoso (SIGTERM: it rolls its transaction log forward at the next start) and waits for its exit. */
   stop(): Promise<void>;
 }
@@ -101,6 +105,12 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
     sqlPort,
     dir,
     pid: spawned.child.pid!,
+    exited: spawned.exited,
+    exitReport: async () => {
+      const { exitCode, signalCode } = spawned.child;
+      if (exitCode === null && signalCode === null) return '';
+      return `Virtuoso in ${dir} exited (${signalCode ?? `code ${exitCode}`}):\n${await logTail(join(dir, 'virtuoso.log'), 40)}\n${await logTail(logFile)}`;
+    },
     stop: () => stopChild(spawned, 'SIGTERM', STOP_TIMEOUT_MS),
   };
 }

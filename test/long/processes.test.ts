@@ -9,7 +9,7 @@ import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluste
 import { deliveryFaults, pieceSubscription, startNotificationSink } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from '../support/virtuoso.js';
+import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso } from '../support/virtuoso.js';
 
 // Three server processes over one Virtuoso behind nginx (store.sparql.sharedWriters): 20 clients
 // change 50 objects for 20 s, each change built on the revision the client just read, through
@@ -34,77 +34,126 @@ interface Sent {
   message?: string;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * 20 clients change 50 objects for 20 s through the cluster, then every object's history is
+ * checked through every process. `killEngineAfterMs`: the engine is SIGKILLed that long into the
+ * run (and started again on its data by the test support, as a service manager would). Whenever
+ * the engine is down, a client does what the 503 says: it tries again after Retry-After. A PATCH
+ * answered 503 was not acknowledged: it may be applied (the server sends the operation again until
+ * the engine answers) or not; every acknowledged one must be, once.
+ */
+async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: number): Promise<void> {
+  const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(cluster, piece())));
+  const sent: Sent[] = [];
+  let unavailable = 0;
+  const read = async (path: string): Promise<Response> => {
+    for (;;) {
+      const res = await cluster.request(path, { headers: { Accept: 'application/n-triples' } });
+      if (res.status !== 503) return res;
+      unavailable += 1;
+      await res.arrayBuffer();
+      await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+    }
+  };
+  const started = Date.now();
+  const deadline = started + SECONDS * 1000;
+  let restartedAt: number | undefined;
+  const killing =
+    killEngineAfterMs === undefined
+      ? undefined
+      : (async () => {
+          await sleep(killEngineAfterMs);
+          await killEngine(engineKey);
+          await leaseEngine(engineKey);
+          restartedAt = Date.now();
+        })();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      for (let n = 0; Date.now() < deadline; n++) {
+        const object = objects[Math.floor(Math.random() * OBJECTS)];
+        const current = await read(object);
+        expect(current.status).to.equal(200);
+        await current.arrayBuffer();
+        const revision = Number(current.headers.get('latest-revision'));
+        const remark = `client ${client} change ${n}`;
+        const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
+        const body = await res.text();
+        sent.push({ at: Date.now(), revision, object, remark, status: res.status, request: res.headers.get('location') ?? undefined, message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; ') });
+        if (res.status === 503) await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+      }
+    }),
+  );
+  await killing;
+  const restarts = engineRestarts(engineKey);
+  // 503 only while the engine was down.
+  const allowed = restarts > 0 ? [201, 409, 503] : [201, 409];
+  expect(sent.filter((s) => !allowed.includes(s.status)).map((s) => `${s.status} ${s.message}`), `answers other than ${allowed.join(', ')}`).to.deep.equal([]);
+  if (restarts === 0) expect(unavailable, 'GETs answered 503 with the engine up').to.equal(0);
+  if (killEngineAfterMs !== undefined) {
+    // More than one when Virtuoso also died by itself (7.2 aborts now and then under this load).
+    expect(restarts, 'engine restarts').to.be.at.least(1);
+    // The servers went on by themselves once the engine was back.
+    expect(sent.filter((s) => s.status === 201 && s.at > restartedAt!).length, 'changes acknowledged after the engine came back').to.be.greaterThan(0);
+  }
+  // A lost race: the revision built on was replaced, or another change of it is being (or was) written.
+  for (const refused of sent.filter((s) => s.status === 409)) expect(refused.message, refused.remark).to.match(/revision/);
+
+  const remarksOf = (text: string) => [...text.matchAll(/client \d+ change \d+/g)].map((m) => m[0]);
+  const mismatchDetail = async (object: string) => {
+    const lines = [object];
+    for (let i = 0; i < CLUSTER_PROCESSES; i++) {
+      const res = await read(object);
+      lines.push(`a process: latest revision ${res.headers.get('latest-revision')}, ${remarksOf(await res.text()).length} remarks`);
+    }
+    for (const s of sent.filter((x) => x.object === object)) lines.push(`sent on revision ${s.revision} at ${s.at}: ${s.remark} ${s.status} ${s.request ? await statusOf(cluster, s.request) : s.message}`);
+    return lines.join('\n');
+  };
+  const accepted = new Set<string>();
+  for (const s of sent.filter((x) => x.status === 201)) if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+  expect(accepted.size).to.be.greaterThan(CLIENTS);
+  const unanswered = new Set(sent.filter((s) => s.status === 503).map((s) => s.remark));
+
+  for (const object of objects) {
+    const latest = await read(object);
+    const stored = remarksOf(await latest.text());
+    // Applied once each: a remark is in the latest revision once.
+    expect(new Set(stored).size, object).to.equal(stored.length);
+    const expected = sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
+    // Every accepted change is there; besides them only changes answered 503, whose outcome the client did not learn.
+    const matches = expected.every((r) => stored.includes(r)) && stored.every((r) => accepted.has(r) || unanswered.has(r));
+    const detail = matches ? object : await mismatchDetail(object);
+    expect([...stored].filter((r) => !unanswered.has(r)).sort(), detail).to.deep.equal([...expected].sort());
+    // One revision per applied change, numbered without gaps: revision n + 1 holds one remark more than revision n.
+    const latestRevision = Number(latest.headers.get('latest-revision'));
+    expect(latestRevision, object).to.equal(stored.length + 1);
+    for (let n = 1; n <= latestRevision; n++) {
+      const res = await read(`${object}?revision=${n}`);
+      expect(res.status, `${object} revision ${n}`).to.equal(200);
+      expect(remarksOf(await res.text()), `${object} revision ${n}`).to.have.length(n - 1);
+    }
+    // The same audit trail through every process (round robin: consecutive requests reach each).
+    const trails = new Set<string>();
+    for (let i = 0; i < CLUSTER_PROCESSES; i++) trails.add(await (await read(`${object}/audit-trail`)).text());
+    expect(trails.size, `${object}/audit-trail`).to.equal(1);
+  }
+}
+
 describe('three processes behind a balancer, 20 clients changing 50 objects for 20 s', function () {
   this.timeout(300_000);
   let dataDir: string;
   let cluster: TestServer;
 
-  before(async () => {
+  beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     cluster = await startTestCluster(startTestServer, {}, dataDir, true);
   });
-  after(() => cluster?.close());
+  afterEach(() => cluster?.close());
 
-  it('every accepted change is applied once, revisions have no gaps, a 409 is only a lost race, and every process tells the same history', async () => {
-    const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(cluster, piece())));
-    const sent: Sent[] = [];
-    const deadline = Date.now() + SECONDS * 1000;
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, client) => {
-        for (let n = 0; Date.now() < deadline; n++) {
-          const object = objects[Math.floor(Math.random() * OBJECTS)];
-          const read = await cluster.request(object, { headers: { Accept: 'application/n-triples' } });
-          expect(read.status).to.equal(200);
-          await read.arrayBuffer();
-          const revision = Number(read.headers.get('latest-revision'));
-          const remark = `client ${client} change ${n}`;
-          const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
-          const body = await res.text();
-          sent.push({ at: Date.now(), revision, object, remark, status: res.status, request: res.headers.get('location') ?? undefined, message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; ') });
-        }
-      }),
-    );
-    expect(sent.filter((s) => s.status !== 201 && s.status !== 409), 'answers other than 201 and 409').to.deep.equal([]);
-    // A lost race: the revision built on was replaced, or another change of it is being (or was) written.
-    for (const refused of sent.filter((s) => s.status === 409)) expect(refused.message, refused.remark).to.match(/revision/);
+  it('every accepted change is applied once, revisions have no gaps, a 409 is only a lost race, and every process tells the same history', () => soak(cluster, dataDir));
 
-    const remarksOf = (text: string) => [...text.matchAll(/client \d+ change \d+/g)].map((m) => m[0]);
-    const mismatchDetail = async (object: string) => {
-      const lines = [object];
-      for (let i = 0; i < CLUSTER_PROCESSES; i++) {
-        const res = await cluster.request(object, { headers: { Accept: 'application/n-triples' } });
-        lines.push(`a process: latest revision ${res.headers.get('latest-revision')}, ${remarksOf(await res.text()).length} remarks`);
-      }
-      for (const s of sent.filter((x) => x.object === object)) lines.push(`sent on revision ${s.revision} at ${s.at}: ${s.remark} ${s.status} ${s.request ? await statusOf(cluster, s.request) : s.message}`);
-      return lines.join('\n');
-    };
-    const accepted = new Set<string>();
-    for (const s of sent.filter((x) => x.status === 201)) if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
-    expect(accepted.size).to.be.greaterThan(CLIENTS);
-
-    for (const object of objects) {
-      const latest = await cluster.request(object, { headers: { Accept: 'application/n-triples' } });
-      const stored = remarksOf(await latest.text());
-      // Applied once each: a remark is in the latest revision once, and only an accepted one is.
-      expect(new Set(stored).size, object).to.equal(stored.length);
-      const expected = sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
-      // On a mismatch, what each process answers and what was sent, to tell a process behind from a lost change.
-      const detail = [...stored].sort().join() === [...expected].sort().join() ? object : await mismatchDetail(object);
-      expect([...stored].sort(), detail).to.deep.equal([...expected].sort());
-      // One revision per accepted change, numbered without gaps: revision n + 1 holds one remark more than revision n.
-      const latestRevision = Number(latest.headers.get('latest-revision'));
-      expect(latestRevision, object).to.equal(expected.length + 1);
-      for (let n = 1; n <= latestRevision; n++) {
-        const res = await cluster.request(`${object}?revision=${n}`, { headers: { Accept: 'application/n-triples' } });
-        expect(res.status, `${object} revision ${n}`).to.equal(200);
-        expect(remarksOf(await res.text()), `${object} revision ${n}`).to.have.length(n - 1);
-      }
-      // The same audit trail through every process (round robin: consecutive requests reach each).
-      const trails = new Set<string>();
-      for (let i = 0; i < CLUSTER_PROCESSES; i++) trails.add(await (await cluster.request(`${object}/audit-trail`, { headers: { Accept: 'application/n-triples' } })).text());
-      expect(trails.size, `${object}/audit-trail`).to.equal(1);
-    }
-  });
+  it('the same with the engine SIGKILLed 8 s into the run and started again: the processes answer 503 while it is down, then go on; no acknowledged change is lost or applied twice', () => soak(cluster, dataDir, 8_000));
 });
 
 describe('three processes behind a balancer, the one delivering notifications SIGKILLed and restarted twice while 20 clients write', function () {

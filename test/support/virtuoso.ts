@@ -9,13 +9,19 @@ import { startVirtuoso, type RunningVirtuoso } from '../../scripts/virtuoso/virt
 import { atProcessEnd } from './process-end.js';
 
 /** How a test reaches a leased instance. */
-export type EngineConnection = Omit<RunningVirtuoso, 'stop' | 'pid'>;
+export type EngineConnection = Omit<RunningVirtuoso, 'stop' | 'pid' | 'exited' | 'exitReport'>;
 
 interface PooledEngine {
   engine: Promise<RunningVirtuoso>;
   /** Known once started: the exit handler can only act synchronously. */
   dir?: string;
   pid?: number;
+  /** Set before a stop: an exit then is no news. */
+  stopping?: boolean;
+  /** Set by killEngine: the exit is the test's own doing, not news either. */
+  killed?: boolean;
+  /** How often it died and was started again. */
+  restarts: number;
 }
 
 // Process-wide on purpose: one pool for every test file a mocha process runs (with --parallel, each
@@ -31,15 +37,27 @@ const leased = new Map<string, PooledEngine>();
  */
 const WIPE_SQL = `RDF_GLOBAL_RESET ();
 `;
-async function startInto(pooled: PooledEngine): Promise<RunningVirtuoso> {
-  pooled.dir = await mkdtemp(join(tmpdir(), 'onerecord-virtuoso-'));
-  const engine = await startVirtuoso({ dir: pooled.dir });
+async function startInto(pooled: PooledEngine, ports: { httpPort?: number; sqlPort?: number } = {}): Promise<RunningVirtuoso> {
+  pooled.dir ??= await mkdtemp(join(tmpdir(), 'onerecord-virtuoso-'));
+  const engine = await startVirtuoso({ dir: pooled.dir, ...ports });
   pooled.pid = engine.pid;
+  // Started again on its data and ports when it dies, as a service manager would: the servers on it
+  // answer 503 meanwhile and go on after it is back. What Virtuoso logged says why it died.
+  void engine.exited.then(() => {
+    if (pooled.stopping) return;
+    pooled.restarts += 1;
+    const report = pooled.killed ? Promise.resolve('') : engine.exitReport();
+    pooled.killed = false;
+    pooled.engine = report.then((text) => {
+      if (text) console.error(`\n${text}\nstarted again on the same data and ports\n`);
+      return startInto(pooled, { httpPort: engine.httpPort, sqlPort: engine.sqlPort });
+    });
+  });
   return engine;
 }
 
 function startPooled(): PooledEngine {
-  const pooled = {} as PooledEngine;
+  const pooled = { restarts: 0 } as PooledEngine;
   pooled.engine = startInto(pooled);
   everyEngine.add(pooled);
   return pooled;
@@ -53,16 +71,32 @@ export async function leaseEngine(key: string): Promise<EngineConnection> {
   let pooled = leased.get(key);
   if (!pooled) {
     pooled = idle.pop() ?? startPooled();
+    pooled.restarts = 0;
     leased.set(key, pooled);
   }
   try {
-    const { stop: _stop, pid: _pid, ...connection } = await pooled.engine;
+    const { stop: _stop, pid: _pid, exited: _exited, exitReport: _exitReport, ...connection } = await pooled.engine;
     return connection;
   } catch (err) {
     leased.delete(key);
     everyEngine.delete(pooled);
     throw err;
   }
+}
+
+/** SIGKILLs the instance `key` holds, which is then started again on its data and ports; resolves once it is gone. */
+export async function killEngine(key: string): Promise<void> {
+  const pooled = leased.get(key);
+  if (!pooled) throw new Error(`no engine leased for ${key}`);
+  const engine = await pooled.engine;
+  pooled.killed = true;
+  process.kill(engine.pid, 'SIGKILL');
+  await engine.exited;
+}
+
+/** How often the instance `key` holds died (or was killed) and was started again. */
+export function engineRestarts(key: string): number {
+  return leased.get(key)?.restarts ?? 0;
 }
 
 /** Empties the instance `key` holds and hands it back to the pool. */
@@ -82,6 +116,7 @@ export async function stopAllVirtuoso(): Promise<void> {
   leased.clear();
   await Promise.all(
     engines.map(async (pooled) => {
+      pooled.stopping = true;
       await (await pooled.engine.catch(() => undefined))?.stop();
       if (pooled.dir) await rm(pooled.dir, { recursive: true, force: true });
     }),
@@ -91,6 +126,7 @@ export async function stopAllVirtuoso(): Promise<void> {
 /** Kills every instance and removes its files, synchronously (all an exit handler may do). */
 function killAll(): void {
   for (const pooled of everyEngine) {
+    pooled.stopping = true;
     if (pooled.pid !== undefined) {
       try {
         process.kill(pooled.pid, 'SIGKILL');

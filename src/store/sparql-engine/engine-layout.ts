@@ -2,7 +2,7 @@ import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
 import { api, store as meta } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
-import type { RevisionRecord } from '../schema/revisions.js';
+import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
 
 /*
  * What the engine backend keeps beyond the graphs every backend shares (src/store/schema): every
@@ -26,7 +26,8 @@ export interface CsvReader {
  * answer: counted first, then read in one query without order, which Virtuoso answers at a cost
  * per row whatever the store holds. An answer with fewer rows than counted was cut by the engine's
  * row limit (Virtuoso's `ResultSetMaxRows`, which cuts without saying so): the rows are then read
- * again in pages (pagedRows). `onRow` may see a row twice.
+ * again in pages (pagedRows) in the order of `key`, a variable of `where` bound to one value per
+ * row, which need not be among `variables`. `onRow` may see a row twice.
  */
 async function allRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
   let counted = 0;
@@ -36,22 +37,22 @@ async function allRows(reader: CsvReader, variables: readonly string[], where: s
 }
 
 /**
- * The rows of `where` in pages of at most PAGE_ROWS, in the order of `key` (a variable bound to one
- * value per row), each page after the last key of the one before: within any row limit of the
- * engine, but each page has the engine order every row again (measured at 100,000 revisions: 0.4 s
- * a page against 0.14 s without order), so the whole read grows with the square of the rows.
+ * The rows of `where` in pages of at most PAGE_ROWS, in the order of `key`, each page after the
+ * last key of the one before: within any row limit of the engine, but each page has the engine
+ * order every row again (measured at 100,000 revisions: 0.4 s a page against 0.14 s without
+ * order), so the whole read grows with the square of the rows.
  */
 async function pagedRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
-  const column = variables.indexOf(key);
+  const withKey = [...variables, key];
   for (let after: string | undefined; ; ) {
     const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
-    let last: string[] | undefined;
-    const rows = await reader.selectCsv(`${selectOf(variables)} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, variables, (values) => {
-      last = values;
-      onRow(values);
+    let last: string | undefined;
+    const rows = await reader.selectCsv(`${selectOf(withKey)} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, withKey, (values) => {
+      last = values[variables.length];
+      onRow(values.slice(0, variables.length));
     });
-    if (rows < PAGE_ROWS || !last) return;
-    after = last[column];
+    if (rows < PAGE_ROWS || last === undefined) return;
+    after = last;
   }
 }
 
@@ -61,16 +62,19 @@ const PAGE_ROWS = 10_000;
 /**
  * Revision 1 and the latest revision of every object: what the revision index is rebuilt from.
  * Read as CSV (all columns are IRIs or plain numbers and dates): Virtuoso answers it at about
- * 14 µs per row against 170 µs as SPARQL JSON.
+ * 14 µs per row against 170 µs as SPARQL JSON. The graph's name is not read: it follows from the
+ * object and the number (`revisionGraph`), and its ~60 bytes a row were a quarter of the answer,
+ * which Virtuoso writes at a cost per byte that grows past a few megabytes.
  */
 export async function readCreatedAndLatestRevisions(reader: CsvReader): Promise<RevisionRecord[]> {
   const where = `GRAPH ${p(meta.metaGraph)} {
     ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type }`;
   const first = new Map<string, RevisionRecord>();
   const latest = new Map<string, RevisionRecord>();
-  await allRows(reader, ['g', 'o', 'n', 'at', 'by', 'type'], where, 'g', ([graph, object, n, at, by, type]) => {
-    const r = { object, number: Number(n), graph, createdAt: new Date(at), createdBy: by, mostSpecificType: type };
-    if (r.number === 1) first.set(r.object, r);
+  await allRows(reader, ['o', 'n', 'at', 'by', 'type'], where, 'g', ([object, n, at, by, type]) => {
+    const number = Number(n);
+    const r = { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: by, mostSpecificType: type };
+    if (number === 1) first.set(r.object, r);
     if (r.number > (latest.get(r.object)?.number ?? 0)) latest.set(r.object, r);
   });
   const out = [...first.values()];
