@@ -6,7 +6,7 @@ import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '
 import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
-import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -32,10 +32,13 @@ describe('the commit feed', function () {
   const stores: SparqlEngineStore[] = [];
   const logged: string[] = [];
 
+  const clientOptions = (): SparqlClientOptions => ({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+  const newClient = () => new SparqlClient(clientOptions());
+
   /** A store as a server process opens it; `others()`: the commits of other stores it published, `all`: everything it published. */
-  async function openStore(gapWaitMs = 300, retentionMs = 60_000, deadAfterMs = 60_000) {
+  async function openStore(gapWaitMs = 300, retentionMs = 60_000, deadAfterMs = 60_000, client = newClient()) {
     const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs, deadAfterMs, log: (m) => logged.push(m) };
-    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 }), options);
+    const store = new SparqlEngineStore(client, options);
     const all: (readonly DomainEvent[])[] = [];
     const ownOrStored = new Set<readonly DomainEvent[]>();
     store.committed.subscribe((events) => all.push(events));
@@ -198,6 +201,38 @@ describe('the commit feed', function () {
     for (let i = 0; i < 30; i++) expect(seen.has(`https://example.org/logistics-objects/w${i}`), `w${i}`).to.equal(true);
   });
 
+  it("a store that starts while another process's operation has taken its feed position and not yet committed publishes that commit", async () => {
+    const object = 'https://example.org/logistics-objects/in-flight';
+    const writer = new CommitIntents();
+    const client = newClient();
+    await client.update(heartbeat(writer.process, new Date()));
+    const created = revision(object, 1, Date.now());
+    const inGraph = (graph: string) => remarks(object, 'in flight').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+    let committed: Promise<void> | undefined;
+    // As the starting store reads where to follow the feed from, the other process's operation runs:
+    // its intent stored and its position taken; it commits 300 ms later.
+    const operationUnderWay = async () => {
+      const position = Number((await client.select('SELECT (bif:sequence_next ("onerecord_commit_feed") AS ?p) WHERE {}')).results.bindings[0].p.value);
+      const intent = { iri: writer.nextIri(), update: '' };
+      const entry = feedEntryParts(intent.iri, [{ kind: 'object-created', revision: created }]);
+      intent.update = updateOperation([], [...revisionQuads(created), ...inGraph(created.graph), ...inGraph(latestGraph(object))], [], { ...entry, branch: `{ BIND (${position} AS ?feedPosition) }` });
+      await client.update(writer.recording(intent));
+      committed = new Promise((resolve) => setTimeout(resolve, 300)).then(async () => void (await client.update(intent.update)));
+    };
+    class StartingStoreClient extends SparqlClient {
+      async select(query: string) {
+        if (query.includes('sequence_set ("onerecord_commit_feed", 0, 2)') && !committed) await operationUnderWay();
+        return super.select(query);
+      }
+    }
+    const starting = new StartingStoreClient(clientOptions());
+    const second = await openStore(300, 60_000, 6_000, starting);
+    expect(committed, 'the operation was under way during the start').not.to.equal(undefined);
+    await committed;
+    await second.store.caughtUp();
+    expect(second.all.flat().some((e) => e.kind === 'object-created' && e.revision.object === object)).to.equal(true);
+  });
+
   it('entries older than the retention are removed, those within it kept', async () => {
     const { store } = await openStore(300, 1_000);
     await create(store, 'https://example.org/logistics-objects/old', 'old');
@@ -213,7 +248,7 @@ describe('the commit feed', function () {
   });
 
   it("a commit's operation applies only while its intent is stored (sent late, after a live process completed and removed it, it changes nothing)", async () => {
-    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const client = newClient();
     const intents = new CommitIntents();
     const object = 'https://example.org/logistics-objects/gated';
     const operation = (iri: string) => updateOperation([], remarks(object, 'applied').map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(iri, [{ kind: 'object-moved' as never, move: undefined as never }]));
@@ -236,7 +271,7 @@ describe('the commit feed', function () {
     const dead = new CommitIntents();
     const slot = revisionGraph(object, 2);
     const intent = { iri: dead.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "left by the dead" } }` };
-    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const client = newClient();
     await client.update(dead.recording(intent, [{ key: `revision ${slot}`, filled: `GRAPH <urn:onerecord:store:meta> { <${slot}> <urn:onerecord:store:revisionOf> ?o }`, slot: 'revision', resource: object }]));
     // While its intent holds the slot, a change of revision 1 is refused.
     const change = async () => {
@@ -263,7 +298,7 @@ describe('the commit feed', function () {
     // A process seen alive a moment ago stored its change of revision 1, and the engine kept only the
     // first part of the operation: the new revision's metadata, not its triples.
     const killed = new CommitIntents();
-    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const client = newClient();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
     const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
@@ -286,7 +321,7 @@ describe('the commit feed', function () {
   });
 
   it('a heartbeat leaves one time per process, the latest, and lastSeen reads it', async () => {
-    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const client = newClient();
     const [a, b] = [new CommitIntents().process, new CommitIntents().process];
     await client.update(heartbeat(a, new Date(1_000_000)));
     await client.update(heartbeat(b, new Date(2_000_000)));
@@ -298,7 +333,7 @@ describe('the commit feed', function () {
 
   it('the writes of a process that keeps recording that it is alive are left to it, however long it has run; once it stops, they are completed', async () => {
     const object = 'https://example.org/logistics-objects/kept';
-    const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+    const client = newClient();
     // A process started long ago, alive: its intent is a write under way.
     const alive = new CommitIntents();
     const intent = { iri: alive.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "its own" } }` };

@@ -372,18 +372,22 @@ export class SparqlEngineStore implements GraphStore {
 
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */
   async publishStored(): Promise<void> {
+    let next = 0;
     if (this.shared) {
       // Only what dead processes left: a live one's write under way is its own to complete (sent and
       // removed here, its claims would be free before it is applied), and so are its staged parts.
       await this.completeAbandoned(this.shared);
+      // The feed is followed from the first position not yet taken. An operation takes its position
+      // while it runs and becomes visible when it commits, maybe after the state below is read: so
+      // the position is read before the writes under way are awaited, and every operation that
+      // took a lower one (its intent stored before) is applied, or given up, before the state is
+      // read. A commit made meanwhile is published again from the feed (a no-op for consumers).
+      next = await feedStartPosition(this);
       await this.awaitWritesUnderWay(this.shared);
     } else {
       await this.completeIntents();
       await this.removeLeftoverStaging();
     }
-    // Read before the state: a commit of another process made while it is read is then published
-    // again from the feed (consumers take an event they hold already as a no-op).
-    const next = this.shared ? await feedStartPosition(this) : 0;
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
     if (this.shared) {
       this.follower!.start(next);
