@@ -28,7 +28,7 @@ async function runCommand(command: Command, args: string[]): Promise<number> {
   const invocation = { args: positionals, values };
   if (!command.remote) return command.run(invocation);
   // subscribe has always called the server it works through --server.
-  return command.run(invocation, connect({ url: textOption(values, 'url') ?? textOption(values, 'server'), profile: textOption(values, 'profile') }));
+  return command.run(invocation, await connect({ url: textOption(values, 'url') ?? textOption(values, 'server'), profile: textOption(values, 'profile') }));
 }
 
 async function run(argv: string[]): Promise<number> {

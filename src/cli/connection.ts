@@ -1,23 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { loadConfig } from '../config.js';
 import { ApiClient } from './api-client.js';
 import { readErrorAnswer, formatApiError } from './api-errors.js';
 import { UsageError } from './command.js';
+import { localConfig } from './local-config.js';
 import { holderToken } from './local-token.js';
-
-/** A profile file: where the server is and how to get a token for it. Strict, so a misspelt key is reported. */
-const profileSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }).optional(),
-  token: z.string().min(1).optional(),
-  clientId: z.string().min(1).optional(),
-  clientSecret: z.string().min(1).optional(),
-  /** Token endpoint of the client credentials; default: the embedded provider's, `{url}/idp/token`. */
-  tokenUrl: z.url({ protocol: /^https?$/ }).optional(),
-});
-type Profile = z.output<typeof profileSchema>;
+import type { Profile } from './profile.js';
 
 export const PROFILE_HELP = `The server is --url, else ONERECORD_URL, else "url" of the profile, else the configured baseUrl.
 The token is ONERECORD_TOKEN, else "token" of the profile, else one fetched with its "clientId" and
@@ -30,18 +19,12 @@ function defaultProfilePath(): string {
   return join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'onerecord', 'profile.json');
 }
 
-function readProfile(explicit: string | undefined): Profile {
+async function readProfile(explicit: string | undefined): Promise<Profile> {
   const path = explicit ?? defaultProfilePath();
   if (!explicit && !existsSync(path)) return {};
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (err) {
-    throw new UsageError(`profile ${path}: ${(err as Error).message}`);
-  }
-  const parsed = profileSchema.safeParse(json);
-  if (!parsed.success) throw new UsageError(`profile ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ')}`);
-  return parsed.data;
+  // Loaded only for a profile: its schema library is a good part of a command's start.
+  const { readProfileFile } = await import('./profile.js');
+  return readProfileFile(path);
 }
 
 async function clientCredentialsToken(tokenUrl: string, clientId: string, clientSecret: string): Promise<string> {
@@ -63,9 +46,9 @@ async function dataDirectoryToken(): Promise<string> {
 }
 
 /** The client of a remote command: flags, then environment variables, then the profile, then the local server's configuration. */
-export function connect(flags: { url?: string; profile?: string }): ApiClient {
-  const profile = readProfile(flags.profile);
-  const url = (flags.url ?? process.env.ONERECORD_URL ?? profile.url ?? loadConfig().baseUrl).replace(/\/+$/, '');
+export async function connect(flags: { url?: string; profile?: string }): Promise<ApiClient> {
+  const profile = await readProfile(flags.profile);
+  const url = (flags.url ?? process.env.ONERECORD_URL ?? profile.url ?? (await localConfig()).baseUrl).replace(/\/+$/, '');
   if (!URL.canParse(url)) throw new UsageError(`not a URL: ${url}`);
   const token = process.env.ONERECORD_TOKEN ?? profile.token;
   const { clientId, clientSecret } = profile;

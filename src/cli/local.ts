@@ -1,6 +1,6 @@
-import { loadConfig } from '../config.js';
 import { isValidIri } from '../rdf/terms.js';
 import { countOption, EXIT, localCommand, textOption, UsageError } from './command.js';
+import { localConfig } from './local-config.js';
 import { holderToken } from './local-token.js';
 
 export const tokenCommand = localCommand({
@@ -30,7 +30,7 @@ server first (or export a copy of the directory). Never overwrites a file.`,
   arity: [0, 0],
   async run({ values }) {
     const out = textOption(values, 'out');
-    const { dataDir } = loadConfig();
+    const { dataDir } = await localConfig();
     // Loaded here only: it brings the embedded store (Oxigraph's WASM), which no other command needs.
     const { exportDataDirectory } = await import('../store/embedded/export/export.js');
     const { lines, droppedTail } = await exportDataDirectory(dataDir, out);
