@@ -12,7 +12,7 @@ import type { DurableStore, DurableStoreOptions } from '../src/store/embedded/du
  * The stores here are far below the default store.memoryImageMinQuads: they write images at any
  * size; and keep a smaller reserve free, as an image reads and writes the whole memory.
  */
-const openStore = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStoreWithDefaults(dir, { memoryImageMinQuads: 0, memoryReserveBytes: 64 * 2 ** 20, ...options });
+const openStore = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStoreWithDefaults(dir, { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20, ...options });
 
 /** Queries whose answers must not change across a restart (joins, aggregates, filters, ordering). */
 const QUERIES = [

@@ -675,7 +675,7 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       snapshotAfterBytes: options.snapshotAfterBytes,
       // Its stores are small: images at any size, so that rounds start from them (the images are
       // what this checks), with a smaller reserve free, as an image reads and writes the whole memory.
-      config: { store: { memoryImageMinQuads: 0, memoryReserveBytes: 128 * 2 ** 20 }, ...(options.subscriber ? publisherConfig(options.subscriber) : {}) },
+      config: { store: { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20 }, ...(options.subscriber ? publisherConfig(options.subscriber) : {}) },
     });
     try {
       await use(server);
