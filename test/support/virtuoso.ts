@@ -52,6 +52,8 @@ async function startInto(pooled: PooledEngine, ports: { httpPort?: number; sqlPo
       if (text) console.error(`\n${text}\nstarted again on the same data and ports\n`);
       return startInto(pooled, { httpPort: engine.httpPort, sqlPort: engine.sqlPort });
     });
+    // A start that fails is the next lease's error (leaseEngine), not an unhandled rejection now.
+    pooled.engine.catch(() => undefined);
   });
   return engine;
 }
