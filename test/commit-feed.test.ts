@@ -3,7 +3,7 @@ import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
 import { compactedThroughQuad, outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
-import { feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
+import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
@@ -178,7 +178,7 @@ describe('the commit feed', function () {
     const first = await openStore();
     const second = await openStore(400);
     // Taken as a rolled-back operation would take it: never written.
-    await first.store.select(`SELECT (bif:sequence_next ("onerecord_commit_feed") AS ?lost) WHERE {}`);
+    await first.store.select(`SELECT (bif:sequence_next ("${FEED_SEQUENCE}") AS ?lost) WHERE {}`);
     const started = Date.now();
     await create(first.store, 'https://example.org/logistics-objects/three', 'after a gap');
     await second.store.caughtUp();
@@ -212,7 +212,7 @@ describe('the commit feed', function () {
     // As the starting store reads where to follow the feed from, the other process's operation runs:
     // its intent stored and its position taken; it commits 300 ms later.
     const operationUnderWay = async () => {
-      const position = Number((await client.select('SELECT (bif:sequence_next ("onerecord_commit_feed") AS ?p) WHERE {}')).results.bindings[0].p.value);
+      const position = Number((await client.select(`SELECT (bif:sequence_next ("${FEED_SEQUENCE}") AS ?p) WHERE {}`)).results.bindings[0].p.value);
       const intent = { iri: writer.nextIri(), update: '' };
       const entry = feedEntryParts(intent.iri, [{ kind: 'object-created', revision: created }]);
       intent.update = updateOperation([], [...revisionQuads(created), ...inGraph(created.graph), ...inGraph(latestGraph(object))], [], { ...entry, branch: `{ BIND (${position} AS ?feedPosition) }` });
@@ -221,7 +221,7 @@ describe('the commit feed', function () {
     };
     class StartingStoreClient extends SparqlClient {
       async select(query: string) {
-        if (query.includes('sequence_set ("onerecord_commit_feed", 0, 2)') && !committed) await operationUnderWay();
+        if (query.includes(`sequence_set ("${FEED_SEQUENCE}", 0, 2)`) && !committed) await operationUnderWay();
         return super.select(query);
       }
     }

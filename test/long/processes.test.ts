@@ -35,6 +35,8 @@ interface Sent {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What a client does with a 503: wait as long as its Retry-After says. */
+const waitRetryAfter = (res: Response) => sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
 
 /**
  * 20 clients change 50 objects for 20 s through the cluster, then every object's history is
@@ -54,11 +56,10 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
       if (res.status !== 503) return res;
       unavailable += 1;
       await res.arrayBuffer();
-      await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+      await waitRetryAfter(res);
     }
   };
-  const started = Date.now();
-  const deadline = started + SECONDS * 1000;
+  const deadline = Date.now() + SECONDS * 1000;
   let restartedAt: number | undefined;
   const killing =
     killEngineAfterMs === undefined
@@ -81,7 +82,7 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
         const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
         const body = await res.text();
         sent.push({ at: Date.now(), revision, object, remark, status: res.status, request: res.headers.get('location') ?? undefined, message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; ') });
-        if (res.status === 503) await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+        if (res.status === 503) await waitRetryAfter(res);
       }
     }),
   );

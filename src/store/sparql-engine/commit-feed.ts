@@ -26,7 +26,7 @@ const FEED_POSITION = `${STORE}feedPosition`;
 const FEED_EVENTS = `${STORE}feedEvents`;
 const FEED_TIME = `${STORE}feedTime`;
 /** Virtuoso's sequence of feed positions. */
-const FEED_SEQUENCE = 'onerecord_commit_feed';
+export const FEED_SEQUENCE = 'onerecord_commit_feed';
 
 /**
  * The parts of a commit's apply operation that write its feed entry: template triples and the WHERE

@@ -74,8 +74,8 @@ export async function readCreatedAndLatestRevisions(reader: CsvReader): Promise<
   await allRows(reader, ['o', 'n', 'at', 'by', 'type'], where, 'g', ([object, n, at, by, type]) => {
     const number = Number(n);
     const r = { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: by, mostSpecificType: type };
-    if (number === 1) first.set(r.object, r);
-    if (r.number > (latest.get(r.object)?.number ?? 0)) latest.set(r.object, r);
+    if (number === 1) first.set(object, r);
+    if (number > (latest.get(object)?.number ?? 0)) latest.set(object, r);
   });
   const out = [...first.values()];
   for (const r of latest.values()) if (r.number > 1) out.push(r);
