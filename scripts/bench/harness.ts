@@ -27,7 +27,8 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export const SERVER_NODE_FLAGS = ['--max-semi-space-size=64'];
+/** The Node flags `npm start` gives the server (package.json); BENCH_NODE_FLAGS (space-separated) replaces them, to weigh others. */
+export const SERVER_NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? ['--max-semi-space-size=64'];
 
 /** Node flags that make a process write a V8 CPU profile into `dir` when it exits (none without a directory). */
 export const cpuProfileFlags = (dir: string | undefined, intervalUs?: string): string[] =>

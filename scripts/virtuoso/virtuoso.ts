@@ -115,6 +115,16 @@ export async function startVirtuoso(options: VirtuosoOptions): Promise<RunningVi
   };
 }
 
+/**
+ * Stops `engine` and starts it again on its data directory and ports. Right after a bulk load
+ * Virtuoso answered queries about ten times slower than after a restart (measured at 100,000
+ * objects: the start's count 25.9 s against 0.3 s; docs/sparql-engine.md tells users to restart after loading).
+ */
+export async function restartVirtuoso(engine: RunningVirtuoso, bufferMemoryMb?: number): Promise<RunningVirtuoso> {
+  await engine.stop();
+  return startVirtuoso({ dir: engine.dir, httpPort: engine.httpPort, sqlPort: engine.sqlPort, bufferMemoryMb });
+}
+
 /** Stops the Virtuoso running on `dir`, found by the pid in its lock file (the CLI's `stop`). */
 export async function stopVirtuosoIn(dir: string): Promise<boolean> {
   const pid = await lockHolder(resolve(dir));

@@ -1,11 +1,56 @@
-import { DataFactory } from 'n3';
+import { DataFactory, Literal as N3Literal, type NamedNode as N3NamedNode } from 'n3';
 import type * as RDF from '@rdfjs/types';
-import { xsd } from './vocab.js';
+import { rdf, xsd } from './vocab.js';
 
 export type { RDF };
 export type Quad = RDF.Quad;
 export type Term = RDF.Term;
-export const { namedNode, literal, quad, defaultGraph, blankNode } = DataFactory;
+export const { namedNode, quad, defaultGraph, blankNode } = DataFactory;
+
+/** One NamedNode per datatype: literals share it, as they share the few datatypes there are. */
+const DATATYPES = new Map<string, N3NamedNode>();
+const datatypeNode = (iri: string) => {
+  let node = DATATYPES.get(iri);
+  if (!node) DATATYPES.set(iri, (node = namedNode(iri)));
+  return node;
+};
+
+/**
+ * An n3 literal (the same id, so it equals and indexes as n3's own) that keeps its parts as fields:
+ * n3's Literal reads value, language and datatype out of its id on every access, the datatype as a
+ * new NamedNode each time, and a write reads each literal's parts several times (the parse checks,
+ * the shape checks, the change's keys, the record's N-Quads).
+ */
+class FieldLiteral extends N3Literal {
+  override readonly value: string = '';
+  override readonly language: string = '';
+  override readonly datatype: N3NamedNode;
+  override readonly datatypeString: string = '';
+  readonly direction = '';
+
+  constructor(id: string, value: string, language: string, datatype: string) {
+    super(id);
+    this.value = value;
+    this.language = language;
+    this.datatype = datatypeNode(datatype);
+    this.datatypeString = datatype;
+  }
+}
+
+/**
+ * n3's `DataFactory.literal`, as a FieldLiteral for a string value with a language tag or a
+ * datatype (what parsers and the store make); anything else (numbers, dates, a base direction) as n3 makes it.
+ */
+export function literal(value: string | number, languageOrDatatype?: string | RDF.NamedNode): RDF.Literal {
+  if (typeof value !== 'string') return DataFactory.literal(value, languageOrDatatype);
+  if (typeof languageOrDatatype === 'string') {
+    if (languageOrDatatype.includes('--')) return DataFactory.literal(value, languageOrDatatype);
+    const language = languageOrDatatype.toLowerCase();
+    return new FieldLiteral(`"${value}"@${language}`, value, language, rdf.langString);
+  }
+  const datatype = languageOrDatatype?.value || xsd.string;
+  return new FieldLiteral(datatype === xsd.string ? `"${value}"` : `"${value}"^^${datatype}`, value, '', datatype);
+}
 
 const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r' };
 const LITERAL_ESCAPE = /["\\\n\r]/g;
