@@ -188,7 +188,13 @@ describe('three processes behind a balancer, the one delivering notifications SI
     };
     const dirs = Array.from({ length: CLUSTER_PROCESSES }, (_, i) => join(dataDir, `process-${i + 1}`));
     const ports = await Promise.all(dirs.map(() => freePort()));
-    const start = (i: number) => new ServerProcess({ dataDir: dirs[i], port: ports[i], config });
+    /** Every process started, killed ones included: their logs explain a failed read. */
+    const started: ServerProcess[] = [];
+    const start = (i: number) => {
+      const server = new ServerProcess({ dataDir: dirs[i], port: ports[i], config });
+      started.push(server);
+      return server;
+    };
     const processes: ServerProcess[] = [];
     await mkdir(dirs[0], { recursive: true });
     processes.push(start(0));
@@ -262,7 +268,9 @@ describe('three processes behind a balancer, the one delivering notifications SI
         const latest = await send(object);
         if (latest.status !== 200 || Number(latest.headers.get('latest-revision')) < revisions) missing.push(`${object} latest: ${latest.status} ${latest.headers.get('latest-revision')}`);
       }
-      expect(missing).to.deep.equal([]);
+      // On a failure, what every process logged of those objects and of the writes it waited for or completed.
+      const about = (line: string) => missing.some((m) => line.includes(new URL(m.split(' ')[0]).pathname)) || /write\(s\)/.test(line);
+      expect(missing, started.flatMap((p, i) => p.log.filter(about).map((line) => `process ${i + 1}: ${line}`)).join('\n')).to.deep.equal([]);
 
       // Every notification of every acknowledged write, delivered by whichever process held the lease, under one id each, in order.
       const expected = new Set<string>();
