@@ -2,9 +2,9 @@
  * The engine backend (store.backend: sparql) at growing sizes, on one Virtuoso: for each size, the
  * Logistics Objects missing to reach it are written as N-Quads (copies of one object the server
  * stored through its API, so the layout is the server's own) and loaded with Virtuoso's bulk loader;
- * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (the start rebuilds the in-memory indexes from it) and
- * 20 clients measure GET of random objects, PATCH of objects no run changed before, and POST of one
- * Logistics Event per request to random objects. Per size: the load time, the start time, the API
+ * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (the
+ * start rebuilds the in-memory indexes from it) and 20 clients measure GET of random objects, PATCH
+ * of objects no run changed before, and POST of one Logistics Event per request to random objects. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
  * request; then GET again while SPARQL analytics queries over the whole store run one after the
  * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
