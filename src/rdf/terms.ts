@@ -25,15 +25,17 @@ class FieldLiteral extends N3Literal {
   override readonly value: string = '';
   override readonly language: string = '';
   override readonly datatype: N3NamedNode;
-  override readonly datatypeString: string = '';
-  readonly direction = '';
 
   constructor(id: string, value: string, language: string, datatype: string) {
     super(id);
     this.value = value;
     this.language = language;
     this.datatype = datatypeNode(datatype);
-    this.datatypeString = datatype;
+  }
+
+  /** n3's writer asks every literal; one with a base direction is made by n3 (`literal`). */
+  get direction(): '' {
+    return '';
   }
 }
 
