@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { open, type RootDatabase } from 'lmdb';
-import { ArchiveDb } from '../src/store/embedded/archive/archive-db.js';
+import { ArchiveDb, MAX_UNWRITTEN } from '../src/store/embedded/archive/archive-db.js';
 import { RequestArchive, type ArchivedRequest, type RequestByObjectKey } from '../src/store/embedded/archive/request-archive.js';
 import { tempDir } from './support/store-data.js';
 
@@ -35,6 +35,20 @@ describe('archive: walking an index down one key at a time', () => {
     return keys;
   };
   const newestFirst = (keys: RequestByObjectKey[]) => [...keys].sort((a, b) => b[1] - a[1] || (a[2] < b[2] ? 1 : a[2] > b[2] ? -1 : 0));
+
+  it('hands entries to LMDB once MAX_UNWRITTEN are waiting, without waiting for the delay, and keeps them readable throughout', async () => {
+    const name = `burst-${opened}`;
+    const db = archiveDb<string, number>('burst');
+    const lmdb = env.openDB<number, string>({ name });
+    for (let i = 0; i < MAX_UNWRITTEN - 1; i++) db.put(`k${i}`, i);
+    await env.flushed;
+    expect(lmdb.get('k0'), 'one entry short of the bound: still waiting').to.equal(undefined);
+    db.put(`k${MAX_UNWRITTEN - 1}`, MAX_UNWRITTEN - 1);
+    await env.flushed;
+    lmdb.resetReadTxn();
+    expect([lmdb.get('k0'), lmdb.get(`k${MAX_UNWRITTEN - 1}`)]).to.deep.equal([0, MAX_UNWRITTEN - 1]);
+    expect(db.get(`k${MAX_UNWRITTEN - 2}`)).to.equal(MAX_UNWRITTEN - 2);
+  });
 
   it('gives the keys of a range newest first, committed or not, removed ones left out, and nothing past the floor', async () => {
     const db = index();

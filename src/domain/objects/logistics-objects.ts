@@ -214,7 +214,7 @@ export class LogisticsObjects {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
     const triples = await this.store.graphTriples(revision.graph);
-    if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: 'a revision listed in the index has no data' });
+    if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: `revision ${revision.number} of ${revision.object} is listed in the index but has no data` });
     this.parsedRevisions.set(revision.graph, triples);
     return triples;
   }
