@@ -60,6 +60,24 @@ describe('a lease among processes in the engine', function () {
     for (const lease of leases) await lease.stop();
   });
 
+  it('a holder whose engine answers slowly keeps the lease: it renews right at the halfway point of its term, not at a poll late in its window', async () => {
+    // Each claim takes two requests: 2 × 40 ms of the window of a quarter term (150 ms) that a
+    // holder has to renew in. Polling every fifth of a term (120 ms), the claim began up to a poll
+    // after the halfway point and the lease lapsed for a moment within a few terms.
+    const engine = client();
+    const slow = {
+      select: async (sparql: string) => (await pause(40), engine.select(sparql)),
+      update: async (text: string) => (await pause(40), engine.update(text)),
+    };
+    const changes: string[] = [];
+    const lease = new EngineLease(slow, 'slow', { termMs: TERM_MS, log: () => {} });
+    lease.start({ gained: () => changes.push(`gained ${Date.now()}`), lost: () => changes.push(`lost ${Date.now()}`) });
+    await pause(TERM_MS * 10);
+    await lease.stop();
+    expect(changes.slice(0, 2).map((c) => c.split(' ')[0]), changes.join()).to.deep.equal(['gained', 'lost']);
+    expect(changes, changes.join()).to.have.length(2);
+  });
+
   it('a holder that cannot reach the engine stops before its term ends; a claimant that can takes it after', async () => {
     const events: string[] = [];
     const proxy = await startTcpProxy(engineUrl.hostname, Number(engineUrl.port));

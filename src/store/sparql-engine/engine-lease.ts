@@ -70,9 +70,23 @@ export class EngineLease implements Lease {
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
         .catch((err: unknown) => this.options.log(`lease ${this.name}: the engine did not answer: ${(err as Error).message}`))
-        .finally(() => this.schedule(this.options.termMs / 5));
+        .finally(() => this.schedule(this.nextTickIn()));
     }, ms);
     this.timer.unref();
+  }
+
+  /**
+   * Every fifth of a term; a holder also right at the halfway point of its last term, when it may
+   * claim the next one: its window to renew ends `margin` before that term does (a quarter term
+   * for short terms), and a poll landing late in it left the claim's round trips too little time
+   * on a busy machine, so the lease lapsed for a moment though nobody else could take it.
+   */
+  private nextTickIn(): number {
+    const { termMs } = this.options;
+    if (!this.holding || this.heldThrough === undefined) return termMs / 5;
+    // Past it (renewed, or the claim failed): polls again, never at once.
+    const untilRenewal = this.heldThrough * termMs + termMs / 2 - Date.now();
+    return untilRenewal > 0 ? Math.min(termMs / 5, untilRenewal) : termMs / 5;
   }
 
   private async tick(): Promise<void> {
