@@ -40,10 +40,7 @@ describe('archive: walking an index down one key at a time', () => {
     const name = `burst-${opened}`;
     const db = archiveDb<string, number>('burst');
     const lmdb = env.openDB<number, string>({ name });
-    for (let i = 0; i < MAX_UNWRITTEN - 1; i++) db.put(`k${i}`, i);
-    await env.flushed;
-    expect(lmdb.get('k0'), 'one entry short of the bound: still waiting').to.equal(undefined);
-    db.put(`k${MAX_UNWRITTEN - 1}`, MAX_UNWRITTEN - 1);
+    for (let i = 0; i < MAX_UNWRITTEN; i++) db.put(`k${i}`, i);
     await env.flushed;
     lmdb.resetReadTxn();
     expect([lmdb.get('k0'), lmdb.get(`k${MAX_UNWRITTEN - 1}`)]).to.deep.equal([0, MAX_UNWRITTEN - 1]);

@@ -195,6 +195,15 @@ describe('three processes behind a balancer, the one delivering notifications SI
       started.push(server);
       return server;
     };
+    /**
+     * On a failure: what every process, killed ones too, logged of the objects `faults` name (each
+     * fault starts with, or holds, an object's IRI), of the writes it waited for or completed, and of `also`.
+     */
+    const logsAbout = (faults: readonly string[], also?: RegExp) => {
+      const paths = faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname);
+      const about = (line: string) => paths.some((path) => line.includes(path)) || /write\(s\)/.test(line) || (also?.test(line) ?? false);
+      return started.flatMap((p, i) => p.log.filter(about).map((line) => `process ${i + 1}: ${line}`)).join('\n');
+    };
     const processes: ServerProcess[] = [];
     await mkdir(dirs[0], { recursive: true });
     processes.push(start(0));
@@ -268,9 +277,7 @@ describe('three processes behind a balancer, the one delivering notifications SI
         const latest = await send(object);
         if (latest.status !== 200 || Number(latest.headers.get('latest-revision')) < revisions) missing.push(`${object} latest: ${latest.status} ${latest.headers.get('latest-revision')}`);
       }
-      // On a failure, what every process logged of those objects and of the writes it waited for or completed.
-      const about = (line: string) => missing.some((m) => line.includes(new URL(m.split(' ')[0]).pathname)) || /write\(s\)/.test(line);
-      expect(missing, started.flatMap((p, i) => p.log.filter(about).map((line) => `process ${i + 1}: ${line}`)).join('\n')).to.deep.equal([]);
+      expect(missing, logsAbout(missing)).to.deep.equal([]);
 
       // Every notification of every acknowledged write, delivered by whichever process held the lease, under one id each, in order.
       const expected = new Set<string>();
@@ -282,7 +289,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
       for (const deadline = Date.now() + 60_000; covered() < expected.size && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
       // A write whose answer was lost with its process (not acknowledged) may be there, with its notification.
       const faults = deliveryFaults(sink.received, expected).filter((f) => !f.startsWith('not expected'));
-      expect(faults, `killed: ${killed.join()}`).to.deep.equal([]);
+      const arrivals = (fault: string) => sink.received.flatMap((n, i) => (fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : []));
+      expect(faults, `killed: ${killed.join()}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}`).to.deep.equal([]);
     } finally {
       await balancer.stop();
       for (const p of processes) await p.stop('SIGTERM');
