@@ -24,15 +24,6 @@ export async function highestClaimedNumber(reader: SparqlReader, prefix: string)
   return Number(rows.results.bindings[0]?.highest?.value ?? 0);
 }
 
-/**
- * The operations removing the intents that `selected` (a group graph pattern) binds to ?intent: their
- * texts, and their claims; one operation per kind of row, in one request.
- */
-export function intentsRemovalWhere(selected: string): string {
-  const g = iriToNt(INTENTS_GRAPH);
-  return [`?intent ?p ?o`, `?slot ${iriToNt(CLAIMED_BY)} ?intent`].map((row) => `DELETE { GRAPH ${g} { ${row} } } WHERE { ${selected} GRAPH ${g} { ${row} } }`).join(' ;\n');
-}
-
 const PROCESS_PREFIX = `${STORE}commit:`;
 
 /** The process an intent is of (`CommitIntents.process`), and when that process started (its clock). */
@@ -116,9 +107,14 @@ WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
   }
 }
 
-/** The operation removing the intents `iris` (matched by name: their texts need not be sent back). */
+/**
+ * The operations removing the intents `iris` (matched by name: their texts need not be sent back):
+ * their texts, and their claims; one operation per kind of row, in one request.
+ */
 export function intentsRemoval(iris: readonly string[]): string {
-  return intentsRemovalWhere(`VALUES ?intent { ${iris.map(iriToNt).join(' ')} }`);
+  const g = iriToNt(INTENTS_GRAPH);
+  const selected = `VALUES ?intent { ${iris.map(iriToNt).join(' ')} }`;
+  return [`?intent ?p ?o`, `?slot ${iriToNt(CLAIMED_BY)} ?intent`].map((row) => `DELETE { GRAPH ${g} { ${row} } } WHERE { ${selected} GRAPH ${g} { ${row} } }`).join(' ;\n');
 }
 
 /**

@@ -84,9 +84,10 @@ export class EngineLease implements Lease {
   private nextTickIn(): number {
     const { termMs } = this.options;
     if (!this.holding || this.heldThrough === undefined) return termMs / 5;
-    // Past it (renewed, or the claim failed): polls again, never at once.
+    // Past it (renewed, or the claim failed): polls again, never at once. At it (a timer that fired
+    // a millisecond early found the term not yet half over): a millisecond later.
     const untilRenewal = this.heldThrough * termMs + termMs / 2 - Date.now();
-    return untilRenewal > 0 ? Math.min(termMs / 5, untilRenewal) : termMs / 5;
+    return untilRenewal >= 0 ? Math.max(1, Math.min(termMs / 5, untilRenewal)) : termMs / 5;
   }
 
   private async tick(): Promise<void> {

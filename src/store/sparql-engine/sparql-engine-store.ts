@@ -16,7 +16,7 @@ import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './com
 import { CommitIntents, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntentNames, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
-import { appliedIntents, appliedIntentsRemoval, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
+import { appliedIntents, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
 import { CommitFeedFollower } from './commit-feed-follower.js';
 import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import type { Lease } from '../lease.js';
@@ -287,10 +287,21 @@ export class SparqlEngineStore implements GraphStore {
         if (err instanceof StoreUnavailableError) throw err;
       });
     }
-    for (let from = 0; from < stored.length; from += INTENTS_REMOVED_TOGETHER) {
-      await this.update(intentsRemoval(stored.slice(from, from + INTENTS_REMOVED_TOGETHER).map((i) => i.iri)));
-    }
+    await this.removeIntentsNamed(stored.map((i) => i.iri));
     return intents.length;
+  }
+
+  /**
+   * Removes the stored intents, of every process, whose commits are applied (`appliedIntents`): a
+   * process removes its own in batches, and one that died leaves its last ones; removed while their
+   * feed entries are kept, they are never taken for unapplied ones.
+   */
+  private async removeAppliedIntents(): Promise<void> {
+    await this.removeIntentsNamed([...(await appliedIntents(this, [...(await storedIntentNames(this.engine))]))]);
+  }
+
+  private async removeIntentsNamed(iris: readonly string[]): Promise<void> {
+    for (let from = 0; from < iris.length; from += INTENTS_REMOVED_TOGETHER) await this.update(intentsRemoval(iris.slice(from, from + INTENTS_REMOVED_TOGETHER)));
   }
 
   private async removeGraphs(graphs: readonly string[]): Promise<void> {
@@ -459,7 +470,7 @@ export class SparqlEngineStore implements GraphStore {
     if (this.closed) return;
     this.trimTimer = setTimeout(() => {
       Promise.resolve()
-        .then(() => this.update(appliedIntentsRemoval()))
+        .then(() => this.removeAppliedIntents())
         .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
         .then(() => this.update(livenessTrim(new Date(Date.now() - shared.retentionMs))))
         .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
