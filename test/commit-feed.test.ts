@@ -6,7 +6,7 @@ import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '
 import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
-import { SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
+import { EngineDeadlockError, SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -24,6 +24,23 @@ function revision(object: string, number: number, at: number): RevisionRecord {
   return { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: 'https://example.org/agent', mostSpecificType: `${CARGO}Piece` };
 }
 
+/**
+ * The test's own writes as another process's (heartbeats, intents, operations), beside the stores'
+ * heartbeats and feed reads: sent again when Virtuoso ends a deadlock by rolling one back whole, as
+ * the stores do with theirs.
+ */
+class DeadlockRetryingClient extends SparqlClient {
+  override async update(text: string): Promise<string> {
+    for (;;) {
+      try {
+        return await super.update(text);
+      } catch (err) {
+        if (!(err instanceof EngineDeadlockError)) throw err;
+      }
+    }
+  }
+}
+
 const remarks = (object: string, text: string) => [quad(namedNode(object), namedNode(`${CARGO}remarks`), literal(text))];
 
 describe('the commit feed', function () {
@@ -34,6 +51,8 @@ describe('the commit feed', function () {
 
   const clientOptions = (): SparqlClientOptions => ({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
   const newClient = () => new SparqlClient(clientOptions());
+  /** A client for the test's own writes (DeadlockRetryingClient). */
+  const otherProcess = () => new DeadlockRetryingClient(clientOptions());
 
   /** A store as a server process opens it; `others()`: the commits of other stores it published, `all`: everything it published. */
   async function openStore(gapWaitMs = 300, retentionMs = 60_000, deadAfterMs = 60_000, client = newClient()) {
@@ -204,7 +223,7 @@ describe('the commit feed', function () {
   it("a store that starts while another process's operation has taken its feed position and not yet committed publishes that commit", async () => {
     const object = 'https://example.org/logistics-objects/in-flight';
     const writer = new CommitIntents();
-    const client = newClient();
+    const client = otherProcess();
     await client.update(heartbeat(writer.process, new Date()));
     const created = revision(object, 1, Date.now());
     const inGraph = (graph: string) => remarks(object, 'in flight').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
@@ -248,7 +267,7 @@ describe('the commit feed', function () {
   });
 
   it("a commit's operation applies only while its intent is stored (sent late, after a live process completed and removed it, it changes nothing)", async () => {
-    const client = newClient();
+    const client = otherProcess();
     const intents = new CommitIntents();
     const object = 'https://example.org/logistics-objects/gated';
     const operation = (iri: string) => updateOperation([], remarks(object, 'applied').map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(iri, [{ kind: 'object-moved' as never, move: undefined as never }]));
@@ -271,7 +290,7 @@ describe('the commit feed', function () {
     const dead = new CommitIntents();
     const slot = revisionGraph(object, 2);
     const intent = { iri: dead.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "left by the dead" } }` };
-    const client = newClient();
+    const client = otherProcess();
     await client.update(dead.recording(intent, [{ key: `revision ${slot}`, filled: `GRAPH <urn:onerecord:store:meta> { <${slot}> <urn:onerecord:store:revisionOf> ?o }`, slot: 'revision', resource: object }]));
     // While its intent holds the slot, a change of revision 1 is refused.
     const change = async () => {
@@ -298,7 +317,7 @@ describe('the commit feed', function () {
     // A process seen alive a moment ago stored its change of revision 1, and the engine kept only the
     // first part of the operation: the new revision's metadata, not its triples.
     const killed = new CommitIntents();
-    const client = newClient();
+    const client = otherProcess();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
     const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
@@ -327,7 +346,7 @@ describe('the commit feed', function () {
     // The engine kept the revision's metadata and the feed entry, not the revision's own graph
     // (what test/long/processes.test.ts saw: the blocks Virtuoso keeps are not always the first).
     const killed = new CommitIntents();
-    const client = newClient();
+    const client = otherProcess();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
     const events: DomainEvent[] = [{ kind: 'revision-written', revision: two }];
@@ -350,7 +369,7 @@ describe('the commit feed', function () {
   });
 
   it('a heartbeat leaves one time per process, the latest, and lastSeen reads it', async () => {
-    const client = newClient();
+    const client = otherProcess();
     const [a, b] = [new CommitIntents().process, new CommitIntents().process];
     await client.update(heartbeat(a, new Date(1_000_000)));
     await client.update(heartbeat(b, new Date(2_000_000)));
@@ -362,7 +381,7 @@ describe('the commit feed', function () {
 
   it('the writes of a process that keeps recording that it is alive are left to it, however long it has run; once it stops, they are completed', async () => {
     const object = 'https://example.org/logistics-objects/kept';
-    const client = newClient();
+    const client = otherProcess();
     // A process started long ago, alive: its intent is a write under way.
     const alive = new CommitIntents();
     const intent = { iri: alive.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "its own" } }` };
