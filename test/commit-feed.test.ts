@@ -3,7 +3,7 @@ import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
 import { compactedThroughQuad, outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
-import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents } from '../src/store/sparql-engine/commit-feed.js';
+import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents, type FeedEntryParts } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
 import { EngineDeadlockError, SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
@@ -310,26 +310,35 @@ describe('the commit feed', function () {
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('two');
   });
 
-  it('a store that starts while a write of a process not yet taken for dead is half applied (cut off by a SIGKILL) reads the engine once that write is completed', async () => {
-    const object = 'https://example.org/logistics-objects/cut';
-    const first = await openStore(300, 60_000, 600);
-    const one = await create(first.store, object, 'one');
-    // A process seen alive a moment ago stored its change of revision 1, and the engine kept only the
-    // first part of the operation: the new revision's metadata, not its triples.
+  /**
+   * A change of `object` from revision 1 ('one') to 2 ('two') by a process seen alive a moment ago,
+   * then SIGKILLed: its intent stored, and of its operation only what `kept` writes applied.
+   */
+  async function cutChange(object: string, kept: (two: RevisionRecord, feed: FeedEntryParts) => string): Promise<{ killed: CommitIntents; two: RevisionRecord }> {
     const killed = new CommitIntents();
     const client = otherProcess();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
     const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
     const intent = { iri: killed.nextIri(), update: '' };
+    const feed = feedEntryParts(intent.iri, [{ kind: 'revision-written', revision: two }]);
     intent.update = updateOperation(
       remarks(object, 'one').map((q) => quad(q.subject, q.predicate, q.object, namedNode(latestGraph(object)))),
       [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object))],
       [],
-      feedEntryParts(intent.iri, [{ kind: 'revision-written', revision: two }]),
+      feed,
     );
     await client.update(killed.recording(intent));
-    await client.update(updateOperation([], revisionQuads(two)));
+    await client.update(kept(two, feed));
+    return { killed, two };
+  }
+
+  it('a store that starts while a write of a process not yet taken for dead is half applied (cut off by a SIGKILL) reads the engine once that write is completed', async () => {
+    const object = 'https://example.org/logistics-objects/cut';
+    const first = await openStore(300, 60_000, 600);
+    const one = await create(first.store, object, 'one');
+    // The engine kept only the first part of the operation: the new revision's metadata, not its triples.
+    const { killed, two } = await cutChange(object, (revisionTwo) => updateOperation([], revisionQuads(revisionTwo)));
     expect(one.number).to.equal(1);
 
     const second = await openStore(300, 60_000, 600);
@@ -339,27 +348,13 @@ describe('the commit feed', function () {
     expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
   });
 
-  it('a write cut off with its feed entry kept but not its new revision graph counts as not applied: a store that starts waits for it, it is completed, and its intent is not removed before', async () => {
+  it('a write cut off with its feed entry kept but not its new revision graph counts as not applied: a store that starts waits for it, and it is completed', async () => {
     const object = 'https://example.org/logistics-objects/cut-after-feed';
     const first = await openStore(300, 60_000, 600);
     await create(first.store, object, 'one');
     // The engine kept the revision's metadata and the feed entry, not the revision's own graph
     // (what test/long/processes.test.ts saw: the blocks Virtuoso keeps are not always the first).
-    const killed = new CommitIntents();
-    const client = otherProcess();
-    await client.update(heartbeat(killed.process, new Date()));
-    const two = revision(object, 2, Date.now());
-    const events: DomainEvent[] = [{ kind: 'revision-written', revision: two }];
-    const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
-    const intent = { iri: killed.nextIri(), update: '' };
-    intent.update = updateOperation(
-      remarks(object, 'one').map((q) => quad(q.subject, q.predicate, q.object, namedNode(latestGraph(object)))),
-      [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object))],
-      [],
-      feedEntryParts(intent.iri, events),
-    );
-    await client.update(killed.recording(intent));
-    await client.update(updateOperation([], revisionQuads(two), [], feedEntryParts(intent.iri, events)));
+    const { killed, two } = await cutChange(object, (revisionTwo, feed) => updateOperation([], revisionQuads(revisionTwo), [], feed));
 
     const second = await openStore(300, 60_000, 600);
     expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);

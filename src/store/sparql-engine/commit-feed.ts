@@ -114,8 +114,13 @@ export async function appliedIntents(reader: SparqlReader, intents: readonly str
     const rows = await reader.select(
       `SELECT ?intent ?events WHERE { VALUES ?intent { ${values} } GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position OPTIONAL { ?intent ${iriToNt(FEED_EVENTS)} ?events } } }`,
     );
-    // Virtuoso may answer without a long literal (a row being written): its graphs are then not asked for.
-    for (const b of rows.results.bindings) if (b.intent) created.set(b.intent.value, [...(created.get(b.intent.value) ?? []), ...(b.events ? revisionGraphsOf(b.events.value) : [])]);
+    for (const b of rows.results.bindings) {
+      if (!b.intent) continue;
+      const graphs = created.get(b.intent.value) ?? [];
+      // Virtuoso may answer without a long literal (a row being written): its graphs are then not asked for.
+      if (b.events) graphs.push(...revisionGraphsOf(b.events.value));
+      created.set(b.intent.value, graphs);
+    }
   }
   const empty = await emptyGraphs(reader, [...new Set([...created.values()].flat())]);
   return new Set([...created].filter(([, graphs]) => !graphs.some((g) => empty.has(g))).map(([intent]) => intent));
