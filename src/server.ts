@@ -36,6 +36,7 @@ import { EngineQueries } from './store/sparql-engine/engine-queries.js';
 import { SparqlClient } from './store/sparql-engine/sparql-client.js';
 import { SparqlEngineStore } from './store/sparql-engine/sparql-engine-store.js';
 import type { GraphStore } from './store/graph-store.js';
+import { StoreUnavailableError } from './store/errors.js';
 import type { QueryService } from './store/query-service.js';
 import type { StoreCapacity } from './store/capacity.js';
 import { ActionRequestIndex } from './domain/requests/action-request-index.js';
@@ -152,11 +153,34 @@ export async function startServer(config: Config, logger: Logger = createLogger(
   const lifecycle = new Lifecycle();
   const listener = await Listener.open(config.port, config.host, lifecycle, createStartingApp(lifecycle, logger), config.keepAliveTimeoutMs);
   try {
-    return await openAndServe(config, logger, lifecycle, listener);
+    for (let attempt = 1; ; attempt++) {
+      const opening: Opening = {};
+      try {
+        return await openAndServe(config, logger, lifecycle, listener, opening);
+      } catch (err) {
+        // An engine started after the server, or restarting (it died while the start read it): the start is tried again.
+        if (!(err instanceof StoreUnavailableError) || config.store.backend !== 'sparql') throw err;
+        await opening.delivery?.stop().catch(() => {});
+        await opening.store?.close();
+        const waitMs = Math.min(attempt, START_RETRY_MAX_STEPS) * START_RETRY_STEP_MS;
+        logger.warn({ event: 'store-unavailable-at-start', err }, `the SPARQL engine cannot be read: starting again in ${waitMs / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
   } catch (err) {
     await listener.drain(0);
     throw err;
   }
+}
+
+/** A start that found the engine unavailable is tried again after 1 s, 2 s, ... up to 10 s, for as long as it takes. */
+const START_RETRY_STEP_MS = 1000;
+const START_RETRY_MAX_STEPS = 10;
+
+/** What a start opened and started that a failed start closes and stops. */
+interface Opening {
+  store?: ServerStore;
+  delivery?: LeasedDelivery;
 }
 
 /**
@@ -172,7 +196,7 @@ const cargoOntology = readOnce(() => CargoOntology.fromFile(ONTOLOGY_FILE));
 const apiOntology = readOnce(() => ApiOntology.fromFile(API_ONTOLOGY_FILE));
 const shapeValidators = { strict: readOnce(() => ShapeValidator.fromFiles({ strict: true })), lenient: readOnce(() => ShapeValidator.fromFiles()) };
 
-async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener): Promise<RunningServer> {
+async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener, opening: Opening): Promise<RunningServer> {
   const ontology = cargoOntology();
   let opened: OpenedStore | undefined;
   let delivery: LeasedDelivery | undefined;
@@ -183,6 +207,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
       : undefined;
   opened = await openStore(config, logger, metrics);
   const { store } = opened;
+  opening.store = store;
   const capacity = opened.capacity;
   if (opened.embedded) lifecycle.storeCapacity = () => capacity()!;
   const holder = holderIri(config);
@@ -259,6 +284,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     store.committed.subscribe((events) => offers.onCommitted(events), false);
   }
   delivery.start();
+  opening.delivery = delivery;
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = opened.startQueries();

@@ -314,17 +314,18 @@ describe('the commit feed', function () {
    * A change of `object` from revision 1 ('one') to 2 ('two') by a process seen alive a moment ago,
    * then SIGKILLed: its intent stored, and of its operation only what `kept` writes applied.
    */
-  async function cutChange(object: string, kept: (two: RevisionRecord, feed: FeedEntryParts) => string): Promise<{ killed: CommitIntents; two: RevisionRecord }> {
+  async function cutChange(object: string, kept: (two: RevisionRecord, feed: FeedEntryParts) => string, notification?: OutboxEntry): Promise<{ killed: CommitIntents; two: RevisionRecord }> {
     const killed = new CommitIntents();
     const client = otherProcess();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
     const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
     const intent = { iri: killed.nextIri(), update: '' };
-    const feed = feedEntryParts(intent.iri, [{ kind: 'revision-written', revision: two }]);
+    const events: DomainEvent[] = [{ kind: 'revision-written', revision: two }, ...(notification ? [{ kind: 'notification-queued' as const, entry: notification }] : [])];
+    const feed = feedEntryParts(intent.iri, events);
     intent.update = updateOperation(
       remarks(object, 'one').map((q) => quad(q.subject, q.predicate, q.object, namedNode(latestGraph(object)))),
-      [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object))],
+      [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object)), ...(notification ? outboxEntryQuads(notification) : [])],
       [],
       feed,
     );
@@ -361,6 +362,35 @@ describe('the commit feed', function () {
     expect((await second.store.graphTriples(latestGraph(object))).map((q) => q.object.value)).to.deep.equal(['two']);
     expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
     expect(logged.some((m) => m.startsWith('completed 1 write(s)') && m.includes(killed.process))).to.equal(true);
+  });
+
+  it("a write cut off with its feed entry and new revision kept but not its outbox entry counts as not applied: it is completed, and a later commit cannot take the entry's number", async () => {
+    const object = 'https://example.org/logistics-objects/cut-outbox';
+    const first = await openStore(300, 60_000, 600);
+    await create(first.store, object, 'one');
+    const entry: OutboxEntry = { sequence: 1, iri: 'https://example.org/notifications/cut', queuedAt: new Date(), content: { eventType: 'cut' }, topics: [], addressed: [], recipients: 0 };
+    // The engine kept every block of the operation but the outbox entry's graph.
+    const { killed, two } = await cutChange(
+      object,
+      (revisionTwo, feed) => updateOperation([], [...revisionQuads(revisionTwo), ...remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(revisionTwo.graph)))], [], feed),
+      entry,
+    );
+    expect(await first.store.graphTriples(two.graph)).to.have.length(1);
+
+    const second = await openStore(300, 60_000, 600);
+    expect(logged.some((m) => m.startsWith('completed 1 write(s)') && m.includes(killed.process))).to.equal(true);
+    const held = await second.store.graphTriples(outboxEntryGraph(1));
+    expect(held).to.have.length(1);
+    expect(held[0].object.value).to.contain('cut');
+    // The number is taken: another write numbered 1 is refused.
+    const other: OutboxEntry = { ...entry, iri: 'https://example.org/notifications/other', content: { eventType: 'other' } };
+    const tx = second.store.begin({ insert: outboxEntryQuads(other) });
+    tx.events.push({ kind: 'notification-queued', entry: other });
+    const refused = await second.store.commit(tx).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).to.be.instanceOf(StoreConflictError);
   });
 
   it('a heartbeat leaves one time per process, the latest, and lastSeen reads it', async () => {

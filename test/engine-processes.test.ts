@@ -132,6 +132,9 @@ describe('two server processes with store.sparql.readYourWrites off', function (
     const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     await shareIdentityProvider(servers[0].dataDir, dir);
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql }, baseUrl: servers[0].url }, dir));
+    // Until one of them delivers: a process that gains the delivery lease reads the feed once (so the
+    // second, should it gain it while the test creates its object, would learn of it).
+    for (const deadline = Date.now() + 30_000; !servers.some((s) => s.running.services.delivery.delivering) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
   });
   after(async () => {
     for (const server of servers.reverse()) await server.close();

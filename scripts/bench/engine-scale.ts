@@ -3,8 +3,9 @@
  * Logistics Objects missing to reach it are written as N-Quads (copies of one object the server
  * stored through its API, so the layout is the server's own) and loaded with Virtuoso's bulk loader;
  * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (the
- * start rebuilds the in-memory indexes from it) and 20 clients measure GET of random objects, PATCH
- * of objects no run changed before, and POST of one Logistics Event per request to random objects. Per size: the load time, the start time, the API
+ * start rebuilds the in-memory indexes from it) and 20 clients measure GET of objects each read
+ * once (in a random order), GET of random objects, PATCH of objects no run changed before, and POST
+ * of one Logistics Event per request to random objects. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
  * request; then GET again while SPARQL analytics queries over the whole store run one after the
  * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
@@ -117,6 +118,10 @@ async function getWhileQuerying(server: EngineServer, engine: RunningVirtuoso, s
 const objectIri = (server: EngineServer, n: number) => `${server.ready.url}/logistics-objects/${objectId(n)}`;
 
 interface ApiResult {
+  /** GET of objects in a random order, each once: no answer can come from a cache of an earlier read. */
+  firstGet: Measured;
+  /** Reads of that run (warm-up included) past the last object, which read objects again. */
+  firstGetRepeats: number;
   get: Measured;
   /** GET once every object was read (its body in the server's cache): at sizes the cache holds whole. */
   warmGet?: Measured;
@@ -142,14 +147,39 @@ async function readEveryObject(server: EngineServer, size: number): Promise<void
   );
 }
 
+/** The objects `0` to `size - 1`, each once, in a random order; past the last, from the first again (counted). */
+class FirstReads {
+  private readonly order: Uint32Array;
+  private taken = 0;
+
+  constructor(size: number) {
+    this.order = Uint32Array.from({ length: size }, (_, n) => n);
+    for (let i = size - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [this.order[i], this.order[j]] = [this.order[j], this.order[i]];
+    }
+  }
+
+  next(): number {
+    return this.order[this.taken++ % this.order.length];
+  }
+
+  get repeats(): number {
+    return Math.max(0, this.taken - this.order.length);
+  }
+}
+
 /**
- * GET of random objects, PATCH of objects no run changed before (`changed`, kept across runs), POST
- * of one Logistics Event per request to random objects, on a server holding `objectId(0)` to
- * `objectId(size - 1)`.
+ * GET of objects each read once (first reads: at any size, no answer comes from a cache of an
+ * earlier read), then GET of random objects, PATCH of objects no run changed before (`changed`, kept
+ * across runs), POST of one Logistics Event per request to random objects, on a server holding
+ * `objectId(0)` to `objectId(size - 1)`.
  */
 async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
   const random = () => Math.floor(Math.random() * size);
   const getRandom = () => server.client.send(objectIri(server, random()), 'GET');
+  const firstReads = new FirstReads(size);
+  const firstGet = await measured(server, engine, seconds, () => server.client.send(objectIri(server, firstReads.next()), 'GET'), 200);
   const get = await measured(server, engine, seconds, getRandom, 200);
   const warmGet = size <= SERIALIZED_REVISIONS_KEPT ? await readEveryObject(server, size).then(() => measured(server, engine, seconds, getRandom, 200)) : undefined;
   const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
@@ -182,7 +212,7 @@ async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: n
   );
   let events = 0;
   const event = await measured(server, engine, seconds, () => server.client.send(`${objectIri(server, random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
-  return { get, warmGet, patch, patchRefusals, event };
+  return { firstGet, firstGetRepeats: firstReads.repeats, get, warmGet, patch, patchRefusals, event };
 }
 
 /** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
@@ -257,7 +287,9 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
   console.log(`\nengine-scale, ${machine()}, ${CLIENTS} clients, ${seconds} s runs; ratios against ${fmt(base.objects)} objects`);
   for (const r of results) {
     console.log(`\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`);
-    console.log(`  GET         ${rate(r.get, base.get)}`);
+    const repeats = r.firstGetRepeats > 0 ? ` (${fmt(r.firstGetRepeats)} reads, warm-up included, were of objects read before)` : '';
+    console.log(`  GET, each object read once: ${rate(r.firstGet, base.firstGet)}${repeats}`);
+    console.log(`  GET of random objects (an object may be read again, its answer then cached): ${rate(r.get, base.get)}`);
     if (r.warmGet) console.log(`  GET, every object read once before (ratios against the GET above): ${rate(r.warmGet, r.get)}`);
     console.log(`  PATCH       ${rate(r.patch, base.patch)}${refusals(r.patchRefusals)}`);
     console.log(`  event POST  ${rate(r.event, base.event)}`);

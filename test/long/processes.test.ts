@@ -9,7 +9,11 @@ import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluste
 import { deliveryFaults, pieceSubscription, startNotificationSink } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
-import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso } from '../support/virtuoso.js';
+import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from '../support/virtuoso.js';
+import { STORE } from '../../src/rdf/vocab.js';
+import { outboxEntryGraph, readOutboxPositions } from '../../src/store/schema/outbox.js';
+import { parseEvents } from '../../src/store/sparql-engine/commit-feed.js';
+import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 
 // Three server processes over one Virtuoso behind nginx (store.sparql.sharedWriters): 20 clients
 // change 50 objects for 20 s, each change built on the revision the client just read, through
@@ -157,6 +161,33 @@ describe('three processes behind a balancer, 20 clients changing 50 objects for 
   it('the same with the engine SIGKILLed 8 s into the run and started again: the processes answer 503 while it is down, then go on; no acknowledged change is lost or applied twice', () => soak(cluster, dataDir, 8_000));
 });
 
+/**
+ * On a delivery fault: what the engine holds of the objects `faults` name: the commit feed's entries
+ * that mention them (position, intent, event kinds, outbox entry numbers, and whether each entry is
+ * stored), the outbox's queue positions and how far it was compacted, and the intents left.
+ */
+async function engineStateAbout(engine: EngineConnection, faults: readonly string[]): Promise<string> {
+  const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+  const ids = [...new Set(faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname.split('/').pop()!))];
+  const lines: string[] = [];
+  for (const id of ids) {
+    const rows = await client.select(
+      `SELECT ?intent ?position ?events WHERE { GRAPH <${STORE}commit-feed> { ?intent <${STORE}feedPosition> ?position ; <${STORE}feedEvents> ?events } FILTER (CONTAINS(STR(?events), "${id}")) } ORDER BY ?position`,
+    );
+    for (const b of rows.results.bindings) {
+      const events = parseEvents(b.events.value);
+      const entries = events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
+      const stored = await Promise.all(entries.map(async (n) => `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`));
+      lines.push(`engine: ${id} feed ${b.position.value} ${b.intent.value}: ${events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`);
+    }
+  }
+  const positions = await readOutboxPositions(client);
+  lines.push(`engine: outbox compacted through ${positions.compactedThrough}; queues ${positions.queues.map((q) => q.through).join(', ')}`);
+  const intents = await client.select(`SELECT (COUNT(DISTINCT ?i) AS ?n) WHERE { GRAPH <${STORE}commit-intents> { ?i ?p ?o } }`);
+  lines.push(`engine: intents stored ${intents.results.bindings[0]?.n?.value}`);
+  return lines.join('\n');
+}
+
 describe('three processes behind a balancer, the one delivering notifications SIGKILLed and restarted twice while 20 clients write', function () {
   this.timeout(300_000);
   let dataDir: string;
@@ -290,7 +321,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
       // A write whose answer was lost with its process (not acknowledged) may be there, with its notification.
       const faults = deliveryFaults(sink.received, expected).filter((f) => !f.startsWith('not expected'));
       const arrivals = (fault: string) => sink.received.flatMap((n, i) => (fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : []));
-      expect(faults, `killed: ${killed.join()}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}`).to.deep.equal([]);
+      const engineState = faults.length > 0 ? await engineStateAbout(engine, faults) : '';
+      expect(faults, `killed: ${killed.join()}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`).to.deep.equal([]);
     } finally {
       await balancer.stop();
       for (const p of processes) await p.stop('SIGTERM');

@@ -1,12 +1,12 @@
 import { connect, createServer, type Socket } from 'node:net';
 
-/** A TCP proxy on loopback to `target` (host:port) that a test can cut: its connections dropped, new ones refused. */
+/** A TCP proxy on loopback (on `port`, or one free) to `target` (host:port) that a test can cut: its connections dropped, new ones refused. */
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
 }
 
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(targetHost: string, targetPort: number, port = 0): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   const server = createServer((inbound) => {
     const outbound = connect(targetPort, targetHost);
@@ -17,7 +17,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     }
     inbound.pipe(outbound).pipe(inbound);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
     async cut() {

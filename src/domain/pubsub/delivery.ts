@@ -122,8 +122,9 @@ export class Delivery {
     this.index = subscriptions.index;
     this.order = new EntryOrder({ ...order, log }, (queued, late) => this.arrive(queued, late));
     this.settle = new SettleCommits(store, {
-      lowWater: () => this.windows.lowWater(this.arrived.reduce((low, a) => Math.min(low, a.entry.sequence - 1), this.settle.lastSequence)),
-      recordCap: () => (this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY) - 1,
+      lowWater: () => this.windows.lowWater(Math.min(this.lowestArrived() - 1, this.settle.lastSequence)),
+      // Below a number still awaited, and below an entry not in its queues yet (a late one moves their positions back only once there).
+      recordCap: () => Math.min(this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY, this.lowestArrived()) - 1,
       knownEntry: (sequence) => this.windows.knownEntry(sequence),
       serving,
       backoffMs: (failures) => backoffMs(failures, options),
@@ -156,6 +157,11 @@ export class Delivery {
           break;
       }
     }
+  }
+
+  /** The lowest number of the entries published and not yet given to their queues (`arrived`). */
+  private lowestArrived(): number {
+    return this.arrived.reduce((low, a) => Math.min(low, a.entry.sequence), Number.POSITIVE_INFINITY);
   }
 
   /** An entry's turn (`late`: after entries numbered after it). */

@@ -2,6 +2,7 @@ import { dateTimeLiteral, iriToNt, literal, termToNt, tripleToNt } from '../../r
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
+import { outboxEntryGraph, readOutboxPositions } from '../schema/outbox.js';
 import { INTENDED_UPDATE, INTENTS_GRAPH } from './commit-intents.js';
 import type { DomainEvent } from '../transaction.js';
 
@@ -98,17 +99,20 @@ export function feedTrim(cutoff: Date): string {
 }
 
 /**
- * Of `intents`, those applied: their operation wrote a feed entry, and the revision graphs it
- * creates hold triples. A start sends again only the others: sent again now, an applied operation
- * of one process could undo what a later one of another process wrote over it (intents of several
- * processes do not sort in commit order). The revision graphs are asked for because Virtuoso, when
- * an operation's connection drops, may keep its feed entry and a revision's metadata without the
- * new revision graph (measured: the blocks it keeps are not always the first ones, see
- * docs/sparql-engine.md); nothing can have been written over such a write since (a change of that
- * object reads the missing revision and fails, and the intent keeps its slots), so completing it is safe.
+ * Of `intents`, those applied: their operation wrote a feed entry, and what it creates is there (the
+ * graphs of new revisions, Logistics Events and action requests hold triples, and each outbox entry
+ * is stored or already delivered and removed). A start sends again only the others: sent again now,
+ * an applied operation of one process could undo what a later one of another process wrote over it
+ * (intents of several processes do not sort in commit order). What it creates is asked for because
+ * Virtuoso, when an operation's connection drops, may keep its feed entry without some of its graph
+ * blocks (measured: a revision's metadata and feed entry without the revision graph; the blocks it
+ * keeps are not always the first ones, see docs/sparql-engine.md). An outbox entry lost so would let a
+ * later commit take its number: two entries of one number, one of them never sent. Nothing can have
+ * been written over such a write since (a change of that object reads the missing revision and
+ * fails, and the intent keeps its slots), so completing it is safe.
  */
 export async function appliedIntents(reader: SparqlReader, intents: readonly string[]): Promise<Set<string>> {
-  const created = new Map<string, string[]>();
+  const created = new Map<string, CreatedParts>();
   for (let from = 0; from < intents.length; from += APPLIED_ASKED_TOGETHER) {
     const values = intents.slice(from, from + APPLIED_ASKED_TOGETHER).map(iriToNt).join(' ');
     const rows = await reader.select(
@@ -116,21 +120,35 @@ export async function appliedIntents(reader: SparqlReader, intents: readonly str
     );
     for (const b of rows.results.bindings) {
       if (!b.intent) continue;
-      const graphs = created.get(b.intent.value) ?? [];
-      // Virtuoso may answer without a long literal (a row being written): its graphs are then not asked for.
-      if (b.events) graphs.push(...revisionGraphsOf(b.events.value));
-      created.set(b.intent.value, graphs);
+      const parts = created.get(b.intent.value) ?? { graphs: [], outboxEntries: [] };
+      // Virtuoso may answer without a long literal (a row being written): what it creates is then not asked for.
+      if (b.events) addCreatedParts(parts, parseEvents(b.events.value));
+      created.set(b.intent.value, parts);
     }
   }
-  const empty = await emptyGraphs(reader, [...new Set([...created.values()].flat())]);
-  return new Set([...created].filter(([, graphs]) => !graphs.some((g) => empty.has(g))).map(([intent]) => intent));
+  const entries = [...created.values()].flatMap((parts) => parts.outboxEntries);
+  // Entries up to it are removed once delivered: gone, not lost.
+  const removedThrough = entries.length > 0 ? (await readOutboxPositions(reader)).compactedThrough : 0;
+  const needed = (parts: CreatedParts) => [...parts.graphs, ...parts.outboxEntries.filter((n) => n > removedThrough).map(outboxEntryGraph)];
+  const empty = await emptyGraphs(reader, [...new Set([...created.values()].flatMap(needed))]);
+  return new Set([...created].filter(([, parts]) => !needed(parts).some((g) => empty.has(g))).map(([intent]) => intent));
 }
 
 const APPLIED_ASKED_TOGETHER = 200;
 
-/** The revision graphs a commit whose feed entry holds `events` writes. */
-function revisionGraphsOf(events: string): string[] {
-  return parseEvents(events).flatMap((e) => (e.kind === 'object-created' || e.kind === 'revision-written' ? [e.revision.graph] : []));
+/** What a commit creates that stays (or, for outbox entries, stays until delivered). */
+interface CreatedParts {
+  graphs: string[];
+  outboxEntries: number[];
+}
+
+function addCreatedParts(parts: CreatedParts, events: readonly DomainEvent[]): void {
+  for (const e of events) {
+    if (e.kind === 'object-created' || e.kind === 'revision-written') parts.graphs.push(e.revision.graph);
+    else if (e.kind === 'event-appended') parts.graphs.push(e.event.iri);
+    else if (e.kind === 'action-request-created') parts.graphs.push(e.request.iri);
+    else if (e.kind === 'notification-queued') parts.outboxEntries.push(e.entry.sequence);
+  }
 }
 
 /** Of `graphs`, those without a triple. */
