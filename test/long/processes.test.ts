@@ -6,7 +6,7 @@ import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { startBalancer } from '../support/balancer.js';
 import { add, change, createObject, patch, piece, statusOf, str } from '../support/changes.js';
 import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluster.js';
-import { deliveryFaults, pieceSubscription, startNotificationSink } from '../support/notification-sink.js';
+import { deliveryFaults, pieceSubscription, startNotificationSink, type ReceivedNotification } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
 import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from '../support/virtuoso.js';
@@ -162,23 +162,40 @@ describe('three processes behind a balancer, 20 clients changing 50 objects for 
 });
 
 /**
- * On a delivery fault: what the engine holds of the objects `faults` name: the commit feed's entries
- * that mention them (position, intent, event kinds, outbox entry numbers, and whether each entry is
- * stored), the outbox's queue positions and how far it was compacted, and the intents left.
+ * On a delivery fault: what the engine holds of the objects `faults` name. From the commit feed (every
+ * commit of the run, with its process's intent and its time relative to the run's start): the commits
+ * that name them, with their outbox entry numbers and whether each entry is stored; any other commit
+ * that queued an entry under one of those numbers; and the first queue position and compaction past
+ * each number. Then the outbox's positions now, and the intents left.
  */
-async function engineStateAbout(engine: EngineConnection, faults: readonly string[]): Promise<string> {
+async function engineStateAbout(engine: EngineConnection, faults: readonly string[], startedAt: number, received: readonly ReceivedNotification[]): Promise<string> {
   const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
   const ids = [...new Set(faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname.split('/').pop()!))];
+  const rows = await client.select(
+    `SELECT ?intent ?position ?events ?time WHERE { GRAPH <${STORE}commit-feed> { ?intent <${STORE}feedPosition> ?position ; <${STORE}feedEvents> ?events ; <${STORE}feedTime> ?time } } ORDER BY ?position`,
+  );
+  const feed = rows.results.bindings.map((b) => ({ position: b.position.value, intent: b.intent.value.replace(`${STORE}commit:`, ''), at: `${((Date.parse(b.time.value) - startedAt) / 1000).toFixed(2)} s`, text: b.events.value, events: parseEvents(b.events.value) }));
+  const queued = (e: (typeof feed)[number]) => e.events.flatMap((d) => (d.kind === 'notification-queued' ? [d.entry.sequence] : []));
   const lines: string[] = [];
-  for (const id of ids) {
-    const rows = await client.select(
-      `SELECT ?intent ?position ?events WHERE { GRAPH <${STORE}commit-feed> { ?intent <${STORE}feedPosition> ?position ; <${STORE}feedEvents> ?events } FILTER (CONTAINS(STR(?events), "${id}")) } ORDER BY ?position`,
-    );
-    for (const b of rows.results.bindings) {
-      const events = parseEvents(b.events.value);
-      const entries = events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
-      const stored = await Promise.all(entries.map(async (n) => `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`));
-      lines.push(`engine: ${id} feed ${b.position.value} ${b.intent.value}: ${events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`);
+  const numbers = new Set<number>();
+  for (const entry of feed.filter((e) => ids.some((id) => e.text.includes(id)))) {
+    const stored = await Promise.all(queued(entry).map(async (n) => `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`));
+    queued(entry).forEach((n) => numbers.add(n));
+    lines.push(`engine: feed ${entry.position} at ${entry.at} by ${entry.intent}: ${entry.events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`);
+    // Its notifications' @ids start with the entry's: whatever body came with them.
+    for (const e of entry.events) {
+      if (e.kind !== 'notification-queued') continue;
+      const arrivals = received.flatMap((n, i) => (n.id.startsWith(e.entry.iri) ? [`arrival ${i} as ${n.object} ${n.revision} ${n.eventType}`] : []));
+      lines.push(`engine: entry ${e.entry.sequence} (${e.entry.iri}): ${arrivals.length > 0 ? arrivals.join('; ') : 'no notification under its @id arrived'}`);
+    }
+  }
+  for (const n of numbers) {
+    for (const entry of feed.filter((e) => queued(e).includes(n) && !ids.some((id) => e.text.includes(id)))) lines.push(`engine: entry ${n} also queued by feed ${entry.position} at ${entry.at} by ${entry.intent}`);
+    const passed = (kind: 'outbox-advanced' | 'outbox-compacted') => feed.find((e) => e.events.some((d) => d.kind === kind && d.through >= n));
+    for (const kind of ['outbox-advanced', 'outbox-compacted'] as const) {
+      const first = passed(kind);
+      const through = first?.events.flatMap((d) => (d.kind === kind ? [d.through] : [])).join(', ');
+      lines.push(`engine: entry ${n}: first ${kind} past it ${first ? `feed ${first.position} at ${first.at} by ${first.intent} (through ${through})` : 'none'}`);
     }
   }
   const positions = await readOutboxPositions(client);
@@ -278,15 +295,18 @@ describe('three processes behind a balancer, the one delivering notifications SI
           }
         }
       };
+      const startedAt = Date.now();
       const clients = Array.from({ length: 20 }, (_, i) => client(i));
       const acknowledged = async (count: number) => {
         for (const deadline = Date.now() + 60_000; created.length < count && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       };
       const killed: number[] = [];
+      const kills: string[] = [];
       for (const round of [1, 2]) {
         await acknowledged(40 * round);
         const victim = await deliverer();
         killed.push(victim);
+        kills.push(`process ${victim + 1} killed at ${((Date.now() - startedAt) / 1000).toFixed(2)} s`);
         await processes[victim].stop('SIGKILL');
         await new Promise((resolve) => setTimeout(resolve, 500));
         processes[victim] = start(victim);
@@ -321,7 +341,7 @@ describe('three processes behind a balancer, the one delivering notifications SI
       // A write whose answer was lost with its process (not acknowledged) may be there, with its notification.
       const faults = deliveryFaults(sink.received, expected).filter((f) => !f.startsWith('not expected'));
       const arrivals = (fault: string) => sink.received.flatMap((n, i) => (fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : []));
-      const engineState = faults.length > 0 ? await engineStateAbout(engine, faults) : '';
+      const engineState = faults.length > 0 ? `${kills.join('\n')}\n${await engineStateAbout(engine, faults, startedAt, sink.received)}` : '';
       expect(faults, `killed: ${killed.join()}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`).to.deep.equal([]);
     } finally {
       await balancer.stop();

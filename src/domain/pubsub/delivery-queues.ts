@@ -158,19 +158,24 @@ export class QueueWindows {
    * the queue waits in the store only, else they stay in the store only. Queues already past the
    * entry (at start: settled before a restart) or that read it from the store meanwhile skip it;
    * a `late` entry (published after entries numbered after it: EntryOrder) joins every queue's
-   * window in its place by number, past or not.
+   * window in its place by number, past or not. Answers why no queue took it, if none did.
    */
-  enqueue(entry: OutboxEntry, recipients?: readonly Recipient[], late = false): void {
+  enqueue(entry: OutboxEntry, recipients?: readonly Recipient[], late = false): string | undefined {
     const addressed = this.addressed(entry, recipients);
     let held = false;
     let taken = false;
+    const passed: string[] = [];
     for (const [key, recipients] of addressed.byQueue) {
       if (late) {
         this.insertLate(entry, recipients);
         held = true;
         continue;
       }
-      if (entry.sequence <= this.settle.position(key) || entry.sequence <= (this.queues.get(key)?.cursor ?? 0)) continue;
+      const [position, cursor] = [this.settle.position(key), this.queues.get(key)?.cursor ?? 0];
+      if (entry.sequence <= position || entry.sequence <= cursor) {
+        passed.push(`queue ${key} past it (position ${position}, cursor ${cursor})`);
+        continue;
+      }
       taken = true;
       const q = this.queueOf(recipients[0]);
       if (q.backlog > 0 || q.unsettled >= this.queueWindow) {
@@ -190,6 +195,7 @@ export class QueueWindows {
     // Read from the store below the entries removed, and no queue's: left behind by a removal (a
     // late one, published after the entries after it were removed, stays until every queue is past it).
     else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0)) this.settle.removeEntry(entry.sequence);
+    return held || taken ? undefined : passed.length > 0 ? passed.join('; ') : 'no recipient';
   }
 
   /** A late entry's notifications to one queue, in the window before the notifications of later entries (the window may hold one too many meanwhile). */

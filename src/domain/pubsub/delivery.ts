@@ -95,7 +95,8 @@ export class Delivery {
   /** Entries are given to their queues in number order. */
   private readonly order: EntryOrder;
   /** Entries published and not yet given to their queues: that is done in a later tick, not in the answer's. */
-  private arrived: (QueuedEntry & { late: boolean })[] = [];
+  /** `live`: handed over once sending had started (not read from the store at the start). */
+  private arrived: (QueuedEntry & { late: boolean; live: boolean })[] = [];
   private arrivalsScheduled = false;
   /** Notifications of the entries in `arrived`. */
   private arrivedRecipients = 0;
@@ -167,7 +168,7 @@ export class Delivery {
   /** An entry's turn (`late`: after entries numbered after it). */
   private arrive(queued: QueuedEntry, late: boolean): void {
     this.settle.onCommitted({ kind: 'notification-queued', entry: queued.entry });
-    this.arrived.push({ ...queued, late });
+    this.arrived.push({ ...queued, late, live: this.running });
     this.arrivedRecipients += queued.recipients?.length ?? queued.entry.recipients;
     this.scheduleArrivals();
   }
@@ -189,7 +190,11 @@ export class Delivery {
       const entries = this.arrived;
       this.arrived = [];
       this.arrivedRecipients = 0;
-      for (const { entry, recipients, late } of entries) this.windows.enqueue(entry, recipients, late);
+      for (const { entry, recipients, late, live } of entries) {
+        const missed = this.windows.enqueue(entry, recipients, late);
+        // An entry published while sending goes to every queue it is for: none past it, none without it.
+        if (missed && live) this.log(`outbox entry ${entry.sequence}${entry.content.object ? ` about ${entry.content.object}` : ''} went to no queue: ${missed}`);
+      }
     };
     if (delay > 0) setTimeout(run, delay);
     else setImmediate(run);
@@ -281,9 +286,11 @@ export class Delivery {
     const s = this.index.forRequest(recipient.subscription);
     const own = isOwnStatus(item);
     if (!own) {
-      if (!s || !this.index.isActive(s)) return { outcome: 'dropped' };
       const object = objectOf(item);
-      if (object !== undefined && !this.index.mayRead(s, object)) return { outcome: 'dropped' };
+      const about = object === undefined ? '' : ` about ${object}`;
+      // Said once per notification: what a subscriber missed, and why, is an operator's question.
+      if (!s || !this.index.isActive(s)) return this.dropped(item, `${about}: its subscription ${recipient.subscription} is not active`);
+      if (object !== undefined && !this.index.mayRead(s, object)) return this.dropped(item, `${about}: the subscriber may not read that object (or this process does not know it)`);
     }
     // Handed to the client in the order sent, whatever the time its body takes to read.
     const turn = q.handedOver;
@@ -294,6 +301,11 @@ export class Delivery {
     } finally {
       handOver();
     }
+  }
+
+  private dropped(item: Item, why: string): Attempt {
+    this.log(`notification ${item.iri} dropped${why}`);
+    return { outcome: 'dropped' };
   }
 
   private async call(item: Item, s: Subscription | undefined, own: boolean, cancel: CallCancel, turn: Promise<void> | undefined, handOver: () => void): Promise<Attempt> {
