@@ -62,6 +62,44 @@ describe('delivery queue windows', () => {
     }
   });
 
+  it("a late entry whose number a queue's backlog covers is read with that backlog, once: every entry of the backlog is read from the store, the last one too", async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    const settle = new SettleCommits(store, { lowWater: () => 0, recordCap: () => Number.POSITIVE_INFINITY, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
+    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
+    const queued = async (sequence: number) => {
+      const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });
+      tx.events.push({ kind: 'notification-queued', entry: entry(sequence), recipients: [RECIPIENT] });
+      await store.commit(tx);
+    };
+    try {
+      // Entry 6 is written last (another process's commit): 1-4 fill the window, 5 and 7-10 wait in the store.
+      for (const sequence of [1, 2, 3, 4, 5, 7, 8, 9, 10]) {
+        await queued(sequence);
+        windows.enqueue(entry(sequence), [RECIPIENT]);
+      }
+      await queued(6);
+      windows.enqueue(entry(6), [RECIPIENT], true);
+      const [q] = [...windows.all()];
+      // Delivered window after window (as Delivery records it), each refilled from the store.
+      const sent: number[] = [];
+      for (let rounds = 0; q.window.length > 0 && rounds < 10; rounds++) {
+        sent.push(...q.window.map((i) => i.sequence));
+        for (const item of q.window) item.state = 'settled';
+        q.unsettled = 0;
+        windows.advance(q);
+        while (q.paging) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(sent.sort((a, b) => a - b)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(q.backlog).to.equal(0);
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+
   it('queue positions are recorded, and entries removed, only up to recordCap (below a number still awaited); once it lifts, up to where the queues stand', async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);

@@ -157,8 +157,9 @@ export class QueueWindows {
    * An entry's notifications join their queues: into the window while it has room and nothing of
    * the queue waits in the store only, else they stay in the store only. Queues already past the
    * entry (at start: settled before a restart) or that read it from the store meanwhile skip it;
-   * a `late` entry (published after entries numbered after it: EntryOrder) joins every queue's
-   * window in its place by number, past or not. Answers why no queue took it, if none did.
+   * a `late` entry (published after entries numbered after it: EntryOrder) joins the window of
+   * every queue past it in its place by number; a queue not there yet takes it as any other (its
+   * backlog, read from the store in number order, counts it). Answers why no queue took it, if none did.
    */
   enqueue(entry: OutboxEntry, recipients?: readonly Recipient[], late = false): string | undefined {
     const addressed = this.addressed(entry, recipients);
@@ -166,12 +167,15 @@ export class QueueWindows {
     let taken = false;
     const passed: string[] = [];
     for (const [key, recipients] of addressed.byQueue) {
-      if (late) {
+      const [position, cursor] = [this.settle.position(key), this.queues.get(key)?.cursor ?? 0];
+      // Put in the window of a queue whose backlog covers its number, it would be read from the
+      // store again, and counted off that backlog though never counted in it: the backlog's last
+      // entry would then never be read, and the entries removed past it.
+      if (late && entry.sequence <= Math.max(position, cursor)) {
         this.insertLate(entry, recipients);
         held = true;
         continue;
       }
-      const [position, cursor] = [this.settle.position(key), this.queues.get(key)?.cursor ?? 0];
       if (entry.sequence <= position || entry.sequence <= cursor) {
         passed.push(`queue ${key} past it (position ${position}, cursor ${cursor})`);
         continue;
