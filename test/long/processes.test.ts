@@ -12,7 +12,8 @@ import { freePort, startTestServer, type TestServer } from '../support/server.js
 import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from '../support/virtuoso.js';
 import { STORE } from '../../src/rdf/vocab.js';
 import { outboxEntryGraph, readOutboxPositions } from '../../src/store/schema/outbox.js';
-import { parseEvents } from '../../src/store/sparql-engine/commit-feed.js';
+import { parseEvents, readFeed } from '../../src/store/sparql-engine/commit-feed.js';
+import { storedIntentNames } from '../../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 
 // Three server processes over one Virtuoso behind nginx (store.sparql.sharedWriters): 20 clients
@@ -161,6 +162,9 @@ describe('three processes behind a balancer, 20 clients changing 50 objects for 
   it('the same with the engine SIGKILLed 8 s into the run and started again: the processes answer 503 while it is down, then go on; no acknowledged change is lost or applied twice', () => soak(cluster, dataDir, 8_000));
 });
 
+/** The paths of the objects that fault messages name (each starts with, or holds, an object's IRI). */
+const objectPaths = (faults: readonly string[]) => faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname);
+
 /**
  * On a delivery fault: what the engine holds of the objects `faults` name. From the commit feed (every
  * commit of the run, with its process's intent and its time relative to the run's start): the commits
@@ -170,11 +174,8 @@ describe('three processes behind a balancer, 20 clients changing 50 objects for 
  */
 async function engineStateAbout(engine: EngineConnection, faults: readonly string[], startedAt: number, received: readonly ReceivedNotification[]): Promise<string> {
   const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
-  const ids = [...new Set(faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname.split('/').pop()!))];
-  const rows = await client.select(
-    `SELECT ?intent ?position ?events ?time WHERE { GRAPH <${STORE}commit-feed> { ?intent <${STORE}feedPosition> ?position ; <${STORE}feedEvents> ?events ; <${STORE}feedTime> ?time } } ORDER BY ?position`,
-  );
-  const feed = rows.results.bindings.map((b) => ({ position: b.position.value, intent: b.intent.value.replace(`${STORE}commit:`, ''), at: `${((Date.parse(b.time.value) - startedAt) / 1000).toFixed(2)} s`, text: b.events.value, events: parseEvents(b.events.value) }));
+  const ids = [...new Set(objectPaths(faults).map((path) => path.split('/').pop()!))];
+  const feed = (await readFeed(client, 0, [], 1_000_000)).map((e) => ({ position: e.position, intent: e.intent.replace(`${STORE}commit:`, ''), at: `${((e.committedAt.getTime() - startedAt) / 1000).toFixed(2)} s`, text: e.events, events: parseEvents(e.events) }));
   const queued = (e: (typeof feed)[number]) => e.events.flatMap((d) => (d.kind === 'notification-queued' ? [d.entry.sequence] : []));
   const lines: string[] = [];
   const numbers = new Set<number>();
@@ -200,8 +201,7 @@ async function engineStateAbout(engine: EngineConnection, faults: readonly strin
   }
   const positions = await readOutboxPositions(client);
   lines.push(`engine: outbox compacted through ${positions.compactedThrough}; queues ${positions.queues.map((q) => q.through).join(', ')}`);
-  const intents = await client.select(`SELECT (COUNT(DISTINCT ?i) AS ?n) WHERE { GRAPH <${STORE}commit-intents> { ?i ?p ?o } }`);
-  lines.push(`engine: intents stored ${intents.results.bindings[0]?.n?.value}`);
+  lines.push(`engine: intents stored ${(await storedIntentNames(client)).size}`);
   return lines.join('\n');
 }
 
@@ -248,7 +248,7 @@ describe('three processes behind a balancer, the one delivering notifications SI
      * fault starts with, or holds, an object's IRI), of the writes it waited for or completed, and of `also`.
      */
     const logsAbout = (faults: readonly string[], also?: RegExp) => {
-      const paths = faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname);
+      const paths = objectPaths(faults);
       const about = (line: string) => paths.some((path) => line.includes(path)) || /write\(s\)/.test(line) || (also?.test(line) ?? false);
       return started.flatMap((p, i) => p.log.filter(about).map((line) => `process ${i + 1}: ${line}`)).join('\n');
     };
@@ -300,12 +300,10 @@ describe('three processes behind a balancer, the one delivering notifications SI
       const acknowledged = async (count: number) => {
         for (const deadline = Date.now() + 60_000; created.length < count && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
       };
-      const killed: number[] = [];
       const kills: string[] = [];
       for (const round of [1, 2]) {
         await acknowledged(40 * round);
         const victim = await deliverer();
-        killed.push(victim);
         kills.push(`process ${victim + 1} killed at ${((Date.now() - startedAt) / 1000).toFixed(2)} s`);
         await processes[victim].stop('SIGKILL');
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -341,8 +339,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
       // A write whose answer was lost with its process (not acknowledged) may be there, with its notification.
       const faults = deliveryFaults(sink.received, expected).filter((f) => !f.startsWith('not expected'));
       const arrivals = (fault: string) => sink.received.flatMap((n, i) => (fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : []));
-      const engineState = faults.length > 0 ? `${kills.join('\n')}\n${await engineStateAbout(engine, faults, startedAt, sink.received)}` : '';
-      expect(faults, `killed: ${killed.join()}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`).to.deep.equal([]);
+      const engineState = faults.length > 0 ? await engineStateAbout(engine, faults, startedAt, sink.received) : '';
+      expect(faults, `${kills.join('\n')}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`).to.deep.equal([]);
     } finally {
       await balancer.stop();
       for (const p of processes) await p.stop('SIGTERM');

@@ -165,7 +165,7 @@ export class QueueWindows {
     const addressed = this.addressed(entry, recipients);
     let held = false;
     let taken = false;
-    const passed: string[] = [];
+    let passed = false;
     for (const [key, recipients] of addressed.byQueue) {
       const [position, cursor] = [this.settle.position(key), this.queues.get(key)?.cursor ?? 0];
       // Put in the window of a queue whose backlog covers its number, it would be read from the
@@ -177,7 +177,7 @@ export class QueueWindows {
         continue;
       }
       if (entry.sequence <= position || entry.sequence <= cursor) {
-        passed.push(`queue ${key} past it (position ${position}, cursor ${cursor})`);
+        passed = true;
         continue;
       }
       taken = true;
@@ -199,7 +199,7 @@ export class QueueWindows {
     // Read from the store below the entries removed, and no queue's: left behind by a removal (a
     // late one, published after the entries after it were removed, stays until every queue is past it).
     else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0)) this.settle.removeEntry(entry.sequence);
-    return held || taken ? undefined : passed.length > 0 ? passed.join('; ') : 'no recipient';
+    return held || taken ? undefined : passed ? 'its queues are past it' : 'no recipient';
   }
 
   /** A late entry's notifications to one queue, in the window before the notifications of later entries (the window may hold one too many meanwhile). */

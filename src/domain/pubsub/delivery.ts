@@ -94,8 +94,10 @@ export class Delivery {
   private readonly bodies: NotificationBodies;
   /** Entries are given to their queues in number order. */
   private readonly order: EntryOrder;
-  /** Entries published and not yet given to their queues: that is done in a later tick, not in the answer's. */
-  /** `live`: handed over once sending had started (not read from the store at the start). */
+  /**
+   * Entries published and not yet given to their queues: that is done in a later tick, not in the
+   * answer's. `live`: handed over once sending had started (not read from the store at the start).
+   */
   private arrived: (QueuedEntry & { late: boolean; live: boolean })[] = [];
   private arrivalsScheduled = false;
   /** Notifications of the entries in `arrived`. */
