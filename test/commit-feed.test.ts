@@ -5,7 +5,7 @@ import { compactedThroughQuad, outboxEntryGraph, outboxEntryQuads, type OutboxEn
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents, type FeedEntryParts } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
-import { CommitIntents, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
+import { CommitIntents, completionClaim, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
 import { EngineDeadlockError, SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
@@ -308,6 +308,68 @@ describe('the commit feed', function () {
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('left by the dead');
     await change();
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('two');
+  });
+
+  /** A dead process's intent inserting `text` into `object`, with its feed entry: each time its operation applies, one more position. */
+  async function abandonedIntent(object: string, text: string) {
+    const dead = new CommitIntents();
+    const intent = { iri: dead.nextIri(), update: '' };
+    intent.update = updateOperation([], remarks(object, text).map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(intent.iri, []));
+    const client = otherProcess();
+    await client.update(dead.recording(intent));
+    const applications = async () => Number((await client.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { <${intent.iri}> <urn:onerecord:store:feedPosition> ?p } }`)).results.bindings[0].n.value);
+    return { intent, client, applications };
+  }
+
+  async function until(done: () => Promise<boolean>, ms: number): Promise<void> {
+    for (const deadline = Date.now() + ms; !(await done()) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  it("two live stores completing a dead process's intent apply it once: one claims it, the other leaves it", async () => {
+    const object = 'https://example.org/logistics-objects/completed-once';
+    const { intent, applications } = await abandonedIntent(object, 'once');
+    // Each store holds its sending of the intent until the other sends it too, or 3 s have passed.
+    let arrived = 0;
+    let release = () => undefined as void;
+    const bothSending = new Promise<void>((resolve) => (release = resolve));
+    class HeldClient extends SparqlClient {
+      override async update(text: string): Promise<string> {
+        if (text === intent.update) {
+          if (++arrived === 2) release();
+          await Promise.race([bothSending, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+        }
+        return super.update(text);
+      }
+    }
+    // Both start together: each waits at start for the writes under way, and completes them once their process is taken for dead.
+    await Promise.all([openStore(300, 60_000, 600, new HeldClient(clientOptions())), openStore(300, 60_000, 600, new HeldClient(clientOptions()))]);
+    await until(async () => (await storedIntentNames(newClient(), [intent.iri])).size === 0, 8_000);
+    expect(await storedIntentNames(newClient(), [intent.iri]), 'the intent is removed').to.have.property('size', 0);
+    expect(arrived, 'stores that sent it').to.equal(1);
+    expect(await applications()).to.equal(1);
+    expect((await stores[0].graphTriples(object)).map((q) => q.object.value)).to.deep.equal(['once']);
+  });
+
+  it("the claim of a completer taken for dead is taken over; a live one's is left alone", async () => {
+    const object = 'https://example.org/logistics-objects/claimed';
+    const { intent, client, applications } = await abandonedIntent(object, 'taken over');
+    const completer = new CommitIntents().process;
+    await client.update(completionClaim(intent.iri, completer));
+    // While the completer is seen alive, the store leaves the intent to it.
+    const beating = setInterval(() => void client.update(heartbeat(completer, new Date())), 100);
+    try {
+      await client.update(heartbeat(completer, new Date()));
+      await openStore(300, 60_000, 600);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await applications(), 'while the completer is alive').to.equal(0);
+    } finally {
+      clearInterval(beating);
+    }
+    await until(async () => (await applications()) > 0, 5_000);
+    expect(await applications()).to.equal(1);
+    await until(async () => (await storedIntentNames(client, [intent.iri])).size === 0, 2_000);
+    const left = await client.select(`SELECT ?p ?o WHERE { GRAPH <urn:onerecord:store:commit-intents> { <${intent.iri}> ?p ?o } }`);
+    expect(left.results.bindings, 'the intent and its claims removed').to.deep.equal([]);
   });
 
   /**

@@ -7,6 +7,7 @@ import type { CommitCondition } from './commit-conditions.js';
 export const INTENTS_GRAPH = `${STORE}commit-intents`;
 export const INTENDED_UPDATE = `${STORE}intendedUpdate`;
 const CLAIMED_BY = `${STORE}claimedBy`;
+const COMPLETED_BY = `${STORE}completedBy`;
 const SLOT_PREFIX = `${STORE}slot:`;
 
 /** The subject that stands for a slot among the claims: every claim of one slot is a row of it. */
@@ -105,6 +106,30 @@ WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
   restore(iris: readonly string[]): void {
     this.applied.push(...iris);
   }
+}
+
+/**
+ * The operation by which the process `completer` claims the completion of another process's stored
+ * `intent`: stored only while the intent is stored and no process claims it. A row of the intent,
+ * as a slot's claim is a row of its slot: of two such claims at once, Virtuoso stores one. Removed
+ * with the intent (`intentsRemoval`).
+ */
+export function completionClaim(intent: string, completer: string): string {
+  const g = iriToNt(INTENTS_GRAPH);
+  const i = iriToNt(intent);
+  return `INSERT { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }
+WHERE { GRAPH ${g} { ${i} ${iriToNt(INTENDED_UPDATE)} ?update } FILTER NOT EXISTS { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ?completer } } }`;
+}
+
+/** The operation removing the claim of `completer` (taken for dead) on completing `intent`. */
+export function completionClaimRemoval(intent: string, completer: string): string {
+  return `DELETE DATA { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }`;
+}
+
+/** The process that claims the completion of `intent`, if one does. */
+export async function completerOf(reader: SparqlReader, intent: string): Promise<string | undefined> {
+  const rows = await reader.select(`SELECT ?completer WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ?completer } } LIMIT 1`);
+  return rows.results.bindings[0]?.completer?.value;
 }
 
 /**

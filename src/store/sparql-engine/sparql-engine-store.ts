@@ -13,7 +13,7 @@ import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
 import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './commit-conditions.js';
-import { CommitIntents, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntentNames, storedIntents, type CommitIntent } from './commit-intents.js';
+import { CommitIntents, completerOf, completionClaim, completionClaimRemoval, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntentNames, storedIntents, type CommitIntent } from './commit-intents.js';
 import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
@@ -96,6 +96,7 @@ export class SparqlEngineStore implements GraphStore {
   private readonly follower: CommitFeedFollower | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
   private livenessTimer: NodeJS.Timeout | undefined;
+  private completing: Promise<void> | undefined;
 
   constructor(
     private readonly engine: SparqlEngine,
@@ -275,20 +276,42 @@ export class SparqlEngineStore implements GraphStore {
    * Completes what a crash cut off: sends the stored intents `of` selects again, oldest first (a
    * refused one changed nothing, then or now), then removes them. Alone on the engine, every one, at
    * start, before anything is read. With other processes, those of dead ones (`completeAbandoned`),
-   * and only those not applied yet (commit-feed.ts, `appliedIntents`); an unapplied one holds its
-   * slots, so no later write of another process touched what it writes.
+   * only those not applied yet (commit-feed.ts, `appliedIntents`) and only those this process may
+   * `complete` (one process at a time: `claimCompletion`); an unapplied one holds its slots, so no
+   * later write of another process touched what it writes. Removes those applied and those it sent.
    */
-  async completeIntents(of: (intent: string) => boolean = () => true): Promise<number> {
+  async completeIntents(of: (intent: string) => boolean = () => true, complete?: (intent: string) => Promise<boolean>): Promise<number> {
     const stored = (await storedIntents(this.engine)).filter((i) => of(i.iri));
     const applied = this.shared ? await appliedIntents(this, stored.map((i) => i.iri)) : new Set<string>();
-    const intents = stored.filter((i) => !applied.has(i.iri));
-    for (const intent of intents) {
+    const sent: string[] = [];
+    for (const intent of stored) {
+      if (applied.has(intent.iri) || (complete && !(await complete(intent.iri)))) continue;
       await this.update(intent.update).catch((err: unknown) => {
         if (err instanceof StoreUnavailableError) throw err;
       });
+      sent.push(intent.iri);
     }
-    await this.removeIntentsNamed(stored.map((i) => i.iri));
-    return intents.length;
+    await this.removeIntentsNamed([...applied, ...sent]);
+    return sent.length;
+  }
+
+  /**
+   * Whether this process completes `intent`: it claims it now, or did before (an attempt cut short);
+   * the claim of a completer that `isDead` is taken over. Sent by two processes at once, an
+   * operation could apply twice, the second time over a later write of a third process to what it
+   * does not claim (a queue position that a rewind lowered, say).
+   */
+  private async claimCompletion(intent: string, isDead: (process: string) => boolean): Promise<boolean> {
+    const own = this.intents.process;
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      if (reportsInsert(await this.update(completionClaim(intent, own)))) return true;
+      const completer = await completerOf(this.engine, intent);
+      // None: the intent is gone (applied and removed by another process).
+      if (completer === own) return true;
+      if (completer === undefined || !isDead(completer)) return false;
+      await this.update(completionClaimRemoval(intent, completer));
+    }
+    return false;
   }
 
   /**
@@ -385,6 +408,9 @@ export class SparqlEngineStore implements GraphStore {
   async publishStored(): Promise<void> {
     let next = 0;
     if (this.shared) {
+      // Seen alive from the start: its claims on completing dead processes' writes (below) hold
+      // only while it is, and waiting for writes under way may take longer than deadAfterMs.
+      this.scheduleLiveness(this.shared);
       // Only what dead processes left: a live one's write under way is its own to complete (sent and
       // removed here, its claims would be free before it is applied), and so are its staged parts.
       await this.completeAbandoned(this.shared);
@@ -403,23 +429,21 @@ export class SparqlEngineStore implements GraphStore {
     if (this.shared) {
       this.follower!.start(next);
       this.scheduleTrim(this.shared);
-      this.scheduleLiveness(this.shared);
     }
   }
 
   /**
    * Every fifth of `deadAfterMs`, records that this process is alive; every other time, completes
    * the intents of processes not seen for `deadAfterMs` (killed with a write stored, not applied:
-   * its slots held until then). Several processes may complete one intent at once: sent twice, an
-   * operation changes nothing more, and it applies only while its intent is stored.
+   * its slots held until then). One process at a time completes an intent (`claimCompletion`),
+   * and holds it while seen alive: so the record goes on while a completion waits for the engine.
    */
   private scheduleLiveness(shared: SharedWritersOptions, tick = 0): void {
     if (this.closed) return;
     this.livenessTimer = setTimeout(() => {
-      Promise.resolve()
-        .then(() => this.update(heartbeat(this.intents.process, new Date())))
-        .then(() => (tick % 2 === 1 ? this.completeAbandoned(shared) : undefined))
-        .catch((err: unknown) => shared.log(`recording this process as alive, or completing the writes of dead ones, failed: ${(err as Error).message}`))
+      if (tick % 2 === 1) this.completeAbandoned(shared).catch((err: unknown) => shared.log(`completing the writes of dead processes failed: ${(err as Error).message}`));
+      this.update(heartbeat(this.intents.process, new Date()))
+        .catch((err: unknown) => shared.log(`recording this process as alive failed: ${(err as Error).message}`))
         .finally(() => this.scheduleLiveness(shared, tick + 1));
     }, tick === 0 ? 0 : shared.deadAfterMs / 5);
     this.livenessTimer.unref();
@@ -451,18 +475,26 @@ export class SparqlEngineStore implements GraphStore {
     shared.log(`${waiting.length} write(s) by ${processes()} still neither applied nor completed after ${3 * shared.deadAfterMs} ms: reading the engine all the same`);
   }
 
-  private async completeAbandoned(shared: SharedWritersOptions): Promise<void> {
+  /** One run at a time in a process: two would each find their own claim on an intent and both send it. */
+  private completeAbandoned(shared: SharedWritersOptions): Promise<void> {
+    this.completing ??= this.completeAbandonedNow(shared).finally(() => (this.completing = undefined));
+    return this.completing;
+  }
+
+  private async completeAbandonedNow(shared: SharedWritersOptions): Promise<void> {
     const seen = await lastSeen(this.engine);
     const deadBefore = Date.now() - shared.deadAfterMs;
+    const isDead = (name: string) => {
+      const { process, startedAt } = processOf(name);
+      return (seen.get(process) ?? startedAt) < deadBefore;
+    };
     const dead = new Set<string>();
     const abandoned = (intent: string) => {
-      if (this.intents.isOwn(intent)) return false;
-      const { process, startedAt } = processOf(intent);
-      if ((seen.get(process) ?? startedAt) >= deadBefore) return false;
-      dead.add(process);
+      if (this.intents.isOwn(intent) || !isDead(intent)) return false;
+      dead.add(processOf(intent).process);
       return true;
     };
-    const completed = await this.completeIntents(abandoned);
+    const completed = await this.completeIntents(abandoned, (intent) => this.claimCompletion(intent, isDead));
     if (completed > 0) shared.log(`completed ${completed} write(s) left by ${dead.size} process(es) not seen for ${shared.deadAfterMs} ms: ${[...dead].join(', ')}`);
   }
 
