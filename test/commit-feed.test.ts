@@ -328,7 +328,8 @@ describe('the commit feed', function () {
   it("two live stores completing a dead process's intent apply it once: one claims it, the other leaves it", async () => {
     const object = 'https://example.org/logistics-objects/completed-once';
     const { intent, applications } = await abandonedIntent(object, 'once');
-    // Each store holds its sending of the intent until the other sends it too, or 3 s have passed.
+    // Each store holds its sending of the intent until the other sends it too, or 1.5 s have passed
+    // (past deadAfterMs: the holder must go on recording that it is alive meanwhile).
     let arrived = 0;
     let release = () => undefined as void;
     const bothSending = new Promise<void>((resolve) => (release = resolve));
@@ -336,7 +337,7 @@ describe('the commit feed', function () {
       override async update(text: string): Promise<string> {
         if (text === intent.update) {
           if (++arrived === 2) release();
-          await Promise.race([bothSending, new Promise((resolve) => setTimeout(resolve, 3_000))]);
+          await Promise.race([bothSending, new Promise((resolve) => setTimeout(resolve, 1_500))]);
         }
         return super.update(text);
       }
@@ -360,7 +361,7 @@ describe('the commit feed', function () {
     try {
       await client.update(heartbeat(completer, new Date()));
       await openStore(300, 60_000, 600);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
       expect(await applications(), 'while the completer is alive').to.equal(0);
     } finally {
       clearInterval(beating);

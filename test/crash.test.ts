@@ -9,25 +9,25 @@ import { tempDir } from './support/store-data.js';
 describe('crash safety: a server SIGKILLed at random moments while it writes (short run)', function () {
   this.timeout(300_000);
 
-  it('after 10 kill/restart rounds (started from the memory image of the last snapshot or of a clean stop, the journal after it replayed) every acknowledged object, change (revision, the revision it replaced, ChangeRequest), event, delegation, revocation and received notification is there exactly (a received one once, also when sent again), and every notification they caused reached the subscriber in order', async () => {
+  it('after 6 kill/restart rounds (started from the memory image of the last snapshot or of a clean stop, the journal after it replayed) every acknowledged object, change (revision, the revision it replaced, ChangeRequest), event, delegation, revocation and received notification is there exactly (a received one once, also when sent again), and every notification they caused reached the subscriber in order', async () => {
     const { dir, remove } = await tempDir();
     const subscriber = await startNotificationRecorder();
     try {
       const report = await runCrashRounds({
-        rounds: 10,
+        rounds: 6,
         dataDir: dir,
         port: await freePort(),
         maxWriteMs: 250,
         concurrency: 8,
         // Small, so that snapshots start often and random kills hit them.
         snapshotAfterBytes: 16 * 1024,
-        snapshotRoundEvery: 5,
-        imageRoundEvery: 3,
+        snapshotRoundEvery: 3,
+        imageRoundEvery: 2,
         killWhileStartingShare: 0.1,
         sampleOlder: 5,
         subscriber,
       });
-      expectCrashRun(report, { rounds: 10, acknowledged: 20, perKind: 4, perRareKind: 0, imageReads: 2, snapshotImageReads: 1 });
+      expectCrashRun(report, { rounds: 6, acknowledged: 12, perKind: 2, perRareKind: 0, imageReads: 2, snapshotImageReads: 1 });
     } finally {
       await subscriber.listener.close();
       await remove();
