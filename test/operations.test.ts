@@ -57,7 +57,7 @@ describe('operations: health probes', () => {
       try {
         expect([...seen]).to.include('503 starting');
         await expectApiError(api!, 503, /starting/);
-        expect(api!.headers.get('retry-after')).to.equal('5');
+        expect(api!.headers.get('retry-after')).to.equal('1');
         const ready = await fetch(`${running.url}/health/ready`);
         expect(ready.status).to.equal(200);
       } finally {
