@@ -10,15 +10,13 @@ import { EngineDeadlockError, SparqlClient, type SparqlClientOptions } from '../
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
 
 // The commit feed (src/store/sparql-engine/commit-feed.ts): two stores on one Virtuoso, as two
 // server processes with store.sparql.sharedWriters, each publishing the other's commits.
 
 const LEASE = 'commit-feed';
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
-
-after(stopAllVirtuoso);
 
 function revision(object: string, number: number, at: number): RevisionRecord {
   return { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: 'https://example.org/agent', mostSpecificType: `${CARGO}Piece` };

@@ -5,13 +5,11 @@ import { expect } from 'chai';
 import { EngineLease } from '../src/store/sparql-engine/engine-lease.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // The delivery lease of several server processes on one Virtuoso (store.sparql.deliveryLeaseMillis):
 // one holder at a time, renewed while it lives, taken over once it stops.
 // Whatever TEST_STORE_BACKEND says.
-
-after(stopAllVirtuoso);
 
 const TERM_MS = 600;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,7 +3,7 @@ import { literal, namedNode, quad, termToNt } from '../src/rdf/terms.js';
 import { revisionGraph } from '../src/store/schema/revisions.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // Literals of many datatypes written by one commit (one operation) come back from Virtuoso as
 // written: it folds equal-valued constants of one template into one (a positiveInteger 1 and a
@@ -12,8 +12,6 @@ import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.
 const LEASE = 'engine-literals';
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const OBJECT = 'https://example.org/logistics-objects/literals';
-
-after(stopAllVirtuoso);
 
 describe('literals on the engine backend', function () {
   this.timeout(60_000);

@@ -8,14 +8,12 @@ import { CLUSTER_PROCESSES, startTestCluster } from './support/cluster.js';
 import { eventJson, postEvent } from './support/events.js';
 import { deliveryFaults, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // Three server processes over one Virtuoso behind nginx (round robin), as a carrier runs them
 // (store.sparql.sharedWriters): whichever process a request reaches, it sees every write any of
 // them acknowledged before (the commit feed, and each request waiting until its process caught up).
 // Whatever TEST_STORE_BACKEND says.
-
-after(stopAllVirtuoso);
 
 describe('three server processes over one engine behind a load balancer', function () {
   this.timeout(120_000);

@@ -7,15 +7,13 @@ import type { ConfigOverrides } from '../src/config.js';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // Two server processes over one Virtuoso, as behind a load balancer (store.sparql.sharedWriters):
 // each decides a write from its own in-memory indexes, which do not know of a write the other is
 // making at the same moment; the engine's conditions (an intent stored only if its slots are empty
 // and unclaimed) decide between them.
 // Whatever TEST_STORE_BACKEND says.
-
-after(stopAllVirtuoso);
 
 describe('writes of two server processes over one engine', function () {
   this.timeout(120_000);

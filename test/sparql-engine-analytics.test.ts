@@ -10,13 +10,11 @@ import { authorization, delegate, grant, partner } from './support/access.js';
 import { add, CARGO, change, createObject, patch, piece, str } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // SPARQL analytics on the engine backend (store.backend sparql): what a query may see there, and
 // that the shipped queries answer the same as on the embedded backend. Runs whichever backend the
 // other tests use (TEST_STORE_BACKEND): these servers name theirs.
-
-after(stopAllVirtuoso);
 
 /** A server on a Virtuoso of its own, whatever TEST_STORE_BACKEND says. */
 async function startEngineServer(overrides: ConfigOverrides = {}): Promise<TestServer> {

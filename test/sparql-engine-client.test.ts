@@ -10,12 +10,10 @@ import { StoreFailedError, StoreUnavailableError } from '../src/store/errors.js'
 import { claimedPattern, CommitIntents } from '../src/store/sparql-engine/commit-intents.js';
 import { EngineDeadlockError, SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { startListener } from './support/loopback.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const LEASE = 'sparql-engine-client';
-
-after(stopAllVirtuoso);
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   try {

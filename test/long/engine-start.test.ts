@@ -5,12 +5,10 @@ import { expect } from 'chai';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort } from '../support/server.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from '../support/virtuoso.js';
+import { leaseEngine, releaseEngine, type EngineConnection } from '../support/virtuoso.js';
 
 // A server process on the SPARQL engine backend whose engine cannot be reached when it starts: a
 // process of its own (its start is what is tested), the engine behind a TCP proxy the test opens late.
-
-after(stopAllVirtuoso);
 
 const engineStore = (engine: EngineConnection, sparql: string) => ({
   backend: 'sparql' as const,

@@ -9,7 +9,7 @@ import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluste
 import { deliveryFaults, pieceSubscription, startNotificationSink, type ReceivedNotification } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
-import { engineRestarts, killEngine, leaseEngine, releaseEngine, stopAllVirtuoso, type EngineConnection } from '../support/virtuoso.js';
+import { engineRestarts, killEngine, leaseEngine, releaseEngine, type EngineConnection } from '../support/virtuoso.js';
 import { STORE } from '../../src/rdf/vocab.js';
 import { outboxEntryGraph, readOutboxPositions } from '../../src/store/schema/outbox.js';
 import { parseEvents, readFeed } from '../../src/store/sparql-engine/commit-feed.js';
@@ -19,8 +19,6 @@ import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 // Three server processes over one Virtuoso behind nginx (store.sparql.sharedWriters): 20 clients
 // change 50 objects for 20 s, each change built on the revision the client just read, through
 // whichever process the balancer picks. Whatever TEST_STORE_BACKEND says.
-
-after(stopAllVirtuoso);
 
 const CLIENTS = 20;
 const OBJECTS = 50;
