@@ -5,6 +5,7 @@ import { fastJsonLdToQuads } from './jsonld-fast.js';
 import type { JsonLdFallback } from './jsonld-fallback.js';
 import { jsonLdToQuads, tooManyTriples, type ReadOptions } from './jsonld-reference.js';
 import { isValidIri, type Quad } from './terms.js';
+import { rdfTermKey } from './triples.js';
 import { OUTPUT_CONTEXT } from './vocab.js';
 import { illTypedLiteral, isWellTyped } from './xsd-lexical.js';
 
@@ -146,10 +147,24 @@ async function parseJsonLd(text: string, options: ParseOptions): Promise<Quad[]>
 
 function parseTurtle(text: string, options: ParseOptions): Quad[] {
   try {
-    return new Parser({ baseIRI: options.base, format: 'text/turtle' }).parse(text);
+    return distinct(new Parser({ baseIRI: options.base, format: 'text/turtle' }).parse(text));
   } catch (err) {
     throw badRequest('invalid_turtle', `body is not valid Turtle: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A body is a set of triples: one Turtle states twice counts once, as in JSON-LD (jsonld.js and
+ * the fast path merge repeated values), so what a write keeps in memory is what the store holds.
+ */
+function distinct(quads: Quad[]): Quad[] {
+  const seen = new Set<string>();
+  return quads.filter((q) => {
+    const key = `${rdfTermKey(q.subject)}|${rdfTermKey(q.predicate)}|${rdfTermKey(q.object)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** Parses a request body into quads without fetching anything, within the configured limits. */

@@ -57,6 +57,8 @@ export interface GraphStore extends SparqlReader, GraphReader {
   revision(object: string, number: number): Promise<RevisionRecord | undefined>;
   /** `literals` in the form the store keeps them (equal values, equal strings: how a Change's values are compared with stored ones). */
   canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]>;
+  /** Whether the store surely keeps `literal` exactly as written, known without asking it (false: ask `canonicalLiterals`). */
+  keepsAsWritten(literal: RDF.Literal): boolean;
   /** The notifications this server received (kept out of the hot store): duplicates, the list, their content. */
   readonly receivedNotifications: ReceivedNotificationStore;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */

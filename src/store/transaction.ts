@@ -15,8 +15,8 @@ import type { RevisionRecord } from './schema/revisions.js';
  * events for what the store holds, so consumers rebuild their state with the code that keeps it.
  */
 export type DomainEvent =
-  | { kind: 'object-created'; revision: RevisionRecord }
-  /** `triples`: the new revision as the store keeps it, when the writer has it parsed (not on replay). */
+  /** `triples` (both kinds): the new revision as the store keeps it, when the writer has it parsed so (not on replay). */
+  | { kind: 'object-created'; revision: RevisionRecord; triples?: readonly Quad[] }
   | { kind: 'revision-written'; revision: RevisionRecord; triples?: readonly Quad[] }
   | { kind: 'event-appended'; event: EventRecord }
   /**

@@ -105,7 +105,10 @@ export class LogisticsObjects {
       tx.claim(claimKey.object(o.iri));
       const revision = { object: o.iri, number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, mostSpecificType: this.mostSpecificType(o.types) };
       tx.revisions.push({ revision, triples: o.triples });
-      tx.events.push({ kind: 'object-created', revision });
+      // As written is as stored when every literal is one the store keeps so (the usual forms): then the
+      // first change reads the triples checked here, not the store, and checks only what it touches.
+      const kept = o.triples.every((t) => t.object.termType !== 'Literal' || this.store.keepsAsWritten(t.object));
+      tx.events.push({ kind: 'object-created', revision, ...(kept && { triples: o.triples }) });
     }
     await this.store.commit(tx);
     return { iri: objects[0].iri, type: this.mostSpecificType(objects[0].types) };
@@ -153,9 +156,9 @@ export class LogisticsObjects {
   /** Consumer of the after-commit stream: the revision just written is what the next change reads. */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
-      if (e.kind !== 'revision-written' || !e.triples) continue;
+      if ((e.kind !== 'revision-written' && e.kind !== 'object-created') || !e.triples) continue;
       // The revision it replaces is rarely read again.
-      this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
+      if (e.kind === 'revision-written') this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
       this.parsedRevisions.set(e.revision.graph, e.triples);
     }
   }

@@ -314,6 +314,9 @@ export class PublishingStore implements GraphStore {
   canonicalLiterals(literals: readonly RDF.Literal[]) {
     return this.inner.canonicalLiterals(literals);
   }
+  keepsAsWritten(literal: RDF.Literal) {
+    return this.inner.keepsAsWritten(literal);
+  }
   revision(object: string, number: number) {
     return this.inner.revision(object, number);
   }

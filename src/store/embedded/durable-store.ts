@@ -21,7 +21,7 @@ import { isReceivedNotificationGraph } from '../schema/received-notifications.js
 import type { ReceivedNotificationStore } from '../graph-store.js';
 import type { RequestByObjectKey } from './archive/request-archive.js';
 import { migrateRevisionGraphs } from './archive/history-migration.js';
-import { canonicalLiterals } from './oxigraph/canonical-literals.js';
+import { canonicalLiterals, surelyCanonical } from './oxigraph/canonical-literals.js';
 import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './image/index-image.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot/snapshot.js';
 import { SnapshotThread } from './snapshot/snapshot-thread.js';
@@ -571,6 +571,10 @@ export class DurableStore implements GraphStore {
 
   async canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]> {
     return canonicalLiterals(this.index, literals);
+  }
+
+  keepsAsWritten(literal: RDF.Literal): boolean {
+    return surelyCanonical(literal);
   }
 
   get receivedNotifications(): ReceivedNotificationStore {

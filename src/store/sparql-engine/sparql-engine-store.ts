@@ -394,7 +394,7 @@ export class SparqlEngineStore implements GraphStore {
    */
   async canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]> {
     const out = [...literals];
-    const asked = out.map((l, i) => [l, i] as const).filter(([l]) => l.datatype.value !== xsd.string || l.language !== '');
+    const asked = out.map((l, i) => [l, i] as const).filter(([l]) => !this.keepsAsWritten(l));
     if (asked.length === 0) return out;
     const rows = await this.engine.select(`SELECT ?i ?v WHERE { VALUES (?i ?v) { ${asked.map(([l, i]) => `(${i} ${termToNt(toEngine(l))})`).join(' ')} } }`);
     for (const b of rows.results.bindings) {
@@ -402,6 +402,11 @@ export class SparqlEngineStore implements GraphStore {
       out[i] = fromEngine(b.v.value, literals[i].datatype.value, literals[i].language || undefined);
     }
     return out;
+  }
+
+  /** Plain strings only: the engine may write any other literal back in a form of its own. */
+  keepsAsWritten(literal: RDF.Literal): boolean {
+    return literal.datatype.value === xsd.string && literal.language === '';
   }
 
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */

@@ -18,7 +18,7 @@ const significantDigits = (numeral: string) => numeral.replace(/^-?[0.]*/, '').r
  * Whether Oxigraph surely keeps `l` exactly as it is (forms checked against it by
  * test/change-requests-values.test.ts). Conservative: false only means "ask the store".
  */
-function surelyCanonical(l: RDF.Literal): boolean {
+export function surelyCanonical(l: RDF.Literal): boolean {
   if (l.language !== '') return l.language === l.language.toLowerCase();
   const type = l.datatype.value;
   if (!type.startsWith(XSD)) return false;
