@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import jsonld from 'jsonld';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { DEFAULTS } from '../src/config.js';
 import { jsonLdJsNumberLiteral, numberLiteral } from '../src/rdf/json-numbers.js';
@@ -105,6 +106,39 @@ describe('Bad input gets a clear 4xx, never a 500, and nothing is stored altered
       });
       const res = await send('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json', 'Content-Encoding': 'gzip' }, body: new Uint8Array(gzipSync(body)) });
       expect(res.status).to.equal(201);
+    });
+
+    it('a write without any body (neither Content-Length nor Transfer-Encoding) is a 4xx, never a 500, on every route that reads one', async () => {
+      const { hostname, port } = new URL(server.url);
+      const token = await server.token();
+      const raw = (method: string, path: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname);
+          let received = '';
+          socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+          socket.on('end', () => resolve(received));
+          socket.on('error', reject);
+          socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/ld+json\r\nConnection: close\r\n\r\n`);
+        });
+      const objectPath = new URL(object).pathname;
+      const routes = [
+        ['POST', '/logistics-objects'],
+        ['PATCH', objectPath],
+        ['POST', `${objectPath}/logistics-events`],
+        ['POST', '/logistics-events'],
+        ['POST', '/access-delegations'],
+        ['POST', '/subscriptions'],
+        ['POST', '/notifications'],
+        ['POST', '/internal/acl'],
+        ['POST', '/internal/remote-subscriptions'],
+        ['PUT', `/internal/moves/${objectPath.split('/').pop()}`],
+        ['POST', '/sparql'],
+        ['POST', '/idp/token'],
+      ];
+      await expectNothingStored(async () => {
+        for (const [method, path] of routes) expect(await raw(method, path), `${method} ${path}`).to.match(/^HTTP\/1\.1 4\d\d /);
+      });
+      expect(await raw('POST', '/logistics-objects')).to.match(/^HTTP\/1\.1 400 /).and.include('the request body is empty');
     });
 
     it('the token endpoint answers a form whose Content-Encoding does not match with 400 or 415, never 500', async () => {

@@ -122,9 +122,17 @@ describe('Request body safety', () => {
   });
 
   describe('limits (defaults)', () => {
-    it(`a body over ${DEFAULTS.limits.bodyBytes} bytes is 413; one of exactly that size is accepted`, async () => {
+    it(`a body over ${DEFAULTS.limits.bodyBytes} bytes is 413; one of exactly that size is accepted; the same sent in chunks, without a Content-Length`, async () => {
       await expectRefused(bodyOfBytes(DEFAULTS.limits.bodyBytes + 1), 413);
       await expectCreated(bodyOfBytes(DEFAULTS.limits.bodyBytes));
+      // A stream has no length known up front: the body is counted as it arrives.
+      const streamed = (text: string) =>
+        server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: new Blob([text]).stream(), duplex: 'half' } as RequestInit);
+      await expectNothingStored(async () => {
+        await expectApiError(await streamed(bodyOfBytes(DEFAULTS.limits.bodyBytes + 1)), 413);
+      });
+      const res = await streamed(bodyOfBytes(DEFAULTS.limits.bodyBytes));
+      expect(res.status, await res.clone().text()).to.equal(201);
     });
 
     it(`more than ${DEFAULTS.limits.triples} triples is 400; exactly that many is accepted`, async () => {

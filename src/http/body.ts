@@ -34,9 +34,20 @@ function answeringReadErrors(parser: RequestHandler): RequestHandler {
   return (req, res, next) => parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
 }
 
-/** Reads the body as bytes (decompressed by its Content-Encoding, within `limitBytes`) into `req.body`. */
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Reads the body as bytes (decompressed by its Content-Encoding, within `limitBytes`) into
+ * `req.body`; a request without one (neither Content-Length nor Transfer-Encoding, which
+ * body-parser skips) gets an empty Buffer, refused as the empty body it is.
+ */
 export function readBody(limitBytes: number): RequestHandler {
-  return answeringReadErrors(express.raw({ type: () => true, limit: limitBytes }));
+  const raw = answeringReadErrors(express.raw({ type: () => true, limit: limitBytes }));
+  return (req, res, next) =>
+    raw(req, res, (err?: unknown) => {
+      req.body ??= EMPTY;
+      next(err);
+    });
 }
 
 /** Reads an application/x-www-form-urlencoded body (decompressed likewise) into `req.body` as an object of strings. */

@@ -4,12 +4,13 @@ import { bodyFormat, parseBody } from '../../rdf/parse.js';
 import { callerOf, type Services } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
 import { sendCreated } from '../responses.js';
+import { readBody } from '../body.js';
 
 /** POST /access-delegations: an api:AccessDelegation becomes an AccessDelegationRequest (201, Location under /action-requests/). */
 export function accessDelegationRoutes(services: Services): Router {
   const router = express.Router();
   const { config, objects } = services;
-  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+  const rawBody = readBody(config.limits.bodyBytes);
 
   router.post('/access-delegations', rawBody, async (req, res) => {
     const format = bodyFormat(req.headers['content-type'], false);

@@ -7,6 +7,7 @@ import { collectionTriples, methodNotAllowed, serialise } from '../documents.js'
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryParam } from '../query-params.js';
 import { sendCreated, setRepresentationHeaders } from '../responses.js';
+import { readBody } from '../body.js';
 
 const filterOf = (req: Request): GrantFilter => ({ object: queryParam(req, 'object'), agent: queryParam(req, 'agent') });
 
@@ -19,7 +20,7 @@ const filterOf = (req: Request): GrantFilter => ({ object: queryParam(req, 'obje
 export function internalAclRoutes(services: Services): Router {
   const router = express.Router();
   const { grants, config, objects } = services;
-  const rawBody = express.raw({ type: () => true, limit: config.limits.bodyBytes });
+  const rawBody = readBody(config.limits.bodyBytes);
   const iriOf = (req: Request) => grants.prefix + (req.params.id as string);
 
   router.post('/internal/acl', rawBody, async (req, res) => {
