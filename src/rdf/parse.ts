@@ -5,7 +5,7 @@ import { fastJsonLdToQuads } from './jsonld-fast.js';
 import type { JsonLdFallback } from './jsonld-fallback.js';
 import { jsonLdToQuads, tooManyTriples, type ReadOptions } from './jsonld-reference.js';
 import { isValidIri, type Quad } from './terms.js';
-import { rdfTermKey } from './triples.js';
+import { tripleKey } from './triples.js';
 import { OUTPUT_CONTEXT } from './vocab.js';
 import { illTypedLiteral, isWellTyped } from './xsd-lexical.js';
 
@@ -160,7 +160,7 @@ function parseTurtle(text: string, options: ParseOptions): Quad[] {
 function distinct(quads: Quad[]): Quad[] {
   const seen = new Set<string>();
   return quads.filter((q) => {
-    const key = `${rdfTermKey(q.subject)}|${rdfTermKey(q.predicate)}|${rdfTermKey(q.object)}`;
+    const key = tripleKey(q);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;

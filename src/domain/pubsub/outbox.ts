@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BoundedCache } from '../../bounded-cache.js';
 import { namedNode, quad, xsdLiteral, type Quad, type RDF } from '../../rdf/terms.js';
+import { tripleKey } from '../../rdf/triples.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../../rdf/vocab.js';
 import type { GraphStore } from '../../store/graph-store.js';
 import { notifiedAfterQuad, outboxEntryQuads, type NotificationContent, type OutboxEntry, type Recipient } from '../../store/schema/outbox.js';
@@ -68,17 +69,9 @@ export function statusEventType(request: ActionRequestRecord, status: string): s
 }
 
 /**
- * A triple as a string that tells it from any other (no escaping: only the value, last, may hold
- * any character). The store keeps literals in canonical form, so equal values have equal strings.
- */
-function tripleKey(t: Quad): string {
-  const o = t.object;
-  return `${t.subject.value}\n${t.predicate.value}\n${o.termType}\n${o.termType === 'Literal' ? `${o.datatype.value}\n${o.language}` : '\n'}\n${o.value}`;
-}
-
-/**
  * The top-level properties of an object whose values differ between two revisions: a change in
- * an embedded object counts for the property of the object that holds it.
+ * an embedded object counts for the property of the object that holds it. Triples are compared by
+ * key: the store keeps literals in canonical form, so equal values have equal keys.
  */
 export function changedProperties(object: string, before: readonly Quad[], after: readonly Quad[]): string[] {
   const parent = new Map<string, { subject: string; predicate: string }>();
