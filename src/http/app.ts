@@ -29,7 +29,7 @@ import { outboxRoutes } from './routes/outbox.js';
 import { internalObjectRoutes } from './routes/internal-objects.js';
 import { consoleRoutes } from './console.js';
 import { gatedRouters } from './router-gate.js';
-import { withObjectGetFastPath } from './object-get-fast-path.js';
+import { withObjectFastPath } from './object-fast-path.js';
 import { Representations } from './representations.js';
 
 function bareApp(): Express {
@@ -49,14 +49,15 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 }
 
 /**
- * The API's request listener: GET and HEAD of a Logistics Object on their fast path when they can
- * be answered at once (object-get-fast-path.ts), everything else by the express application.
+ * The API's request listener: GET and HEAD of a Logistics Object when they can be answered at once,
+ * and POST and PATCH of objects, on their fast path (object-fast-path.ts); everything else by the
+ * express application.
  */
 export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
   const { metrics } = services;
   const observation = new RequestObservation(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]);
-  const listener = withObjectGetFastPath(services, representations, observation, createExpressApp(services, representations, observation));
+  const listener = withObjectFastPath(services, representations, observation, createExpressApp(services, representations, observation));
   return services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
 }
 

@@ -69,7 +69,7 @@ export function admit(res: ServerResponse, caller: Caller): void {
 }
 
 /**
- * Hands the verification of a request's token, begun before express (object-get-fast-path.ts), to
+ * Hands the verification of a request's token, begun before express (object-fast-path.ts), to
  * `authenticate`, which would otherwise verify the token a second time.
  */
 export function handOverVerification(res: ServerResponse, verifying: Promise<string>): void {

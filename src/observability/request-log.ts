@@ -36,7 +36,7 @@ export function requestIdOf(res: ServerResponse): string | undefined {
 /**
  * Gives each request an id (`X-Request-Id`, also on the answer) and hands every finished request
  * to the observers: as express middleware, or started by a handler that answers before express
- * (src/http/object-get-fast-path.ts).
+ * (src/http/object-fast-path.ts).
  */
 export class RequestObservation {
   constructor(private readonly observers: readonly RequestObserver[]) {}

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import express, { type Request, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
@@ -26,8 +26,32 @@ function readOptions(req: Request): { selector: RevisionSelector; options: Repre
   };
 }
 
-/** The route of one Logistics Object: also how logs and metrics name a GET the fast path answers. */
+/** The route of the Logistics Objects: also how logs and metrics name a POST the fast path answers. */
+export const OBJECTS_ROUTE = '/logistics-objects';
+/** The route of one Logistics Object: also how logs and metrics name a GET or PATCH the fast path answers. */
 export const OBJECT_ROUTE = '/logistics-objects/:id';
+
+/** POST /logistics-objects once its body is read (`readBody`): 201 with the new object's IRI and type. */
+export async function createObject(services: Services, req: Request, res: Response): Promise<void> {
+  const { objects, config } = services;
+  const caller = callerOf(res);
+  services.access.check(caller, { kind: 'create-object' });
+  const format = bodyFormat(req.headers['content-type'], true);
+  const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+  const created = await objects.create(quads, caller);
+  sendCreated(res, created.iri, created.type);
+}
+
+/** PATCH /logistics-objects/{id} once its body is read (`readBody`): 201 with the ChangeRequest's IRI. */
+export async function changeObject(services: Services, id: string, req: Request, res: Response): Promise<void> {
+  const { objects, config } = services;
+  const iri = objects.objectsPrefix + id;
+  if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
+  const format = bodyFormat(req.headers['content-type'], false);
+  const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+  const request = await services.changeRequests.submit(iri, quads, callerOf(res));
+  sendCreated(res, request.iri, api.ChangeRequest);
+}
 
 /** 200 with a revision's body and the headers of a Logistics Object. */
 export function sendObject(res: ServerResponse, negotiated: Negotiated, view: ObjectView, body: Buffer): void {
@@ -35,22 +59,15 @@ export function sendObject(res: ServerResponse, negotiated: Negotiated, view: Ob
 }
 
 /**
- * POST /logistics-objects and GET/HEAD /logistics-objects/{id}; `representations` is shared with
- * the fast path of GET (object-get-fast-path.ts).
+ * POST /logistics-objects and GET/HEAD/PATCH /logistics-objects/{id}; `representations` is shared
+ * with the fast path (object-fast-path.ts), which answers most of these requests before express.
  */
 export function logisticsObjectRoutes(services: Services, representations: Representations): Router {
   const router = express.Router();
-  const { objects, config, access } = services;
+  const { objects, config } = services;
   const rawBody = readBody(config.limits.bodyBytes);
 
-  router.post('/logistics-objects', rawBody, async (req, res) => {
-    const caller = callerOf(res);
-    access.check(caller, { kind: 'create-object' });
-    const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
-    const created = await objects.create(quads, caller);
-    sendCreated(res, created.iri, created.type);
-  });
+  router.post(OBJECTS_ROUTE, rawBody, (req, res) => createObject(services, req, res));
 
   router.get(OBJECT_ROUTE, (req, res) => {
     const negotiated = negotiate(req.headers.accept);
@@ -67,14 +84,7 @@ export function logisticsObjectRoutes(services: Services, representations: Repre
     return objects.read(iri, caller, selector).then(respond);
   });
 
-  router.patch(OBJECT_ROUTE, rawBody, async (req, res) => {
-    const iri = objects.objectsPrefix + req.params.id;
-    if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
-    const format = bodyFormat(req.headers['content-type'], false);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
-    const request = await services.changeRequests.submit(iri, quads, callerOf(res));
-    sendCreated(res, request.iri, api.ChangeRequest);
-  });
+  router.patch(OBJECT_ROUTE, rawBody, (req, res) => changeObject(services, req.params.id as string, req, res));
 
   router.all(OBJECT_ROUTE, methodNotAllowed('GET, HEAD, PATCH'));
   return router;

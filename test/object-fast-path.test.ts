@@ -1,22 +1,24 @@
 import { expect } from 'chai';
 import type { RequestListener } from 'node:http';
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createExpressApp } from '../src/http/app.js';
-import { withObjectGetFastPath } from '../src/http/object-get-fast-path.js';
+import { withObjectFastPath } from '../src/http/object-fast-path.js';
 import { Listener } from '../src/http/listener.js';
 import { Representations } from '../src/http/representations.js';
 import { Lifecycle } from '../src/observability/health.js';
 import { RequestObservation, type FinishedRequest } from '../src/observability/request-log.js';
 import { agentOf } from '../src/http/context.js';
-import { createObject } from './support/changes.js';
+import { add, change, createObject, del, piece, str } from './support/changes.js';
 import { delegate, partner, PARTNER_CLIENTS, partnerToken } from './support/access.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
-/** A request as sent on the wire: header lines in order, repeated names allowed. */
+/** A request as sent on the wire: header lines in order, repeated names allowed, and the body's bytes as given. */
 interface RawRequest {
   method: string;
   target: string;
   headers: [string, string][];
+  body?: Buffer;
 }
 
 /** The answer's bytes as text, up to the end of its body (by Content-Length; none for HEAD). */
@@ -26,6 +28,7 @@ function send(url: string, request: RawRequest): Promise<string> {
     const socket = connect(Number(port), hostname);
     const lines = [`${request.method} ${request.target} HTTP/1.1`, `Host: ${hostname}:${port}`, ...request.headers.map(([name, value]) => `${name}: ${value}`)];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (request.body) socket.write(request.body);
     let received = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
@@ -51,7 +54,7 @@ const comparable = (answer: string, madeId: boolean) =>
 /** What the observers (log line, metrics) are told of one request, without its latency. */
 type Observed = Omit<FinishedRequest, 'seconds'> & { agent: string | undefined };
 
-describe('GET of a Logistics Object: the fast path answers as the app does', () => {
+describe('Logistics Objects: the fast path answers as the app does', () => {
   let server: TestServer;
   let general: Listener;
   let fast: Listener;
@@ -71,13 +74,16 @@ describe('GET of a Logistics Object: the fast path answers as the app does', () 
     const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
     const fastObservation = recorder(observed.fast);
     const behindFastPath = createExpressApp(services, representations, fastObservation);
-    const counted: RequestListener = (req, res) => {
-      handedOver.push(req.url!);
-      behindFastPath(req, res);
-    };
+    const counted = Object.assign<RequestListener, Pick<typeof behindFastPath, 'request' | 'response'>>(
+      (req, res) => {
+        handedOver.push(req.url!);
+        behindFastPath(req, res);
+      },
+      { request: behindFastPath.request, response: behindFastPath.response },
+    );
     const open = (handler: RequestListener) => Listener.open(0, '127.0.0.1', new Lifecycle(), handler, services.config.keepAliveTimeoutMs);
     general = await open(createExpressApp(services, representations, recorder(observed.general)));
-    fast = await open(withObjectGetFastPath(services, representations, fastObservation, counted));
+    fast = await open(withObjectFastPath(services, representations, fastObservation, counted));
     object = await createObject(server);
     path = new URL(object).pathname;
     holderToken = await server.token();
@@ -213,4 +219,115 @@ describe('GET of a Logistics Object: the fast path answers as the app does', () 
     expect(handedOver).to.deep.equal([movedPath]);
   });
 
+  /** A write of `body` (JSON-LD unless a Content-Type is given), with its length and the request id compared. */
+  const write = (method: string, target: string, body: unknown, ...headers: [string, string][]): RawRequest => {
+    const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+    const type: [string, string][] = headers.some(([name]) => name === 'Content-Type') ? [] : [['Content-Type', 'application/ld+json']];
+    return { method, target, headers: [['X-Request-Id', 'compare-1'], ...type, ['Content-Length', String(bytes.length)], ...headers], body: bytes };
+  };
+  const iriOf = (objectPath: string) => new URL(objectPath, object).href;
+  /** A Change of an object's remarks from revision 1, as the official examples write one. */
+  const remarksChange = (objectPath: string, from = 'Books') => change(iriOf(objectPath), 1, [del(iriOf(objectPath), 'remarks', str(from)), add(iriOf(objectPath), 'remarks', str('Maps'))]);
+
+  /**
+   * Sends a write to the fast path, then the same write to the app alone, each on an object of its
+   * own in the same state (`requestFor` is given that object's path: `paths`, none for a POST):
+   * the same answer but for the IRIs the server makes (Location) and the objects', the same observations.
+   */
+  async function sameWrite(requestFor: (objectPath: string) => RawRequest, status: number, paths: [string, string] = ['', '']): Promise<{ answer: string; seen: Observed[] }> {
+    const [fastObject, appObject] = paths;
+    const fromFast = await send(fast.url, requestFor(fastObject));
+    const fromApp = await send(general.url, requestFor(appObject));
+    const made = (answer: string, objectPath: string) => {
+      const common = comparable(answer, false).replace(/\r\nLocation: [^\r]+/, '\r\nLocation: (made)');
+      // A POST's object: named by the server.
+      return objectPath ? common.replaceAll(objectPath, '(object)') : common.replace(/\/logistics-objects\/[0-9a-f-]{36}/g, '/logistics-objects/(made)');
+    };
+    expect(fromFast.slice(0, 12), `${fromFast}`).to.equal(`HTTP/1.1 ${status}`);
+    expect(made(fromFast, fastObject)).to.equal(made(fromApp, appObject));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const url = (objectPath: string) => (o: Observed) => ({ ...o, url: objectPath ? o.url.replace(objectPath, '(object)') : o.url });
+    const seen = [...observed.fast];
+    expect(seen.map(url(fastObject))).to.deep.equal(observed.general.map(url(appObject)));
+    observed.fast.length = 0;
+    observed.general.length = 0;
+    return { answer: fromFast, seen };
+  }
+
+  /** Two new objects in the same state, by path: one for the fast path, one for the app. */
+  const twoObjects = async (): Promise<[string, string]> => [new URL(await createObject(server)).pathname, new URL(await createObject(server)).pathname];
+  const latestRevision = async (objectPath: string) => (await server.request(objectPath)).headers.get('latest-revision');
+  /** `token`, verified by the server before the comparison starts: a token not verified before goes to the app. */
+  const verified = async (token: string) => {
+    await send(general.url, get(path, bearer(token)));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    observed.general.length = 0;
+    return token;
+  };
+
+  it('takes POST and PATCH of objects itself: the same answers, log and metrics as the app, and the writes done', async () => {
+    await verified(holderToken);
+    const posted = await sameWrite(() => write('POST', '/logistics-objects', piece(), bearer(holderToken)), 201);
+    expect(posted.seen).to.deep.equal([{ id: 'compare-1', method: 'POST', route: '/logistics-objects', url: '/logistics-objects', status: 201, completed: true, agent: server.running.services.holder }]);
+    const created = /\r\nLocation: ([^\r]+)/.exec(posted.answer)![1];
+    expect(await latestRevision(new URL(created).pathname)).to.equal('1');
+
+    const objects = await twoObjects();
+    const patched = await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 201, objects);
+    expect(patched.seen).to.deep.equal([{ id: 'compare-1', method: 'PATCH', route: '/logistics-objects/:id', url: objects[0], status: 201, completed: true, agent: server.running.services.holder }]);
+    expect(patched.answer).to.match(/^HTTP\/1\.1 201 Created\r\nX-Request-Id: compare-1\r\nLocation: [^\r]+\/action-requests\/[^\r]+\r\nType: https:\/\/onerecord\.iata\.org\/ns\/api#ChangeRequest\r\n/);
+    expect(await latestRevision(objects[0])).to.equal('2');
+    expect(await latestRevision(objects[1])).to.equal('2');
+    // A gzip body is read as the route reads it.
+    await sameWrite((p) => write('PATCH', p, gzipSync(JSON.stringify(change(iriOf(p), 2, [del(iriOf(p), 'remarks', str('Maps'))]))), bearer(holderToken), ['Content-Encoding', 'gzip']), 201, objects);
+    expect(await latestRevision(objects[0])).to.equal('3');
+    expect(handedOver).to.deep.equal([]);
+  });
+
+  it("answers a write's errors as the app: 400, 404, 413, 415, 403, a Change that cannot apply, a stale revision", async () => {
+    const objects = await twoObjects();
+    const stranger = await verified(await partnerToken(server, 'stranger'));
+    await verified(holderToken);
+    await sameWrite((p) => write('PATCH', p, '{"@type": ', bearer(holderToken)), 400, objects);
+    await sameWrite((p) => write('PATCH', `${p}-unknown`, remarksChange(p), bearer(holderToken)), 404, objects);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Type', 'text/plain']), 415, objects);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Encoding', 'gzip']), 400, objects);
+    await sameWrite(() => write('POST', '/logistics-objects', Buffer.alloc(server.running.services.config.limits.bodyBytes + 1, ' '), bearer(holderToken)), 413);
+    await sameWrite(() => write('POST', '/logistics-objects', { '@type': 'https://onerecord.iata.org/ns/cargo#Piece', 'https://onerecord.iata.org/ns/cargo#coload': 'yes' }, bearer(holderToken)), 400);
+    await sameWrite(() => write('POST', '/logistics-objects', piece(), bearer(stranger)), 403);
+    // Recorded and then FAILED (nothing to delete) or REJECTED (revision 1 is not the latest): 201 with the request either way.
+    await sameWrite((p) => write('PATCH', p, remarksChange(p, 'no such remark'), bearer(holderToken)), 201, objects);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 201, objects);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 201, objects);
+    expect(await latestRevision(objects[0])).to.equal('2');
+    expect(await latestRevision(objects[1])).to.equal('2');
+    expect(handedOver).to.deep.equal([]);
+  });
+
+  it('leaves the app every write it does not take: no token or a new one, a query, a repeated header, a moved object', async () => {
+    const objects = await twoObjects();
+    const idp = server.running.services.identityProvider!;
+    const agent = server.running.services.holder;
+    const newTokens = [await idp.issue(agent), await idp.issue(agent)];
+    const stranger = await verified(await partnerToken(server, 'stranger'));
+    await verified(holderToken);
+    await sameWrite(() => write('POST', '/logistics-objects', piece()), 401);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), ['Authorization', 'Basic abc']), 401, objects);
+    // A token neither has verified: the app finishes the verification and reads the body the fast path left unread.
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(newTokens[objects.indexOf(p)])), 201, objects);
+    expect(await latestRevision(objects[0])).to.equal('2');
+    await sameWrite(() => write('POST', '/logistics-objects?draft=1', piece(), bearer(holderToken)), 201);
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken), bearer(holderToken)), 400, objects);
+    // Revision 1 is no longer the latest: recorded as REJECTED, 201 with the request.
+    await sameWrite((p) => write('PATCH', `${p}/`, remarksChange(p), bearer(holderToken)), 201, objects);
+    const moved = await twoObjects();
+    for (const p of moved) {
+      const res = await server.request(`/internal/moves/${p.split('/').pop()}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: `https://elsewhere.example.com${p}` }) });
+      expect(res.status, await res.text()).to.equal(200);
+    }
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 301, moved);
+    // Who may not read a moved object does not learn where it went.
+    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(stranger)), 403, moved);
+    expect(handedOver).to.deep.equal(['/logistics-objects', objects[0], objects[0], '/logistics-objects?draft=1', objects[0], `${objects[0]}/`, moved[0], moved[0]]);
+  });
 });
