@@ -104,21 +104,33 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
   const get = (target: string, ...headers: [string, string][]): RawRequest => ({ method: 'GET', target, headers: [['X-Request-Id', 'compare-1'], ...headers] });
 
-  /** Sends `request` to the fast path, then to the app alone; expects the same bytes and the same observations. */
-  async function sameAnswer(request: RawRequest, options: { madeId?: boolean; status: number }): Promise<{ answer: string; seen: Observed[] }> {
-    const fromFast = await send(fast.url, request);
-    const fromApp = await send(general.url, request);
-    expect(fromFast.slice(0, 12), `${request.method} ${request.target}`).to.equal(`HTTP/1.1 ${options.status}`);
-    expect(comparable(fromFast, options.madeId ?? false)).to.equal(comparable(fromApp, options.madeId ?? false));
+  /** What differs between the two answers and their observations by design, hidden on each side (`fast`, `app`) before they are compared. */
+  interface Mask {
+    answer: (answer: string, side: 'fast' | 'app') => string;
+    observed: (o: Observed, side: 'fast' | 'app') => Observed;
+  }
+
+  /** Sends `requests.fast` to the fast path, then `requests.app` to the app alone; expects the status, the same bytes and the same observations, once masked. */
+  async function compared(requests: Record<'fast' | 'app', RawRequest>, status: number, mask: Mask): Promise<{ answer: string; seen: Observed[] }> {
+    const fromFast = await send(fast.url, requests.fast);
+    const fromApp = await send(general.url, requests.app);
+    expect(fromFast.slice(0, 12), `${requests.fast.method} ${requests.fast.target}: ${fromFast}`).to.equal(`HTTP/1.1 ${status}`);
+    expect(mask.answer(fromFast, 'fast')).to.equal(mask.answer(fromApp, 'app'));
     // Observed once the answers are closed (a request refused before observation starts is not).
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const clean = (o: Observed) => (options.madeId ? { ...o, id: '(made)' } : o);
     const seen = [...observed.fast];
-    expect(seen.map(clean)).to.deep.equal(observed.general.map(clean));
+    expect(seen.map((o) => mask.observed(o, 'fast'))).to.deep.equal(observed.general.map((o) => mask.observed(o, 'app')));
     observed.fast.length = 0;
     observed.general.length = 0;
     return { answer: fromFast, seen };
   }
+
+  /** Sends `request` to the fast path, then to the app alone: the same bytes and the same observations. */
+  const sameAnswer = (request: RawRequest, options: { madeId?: boolean; status: number }) =>
+    compared({ fast: request, app: request }, options.status, {
+      answer: (answer) => comparable(answer, options.madeId ?? false),
+      observed: (o) => (options.madeId ? { ...o, id: '(made)' } : o),
+    });
 
   it('answers a GET of a cached body itself: the same bytes, headers in the same order, the same log and metrics', async () => {
     // The first GET builds the body (in the app), the next ones are answered at once.
@@ -234,25 +246,17 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
    * own in the same state (`requestFor` is given that object's path: `paths`, none for a POST):
    * the same answer but for the IRIs the server makes (Location) and the objects', the same observations.
    */
-  async function sameWrite(requestFor: (objectPath: string) => RawRequest, status: number, paths: [string, string] = ['', '']): Promise<{ answer: string; seen: Observed[] }> {
-    const [fastObject, appObject] = paths;
-    const fromFast = await send(fast.url, requestFor(fastObject));
-    const fromApp = await send(general.url, requestFor(appObject));
-    const made = (answer: string, objectPath: string) => {
-      const common = comparable(answer, false).replace(/\r\nLocation: [^\r]+/, '\r\nLocation: (made)');
-      // A POST's object: named by the server.
-      return objectPath ? common.replaceAll(objectPath, '(object)') : common.replace(/\/logistics-objects\/[0-9a-f-]{36}/g, '/logistics-objects/(made)');
-    };
-    expect(fromFast.slice(0, 12), `${fromFast}`).to.equal(`HTTP/1.1 ${status}`);
-    expect(made(fromFast, fastObject)).to.equal(made(fromApp, appObject));
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const url = (objectPath: string) => (o: Observed) => ({ ...o, url: objectPath ? o.url.replace(objectPath, '(object)') : o.url });
-    const seen = [...observed.fast];
-    expect(seen.map(url(fastObject))).to.deep.equal(observed.general.map(url(appObject)));
-    observed.fast.length = 0;
-    observed.general.length = 0;
-    return { answer: fromFast, seen };
-  }
+  const sameWrite = (requestFor: (objectPath: string) => RawRequest, status: number, paths: [string, string] = ['', '']) => {
+    const objectPath = { fast: paths[0], app: paths[1] };
+    return compared({ fast: requestFor(objectPath.fast), app: requestFor(objectPath.app) }, status, {
+      answer: (answer, side) => {
+        const common = comparable(answer, false).replace(/\r\nLocation: [^\r]+/, '\r\nLocation: (made)');
+        // A POST's object: named by the server.
+        return objectPath[side] ? common.replaceAll(objectPath[side], '(object)') : common.replace(/\/logistics-objects\/[0-9a-f-]{36}/g, '/logistics-objects/(made)');
+      },
+      observed: (o, side) => ({ ...o, url: objectPath[side] ? o.url.replace(objectPath[side], '(object)') : o.url }),
+    });
+  };
 
   /** Two new objects in the same state, by path: one for the fast path, one for the app. */
   const twoObjects = async (): Promise<[string, string]> => [new URL(await createObject(server)).pathname, new URL(await createObject(server)).pathname];

@@ -10,7 +10,7 @@ import type { Representations } from './representations.js';
 import { repeatedSingleHeader } from './request-checks.js';
 import { changeObject, createObject, OBJECT_ROUTE, OBJECTS_ROUTE, sendObject } from './routes/logistics-objects.js';
 
-const OBJECTS_PATH = '/logistics-objects/';
+const OBJECTS_PATH = `${OBJECTS_ROUTE}/`;
 /**
  * Ids the fast path takes: nothing to decode, no further segment, no query or fragment, so the id
  * is what express reads from the path. Other paths, whatever they are, go to express.

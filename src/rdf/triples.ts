@@ -11,8 +11,10 @@ export const valueKey = (t: Term) => t.value;
 export const rdfTermKey = (t: Term) =>
   t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
 
-/** A key that is equal exactly when two triples are the same RDF triple (their terms' `rdfTermKey`s). */
-export const tripleKey = (t: Quad) => `${rdfTermKey(t.subject)}|${rdfTermKey(t.predicate)}|${rdfTermKey(t.object)}`;
+/** A key that is equal exactly when two triples are the same RDF triple (their terms' `rdfTermKey`s), from the three terms. */
+export const termsKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
+/** `termsKey` of a triple. */
+export const tripleKey = (t: Quad) => termsKey(t.subject, t.predicate, t.object);
 
 /** One node's triples: by predicate, each value once under its `rdfTermKey`. */
 export type NodeTriples = ReadonlyMap<string, ReadonlyMap<string, Quad>>;

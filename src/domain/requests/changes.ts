@@ -1,6 +1,6 @@
 import { HttpError, badRequest, type ErrorDetail } from '../../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../../rdf/terms.js';
-import { groupBySubject, rdfTermKey, reachable, termKey, valueKey, type NodeTriples } from '../../rdf/triples.js';
+import { groupBySubject, rdfTermKey, reachable, termKey, termsKey, tripleKey, valueKey, type NodeTriples } from '../../rdf/triples.js';
 import { API, CODE_LISTS, INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../../rdf/vocab.js';
 import { illTypedLiteral, isWellTyped, isXsdDatatype } from '../../rdf/xsd-lexical.js';
 
@@ -281,8 +281,6 @@ export type ApplyResult =
   | { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[]; byNode: ReadonlyMap<string, NodeTriples> }
   | { ok: false; error: HttpError };
 
-const tripleKey = (s: Term, p: Term, o: Term) => `${rdfTermKey(s)}|${rdfTermKey(p)}|${rdfTermKey(o)}`;
-
 /**
  * What a change needs of the triples it applies to: each triple by its key, in order, and by
  * subject IRI, predicate and object. `closed`: every subject is reachable from the object through
@@ -300,7 +298,7 @@ class KeyedTriples {
   closed = false;
 
   constructor(triples: readonly Quad[]) {
-    for (const t of triples) this.add(tripleKey(t.subject, t.predicate, t.object), t);
+    for (const t of triples) this.add(tripleKey(t), t);
   }
 
   add(key: string, t: Quad): void {
@@ -376,7 +374,7 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
       if (operation.op !== group) continue;
       const predicate = namedNode(operation.p);
       for (const [i, object] of objects.entries()) {
-        const key = tripleKey(subject, predicate, object);
+        const key = termsKey(subject, predicate, object);
         const present = triples.get(key);
         if (group === 'DELETE' && !present) failures.push({ message: `DELETE ${describe(operation, i)}: no such value`, property: operation.p, resource: operation.s });
         if (group === 'ADD' && present) failures.push({ message: `ADD ${describe(operation, i)}: the value is already present`, property: operation.p, resource: operation.s });
@@ -388,7 +386,7 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
         if (group === 'ADD' && target.kind === 'new' && !typed.has(target.label)) {
           typed.add(target.label);
           const typeTriple = quad(object as RDF.NamedNode, namedNode(rdf.type), namedNode(target.type));
-          add(tripleKey(typeTriple.subject, typeTriple.predicate, typeTriple.object), typeTriple);
+          add(tripleKey(typeTriple), typeTriple);
         }
       }
     }
