@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { EngineLease } from '../src/store/sparql-engine/engine-lease.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { quadsStoredIn } from './support/server.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
 import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
@@ -56,6 +57,20 @@ describe('a lease among processes in the engine', function () {
     // Never two at once.
     expect(held[1].from).to.be.at.least(held[0].to!);
     for (const lease of leases) await lease.stop();
+  });
+
+  it('claims its terms on its own clock, in a graph of its own that the tests\' count of stored quads leaves out', async () => {
+    // A refused write must leave the stored quads as they were (storedQuads); a lease claiming its
+    // next term between the two counts made that check fail under the cluster backend.
+    const engine = client();
+    const allQuads = async () => Number((await engine.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }')).results.bindings[0].n.value);
+    const [allBefore, storedBefore] = [await allQuads(), await quadsStoredIn(engine)];
+    const lease = new EngineLease(engine, 'counted', { termMs: TERM_MS, log: () => {} });
+    lease.start({ gained: () => {}, lost: () => {} });
+    await pause(TERM_MS * 3);
+    await lease.stop();
+    expect(await allQuads()).to.be.above(allBefore);
+    expect(await quadsStoredIn(engine)).to.equal(storedBefore);
   });
 
   it('a holder whose engine answers slowly keeps the lease: it renews right at the halfway point of its term, not at a poll late in its window', async () => {

@@ -3,7 +3,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type ConfigOverrides } from '../../src/config.js';
+import { iriToNt } from '../../src/rdf/terms.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import type { SparqlReader } from '../../src/store/readers.js';
+import { LEASES_GRAPH } from '../../src/store/sparql-engine/engine-lease.js';
+import { PROCESSES_GRAPH } from '../../src/store/sparql-engine/process-liveness.js';
 import { noteSecret, testLogger } from './log-sink.js';
 import { startTestCluster } from './cluster.js';
 import { leaseEngine, releaseEngine } from './virtuoso.js';
@@ -117,9 +121,18 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
   return server;
 }
 
-/** How many quads the store holds (in its named graphs), whichever the backend: what a refused write must leave unchanged. */
+/**
+ * How many quads the store holds (in its named graphs), whichever the backend: what a refused write
+ * must leave unchanged. Not the engine's leases and heartbeats, which its processes write on their
+ * own clocks (a lease claims its next term every half term, whatever the requests do).
+ */
 export async function storedQuads(server: TestServer): Promise<number> {
-  const answer = await server.running.store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }');
+  return quadsStoredIn(server.running.store);
+}
+
+/** `storedQuads` of a store or an engine read directly. */
+export async function quadsStoredIn(store: SparqlReader): Promise<number> {
+  const answer = await store.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER (?g NOT IN (${iriToNt(LEASES_GRAPH)}, ${iriToNt(PROCESSES_GRAPH)})) }`);
   return Number(answer.results.bindings[0].n.value);
 }
 

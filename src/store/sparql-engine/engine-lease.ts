@@ -5,7 +5,8 @@ import { STORE } from '../../rdf/vocab.js';
 import type { Lease, LeaseHolder } from '../lease.js';
 import type { SparqlReader } from '../readers.js';
 
-const LEASES_GRAPH = `${STORE}leases`;
+/** Where the leases' terms are claimed: written on the processes' clocks, whatever the requests do. */
+export const LEASES_GRAPH = `${STORE}leases`;
 const HELD_BY = `${STORE}leaseHeldBy`;
 const LEASE_NAME = `${STORE}leaseName`;
 const LEASE_TERM = `${STORE}leaseTerm`;

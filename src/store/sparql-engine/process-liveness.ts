@@ -9,7 +9,8 @@ import type { SparqlReader } from '../readers.js';
  * stored but not applied holds its slots until then).
  */
 
-const PROCESSES_GRAPH = `${STORE}processes`;
+/** Where the processes' heartbeats go: written on their clocks, whatever the requests do. */
+export const PROCESSES_GRAPH = `${STORE}processes`;
 const SEEN_AT = `${STORE}seenAt`;
 
 /**
