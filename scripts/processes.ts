@@ -41,9 +41,12 @@ export function spawnLogged(command: string, args: string[], options: SpawnOptio
   return { child, group: options.detached ?? false, exited };
 }
 
+/** The process ended before it answered (`untilAnswers`): a crash at start, told from a timeout. */
+export class ExitedBeforeAnswering extends Error {}
+
 /**
- * Polls `answers` until it holds. Fails if the process ends first or `timeoutMs` passes, with
- * `what` and the last lines of its log in the message.
+ * Polls `answers` until it holds. Fails if the process ends first (ExitedBeforeAnswering) or
+ * `timeoutMs` passes, with `what` and the last lines of its log in the message.
  */
 export async function untilAnswers(spawned: Spawned, answers: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string): Promise<void> {
   let gone = false;
@@ -55,7 +58,7 @@ export async function untilAnswers(spawned: Spawned, answers: () => Promise<bool
     await sleep(POLL_MS);
   }
   const { exitCode, signalCode } = spawned.child;
-  throw new Error(`${what} exited (${signalCode ?? `code ${exitCode}`}) before it answered:\n${await logTail(logFile)}`);
+  throw new ExitedBeforeAnswering(`${what} exited (${signalCode ?? `code ${exitCode}`}) before it answered:\n${await logTail(logFile)}`);
 }
 
 /** Sends `signal` to a child of ours and waits for its exit; SIGKILL once `timeoutMs` passed. */

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ExitedBeforeAnswering } from '../../scripts/processes.js';
 import { runIsql } from '../../scripts/virtuoso/isql.js';
 import { startVirtuoso, type RunningVirtuoso } from '../../scripts/virtuoso/virtuoso.js';
 import { atProcessEnd } from './process-end.js';
@@ -64,9 +65,26 @@ async function startInto(pooled: PooledEngine, ports: { httpPort?: number; sqlPo
   return engine;
 }
 
+/**
+ * A new instance in a new directory. Virtuoso 7.2 once died while creating its database (SIGSEGV,
+ * "GPF: Dkernel.c:1330 internal error", before it answered; test:long, 2026-11-27): a first start
+ * that dies so is made once more in another new directory, as an operator would, and says so.
+ */
+async function startNew(pooled: PooledEngine): Promise<RunningVirtuoso> {
+  try {
+    return await startInto(pooled);
+  } catch (err) {
+    if (!(err instanceof ExitedBeforeAnswering)) throw err;
+    console.error(`\n${err.message}\nstarted again in a new directory\n`);
+    rmSync(pooled.dir!, { recursive: true, force: true });
+    pooled.dir = undefined;
+    return startInto(pooled);
+  }
+}
+
 function startPooled(): PooledEngine {
   const pooled = { restarts: 0 } as PooledEngine;
-  pooled.engine = startInto(pooled);
+  pooled.engine = startNew(pooled);
   everyEngine.add(pooled);
   return pooled;
 }
