@@ -119,8 +119,11 @@ export function quadToNq(q: Quad): string {
 /**
  * `tripleTerms` kept per triple object: every revision is a full copy, so the unchanged triples
  * of an object (the same objects from one revision to the next) are written again with each change.
+ * Kept joined into one flat string: concatenated, each was a tree of ~5 string objects, ~430,000
+ * heap objects for the garbage collector to walk in a server of 10,000 objects.
  */
 const TRIPLE_TERMS = new WeakMap<Quad, string>();
+const flatTripleTerms = (q: Quad) => [termToNt(q.subject), termToNt(q.predicate), termToNt(q.object)].join(' ');
 
 /** The N-Quads lines that put `triples` into `graph`, each exactly as `quadToNq` writes it. */
 export function triplesInGraphToNq(triples: readonly Quad[], graph: string): string[] {
@@ -128,7 +131,7 @@ export function triplesInGraphToNq(triples: readonly Quad[], graph: string): str
   return triples.map((t) => {
     let terms = TRIPLE_TERMS.get(t);
     if (terms === undefined) {
-      terms = tripleTerms(t);
+      terms = flatTripleTerms(t);
       TRIPLE_TERMS.set(t, terms);
     }
     return terms + tail;
