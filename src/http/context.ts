@@ -4,6 +4,8 @@ import type { Authorizer, Caller } from '../domain/access/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config.js';
+import { parseBody, type BodyFormat } from '../rdf/parse.js';
+import type { Quad } from '../rdf/terms.js';
 import type { LogisticsEvents } from '../domain/events/logistics-events.js';
 import type { LogisticsObjects } from '../domain/objects/logistics-objects.js';
 import type { ActionRequests } from '../domain/requests/action-requests.js';
@@ -104,4 +106,13 @@ export function callerOf(res: ServerResponse): Caller {
 /** The absolute URL of the request, on the configured base. */
 export function requestUrl(services: Services, req: Request): string {
   return `${services.config.baseUrl}${req.originalUrl}`;
+}
+
+/**
+ * A request's body, read by `readBody`, as quads in `format` (decided by the route, which may check
+ * other things first): IRIs resolved against `base`, the objects' by default, within the configured
+ * limits, JSON-LD outside the fast path's subset on the services' worker.
+ */
+export function bodyQuads(services: Services, req: Request, format: BodyFormat, base = services.objects.objectsPrefix): Promise<Quad[]> {
+  return parseBody(req.body as Buffer, format, { base, limits: services.config.limits, jsonLd: services.jsonLd });
 }

@@ -1,8 +1,8 @@
 import express, { type Request, type Router } from 'express';
 import type { GrantFilter } from '../../domain/access/grants.js';
 import { acl, api } from '../../rdf/vocab.js';
-import { bodyFormat, parseBody } from '../../rdf/parse.js';
-import { callerOf, requestUrl, type Services } from '../context.js';
+import { bodyFormat } from '../../rdf/parse.js';
+import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryParam } from '../query-params.js';
@@ -19,7 +19,7 @@ const filterOf = (req: Request): GrantFilter => ({ object: queryParam(req, 'obje
  */
 export function internalAclRoutes(services: Services): Router {
   const router = express.Router();
-  const { grants, config, objects } = services;
+  const { grants, config } = services;
   const rawBody = readBody(config.limits.bodyBytes);
   const iriOf = (req: Request) => grants.prefix + (req.params.id as string);
 
@@ -27,7 +27,7 @@ export function internalAclRoutes(services: Services): Router {
     const caller = callerOf(res);
     services.access.check(caller, { kind: 'operate', what: 'managing access control' });
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+    const quads = await bodyQuads(services, req, format);
     const created = await grants.create(quads, caller);
     sendCreated(res, created[0].iri, acl.Authorization);
   });

@@ -4,10 +4,10 @@ import { EVENT_SORTS, type EventQuery, type EventSort } from '../../domain/event
 import { EVENT_PAGE_SIZE, type CreationOutcome } from '../../domain/events/logistics-events.js';
 import { badQuery } from '../../errors.js';
 import { compactIri, withContext, type JsonObject } from '../../rdf/jsonld-writer.js';
-import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { bodyFormat } from '../../rdf/parse.js';
 import { api, cargo } from '../../rdf/vocab.js';
 import { readBody } from '../body.js';
-import { callerOf, requestUrl, type Services } from '../context.js';
+import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
 import { methodNotAllowed, serialise } from '../documents.js';
 import { errorDocument } from '../error-responses.js';
 import { EventRepresentations } from '../event-representations.js';
@@ -68,7 +68,7 @@ export function logisticsEventRoutes(services: Services): Router {
     const caller = callerOf(res);
     const format = bodyFormat(req.headers['content-type'], true);
     const entry = events.postTarget(objectOf(req), caller);
-    const quads = await parseBody(req.body as Buffer, format, { base: eventsPrefixOf(entry.iri), limits: config.limits, jsonLd: services.jsonLd });
+    const quads = await bodyQuads(services, req, format, eventsPrefixOf(entry.iri));
     const created = await events.create(entry, quads, caller);
     sendCreated(res, created.iri, cargo.LogisticsEvent);
   });
@@ -93,7 +93,7 @@ export function logisticsEventRoutes(services: Services): Router {
   router.post('/logistics-events', rawBody, async (req, res) => {
     const negotiated = negotiate(req.headers.accept, ['jsonld']);
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+    const quads = await bodyQuads(services, req, format);
     const outcomes = await events.createMany(quads, callerOf(res));
     setRepresentationHeaders(res, negotiated).status(207);
     res.send(Buffer.from(withContext(multiStatusDocument(outcomes))));

@@ -4,9 +4,9 @@ import { badQuery, notFound } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { methodNotAllowed } from '../documents.js';
 import type { ObjectView, RevisionSelector } from '../../domain/objects/logistics-objects.js';
-import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { bodyFormat } from '../../rdf/parse.js';
 import { readBody } from '../body.js';
-import { callerOf, type Services } from '../context.js';
+import { bodyQuads, callerOf, type Services } from '../context.js';
 import { parseInstant, queryParam } from '../query-params.js';
 import { negotiate, type Negotiated } from '../negotiation.js';
 import type { Representations, RepresentationOptions } from '../representations.js';
@@ -33,22 +33,22 @@ export const OBJECT_ROUTE = '/logistics-objects/:id';
 
 /** POST /logistics-objects once its body is read (`readBody`): 201 with the new object's IRI and type. */
 export async function createObject(services: Services, req: Request, res: Response): Promise<void> {
-  const { objects, config } = services;
+  const { objects } = services;
   const caller = callerOf(res);
   services.access.check(caller, { kind: 'create-object' });
   const format = bodyFormat(req.headers['content-type'], true);
-  const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+  const quads = await bodyQuads(services, req, format);
   const created = await objects.create(quads, caller);
   sendCreated(res, created.iri, created.type);
 }
 
 /** PATCH /logistics-objects/{id} once its body is read (`readBody`): 201 with the ChangeRequest's IRI. */
 export async function changeObject(services: Services, id: string, req: Request, res: Response): Promise<void> {
-  const { objects, config } = services;
+  const { objects } = services;
   const iri = objects.objectsPrefix + id;
   if (!objects.index.get(iri)) throw notFound(iri, 'Logistics Object not found');
   const format = bodyFormat(req.headers['content-type'], false);
-  const quads = await parseBody(req.body as Buffer, format, { base: objects.objectsPrefix, limits: config.limits, jsonLd: services.jsonLd });
+  const quads = await bodyQuads(services, req, format);
   const request = await services.changeRequests.submit(iri, quads, callerOf(res));
   sendCreated(res, request.iri, api.ChangeRequest);
 }

@@ -1,10 +1,10 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { badRequest } from '../../errors.js';
-import { parseBody, bodyFormat } from '../../rdf/parse.js';
+import { bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
 import type { NotificationFilter } from '../../store/graph-store.js';
 import { readBody } from '../body.js';
-import { callerOf, requestUrl, type Services } from '../context.js';
+import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryCount, queryInstant, queryParam } from '../query-params.js';
@@ -48,7 +48,7 @@ export function notificationRoutes(services: Services): Router {
     if (typeof key === 'string' && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY)) {
       throw badRequest('invalid_idempotency_key', `the Idempotency-Key header must have 1 to ${MAX_IDEMPOTENCY_KEY} characters`, 'Idempotency-Key');
     }
-    const quads = await parseBody(req.body as Buffer, format, { base: `${config.baseUrl}/notifications/`, limits: config.limits, jsonLd: services.jsonLd });
+    const quads = await bodyQuads(services, req, format, `${config.baseUrl}/notifications/`);
     await receivedNotifications.receive(quads, callerOf(res), typeof key === 'string' ? key : undefined);
     res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
   };

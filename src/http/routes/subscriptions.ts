@@ -5,8 +5,8 @@ import { writeJsonLd } from '../../rdf/jsonld-writer.js';
 import { wantedSubscription } from '../../domain/pubsub/subscription-offers.js';
 import type { RemoteSubscriptionInput } from '../../domain/pubsub/remote-subscriptions.js';
 import { checkTopic, parseTopicType } from '../../domain/pubsub/topics.js';
-import { callerOf, type Services } from '../context.js';
-import { bodyFormat, parseBody } from '../../rdf/parse.js';
+import { bodyQuads, callerOf, type Services } from '../context.js';
+import { bodyFormat } from '../../rdf/parse.js';
 import { api } from '../../rdf/vocab.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryParam } from '../query-params.js';
@@ -45,7 +45,7 @@ export function subscriptionRoutes(services: Services): Router {
   });
   router.post('/subscriptions', readBody(services.config.limits.bodyBytes), async (req, res) => {
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await parseBody(req.body as Buffer, format, { base: `${services.config.baseUrl}/subscriptions/`, limits: services.config.limits, jsonLd: services.jsonLd });
+    const quads = await bodyQuads(services, req, format, `${services.config.baseUrl}/subscriptions/`);
     const record = await services.subscriptions.submit(quads, callerOf(res));
     sendCreated(res, record.iri, api.SubscriptionRequest);
   });
