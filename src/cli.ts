@@ -6,7 +6,7 @@ import { commandHelp, COMMANDS, overallUsage, usageHint } from './cli/commands.j
 import { connect } from './cli/connection.js';
 
 /** Options every command takes; remote ones also say where the server is and how to reach it. */
-const COMMON_OPTIONS = { help: { type: 'boolean' } } as const;
+const COMMON_OPTIONS = { help: { type: 'boolean', short: 'h' } } as const;
 const CONNECTION_OPTIONS = { url: { type: 'string' }, profile: { type: 'string' } } as const;
 
 function parse(command: Command, args: string[]) {
@@ -20,7 +20,7 @@ function parse(command: Command, args: string[]) {
 async function runCommand(command: Command, args: string[]): Promise<number> {
   const { positionals, values } = parse(command, args);
   if (values.help) {
-    console.error(commandHelp(command));
+    console.log(commandHelp(command));
     return EXIT.ok;
   }
   const [least, most] = command.arity;
@@ -33,8 +33,9 @@ async function runCommand(command: Command, args: string[]): Promise<number> {
 
 async function run(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
+  // Help asked for is an answer (stdout, so it pages); the same text after a mistake goes to stderr.
   if (name === '--help' || name === '-h') {
-    console.error(overallUsage());
+    console.log(overallUsage());
     return EXIT.ok;
   }
   const command = COMMANDS.find((c) => c.name === name);

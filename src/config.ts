@@ -7,8 +7,9 @@ import { z } from 'zod';
  * names and the README table (`npm run config:table`) all come from this schema. Every object is
  * strict, so a mistyped key stops the start instead of being ignored.
  *
- * Env var names are derived from the path: `limits.bodyBytes` is `LIMITS_BODY_BYTES`. Arrays
- * and objects are given in env vars as JSON.
+ * Env var names are derived from the path: `limits.bodyBytes` is `LIMITS_BODY_BYTES`, unless a
+ * setting names its own (`env` in its meta). Arrays and objects are given in env vars as JSON; a
+ * list of text also comma-separated.
  */
 const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.number().int().min(min).max(max);
 const httpUrl = z.url({ protocol: /^https?$/ });
@@ -30,6 +31,15 @@ const trustedIssuerSchema = z.strictObject({
 
 /** Where notifications for an organisation go, when not to `{origin of the organisation}/notifications`. */
 const callbackSchema = z.strictObject({ organization: iri, url: httpUrl });
+
+/** What a browser sends in `Origin` (scheme, host, port if not the default; no path), or `*`: any origin. */
+const originSchema = z
+  .string()
+  .refine((text) => text === '*' || (URL.canParse(text) && new URL(text).origin === text), {
+    message:
+      'expected an origin as a browser sends it (`https://app.example.com`, lowercase, no path or trailing slash) ' +
+      'or `*`',
+  });
 
 /** A partner server asked, when an object of one of `types` (or their subclasses; none: any) is created, which subscription it wants. */
 const partnerSchema = z.strictObject({ url: httpUrl, types: z.array(iri).default([]) });
@@ -124,6 +134,23 @@ export const configSchema = z.strictObject({
     .meta({ description: '`{url, types}`: partner servers asked `GET {url}/subscriptions` when an object of one of `types` (default any) is created' }),
   decisionPolicy: z.enum(['auto', 'all', 'manual']).default('auto').meta({ description: 'change requests: `auto`, `all` or `manual` (see "What the server does")' }),
   hideForbidden: z.boolean().default(false).meta({ description: 'answer 404 instead of 403 when a caller may not see a resource' }),
+  http: z
+    .strictObject({
+      cors: z
+        .strictObject({
+          allowedOrigins: z
+            .array(originSchema)
+            .default([])
+            .meta({
+              env: 'CORS_ALLOWED_ORIGINS',
+              description:
+                'origins (`https://app.example.com`) whose web pages may call the API from a browser (CORS, ' +
+                'docs/cors.md); `*`: any origin; none: CORS is off. In the env var, comma-separated or a JSON list',
+            }),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       bodyBytes: integer(1).default(1024 * 1024).meta({ description: 'request body limit (413 above)' }),
@@ -136,6 +163,16 @@ export const configSchema = z.strictObject({
       jsonLdMillis: integer(1)
         .default(3000)
         .meta({ description: 'time jsonld.js may spend on one body that the fast reader leaves to it; it runs on a worker thread and is stopped past this (400)' }),
+      perCaller: z
+        .strictObject({
+          requestsInFlight: integer(1)
+            .default(64)
+            .meta({ description: 'requests of one caller (agent) the server works on at once; past it 429 with `Retry-After` (internal actors are not counted; docs/operations.md, "Fair share")' }),
+          bodyBytesInFlight: integer(1)
+            .default(8 * 1024 * 1024)
+            .meta({ description: 'request body bytes of one caller held at once (received, or announced by `Content-Length`, until the answer): a body past it is refused with 429 and `Retry-After`; one body is always taken when the caller has none in flight' }),
+        })
+        .prefault({}),
     })
     .prefault({}),
   journal: z
@@ -284,6 +321,12 @@ export const configSchema = z.strictObject({
           description:
             'time without a SPARQL query after which the query replica is stopped, so that writes no longer feed it; the next query starts it again and waits for its copy of the store (docs/sparql.md). `0`: it starts with the server and is never stopped',
         }),
+      maxWaiting: integer(0)
+        .default(32)
+        .meta({ description: 'SPARQL queries that may wait for their turn (callers take turns); past it 503 with `Retry-After` (docs/sparql.md, "Limits")' }),
+      maxWaitingPerCaller: integer(0)
+        .default(8)
+        .meta({ description: 'of those, queries one caller may have waiting; past it 429 with `Retry-After`, so that one caller cannot fill the queue' }),
     })
     .prefault({}),
   metrics: z
@@ -345,11 +388,17 @@ interface SchemaDef {
   innerType?: z.ZodType;
   defaultValue?: unknown;
   shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
 }
+
+/** The type of a list of text settings, which an env var may give comma-separated as well as in JSON. */
+const STRING_LIST = 'string array';
 
 interface SettingMeta {
   description?: string;
   defaultText?: string;
+  /** An env var name of its own, where users know the setting by another name than its path's. */
+  env?: string;
 }
 
 export function envVarName(path: string): string {
@@ -376,13 +425,15 @@ function leafSettings(schema: z.ZodType = configSchema, prefix = ''): SettingDoc
       if (def.type === 'default') defaultValue = def.defaultValue;
       inner = def.innerType;
     }
-    const type = (inner.def as SchemaDef).type;
+    const { type, element } = inner.def as SchemaDef;
     if (type === 'object') {
       out.push(...leafSettings(inner, path));
       continue;
     }
     const shownDefault = meta.defaultText ?? (defaultValue === undefined ? '' : JSON.stringify(defaultValue));
-    out.push({ path, env: envVarName(path), type, default: shownDefault, description: meta.description ?? '' });
+    const shownType = type === 'array' && element?.def.type === 'string' ? STRING_LIST : type;
+    const env = meta.env ?? envVarName(path);
+    out.push({ path, env, type: shownType, default: shownDefault, description: meta.description ?? '' });
   }
   return out;
 }
@@ -443,7 +494,13 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
 function fromEnvText(text: string, type: string): unknown {
   if (type === 'number') return text.trim() === '' ? text : Number(text);
   if (type === 'boolean') return text === 'true' || text === '1' ? true : text === 'false' || text === '0' ? false : text;
-  if (type === 'array' || type === 'object') {
+  if (type === STRING_LIST && !text.trimStart().startsWith('[')) {
+    return text
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
+  if (type === 'array' || type === 'object' || type === STRING_LIST) {
     try {
       return JSON.parse(text);
     } catch {

@@ -18,6 +18,7 @@ export const ERROR_TITLES: Readonly<Record<number, string>> = {
   413: 'Payload too large',
   415: 'Unsupported content type',
   422: 'Unprocessable content',
+  429: 'Too many requests',
   500: 'Internal server error',
   503: 'Service unavailable',
   507: 'Insufficient storage',

@@ -16,6 +16,7 @@ import { Listener } from './http/listener.js';
 import { Lifecycle } from './observability/health.js';
 import type { ServerMetrics } from './observability/metrics.js';
 import type { Services } from './http/context.js';
+import { CallerBudget } from './http/caller-budget.js';
 import { JsonLdFallback } from './rdf/jsonld-fallback.js';
 import { CargoOntology } from './rdf/ontology.js';
 import { ApiOntology } from './rdf/api-ontology.js';
@@ -104,7 +105,7 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
     const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, lease: (name, options) => store.lease(name, options), othersCaughtUp: () => store.caughtUp(), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl }) };
+    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, lease: (name, options) => store.lease(name, options), othersCaughtUp: () => store.caughtUp(), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl, parallel: ANALYTICS_CONNECTIONS }) };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -151,7 +152,8 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
  */
 export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
   const lifecycle = new Lifecycle();
-  const listener = await Listener.open(config.port, config.host, lifecycle, createStartingApp(lifecycle, logger), config.keepAliveTimeoutMs);
+  const starting = createStartingApp(lifecycle, logger, config.http.cors.allowedOrigins);
+  const listener = await Listener.open(config.port, config.host, lifecycle, starting, config.keepAliveTimeoutMs);
   try {
     for (let attempt = 1; ; attempt++) {
       const opening: Opening = {};
@@ -243,7 +245,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
   const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
-  const outbound = new OutboundClient(config.outbound);
+  const outbound = new OutboundClient({ ...config.outbound, ownOrigin: new URL(config.baseUrl).origin });
   const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url), shapeViolations: (triples) => objects.shapeViolations(triples) });
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
@@ -288,10 +290,10 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = opened.startQueries();
-  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql.openToPartners, metrics?.queryFinished);
+  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql, metrics?.queryFinished);
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, deadLetters, remoteSubscriptions, ontology, jsonLd, holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
+  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, deadLetters, remoteSubscriptions, ontology, jsonLd, callerBudget: new CallerBudget(config.limits.perCaller), holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
   const metricsListener =
     metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
   listener.serve(createApp(services));

@@ -107,7 +107,7 @@ describe('access control: grants, delegations and trust chains', () => {
     expect(await readAs(server, 'trucker', object)).to.equal(403);
   });
 
-  it('auto policy: a change is accepted at once only when the requester holds PATCH_LOGISTICS_OBJECT', async () => {
+  it('auto policy: a change is accepted at once only when the requester holds PATCH_LOGISTICS_OBJECT and may read the object', async () => {
     const object = await createObject(server);
     await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: AIRLINE, objects: [object] });
     const patch = (who: 'airline' | 'handler', revision: number, value: string) =>
@@ -115,7 +115,11 @@ describe('access control: grants, delegations and trust chains', () => {
     const pending = await patch('airline', 1, 'pending');
     expect(pending.status).to.equal(201);
     expect(await statusOf(server, pending.headers.get('location')!)).to.equal('REQUEST_PENDING');
+    // Without GET_LOGISTICS_OBJECT, an accept at once would tell the handler which revision is the latest.
     await delegate(server, 'holder', { permissions: ['PATCH_LOGISTICS_OBJECT'], for: HANDLER, objects: [object] });
+    const unread = await patch('handler', 1, 'unread');
+    expect(await statusOf(server, unread.headers.get('location')!)).to.equal('REQUEST_PENDING');
+    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: HANDLER, objects: [object] });
     const accepted = await patch('handler', 1, 'accepted');
     expect(await statusOf(server, accepted.headers.get('location')!)).to.equal('REQUEST_ACCEPTED');
   });

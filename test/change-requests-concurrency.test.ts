@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { parseBody } from '../src/rdf/parse.js';
 import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
+import { authorization, grant } from './support/access.js';
 import { API, add, asList, change, createObject, errorCodes, readJson, revisionsOf, str, submit } from './support/changes.js';
 
 type Json = Record<string, unknown>;
@@ -50,6 +51,8 @@ describe('change requests under concurrency', () => {
 
   it('partners submitting while the holder accepts: no pending request is left on a replaced revision', async () => {
     const object = await createObject(server);
+    // Partners that may read the object: a Change of theirs on an outdated revision is rejected at once.
+    await grant(server, authorization(OTHER_AGENT, [object], ['Read']));
     const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('first'))]), 'other');
     const partner = (i: number) => submit(server, object, change(object, 1, [add(object, 'remarks', str(`partner ${i}`))]), 'other');
     const accept = server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' });

@@ -31,15 +31,20 @@ interface Outcome {
   stderr: string;
 }
 
-/** Runs the CLI as its own process with only PATH and `env` set (no BASE_URL, PORT or CONFIG_FILE), `input` on its stdin. */
-function runCli(env: Record<string, string>, args: string[], input = ''): Promise<Outcome> {
+/** Runs a script of the package as its own process with only PATH and `env` set, `input` on its stdin. */
+function runScript(script: string, env: Record<string, string>, args: string[], input = ''): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, XDG_CONFIG_HOME: NO_PROFILE, ...env } }, (err, stdout, stderr) => {
+    const options = { env: { PATH: process.env.PATH, ...env } };
+    const child = execFile(process.execPath, [script, ...args], options, (err, stdout, stderr) => {
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
     child.stdin!.end(input);
   });
 }
+
+/** Runs the CLI (no BASE_URL, PORT or CONFIG_FILE; no profile of the user running the tests). */
+const runCli = (env: Record<string, string>, args: string[], input = '') =>
+  runScript(CLI, { XDG_CONFIG_HOME: NO_PROFILE, ...env }, args, input);
 
 /** util-linux `script`, by its path: a test may run the CLI with a PATH that holds nothing else. */
 const SCRIPT = '/usr/bin/script';
@@ -128,9 +133,16 @@ describe('onerecord token (CLI)', () => {
       expect(outcome.stdout).to.equal('');
       expect(outcome.stderr).to.not.equal('');
     }
-    const help = await cli(server.dataDir, '--help');
-    expect(help.code).to.equal(0);
-    expect(help.stderr).to.match(/usage: onerecord token/);
+  });
+
+  it('--help (or -h) is an answer: on stdout, so it pages, with exit 0', async () => {
+    for (const args of [['--help'], ['-h'], ['token', '--help'], ['export', '-h']]) {
+      const help = await cli(server.dataDir, ...args);
+      expect(help.code, args.join(' ')).to.equal(0);
+      expect(help.stderr, args.join(' ')).to.equal('');
+      expect(help.stdout, args.join(' ')).to.match(/^usage: onerecord /);
+      expect(help.stdout, args.join(' ')).to.match(/[^\n]\n$/);
+    }
   });
 
   it('a data directory no server has used yet: exit 1 with an explanation, no stack trace', async () => {
@@ -240,15 +252,16 @@ describe('onerecord remote commands (CLI against a running server)', function ()
   };
 
   it('every command has --help with an example; misuse exits 2 with the usage line', async () => {
-    const names = [...(await cli(server.dataDir, '--help')).stderr.matchAll(/^(?:usage:)?\s+onerecord (\S+)/gm)].map((m) => m[1]);
+    const names = [...(await cli(server.dataDir, '--help')).stdout.matchAll(/^(?:usage:)?\s+onerecord (\S+)/gm)].map((m) => m[1]);
     expect(names).to.include.members(['token', 'export', 'get', 'create', 'import', 'change', 'requests', 'accept', 'reject', 'revoke', 'events', 'event', 'subscribe', 'grant', 'query', 'open']);
     // Each run is a process of its own: started all at once, checked in order.
     const helps = await Promise.all(names.map((name) => cli(server.dataDir, name, '--help')));
     for (const [i, name] of names.entries()) {
       const help = helps[i];
       expect(help.code, name).to.equal(0);
-      expect(help.stderr).to.match(new RegExp(`^usage: onerecord ${name} `));
-      expect(help.stderr).to.match(/\nexample:\n {2}.*onerecord /);
+      expect(help.stderr, name).to.equal('');
+      expect(help.stdout).to.match(new RegExp(`^usage: onerecord ${name} `));
+      expect(help.stdout).to.match(/\nexample:\n {2}.*onerecord /);
     }
     const misuses = [['get'], ['get', 'a', 'b'], ['get', 'x', '--format', 'xml'], ['get', 'x', '--revision', '0'], ['change', 'x'], ['change', 'x', '--add', 'novalue'], ['create', 'piece.txt'], ['import', 'nothing-here'], ['grant', 'x', OTHER_AGENT, '--permission', 'READ'], ['query', 'q.rq', '--format', 'table', '--accept', 'text/csv'], ['open', 'a', 'b']];
     const outcomes = await Promise.all(misuses.map((args) => api(server, args)));
@@ -320,6 +333,7 @@ describe('onerecord remote commands (CLI against a running server)', function ()
       proposals.push(proposed.stdout.trim());
     }
     const pending = await api(server, ['requests', '--pending', '--object', piece]);
+    expect(pending.stdout).to.match(/[^\n]\n$/); // the shell's prompt starts on a line of its own
     expect(pending.stdout.split('\n')[0]).to.match(/^request\s+type\s+status\s+object\s+requested by\s+requested at$/);
     expect(pending.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/).slice(0, 5))).to.deep.equal(proposals.map((iri) => [iri, 'ChangeRequest', 'REQUEST_PENDING', piece, OTHER_AGENT]));
     const asJsonLd = JSON.parse((await api(server, ['requests', '--pending', '--format', 'jsonld'])).stdout) as Record<string, unknown>;
@@ -591,4 +605,28 @@ describe('onerecord open (CLI, the link loaded in headless Chromium)', function 
     expect(without.code).to.equal(0);
     expect(without.output).to.match(/^http:\/\/\S+\r\nno xdg-open found: open the link above yourself\r\n$/);
   });
+});
+
+describe('the scripts\' command lines (virtuoso/cli.js, cluster/cli.js)', () => {
+  /** These calls stop at the command line, before any engine or server starts. */
+  const scriptCli = (name: string, args: string[]) =>
+    runScript(fileURLToPath(new URL(`../scripts/${name}/cli.js`, import.meta.url)), {}, args);
+
+  for (const name of ['virtuoso', 'cluster']) {
+    it(`${name}: --help (or -h) prints the usage on stdout, exit 0; misuse prints it on stderr, exit 2`, async () => {
+      for (const args of [['--help'], ['-h'], ['start', '--help']]) {
+        const help = await scriptCli(name, args);
+        expect(help.code, args.join(' ')).to.equal(0);
+        expect(help.stderr, args.join(' ')).to.equal('');
+        expect(help.stdout, args.join(' ')).to.match(new RegExp(`^usage: node dist/scripts/${name}/cli\\.js start `));
+      }
+      const misuses = [[], ['begin', '--dir', 'd'], ['start'], ['stop', '--dir'], ['stop', '--dir', 'd', '--verbose']];
+      for (const args of misuses) {
+        const misuse = await scriptCli(name, args);
+        expect(misuse.code, args.join(' ')).to.equal(2);
+        expect(misuse.stdout, args.join(' ')).to.equal('');
+        expect(misuse.stderr, args.join(' ')).to.match(/\nusage: node dist\/scripts\//);
+      }
+    });
+  }
 });

@@ -39,10 +39,11 @@ describe('configuration', () => {
     expect(readmeConfigurationTable(readFileSync(README, 'utf8'))).to.equal(configurationTable());
   });
 
-  it('every setting has an env var, named after its path', () => {
+  it('every setting has an env var, named after its path unless it names its own', () => {
     const all = settings();
     expect(all.map((s) => s.env)).to.include.members(['PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DECISION_POLICY', 'TRUSTED_ISSUERS', 'OUTBOUND_TIMEOUT_MS', 'LIMITS_BODY_BYTES', 'LOG_LEVEL']);
-    for (const s of all) expect(s.env).to.equal(envVarName(s.path));
+    const ownNames = new Map([['http.cors.allowedOrigins', 'CORS_ALLOWED_ORIGINS']]);
+    for (const s of all) expect(s.env).to.equal(ownNames.get(s.path) ?? envVarName(s.path));
     expect(new Set(all.map((s) => s.env)).size).to.equal(all.length);
   });
 
@@ -75,6 +76,25 @@ describe('configuration', () => {
     expect(config.limits.bodyBytes).to.equal(2048);
     expect(config.limits.triples).to.equal(10000);
     expect(config.internalAgents).to.deep.equal(['https://1r.example.com/logistics-objects/ops']);
+  });
+
+  it('a list of text is read from an env var comma-separated or as JSON (CORS_ALLOWED_ORIGINS)', () => {
+    const origins = ['https://app.example.com', 'http://localhost:5173'];
+    const allowed = (text?: string) => loadConfig({ CORS_ALLOWED_ORIGINS: text }).http.cors.allowedOrigins;
+    expect(allowed()).to.deep.equal([]);
+    expect(allowed('https://app.example.com, http://localhost:5173')).to.deep.equal(origins);
+    expect(allowed(JSON.stringify(origins))).to.deep.equal(origins);
+    expect(allowed('*')).to.deep.equal(['*']);
+    const agents = ['https://a.example/lo/a', 'https://b.example/lo/b'];
+    expect(loadConfig({ INTERNAL_AGENTS: agents.join(',') }).internalAgents).to.deep.equal(agents);
+  });
+
+  it('an origin with a path, a trailing slash or capitals is refused: browsers send none', () => {
+    const refused = /http\.cors\.allowedOrigins\.0 \(from env CORS_ALLOWED_ORIGINS\): expected an origin/;
+    const notOrigins = ['https://app.example/', 'https://app.example/x', 'https://App.example', 'app.example'];
+    for (const origin of notOrigins) {
+      expect(refusal({ CORS_ALLOWED_ORIGINS: origin }), origin).to.match(refused);
+    }
   });
 
   it('the file is read, env vars win over it, and nested defaults survive a partial object', async () => {

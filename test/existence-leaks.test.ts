@@ -36,18 +36,49 @@ describe('No existence leaks to a caller without access', () => {
   }
 
   describe("a ChangeRequest's error read by a requester who may not read the object", () => {
-    it('an outdated revision: the error names the Change\'s revision, not the current one', async () => {
-      const server = await startTestServer();
+    /** What the requester sees of its own request: the answer, with what differs between any two requests (ids, times, its Change) left out. */
+    const seenByRequester = async (server: TestServer, request: string) => {
+      const res = await server.request(request, { agent: 'other' });
+      const body = (await res.text()).split(request.slice(request.lastIndexOf('/') + 1)).join('<id>');
+      const alike = body
+        .replace(/"(internal:)?[0-9a-f-]{36}(-change)?/g, '"<id>')
+        .replace(/"20\d\d-[^"]+"/g, '"<time>"')
+        .replace(/"api:hasRevision":\{[^}]*\}|"api:hasRevision":\d+/g, '<revision>');
+      return { status: res.status, body: alike };
+    };
+
+    for (const decisionPolicy of ['auto', 'all', 'manual'] as const) {
+      it(`cannot find the latest revision by trying (decisionPolicy ${decisionPolicy}): every revision it names stays pending alike`, async () => {
+        const server = await startTestServer({ decisionPolicy, hideForbidden: true });
+        try {
+          const object = await createObject(server);
+          const first = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('second'))]));
+          if (decisionPolicy === 'manual') expect((await server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
+          expect((await server.request(object, { agent: 'other' })).status, 'the partner may not read the object').to.equal(404);
+          const guess = (revision: number) => change(object, revision, [add(object, 'goodsDescription', str('guess'))]);
+          const tries = await Promise.all([1, 2, 3].map((revision) => submit(server, object, guess(revision), 'other')));
+          const seen = await Promise.all(tries.map((request) => seenByRequester(server, request)));
+          expect(seen[0].body).to.match(/REQUEST_PENDING/);
+          expect(seen[1], 'the latest revision').to.deep.equal(seen[0]);
+          expect(seen[2], 'a revision yet to come').to.deep.equal(seen[0]);
+          // The holder's decision is the answer: an accept of the outdated one rejects it, naming only its own revision.
+          expect((await server.request(`${tries[0]}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(409);
+          const text = await (await server.request(tries[0], { agent: 'other' })).text();
+          expect(text).to.match(/REQUEST_REJECTED/);
+          expect(text).to.match(/revision 1\b/);
+          expect(text).not.to.match(/revision 2\b/);
+        } finally {
+          await server.close();
+        }
+      });
+    }
+
+    it('a requester who may read the object learns at once that its revision is outdated', async () => {
+      const server = await startTestServer({ decisionPolicy: 'manual' });
       try {
         const object = await createObject(server);
-        await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('second'))]));
-        await submit(server, object, change(object, 2, [add(object, 'goodsDescription', str('third'))]));
-        expect((await server.request(object, { agent: 'other' })).status, 'the partner may not read the object').to.equal(403);
-        const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('late'))]), 'other');
-        const text = await (await server.request(request, { agent: 'other' })).text();
-        expect(text).to.match(/REQUEST_REJECTED/);
-        expect(text).to.match(/revision 1\b/);
-        expect(text).not.to.match(/revision 3\b/);
+        const request = await submit(server, object, change(object, 2, [add(object, 'goodsDescription', str('ahead'))]));
+        expect(await (await server.request(request)).text()).to.match(/REQUEST_REJECTED/);
       } finally {
         await server.close();
       }

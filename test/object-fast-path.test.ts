@@ -143,7 +143,30 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     expect(answer).to.match(/\r\nType: https:\/\/onerecord\.iata\.org\/ns\/cargo#Piece\r\nRevision: 1\r\nLatest-Revision: 1\r\nDate: /);
     expect(observed.general).to.deep.equal([]);
     await sameAnswer({ ...get(path, bearer(holderToken)), method: 'HEAD' }, { status: 200 });
-    await sameAnswer(get(path, bearer(holderToken), ['If-None-Match', '*']), { status: 200 });
+    await sameAnswer(get(path, bearer(holderToken), ['If-None-Match', '*']), { status: 304 });
+    expect(handedOver).to.deep.equal([]);
+  });
+
+  it('answers conditional GETs 304 itself, as the app does, whether the body was built or not', async () => {
+    const fresh = new URL(await createObject(server)).pathname;
+    const future = new Date(Date.now() + 60_000).toUTCString();
+    const turtle: [string, string] = ['Accept', 'text/turtle'];
+    // Nothing built the body yet: a 304 needs none.
+    await sameAnswer(get(fresh, bearer(holderToken), ['If-None-Match', '*']), { status: 304 });
+    await sameAnswer({ ...get(fresh, bearer(holderToken), ['If-Modified-Since', future]), method: 'HEAD' }, { status: 304 });
+    expect(handedOver).to.deep.equal([]);
+    const { answer } = await sameAnswer(get(fresh, bearer(holderToken), turtle), { status: 200 });
+    const etag = /\r\nETag: ([^\r]+)/.exec(answer)![1];
+    const notModified = await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', `"x", W/${etag}`]), { status: 304 });
+    expect(notModified.answer).to.match(new RegExp(`^HTTP/1\\.1 304 Not Modified\r\nX-Request-Id: compare-1\r\nETag: ${etag}\r\nVary: Accept\r\nDate: [^\r]+\r\n`));
+    expect(notModified.answer).to.not.match(/Content-(Type|Length)|Last-Modified/i);
+    expect(notModified.seen.map((o) => o.status)).to.deep.equal([304]);
+    // The first 200 built the body, in the app.
+    expect(handedOver).to.deep.equal([fresh]);
+    handedOver = [];
+    // Another tag (If-Modified-Since then does not count): the body, from the fast path now that it is cached.
+    await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', '"x"']), { status: 200 });
+    await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', '"x"'], ['If-Modified-Since', future]), { status: 200 });
     expect(handedOver).to.deep.equal([]);
   });
 

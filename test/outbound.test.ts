@@ -43,6 +43,28 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
     }
   });
 
+  it("calls this server's own origin (its base URL), however it resolves; any other loopback origin stays refused", async () => {
+    const [own, other] = [await startListener(), await startListener()];
+    const ownOrigin = `http://localhost:${new URL(own.url).port}`;
+    const client = new OutboundClient({ allowPrivateAddresses: false, ownOrigin, connectTimeoutMs: 2000, timeoutMs: 3000 });
+    try {
+      expect(await client.refusal(`${ownOrigin}/notifications`)).to.equal(undefined);
+      expect((await client.request(`${ownOrigin}/notifications`, { method: 'POST', body: '{}' })).status).to.equal(200);
+      expect((await client.requestInOrder(`${ownOrigin}/notifications`, { method: 'POST', body: '{}' }, 'lane', 1)).status).to.equal(200);
+      const otherPort = `http://localhost:${new URL(other.url).port}/notifications`;
+      const otherName = `${own.url}/notifications`;
+      for (const url of [otherPort, otherName]) {
+        expect(await client.refusal(url), url).to.match(/not called/);
+        expect((await failure(client.request(url, { method: 'POST', body: '{}' }))).code, url).to.equal('outbound_address_refused');
+        expect((await failure(client.requestInOrder(url, { method: 'POST', body: '{}' }, 'lane', 1))).code, url).to.equal('outbound_address_refused');
+      }
+      expect([own.requests, other.requests]).to.deep.equal([2, 0]);
+    } finally {
+      await client.close();
+      await Promise.all([own.close(), other.close()]);
+    }
+  });
+
   it('hands a redirect back instead of following it, and stops a slow answer at the total timeout', async () => {
     const target = await startListener();
     const redirecting = await startListener((_req, res) => res.writeHead(302, { Location: `${target.url}/` }).end());

@@ -427,6 +427,33 @@ describe('guaranteed delivery between servers', function () {
       expect((read['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
       expect(JSON.stringify(read['api:hasError'])).to.match(/localhost resolves to .*not called/);
     });
+
+    it('a subscriber hosted on the server itself (its base URL on localhost) gets its notifications; other loopback origins stay refused', async () => {
+      const port = await freePort();
+      const self = await startTestServer({ port, baseUrl: `http://localhost:${port}`, outbound: { allowPrivateAddresses: false } });
+      try {
+        const object = await createObject(self, piece());
+        const post = async (subscriber: string) => {
+          const body = subscription(self, object, { 'api:hasSubscriber': { '@id': subscriber } });
+          const res = await self.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+          expect(res.status, await res.clone().text()).to.equal(201);
+          return (await (await self.request(res.headers.get('location')!)).json()) as Json;
+        };
+        const own = await post(holderAt(`http://localhost:${port}`));
+        expect((own['api:hasRequestStatus'] as Json)['@id'], JSON.stringify(own)).to.equal(`${API}REQUEST_ACCEPTED`);
+        await submit(self, object, change(object, 1, [add(object, 'shippingMarks', str('mark'))]));
+        const got = await waitForNotifications(self, 1, q({ 'logistics-object': object, 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+        expect(got.map(revisionOf)).to.deep.equal([2]);
+        // Not this server's origin: another port on localhost, the same port under another name.
+        for (const other of [`http://localhost:${new URL(subscriber.url).port}`, `http://127.0.0.1:${port}`]) {
+          const refused = await post(holderAt(other));
+          expect((refused['api:hasRequestStatus'] as Json)['@id'], other).to.equal(`${API}REQUEST_FAILED`);
+          expect(JSON.stringify(refused['api:hasError'])).to.match(/resolves to .*not called/);
+        }
+      } finally {
+        await self.close();
+      }
+    });
   });
 
   describe('Retry-After and the outbound token', () => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Parser } from 'n3';
 import { namedNode, literal, quad, type Quad } from '../src/rdf/terms.js';
 import { CARGO } from '../src/rdf/vocab.js';
+import { jsonLdToQuads, ntLines } from './support/rdf-compare.js';
 import { startTestServer, postJsonLd, type TestServer } from './support/server.js';
 
 const SHIPMENT = (pieceIri: string) => ({
@@ -122,6 +123,28 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
       expect(values).to.deep.equal(['third']);
       expect(triples.some((t) => t.predicate.value.endsWith('#hasLatestRevision') && t.object.value === '3')).to.equal(true);
     }
+  });
+
+  it('every format carries the same graph: plain, at=, embedded with at= and with revision=', async () => {
+    const at = compact(new Date((await createdAt(2)).getTime() + 1000));
+    for (const query of ['', `?at=${at}`, `?embedded=true&at=${at}`, '?embedded=true&revision=1', '?embedded=true']) {
+      const fromJsonLd = ntLines(await jsonLdToQuads(await (await server.request(`${shipmentIri}${query}`)).json()));
+      for (const format of ['text/turtle', 'application/n-triples']) {
+        const res = await server.request(`${shipmentIri}${query}`, { headers: { Accept: format } });
+        expect(ntLines(new Parser({ format }).parse(await res.text())), `${format} ${query}`).to.deep.equal(fromJsonLd);
+      }
+    }
+  });
+
+  it("embedded with at=: the embedded object's data sits on the ?at= IRI that links to it", async () => {
+    const at = compact(new Date((await createdAt(2)).getTime() + 1000));
+    const res = await server.request(`${shipmentIri}?embedded=true&at=${at}`, { headers: { Accept: 'application/n-triples' } });
+    const triples = new Parser({ format: 'application/n-triples' }).parse(await res.text());
+    const link = triples.find((t) => t.subject.value === shipmentIri && t.predicate.value === `${CARGO}pieces`)!.object.value;
+    expect(link).to.equal(`${pieceIri}?at=${at}`);
+    const description = triples.find((t) => t.predicate.value === `${CARGO}goodsDescription` && t.object.value === 'a piece');
+    expect(description?.subject.value).to.equal(link);
+    expect(triples.filter((t) => t.subject.value === pieceIri)).to.deep.equal([]);
   });
 
   it('Accept with a version echoes it; an unknown version gets the newest', async () => {

@@ -32,6 +32,8 @@ describe('SPARQL web page (headless Chromium)', function () {
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^text\/html/);
     expect(res.headers.get('content-security-policy')).to.contain("default-src 'none'");
+    // The page's own script and style by their hashes: no inline script injected into it could run.
+    expect(res.headers.get('content-security-policy')).to.not.contain("'unsafe-inline'");
     expect(await res.text()).to.contain('pieces-without-departure');
     // A client that is not a browser still gets the protocol (and needs a token).
     expect((await fetch(`${server.url}/sparql`)).status).to.equal(401);

@@ -169,3 +169,10 @@ export const benchEvent = (n: number) => ({
   'cargo:eventTimeType': { '@id': `${CARGO}ACTUAL` },
   'cargo:partialEventIndicator': false,
 });
+
+/** A body within every count but slow in jsonld.js (the fast reader leaves it to it): a type-scoped context applied to `nodes` nodes. */
+export function typeScopedNodes(nodes: number): Record<string, unknown> {
+  const context: Record<string, unknown> = { cargo: CARGO, Typed: { '@id': `${CARGO}Value`, '@context': {} } };
+  for (let i = 0; i < 100; i++) context[`t${i}`] = `http://x.example/${i}`;
+  return { '@context': context, '@type': 'cargo:Piece', 'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })) };
+}

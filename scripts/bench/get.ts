@@ -2,7 +2,9 @@
  * GET one Logistics Object (~40 triples, valid token) under 50 connections, against a bare
  * node:http server and a bare express app answering a fixed body of the same size, in one run.
  * Also: GET latest of an object with 1 vs 500 revisions, GET of an object under 20 subscriptions and
- * 10 grants vs one without (alternated twice, in the same server), and POST throughput (fsync on).
+ * 10 grants vs one without (alternated twice, in the same server), a conditional GET answered 304
+ * vs a plain GET of the same object, with the server's CPU per request (alternated twice), and POST
+ * throughput (fsync on).
  * Every measurement follows a 2 s warm-up; express and our GET are measured alternately, twice
  * each, and averaged, because a shared 2-core machine drifts between runs.
  *   npm run build && node dist/scripts/bench/get.js [seconds]
@@ -10,7 +12,18 @@
  */
 import { fileURLToPath } from 'node:url';
 import { BENCH_PIECE } from './fixtures.js';
-import { fmt, machine, mean, startTarget, warmLoad, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
+import {
+  fmt,
+  load,
+  machine,
+  mean,
+  processCpuSeconds,
+  startTarget,
+  warmLoad,
+  WARM_UP_SECONDS,
+  type LoadResult,
+  type OneRecordTarget,
+} from './harness.js';
 
 const connections = 50;
 
@@ -32,7 +45,17 @@ export interface GetResults {
   getPlain: LoadResult;
   /** GET of an object under SUBSCRIPTIONS subscriptions and GRANTS grants (by its creator). */
   getShared: LoadResult;
+  /** GET of the 1-revision object, alternated with `getNotModified`, and the server's CPU per request. */
+  getWhole: CpuMeasured;
+  /** The same GET with If-None-Match naming its ETag: every answer a 304. */
+  getNotModified: CpuMeasured;
   post: LoadResult;
+}
+
+/** A run and the server process's CPU per request during it (user + system, every thread; 10 ms ticks). */
+interface CpuMeasured {
+  result: LoadResult;
+  cpuMicrosPerRequest: number;
 }
 
 /** The agent a token of the embedded identity provider speaks for. */
@@ -71,6 +94,45 @@ async function sharedObject(url: string, token: string, subscriptions: number, g
   return object;
 }
 
+/** `load` after the warm-up, with the CPU process `pid` spends per request meanwhile. */
+async function measureCpu(pid: number, options: Parameters<typeof load>[0]): Promise<CpuMeasured> {
+  await load({ ...options, seconds: WARM_UP_SECONDS });
+  const before = processCpuSeconds(pid);
+  const result = await load(options);
+  const requests = result.requestsPerSecond * options.seconds;
+  return { result, cpuMicrosPerRequest: ((processCpuSeconds(pid) - before) * 1e6) / requests };
+}
+
+const meanCpu = (runs: CpuMeasured[]): CpuMeasured => ({
+  result: mean(runs.map((r) => r.result)),
+  cpuMicrosPerRequest: runs.reduce((sum, r) => sum + r.cpuMicrosPerRequest, 0) / runs.length,
+});
+
+/** The 1-revision object's GET against its conditional GET, alternated twice; throws unless that is a 304. */
+async function measureNotModified(
+  target: OneRecordTarget,
+  pid: number,
+  seconds: number,
+): Promise<Pick<GetResults, 'getWhole' | 'getNotModified'>> {
+  const auth = { Authorization: `Bearer ${target.token}` };
+  const etag = (await fetch(target.oneRevision, { method: 'HEAD', headers: auth })).headers.get('etag');
+  const conditional = { ...auth, 'If-None-Match': etag ?? '' };
+  const check = async () => {
+    const status = (await fetch(target.oneRevision, { headers: conditional })).status;
+    if (status !== 304) throw new Error(`conditional GET: ${status}, not 304`);
+  };
+  await check();
+  const whole: CpuMeasured[] = [];
+  const notModified: CpuMeasured[] = [];
+  for (let round = 0; round < 2; round++) {
+    whole.push(await measureCpu(pid, { url: target.oneRevision, headers: auth, connections, seconds }));
+    notModified.push(await measureCpu(pid, { url: target.oneRevision, headers: conditional, connections, seconds }));
+  }
+  // The object did not change meanwhile: every conditional answer was a 304 (autocannon counts them as non-2xx).
+  await check();
+  return { getWhole: meanCpu(whole), getNotModified: meanCpu(notModified) };
+}
+
 /** Every measurement of this benchmark, `seconds` each (after the warm-up). */
 export async function measureGet(seconds: number): Promise<GetResults> {
   const measure = (options: Omit<Parameters<typeof warmLoad>[0], 'connections' | 'seconds'>): Promise<LoadResult> => warmLoad({ ...options, connections, seconds });
@@ -102,6 +164,7 @@ export async function measureGet(seconds: number): Promise<GetResults> {
     plainRuns.push(await measure({ url: plainObject, headers: auth }));
     sharedRuns.push(await measure({ url: shared, headers: auth }));
   }
+  const conditional = await measureNotModified(onerecord.info, onerecord.process.pid!, seconds);
   const post = await measure({
     url: `${onerecord.info.url}/logistics-objects`,
     method: 'POST',
@@ -109,7 +172,7 @@ export async function measureGet(seconds: number): Promise<GetResults> {
     body: JSON.stringify(BENCH_PIECE),
   });
   await onerecord.stop();
-  return { seconds, bodyBytes, bareHttp: httpResult, bareExpress: mean(expressRuns), getOne: mean(getRuns), getMany, getPlain: mean(plainRuns), getShared: mean(sharedRuns), post };
+  return { seconds, bodyBytes, bareHttp: httpResult, bareExpress: mean(expressRuns), getOne: mean(getRuns), getMany, getPlain: mean(plainRuns), getShared: mean(sharedRuns), ...conditional, post };
 }
 
 function printGet(r: GetResults): void {
@@ -124,9 +187,19 @@ function printGet(r: GetResults): void {
   console.log(row('GET Logistics Object, 500 revisions (vs 1 revision)', r.getMany, r.getOne));
   console.log(row('GET Logistics Object, no subscriptions or grants', r.getPlain));
   console.log(row(`GET Logistics Object, ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants (vs none)`, r.getShared, r.getPlain));
+  console.log(row('GET Logistics Object, alternated with the conditional GET', r.getWhole.result));
+  // Its 304s are what autocannon counts as non-2xx: only transport errors are errors here.
+  const notModified = { ...r.getNotModified.result, non2xx: 0 };
+  console.log(row('GET Logistics Object, If-None-Match answered 304 (vs GET)', notModified, r.getWhole.result));
   console.log(row('POST Logistics Object, fsync on (vs GET)', r.post, r.getOne));
   console.log(`GET vs bare node:http: ${fmt(r.getOne.requestsPerSecond / r.bareHttp.requestsPerSecond, 2)}; vs bare express: ${fmt(r.getOne.requestsPerSecond / r.bareExpress.requestsPerSecond, 2)} (target >= ${GET_GOAL})`);
   console.log(`GET under ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants vs none: ${fmt(r.getShared.requestsPerSecond / r.getPlain.requestsPerSecond, 2)} (target: the same, within the noise)`);
+  const cpu = (m: CpuMeasured) => `${fmt(m.cpuMicrosPerRequest)} µs`;
+  console.log(
+    `Conditional GET answered 304 vs GET, server CPU per request: ` +
+      `${fmt(r.getNotModified.cpuMicrosPerRequest / r.getWhole.cpuMicrosPerRequest, 2)} ` +
+      `(${cpu(r.getNotModified)} vs ${cpu(r.getWhole)}; target < 1)`,
+  );
   console.log(`GET latest time, 500 vs 1 revision: ${fmt(r.getOne.requestsPerSecond / r.getMany.requestsPerSecond, 2)} (target <= ${REVISIONS_GOAL})`);
 }
 

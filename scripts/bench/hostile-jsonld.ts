@@ -13,6 +13,7 @@
 import { DEFAULTS } from '../../src/config.js';
 import { jsonLdToQuads } from '../../src/rdf/jsonld-reference.js';
 import { CARGO } from '../../src/rdf/vocab.js';
+import { typeScopedNodes } from './fixtures.js';
 import { fmt, LoadClient, machine, percentile, startTarget, type OneRecordTarget } from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
@@ -24,11 +25,6 @@ function scopedContextBomb(terms: number): Record<string, unknown> {
   return { '@context': context, '@type': 'cargo:Piece', t1: 'x' };
 }
 
-function typeScopedNodes(nodes: number): Record<string, unknown> {
-  const context: Record<string, unknown> = { cargo: CARGO, Typed: { '@id': `${CARGO}Value`, '@context': {} } };
-  for (let i = 0; i < 100; i++) context[`t${i}`] = `http://x.example/${i}`;
-  return { '@context': context, '@type': 'cargo:Piece', 'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })) };
-}
 
 
 

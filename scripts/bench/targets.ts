@@ -3,7 +3,8 @@
  *   node dist/scripts/bench/targets.js <bare-http|bare-express|bare-express-static|onerecord|analytics> [bodyBytes]
  * Prints one JSON line with what the driver needs, then serves until killed.
  * The onerecord target logs nothing unless BENCH_LOG_LEVEL is set (lines then go to /dev/null, so
- * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off.
+ * their cost is measured without the disk); metrics are on (a metrics token is set) unless BENCH_METRICS=off;
+ * BENCH_OVERRIDES (JSON) adds configuration.
  * The analytics target's log lines go to stderr at BENCH_LOG_LEVEL (silent unless set), to see what the
  * server did during a run.
  */
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import { pino } from 'pino';
-import { loadConfig, type LogLevel } from '../../src/config.js';
+import { loadConfig, type ConfigOverrides, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { projectFile } from '../../src/project-files.js';
 import { startServer } from '../../src/server.js';
@@ -59,6 +60,8 @@ if (kind === 'bare-http') {
       dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')),
       metrics: process.env.BENCH_METRICS === 'off' ? {} : { token: 'bench-metrics-token-0123456789' },
       store: store.config,
+      // Settings a driver weighs (fair-share.ts lifts the per-caller budget), as JSON.
+      ...(JSON.parse(process.env.BENCH_OVERRIDES ?? '{}') as ConfigOverrides),
     },
   );
   const level = (process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel;

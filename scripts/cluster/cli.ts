@@ -1,20 +1,30 @@
 // Starts or stops a small cluster on one machine: one Virtuoso, several server processes over it
-// (store.sparql.sharedWriters) sharing one identity-provider key, and nginx in front of them:
-//   node dist/scripts/cluster/cli.js start --dir D [--processes 3] [--port 8080]
-//   node dist/scripts/cluster/cli.js stop --dir D
+// (store.sparql.sharedWriters) sharing one identity-provider key, and nginx in front of them (USAGE).
 // Everything runs on after `start` returns; what it started is recorded in D/cluster.json, each
 // process's log is in D.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { spawnLogged, stopChild, stopPid, untilAnswers } from '../processes.js';
+import { runScript, ScriptUsageError, subcommand } from '../script-cli.js';
 import { acceptsConnections, freePorts } from '../virtuoso/free-port.js';
 import { serverEnv, startVirtuoso, stopVirtuosoIn, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { startNginx } from './nginx.js';
 import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 
-const USAGE = 'usage: cli.js start --dir D [--processes 3] [--port 8080] | cli.js stop --dir D';
+const SELF = 'node dist/scripts/cluster/cli.js';
+const USAGE = `usage: ${SELF} start --dir D [--processes 3] [--port 8080]
+       ${SELF} stop --dir D
+       (or npm run cluster -- start|stop ..., which builds first)
+
+start  Virtuoso, the server processes and nginx on --port in front of them, every file in D;
+       they run on after the command, which prints their URLs and how to get a token
+stop   stops what start started in D`;
+const OPTIONS = {
+  dir: { type: 'string' },
+  processes: { type: 'string', default: '3' },
+  port: { type: 'string', default: '8080' },
+} as const;
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 /** A server against an engine rebuilds its indexes from what the engine holds before it is ready. */
 const SERVER_READY_TIMEOUT_MS = 120_000;
@@ -41,7 +51,7 @@ const writeState = (dir: string, state: ClusterState) => writeFile(stateFile(dir
 
 function positiveInteger(text: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`not a ${what}: ${text}`);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new ScriptUsageError(`not a ${what}: ${text}`);
   return value;
 }
 
@@ -128,7 +138,7 @@ ${servers.join('\n')}
   Virtuoso: ${engine.queryUrl}, pid ${engine.pid}, data and log in ${engine.dir}
 The processes share one engine and one identity-provider key (what they share and guarantee: docs/sparql-engine.md).
 get a token for the data holder: DATA_DIR=${state.servers[0].dataDir} npx onerecord token
-Stop it: node dist/scripts/cluster/cli.js stop --dir ${dir}`);
+Stop it: ${SELF} stop --dir ${dir}`);
 }
 
 /** Stops what D/cluster.json lists: the balancer first, then the servers, then the engine. */
@@ -142,22 +152,13 @@ async function stop(dir: string): Promise<boolean> {
   return true;
 }
 
-async function main(): Promise<void> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: { dir: { type: 'string' }, processes: { type: 'string', default: '3' }, port: { type: 'string', default: '8080' } },
-  });
-  const [command] = positionals;
-  if (!values.dir || (command !== 'start' && command !== 'stop')) throw new Error(USAGE);
+runScript(USAGE, OPTIONS, async ({ positionals, values }) => {
+  const command = subcommand(positionals, ['start', 'stop']);
+  if (!values.dir) throw new ScriptUsageError(`${command} takes --dir`);
   const dir = resolve(values.dir);
   if (command === 'stop') {
     console.log((await stop(dir)) ? `cluster in ${dir} stopped` : `no cluster was started in ${dir}`);
     return;
   }
   await start(dir, positiveInteger(values.processes, 'number of processes'), positiveInteger(values.port, 'port', 65_535));
-}
-
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exitCode = 1;
 });

@@ -30,6 +30,7 @@ import { internalObjectRoutes } from './routes/internal-objects.js';
 import { consoleRoutes } from './console.js';
 import { gatedRouters } from './router-gate.js';
 import { withObjectFastPath } from './object-fast-path.js';
+import { withCors } from './cors.js';
 import { Representations } from './representations.js';
 
 function bareApp(): Express {
@@ -51,14 +52,15 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 /**
  * The API's request listener: GET and HEAD of a Logistics Object when they can be answered at once,
  * and POST and PATCH of objects, on their fast path (object-fast-path.ts); everything else by the
- * express application.
+ * express application. CORS (cors.ts) around both, when origins are configured.
  */
 export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
   const { metrics } = services;
   const observation = new RequestObservation(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]);
   const listener = withObjectFastPath(services, representations, observation, createExpressApp(services, representations, observation));
-  return services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
+  const ordered = services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
+  return withCors(services.config.http.cors.allowedOrigins, ordered);
 }
 
 /**
@@ -124,13 +126,13 @@ export function createExpressApp(services: Services, representations: Representa
   return withNotFoundAndErrors(app, services.logger);
 }
 
-/** While the store loads: health probes, and 503 for everything else. */
-export function createStartingApp(lifecycle: Lifecycle, logger: Logger): Express {
+/** While the store loads: health probes, and 503 for everything else (which pages of allowed origins can read). */
+export function createStartingApp(lifecycle: Lifecycle, logger: Logger, origins: readonly string[]): RequestListener {
   const app = bareApp();
   app.use(healthRoutes(lifecycle));
   app.use((_req, _res, next) => next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' })));
   app.use(errorHandler(logger));
-  return app;
+  return withCors(origins, app);
 }
 
 /** The separate metrics port: `/metrics` without a token (the port's address protects it) and health probes. */

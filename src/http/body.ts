@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import { HttpError } from '../errors.js';
+import { CallerBudget } from './caller-budget.js';
 
 interface BodyReadError {
   type?: string;
@@ -30,8 +31,17 @@ function bodyReadError(err: BodyReadError): HttpError {
 }
 
 /** `parser` with its errors (too large, an encoding it cannot read, ...) turned into the answers above. */
-function answeringReadErrors(parser: RequestHandler): RequestHandler {
+export function answeringReadErrors(parser: RequestHandler): RequestHandler {
   return (req, res, next) => parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
+}
+
+/** `parser`, once the caller's budget has room for the body (429 otherwise), which counts it until the answer. */
+export function withinCallerBudget(parser: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const refused = CallerBudget.countBody(req, res);
+    if (refused) next(refused);
+    else parser(req, res, next);
+  };
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -42,7 +52,7 @@ const EMPTY = Buffer.alloc(0);
  * body-parser skips) gets an empty Buffer, refused as the empty body it is.
  */
 export function readBody(limitBytes: number): RequestHandler {
-  const raw = answeringReadErrors(express.raw({ type: () => true, limit: limitBytes }));
+  const raw = withinCallerBudget(answeringReadErrors(express.raw({ type: () => true, limit: limitBytes })));
   return (req, res, next) =>
     raw(req, res, (err?: unknown) => {
       req.body ??= EMPTY;

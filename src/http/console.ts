@@ -26,7 +26,8 @@ const STYLESHEET = 'console.css';
 const ENDS_SCRIPT = /<\/script|<!--/i;
 const ENDS_STYLE = /<\/style/i;
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64');
+/** The base64 SHA-256 of a page's own script or style: a Content-Security-Policy allows it as `'sha256-{hash}'`. */
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64');
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** `text` for an HTML attribute value or text. */

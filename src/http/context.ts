@@ -4,6 +4,7 @@ import type { Authorizer, Caller } from '../domain/access/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config.js';
+import type { CallerBudget } from './caller-budget.js';
 import { parseBody, type BodyFormat } from '../rdf/parse.js';
 import type { Quad } from '../rdf/terms.js';
 import type { LogisticsEvents } from '../domain/events/logistics-events.js';
@@ -48,6 +49,8 @@ export interface Services {
   deadLetters: DeadLetters;
   /** Subscriptions this server holds at other servers. */
   remoteSubscriptions: RemoteSubscriptions;
+  /** Each caller's requests and body bytes in flight, within `limits.perCaller`. */
+  callerBudget: CallerBudget;
   /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
   jsonLd: JsonLdFallback;
   moves: MovedObjects;
@@ -65,9 +68,13 @@ const CALLER = Symbol('caller');
 const VERIFYING = Symbol('verifying');
 type WithCaller = ServerResponse & { [CALLER]?: Caller; [VERIFYING]?: Promise<string> };
 
-/** Remembers the authenticated caller of a request, for its route and its log line. */
-export function admit(res: ServerResponse, caller: Caller): void {
+/**
+ * Remembers the authenticated caller of a request, for its route and its log line (which names a
+ * refused caller too), and lets the request in if the caller's budget has room (caller-budget.ts).
+ */
+export function admit(budget: CallerBudget, res: ServerResponse, caller: Caller): boolean {
   (res as WithCaller)[CALLER] = caller;
+  return budget.enter(res, caller);
 }
 
 /**
@@ -78,11 +85,11 @@ export function handOverVerification(res: ServerResponse, verifying: Promise<str
   (res as WithCaller)[VERIFYING] = verifying;
 }
 
-/** Verifies the bearer token and remembers the caller for the route. */
+/** Verifies the bearer token and remembers the caller for the route; 429 for a caller past its budget. */
 export function authenticate(services: Services): RequestHandler {
+  const { callerBudget } = services;
   const admitted = (res: Response, next: NextFunction, agent: string) => {
-    admit(res, services.access.caller(agent));
-    next();
+    next(admit(callerBudget, res, services.access.caller(agent)) ? undefined : callerBudget.refusal());
   };
   return (req: Request, res: Response, next: NextFunction) => {
     const agent = (res as WithCaller)[VERIFYING] ?? services.verifier.verify(req.headers.authorization);

@@ -22,13 +22,14 @@ export function errorDocument(error: HttpError): JsonObject {
 /**
  * Every 503 says what it is: a pause (starting, a store or key set out of reach, a queue full); a
  * client may retry after this long. A start is over in seconds and its 503 costs nothing to send
- * again, where an engine or key set out of reach is seldom back that soon.
+ * again, where an engine or key set out of reach is seldom back that soon. A 429 (a caller past its
+ * share) likewise: its requests in flight are answered within the second, its queries seldom.
  */
-const retryAfterSeconds = (error: HttpError) => (error.code === 'starting' ? 1 : 5);
+const retryAfterSeconds = (error: HttpError) => (error.code === 'starting' || error.code === 'caller_busy' ? 1 : 5);
 
 export function sendError(res: Response, error: HttpError): void {
   if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
-  if (error.status === 503) res.setHeader('Retry-After', String(retryAfterSeconds(error)));
+  if (error.status === 503 || error.status === 429) res.setHeader('Retry-After', String(retryAfterSeconds(error)));
   res
     .status(error.status)
     .setHeader('Content-Type', `application/ld+json; version=${apiVersion(undefined)}`)

@@ -8,7 +8,16 @@ import { errorHandler } from './error-responses.js';
 import { negotiate } from './negotiation.js';
 import type { Representations } from './representations.js';
 import { repeatedSingleHeader } from './request-checks.js';
-import { changeObject, createObject, OBJECT_ROUTE, OBJECTS_ROUTE, sendObject } from './routes/logistics-objects.js';
+import { notModified } from './conditional.js';
+import { sendNotModified } from './responses.js';
+import {
+  changeObject,
+  createObject,
+  OBJECT_ROUTE,
+  OBJECTS_ROUTE,
+  objectValidators,
+  sendObject,
+} from './routes/logistics-objects.js';
 
 const OBJECTS_PATH = `${OBJECTS_ROUTE}/`;
 /**
@@ -34,7 +43,8 @@ function enterExpress(app: ExpressApp, req: IncomingMessage, res: ServerResponse
 
 /**
  * The requests most clients send most, answered before express: GET and HEAD of a Logistics
- * Object's latest revision when its body is cached, POST /logistics-objects and PATCH of an object.
+ * Object's latest revision when its body is cached or its conditions make it a 304 (no body needed),
+ * POST /logistics-objects and PATCH of an object.
  * Why: express's app and router machinery cost such a GET more than the rest of its answer, and a
  * write ~10% of its CPU (BENCHMARKS.md, `get.js` and `changes.js`).
  *
@@ -48,7 +58,7 @@ function enterExpress(app: ExpressApp, req: IncomingMessage, res: ServerResponse
  * with the app's.
  */
 export function withObjectFastPath(services: Services, representations: Representations, observation: RequestObservation, app: ExpressApp): RequestListener {
-  const { objects, verifier, access, moves, config } = services;
+  const { objects, verifier, access, moves, config, callerBudget } = services;
   const rawBody = readBody(config.limits.bodyBytes);
   const answerError = errorHandler(services.logger);
 
@@ -80,8 +90,11 @@ export function withObjectFastPath(services: Services, representations: Represen
     if (!caller) return undefined;
     const negotiated = negotiate(req.headers.accept);
     const view = objects.readLatest(objects.objectsPrefix + id, caller);
-    const body = representations.cached(view, negotiated.format);
-    return body && { caller, negotiated, view, body };
+    const validators = objectValidators(view, negotiated);
+    // A 304 needs no body: answered here whether the body is cached or not.
+    const unchanged = notModified(req.headers, validators);
+    const body = unchanged ? undefined : representations.cached(view, negotiated.format);
+    return (unchanged || body) && { caller, negotiated, view, etag: validators.etag, body };
   };
 
   const read = (req: IncomingMessage, res: ServerResponse, url: string, id: string): boolean => {
@@ -92,17 +105,21 @@ export function withObjectFastPath(services: Services, representations: Represen
       // The app runs the check that failed again and answers its error.
       return false;
     }
-    if (!answer) return false;
-    admit(res, answer.caller);
+    // A caller past its budget: the app answers its 429.
+    if (!answer || !admit(callerBudget, res, answer.caller)) return false;
     observation.start(req, res, url, OBJECT_ROUTE);
-    sendObject(res, answer.negotiated, answer.view, answer.body);
+    if (answer.body) sendObject(res, answer.negotiated, answer.view, answer.etag, answer.body);
+    else sendNotModified(res, answer.etag);
     return true;
   };
 
-  /** Takes a write from here on: its body is read as the route reads it, then handled by `handle`; any error is answered by the app's error handler. */
-  const write = (req: IncomingMessage, res: ServerResponse, url: string, route: string, caller: Caller, handle: (req: Request, res: Response) => Promise<void>): true => {
+  /**
+   * Takes a write from here on, if its caller's budget has room (else the app answers): its body is read as the
+   * route reads it, then handled by `handle`; any error is answered by the app's error handler.
+   */
+  const write = (req: IncomingMessage, res: ServerResponse, url: string, route: string, caller: Caller, handle: (req: Request, res: Response) => Promise<void>): boolean => {
+    if (!admit(callerBudget, res, caller)) return false;
     const [request, response] = enterExpress(app, req, res);
-    admit(res, caller);
     observation.start(req, res, url, route);
     const fail = (error: unknown) => answerError(error, request, response, () => undefined);
     rawBody(request, response, (error?: unknown) => {

@@ -57,20 +57,35 @@ export class Representations {
       ? await Promise.all((await this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri]))).map((v) => this.document(v)))
       : [];
     if (format === 'jsonld') return writeJsonLd(root, { inline: new Map(inlined.map((d) => [d.iri, d])), linkIri });
-    const triples: Quad[] = [];
-    for (const doc of [root, ...inlined]) {
-      const subject = namedNode(doc.iri);
-      triples.push(...doc.triples, quad(subject, namedNode(api.hasRevision), xsdLiteral(doc.revision!.number, xsd.integer)));
-      triples.push(quad(subject, namedNode(api.hasLatestRevision), xsdLiteral(doc.revision!.latest, xsd.integer)));
-    }
-    const linked = linkIri
-      ? triples.map((t) => (t.object.termType === 'NamedNode' && linkIri(t.object.value) !== t.object.value ? quad(t.subject, t.predicate, namedNode(linkIri(t.object.value))) : t))
-      : triples;
-    return writeRdf(linked, format);
+    const triples = [root, ...inlined].flatMap((doc) => withRevisionNumbers(doc));
+    return writeRdf(linkIri ? withLinks(triples, root.iri, linkIri) : triples, format);
   }
 
   /** Adds `?at=` to IRIs of Logistics Objects of this server. */
   private atLinker(at: string): (iri: string) => string {
     return (iri) => (this.objects.index.get(iri) ? `${iri}?at=${encodeURIComponent(at)}` : iri);
   }
+}
+
+function withRevisionNumbers(doc: NodeDocument): Quad[] {
+  const subject = namedNode(doc.iri);
+  return [
+    ...doc.triples,
+    quad(subject, namedNode(api.hasRevision), xsdLiteral(doc.revision!.number, xsd.integer)),
+    quad(subject, namedNode(api.hasLatestRevision), xsdLiteral(doc.revision!.latest, xsd.integer)),
+  ];
+}
+
+/**
+ * Every link to an object of this server becomes its `?at=` IRI, and so does the subject of an
+ * embedded object: its data then sits on the IRI that links to it and names that revision, as in
+ * JSON-LD. The root keeps its own IRI.
+ */
+function withLinks(triples: readonly Quad[], root: string, linkIri: (iri: string) => string): Quad[] {
+  return triples.map(({ subject, predicate, object }) => {
+    const notRoot = subject.termType === 'NamedNode' && subject.value !== root;
+    const linkedSubject = notRoot ? namedNode(linkIri(subject.value)) : subject;
+    const linkedObject = object.termType === 'NamedNode' ? namedNode(linkIri(object.value)) : object;
+    return quad(linkedSubject, predicate, linkedObject);
+  });
 }

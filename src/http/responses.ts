@@ -12,6 +12,17 @@ export function setRepresentationHeaders(res: Response, negotiated: Negotiated, 
   return res;
 }
 
+/**
+ * 304 Not Modified (RFC 9110 15.4.5): of the headers the 200 would carry, those a cache updates its
+ * copy from (`ETag`, `Vary`; `Date` comes from Node), and no body.
+ */
+export function sendNotModified(res: ServerResponse, etag: string): void {
+  res.setHeader('ETag', etag);
+  res.setHeader('Vary', 'Accept');
+  res.writeHead(304);
+  res.end();
+}
+
 /** 201 for a created resource: `Location` and `Type`, no body. */
 export function sendCreated(res: Response, location: string, type: string): void {
   res.status(201).setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();

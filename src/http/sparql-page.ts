@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { QueryFile } from '../domain/analytics/query-files.js';
 import { VIEWS } from '../domain/analytics/analytics.js';
-import { CONTENT_LANGUAGE, parseAccept } from './negotiation.js';
+import { byPreference, CONTENT_LANGUAGE, parseAccept } from './negotiation.js';
+import { sha256 } from './console.js';
 
 /** JSON inside a <script> element: `<` escaped so no text in it can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
@@ -87,6 +88,11 @@ async function runQuery(event) {
 }
 $('form').addEventListener('submit', (event) => runQuery(event).catch((err) => { $('status').className = 'error'; $('status').textContent = String(err); }));`;
 
+/** The page's own script and style only, allowed by their hashes: no other script can run in it. */
+const CONTENT_SECURITY_POLICY =
+  `default-src 'none'; script-src 'sha256-${sha256(SCRIPT)}'; style-src 'sha256-${sha256(STYLE)}'; ` +
+  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 function page(examples: readonly QueryFile[]): string {
   const viewOptions = VIEWS.map((v) => `<option value="${v}">${v}</option>`).join('');
   return `<!doctype html>
@@ -119,11 +125,11 @@ function page(examples: readonly QueryFile[]): string {
 export function sparqlPage(examples: readonly QueryFile[]): RequestHandler {
   const body = page(examples);
   return (req, res, next) => {
-    const wantsHtml = parseAccept(req.headers.accept ?? '')[0]?.type === 'text/html';
+    const wantsHtml = byPreference(parseAccept(req.headers.accept ?? ''))[0]?.type === 'text/html';
     if (!wantsHtml || (req.query as Record<string, unknown>).query !== undefined) return next();
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Content-Language', CONTENT_LANGUAGE);
-    res.setHeader('Content-Security-Policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'");
+    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     res.setHeader('Cache-Control', 'no-store');
     res.send(body);
   };

@@ -10,6 +10,11 @@ import { guardedLookup, isPublicAddress, OutboundRefusedError } from './address-
 export interface OutboundOptions {
   /** Allow loopback, private, link-local and metadata addresses (tests, local demos). */
   allowPrivateAddresses: boolean;
+  /**
+   * This server's own origin (scheme, host, port of its base URL): not an outside address, so
+   * calls to it pass the guard (a subscriber hosted on this server), whatever its host resolves to.
+   */
+  ownOrigin?: string;
   /** Time to establish the connection (TCP and TLS). */
   connectTimeoutMs: number;
   /** Time for the whole exchange, from the start to the last byte of the answer. */
@@ -143,13 +148,18 @@ export class OutboundClient {
       return `not a URL: ${url}`;
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') return `only http and https URLs are called: ${url}`;
-    if (this.options.allowPrivateAddresses) return undefined;
+    if (!this.guarded(target.origin)) return undefined;
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const addresses = isIP(host) !== 0 ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address), () => []);
     if (addresses.length > 0 && !addresses.some(isPublicAddress)) {
       return `${host} resolves to ${addresses.join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`;
     }
     return undefined;
+  }
+
+  /** Whether calls to `origin` must reach public addresses only. */
+  private guarded(origin: string): boolean {
+    return !this.options.allowPrivateAddresses && origin !== this.options.ownOrigin;
   }
 
   /** The URL to call, or why it may not be called without even a DNS lookup. */
@@ -162,7 +172,7 @@ export class OutboundClient {
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') return new OutboundError('outbound_failed', `only http and https URLs are called: ${url}`);
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    if (!this.options.allowPrivateAddresses && isIP(host) !== 0 && !isPublicAddress(host)) {
+    if (this.guarded(target.origin) && isIP(host) !== 0 && !isPublicAddress(host)) {
       return new OutboundError('outbound_address_refused', `${host} is a loopback, private, link-local or metadata address (outbound.allowPrivateAddresses)`);
     }
     return target;
@@ -195,7 +205,10 @@ export class OutboundClient {
       // between bursts of notifications.
       client = new Client(target.origin, {
         pipelining,
-        connect: { timeout: this.options.connectTimeoutMs, ...(this.options.allowPrivateAddresses ? {} : { lookup: guardedLookup }) },
+        connect: {
+          timeout: this.options.connectTimeoutMs,
+          ...(this.guarded(target.origin) ? { lookup: guardedLookup } : {}),
+        },
         headersTimeout: this.options.timeoutMs,
         bodyTimeout: this.options.timeoutMs,
         maxResponseSize: MAX_ANSWER_BYTES,
@@ -281,7 +294,7 @@ export class OutboundClient {
     const requestOptions: RequestOptions = {
       method: init.method,
       headers: { ...init.headers, ...(init.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(init.body)) }) },
-      ...(this.options.allowPrivateAddresses ? {} : { lookup: guardedLookup as RequestOptions['lookup'] }),
+      ...(this.guarded(target.origin) ? { lookup: guardedLookup as RequestOptions['lookup'] } : {}),
     };
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<OutboundResponse>((resolve, reject) => {

@@ -110,12 +110,21 @@ function checkIri(iri: string, limits: Limits): void {
   }
 }
 
+/**
+ * Half of a UTF-16 surrogate pair without the other half. Only an escape makes one (JSON `\ud800`;
+ * Turtle's parser refuses its own): it is no character, and the store would keep U+FFFD instead.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /** Checks the limits and literals of every body, whatever its syntax. */
 function checkQuads(quads: Quad[], limits: Limits): Quad[] {
   if (quads.length > limits.triples) throw tooManyTriples(limits);
   for (const q of quads) {
     if (q.graph.termType !== 'DefaultGraph') throw badRequest('named_graph', 'named graphs are not accepted in a body');
     for (const term of [q.subject, q.predicate, q.object]) {
+      if (LONE_SURROGATE.test(term.value) || (term.termType === 'Literal' && LONE_SURROGATE.test(term.language))) {
+        throw badRequest('invalid_unicode', 'the body escapes a lone UTF-16 surrogate (such as \\ud800): no character');
+      }
       if (term.termType === 'NamedNode') checkIri(term.value, limits);
       else if (term.termType === 'Literal' && !term.language) checkIri(term.datatype.value, limits);
     }

@@ -40,6 +40,8 @@ export interface QueryResult {
 /** The SPARQL service as the domain sees it: check a query, run it off the request thread. */
 export interface QueryService {
   readonly maxRows: number;
+  /** Queries it runs at once; others handed to it wait in its own queue, so the domain hands it no more (analytics/query-queue.ts). */
+  readonly parallel: number;
   parse(text: string): ParsedQuery;
   run(request: QueryRequest): Promise<QueryResult>;
 }

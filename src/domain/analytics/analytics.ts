@@ -9,6 +9,7 @@ export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } fro
 import type { ActionRequestIndex } from '../requests/action-request-index.js';
 import type { EventIndex } from '../events/event-index.js';
 import type { RevisionIndex } from '../objects/revision-index.js';
+import { QueryQueue } from './query-queue.js';
 
 export interface AnalyticsQuery {
   query: ParsedQuery;
@@ -17,6 +18,14 @@ export interface AnalyticsQuery {
   /** The protocol's default-graph-uri and named-graph-uri; when given they replace the query's FROM and FROM NAMED. */
   defaultGraphs: string[];
   namedGraphs: string[];
+}
+
+export interface AnalyticsOptions {
+  /** Whether callers other than internal actors may query (over what they may read). */
+  openToPartners: boolean;
+  /** Queries that may wait for their turn, all callers together, and one caller (query-queue.ts). */
+  maxWaiting: number;
+  maxWaitingPerCaller: number;
 }
 
 /** How a query run ended: a full answer, an answer cut at the row cap, or the error kinds an operator tells apart. */
@@ -29,24 +38,30 @@ export interface FinishedQuery {
   seconds: number;
 }
 
-const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = { sparql_timeout: 'timed_out', sparql_unavailable: 'unavailable' };
+const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = { sparql_timeout: 'timed_out', sparql_unavailable: 'unavailable', sparql_caller_busy: 'unavailable' };
 
 /**
  * SPARQL analytics: who may query, and which graphs a query may see. Internal actors see each
  * view whole; other callers (only when the operator opens the endpoint to them) see the graphs
  * of what the Authorizer lets them read, so a query never returns a triple that GET would refuse.
+ * Queries wait for the query service in turns, caller by caller (QueryQueue).
  */
 export class Analytics {
+  private readonly queue: QueryQueue;
+  private readonly openToPartners: boolean;
+
   constructor(
     private readonly queries: QueryService,
     private readonly access: Authorizer,
     private readonly objects: RevisionIndex,
     private readonly events: EventIndex,
     private readonly requests: ActionRequestIndex,
-    /** Whether callers other than internal actors may query (over what they may read). */
-    private readonly openToPartners: boolean,
+    options: AnalyticsOptions,
     private readonly observeQuery?: (finished: FinishedQuery) => void,
-  ) {}
+  ) {
+    this.openToPartners = options.openToPartners;
+    this.queue = new QueryQueue({ parallel: queries.parallel, maxWaiting: options.maxWaiting, maxWaitingPerCaller: options.maxWaitingPerCaller });
+  }
 
   get maxRows(): number {
     return this.queries.maxRows;
@@ -65,7 +80,8 @@ export class Analytics {
     const finished = (outcome: QueryOutcome) => this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
     try {
       const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
-      const result = await this.queries.run({ query: request.query, view: request.view, format: request.format, dataset: datasetFor(request, visible) });
+      const dataset = datasetFor(request, visible);
+      const result = await this.queue.run(caller.agent, () => this.queries.run({ query: request.query, view: request.view, format: request.format, dataset }));
       finished(result.truncated ? 'truncated' : 'answered');
       return result;
     } catch (error) {

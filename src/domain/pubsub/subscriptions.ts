@@ -277,7 +277,9 @@ export class Subscriptions implements AcceptHandler {
   async submit(body: readonly Quad[], caller: Caller, options: { accept?: boolean } = {}): Promise<ActionRequestRecord> {
     const { index } = this;
     const named = nameBlankNodes(body, newInternalIri);
-    const node = named[body.findIndex((q) => q.subject.equals(subscriptionNode(body)))].subject;
+    // Found before the search below: an empty body has no quad to call it on, and is a 400.
+    const subscriptionTerm = subscriptionNode(body);
+    const node = named[body.findIndex((q) => q.subject.equals(subscriptionTerm))].subject;
     const own = groupBySubject(named, (t) => t.value).get(node.value) ?? [];
     // The data model's shapes first (one error detail per violation), on the body as received,
     // its Subscription typed as such even where the body leaves the type out.

@@ -96,11 +96,15 @@ export class ChangeRequests implements AcceptHandler {
       quad(namedNode(record.iri), namedNode(api.hasChange), namedNode(changeIri)),
       ...changeQuads(change, changeIri),
     ]);
-    if (this.acceptsAtOnce(caller, entry)) {
+    // A requester who may not read the object must not learn its revisions by trying them: its
+    // Change stays pending whatever revision it names, like one on the latest, until the holder
+    // decides it (an accept then rejects an outdated one); no policy decides it at once.
+    const mayRead = this.access.allows(caller, { kind: 'read-object', object: entry });
+    if (mayRead && this.acceptsAtOnce(caller, entry)) {
       await this.settle(entry, record, change, write, this.holder);
       return record;
     }
-    const outdated = this.outdated(entry, change.revision);
+    const outdated = mayRead ? this.outdated(entry, change.revision) : undefined;
     if (outdated) {
       write.transition(record, { to: requestStatus.REJECTED, by: this.holder, errors: [outdated] });
       await this.requests.commit(write);

@@ -1,12 +1,23 @@
 import express, { type Request, type Router } from 'express';
-import { lastModified } from '../../domain/requests/action-request-index.js';
+import { lastModified, type ActionRequestRecord } from '../../domain/requests/action-request-index.js';
 import { badQuery } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
 import { callerOf, requestUrl, type Services } from '../context.js';
 import { parseRequestStatus, parseRequestType, queryParam } from '../query-params.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
-import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
-import { setRepresentationHeaders } from '../responses.js';
+import { CONTENT_LANGUAGE, negotiate, type Negotiated } from '../negotiation.js';
+import { entityTag, notModified, type Validators } from '../conditional.js';
+import { sendNotModified, setRepresentationHeaders } from '../responses.js';
+
+/**
+ * A request's graph is only ever added to, each time with a new status entry, and shows the same
+ * to everyone who may read it: its status entries and the last one's time identify its body.
+ */
+function requestValidators(record: ActionRequestRecord, negotiated: Negotiated): Validators & { lastModified: Date } {
+  const since = lastModified(record);
+  const etag = entityTag(record.statuses.length, since.getTime().toString(36), negotiated.format, negotiated.version);
+  return { etag, lastModified: since };
+}
 
 /** GET /action-requests (internal), and GET/HEAD, PATCH (decide) and DELETE (revoke) of one request. */
 export function actionRequestRoutes(services: Services): Router {
@@ -34,8 +45,11 @@ export function actionRequestRoutes(services: Services): Router {
   router.get('/action-requests/:id', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const record = await actionRequests.readable(iriOf(req), callerOf(res));
+    const validators = requestValidators(record, negotiated);
+    if (notModified(req.headers, validators)) return sendNotModified(res, validators.etag);
     const body = await serialise({ iri: record.iri, triples: await actionRequests.representation(record) }, negotiated.format);
-    setRepresentationHeaders(res, negotiated, lastModified(record)).setHeader('Type', record.type);
+    setRepresentationHeaders(res, negotiated, validators.lastModified).setHeader('Type', record.type);
+    res.setHeader('ETag', validators.etag);
     res.send(body);
   });
 

@@ -12,8 +12,9 @@ import { methodNotAllowed, serialise } from '../documents.js';
 import { errorDocument } from '../error-responses.js';
 import { EventRepresentations } from '../event-representations.js';
 import { negotiate } from '../negotiation.js';
+import { contentTag, notModified } from '../conditional.js';
 import { queryCount, queryInstant, queryValues, singleQueryValue } from '../query-params.js';
-import { sendCreated, setRepresentationHeaders } from '../responses.js';
+import { sendCreated, sendNotModified, setRepresentationHeaders } from '../responses.js';
 
 /** The filters, order and page of a list request (docs/behaviour.md, "Audit trail and Logistics Events"); 400 naming the parameter at fault. */
 export function readEventQuery(req: Request): EventQuery {
@@ -77,8 +78,14 @@ export function logisticsEventRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const query = readEventQuery(req);
     const page = events.list(objectOf(req), callerOf(res), query);
-    const body = await representations.collection(requestUrl(services, req), page, negotiated.format);
-    setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
+    const url = requestUrl(services, req);
+    // The body follows from the Collection's @id, the count of matches and the page's events
+    // (immutable), as the caller is shown them: those name it, with no store read.
+    const shown = [url, page.total, ...page.events.map((e) => e.iri)].join('\n');
+    const etag = contentTag(shown, negotiated.format, negotiated.version);
+    if (notModified(req.headers, { etag })) return sendNotModified(res, etag);
+    const body = await representations.collection(url, page, negotiated.format);
+    setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection).setHeader('ETag', etag);
     res.send(body);
   });
 

@@ -10,7 +10,8 @@ import { bodyQuads, callerOf, type Services } from '../context.js';
 import { parseInstant, queryParam } from '../query-params.js';
 import { negotiate, type Negotiated } from '../negotiation.js';
 import type { Representations, RepresentationOptions } from '../representations.js';
-import { sendCreated, sendRepresentation } from '../responses.js';
+import { contentTag, entityTag, notModified, type Validators } from '../conditional.js';
+import { sendCreated, sendNotModified, sendRepresentation } from '../responses.js';
 
 function readOptions(req: Request): { selector: RevisionSelector; options: RepresentationOptions } {
   const rawAt = queryParam(req, 'at');
@@ -53,9 +54,35 @@ export async function changeObject(services: Services, id: string, req: Request,
   sendCreated(res, request.iri, api.ChangeRequest);
 }
 
+/**
+ * The validators of a revision's plain form (no `at`, no embedding), known without its body: that
+ * body follows from the revision, the latest revision's number (which it shows) and the media
+ * type; the tag names the revision's creation too, so a store built anew under the same IRIs
+ * cannot repeat a tag. The body last changed when the latest revision was made.
+ */
+export function objectValidators(view: ObjectView, negotiated: Negotiated): Validators {
+  const { revision, latest } = view;
+  const created = revision.createdAt.getTime().toString(36);
+  const etag = entityTag(revision.number, latest.number, created, negotiated.format, negotiated.version);
+  return { etag, lastModified: latest.createdAt };
+}
+
 /** 200 with a revision's body and the headers of a Logistics Object. */
-export function sendObject(res: ServerResponse, negotiated: Negotiated, view: ObjectView, body: Buffer): void {
-  sendRepresentation(res, negotiated, view.revision.createdAt, { Type: view.revision.mostSpecificType, Revision: String(view.revision.number), 'Latest-Revision': String(view.latest.number) }, body);
+export function sendObject(
+  res: ServerResponse,
+  negotiated: Negotiated,
+  view: ObjectView,
+  etag: string,
+  body: Buffer,
+): void {
+  const { revision, latest } = view;
+  const headers = {
+    ETag: etag,
+    Type: revision.mostSpecificType,
+    Revision: String(revision.number),
+    'Latest-Revision': String(latest.number),
+  };
+  sendRepresentation(res, negotiated, revision.createdAt, headers, body);
 }
 
 /**
@@ -74,8 +101,17 @@ export function logisticsObjectRoutes(services: Services, representations: Repre
     const { selector, options } = readOptions(req);
     const caller = callerOf(res);
     const iri = objects.objectsPrefix + req.params.id;
+    const plain = !options.at && !options.embedded;
     const respond = (view: ObjectView) => {
-      const send = (body: Buffer) => sendObject(res, negotiated, view, body);
+      const known = plain ? objectValidators(view, negotiated) : undefined;
+      if (known && notModified(req.headers, known)) return sendNotModified(res, known.etag);
+      const send = (body: Buffer) => {
+        // `at` and embedded forms show more than the revision (linked objects, links that exist now):
+        // their tag is their bytes', and If-Modified-Since does not apply to them.
+        const validators = known ?? { etag: contentTag(body, negotiated.version) };
+        if (!known && notModified(req.headers, validators)) sendNotModified(res, validators.etag);
+        else sendObject(res, negotiated, view, validators.etag, body);
+      };
       const body = representations.render(view, negotiated.format, caller, options);
       return Buffer.isBuffer(body) ? send(body) : body.then(send);
     };

@@ -1,9 +1,10 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { HttpError, badQuery } from '../../errors.js';
 import { FORMATS_OF, RESULT_MEDIA_TYPES, VIEWS, type QueryForm, type ResultFormat, type View } from '../../domain/analytics/analytics.js';
+import { answeringReadErrors, withinCallerBudget } from '../body.js';
 import { callerOf, type Services } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
-import { CONTENT_LANGUAGE, parseAccept } from '../negotiation.js';
+import { chooseOffer, CONTENT_LANGUAGE } from '../negotiation.js';
 
 /** Media types a client may ask for, by the format they name. */
 const ACCEPTED: Readonly<Record<string, readonly ResultFormat[]>> = {
@@ -31,15 +32,17 @@ export const TRUNCATED_HEADER = 'SPARQL-Results-Truncated';
  */
 export const REPLICA_LAG_HEADER = 'SPARQL-Replica-Lag';
 
-/** The result format for `form` that `Accept` prefers; 406 when it names none of them. */
+/** The media types a format answers to: the one it is served as first, then the other names of ACCEPTED. */
+const mediaTypesOf = (format: ResultFormat): string[] => [
+  RESULT_MEDIA_TYPES[format],
+  ...Object.keys(ACCEPTED).filter((type) => type !== RESULT_MEDIA_TYPES[format] && ACCEPTED[type].includes(format)),
+];
+
+/** The result format for `form` that `Accept` prefers, by RFC 9110 as every answer (negotiation.ts); else 406. */
 function resultFormat(accept: string | undefined, form: QueryForm): ResultFormat {
   const offered = FORMATS_OF[form];
-  if (!accept || accept.trim() === '') return offered[0];
-  for (const { type } of parseAccept(accept)) {
-    if (type === '*/*' || type === 'application/*' || type === 'text/*') return offered[0];
-    const match = ACCEPTED[type]?.find((f) => offered.includes(f));
-    if (match) return match;
-  }
+  const choice = chooseOffer(accept, offered, mediaTypesOf);
+  if (choice) return choice.offer;
   throw new HttpError(406, 'not_acceptable', { message: `a ${form} query can be answered as ${offered.map((f) => RESULT_MEDIA_TYPES[f]).join(', ')}` });
 }
 
@@ -110,8 +113,8 @@ export function sparqlRoutes(services: Services): Router {
   router.get('/sparql', handle);
   router.post(
     '/sparql',
-    express.text({ type: 'application/sparql-query', limit: bodyLimit }),
-    express.urlencoded({ extended: false, limit: bodyLimit }),
+    withinCallerBudget(answeringReadErrors(express.text({ type: 'application/sparql-query', limit: bodyLimit }))),
+    withinCallerBudget(answeringReadErrors(express.urlencoded({ extended: false, limit: bodyLimit }))),
     handle,
   );
   router.all('/sparql', methodNotAllowed('GET, POST'));

@@ -16,6 +16,8 @@ export interface EngineQueriesOptions {
   timeBudgetMs: number;
   /** The server's base URL: the graphs of each view are named after it (engine-views.ts). */
   baseUrl: string;
+  /** The client's connections: queries beyond wait for one. */
+  parallel: number;
 }
 
 /** The engine is the store: an answer shows every write acknowledged before the query. */
@@ -41,6 +43,10 @@ export class EngineQueries implements QueryService {
 
   get maxRows(): number {
     return this.options.maxRows;
+  }
+
+  get parallel(): number {
+    return this.options.parallel;
   }
 
   parse(text: string): ParsedQuery {

@@ -224,6 +224,9 @@ export class QueryReplica implements QueryService {
     return this.options.maxRows;
   }
 
+  /** One worker answers, one query at a time. */
+  readonly parallel = 1;
+
   parse(text: string): ParsedQuery {
     return parseQuery(text, this.options.maxRows);
   }
