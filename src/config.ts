@@ -171,6 +171,9 @@ export const configSchema = z.strictObject({
           bodyBytesInFlight: integer(1)
             .default(8 * 1024 * 1024)
             .meta({ description: 'request body bytes of one caller held at once (received, or announced by `Content-Length`, until the answer): a body past it is refused with 429 and `Retry-After`; one body is always taken when the caller has none in flight' }),
+          jsonLdDocuments: integer(1)
+            .default(4)
+            .meta({ description: "JSON-LD bodies of one caller at the jsonld.js worker at once (those the fast reader leaves to it): while it has this many there, the caller's next body is refused with 429 and `Retry-After` before it is read" }),
         })
         .prefault({}),
     })

@@ -4,6 +4,7 @@ import { expectApiError } from './support/api-error.js';
 import { createObject, piece } from './support/changes.js';
 import { PARTNER_CLIENTS, as, authorization, grant, partner, partnerToken, type PartnerName } from './support/access.js';
 import { startTestServer, type TestServer } from './support/server.js';
+import { typeScopedNodes } from '../scripts/bench/fixtures.js';
 
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 /** A cross product of five patterns: far longer than the time budget on any store with an object in it. */
@@ -120,6 +121,33 @@ describe('fair share between callers', function () {
       chunked.finish();
       await chunked.answered;
       expect((await patchWith('airline', 900)).status).to.not.equal(429);
+    });
+  });
+
+  describe('JSON-LD bodies at the jsonld.js worker per caller (limits.perCaller.jsonLdDocuments)', () => {
+    let server: TestServer;
+    let path: string;
+    before(async () => {
+      server = await startTestServer({ limits: { perCaller: { jsonLdDocuments: 1 } }, identityProvider: { clients: PARTNER_CLIENTS } });
+      path = new URL(await createObject(server, piece())).pathname;
+    });
+    after(() => server.close());
+
+    const patchWith = (who: PartnerName, body: unknown) =>
+      as(server, who, path, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+    /** A body the fast reader takes (no Change in it: 400), so the probes themselves never reach the worker. */
+    const plain = { '@id': 'https://x.example/a', 'https://x.example/p': 'v' };
+
+    it('while one of its bodies keeps the worker busy, the caller\'s next body is refused with 429 before it is read; others are not', async () => {
+      // Slow in jsonld.js (seconds), which the fast reader leaves to it.
+      const slow = patchWith('airline', typeScopedNodes(12_000));
+      const refused = await until(429, () => patchWith('airline', plain));
+      expect(refused.headers.get('retry-after')).to.equal('1');
+      await expectApiError(refused, 429, /limits\.perCaller\.jsonLdDocuments/);
+      // Another partner's body is read as ever (no Change in it: 400, not 429).
+      expect((await patchWith('handler', plain)).status).to.equal(400);
+      expect((await slow).status).to.not.equal(429);
+      expect((await patchWith('airline', plain)).status).to.equal(400);
     });
   });
 

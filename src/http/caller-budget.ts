@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Caller } from '../domain/access/authorizer.js';
 import { HttpError } from '../errors.js';
+import type { JsonLdReader } from '../rdf/parse.js';
 
 export interface CallerBudgetOptions {
   /** Requests of one caller worked on at once. */
   requestsInFlight: number;
   /** Body bytes of one caller held at once (received, or announced by Content-Length), until the answers. */
   bodyBytesInFlight: number;
+  /** JSON-LD bodies of one caller at the jsonld.js worker at once. */
+  jsonLdDocuments: number;
 }
 
 /** What one caller has in flight; kept while it has anything in flight. */
@@ -15,6 +18,8 @@ interface Usage {
   readonly budget: CallerBudget;
   requests: number;
   bodyBytes: number;
+  /** Its bodies at the jsonld.js worker (waiting or read there). */
+  jsonLdDocuments: number;
 }
 
 const USAGE = Symbol('usage');
@@ -25,13 +30,15 @@ type Counted = ServerResponse & { [USAGE]?: Usage; [BODY_BYTES]?: number };
 type CountedRequest = IncomingMessage & { [RESPONSE]: Counted };
 
 const callerBusy = (message: string) => new HttpError(429, 'caller_busy', { message });
+const jsonLdBusy = (limit: number) =>
+  callerBusy(`${limit} of your JSON-LD bodies are being read by jsonld.js, the most it takes at once for one caller (limits.perCaller.jsonLdDocuments); retry once they are answered`);
 
 /** The response is done (answered or cut off): what its request held is released. */
 function release(this: Counted): void {
   const usage = this[USAGE]!;
   usage.requests--;
   usage.bodyBytes -= this[BODY_BYTES] ?? 0;
-  if (usage.requests === 0) usage.budget.forget(usage.agent);
+  usage.budget.forgetIfIdle(usage);
 }
 
 /** A chunk of a body without Content-Length, counted as it arrives. */
@@ -59,7 +66,7 @@ export class CallerBudget {
     if (caller.internal) return true;
     let usage = this.usages.get(caller.agent);
     if (!usage) {
-      usage = { agent: caller.agent, budget: this, requests: 0, bodyBytes: 0 };
+      usage = { agent: caller.agent, budget: this, requests: 0, bodyBytes: 0, jsonLdDocuments: 0 };
       this.usages.set(caller.agent, usage);
     } else if (usage.requests >= this.options.requestsInFlight) return false;
     usage.requests++;
@@ -73,9 +80,28 @@ export class CallerBudget {
     return callerBusy(`you have ${this.options.requestsInFlight} requests in flight, the most this server works on at once for one caller (limits.perCaller.requestsInFlight); retry once some are answered`);
   }
 
-  /** Called by `release` once a caller has nothing in flight any more. */
-  forget(agent: string): void {
-    this.usages.delete(agent);
+  /**
+   * The JSON-LD reader of the caller of `res`: `reader` itself for a caller not counted, else
+   * `reader` counting its documents there, refusing one past `limits.perCaller.jsonLdDocuments`.
+   */
+  static jsonLdReader(res: ServerResponse, reader: JsonLdReader): JsonLdReader {
+    const usage = (res as Counted)[USAGE];
+    if (!usage) return reader;
+    return {
+      toQuads(text, options) {
+        if (usage.jsonLdDocuments >= usage.budget.options.jsonLdDocuments) throw jsonLdBusy(usage.budget.options.jsonLdDocuments);
+        usage.jsonLdDocuments++;
+        return reader.toQuads(text, options).finally(() => {
+          usage.jsonLdDocuments--;
+          usage.budget.forgetIfIdle(usage);
+        });
+      },
+    };
+  }
+
+  /** Forgets what a caller had once it has nothing in flight any more. */
+  forgetIfIdle(usage: Usage): void {
+    if (usage.requests === 0 && usage.jsonLdDocuments === 0 && this.usages.get(usage.agent) === usage) this.usages.delete(usage.agent);
   }
 
   /**
@@ -92,7 +118,10 @@ export class CallerBudget {
     if (!usage || counted[BODY_BYTES] !== undefined) return undefined;
     const length = req.headers['content-length'];
     const declared = length === undefined ? 0 : Number(length) || 0;
-    const { bodyBytesInFlight } = usage.budget.options;
+    const { bodyBytesInFlight, jsonLdDocuments } = usage.budget.options;
+    // A caller whose bodies keep the one jsonld.js worker busy: its next is refused before it is read
+    // and parsed, which costs the request thread more than anything else such a body does.
+    if (usage.jsonLdDocuments >= jsonLdDocuments) return jsonLdBusy(jsonLdDocuments);
     if (usage.bodyBytes > 0 && usage.bodyBytes + declared > bodyBytesInFlight) {
       return callerBusy(`you have ${usage.bodyBytes} bytes of request bodies in flight; with this one's ${declared} that is more than this server holds at once for one caller (limits.perCaller.bodyBytesInFlight, ${bodyBytesInFlight}); retry once some are answered`);
     }

@@ -4,7 +4,7 @@ import type { Authorizer, Caller } from '../domain/access/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
 import type { Config } from '../config.js';
-import type { CallerBudget } from './caller-budget.js';
+import { CallerBudget } from './caller-budget.js';
 import { parseBody, type BodyFormat } from '../rdf/parse.js';
 import type { Quad } from '../rdf/terms.js';
 import type { LogisticsEvents } from '../domain/events/logistics-events.js';
@@ -118,8 +118,9 @@ export function requestUrl(services: Services, req: Request): string {
 /**
  * A request's body, read by `readBody`, as quads in `format` (decided by the route, which may check
  * other things first): IRIs resolved against `base`, the objects' by default, within the configured
- * limits, JSON-LD outside the fast path's subset on the services' worker.
+ * limits, JSON-LD outside the fast path's subset on the services' worker, within the caller's share of it.
  */
 export function bodyQuads(services: Services, req: Request, format: BodyFormat, base = services.objects.objectsPrefix): Promise<Quad[]> {
-  return parseBody(req.body as Buffer, format, { base, limits: services.config.limits, jsonLd: services.jsonLd });
+  const jsonLd = CallerBudget.jsonLdReader(req.res!, services.jsonLd);
+  return parseBody(req.body as Buffer, format, { base, limits: services.config.limits, jsonLd });
 }

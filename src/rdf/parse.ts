@@ -2,7 +2,6 @@ import { Parser } from 'n3';
 import type { Limits } from '../config.js';
 import { HttpError, badRequest } from '../errors.js';
 import { fastJsonLdToQuads } from './jsonld-fast.js';
-import type { JsonLdFallback } from './jsonld-fallback.js';
 import { jsonLdToQuads, tooManyTriples, type ReadOptions } from './jsonld-reference.js';
 import { isValidIri, type Quad } from './terms.js';
 import { tripleKey } from './triples.js';
@@ -91,12 +90,17 @@ function checkBeforeExpansion(value: unknown, limits: Limits): void {
   }
 }
 
+/** Reads the JSON-LD documents the fast reader leaves to jsonld.js (`JsonLdFallback`, or a caller's share of it). */
+export interface JsonLdReader {
+  toQuads(text: string, options: ReadOptions): Promise<Quad[]>;
+}
+
 export interface ParseOptions extends ReadOptions {
   /**
    * Where documents outside the fast path's subset go to jsonld.js: the server passes its worker
    * (off the request thread, with a time budget); without one (tools, tests) jsonld.js runs here.
    */
-  jsonLd?: JsonLdFallback;
+  jsonLd?: JsonLdReader;
 }
 
 function checkIri(iri: string, limits: Limits): void {
