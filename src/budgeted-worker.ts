@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads';
-import type { HttpError } from './errors.js';
 
 export interface BudgetedWorkerOptions<Reply, Result> {
   /** Module the worker thread runs. */
@@ -24,12 +23,12 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   isNotice?(message: unknown): boolean;
   onNotice?(message: unknown, worker: Worker): void;
   /** The job's result, or the error it fails with. */
-  settle(reply: Reply): Result | HttpError;
-  overBudget(budgetMs: number): HttpError;
+  settle(reply: Reply): Result | Error;
+  overBudget(budgetMs: number): Error;
   /** The worker ended on its own (out of memory, crash) while running a job. */
-  lost(): HttpError;
+  lost(): Error;
   /** A job refused: the server is closing, or `maxWaiting` jobs already wait. */
-  busy(reason: 'closing' | 'queue full'): HttpError;
+  busy(reason: 'closing' | 'queue full'): Error;
   /** Each new worker, before any job is posted to it (e.g. to load its state); `successor`: started by `startSuccessor`. */
   started?(worker: Worker, successor: boolean): void;
   /** A successor took over from the worker before it (which is stopped), or was given up (stopped, see `dropSuccessor`, or it ended). */
@@ -41,7 +40,7 @@ export interface BudgetedWorkerOptions<Reply, Result> {
 interface Waiting<Job, Result> {
   job: Job;
   resolve(result: Result): void;
-  reject(error: HttpError): void;
+  reject(error: Error): void;
 }
 
 /**
@@ -87,7 +86,7 @@ export class BudgetedWorker<Job, Reply, Result> {
    * Stops the worker (the job it runs fails with `error`); a successor being started takes over at
    * once (jobs wait until it is ready), else a new one follows as `eager` says.
    */
-  replace(error: HttpError): void {
+  replace(error: Error): void {
     const worker = this.current;
     this.current = undefined;
     this.ready = false;
@@ -214,7 +213,7 @@ export class BudgetedWorker<Job, Reply, Result> {
     if (this.handingOver && !this.running) this.takeOver();
   }
 
-  private settle(error: HttpError | undefined, result?: Result): void {
+  private settle(error: Error | undefined, result?: Result): void {
     const running = this.running;
     if (!running) return;
     this.running = undefined;

@@ -33,6 +33,15 @@ const LAYERS: Record<string, number> = {
 const BACKENDS = ['store/embedded/', 'store/sparql-engine/'];
 const backendOf = (file: string) => BACKENDS.find((b) => file.startsWith(b));
 
+interface Edge {
+  from: string;
+  to: string;
+}
+
+/** Imports by the store of `errors.ts`, where HttpError and its builders are: the store says why it fails, the HTTP layer picks the status. */
+const httpErrorsInStore = (edges: readonly Edge[]) =>
+  edges.filter(({ from, to }) => from.startsWith('store/') && to === 'errors.ts').map(({ from, to }) => `${from} -> ${to}`);
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -116,7 +125,13 @@ describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () 
     expect(intoEngine).to.deep.equal([]);
   });
 
-  it('finds a cycle, an upward import and an engine import when there is one (the checks can fail)', () => {
+  it('keeps HTTP out of the store: no module of src/store imports HttpError or its builders (errors.ts)', () => {
+    expect(httpErrorsInStore(edges)).to.deep.equal([]);
+  });
+
+  it('finds a cycle, an upward import, an engine import and an HTTP error in the store when there is one (the checks can fail)', () => {
+    expect(httpErrorsInStore([{ from: 'store/sparql-query.ts', to: 'errors.ts' }])).to.have.length(1);
+    expect(httpErrorsInStore([{ from: 'domain/analytics/analytics.ts', to: 'errors.ts' }, { from: 'store/embedded/journal/journal.ts', to: 'store/errors.ts' }])).to.deep.equal([]);
     expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).to.deep.equal([['a.ts', 'b.ts']]);
     expect(layerOf('store/graph-store.ts')).to.be.lessThan(layerOf('domain/objects/logistics-objects.ts'));
     expect(layerOf('store/embedded/durable-store.ts')).to.equal(layerOf('store/graph-store.ts'));

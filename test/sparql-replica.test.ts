@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect } from 'chai';
+import { toHttpError } from '../src/http/error-responses.js';
 import { QueryReplica, type ReplicaSource } from '../src/store/embedded/replica/query-replica.js';
 import type { QueryJob } from '../src/store/embedded/replica/messages.js';
 import { HANDOVER_AT, ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/embedded/replica/replica-store.js';
@@ -443,7 +444,7 @@ describe('SPARQL query replica: copies of the store', function () {
       for (let tries = 0; error?.status !== 503 || !/memory is full/.test(error.message ?? ''); tries++) {
         expect(tries, 'refused for want of memory within 30 s').to.be.below(600);
         if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
-        error = await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' }).then(() => undefined, (err: typeof error) => err);
+        error = await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' }).then(() => undefined, toHttpError);
       }
       expect(error.message).to.match(/restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data$/);
       replica.onCommitted(createdWith('after-full', 3));
@@ -494,7 +495,7 @@ describe('SPARQL query replica: copies of the store', function () {
         await paced(n);
       }
       expect(logged.join('\n')).not.to.match(fresh);
-      const error = await overfull.run(query).then(() => undefined, (err: { status?: number; message?: string }) => err);
+      const error = await overfull.run(query).then(() => undefined, toHttpError);
       expect(error?.status).to.equal(503);
       expect(error?.message).to.match(/of the 100 MB it may take/);
     } finally {
@@ -539,7 +540,7 @@ describe('SPARQL query replica: copies of the store', function () {
     const replica = new QueryReplica(hotSource(history), { ...options, historyMaxQuads: 52 * 1000, freshnessWaitMs: 50, copyWaitMs: 50 });
     try {
       const query = { query: replica.parse(`SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }`), view: 'revisions' as const, format: 'csv' as const };
-      const error = await replica.run(query).then(() => undefined, (err: { status?: number; message?: string }) => err);
+      const error = await replica.run(query).then(() => undefined, toHttpError);
       expect(error?.status).to.equal(503);
       let answer: string | undefined;
       for (let tries = 0; answer === undefined && tries < 600; tries++) {

@@ -1,11 +1,12 @@
 import type { ErrorRequestHandler, Response } from 'express';
-import { HttpError } from '../errors.js';
+import { HttpError, INVALID_QUERY_TITLE } from '../errors.js';
 import { apiErrorQuads } from '../domain/api-errors.js';
 import { newEmbeddedIri } from '../domain/objects/new-objects.js';
 import { withContext, writeJsonLdNode, type JsonObject } from '../rdf/jsonld-writer.js';
 import type { Logger } from '../observability/logger.js';
 import { requestIdOf } from '../observability/request-log.js';
 import { StoreConflictError, StoreFailedError, StoreFullError, StoreUnavailableError } from '../store/errors.js';
+import { QueryError } from '../store/query-errors.js';
 import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
@@ -52,6 +53,12 @@ function conflictError({ slot, resource }: StoreConflictError): HttpError {
   }
 }
 
+/** A SPARQL query's failure: the query's own fault 400, the server's means to answer it now 503. */
+function queryError({ failure, code, message }: QueryError): HttpError {
+  if (failure === 'invalid' || failure === 'failed') return new HttpError(400, code, { message, property: 'query' }, INVALID_QUERY_TITLE);
+  return new HttpError(503, code, { message });
+}
+
 /** Turns anything thrown by a route into an api:Error response; the one place that does. */
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
@@ -61,6 +68,7 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
   if (err instanceof StoreConflictError) return conflictError(err);
   if (err instanceof StoreFailedError) return new HttpError(503, 'store_failed', { message: err.message });
+  if (err instanceof QueryError) return queryError(err);
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }
 
@@ -68,7 +76,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, _req, res, _next) => {
     const error = toHttpError(err);
     if (error.status >= 500) {
-      if (err instanceof HttpError) {
+      if (err instanceof HttpError || err instanceof QueryError) {
         // Foreseen (starting, a key set out of reach): no stack.
         logger.warn({ reqId: requestIdOf(res), code: error.code, status: error.status }, error.details[0]?.message ?? error.code);
       } else {

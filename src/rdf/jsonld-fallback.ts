@@ -25,7 +25,7 @@ export class JsonLdFallback {
   private readonly worker: BudgetedWorker<FallbackRequest, FallbackReply, Quad[]>;
 
   constructor(budgetMs: number) {
-    this.worker = new BudgetedWorker({
+    this.worker = new BudgetedWorker<FallbackRequest, FallbackReply, Quad[]>({
       module: new URL('./jsonld-fallback-worker.js', import.meta.url),
       heapMb: WORKER_HEAP_MB,
       budgetMs,

@@ -1,5 +1,5 @@
 import sparqljs from 'sparqljs';
-import { HttpError } from '../errors.js';
+import { invalidQuery } from './query-errors.js';
 
 /** The four query forms; updates are refused before they get here. */
 export type QueryForm = 'SELECT' | 'ASK' | 'CONSTRUCT' | 'DESCRIBE';
@@ -33,8 +33,6 @@ export interface ParsedQuery {
   /** Graphs named by the query's own FROM / FROM NAMED (the protocol's parameters override them). */
   from: { default: string[]; named: string[] };
 }
-
-const invalidQuery = (message: string) => new HttpError(400, 'invalid_sparql_query', { message, property: 'query' }, 'Invalid query parameter request');
 
 /**
  * Parses a SPARQL request with sparqljs: anything that is not a query (an update) is refused,

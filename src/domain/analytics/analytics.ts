@@ -1,5 +1,6 @@
 import type { Authorizer, Caller } from '../access/authorizer.js';
 import { HttpError } from '../../errors.js';
+import { QueryError } from '../../store/query-errors.js';
 import type { Dataset, QueryResult, QueryService, View } from '../../store/query-service.js';
 import type { ParsedQuery, ResultFormat } from '../../store/sparql-query.js';
 
@@ -85,7 +86,7 @@ export class Analytics {
       finished(result.truncated ? 'truncated' : 'answered');
       return result;
     } catch (error) {
-      finished((error instanceof HttpError && OUTCOME_OF_ERROR[error.code]) || 'failed');
+      finished(((error instanceof HttpError || error instanceof QueryError) && OUTCOME_OF_ERROR[error.code]) || 'failed');
       throw error;
     }
   }

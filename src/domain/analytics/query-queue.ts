@@ -51,7 +51,7 @@ export class QueryQueue {
     return new Promise<T>((resolve, reject) => turn.waiting.push(() => void this.start(caller, turn, query).then(resolve, reject)));
   }
 
-  private refuse(caller: string, turn: Turn, error: HttpError): Promise<never> {
+  private refuse(caller: string, turn: Turn, error: Error): Promise<never> {
     this.forgetIfIdle(caller, turn);
     return Promise.reject(error);
   }

@@ -1,5 +1,5 @@
 import sparqljs from 'sparqljs';
-import { HttpError } from '../../errors.js';
+import { invalidQuery } from '../query-errors.js';
 import { XSD } from '../../rdf/vocab.js';
 import type { Dataset } from '../query-service.js';
 
@@ -21,8 +21,6 @@ export const MAX_DATASET_GRAPHS = 4094;
 /** A graph no store holds: an empty list would mean "every graph" to the engine. */
 export const NO_GRAPH = 'urn:onerecord:query:no-graph';
 
-export const refused = (message: string) => new HttpError(400, 'invalid_sparql_query', { message, property: 'query' }, 'Invalid query parameter request');
-
 type Node = Record<string, unknown>;
 
 /** Every object of a parsed query's tree, depth first. */
@@ -41,10 +39,10 @@ function* nodesOf(node: unknown): Generator<Node> {
  */
 function checkOnEngine(query: sparqljs.SparqlQuery): void {
   for (const node of nodesOf(query)) {
-    if (node.type === 'service') throw refused('SERVICE is not available on this server (store.backend sparql): a query runs over this server\'s data only');
+    if (node.type === 'service') throw invalidQuery('SERVICE is not available on this server (store.backend sparql): a query runs over this server\'s data only');
     if (node.type === 'functionCall') {
       const name = (node.function as { value?: string } | undefined)?.value ?? '';
-      if (!name.startsWith(XSD)) throw refused(`the function <${name}> is not available: only SPARQL's own functions and XSD casts are`);
+      if (!name.startsWith(XSD)) throw invalidQuery(`the function <${name}> is not available: only SPARQL's own functions and XSD casts are`);
     }
   }
 }

@@ -1,6 +1,5 @@
-import { HttpError } from '../../errors.js';
 import { StoreFailedError, StoreUnavailableError } from '../errors.js';
-import { queryFailed, queryTimedOut, queryUnavailable } from '../query-errors.js';
+import { QueryError, queryFailed, queryTimedOut, queryUnavailable } from '../query-errors.js';
 import type { Dataset, QueryRequest, QueryResult, QueryService, View } from '../query-service.js';
 import { parseQuery, type ParsedQuery } from '../sparql-query.js';
 import { writeBoolean, writeSolutions, writeTriples } from '../sparql-results.js';
@@ -102,12 +101,9 @@ function inView(dataset: Dataset, view: ViewGraphs): Dataset {
 function checkedSize(dataset: Dataset): Dataset {
   const graphs = Math.max(dataset.default.length, dataset.named.length);
   if (graphs <= MAX_DATASET_GRAPHS) return dataset;
-  throw new HttpError(
-    503,
+  throw new QueryError(
+    'unavailable',
     'sparql_dataset_too_large',
-    {
-      message: `the query would see ${graphs} graphs, more than the ${MAX_DATASET_GRAPHS} the SPARQL engine takes in one query's dataset; name fewer graphs (default-graph-uri, named-graph-uri, FROM, FROM NAMED), or query the engine directly (docs/sparql-engine.md, "SPARQL analytics")`,
-    },
-    'Service unavailable',
+    `the query would see ${graphs} graphs, more than the ${MAX_DATASET_GRAPHS} the SPARQL engine takes in one query's dataset; name fewer graphs (default-graph-uri, named-graph-uri, FROM, FROM NAMED), or query the engine directly (docs/sparql-engine.md, "SPARQL analytics")`,
   );
 }

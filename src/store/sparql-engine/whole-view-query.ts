@@ -1,5 +1,6 @@
 import sparqljs from 'sparqljs';
-import { NO_GRAPH, refused } from './engine-dataset.js';
+import { NO_GRAPH } from './engine-dataset.js';
+import { invalidQuery } from '../query-errors.js';
 import { inGraphSet, type GraphSet, type ViewGraphs } from './engine-views.js';
 
 /*
@@ -196,7 +197,7 @@ class ViewRewriter {
         return [{ type: 'union', patterns: predicate.items.map((step) => ({ type: 'group', patterns: this.group([{ type: 'bgp', triples: [{ subject, predicate: step, object }] }], false) })) }];
       default:
         // `*`, `+` and `?` repeat a step any number of times, and the steps of one path may lie in different graphs.
-        throw refused(`a property path with ${predicate.pathType} over the whole view is not available on this server (store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`);
+        throw invalidQuery(`a property path with ${predicate.pathType} over the whole view is not available on this server (store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`);
     }
   }
 

@@ -1,12 +1,11 @@
 import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../../../budgeted-worker.js';
-import { HttpError } from '../../../errors.js';
 import type { CommitBytes } from '../../commit-record.js';
 import { ReplicaFeed } from './replica-feed.js';
 import type { QueryRequest, QueryResult, QueryService, ReplicaLag } from '../../query-service.js';
 import type { QueryAnswer, QueryJob, QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
 import { parseQuery, type ParsedQuery } from '../../sparql-query.js';
-import { queryFailed, queryTimedOut, queryUnavailable } from '../../query-errors.js';
+import { QueryError, queryFailed, queryTimedOut, queryUnavailable } from '../../query-errors.js';
 
 /** What a new replica copies, as the store holds it at the moment it is asked (the graphs' and history's content is read later, as it is copied). */
 export interface ReplicaCopy {
@@ -147,7 +146,7 @@ export class QueryReplica implements QueryService {
     const options = this.options;
     this.visibleThrough = this.committed;
     this.nextHandoverAt = 0;
-    return new BudgetedWorker({
+    return new BudgetedWorker<QueryJob, QueryReply, QueryAnswer>({
       module: new URL('./query-replica-worker.js', import.meta.url),
       heapMb: WORKER_HEAP_MB,
       budgetMs: options.timeBudgetMs,
@@ -343,7 +342,7 @@ export class QueryReplica implements QueryService {
   private refuseIfFull(): void {
     if (!this.full) return;
     const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data`;
-    throw new HttpError(503, 'sparql_unavailable', { message }, 'Service unavailable');
+    throw new QueryError('unavailable', 'sparql_unavailable', message);
   }
 
   /**
