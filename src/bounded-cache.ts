@@ -7,17 +7,10 @@ interface Entry<K, V> {
 }
 
 /**
- * A map that holds at most `capacity` entries and, when full, forgets the entry set longest
- * ago (first in, first out). For values that never go stale (immutable revisions, events,
- * serialised bodies, verified tokens until they expire): a hit is a plain Map lookup. With
- * `weigh`, `capacity` bounds the sum of the entries' weights instead of their number (values
- * whose size varies a lot).
- *
- * The order is a list of its own, so that finding the oldest entry is O(1) without iterating
- * the Map: a fresh `keys().next()` steps over every deleted slot V8 leaves at the front of the
- * table (75 µs per eviction in a full cache of 50,000), and an iterator kept from one eviction
- * to the next pins every table the Map had since it was made, deleted entries included (a cache
- * of 11 objects held the text of every record they were changed by: ~3 KB per change, for ever).
+ * A map of at most `capacity` entries (with `weigh`, of that total weight) that forgets the entry set
+ * longest ago, for values that never go stale: a hit is a plain Map lookup. The order is a list of its
+ * own, since reaching the Map's oldest entry through its iterator is slow after deletions, and an
+ * iterator kept between evictions pins every table the Map ever had.
  */
 export class BoundedCache<K, V> {
   private readonly entries = new Map<K, Entry<K, V>>();

@@ -46,7 +46,7 @@ function remoteKeySet(jwksUrl: string, fetching: KeySetFetching): JWTVerifyGetKe
 }
 
 /**
- * Verifies bearer tokens against the configured issuers only. Key sets come from configuration,
+ * Verifies bearer tokens (ONE Record API, "Authentication") against the configured issuers only. Key sets come from configuration,
  * never from the token (`jku`, `x5u`, `jwk` headers are ignored). Verified tokens are cached
  * until they expire, since a token's signature never changes.
  */

@@ -49,12 +49,9 @@ function countChunk(this: CountedRequest, chunk: Buffer): void {
 }
 
 /**
- * Each caller's (agent's) share of the server: the requests and body bytes it has in flight, each
- * within a budget, so that one partner's flood (many slow bodies, many requests at once) leaves room
- * for everyone else; past it, 429 with Retry-After (RFC 6585, section 4). Internal actors (the data
- * holder, `internalAgents`) are not counted: they are the operator's own systems, which the budget
- * protects the server for, not from. Counting costs a request a Map lookup, two counters and a
- * listener on its response's 'close', whichever way it ends.
+ * Each caller's (agent's) share of the server: its requests and body bytes in flight, each within a
+ * budget, so that one partner's flood leaves room for everyone else; past it, 429 with Retry-After
+ * (RFC 6585, section 4). Internal actors (`internalAgents`, the operator's own systems) are not counted.
  */
 export class CallerBudget {
   private readonly usages = new Map<string, Usage>();

@@ -1,19 +1,11 @@
 /**
- * The console's landing modules as one script, made when the server starts (no build step): the entry
- * module and every module it imports statically, written into the page itself (src/http/console.ts).
- * Loaded as six files, even from the browser's cache, each request and each module cost the landing
- * page's main thread a few ms before its first row; as one module file, its request from the cache still
- * came before the list's request and its run 20-50 ms after the page's (scripts/bench/console.ts); in
- * the page, it runs as the page is parsed.
+ * The console's landing modules as one classic script written into the page at start (no build step),
+ * so that they run as the page is parsed instead of being fetched first (scripts/bench/console.ts).
  *
- * A classic script, since a script in the page cannot be imported: each module runs in a function of its
- * own, in import order, so top-level names stay apart as in modules, and what they export is kept in
- * `globalThis.consoleModules`, by module. The modules loaded later (the other pages) still import
- * `./api.js` and the like: each bundled module is served as a module that exports what the script kept
- * for it, so there is one instance of each, as with modules. A dynamic `import("./name.js")` is written
- * with the folder the modules are served from, since a script in the page resolves it against the page's
- * address. Only the forms the console's modules use are read (below); any other `import` or `export`
- * stops the server's start rather than break the page.
+ * Each module runs in a function of its own, in import order; what it exports is kept in
+ * `globalThis.consoleModules` and served again as a module, so pages loaded later that import
+ * `./api.js` share the one instance. Only the import and export forms the console's modules use are
+ * read; any other stops the server's start rather than break the page.
  */
 
 /** `import { a, b } from './name.js';`, a line of its own. */

@@ -56,14 +56,10 @@ function send(req: Request, res: Response, file: StaticFile, cacheControl: strin
 }
 
 /**
- * The web console (docs/console.md): the files of `src/http/console/`, read once when the app is built
- * (no build step), served without a token: they hold no data, and every call they make carries the
- * token the user signs in with. The page carries its stylesheet and the landing page's scripts itself
- * (allowed by their hashes), so it opens with no other request than its own and the API's: each file
- * it loaded, even from the browser's cache, came 20-50 ms before its first row could (scripts/bench/console.ts).
- * The other pages' modules live under a path named by a hash of the files, so they are cached for good;
- * the page itself is revalidated (ETag). The page carries the server's public base URL (what its IRIs
- * start with), so the console's first call need not wait for `GET /` to learn it.
+ * The web console (docs/console.md), served without a token: its files hold no data and its calls
+ * carry the user's token. The page carries its stylesheet, landing scripts (allowed by hash) and the
+ * server's base URL, so it opens with no request but its own and the API's; the other modules live under
+ * a path named by a hash of the files, cached for good, while the page is revalidated (ETag).
  */
 export function consoleRoutes(baseUrl: string): Router {
   const dir = projectFile('src/http/console');

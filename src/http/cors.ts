@@ -33,10 +33,8 @@ const PREFLIGHT_MAX_AGE_SECONDS = '7200';
 
 /**
  * CORS (Fetch standard, "CORS protocol"): web pages of `allowedOrigins` (`*`: any) may call the API
- * from a browser. Wraps the whole listener, so the fast path's answers and the app's, errors
- * included, carry the headers, and a preflight is answered here, before any token is asked for.
- * No origin configured: the listener itself, unchanged. A request without `Origin` (not from a
- * browser's fetch to another origin) costs one header lookup.
+ * from a browser. Wraps the whole listener, so that every answer (the fast path's, errors) carries the
+ * headers and a preflight is answered before any token is asked for; with no origin, the listener as is.
  */
 export function withCors(allowedOrigins: readonly string[], listener: RequestListener): RequestListener {
   if (allowedOrigins.length === 0) return listener;

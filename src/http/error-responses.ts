@@ -11,7 +11,7 @@ import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
  * The api:Error node of an answer, with an `internal:` id (as IATA's error examples), written by the
- * same JSON-LD writer as every stored resource; `hasErrorDetail` is always a list, as in those examples.
+ * same JSON-LD writer as every stored resource; `hasErrorDetail` is always a list, as in those examples (ONE Record API, "Errors").
  */
 export function errorDocument(error: HttpError): JsonObject {
   const iri = newEmbeddedIri();

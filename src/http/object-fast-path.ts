@@ -42,20 +42,13 @@ function enterExpress(app: ExpressApp, req: IncomingMessage, res: ServerResponse
 }
 
 /**
- * The requests most clients send most, answered before express: GET and HEAD of a Logistics
- * Object's latest revision when its body is cached or its conditions make it a 304 (no body needed),
- * POST /logistics-objects and PATCH of an object.
- * Why: express's app and router machinery cost such a GET more than the rest of its answer, and a
- * write ~10% of its CPU (BENCHMARKS.md, `get.js` and `changes.js`).
+ * GET and HEAD of a Logistics Object's latest revision (cached body or 304), POST /logistics-objects
+ * and PATCH of an object, answered before express, whose machinery costs these requests more than
+ * their own work (BENCHMARKS.md, `get.js` and `changes.js`).
  *
- * It runs what the app runs for these requests, with the same functions: the request checks, the
- * token, the moved-object redirect, then the request id, log and metrics, and the route's own
- * handler (`sendObject`, `createObject`, `changeObject`), whose errors go to the app's one error
- * handler. Until it takes a request it changes nothing anyone can see: anything else (a check that
- * fails, a query string, a token not verified before, a moved object, a body not cached yet) goes to
- * the app untouched, which answers it as before, errors included. What is added to the app for
- * these requests must be added here too: test/object-fast-path.test.ts compares this path's answers
- * with the app's.
+ * It runs the app's own checks, token, redirect, observation and route handlers, and hands anything
+ * else to the app untouched. What the app adds for these requests must be added here too
+ * (test/object-fast-path.test.ts compares the two).
  */
 export function withObjectFastPath(services: Services, representations: Representations, observation: RequestObservation, app: ExpressApp): RequestListener {
   const { objects, verifier, access, moves, config, callerBudget } = services;

@@ -4,12 +4,10 @@ import express, { type Router } from 'express';
 import { ERROR_TITLES } from '../errors.js';
 
 /**
- * The OpenAPI 3.1 description this server serves (`/openapi.json`, `/openapi.yaml`, `/openapi`):
- * the operations of IATA's ONE Record API description (`ontology/ONE-Record-API-OpenAPI.yaml`,
- * OpenAPI 3.0) that this server implements, with their parameters, headers and request bodies,
- * upgraded to 3.1; plus our own routes (operator routes, the embedded identity provider, the
- * action request list, bulk events). IATA's schemas describe JSON-LD in expanded form, which we
- * accept; our answers are compacted JSON-LD, so response bodies are described by our schemas.
+ * The OpenAPI 3.1 description served at `/openapi.json`, `/openapi.yaml` and `/openapi`: the operations
+ * of IATA's ONE Record API description (`ontology/ONE-Record-API-OpenAPI.yaml`, OpenAPI 3.0) this server
+ * implements, upgraded to 3.1, plus our own routes. Response bodies use our schemas, since IATA's
+ * describe expanded JSON-LD and our answers are compacted.
  */
 const IATA_FILE = fileURLToPath(new URL('../../../ontology/ONE-Record-API-OpenAPI.yaml', import.meta.url));
 

@@ -62,7 +62,7 @@ export function queryInstant(req: Request, names: readonly string[]): Date | und
   return p && parseInstant(p.value, p.name);
 }
 
-/** Parses `at` in `YYYYMMDDThhmmssZ` or RFC 3339 form. */
+/** Parses `at` in `YYYYMMDDThhmmssZ` (ONE Record API, "Endpoints", Conventions) or RFC 3339 form. */
 export function parseInstant(value: string, parameter: string): Date {
   const compact = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
   const iso = compact ? `${compact[1]}-${compact[2]}-${compact[3]}T${compact[4]}:${compact[5]}:${compact[6]}Z` : value;

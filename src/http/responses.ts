@@ -23,7 +23,7 @@ export function sendNotModified(res: ServerResponse, etag: string): void {
   res.end();
 }
 
-/** 201 for a created resource: `Location` and `Type`, no body. */
+/** 201 for a created resource: `Location` and `Type`, no body (ONE Record API, "Endpoints", Conventions). */
 export function sendCreated(res: Response, location: string, type: string): void {
   res.status(201).setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
 }

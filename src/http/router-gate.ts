@@ -35,15 +35,10 @@ function mayMatch(handler: Router | RequestHandler): RegExp | undefined {
 }
 
 /**
- * Routers (or middleware) mounted at the root as one middleware: each is entered, in order, only
- * when the request path may match one of its layers; an error goes straight to the app's error
- * handling, as it would from routers mounted one by one. Why: every layer of the app's stack costs
- * each request that passes it a match and its allocations, and every router it enters and leaves
- * unanswered a `setImmediate` (measured on GET of a Logistics Object, which passed ~25 layers and
- * entered ~10 routers: its GC time went from ~25 to ~14 µs per request, its main-thread CPU down ~10%). The tests are built from the routers' own
- * paths (routers are complete when given here) and pass at least what those match
- * (case-insensitive, as express routes are); a router with a layer whose path cannot be read, and
- * a plain middleware, is always entered.
+ * Routers (or middleware) mounted at the root as one middleware, each entered only when the path may
+ * match one of its layers, since every layer passed and every router left unanswered costs each request
+ * a match, allocations and a `setImmediate`. Routers must be complete when given (the tests come from
+ * their own paths); one whose paths cannot be read, and a plain middleware, is always entered.
  */
 export function gatedRouters(handlers: (Router | RequestHandler)[]): RequestHandler {
   const gated = handlers.map((handler) => ({ handler, test: mayMatch(handler) }));

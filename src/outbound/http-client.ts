@@ -180,7 +180,7 @@ export class OutboundClient {
 
   /**
    * Like `request`, for calls that must reach the other side in the order they are made within
-   * `lane` (a notification queue): a lane's calls share one kept-alive connection, on which up to
+   * `lane` (a notification queue, ONE Record API, "Events", Delivery model): a lane's calls share one kept-alive connection, on which up to
    * `pipelining` calls are outstanding at once (HTTP/1.1 pipelining), so the other side reads them
    * in the order they were made and answers them in that order. Lanes to one origin share
    * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes

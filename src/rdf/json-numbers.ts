@@ -1,16 +1,11 @@
 import { xsd } from './vocab.js';
 
 /**
- * JSON-LD 1.1's conversion of a JSON number to a literal (Deserialize JSON-LD to RDF, "Object to
- * RDF conversion"): a number with a fractional part, one of magnitude 10^21 or more, or one typed
- * xsd:double becomes the canonical xsd:double form; any other number the integer it is. The
- * double form has the fewest digits that read back as the same number.
- *
- * jsonld.js 9 parts from this in two places, and both change the value the client sent: it tests
- * "fractional" by looking for a "." in JavaScript's text of the number, so 1e-7 and 5e-324 become
- * "0"^^xsd:integer; and it writes doubles with 16 significant digits, so 0.30000000000000004
- * becomes 0.3. Both readers here follow the rule above instead (`jsonld-reference.ts` corrects
- * jsonld.js's output where it would part from it).
+ * JSON-LD 1.1's conversion of a JSON number to a literal (Deserialize JSON-LD to RDF, "Object to RDF
+ * conversion"): a number with a fractional part, of magnitude 10^21 or more, or typed xsd:double
+ * becomes the canonical xsd:double form (the fewest digits that read back as the same number); any
+ * other the integer it is. Both readers follow this where jsonld.js 9 does not (it makes 1e-7
+ * "0"^^xsd:integer and writes doubles with 16 digits); `jsonld-reference.ts` corrects its output.
  */
 export interface NumberLiteral {
   lexical: string;

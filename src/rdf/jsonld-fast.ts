@@ -3,16 +3,11 @@ import { blankNode, literal, namedNode, quad, type Quad, type Term } from './ter
 import { rdf, xsd } from './vocab.js';
 
 /**
- * A hand-written JSON-LD to RDF conversion for the documents clients actually send: node objects
- * with inline contexts of prefixes and simple term definitions, about four times faster than
- * jsonld.js (scripts/bench/jsonld-parse.ts), with no promise per step.
- *
- * jsonld.js (safe mode, as `jsonld-reference.ts` runs it: literals corrected where jsonld.js parts
- * from JSON-LD's rules) stays the reference: for every document accepted here the result is
- * exactly what it gives, quad for quad, in the same order and with the same blank node labels. That is why this file follows jsonld.js's own steps
- * (context processing, IRI expansion, node map, quad emission); where it says "as jsonld.js",
- * the named step is mirrored. Anything outside the subset, and anything jsonld.js would refuse or
- * drop, returns undefined so that jsonld.js handles it and reports the error.
+ * A hand-written JSON-LD to RDF conversion for the documents clients actually send (node objects with
+ * inline contexts of prefixes and simple terms), faster than jsonld.js (scripts/bench/jsonld-parse.ts).
+ * jsonld.js (as `jsonld-reference.ts` runs it) stays the reference: what is accepted here gives exactly
+ * its quads, order and blank node labels, so its steps are mirrored ("as jsonld.js"), and anything else
+ * returns undefined for jsonld.js to handle.
  */
 
 /** The quads, and the statements before de-duplication (what the triple limit counts). */

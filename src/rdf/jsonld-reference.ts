@@ -14,12 +14,9 @@ import { xsd } from './vocab.js';
  */
 
 /**
- * jsonld.js's resolver of contexts (its `contextResolver` option, which its types leave out). By
- * default jsonld.js keeps processed contexts in one cache shared by every call, with the warnings
- * their processing raised, and raises those again for a document that uses the same context; it
- * can file a warning of one context under another of the same array, so that one refused document
- * made later valid documents with that other context refused too (safe mode makes every warning an
- * error; found by the fast path's property test). Each document gets a resolver with its own cache.
+ * jsonld.js's resolver of contexts (its `contextResolver` option, which its types leave out), one per
+ * document: its default cache, shared by every call, keeps each context's warnings and can raise one
+ * for a later document under another context, which safe mode turns into a wrongful refusal.
  */
 type ContextResolver = new (options: { sharedCache: Map<string, unknown> }) => object;
 const ContextResolver = createRequire(import.meta.url)('jsonld/lib/ContextResolver.js') as ContextResolver;

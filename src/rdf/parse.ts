@@ -44,16 +44,10 @@ const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 
 
 /**
  * What must be refused before either JSON-LD reader sees the document: nesting past the limit,
- * contexts that would be fetched, "__proto__" keys (jsonld.js copies objects by assignment, which
- * turns such a key into the copy's prototype and silently drops it, even in safe mode), and
- * contexts too large to process.
- *
- * Processing a @context costs about the number of terms in scope there: each context is built on
- * a copy of the one around it, and jsonld.js also processes every scoped context (a term's own
- * @context) against the terms around it. So each @context counts the terms it defines plus those
- * of the contexts it is nested in, and the sum is held against `limits.contextTerms`: a few
- * thousand terms each with a scoped context, which would take jsonld.js minutes, is refused here
- * in the time it takes to count them.
+ * contexts that would be fetched, "__proto__" keys (jsonld.js would silently make one the copy's
+ * prototype, even in safe mode), and contexts too large to process. A @context costs about the terms
+ * in scope there, scoped contexts included, so each counts its own terms plus those of the contexts
+ * around it against `limits.contextTerms`: refused in the time it takes to count, not jsonld.js's.
  */
 function checkBeforeExpansion(value: unknown, limits: Limits): void {
   let contextTerms = 0;

@@ -64,10 +64,9 @@ export function isValidIri(iri: string): boolean {
 }
 
 /**
- * N-Triples forms of IRIs already checked. Writes serialise the same IRIs over and over
- * (predicates, types, the subject and graph of every triple of a revision copy): a lookup of a
- * string seen before is ~10x cheaper than the regular expression, and handing back the same
- * flat string keeps the record's text from being a rope of small pieces. Emptied when full.
+ * N-Triples forms of IRIs already checked: writes serialise the same IRIs over and over, a lookup is
+ * cheaper than the regular expression, and the same flat string keeps a record's text from being a
+ * rope of small pieces. Emptied when full.
  */
 const IRI_NT = new Map<string, string>();
 /** Small enough to stay in CPU caches: unique IRIs (ids of new nodes) pass through it quickly. */
@@ -117,11 +116,9 @@ export function quadToNq(q: Quad): string {
 }
 
 /**
- * `tripleTerms` kept per triple object: every revision is a full copy, so the unchanged triples
- * of an object (the same objects from one revision to the next) are written again with each change.
- * Kept joined into one flat string: concatenated, each was a tree of ~5 string objects, ~430,000
- * heap objects for the garbage collector to walk in a server of 10,000 objects. (`tripleTerms`
- * stays a concatenation for the lines a record writes once: cheaper to build, and gone with it.)
+ * `tripleTerms` kept per triple object, since every revision is a full copy that writes an object's
+ * unchanged triples again; kept as one flat string, as a concatenation is a tree of string objects
+ * for the garbage collector to walk. (`tripleTerms` stays a concatenation for lines written once.)
  */
 const TRIPLE_TERMS = new WeakMap<Quad, string>();
 const flatTripleTerms = (q: Quad) => [termToNt(q.subject), termToNt(q.predicate), termToNt(q.object)].join(' ');

@@ -12,10 +12,9 @@ export const rdfTermKey = (t: Term) =>
   t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
 
 /**
- * A key that is equal exactly when two triples are the same RDF triple (their terms' `rdfTermKey`s),
- * from the three terms. Joined, not concatenated: a concatenation is a tree of ~7 string objects,
- * which stays one when the key is hashed, and the keys of every revision kept parsed (KeyedTriples)
- * were ~350,000 heap objects for the garbage collector to walk in a server of 10,000 objects.
+ * A key that is equal exactly when two triples are the same RDF triple (their terms' `rdfTermKey`s).
+ * Joined, not concatenated: a concatenation stays a tree of string objects for the garbage collector
+ * to walk, in the keys of every revision kept parsed (KeyedTriples).
  */
 export const termsKey = (s: Term, p: Term, o: Term) => [rdfTermKey(s), rdfTermKey(p), rdfTermKey(o)].join('|');
 /** `termsKey` of a triple. */

@@ -138,12 +138,9 @@ export class ShapeValidator {
   }
 
   /**
-   * The violations of `triples`; with `focus` (see `changeFocus`), of what it names only. A node's
-   * checks read its own triples and the types of its values, so a caller that knows the data
-   * conformed before a change asks for what the change touched: the answer is the same, for the
-   * change's work, not the data's. `byNode`: the same triples by subject IRI (data without blank
-   * nodes), when the caller keeps them so: the check then reads only the nodes, predicates and
-   * values the focus names, never the rest of the data.
+   * The violations of `triples`; with `focus` (see `changeFocus`), of what it names only, so that a
+   * caller that knows the data conformed before a change pays for the change, not the data. `byNode`:
+   * the same triples by subject IRI (no blank nodes), so that only what the focus names is read.
    */
   validate(triples: readonly Quad[], focus?: Focus, byNode?: ReadonlyMap<string, NodeTriples>): Violation[] {
     const keyOf = byNode ? valueKey : termKey;

@@ -7,14 +7,11 @@ export const SHAPES = 'urn:onerecord:shapes:';
 export const UNTYPED_SHAPE = `${SHAPES}Untyped`;
 
 /**
- * The literal datatypes a property of each ontology datatype accepts. JSON-LD turns a JSON number
- * into xsd:integer or xsd:double whatever the property, and the store keeps integer subtypes as
- * xsd:integer, so a number-valued property accepts every numeric datatype and an integer-valued one
- * every integer datatype (with the lower bound of the ontology's type). An xsd:anyURI property also
- * takes a plain string: compacted JSON-LD without a type coercion in its context writes IRIs that way
- * (`"api:p": "https://…"`), and refusing the most common way clients write a Change helps nobody.
- * It takes an IRI too (`iris`): clients, IATA's own test material among them, write such values as
- * links (`{"@id": "https://…"}`); the domain stores them as xsd:anyURI literals.
+ * The literal datatypes a property of each ontology datatype accepts. JSON-LD makes any JSON number an
+ * xsd:integer or xsd:double and the store keeps integer subtypes as xsd:integer, so a numeric property
+ * accepts every numeric datatype and an integer one every integer datatype (with its type's lower
+ * bound). An xsd:anyURI property also takes a plain string or an IRI (`iris`), the ways clients (IATA's
+ * own test material among them) commonly write it; the domain stores both as xsd:anyURI literals.
  */
 export interface DatatypeFamily {
   accepted: string[];

@@ -36,9 +36,9 @@ const later = (shown) => (BASE_URL_IN_PAGE ? Promise.resolve(shown).then(afterNe
 let serverKnown = Promise.resolve();
 
 /**
- * The token signed in with, and kept for the tab (sessionStorage: a reload stays signed in) once the first
- * page is shown (`later`), or as the page is left if that comes first. The first use of sessionStorage in a
- * page took 5-20 ms of its main thread (probed), which the landing page's first rows waited for.
+ * The token signed in with, and kept for the tab (sessionStorage: a reload stays signed in) once the
+ * first page is shown (`later`), or as the page is left if that comes first: the first use of
+ * sessionStorage costs main-thread time the landing page's first rows would wait for.
  */
 let signedInToken = openingToken;
 function keepToken() {

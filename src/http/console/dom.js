@@ -16,12 +16,11 @@ const markupOf = (value) =>
   : String(value).replace(/[&<>"']/g, (c) => MARKUP_ESCAPES[c]);
 
 /**
- * Markup from a template literal, for many elements at once: each value is written as text, escaped (for
- * element content or a quoted attribute value: the templates quote every attribute value), arrays one
- * after the other (null, undefined and false left out), and only markup made here as it is. The object
- * list's 50 rows made so and read by the browser at once took a fraction of the time of building them
- * element by element, which the first rows waited for (scripts/bench/console.ts). Attributes only: a
- * listener is added to the nodes afterwards (the content security policy refuses inline handlers anyway).
+ * Markup from a template literal, for many elements at once: each value written as escaped text (the
+ * templates quote every attribute value), arrays one after the other (null, undefined and false left
+ * out), and only markup made here as it is; far quicker for the browser than building element by
+ * element (scripts/bench/console.ts). Attributes only: listeners are added to the nodes afterwards
+ * (the content security policy refuses inline handlers anyway).
  */
 export function html(strings, ...values) {
   return new Markup(strings.reduce((text, string, i) => text + markupOf(values[i - 1]) + string));
@@ -140,8 +139,8 @@ export function loading(load) {
 
 /*
  * Dates and sorting without the locale's rules (toLocaleString, localeCompare): their first use in a
- * page loads ICU data, 10-30 ms each, which the landing page would wait for (scripts/bench/console.ts).
- * What the console sorts is IRIs and ISO dates, whose code-unit order is the right one.
+ * page loads ICU data, which the landing page would wait for (scripts/bench/console.ts). What the
+ * console sorts is IRIs and ISO dates, whose code-unit order is the right one.
  */
 
 const twoDigits = (n) => String(n).padStart(2, '0');

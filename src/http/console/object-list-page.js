@@ -38,8 +38,8 @@ function filterFormHtml(params, types) {
 function filterFormBehaviour(form) {
   const { type, id, 'changed-after': changedAfter } = form.elements;
   // A text field until the list is on screen: making a date-time field loads the locale's date formats,
-  // 30-60 ms the first time in a page (scripts/bench/console.ts), which the rows would wait for. Its value
-  // is already in the date-time field's form (YYYY-MM-DDThh:mm), so it survives the change of type.
+  // which the rows would wait for (scripts/bench/console.ts). Its value is already in the date-time
+  // field's form (YYYY-MM-DDThh:mm), so it survives the change of type.
   afterNextPaint().then(() => (changedAfter.type = 'datetime-local'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();

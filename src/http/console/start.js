@@ -1,8 +1,6 @@
-// The console's first lines: src/http/console.ts writes them into index.html, at the start of the page's
-// one script, before the landing page's modules (the content security policy allows it by its hash).
-// They send the object list's request at once when the page opens on it, with the token the console
-// is about to sign in with, before the modules run: their run came 15-30 ms later, and as a module file
-// of its own, even from the browser's cache, 50-90 ms later (scripts/bench/console.ts). They are no
+// The console's first lines, written by src/http/console.ts into index.html at the start of the page's
+// one script (allowed by its hash): they send the object list's request as the page opens, with the
+// token the console is about to sign in with, before the modules run (scripts/bench/console.ts). No
 // module: the modules take what they define from `window.consoleStart`.
 'use strict';
 window.consoleStart = (() => {

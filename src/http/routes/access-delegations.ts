@@ -6,7 +6,7 @@ import { methodNotAllowed } from '../documents.js';
 import { sendCreated } from '../responses.js';
 import { readBody } from '../body.js';
 
-/** POST /access-delegations: an api:AccessDelegation becomes an AccessDelegationRequest (201, Location under /action-requests/). */
+/** POST /access-delegations: an api:AccessDelegation becomes an AccessDelegationRequest (201, Location under /action-requests/; ONE Record API, "POST /access-delegations"). */
 export function accessDelegationRoutes(services: Services): Router {
   const router = express.Router();
   const { config } = services;

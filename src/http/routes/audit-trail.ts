@@ -23,7 +23,7 @@ function readFilter(req: Request): AuditFilter {
   return filter;
 }
 
-/** GET /logistics-objects/{id}/audit-trail in JSON-LD, Turtle or N-Triples. */
+/** GET /logistics-objects/{id}/audit-trail in JSON-LD, Turtle or N-Triples (ONE Record API, "GET /logistics-objects/<logistics_object_id>/audit-trail"). */
 export function auditTrailRoutes(services: Services): Router {
   const router = express.Router();
   const { changeRequests, actionRequests, objects } = services;

@@ -106,7 +106,7 @@ export function logisticsEventRoutes(services: Services): Router {
     res.send(Buffer.from(withContext(multiStatusDocument(outcomes))));
   });
 
-  // Events are immutable: no route changes or deletes them.
+  // Events are immutable: no route changes or deletes them (ONE Record API, "What the service does", 4).
   router.all(`${list}/:eventId`, methodNotAllowed('GET, HEAD'));
   router.all(list, methodNotAllowed('GET, HEAD, POST'));
   router.all('/logistics-events', methodNotAllowed('POST'));

@@ -32,7 +32,7 @@ export const OBJECTS_ROUTE = '/logistics-objects';
 /** The route of one Logistics Object: also how logs and metrics name a GET or PATCH the fast path answers. */
 export const OBJECT_ROUTE = '/logistics-objects/:id';
 
-/** POST /logistics-objects once its body is read (`readBody`): 201 with the new object's IRI and type. */
+/** POST /logistics-objects once its body is read (`readBody`): 201 with the new object's IRI and type (ONE Record API, "POST /logistics-objects"). */
 export async function createObject(services: Services, req: Request, res: Response): Promise<void> {
   const { objects } = services;
   const caller = callerOf(res);
@@ -43,7 +43,7 @@ export async function createObject(services: Services, req: Request, res: Respon
   sendCreated(res, created.iri, created.type);
 }
 
-/** PATCH /logistics-objects/{id} once its body is read (`readBody`): 201 with the ChangeRequest's IRI. */
+/** PATCH /logistics-objects/{id} once its body is read (`readBody`): 201 with the ChangeRequest's IRI (ONE Record API, "PATCH /logistics-objects/<logistics_object_id>"). */
 export async function changeObject(services: Services, id: string, req: Request, res: Response): Promise<void> {
   const { objects } = services;
   const iri = objects.objectsPrefix + id;

@@ -14,7 +14,7 @@ function pathUnderObject(req: Request): string {
 
 /**
  * 301/302 with `Location` and no body for every method on a moved object, its audit trail and its
- * events (docs/behaviour.md, "Moved objects"); mounted before the routes that answer for those paths.
+ * events (ONE Record API, "Endpoints", Conventions; docs/behaviour.md, "Moved objects"); mounted before the routes that answer for those paths.
  */
 export function movedObjectRedirects(services: Services): RequestHandler {
   const router = express.Router();

@@ -27,7 +27,7 @@ function listingQuery(req: Request): { filter: NotificationFilter; skip: number;
 }
 
 /**
- * POST /notifications (any authenticated caller); for operators, GET /internal/notifications (the
+ * POST /notifications (any authenticated caller: ONE Record API, "POST /notifications"); for operators, GET /internal/notifications (the
  * notifications as received) and GET /internal/notifications/receipts (what this server noted on
  * their arrival, as JSON: docs/received-notifications.md).
  */

@@ -7,7 +7,7 @@ import { setRepresentationHeaders } from '../responses.js';
 
 const anyUri = (value: string) => ({ '@value': value, '@type': 'xsd:anyURI' });
 
-/** GET / : the api:ServerInformation of this server. */
+/** GET / : the api:ServerInformation of this server (ONE Record API, "GET /"). */
 export function serverInformationRoutes(services: Services): Router {
   const router = express.Router();
   const body = Buffer.from(

@@ -26,7 +26,7 @@ function readRemoteSubscription(req: Request): RemoteSubscriptionInput {
   return body as RemoteSubscriptionInput;
 }
 
-/** GET /subscriptions: what this server, as subscriber, wants for a topic; POST /subscriptions: a subscriber asks this server, as publisher. */
+/** GET /subscriptions: what this server, as subscriber, wants for a topic; POST /subscriptions: a subscriber asks this server, as publisher (ONE Record API, "GET /subscriptions", "POST /subscriptions"). */
 export function subscriptionRoutes(services: Services): Router {
   const router = express.Router();
 

@@ -4,8 +4,8 @@ import type { SparqlReader } from '../readers.js';
 
 /*
  * Access-control grants, in W3C Web Access Control terms (as IATA's ACL.json example): one named
- * graph per grant, named after it. The four ONE Record permissions map onto modes this way
- * (docs/access-control.md):
+ * graph per grant, named after it. The four ONE Record permissions (ONE Record API, "AccessDelegation")
+ * map onto modes this way (docs/access-control.md):
  *
  *   GET_LOGISTICS_OBJECT    acl:Read   on the Logistics Object        (node <grant>)
  *   PATCH_LOGISTICS_OBJECT  acl:Write  on the Logistics Object        (node <grant>)

@@ -80,10 +80,9 @@ function splitMetaLine(line: string, objectEnd: number): { subject: string; pred
 }
 
 /**
- * The revisions whose metadata the hot store keeps (revision 1 and the latest of each object),
- * oldest number first. Read at start, for every object: the metadata graph's lines are read as
- * text (each `<revision graph> <predicate> <IRI>` or `"lexical form"^^<datatype>`, as Oxigraph
- * writes them), ~10x faster than the SPARQL join it replaces on a million lines.
+ * The revisions whose metadata the hot store keeps (revision 1 and the latest of each object), oldest
+ * number first. Read at start from the metadata graph's text lines (as Oxigraph writes them), far
+ * faster than a SPARQL join over every object.
  */
 export function readRevisions(reader: GraphTextReader): RevisionRecord[] {
   const metadata = new RevisionMetadata();

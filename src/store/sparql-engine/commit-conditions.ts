@@ -52,15 +52,10 @@ function statusSlot(request: string, number: number): CommitCondition {
 }
 
 /**
- * The slots that the commit that causes `events` fills and another process may fill first: each
- * revision after the first and each status entry after the first (two changes of one object, two
- * decisions of one request), and the first revision of each new object (an @id a client chose,
- * created through two processes at once), up to CONDITIONED_CREATIONS of them, and the number of
- * each outbox entry, as many at most (two processes number the notifications they queue from what
- * they have seen: without it, two entries of one number in one graph). New events and
- * requests are not conditioned: their ids are the server's UUIDs; and a bulk of slots would pass
- * what one guarded operation may hold (measured: 2,100 slots compile in 0.5 s; 2,100 claims in one
- * template do not compile).
+ * The slots the commit causing `events` fills that another process may fill first: each revision and
+ * status entry after the first, the first revision of up to CONDITIONED_CREATIONS new objects (an @id a
+ * client chose), and each outbox entry's number. New events and requests are not conditioned: their ids
+ * are the server's UUIDs, and so many slots would pass what one guarded operation may hold.
  */
 export function commitConditions(events: readonly DomainEvent[]): CommitCondition[] {
   const conditions = [

@@ -99,17 +99,10 @@ export function feedTrim(cutoff: Date): string {
 }
 
 /**
- * Of `intents`, those applied: their operation wrote a feed entry, and what it creates is there (the
- * graphs of new revisions, Logistics Events and action requests hold triples, and each outbox entry
- * is stored or already delivered and removed). A start sends again only the others: sent again now,
- * an applied operation of one process could undo what a later one of another process wrote over it
- * (intents of several processes do not sort in commit order). What it creates is asked for because
- * Virtuoso, when an operation's connection drops, may keep its feed entry without some of its graph
- * blocks (measured: a revision's metadata and feed entry without the revision graph; the blocks it
- * keeps are not always the first ones, see docs/sparql-engine.md). An outbox entry lost so would let a
- * later commit take its number: two entries of one number, one of them never sent. Nothing can have
- * been written over such a write since (a change of that object reads the missing revision and
- * fails, and the intent keeps its slots), so completing it is safe.
+ * Of `intents`, those applied: their feed entry is written and what they create is there. A start
+ * sends only the others again, since an applied one sent again could undo a later write of another
+ * process; what they create is checked too because Virtuoso may keep a feed entry without some graph
+ * blocks when a connection drops (docs/sparql-engine.md), and completing such a write is safe.
  */
 export async function appliedIntents(reader: SparqlReader, intents: readonly string[]): Promise<Set<string>> {
   const created = new Map<string, CreatedParts>();

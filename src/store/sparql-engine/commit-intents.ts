@@ -84,7 +84,7 @@ export class CommitIntents {
     const stored = `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))}`;
     if (conditions.length === 0) return `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
     // A claim is a row of its slot's subject: of two intents claiming one slot at once, Virtuoso
-    // stores one (measured). As a row of the intent (`<intent> claims "slot"`), it stored both now and then.
+    // stores one, where rows of the intent (`<intent> claims "slot"`) could both be stored.
     const claims = conditions.map((c) => `${iriToNt(slotIri(c.key))} ${iriToNt(CLAIMED_BY)} ${iriToNt(intent.iri)}`);
     const unclaimed = conditions.map((c, i) => `FILTER NOT EXISTS { ${claimedPattern(c.key, `?claimant${i}`)} }`);
     const empty = conditions.map((c) => `FILTER NOT EXISTS { ${c.filled} }`);

@@ -15,9 +15,8 @@ const SEEN_AT = `${STORE}seenAt`;
 
 /**
  * The operations recording that `process` is alive at `at`: the new time first, then the earlier ones
- * removed, so that a reader in between finds one or the other. Not one DELETE/INSERT with an
- * OPTIONAL of the earlier time: Virtuoso 7.2 inserted nothing by it (measured: every process then
- * looked dead once it had run `deadAfterMs`).
+ * removed, so that a reader in between finds one or the other. Not one DELETE/INSERT with an OPTIONAL
+ * of the earlier time: Virtuoso 7.2 inserted nothing by it.
  */
 export function heartbeat(process: string, at: Date): string {
   const g = iriToNt(PROCESSES_GRAPH);

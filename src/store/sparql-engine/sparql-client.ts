@@ -27,7 +27,7 @@ class ConnectionLostError extends StoreUnavailableError {}
 
 const RESULTS_JSON = 'application/sparql-results+json';
 const RESULTS_CSV = 'text/csv';
-/** How much longer a read of many rows may take than one request, per row expected (measured on Virtuoso 7.2.5: 20-60 µs per row of CSV). */
+/** How much longer a read of many rows may take than one request, per row expected (well above what Virtuoso takes). */
 const MS_PER_EXPECTED_ROW = 0.1;
 /** SQLSTATEs of a transaction the engine ended and rolled back as a deadlock's victim. */
 const DEADLOCK = /^(SR172|40001)$/;
@@ -53,11 +53,10 @@ const header = (answer: Answer, name: string): string | undefined => {
 };
 
 /**
- * The SPARQL 1.1 Protocol over HTTP (undici's `request` on keep-alive connections: its `fetch`
- * costs the server about 0.7 ms more CPU per request, measured against Virtuoso). An engine that cannot
- * be reached, times out or is unavailable rejects with StoreUnavailableError (a later request may
- * succeed); an engine that refuses the request (syntax, permission, credentials, a failing
- * expression) with StoreFailedError carrying the engine's message.
+ * The SPARQL 1.1 Protocol over HTTP, with undici's `request` on keep-alive connections (cheaper in CPU
+ * than its `fetch`). An engine out of reach, timing out or unavailable rejects with
+ * StoreUnavailableError (a later request may succeed); one that refuses the request (syntax,
+ * permission, credentials, a failing expression) with StoreFailedError carrying the engine's message.
  */
 export class SparqlClient {
   private readonly digest: DigestCredentials | undefined;
@@ -87,13 +86,11 @@ export class SparqlClient {
   }
 
   /**
-   * A SELECT answered as SPARQL 1.1 CSV, the values of each row handed to `onRow` in the order of
-   * `variables` as they arrive: an IRI's string, a literal's lexical form, without its datatype,
-   * language or kind, so only for reads that know what each column holds. Virtuoso writes CSV for
-   * about a twelfth of its CPU for SPARQL JSON (measured, 10,000 rows of 6 columns: 0.14 s against
-   * 1.7-2.1 s). `variables` are the query's: the answer's header must list them. The time limit
-   * grows by MS_PER_EXPECTED_ROW for each of `expectedRows`. A query sent again after a lost
-   * connection hands its rows again. Answers the rows read.
+   * A SELECT answered as SPARQL 1.1 CSV, far cheaper for Virtuoso than SPARQL JSON: each row's values (an
+   * IRI's string, a literal's lexical form only) go to `onRow` in the order of `variables`, which the
+   * header must list, so only for reads that know what each column holds. The time limit grows by
+   * MS_PER_EXPECTED_ROW per expected row; a query sent again after a lost connection hands its rows
+   * again. Answers the rows read.
    */
   async selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows = 0): Promise<number> {
     const url = this.options.queryUrl;

@@ -20,12 +20,10 @@ import { toEngine } from './engine-literals.js';
 const TEMPLATE_CONSTANTS = new Set<string>([xsd.string, xsd.dateTime, xsd.anyURI]);
 
 /**
- * How the literals of an operation's templates are written. Virtuoso 7.2 folds constants of equal
- * value in one template into one: "1"^^xsd:positiveInteger, "1"^^xsd:nonNegativeInteger and
- * "true"^^xsd:boolean in one operation are all stored as whichever came first (measured; a
- * Change's api:hasRevision 1 turned a boolean true into a positiveInteger), and an xsd:long is kept
- * as an xsd:integer. INSERT DATA and values bound in the WHERE clause keep theirs. So every other
- * typed literal is a variable in the template, bound once by STRDT in the WHERE clause.
+ * How the literals of an operation's templates are written: Virtuoso 7.2 folds equal-valued constants
+ * of one template into one (a boolean true stored as the positiveInteger 1) and keeps an xsd:long as an
+ * xsd:integer, while INSERT DATA and values bound in the WHERE clause keep theirs. So every other typed
+ * literal is a variable in the template, bound once by STRDT in the WHERE clause.
  */
 class TemplateLiterals {
   private readonly variables = new Map<string, string>();
@@ -105,9 +103,8 @@ function difference(previous: readonly Quad[], next: readonly Quad[]): { added: 
  */
 export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = [], feed?: FeedEntryParts): string {
   if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0 && !feed) return '';
-  // Never INSERT DATA, though Virtuoso runs it for half the CPU of a template: when the caller's
-  // connection drops while it runs (a server SIGKILLed), Virtuoso keeps the graphs it had inserted
-  // so far (measured: 270 of 450 triples, whole graphs); an aborted template operation keeps nothing.
+  // Never INSERT DATA, though cheaper for Virtuoso: when the caller's connection drops while it runs,
+  // Virtuoso keeps the graphs inserted so far; an aborted template operation keeps nothing.
   const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
   const first = feed?.branch ?? '{}';
   const branches = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;

@@ -76,7 +76,7 @@ export class RevisionArchive {
     if (w.whole) return false;
     const { object, number } = w.record;
     // Entries are written in number order and committed in that order: when this process wrote
-    // the one before last, this one cannot be there, and LMDB is not asked (~20 µs a read).
+    // the one before last, this one cannot be there, and LMDB is not asked.
     const existing = this.positions.get(object)?.number === number - 1 ? undefined : this.get(object, number);
     if (existing) {
       if (existing.at !== w.record.createdAt.getTime() || existing.by !== w.record.createdBy) {

@@ -8,14 +8,10 @@ const LOAD_BATCH_CHARS = 1024 * 1024;
 const STEP_MILLIS = 10;
 
 /**
- * A copy of an index in a new WASM instance, filled graph by graph in short steps while the index
- * serves. Every change made to the index meanwhile is made to the copy too, whether its graph was
- * copied yet or not: a graph copied later is loaded as the index holds it then, and a quad that a
- * followed change put into the copy is either still in the index (loading it again changes
- * nothing) or was deleted from both by a later followed change. Once every graph is copied, the
- * index takes the copy over. Oxigraph's in-memory store keeps the memory of deleted quads while it
- * lives, and a WASM memory never shrinks, so only a copy gives that memory back: it holds the live
- * quads only, as a restart would load them.
+ * A copy of an index in a new WASM instance, the only way to give back the memory of deleted quads
+ * (Oxigraph keeps it, and a WASM memory never shrinks). Filled graph by graph in short steps while the
+ * index serves, with every change to the index made to the copy too, whether its graph was copied yet
+ * or not (loading a quad again changes nothing); once every graph is copied, the index takes it over.
  */
 export class IndexCopy implements IndexFollower {
   private readonly copy = new OxigraphIndex(0, loadOxigraphBindings());

@@ -7,15 +7,10 @@ import { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
 import { SYNC_EVERY_BYTES } from '../snapshot/snapshot.js';
 
 /*
- * A memory image of the hot index: the WASM linear memory that holds the Oxigraph store, written to
- * one file at each snapshot (a copy taken at the snapshot's rotation point, see DurableStore.snapshot)
- * and at a clean stop; a start reads it straight back into the memory of a new instance of the same
- * WASM code, instead of parsing the snapshot's N-Quads into a new store (Oxigraph's load runs at
- * ~3-5 us a quad). The image is a shortcut, never a source of truth: it says which snapshot and
- * which bytes of the journal segments after it it reflects, and a start takes it only if that
- * snapshot is still the newest and those segments still hold at least those bytes; the journal after
- * the snapshot is then replayed over it. Any mismatch or damage: the start loads the snapshot.
- * docs/storage.md says why a crash at any moment cannot leave an image a start would wrongly take.
+ * A memory image of the hot index (Oxigraph's WASM memory), written at each snapshot and clean stop
+ * and read straight back at start, because loading the snapshot's N-Quads is slow. A shortcut, never a
+ * source of truth: a start takes it only if its snapshot is still the newest and the journal still
+ * holds the bytes it reflects, else loads the snapshot (docs/storage.md).
  */
 
 export const IMAGE_FILE = 'index.image';
@@ -71,21 +66,19 @@ const samePosition = (a: StorePosition, b: StorePosition) => JSON.stringify(a) =
 const ofSnapshot = (position: StorePosition) => position.journal.length === 0;
 
 /**
- * Whether the data directory at `now` holds what an image at `image` reflects. The image of a
- * snapshot stays good while that snapshot is the newest: the journal after it is replayed over it.
- * The image of a clean stop is taken only where the journal is exactly what it reflects (the start
- * right after that stop), and that start removes it: the journal written after it is never
- * replayed over it (a crash test once trapped in Oxigraph doing so, with a clean stop's image).
+ * Whether the data directory at `now` holds what an image at `image` reflects. A snapshot's image
+ * stays good while that snapshot is the newest (the journal after it is replayed over it); a clean
+ * stop's image only where the journal is exactly what it reflects, since replaying more over it is
+ * unsafe, and that start removes it.
  */
 function reflects(image: StorePosition, now: StorePosition): boolean {
   return ofSnapshot(image) ? image.snapshot === now.snapshot : samePosition(image, now);
 }
 
 /**
- * Buffers for a copy of the index's memory (see indexMemory), one per chunk that is not all zeros
- * now, allocated and written to a chunk per turn of the event loop: memory new to the process costs
- * a page fault per 4 KiB when first written, which made a copy into fresh buffers ~4x slower than the
- * copy itself, and the copy is taken while requests wait.
+ * Buffers for a copy of the index's memory (see indexMemory), one per chunk that is not all zeros,
+ * allocated and written a chunk per turn of the event loop: memory new to the process page-faults when
+ * first written, which slows a copy that requests wait for.
  */
 export async function copyBuffers(index: OxigraphIndex): Promise<(Uint8Array | undefined)[]> {
   const buffers: (Uint8Array | undefined)[] = [];

@@ -8,10 +8,9 @@ const NTRIPLES = 'application/n-triples';
 const NEWLINE = 0x0a;
 
 /**
- * The length of the leading part of N-Quads text (or of its UTF-8 bytes) that holds every line
- * neither empty nor a comment: 0 when there is none. What Oxigraph must parse of a record's
- * insertions: its archive lines (comments, see finished-graphs.ts) come after its quads, and parsing
- * them doubled a PATCH's load (measured: 14 vs 25 µs for 8 quads followed by 48 archive lines).
+ * The length of the leading part of N-Quads text (or its UTF-8 bytes) holding every line neither empty
+ * nor a comment, 0 when none: what Oxigraph must parse of a record's insertions, since parsing the
+ * archive lines after its quads (comments, see finished-graphs.ts) would double a PATCH's load.
  */
 export function quadsEnd(nquads: string | Uint8Array): number {
   const text = typeof nquads === 'string' ? nquads : partBytes(nquads);
@@ -35,20 +34,12 @@ export const oxigraph = initialBindings.oxigraph;
 export { WASM_MEMORY_LIMIT_BYTES };
 
 /*
- * Oxigraph's WASM memory grows a little at a time as data arrives, and every growth makes V8
- * start a full garbage collection: measured here, a steady write load spent ~40% of its CPU in
- * GC. So the index grows that memory ahead of need, in large steps: it has the WASM allocator
- * take a large block and free it at once. The memory grows once, untouched (no page is written,
- * so it costs no RSS until data lands there), and the freed space is reused by the store's data.
- *
- * The same probe tells when the memory is full. WASM32 memory ends at 4 GiB, and Oxigraph aborts
- * (a trap that leaves its instance unusable) when an allocation fails inside it. So before data
- * goes in, the allocator must be able to hand out the data's estimated size plus a reserve kept
- * for queries, dumps and the resizing of Oxigraph's tables; when it cannot, the data is refused
- * before anything was written or loaded. A failed probe is harmless: the allocator returns null
- * and the bindings trap before anything changed.
+ * The index grows Oxigraph's WASM memory ahead of need, in one large untouched step, because each
+ * small growth makes V8 run a full garbage collection. The same probe refuses data, before anything is
+ * written, when the 4 GiB of WASM32 memory could not take it plus a reserve for queries, dumps and
+ * table resizing: an allocation failing inside Oxigraph traps and leaves the instance unusable.
  */
-/** WASM bytes one byte of loaded N-Quads text may take (measured ~3 for short literals; kept high). */
+/** WASM bytes one byte of loaded N-Quads text may take, kept above what was measured. */
 export const WASM_BYTES_PER_TEXT_BYTE = 4;
 const GROWTH_STEP_MIN = 64 * 1024 * 1024;
 const GROWTH_STEP_MAX = 256 * 1024 * 1024;
@@ -74,8 +65,7 @@ function splitQuadLine(line: string): { subject: string; predicateObject: string
 
 /**
  * Our N-Quads lines as one SPARQL update that deletes them, grouped by graph and then by subject:
- * parsing the update is most of what a deletion costs, and each graph and subject is then read
- * once (measured on replayed journal records: ~30% less time in Oxigraph than one block a quad).
+ * parsing the update is most of what a deletion costs, and each graph and subject is then read once.
  */
 export function deleteData(nquads: string): string {
   const graphs = new Map<string, Map<string, string[]>>();
@@ -163,15 +153,11 @@ export class OxigraphIndex {
    * here, after the record is durable, would make it a record that fails at every start.
    */
   apply(record: CommitRecord | CommitBytes): void {
-    // Insertions first (load() is atomic), then the deletions as one SPARQL DELETE DATA (measured:
-    // deleting quad by quad, each term crossing into WASM on its own, took ~30 µs a quad). The
-    // order matters where two lexical forms are one stored value: a record inserting "01" and
-    // deleting "1" leaves it absent (fold.ts folds records the same way). A deletion Oxigraph
-    // refuses (an IRI it does not accept, as its per-quad delete refused it too) fails the record
-    // after its insertions: the caller then takes no further write (DurableStore.applyDurable).
-    // Only the part holding quads is handed over (quadsEnd): a record of comments alone (a received
-    // notification's: archive lines only) loads nothing; handing it to Oxigraph cost ~2% of the CPU
-    // of receiving one.
+    // Insertions first (load() is atomic), then the deletions as one SPARQL DELETE DATA, cheaper than
+    // quad by quad. The order matters where two lexical forms are one stored value: inserting "01" and
+    // deleting "1" leaves it absent (as fold.ts folds). A deletion Oxigraph refuses fails the record after
+    // its insertions, and the caller takes no further write (DurableStore.applyDurable). Only the part
+    // holding quads is handed over (quadsEnd): a record of comments alone loads nothing.
     const quadsLength = quadsEnd(record.insert);
     if (quadsLength > 0) this.loadLenient(leading(record.insert, quadsLength));
     if (record.delete.length > 0) this.store.update(deleteData(partText(record.delete)));

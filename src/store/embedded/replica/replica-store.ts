@@ -33,10 +33,8 @@ export const HANDOVER_AT = 0.6;
 /** A copy whose quads pass this share of its next long growth point grows its tables past it before it serves (see growPastNextPoint). */
 const GROW_PAST_FROM = 0.5;
 /**
- * How far past a growth point a copy's tables are grown, as a share of it. Measured: a copy grown
- * just past the point still paused for 0.3-0.6 s a few thousand quads later (and 56,000 at 1.8
- * million, in a server), as if one of its tables held fewer entries than quads; one grown 100,000
- * past 3.7 million did not pause in the 200,000 after.
+ * How far past a growth point a copy's tables are grown, as a share of it: a copy grown just past the
+ * point still paused soon after, as if one of its tables held fewer entries than quads.
  */
 const GROWTH_MARGIN = 1 / 16;
 /** Quads loaded at a time to grow the tables. */
@@ -199,12 +197,10 @@ export class ReplicaStore extends OxigraphIndex {
   private readonly copiedAt = new Map<string, number>();
   private readonly queryReserveBytes: number;
   /**
-   * The triples (`s p o`, as the records write them) of the latest revision of objects that had a
-   * revision replaced, kept up to date by the records' lines: replacing the next one copies these
-   * instead of reading the object's graph. Oxigraph's in-memory store keeps a graph's deleted quads
-   * in the lists a read of the graph walks, so that read costs every change the object ever had (an
-   * object changed 20,000 times: 1.7 ms for 5 triples), and it was made for every new revision.
-   * Bounded in characters (counted when kept); an object not kept is read from its graph.
+   * The triples (`s p o`) of the latest revision of objects that had a revision replaced, kept up to
+   * date by the records' lines, so that replacing the next one copies these rather than read the
+   * object's graph: Oxigraph keeps a graph's deleted quads in the lists that read walks, so it costs
+   * every change the object ever had. Bounded in characters; an object not kept is read from its graph.
    */
   private readonly latestTriples = new BoundedCache<string, Set<string>>(LATEST_CHARACTERS_KEPT, (triples) => {
     let characters = 0;
@@ -329,16 +325,11 @@ export class ReplicaStore extends OxigraphIndex {
   }
 
   /**
-   * Grows a new copy's tables past its next long growth point when the copy took it past half of
-   * it, or past `handedOverFor`, the point the replica it takes over from was near (quads loaded
-   * into a graph no view shows, dropped at once; their memory stays taken, as a deleted quad's
-   * does: no more than the replica before held), so that it serves until it is near the point
-   * after. Without, a copy could start near a growth point and be handed over again soon after.
-   * Counted from the quads it holds, not those it loaded: a quad loaded twice (a commit applied
-   * while the copy came in, which a part of the copy read after it holds again; a triple two
-   * objects share, in the union) takes one entry in Oxigraph's tables. Not when the memory (within
-   * its limit) could not take these quads beside its reserve. What it did, if it had a point to
-   * grow past.
+   * Grows a new copy's tables past its next long growth point (when the copy took it past half of it)
+   * or past `handedOverFor` (the point the replica it takes over from was near), by quads loaded into a
+   * graph no view shows and dropped at once, so that it is not handed over again soon after. Counted
+   * from the quads held, not loaded (a quad loaded twice takes one table entry); skipped when the memory
+   * could not take these quads beside its reserve. Answers what it did, if it had a point to grow past.
    */
   growPastNextPoint(handedOverFor = 0): { point: number; quads: number; grown: boolean } | undefined {
     const next = nextGrowthPoint(this.loadedQuads);
@@ -499,8 +490,7 @@ export class ReplicaStore extends OxigraphIndex {
   /**
    * Deletes N-Quads lines (of graphs a union holds) from their graphs, and from the union of their
    * view unless another graph of that view still holds them, with `dropped` (lines of the replica's
-   * own graphs): one SPARQL update (deleting quad by quad, each term crossing into WASM on its own,
-   * took about a quarter of the worker's time under PATCH).
+   * own graphs): one SPARQL update, far cheaper than quad by quad.
    */
   private remove(lines: readonly string[], dropped: readonly string[] = []): void {
     if (lines.length === 0 && dropped.length === 0) return;
@@ -525,7 +515,7 @@ export class ReplicaStore extends OxigraphIndex {
 
   private load(lines: readonly string[]): void {
     if (lines.length === 0) return;
-    // As bytes: the bindings copy a string into WASM memory a character at a time, ~10x slower than encoding it here.
+    // As bytes: the bindings copy a string into WASM memory a character at a time, far slower than encoding it here.
     const bytes = Buffer.from(lines.join(''));
     // Oxigraph aborts when its memory runs out mid-load: data that may not fit is refused before it goes in.
     // Room is made in large steps that grow the memory ahead of need: past the limit, the step taken is refused too.
@@ -586,8 +576,8 @@ export class ReplicaStore extends OxigraphIndex {
 
 /**
  * Graphs of each union kind, as filters on `?g` (the views each graph is in, see VIEWS_OF): filters,
- * not patterns, so that Oxigraph looks up the views of the graphs found, rather than the graphs of a
- * view (measured: 25 times slower).
+ * not patterns, so that Oxigraph looks up the views of the graphs found, far faster than the graphs of
+ * a view.
  */
 const OF_KIND: Readonly<Record<UnionKind, string>> = {
   object: `FILTER EXISTS { ${inViewOf('latest')} }`,
