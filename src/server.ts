@@ -24,7 +24,8 @@ import { ReceivedNotifications } from './domain/pubsub/received-notifications.js
 import { WebhookForwarder } from './domain/pubsub/webhook-forwarder.js';
 import { OutboundClient } from './outbound/http-client.js';
 import { clientCredentialsTokens, embeddedTokens, type TokenSource } from './outbound/tokens.js';
-import { Outbox, PublishingStore } from './domain/pubsub/outbox.js';
+import { Outbox } from './domain/pubsub/outbox.js';
+import { notifyingWriter } from './domain/pubsub/notifying-writer.js';
 import { DeadLetters } from './domain/pubsub/dead-letters.js';
 import { Delivery } from './domain/pubsub/delivery.js';
 import { LeasedDelivery } from './domain/pubsub/leased-delivery.js';
@@ -234,16 +235,16 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
   const shapes = config.validation.enabled ? shapeValidators[config.validation.strict ? 'strict' : 'lenient']() : undefined;
-  // Writers get the publishing store: each commit queues the notifications it causes.
+  // Writers commit through the outbox's numbering: each commit queues the notifications it causes.
   const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
   const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
-  const publishing = new PublishingStore(store, outbox);
-  const objects = new LogisticsObjects(publishing, index, ontology, access, config.baseUrl, shapes);
+  const writes = notifyingWriter(store, outbox);
+  const objects = new LogisticsObjects(store, writes, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
   const receivedNotifications = await ReceivedNotifications.open(store, apiOntology(), access, (triples) => objects.shapeViolations(triples));
-  const events = new LogisticsEvents(publishing, eventIndex, objects, ontology, access);
-  const actionRequests = new ActionRequests(publishing, requestIndex, access, config.baseUrl);
-  const changeRequests = new ChangeRequests(publishing, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
+  const events = new LogisticsEvents(store, writes, eventIndex, objects, ontology, access);
+  const actionRequests = new ActionRequests(store, writes, requestIndex, access, config.baseUrl);
+  const changeRequests = new ChangeRequests(store, writes.claims, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
   const outbound = new OutboundClient({ ...config.outbound, ownOrigin: new URL(config.baseUrl).origin });
   const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url), shapeViolations: (triples) => objects.shapeViolations(triples) });
@@ -278,7 +279,7 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
     store.committed.subscribe((events) => webhook.onCommitted(events), false);
   }
   await objects.ensureDataHolder(holder, config.holderName);
-  const grants = new Grants(publishing, grantIndex, access, objects, actionRequests, config.baseUrl);
+  const grants = new Grants(writes.claims, grantIndex, access, objects, actionRequests, config.baseUrl);
   const accessDelegations = new AccessDelegations(access, objects, actionRequests, grants, config.decisionPolicy, holder);
   actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
   if (config.partners.length > 0) {

@@ -2,7 +2,7 @@
  * The one concurrency rule of the write path (docs/ARCHITECTURE.md, "Concurrency"): whatever a
  * write decides from in-memory state (a new object's id, the next revision number, an event id,
  * a status change of an action request) it claims here, synchronously, in the same tick in
- * which it builds its transaction and hands it to `GraphStore.commit`. The store releases the
+ * which it builds its transaction and hands it to `StoreWriter.commit`. The store releases the
  * claims when that commit settles, in the tick the indexes learn the result (or the failure).
  * A writer that finds a key claimed by another write answers 409 (or, for a shared claim, takes
  * the other write into account); nothing ever waits for a claim.

@@ -16,7 +16,7 @@ export interface NotificationFilter {
   receivedBefore?: Date;
 }
 
-/** Received notifications as the domain sees them: out of the hot store (GraphStore.receivedNotifications). */
+/** Received notifications as the domain sees them: out of the hot store (StoreReader.receivedNotifications). */
 export interface ReceivedNotificationStore {
   /** The one stored with this @id. */
   withId(iri: string): Promise<ReceivedNotificationRecord | undefined>;
@@ -33,11 +33,11 @@ export interface ReceivedNotificationStore {
 }
 
 /**
- * The store as the domain sees it, whichever backend keeps the data: `DurableStore` (journal +
- * embedded Oxigraph) or `SparqlEngineStore` (a SPARQL 1.1 engine). Reads return promises: an
- * engine answers over the network.
+ * The writing side of the store: claims, transactions, the one commit site and the after-commit
+ * stream. Kept apart from the reads so a wrapper around commits (the outbox's numbering,
+ * `notifyingWriter`) wraps only this.
  */
-export interface GraphStore extends SparqlReader, GraphReader {
+export interface StoreWriter {
   /** Claims of writes in flight (the one concurrency rule, see Claims). */
   readonly claims: Claims;
   /** Domain events of every committed transaction, in commit order. */
@@ -51,6 +51,10 @@ export interface GraphStore extends SparqlReader, GraphReader {
    * are released then too).
    */
   commit(tx: WriteTransaction): Promise<void>;
+}
+
+/** The reading side of the store. Reads return promises: an engine answers over the network. */
+export interface StoreReader extends SparqlReader, GraphReader {
   /** Every revision of a Logistics Object is a named graph, `revisionGraph(object, n)`, wherever the store keeps it. */
   graphTriples(graph: string): Promise<Quad[]>;
   /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
@@ -66,3 +70,9 @@ export interface GraphStore extends SparqlReader, GraphReader {
   /** The finished action requests about `object` (all when absent), oldest first. */
   finishedRequests(object?: string): Promise<ActionRequestRecord[]>;
 }
+
+/**
+ * The store as a backend implements it, both sides: `DurableStore` (journal + embedded Oxigraph)
+ * or `SparqlEngineStore` (a SPARQL 1.1 engine). The domain takes the side it uses.
+ */
+export interface GraphStore extends StoreWriter, StoreReader {}

@@ -81,7 +81,7 @@ export interface RevisionWrite {
 }
 
 /**
- * One write, built by the domain for one request and committed once with `GraphStore.commit`:
+ * One write, built by the domain for one request and committed once with `StoreWriter.commit`:
  * the quads to delete and insert (applied as one atomic step), the claims it holds (see
  * Claims) and the domain events it causes. Nothing in it runs code: the store commits the data,
  * releases the claims and publishes the events.

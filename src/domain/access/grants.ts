@@ -4,9 +4,8 @@ import type { GrantIndex, GrantRecord } from './grant-index.js';
 import { HttpError, badQuery, badRequest, notFound } from '../../errors.js';
 import { quad, type Quad } from '../../rdf/terms.js';
 import { acl, permission, rdf, requestStatus, type Permission } from '../../rdf/vocab.js';
-import { claimKey } from '../../store/claims.js';
+import { claimKey, type Claims } from '../../store/claims.js';
 import { accessToQuads, grantQuads, sortPermissions, withdrawalQuads } from '../../store/schema/grants.js';
-import type { GraphStore } from '../../store/graph-store.js';
 import type { WriteTransaction } from '../../store/transaction.js';
 import { currentStatus } from '../requests/action-request-index.js';
 import type { ActionRequests, RequestWrite } from '../requests/action-requests.js';
@@ -63,7 +62,8 @@ export class Grants {
   readonly prefix: string;
 
   constructor(
-    private readonly store: GraphStore,
+    /** Claims of writes in flight: a grant being withdrawn, or derived from. */
+    private readonly claims: Claims,
     readonly index: GrantIndex,
     private readonly access: Authorizer,
     private readonly objects: LogisticsObjects,
@@ -87,7 +87,7 @@ export class Grants {
       expiresAt: spec.expiresAt,
     };
     for (const parent of grant.derivedFrom) {
-      if (this.store.claims.isHeld(withdrawKey(parent))) throw busy(parent);
+      if (this.claims.isHeld(withdrawKey(parent))) throw busy(parent);
       tx.share(deriveKey(parent));
     }
     tx.insert.push(...grantQuads(grant));
@@ -120,7 +120,7 @@ export class Grants {
     const emptied = new Set<string>();
     for (const [grant, gone] of removed) {
       if (gone.size === 0) continue;
-      if (this.store.claims.isHeld(deriveKey(grant.iri)) || !tx.claim(withdrawKey(grant.iri))) throw busy(grant.iri);
+      if (this.claims.isHeld(deriveKey(grant.iri)) || !tx.claim(withdrawKey(grant.iri))) throw busy(grant.iri);
       const whole = gone.size === grant.objects.length;
       if (whole) {
         const withdrawal = withdrawalQuads(grant, at, by);

@@ -4,7 +4,7 @@ import type { CargoOntology } from '../../rdf/ontology.js';
 import { namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { INTERNAL_SCHEME, cargo, rdf } from '../../rdf/vocab.js';
 import { claimKey } from '../../store/claims.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { eventQuads } from '../../store/schema/events.js';
 import type { WriteTransaction } from '../../store/transaction.js';
 import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
@@ -39,7 +39,8 @@ export type CreationOutcome = { object: string; event: EventRecord; error?: unde
  */
 export class LogisticsEvents {
   constructor(
-    private readonly store: GraphStore,
+    private readonly reads: StoreReader,
+    private readonly writes: StoreWriter,
     readonly index: EventIndex,
     private readonly objects: LogisticsObjects,
     private readonly ontology: CargoOntology,
@@ -60,7 +61,7 @@ export class LogisticsEvents {
     const [draft] = drafts;
     const other = draft.targets.find((t) => t.value !== entry.iri);
     if (other) throw badRequest('event_for_mismatch', `eventFor ${other.value} is not the Logistics Object posted to (${entry.iri})`, cargo.eventFor);
-    const tx = this.store.begin();
+    const tx = this.writes.begin();
     const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
     return (await this.commit(tx, [prepared], caller.agent))[0];
   }
@@ -84,7 +85,7 @@ export class LogisticsEvents {
     }
 
     const context = this.context();
-    const tx = this.store.begin();
+    const tx = this.writes.begin();
     const attempts: { object: string; prepared?: PreparedEvent; error?: HttpError }[] = [];
     for (const draft of drafts) {
       for (const target of draft.targets) {
@@ -131,7 +132,7 @@ export class LogisticsEvents {
 
   /** The stored graph of one event. */
   async triples(record: EventRecord): Promise<Quad[]> {
-    const triples = await this.store.graphTriples(record.iri);
+    const triples = await this.reads.graphTriples(record.iri);
     if (triples.length === 0) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
     return triples;
   }
@@ -181,7 +182,7 @@ export class LogisticsEvents {
       tx.insert.push(...eventQuads(records[i]));
       tx.events.push({ kind: 'event-appended', event: records[i] });
     });
-    await this.store.commit(tx);
+    await this.writes.commit(tx);
     return records;
   }
 }

@@ -2,7 +2,7 @@ import type { Authorizer, Caller } from '../access/authorizer.js';
 import { HttpError, badRequest, notFound } from '../../errors.js';
 import { isValidIri } from '../../rdf/terms.js';
 import { claimKey } from '../../store/claims.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreWriter } from '../../store/graph-store.js';
 import { moveQuads, type MoveRecord } from '../../store/schema/moved-objects.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
@@ -23,7 +23,7 @@ export class MovedObjects {
   private readonly moves = new Map<string, MoveRecord>();
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: StoreWriter,
     private readonly objects: LogisticsObjects,
     private readonly access: Authorizer,
   ) {}

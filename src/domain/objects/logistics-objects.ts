@@ -7,7 +7,7 @@ import type { NodeTriples } from '../../rdf/triples.js';
 import { cargo, rdf } from '../../rdf/vocab.js';
 import { changeFocus, shapeError, type ShapeValidator, type Violation } from '../../shapes/validator.js';
 import { claimKey } from '../../store/claims.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { revisionGraph } from '../../store/schema/revisions.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
@@ -51,7 +51,8 @@ export class LogisticsObjects {
   private readonly conforming = new WeakSet<readonly Quad[]>();
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly reads: StoreReader,
+    private readonly writes: StoreWriter,
     readonly index: RevisionIndex,
     private readonly ontology: CargoOntology,
     private readonly access: Authorizer,
@@ -68,7 +69,7 @@ export class LogisticsObjects {
 
   /** True if the id names an object, or one a write in flight is creating. */
   isTaken(iri: string): boolean {
-    return this.index.get(iri) !== undefined || this.store.claims.isHeld(claimKey.object(iri));
+    return this.index.get(iri) !== undefined || this.writes.claims.isHeld(claimKey.object(iri));
   }
 
   /** Creates the object(s) a body describes in one durable commit; a concurrent create of the same id gets 409. */
@@ -99,7 +100,7 @@ export class LogisticsObjects {
   }
 
   private async createObjects(objects: NewObject[], agent: string): Promise<Created> {
-    const tx = this.store.begin();
+    const tx = this.writes.begin();
     const createdAt = new Date();
     for (const o of objects) {
       tx.claim(claimKey.object(o.iri));
@@ -107,10 +108,10 @@ export class LogisticsObjects {
       tx.revisions.push({ revision, triples: o.triples });
       // As written is as stored when every literal is one the store keeps so (the usual forms): then the
       // first change reads the triples checked here, not the store, and checks only what it touches.
-      const kept = o.triples.every((t) => t.object.termType !== 'Literal' || this.store.keepsAsWritten(t.object));
+      const kept = o.triples.every((t) => t.object.termType !== 'Literal' || this.reads.keepsAsWritten(t.object));
       tx.events.push({ kind: 'object-created', revision, ...(kept && { triples: o.triples }) });
     }
-    await this.store.commit(tx);
+    await this.writes.commit(tx);
     return { iri: objects[0].iri, type: this.mostSpecificType(objects[0].types) };
   }
 
@@ -125,7 +126,7 @@ export class LogisticsObjects {
 
   /** True while a write in flight creates the revision after the latest one of `entry`. */
   isNextRevisionClaimed(entry: LogisticsObjectEntry): boolean {
-    return this.store.claims.isHeld(claimKey.revision(entry.iri, this.index.latest(entry).number + 1));
+    return this.writes.claims.isHeld(claimKey.revision(entry.iri, this.index.latest(entry).number + 1));
   }
 
   /**
@@ -216,7 +217,7 @@ export class LogisticsObjects {
   async triples(revision: RevisionInfo): Promise<readonly Quad[]> {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
-    const triples = await this.store.graphTriples(revision.graph);
+    const triples = await this.reads.graphTriples(revision.graph);
     if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: `revision ${revision.number} of ${revision.object} is listed in the index but has no data` });
     this.parsedRevisions.set(revision.graph, triples);
     return triples;

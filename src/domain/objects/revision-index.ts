@@ -3,7 +3,7 @@ import type { RevisionRecord } from '../../store/schema/revisions.js';
 
 export type RevisionInfo = RevisionRecord;
 
-/** Where earlier revisions' metadata comes from (the store: `GraphStore.revision`). */
+/** Where earlier revisions' metadata comes from (the store: `StoreReader.revision`). */
 export type RevisionHistory = (object: string, number: number) => Promise<RevisionInfo | undefined>;
 
 export interface LogisticsObjectEntry {

@@ -1,6 +1,6 @@
 import { BoundedCache } from '../../bounded-cache.js';
 import type { CallCancel } from '../../outbound/http-client.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreReader } from '../../store/graph-store.js';
 import { parkedBefore, readOutboxEntry, readParkedNotifications, type NotificationContent, type OutboxEntry, type ParkedNotification, type ParkedPosition, type Recipient } from '../../store/schema/outbox.js';
 import { notificationIri, recipientsOf } from './outbox.js';
 import type { SettleCommits } from './delivery-settle.js';
@@ -105,7 +105,7 @@ export class QueueWindows {
   private readonly grouped = new WeakMap<readonly Recipient[], ReadonlyMap<string, readonly Recipient[]>>();
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: StoreReader,
     private readonly index: SubscriptionIndex,
     private readonly settle: SettleCommits,
     /** Notifications of one queue kept in memory. */

@@ -1,5 +1,5 @@
 import type { Quad } from '../../rdf/terms.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreWriter } from '../../store/graph-store.js';
 import {
   compactedThroughQuad,
   deadLetterQuads,
@@ -91,7 +91,7 @@ export class SettleCommits {
   private closed = false;
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: StoreWriter,
     private readonly sources: SettleSources,
   ) {}
 

@@ -1,7 +1,7 @@
 import { BoundedCache } from '../../bounded-cache.js';
 import { writeJsonLd } from '../../rdf/jsonld-writer.js';
 import type { Quad } from '../../rdf/terms.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreReader } from '../../store/graph-store.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import { payloadTriples } from '../../store/schema/annotated-graph.js';
 import { notificationQuads } from './outbox.js';
@@ -21,7 +21,7 @@ export class NotificationBodies {
   private readonly bodies = new BoundedCache<number, { before: string; after: string }>(BODY_CHARACTERS_KEPT, (b) => b.before.length + b.after.length);
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: StoreReader,
     private readonly index: SubscriptionIndex,
     private readonly readRevision: (revision: RevisionRecord) => Promise<readonly Quad[]>,
   ) {}

@@ -1,9 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BoundedCache } from '../../bounded-cache.js';
-import { namedNode, quad, xsdLiteral, type Quad, type RDF } from '../../rdf/terms.js';
+import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { tripleKey } from '../../rdf/triples.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../../rdf/vocab.js';
-import type { GraphStore } from '../../store/graph-store.js';
 import { notifiedAfterQuad, outboxEntryQuads, type NotificationContent, type OutboxEntry, type Recipient } from '../../store/schema/outbox.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../../store/schema/action-requests.js';
@@ -272,57 +271,4 @@ export function notificationQuads(iri: string, c: NotificationContent): Quad[] {
   if (c.triggeredBy !== undefined) out.push(quad(n, namedNode(api.isTriggeredBy), namedNode(c.triggeredBy)));
   if (c.event !== undefined) out.push(quad(n, namedNode(api.hasLogisticsEvent), namedNode(c.event)));
   return out;
-}
-
-/**
- * The store as the domain's writers get it: every commit first puts the notifications it causes
- * in the outbox (the same transaction), then goes to the store. Everything else is the store's.
- */
-export class PublishingStore implements GraphStore {
-  constructor(
-    private readonly inner: GraphStore,
-    private readonly outbox: Outbox,
-  ) {}
-
-  get claims() {
-    return this.inner.claims;
-  }
-  get committed() {
-    return this.inner.committed;
-  }
-  begin(quads?: { insert?: readonly Quad[]; delete?: readonly Quad[] }): WriteTransaction {
-    return this.inner.begin(quads);
-  }
-  async commit(tx: WriteTransaction): Promise<void> {
-    const planned = this.outbox.plan(tx);
-    try {
-      await this.inner.commit(tx);
-    } finally {
-      this.outbox.settled(planned);
-    }
-  }
-  graphTriples(graph: string) {
-    return this.inner.graphTriples(graph);
-  }
-  canonicalLiterals(literals: readonly RDF.Literal[]) {
-    return this.inner.canonicalLiterals(literals);
-  }
-  keepsAsWritten(literal: RDF.Literal) {
-    return this.inner.keepsAsWritten(literal);
-  }
-  revision(object: string, number: number) {
-    return this.inner.revision(object, number);
-  }
-  get receivedNotifications() {
-    return this.inner.receivedNotifications;
-  }
-  finishedRequest(iri: string) {
-    return this.inner.finishedRequest(iri);
-  }
-  finishedRequests(object?: string) {
-    return this.inner.finishedRequests(object);
-  }
-  select(sparql: string) {
-    return this.inner.select(sparql);
-  }
 }

@@ -92,7 +92,7 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology,
 /**
  * Notifications received on POST /notifications: stored durably, each once (by @id, or by its
  * sender's Idempotency-Key), listed for operators. The store keeps them out of its hot part
- * (GraphStore.receivedNotifications): nothing of them is held in memory here but the last arrival number.
+ * (StoreReader.receivedNotifications): nothing of them is held in memory here but the last arrival number.
  */
 export class ReceivedNotifications {
   private retention: { timer: NodeJS.Timeout; sweeping?: Promise<void> } | undefined;

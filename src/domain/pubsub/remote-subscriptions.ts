@@ -6,7 +6,7 @@ import { namedNode, quad, xsdLiteral } from '../../rdf/terms.js';
 import { api, xsd } from '../../rdf/vocab.js';
 import type { OutboundClient } from '../../outbound/http-client.js';
 import type { TokenSource } from '../../outbound/tokens.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreWriter } from '../../store/graph-store.js';
 import { remoteSubscriptionQuads, type RemoteSubscriptionRecord } from '../../store/schema/remote-subscriptions.js';
 import type { DomainEvent } from '../../store/transaction.js';
 import { wantedSubscription } from './subscription-offers.js';
@@ -34,7 +34,7 @@ export class RemoteSubscriptions {
   private readonly records: RemoteSubscriptionRecord[] = [];
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: StoreWriter,
     private readonly ontology: CargoOntology,
     private readonly access: Authorizer,
     private readonly client: OutboundClient,

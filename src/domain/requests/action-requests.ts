@@ -4,7 +4,7 @@ import { HttpError, badQuery, notFound } from '../../errors.js';
 import { namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { INTERNAL_SCHEME, STORE, api, apiLocalName, rdf, requestStatus } from '../../rdf/vocab.js';
 import { claimKey, type Claims } from '../../store/claims.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { requestQuads, statusEntryQuads, type StatusEntry } from '../../store/schema/action-requests.js';
 import type { WriteTransaction } from '../../store/transaction.js';
 import { apiErrorQuads, withCurrentErrorDetailClass } from '../api-errors.js';
@@ -155,7 +155,8 @@ export class ActionRequests {
   private readonly acceptors = new Map<string, AcceptHandler>();
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly reads: StoreReader,
+    private readonly writes: StoreWriter,
     readonly index: ActionRequestIndex,
     private readonly access: Authorizer,
     baseUrl: string,
@@ -174,27 +175,27 @@ export class ActionRequests {
 
   /** A RequestWrite into a new transaction. */
   write(): RequestWrite {
-    return new RequestWrite(this.store.begin(), this.store.claims);
+    return new RequestWrite(this.writes.begin(), this.writes.claims);
   }
 
   commit(write: RequestWrite): Promise<void> {
-    return this.store.commit(write.tx);
+    return this.writes.commit(write.tx);
   }
 
   /** True while a write in flight creates or changes the status of `record`. */
   isBusy(record: ActionRequestRecord): boolean {
-    return this.store.claims.isHeld(claimKey.request(record.iri));
+    return this.writes.claims.isHeld(claimKey.request(record.iri));
   }
 
   async get(iri: string): Promise<ActionRequestRecord> {
-    const record = this.index.get(iri) ?? (await this.store.finishedRequest(iri));
+    const record = this.index.get(iri) ?? (await this.reads.finishedRequest(iri));
     if (!record) throw notFound(iri, 'Action request not found');
     return record;
   }
 
   /** Every ChangeRequest about `object`, decided ones included, oldest first. */
   async changeRequestsOf(object: string): Promise<ActionRequestRecord[]> {
-    return [...this.index.forObject(object), ...(await this.store.finishedRequests(object))].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
+    return [...this.index.forObject(object), ...(await this.reads.finishedRequests(object))].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
   }
 
   /** A request the caller may read (requester, data holder, internal actors). */
@@ -211,7 +212,7 @@ export class ActionRequests {
 
   /** The stored triples of a request: its content, every status entry and error. */
   storedTriples(record: ActionRequestRecord): Promise<Quad[]> {
-    return this.store.graphTriples(record.iri);
+    return this.reads.graphTriples(record.iri);
   }
 
   /**
@@ -234,7 +235,7 @@ export class ActionRequests {
   /** GET /action-requests: internal actors only. */
   async list(caller: Caller, filter: ActionRequestFilter): Promise<ActionRequestRecord[]> {
     this.access.check(caller, { kind: 'list-action-requests' });
-    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...(await this.store.finishedRequests(filter.object))].sort(byRequestTime);
+    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...(await this.reads.finishedRequests(filter.object))].sort(byRequestTime);
     return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
   }
 

@@ -11,8 +11,8 @@ import type { LogisticsObjects, RevisionChange } from '../objects/logistics-obje
 import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { newEmbeddedIri } from '../objects/new-objects.js';
 import { shapeError } from '../../shapes/validator.js';
-import { claimKey } from '../../store/claims.js';
-import type { GraphStore } from '../../store/graph-store.js';
+import { claimKey, type Claims } from '../../store/claims.js';
+import type { StoreReader } from '../../store/graph-store.js';
 import type { WriteTransaction } from '../../store/transaction.js';
 
 /** Which ChangeRequests of an object an audit trail shows. */
@@ -51,7 +51,9 @@ function inWindow(record: ActionRequestRecord, filter: AuditFilter): boolean {
  */
 export class ChangeRequests implements AcceptHandler {
   constructor(
-    private readonly store: GraphStore,
+    private readonly reads: StoreReader,
+    /** Claims of writes in flight: the Changes pending on an object. */
+    private readonly claims: Claims,
     private readonly access: Authorizer,
     private readonly objects: LogisticsObjects,
     private readonly requests: ActionRequests,
@@ -154,7 +156,7 @@ export class ChangeRequests implements AcceptHandler {
     const stale = this.outdated(entry, change.revision);
     if (stale) return stale;
     const current = await this.objects.triples(this.objects.index.latest(entry));
-    const canonicalLiterals = await this.store.canonicalLiterals(changeLiterals(change));
+    const canonicalLiterals = await this.reads.canonicalLiterals(changeLiterals(change));
     // From here to the claim of the next revision nothing awaits: checked again, as another change may have been written meanwhile.
     const outdated = this.outdated(entry, change.revision);
     if (outdated) return outdated;
@@ -189,7 +191,7 @@ export class ChangeRequests implements AcceptHandler {
   private pendingOn(object: string, accepted: ActionRequestRecord): Set<ActionRequestRecord> {
     const out = new Set<ActionRequestRecord>();
     for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && !this.requests.isBusy(r)) out.add(r);
-    for (const r of this.store.claims.holders(claimKey.pendingChanges(object)) as ReadonlySet<ActionRequestRecord>) {
+    for (const r of this.claims.holders(claimKey.pendingChanges(object)) as ReadonlySet<ActionRequestRecord>) {
       if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
     }
     out.delete(accepted);

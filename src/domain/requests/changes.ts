@@ -267,7 +267,7 @@ export function changeLiterals(change: Change): RDF.Literal[] {
 export interface ApplyContext {
   object: string;
   isLogisticsObjectClass: (iri: string) => boolean;
-  /** The change's literals (`changeLiterals`) as the store keeps them (GraphStore.canonicalLiterals). */
+  /** The change's literals (`changeLiterals`) as the store keeps them (StoreReader.canonicalLiterals). */
   canonicalLiterals: readonly RDF.Literal[];
   newEmbeddedIri: () => string;
 }
