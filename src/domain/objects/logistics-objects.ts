@@ -157,10 +157,12 @@ export class LogisticsObjects {
   /** Consumer of the after-commit stream: the revision just written is what the next change reads. */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
-      if ((e.kind !== 'revision-written' && e.kind !== 'object-created') || !e.triples) continue;
+      if (e.kind !== 'revision-written' && e.kind !== 'object-created') continue;
       // The revision it replaces is rarely read again.
       if (e.kind === 'revision-written') this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
-      this.parsedRevisions.set(e.revision.graph, e.triples);
+      // Without its triples (another process's commit), whatever is kept under its graph is not it.
+      if (e.triples) this.parsedRevisions.set(e.revision.graph, e.triples);
+      else this.parsedRevisions.delete(e.revision.graph);
     }
   }
 

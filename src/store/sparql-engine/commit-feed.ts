@@ -55,10 +55,13 @@ export function feedEntryParts(intent: string, events: readonly DomainEvent[], a
   };
 }
 
-/** Dates as `{ "$date": ms }`, an action request's body as N-Triples; a revision's parsed triples are left out (readers read the revision). */
+/**
+ * Dates as `{ "$date": ms }`, an action request's body as N-Triples; a new object's or revision's parsed triples
+ * are left out (readers read the revision: quads do not survive JSON).
+ */
 export function serialiseEvents(events: readonly DomainEvent[]): string {
   const sent = events.map((e) => {
-    if (e.kind === 'revision-written' && e.triples) return { ...e, triples: undefined };
+    if ((e.kind === 'revision-written' || e.kind === 'object-created') && e.triples) return { ...e, triples: undefined };
     if (e.kind === 'action-request-created' && e.body) return { ...e, body: e.body.map(tripleToNt).join('\n') };
     return e;
   });
