@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { literal, namedNode, quad, termToNt, type Quad } from '../src/rdf/terms.js';
 import { api, CARGO, rdf, requestStatus, store as meta, xsd } from '../src/rdf/vocab.js';
 import type { DurableStore } from '../src/store/embedded/durable-store.js';
-import { recordFor } from '../src/store/embedded/durable-store.js';
+import { recordFor } from '../src/store/embedded/record-builder.js';
 import { readRevisions, revisionGraph, revisionQuads, revisionWritesIn, type RevisionRecord } from '../src/store/schema/revisions.js';
 import { finishedGraphsIn } from '../src/store/schema/finished-graphs.js';
 import { actionRequestFromTriples, requestQuads, statusEntryQuads } from '../src/store/schema/action-requests.js';

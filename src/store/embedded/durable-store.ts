@@ -1,7 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore } from './journal/journal.js';
-import { partBytes, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { partBytes, type CommitBytes } from '../commit-record.js';
 import { Claims } from '../claims.js';
 import { CommitStream } from '../commit-stream.js';
 import { store as bookkeeping } from '../../rdf/vocab.js';
@@ -11,26 +11,25 @@ import { loadOxigraphBindings } from './oxigraph/oxigraph-bindings.js';
 import { OxigraphIndex, WASM_MEMORY_LIMIT_BYTES } from './oxigraph/oxigraph-index.js';
 import type { SparqlJsonResults } from '../readers.js';
 import { replayBatches } from './journal/replay-batches.js';
-import { QueryReplica, type QueryReplicaOptions, type ReplicaSource } from './replica/query-replica.js';
-import { replicaGraph, viewsMayShow } from './replica/replica-layout.js';
-import { Archive, ARCHIVE_DIR, type ArchiveParts, type FinishedGraph } from './archive/archive.js';
+import { QueryReplica, type QueryReplicaOptions } from './replica/query-replica.js';
+import { forViews, replicaSource } from './replica/replica-source.js';
+import { recordFor, type BuiltRecord } from './record-builder.js';
+import { Archive, ARCHIVE_DIR, type ArchiveParts } from './archive/archive.js';
 import { ArchiveCorruptError } from './archive/archive-db.js';
-import { asArchiveLines } from '../schema/finished-graphs.js';
 import type { ActionRequestRecord } from '../schema/action-requests.js';
 import { isReceivedNotificationGraph } from '../schema/received-notifications.js';
 import type { ReceivedNotificationStore } from '../graph-store.js';
-import type { RequestByObjectKey } from './archive/request-archive.js';
 import { migrateRevisionGraphs } from './archive/history-migration.js';
 import { canonicalLiterals, surelyCanonical } from './oxigraph/canonical-literals.js';
 import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './image/index-image.js';
 import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot/snapshot.js';
 import { SnapshotThread } from './snapshot/snapshot-thread.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
-import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionQuads, revisionsFromJson, revisionsToJson, type RevisionRecord, type WrittenRevision } from '../schema/revisions.js';
-import { WriteTransaction, type RevisionWrite } from '../transaction.js';
+import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionsFromJson, revisionsToJson, type RevisionRecord } from '../schema/revisions.js';
+import { WriteTransaction } from '../transaction.js';
 import { MOVE_DATA, type StoreCapacity } from '../capacity.js';
 import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../errors.js';
-import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
+import { iriToNt, type Quad, type RDF } from '../../rdf/terms.js';
 import { readStoreNTriples } from '../../rdf/ntriples.js';
 
 export interface DurableStoreOptions {
@@ -69,208 +68,6 @@ const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
 
 /** On shutdown a journal larger than this is folded into a snapshot, so the next start is quick. */
 const SNAPSHOT_ON_CLOSE_BYTES = 1024 * 1024;
-
-/** A journal record as `recordFor` builds it: the quads it inserts and deletes, and what the archive takes from it. */
-export interface BuiltRecord extends CommitRecord {
-  inserted: number;
-  deleted: number;
-  /** The archive's parts of the record, the values it would read back from it; undefined where it must (see archiveParts). */
-  archive?: ArchiveParts;
-}
-
-/**
- * The journal record for a change. A quad both deleted and inserted ends up present (as with
- * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
- * and the order in which they are applied does not matter. A new revision is written as its
- * metadata plus what changed in the object's graph since the revision it replaces (all of it
- * for revision 1, whose literals `canonical` turns into the form the store keeps, so that the
- * record, the hot store and the archive hold the same lines). `hotGraph`: what the hot store holds
- * of a graph, as N-Triples.
- */
-export function recordFor(
-  change: WriteTransaction,
-  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
-  hotGraph: (graph: string) => string = () => '',
-): BuiltRecord {
-  // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not its line).
-  const finished = new Set(change.finished);
-  const insert: string[] = [];
-  const archived: string[] = [];
-  // The finished graphs' final content as N-Triples lines, in the order of their archive lines, and
-  // the quads of those this commit creates (all of their lines): what the archive takes.
-  const finishedLines = new Map<string, string[]>();
-  const createdQuads = new Map<string, Quad[]>();
-  const archive = (graph: string, ntriples: string, line: string) => {
-    archived.push(line);
-    const lines = finishedLines.get(graph);
-    if (lines) lines.push(ntriples);
-    else finishedLines.set(graph, [ntriples]);
-  };
-  for (const q of change.insert) {
-    const graph = q.graph.value;
-    if (finished.size > 0 && finished.has(graph)) {
-      const ntriples = tripleToNt(q);
-      archive(graph, ntriples, inGraph(ntriples, iriToNt(graph)));
-      if (change.created.has(graph)) {
-        const quads = createdQuads.get(graph);
-        if (quads) quads.push(q);
-        else createdQuads.set(graph, [q]);
-      }
-    } else insert.push(quadToNq(q));
-  }
-  const deletions = change.delete.map(quadToNq);
-  const objectLines = change.revisions.map((w) => revisionLines(w, canonical, insert, deletions));
-  for (const graph of change.finished) {
-    // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided as it is made).
-    if (change.created.has(graph)) continue;
-    const graphNt = iriToNt(graph);
-    for (const ntriples of ntriplesLines(hotGraph(graph))) {
-      const line = inGraph(ntriples, graphNt);
-      deletions.push(line);
-      archive(graph, ntriples, line);
-    }
-  }
-  for (const graph of change.removedGraphs) deletions.push(...ntriplesLines(hotGraph(graph)).map((line) => inGraph(line, iriToNt(graph))));
-  const insertText = insert.join('') + asArchiveLines(archived).join('');
-  const inserted = deletions.length === 0 ? undefined : new Set(insert);
-  const deleted = inserted ? deletions.filter((line) => !inserted.has(line)) : [];
-  const finishedParts = [...finishedLines].map(([graph, lines]): FinishedGraph => {
-    const triples = createdQuads.get(graph);
-    return { graph, ntriples: lines.join(''), ...(triples && { created: true, triples }) };
-  });
-  return {
-    delete: deleted.join(''),
-    insert: insertText,
-    inserted: insert.length,
-    deleted: deleted.length,
-    archive: archiveParts(change, objectLines, inserted, finishedParts),
-  };
-}
-
-/** The N-Quads line of an N-Triples line (ending in ` .\n`) in the graph written `graphNt`. */
-const inGraph = (ntriples: string, graphNt: string) => `${ntriples.slice(0, -2)}${graphNt} .\n`;
-
-/** The lines of N-Triples text, each with its newline. */
-const ntriplesLines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
-
-/**
- * The archive's parts of a record as `revisionWritesIn` reads them back from it: each revision's
- * metadata and the lines of its object's graph the record inserts and deletes (as N-Triples, in
- * the record's order). Undefined when another part of the transaction also writes to an object's
- * graph, a revision's own graph, the metadata graph or the default graph (the reading of the record
- * would then take those lines too): the archive reads the record then. Never the case for the
- * domain's writes, which keep revisions to `revisions`.
- */
-function archiveParts(change: WriteTransaction, objectLines: readonly ObjectLines[], inserted: ReadonlySet<string> | undefined, finished: FinishedGraph[]): ArchiveParts | undefined {
-  if (change.revisions.length > 0) {
-    const revisionGraphs = new Set<string>([bookkeeping.metaGraph]);
-    for (const w of change.revisions) revisionGraphs.add(latestGraph(w.revision.object)).add(w.revision.graph);
-    if (revisionGraphs.size !== 1 + 2 * change.revisions.length) return undefined;
-    const elsewhere = (q: Quad) => q.graph.termType === 'DefaultGraph' || revisionGraphs.has(q.graph.value);
-    if (change.insert.some(elsewhere) || change.delete.some(elsewhere) || [...change.finished, ...change.removedGraphs].some((g) => revisionGraphs.has(g))) return undefined;
-  }
-  const revisions = change.revisions.map((w, i): WrittenRevision => {
-    const { ins, del } = objectLines[i];
-    const tail = ` ${iriToNt(latestGraph(w.revision.object))} .\n`;
-    const asNTriples = (lines: readonly string[]) => lines.map((line) => `${line.slice(0, line.length - tail.length)} .\n`).join('');
-    return { record: w.revision, whole: false, ins: asNTriples(ins), del: asNTriples(inserted ? del.filter((line) => !inserted.has(line)) : []) };
-  });
-  return { revisions, finished };
-}
-
-/** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */
-const forViews = (tx: WriteTransaction) =>
-  tx.revisions.length > 0 || tx.finished.some(viewsMayShow) || tx.insert.some((q) => viewsMayShow(q.graph.value)) || tx.delete.some((q) => viewsMayShow(q.graph.value));
-
-/** The lines a revision writes into its object's graph (N-Quads), inserted and deleted, before the record drops the deletions it also inserts. */
-interface ObjectLines {
-  ins: readonly string[];
-  del: readonly string[];
-}
-
-/** Adds a revision's lines to a record's insertions and deletions; returns those of its object's graph. */
-function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): ObjectLines {
-  insert.push(...revisionQuads(w.revision).map(quadToNq));
-  const graph = latestGraph(w.revision.object);
-  const lines = objectGraphLines(w, canonical, graph);
-  insert.push(...lines.ins);
-  // The hot store keeps the metadata of revision 1 (who created the object) and of the latest.
-  if (w.replaces && w.replaces.revision.number > 1) deletions.push(...revisionQuads(w.replaces.revision).map(quadToNq));
-  deletions.push(...lines.del);
-  return lines;
-}
-
-function objectGraphLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], graph: string): ObjectLines {
-  if (!w.replaces) return { ins: triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph), del: [] };
-  const { added: changeAdded, removed: changeRemoved } = w.replaces;
-  // The writer's own account of the change: its cost is the change's, whatever the object's size.
-  if (changeAdded && changeRemoved) return { ins: triplesInGraphToNq(changeAdded, graph), del: triplesInGraphToNq(changeRemoved, graph) };
-  // A change keeps the triple objects it does not touch: only the others are compared as text.
-  const previous = new Set(w.replaces.triples);
-  const next = new Set(w.triples);
-  const added = new Set(triplesInGraphToNq(w.triples.filter((t) => !previous.has(t)), graph));
-  const removed = new Set(triplesInGraphToNq(w.replaces.triples.filter((t) => !next.has(t)), graph));
-  return { ins: [...added].filter((line) => !removed.has(line)), del: [...removed].filter((line) => !added.has(line)) };
-}
-
-function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Literal[]) => RDF.Literal[]): readonly Quad[] {
-  const at = triples.flatMap((t, i) => (t.object.termType === 'Literal' ? [i] : []));
-  if (at.length === 0) return triples;
-  const literals = canonical(at.map((i) => triples[i].object as RDF.Literal));
-  const out = [...triples];
-  at.forEach((i, k) => {
-    if (literals[k] !== triples[i].object) out[i] = quad(triples[i].subject, triples[i].predicate, literals[k], triples[i].graph);
-  });
-  return out;
-}
-
-/**
- * The archived history a new SPARQL replica copies, newest first: round after round, the next
- * newest revision before the latest (its graph and metadata) and finished action request of each
- * object, so that wherever the replica's bound stops the copy, every object has about as much
- * history as the others. `latestRevisions` are those of the metadata read when the copy began
- * (parsed once, on first use): an object's revisions written since are found in the archive when
- * its first round comes (the replica takes those older than the revision its copy of the object's
- * graph holds). Read lazily: only what the replica takes is read. Nothing more once the store
- * closes.
- */
-function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
-  const latest = latestRevisions();
-  const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
-  const newest = new Map<string, number>();
-  // Per object, the last request taken (null: none left). Reading the object's whole list each
-  // round made the copy quadratic in its requests: 43 s on the request thread for ten objects
-  // with ~1,400 decided requests each.
-  const lastRequest = new Map<string, RequestByObjectKey | null>();
-  const copied = new Set<string>();
-  for (let round = 0; ; round++) {
-    let more = false;
-    for (const [object, known] of latest) {
-      if (closing()) return;
-      let number = newest.get(object);
-      if (number === undefined) {
-        for (number = known; archive.revisions.has(object, number + 1); number++);
-        newest.set(object, number);
-      }
-      if (number - 1 - round >= 1) {
-        more = true;
-        const revision = archive.revisions.revision(object, number - 1 - round);
-        if (revision) yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) + revisionQuads(revision).map(quadToNq).join('');
-      }
-      const before = lastRequest.get(object);
-      if (before === null) continue;
-      const key = archive.requests.newestAbout(object, before);
-      lastRequest.set(object, key ?? null);
-      if (key === undefined) continue;
-      more = true;
-      const request = key[2];
-      if (copied.has(request)) continue;
-      copied.add(request);
-      yield nquads(request, archive.requests.ntriples(request));
-    }
-    if (!more) return;
-  }
-}
 
 /**
  * The write path of the whole server: journal first (group-committed, fsync'ed), then the
@@ -666,41 +463,14 @@ export class DurableStore implements GraphStore {
     this.recovered = undefined;
   }
 
-  /**
-   * What a new SPARQL replica copies: the hot store's graphs that a view shows (objects' latest
-   * graphs, events, pending action requests, grants, the metadata graph naming the objects), and
-   * the newest history from the archive (replicaHistory), which it stops reading at its bound.
-   */
-  private replicaSource(): ReplicaSource {
-    return {
-      copy: () => {
-        // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it is.
-        const meta = this.index.graphNTriples(bookkeeping.metaGraph);
-        // What start read, if nothing was written since: the metadata is not parsed again.
-        const unchanged = this.unchangedRevisions;
-        this.unchangedRevisions = undefined;
-        // Read from the metadata as it was when the copy began, in the later turn that lists the graphs.
-        let latest: Map<string, number> | undefined;
-        const latestRevisions = (): ReadonlyMap<string, number> => {
-          if (latest) return latest;
-          latest = new Map();
-          for (const r of unchanged ?? readRevisions({ graphNTriples: () => meta })) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
-          return latest;
-        };
-        const shown = (graph: string) => latestRevisions().has(graph) || replicaGraph(graph, () => false) !== undefined;
-        return {
-          meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
-          hotGraphs: () => (this.closing ? [] : this.index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))),
-          history: replicaHistory(latestRevisions, this.archive, () => this.closing),
-        };
-      },
-      graphNTriples: (graph) => (this.closing ? '' : this.index.graphNTriples(graph)),
-    };
-  }
-
   /** Starts the SPARQL query worker with its replica of this store, fed from the after-commit stream from now on. */
   startQueryReplica(options: QueryReplicaOptions): QueryReplica {
-    this.replica = new QueryReplica(this.replicaSource(), options);
+    const unchanged = () => {
+      const revisions = this.unchangedRevisions;
+      this.unchangedRevisions = undefined;
+      return revisions;
+    };
+    this.replica = new QueryReplica(replicaSource(this.index, this.archive, { closing: () => this.closing, takeUnchangedRevisions: unchanged }), options);
     this.committed.subscribeData((record) => this.replica?.onCommitted(record));
     return this.replica;
   }
