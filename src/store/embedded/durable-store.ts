@@ -1,4 +1,4 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Journal, recoverJournal, removeSegmentsBefore } from './journal/journal.js';
 import { partBytes, type CommitBytes } from '../commit-record.js';
@@ -21,11 +21,12 @@ import { isReceivedNotificationGraph } from '../schema/received-notifications.js
 import type { ReceivedNotificationStore } from '../graph-store.js';
 import { migrateRevisionGraphs } from './archive/history-migration.js';
 import { canonicalLiterals, surelyCanonical } from './oxigraph/canonical-literals.js';
-import { copyBuffers, indexMemory, readIndexImage, removeIndexImage, storePosition, writeIndexImage, type IndexMemory, type StorePosition } from './image/index-image.js';
-import { latestSnapshot, loadSnapshot, removeSnapshotsBefore, snapshotName } from './snapshot/snapshot.js';
-import { SnapshotThread } from './snapshot/snapshot-thread.js';
+import { removeIndexImage, storePosition } from './image/index-image.js';
+import { latestSnapshot, loadSnapshot, removeSnapshotsBefore } from './snapshot/snapshot.js';
+import { Snapshots } from './snapshot/snapshots.js';
+import { imageWorthWriting, takeImage, writeImage } from './image/image-lifecycle.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
-import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, revisionsFromJson, revisionsToJson, type RevisionRecord } from '../schema/revisions.js';
+import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, type RevisionRecord } from '../schema/revisions.js';
 import { WriteTransaction } from '../transaction.js';
 import { MOVE_DATA, type StoreCapacity } from '../capacity.js';
 import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../errors.js';
@@ -80,13 +81,9 @@ export class DurableStore implements GraphStore {
   readonly committed = new CommitStream();
   private journal!: Journal;
   private replica?: QueryReplica;
-  private readonly snapshotThread = new SnapshotThread();
+  private readonly snapshots: Snapshots;
   private archive!: Archive;
-  private snapshotting: Promise<void> | undefined;
   private closing = false;
-  /** The newest snapshot (it holds segments before this number), and its size. */
-  private snapshotSegment: number | undefined;
-  private snapshotBytes = 0;
   /** Quads held (see StoreCapacity), and the net quads of records admitted but not yet applied. */
   private quads = 0;
   private pendingQuads = 0;
@@ -104,6 +101,8 @@ export class DurableStore implements GraphStore {
   private constructor(private readonly options: DurableStoreOptions) {
     // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
     this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
+    const snapshotOf = { index: this.index, journal: () => this.journal, archive: () => this.archive, failed: () => this.failed !== undefined, quads: () => this.quads };
+    this.snapshots = new Snapshots(snapshotOf, options);
     this.compactor = new IndexCompactor(this.index, { afterDeletedQuads: options.compactAfterDeletedQuads, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
   }
 
@@ -112,7 +111,7 @@ export class DurableStore implements GraphStore {
     try {
       await store.recover();
     } catch (err) {
-      await store.snapshotThread.close();
+      await store.snapshots.close();
       throw err;
     }
     return store;
@@ -129,7 +128,7 @@ export class DurableStore implements GraphStore {
     this.archive = Archive.open(join(dataDir, ARCHIVE_DIR));
     const snapshot = await latestSnapshot(dataDir);
     const from = snapshot ?? 1;
-    const image = await this.takeImage(await storePosition(dataDir, snapshot));
+    const image = await takeImage(this.index, await storePosition(dataDir, snapshot), this.options);
     // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
     const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
     let journal: { segment: number; records: number };
@@ -138,10 +137,7 @@ export class DurableStore implements GraphStore {
       if (!image && snapshot !== undefined) {
         await loadSnapshot(this.index, dataDir, snapshot, (bytes) => this.roomToLoad(bytes));
       }
-      if (snapshot !== undefined) {
-        this.snapshotSegment = snapshot;
-        this.snapshotBytes = (await stat(join(dataDir, snapshotName(snapshot)))).size;
-      }
+      if (snapshot !== undefined) await this.snapshots.found(snapshot);
       journal = await recoverJournal(dataDir, from, log, (records) => {
         this.replay(records);
         for (const record of records) {
@@ -186,7 +182,7 @@ export class DurableStore implements GraphStore {
         // at a 1.2 GB snapshot would double its time. Called after every batch past
         // snapshotAfterBytes: a snapshot under way is not started twice (snapshot() shares one run).
         const bytes = this.journal.bytes;
-        if (bytes >= this.snapshotBytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
+        if (bytes >= this.snapshots.bytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
       },
     });
     if (migration.moved > 0) {
@@ -218,38 +214,6 @@ export class DurableStore implements GraphStore {
       await this.commit(tx);
     }
     if (graphs.length > 0) this.options.log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
-  }
-
-  /**
-   * Starts the index from the memory image in the data directory, if there is one that reflects
-   * the data directory at `position` (see index-image.ts), and returns the quads it holds, the
-   * revision metadata it carries and whether it reflects the whole journal; undefined when the
-   * snapshot is to be loaded. The journal after the snapshot is replayed over it all the same:
-   * each quad ends as the last record touching it left it, whatever the image held of the
-   * records, and the archive takes from them what it lacks.
-   */
-  private async takeImage(position: StorePosition): Promise<{ quads: number; revisions: RevisionRecord[]; ofSnapshot: boolean } | undefined> {
-    const { dataDir, log, memoryImage, memoryReserveBytes } = this.options;
-    if (!memoryImage) return undefined;
-    const image = await readIndexImage(dataDir, position, log);
-    if (!image) return undefined;
-    let held = -1;
-    let refused: string | undefined;
-    try {
-      held = image.index.size;
-    } catch (err) {
-      refused = `its store cannot be read: ${(err as Error).message}`;
-    }
-    if (!refused && image.quads !== null && held !== image.quads) refused = `its store holds ${held} quads, its header says ${image.quads}`;
-    // As a start from the snapshot (roomToLoad): the store must hold with half the reserve free.
-    if (!refused && !image.index.makeRoom(0, memoryReserveBytes / 2)) refused = `it leaves less than half of store.memoryReserveBytes (${memoryReserveBytes}) free`;
-    if (refused) {
-      // Its WASM instance, referenced no more, goes with its memory once garbage collected.
-      log(`memory image not used (${refused}): the store loads its snapshot`);
-      return undefined;
-    }
-    this.index.takeOver(image.index);
-    return { quads: held, revisions: revisionsFromJson(image.attachment.toString('utf8')), ofSnapshot: image.ofSnapshot };
   }
 
   /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
@@ -475,114 +439,24 @@ export class DurableStore implements GraphStore {
     return this.replica;
   }
 
-  /**
-   * Folds the journal into a snapshot. Concurrent calls share one run. The journal moves to a new
-   * segment; the new snapshot is the previous one plus the segments before it, folded on a worker
-   * thread from the files (see fold.ts), never read from the store in memory, so requests are not
-   * held up meanwhile. It holds exactly what those segments wrote; startup replays the rest.
-   * `withImage`: the index's memory is copied at the rotation, when it holds exactly what the new
-   * snapshot will, and the thread writes it as the memory image of that snapshot once the snapshot
-   * is complete (else it removes the image, which reflects an older snapshot).
-   */
-  snapshot(withImage = this.options.imageAtSnapshot === true && this.imageWorthWriting()): Promise<void> {
-    // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
-    if (this.failed) return Promise.resolve();
-    this.snapshotting ??= (async () => {
-      const { dataDir, log } = this.options;
-      try {
-        const started = Date.now();
-        const buffers = withImage ? await copyBuffers(this.index) : undefined;
-        let image: IndexMemory | undefined;
-        let copyMs = 0;
-        const segment = await this.journal.rotate(
-          buffers
-            ? () => {
-                const copying = performance.now();
-                image = this.copyIndexMemory(buffers);
-                copyMs = performance.now() - copying;
-              }
-            : undefined,
-        );
-        // Start replays from this snapshot on, never the segments before it: what the archive
-        // took from them must be on disk before the snapshot exists.
-        await this.archive.flushed();
-        const base = this.snapshotSegment;
-        const { folded, image: imaged } = await this.snapshotThread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment }, image);
-        this.snapshotSegment = segment;
-        this.snapshotBytes = (await stat(join(dataDir, snapshotName(segment)))).size;
-        await removeSegmentsBefore(dataDir, segment);
-        await removeSnapshotsBefore(dataDir, segment);
-        this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-        const imageText = !imaged ? '' : 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : `; no memory image: ${imaged.refused}`;
-        log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.quads} quads${imageText})`);
-      } catch (err) {
-        log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
-      } finally {
-        this.snapshotting = undefined;
-      }
-    })();
-    return this.snapshotting;
-  }
-
-  /** A copy of the index's memory for the image of a snapshot, taken at its rotation (see snapshot()); undefined if there can be none. */
-  private copyIndexMemory(buffers: (Uint8Array | undefined)[]): IndexMemory | undefined {
-    if (this.failed) return undefined;
-    try {
-      const memory = indexMemory(this.index, buffers);
-      if (typeof memory !== 'string') return memory;
-      this.options.log(`no memory image at this snapshot: ${memory}`);
-    } catch (err) {
-      this.options.log(`no memory image at this snapshot: ${(err as Error).message}`);
-    }
-    return undefined;
+  /** Folds the journal into a snapshot (Snapshots.write); `withImage`: with the memory image of the index taken at its rotation. */
+  snapshot(withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.quads)): Promise<void> {
+    return this.snapshots.write(withImage);
   }
 
   async close(): Promise<void> {
     this.closing = true;
     this.compactor.stop();
     await this.replica?.close();
-    await this.snapshotting;
+    await this.snapshots.idle;
     await this.journal.idle();
     // The image of this snapshot would be written again at once by writeImage.
     if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot(false);
     await this.journal.close();
-    await this.snapshotThread.close();
+    await this.snapshots.close();
     await this.archive.flushed();
     await this.archive.close();
-    if (this.imageWorthWriting()) await this.writeImage();
-  }
-
-  /**
-   * Whether an image is worth its cost: writing one reads the whole WASM memory, at least the
-   * reserve, which on a small store costs more than loading the snapshot at start would.
-   */
-  private imageWorthWriting(): boolean {
-    return this.options.memoryImage === true && this.quads >= (this.options.memoryImageMinQuads ?? 0);
-  }
-
-  /**
-   * Writes the memory image of the index (index-image.ts) once nothing can change it or the files
-   * it reflects: the journal and archive are closed. Not after a failed apply (the index no longer
-   * matches the journal). A failure costs the next start its shortcut only.
-   */
-  private async writeImage(): Promise<void> {
-    const { dataDir, log } = this.options;
-    if (this.failed) return;
-    const started = Date.now();
-    try {
-      const position = await storePosition(dataDir, this.snapshotSegment);
-      // Counted, not this.quads: that is counted from what records insert and delete, some of which was there already or not.
-      const quads = this.index.size;
-      const attachment = Buffer.from(revisionsToJson(readRevisions(this.index)));
-      // A copy, taken in the same tick as the count and the metadata: a request cut off by the
-      // drain may still be running and call into the index while the image is written for seconds.
-      const memory = indexMemory(this.index, []);
-      if (typeof memory === 'string') throw new Error(memory);
-      const bytes = await writeIndexImage(dataDir, memory, () => Promise.resolve({ quads, position, attachment }));
-      log(`memory image of ${quads} quads written in ${Date.now() - started} ms (${Math.round(bytes / 2 ** 20)} MiB)`);
-    } catch (err) {
-      // What is there reflects an older state of the journal: still right, but written again at the next snapshot or stop.
-      log(`no memory image written (the next start loads the snapshot or the image there): ${(err as Error).message}`);
-    }
+    // Not after a failed apply: the index no longer matches the journal.
+    if (imageWorthWriting(this.options, this.quads) && !this.failed) await writeImage(this.index, this.snapshots.segment, this.options);
   }
 }
