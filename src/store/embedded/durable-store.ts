@@ -13,7 +13,9 @@ import type { SparqlJsonResults } from '../readers.js';
 import { replayBatches } from './journal/replay-batches.js';
 import { QueryReplica, type QueryReplicaOptions } from './replica/query-replica.js';
 import { forViews, replicaSource } from './replica/replica-source.js';
-import { recordFor, type BuiltRecord } from './record-builder.js';
+import { recordFor } from './record-builder.js';
+import { CapacityAdmission } from './admission.js';
+import { graphTriplesIn } from './graph-reads.js';
 import { Archive, ARCHIVE_DIR, type ArchiveParts } from './archive/archive.js';
 import { ArchiveCorruptError } from './archive/archive-db.js';
 import type { ActionRequestRecord } from '../schema/action-requests.js';
@@ -26,12 +28,11 @@ import { latestSnapshot, loadSnapshot, removeSnapshotsBefore } from './snapshot/
 import { Snapshots } from './snapshot/snapshots.js';
 import { imageWorthWriting, takeImage, writeImage } from './image/image-lifecycle.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
-import { latestGraph, readRevisions, RevisionMetadata, revisionOfGraph, type RevisionRecord } from '../schema/revisions.js';
+import { readRevisions, RevisionMetadata, type RevisionRecord } from '../schema/revisions.js';
 import { WriteTransaction } from '../transaction.js';
 import { MOVE_DATA, type StoreCapacity } from '../capacity.js';
-import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../errors.js';
+import { StoreFailedError, StoreTooLargeError } from '../errors.js';
 import { iriToNt, type Quad, type RDF } from '../../rdf/terms.js';
-import { readStoreNTriples } from '../../rdf/ntriples.js';
 
 export interface DurableStoreOptions {
   dataDir: string;
@@ -84,13 +85,7 @@ export class DurableStore implements GraphStore {
   private readonly snapshots: Snapshots;
   private archive!: Archive;
   private closing = false;
-  /** Quads held (see StoreCapacity), and the net quads of records admitted but not yet applied. */
-  private quads = 0;
-  private pendingQuads = 0;
-  /** Set when a durable record could not be applied: every later write is refused. */
-  private failed: Error | undefined;
-  /** Why the last write was refused for lack of room, until one is admitted again. */
-  private full: string | undefined;
+  private readonly admission: CapacityAdmission;
   /** The revisions the hot store held when recovered, until a write or publishStored. */
   private recovered: RevisionRecord[] | undefined;
   /** The same, until a write or the first copy of the SPARQL replica. */
@@ -101,9 +96,10 @@ export class DurableStore implements GraphStore {
   private constructor(private readonly options: DurableStoreOptions) {
     // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
     this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
-    const snapshotOf = { index: this.index, journal: () => this.journal, archive: () => this.archive, failed: () => this.failed !== undefined, quads: () => this.quads };
+    const snapshotOf = { index: this.index, journal: () => this.journal, archive: () => this.archive, failed: () => this.admission.failed !== undefined, quads: () => this.admission.quads };
     this.snapshots = new Snapshots(snapshotOf, options);
     this.compactor = new IndexCompactor(this.index, { afterDeletedQuads: options.compactAfterDeletedQuads, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
+    this.admission = new CapacityAdmission(this.index, this.compactor, options);
   }
 
   static async open(options: DurableStoreOptions): Promise<DurableStore> {
@@ -162,7 +158,7 @@ export class DurableStore implements GraphStore {
     await removeSegmentsBefore(dataDir, from);
     await removeSnapshotsBefore(dataDir, from);
     // Records replayed over an image it already reflects change nothing: it holds the quads it held.
-    const quads = (this.quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : this.index.size);
+    const quads = (this.admission.quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : this.index.size);
     if (snapshot !== undefined || journal.records > 0) {
       log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
     }
@@ -194,7 +190,7 @@ export class DurableStore implements GraphStore {
           this.index.dropGraphs(emptied);
         });
       }
-      this.quads = this.index.size;
+      this.admission.quads = this.index.size;
       log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
     }
     await this.moveReceivedNotifications();
@@ -241,41 +237,7 @@ export class DurableStore implements GraphStore {
 
   /** How full the store is. */
   capacity(): StoreCapacity {
-    const { capacityQuads, memoryReserveBytes } = this.options;
-    return {
-      quads: this.quads,
-      capacityQuads,
-      headroomQuads: Math.max(0, capacityQuads - this.quads - this.pendingQuads),
-      wasmMemoryBytes: this.index.wasmMemoryBytes,
-      wasmMemoryLimitBytes: WASM_MEMORY_LIMIT_BYTES,
-      memoryReserveBytes,
-      ...((this.failed || this.full) && { writesRefused: this.failed ? `a change could not be applied (${this.failed.message}); restart the server` : this.full }),
-    };
-  }
-
-  /**
-   * Refuses, before anything is journaled, a record that would take the store past its capacity
-   * in quads or WASM memory. A record that frees more than it adds is always let through.
-   */
-  private admit(record: BuiltRecord): void {
-    if (this.failed) throw new StoreFailedError(`writes are refused until the server restarts: a change could not be applied (${this.failed.message})`);
-    const growth = record.inserted - record.deleted;
-    if (growth <= 0) {
-      this.full = undefined;
-      return;
-    }
-    const { capacityQuads } = this.options;
-    const after = this.quads + this.pendingQuads + growth;
-    if (after > capacityQuads) {
-      this.full = `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
-    } else if (!this.index.makeRoom(record.insert.length)) {
-      this.compactor.memoryFull(this.quads);
-      this.full = `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free for reads`;
-    } else {
-      this.full = undefined;
-      return;
-    }
-    throw new StoreFullError(`${this.full}. Nothing was stored; reads go on. ${MOVE_DATA}`);
+    return this.admission.capacity();
   }
 
   /**
@@ -299,31 +261,14 @@ export class DurableStore implements GraphStore {
     }
   }
 
-  /**
-   * A revision graph is read from the hot store when it is the latest revision of its object
-   * (nothing in the archive after it), else from the archive.
-   */
+  /** A graph's triples wherever the graph now is, the hot store or the archive (graph-reads.ts). */
   async graphTriples(graph: string): Promise<Quad[]> {
     return this.graphTriplesNow(graph);
   }
 
   /** graphTriples, read at once: the embedded store's reads are in memory. */
   graphTriplesNow(graph: string): Quad[] {
-    const revision = revisionOfGraph(graph);
-    if (revision && !this.archive.revisions.has(revision.object, revision.number + 1)) {
-      return this.archive.revisions.has(revision.object, revision.number) ? this.hotTriples(latestGraph(revision.object)) : [];
-    }
-    if (revision) return this.archive.revisions.triples(revision.object, revision.number);
-    // A finished graph is in the archive; what a write added to it afterwards, in the hot store.
-    const archived = this.archive.requests.triples(graph);
-    if (!archived) return this.hotTriples(graph);
-    const added = this.hotTriples(graph);
-    return added.length > 0 ? [...archived, ...added] : archived;
-  }
-
-  private hotTriples(graph: string): Quad[] {
-    const text = this.index.graphNTriples(graph);
-    return text ? readStoreNTriples(text) : [];
+    return graphTriplesIn(this.index, this.archive, graph);
   }
 
   async revision(object: string, number: number): Promise<RevisionRecord | undefined> {
@@ -378,22 +323,19 @@ export class DurableStore implements GraphStore {
         (literals) => canonicalLiterals(this.index, literals),
         (graph) => this.index.graphNTriples(graph),
       );
-      this.admit(record);
-      const growth = record.inserted - record.deleted;
-      let pending = true;
-      this.pendingQuads += growth;
+      const growth = this.admission.admit(record);
+      const settle = this.admission.pending(growth);
       try {
         await this.journal.append(record, (stored) => {
-          this.pendingQuads -= growth;
-          pending = false;
+          settle();
           this.applyDurable(stored, record.archive);
-          this.quads += growth;
-          this.compactor.written(record.deleted, this.quads);
+          this.admission.quads += growth;
+          this.compactor.written(record.deleted, this.admission.quads);
           this.committed.publish(tx.events, forViews(tx) ? stored : undefined);
           tx.release();
         });
       } finally {
-        if (pending) this.pendingQuads -= growth;
+        settle();
       }
     } finally {
       tx.release();
@@ -411,7 +353,7 @@ export class DurableStore implements GraphStore {
       this.takeToArchive(stored, parts);
     } catch (err) {
       const message = (err as Error).message;
-      this.failed ??= err as Error;
+      this.admission.failed ??= err as Error;
       this.compactor.stop(); // the index no longer matches the journal: only a restart rebuilds it
       this.options.log(`a journaled change could not be applied (${message}): writes are refused until restart`);
       throw new StoreFailedError(`the change was journaled but could not be applied (${message}); writes are refused until the server restarts`);
@@ -440,7 +382,7 @@ export class DurableStore implements GraphStore {
   }
 
   /** Folds the journal into a snapshot (Snapshots.write); `withImage`: with the memory image of the index taken at its rotation. */
-  snapshot(withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.quads)): Promise<void> {
+  snapshot(withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.admission.quads)): Promise<void> {
     return this.snapshots.write(withImage);
   }
 
@@ -457,6 +399,6 @@ export class DurableStore implements GraphStore {
     await this.archive.flushed();
     await this.archive.close();
     // Not after a failed apply: the index no longer matches the journal.
-    if (imageWorthWriting(this.options, this.quads) && !this.failed) await writeImage(this.index, this.snapshots.segment, this.options);
+    if (imageWorthWriting(this.options, this.admission.quads) && !this.admission.failed) await writeImage(this.index, this.snapshots.segment, this.options);
   }
 }
