@@ -1,0 +1,167 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { store as bookkeeping } from '../../rdf/vocab.js';
+import { iriToNt } from '../../rdf/terms.js';
+import type { CommitBytes } from '../commit-record.js';
+import { MOVE_DATA } from '../capacity.js';
+import { StoreTooLargeError } from '../errors.js';
+import { isReceivedNotificationGraph } from '../schema/received-notifications.js';
+import { readRevisions, RevisionMetadata, type RevisionRecord } from '../schema/revisions.js';
+import { Archive, ARCHIVE_DIR } from './archive/archive.js';
+import { ArchiveCorruptError } from './archive/archive-db.js';
+import { migrateRevisionGraphs, type MigrationRecord } from './archive/history-migration.js';
+import { takeToArchive } from './archive-handover.js';
+import { takeImage, type ImageOptions } from './image/image-lifecycle.js';
+import { removeIndexImage, storePosition } from './image/index-image.js';
+import { recoverJournal, removeSegmentsBefore, type Journal } from './journal/journal.js';
+import { replayBatches } from './journal/replay-batches.js';
+import { WASM_MEMORY_LIMIT_BYTES, type OxigraphIndex } from './oxigraph/oxigraph-index.js';
+import { latestSnapshot, loadSnapshot, removeSnapshotsBefore } from './snapshot/snapshot.js';
+
+/** Revisions of the hot store whose presence in the archive a start checks (verifyArchive). */
+const ARCHIVE_SAMPLE = 1000;
+
+/** Received notifications of data written before they were archived, moved out of the hot store per commit (moveReceivedNotifications). */
+const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
+
+export interface RecoveryOptions extends ImageOptions {
+  capacityQuads: number;
+}
+
+/** What a start found in the data directory. */
+export interface Recovered {
+  archive: Archive;
+  /** The journal segment to write on, and the records replayed. */
+  journal: { segment: number; records: number };
+  /** The revision metadata of the hot store, read once. */
+  revisions: RevisionRecord[];
+  /** The revision graphs of data written before the archive, still to leave the hot store (appendRevisionMigration). */
+  migration: { moved: number; records: MigrationRecord[] };
+  quads: number;
+}
+
+/**
+ * Loads the newest snapshot into `index`, or the memory image that reflects it, and replays the
+ * journal from its segment on; `found` is told the snapshot. Files older than the snapshot are
+ * leftovers of a run that stopped before it could remove them.
+ */
+export async function recoverDataDir(index: OxigraphIndex, options: RecoveryOptions, found: (snapshot: number) => Promise<void>): Promise<Recovered> {
+  const { dataDir, log } = options;
+  await mkdir(dataDir, { recursive: true });
+  const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
+  const snapshot = await latestSnapshot(dataDir);
+  const from = snapshot ?? 1;
+  const image = await takeImage(index, await storePosition(dataDir, snapshot), options);
+  // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
+  const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
+  let journal: { segment: number; records: number };
+  let archived = 0;
+  try {
+    if (!image && snapshot !== undefined) {
+      await loadSnapshot(index, dataDir, snapshot, (bytes) => roomToLoad(index, bytes, options));
+    }
+    if (snapshot !== undefined) await found(snapshot);
+    journal = await recoverJournal(dataDir, from, log, (records) => {
+      replay(index, records, options);
+      for (const record of records) {
+        archived += takeToArchive(index, archive, record);
+        metadata?.apply(record);
+      }
+    });
+  } catch (err) {
+    // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
+    if (err instanceof WebAssembly.RuntimeError) throw tooLarge(options, `Oxigraph failed while loading it (${err.message})`);
+    throw err;
+  }
+  // The image of a snapshot stays: it reflects the newest snapshot until the next one replaces it.
+  // Any other goes: a clean stop's (the journal grows from here on), one stale, damaged or turned off.
+  await removeIndexImage(dataDir, image?.ofSnapshot === true);
+  if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
+  const migration = migrateRevisionGraphs(index, archive.revisions);
+  const revisions = metadata?.records() ?? image?.revisions ?? readRevisions(index);
+  verifyArchive(archive, revisions);
+  await removeSegmentsBefore(dataDir, from);
+  await removeSnapshotsBefore(dataDir, from);
+  // Records replayed over an image it already reflects change nothing: it holds the quads it held.
+  const quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : index.size;
+  if (snapshot !== undefined || journal.records > 0) {
+    log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
+  }
+  if (quads >= options.capacityQuads) {
+    log(`the store holds ${quads} quads, at or past its capacity of ${options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`);
+  }
+  return { archive, journal, revisions, migration, quads };
+}
+
+/** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
+function replay(index: OxigraphIndex, records: CommitBytes[], options: RecoveryOptions): void {
+  roomToLoad(index, records.reduce((sum, r) => sum + r.insert.length, 0), options);
+  for (const batch of replayBatches(records)) index.apply(batch);
+}
+
+/** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
+function roomToLoad(index: OxigraphIndex, bytes: number, options: RecoveryOptions): void {
+  // What is stored was admitted a record at a time with the whole reserve free, but loading it
+  // back in chunks of megabytes needs more room while it runs: measured, a store filled with a
+  // 32 MiB reserve loaded only 75% of itself with all of it kept free. So start keeps half the
+  // reserve free, and a store filled to its limit restarts. Writes after it keep all of it free.
+  if (index.makeRoom(bytes, options.memoryReserveBytes / 2)) return;
+  throw tooLarge(
+    options,
+    `after ${index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +
+      `${bytes} bytes and keep store.memoryReserveBytes (${options.memoryReserveBytes}) free`,
+  );
+}
+
+function tooLarge(options: RecoveryOptions, why: string): StoreTooLargeError {
+  return new StoreTooLargeError(`the data directory ${options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`);
+}
+
+/**
+ * Every revision the hot store knows of (revision 1 and the latest of each object) must be in
+ * the archive once the journal is replayed: if not, the archive was lost or belongs to other
+ * data. A crash cannot leave it lacking one: a snapshot is written only once the archive holds
+ * every revision of the journal segments it folds (Snapshots.write), and replaying the segments
+ * after it has just archived theirs. So a sample is checked (ARCHIVE_SAMPLE, spread over the
+ * objects, the first and the last included), not one LMDB lookup per object: a lost or foreign
+ * archive lacks them all, or nearly.
+ */
+function verifyArchive(archive: Archive, all: readonly RevisionRecord[]): void {
+  const every = Math.max(1, Math.floor(all.length / ARCHIVE_SAMPLE));
+  const revisions = all.filter((_, i) => i % every === 0 || i === all.length - 1);
+  for (const r of revisions) {
+    if (!archive.revisions.has(r.object, r.number)) {
+      throw new ArchiveCorruptError(
+        `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; refusing to start. Restore the data directory from a backup.`,
+      );
+    }
+  }
+}
+
+/**
+ * Old layout: the revision graphs of data written before the archive leave the hot store, once,
+ * through the journal. The archive holds the revisions before the journal says the hot store no
+ * longer does.
+ */
+export async function appendRevisionMigration(index: OxigraphIndex, archive: Archive, journal: Journal, migration: Recovered['migration'], log: (message: string) => void): Promise<void> {
+  await archive.flushed();
+  for (const { emptied, ...record } of migration.records) {
+    await journal.append(record, (stored) => {
+      index.apply(stored);
+      index.dropGraphs(emptied);
+    });
+  }
+  log(`revision archive: ${migration.moved} revisions of data written before it moved out of the hot store`);
+}
+
+/**
+ * Old layout: received notifications of data written before they were kept out of the hot store
+ * leave it, once: commits that finish their graphs (`finish`, WriteTransaction.finished) delete
+ * them from the hot store and carry them to the archive, a few hundred at a time.
+ */
+export async function moveReceivedNotifications(index: OxigraphIndex, finish: (graphs: string[]) => Promise<void>, log: (message: string) => void): Promise<void> {
+  const rows = index.select(`SELECT DISTINCT ?g WHERE { GRAPH ?g { ?g ${iriToNt(bookkeeping.receivedNotification)} ?n } }`).results.bindings;
+  const graphs = rows.map((row) => row.g.value).filter(isReceivedNotificationGraph);
+  for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT) await finish(graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
+  if (graphs.length > 0) log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
+}
