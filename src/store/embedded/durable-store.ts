@@ -262,7 +262,7 @@ export class DurableStore implements GraphStore {
     this.closing = true;
     this.compactor.stop();
     await this.replica?.close();
-    await this.snapshots.idle;
+    await this.snapshots.underWay;
     await this.journal.idle();
     // The image of this snapshot would be written again at once by writeImage.
     if (this.journal.bytes > SNAPSHOT_ON_CLOSE_BYTES) await this.snapshot(false);

@@ -43,7 +43,7 @@ export class Snapshots {
   }
 
   /** The snapshot under way, if any. */
-  get idle(): Promise<void> | undefined {
+  get underWay(): Promise<void> | undefined {
     return this.running;
   }
 
