@@ -31,7 +31,9 @@ type CountedRequest = IncomingMessage & { [RESPONSE]: Counted };
 
 const callerBusy = (message: string) => new HttpError(429, 'caller_busy', { message });
 const jsonLdBusy = (limit: number) =>
-  callerBusy(`${limit} of your JSON-LD bodies are being read by jsonld.js, the most it takes at once for one caller (limits.perCaller.jsonLdDocuments); retry once they are answered`);
+  callerBusy(
+    `${limit} of your JSON-LD bodies are being read by jsonld.js, the most it takes at once for one caller (limits.perCaller.jsonLdDocuments); retry once they are answered`,
+  );
 
 /** The response is done (answered or cut off): what its request held is released. */
 function release(this: Counted): void {
@@ -58,7 +60,10 @@ export class CallerBudget {
 
   constructor(private readonly options: CallerBudgetOptions) {}
 
-  /** Counts a request of `caller` from now until its response closes; false when the caller has no room for it (nothing counted). */
+  /**
+   * Counts a request of `caller` from now until its response closes; false when the caller has no room for it (nothing
+   * counted).
+   */
   enter(res: ServerResponse, caller: Caller): boolean {
     if (caller.internal) return true;
     let usage = this.usages.get(caller.agent);
@@ -74,7 +79,9 @@ export class CallerBudget {
 
   /** The answer to a request `enter` refused. */
   refusal(): HttpError {
-    return callerBusy(`you have ${this.options.requestsInFlight} requests in flight, the most this server works on at once for one caller (limits.perCaller.requestsInFlight); retry once some are answered`);
+    return callerBusy(
+      `you have ${this.options.requestsInFlight} requests in flight, the most this server works on at once for one caller (limits.perCaller.requestsInFlight); retry once some are answered`,
+    );
   }
 
   /**
@@ -86,7 +93,8 @@ export class CallerBudget {
     if (!usage) return reader;
     return {
       toQuads(text, options) {
-        if (usage.jsonLdDocuments >= usage.budget.options.jsonLdDocuments) throw jsonLdBusy(usage.budget.options.jsonLdDocuments);
+        if (usage.jsonLdDocuments >= usage.budget.options.jsonLdDocuments)
+          throw jsonLdBusy(usage.budget.options.jsonLdDocuments);
         usage.jsonLdDocuments++;
         return reader.toQuads(text, options).finally(() => {
           usage.jsonLdDocuments--;
@@ -98,7 +106,8 @@ export class CallerBudget {
 
   /** Forgets what a caller had once it has nothing in flight any more. */
   forgetIfIdle(usage: Usage): void {
-    if (usage.requests === 0 && usage.jsonLdDocuments === 0 && this.usages.get(usage.agent) === usage) this.usages.delete(usage.agent);
+    if (usage.requests === 0 && usage.jsonLdDocuments === 0 && this.usages.get(usage.agent) === usage)
+      this.usages.delete(usage.agent);
   }
 
   /**
@@ -120,7 +129,9 @@ export class CallerBudget {
     // and parsed, which costs the request thread more than anything else such a body does.
     if (usage.jsonLdDocuments >= jsonLdDocuments) return jsonLdBusy(jsonLdDocuments);
     if (usage.bodyBytes > 0 && usage.bodyBytes + declared > bodyBytesInFlight) {
-      return callerBusy(`you have ${usage.bodyBytes} bytes of request bodies in flight; with this one's ${declared} that is more than this server holds at once for one caller (limits.perCaller.bodyBytesInFlight, ${bodyBytesInFlight}); retry once some are answered`);
+      return callerBusy(
+        `you have ${usage.bodyBytes} bytes of request bodies in flight; with this one's ${declared} that is more than this server holds at once for one caller (limits.perCaller.bodyBytesInFlight, ${bodyBytesInFlight}); retry once some are answered`,
+      );
     }
     counted[BODY_BYTES] = declared;
     usage.bodyBytes += declared;

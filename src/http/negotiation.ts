@@ -82,16 +82,6 @@ function parseRange(element: string): MediaRange | undefined {
 /** The elements of an `Accept` value, empty ones left out (RFC 9110 5.6.1). */
 const acceptElements = (header: string): string[] => splitOutsideQuotes(header, ',').filter((e) => e.trim() !== '');
 
-/** The media ranges of an `Accept` value in the order given, `q=0` ones included; unparsable elements left out. */
-export function parseAccept(header: string): MediaRange[] {
-  return acceptElements(header).flatMap((element) => parseRange(element) ?? []);
-}
-
-/** The ranges a client accepts (q above 0), the preferred first; equal weights keep the order given. */
-export function byPreference(ranges: readonly MediaRange[]): MediaRange[] {
-  return ranges.filter((r) => r.q > 0).sort((a, b) => b.q - a.q);
-}
-
 /** How specifically `range` names an offer of `types`: its own name 3, `type/*` of its served type 2, `*\/*` 1. */
 function specificity(range: MediaRange, types: readonly string[]): number {
   if (range.type === '*/*') return 1;

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { QueryFile } from '../domain/analytics/query-files.js';
-import { VIEWS } from '../domain/analytics/analytics.js';
-import { byPreference, CONTENT_LANGUAGE, parseAccept } from './negotiation.js';
+import { RESULT_MEDIA_TYPES, VIEWS } from '../domain/analytics/analytics.js';
+import { chooseOffer, CONTENT_LANGUAGE } from './negotiation.js';
 import { sha256 } from './console.js';
 
 /** JSON inside a <script> element: `<` escaped so no text in it can close the element. */
@@ -88,6 +88,11 @@ async function runQuery(event) {
 }
 $('form').addEventListener('submit', (event) => runQuery(event).catch((err) => { $('status').className = 'error'; $('status').textContent = String(err); }));`;
 
+/** What GET /sparql may answer: query results (preferred on a tie, as the endpoint's own answer) or this page. */
+const PAGE_OR_RESULTS = ['results', 'page'] as const;
+const mediaTypesOf = (offer: (typeof PAGE_OR_RESULTS)[number]): readonly string[] =>
+  offer === 'page' ? ['text/html'] : Object.values(RESULT_MEDIA_TYPES);
+
 /** The page's own script and style only, allowed by their hashes: no other script can run in it. */
 const CONTENT_SECURITY_POLICY =
   `default-src 'none'; script-src 'sha256-${sha256(SCRIPT)}'; style-src 'sha256-${sha256(STYLE)}'; ` +
@@ -125,7 +130,7 @@ function page(examples: readonly QueryFile[]): string {
 export function sparqlPage(examples: readonly QueryFile[]): RequestHandler {
   const body = page(examples);
   return (req, res, next) => {
-    const wantsHtml = byPreference(parseAccept(req.headers.accept ?? ''))[0]?.type === 'text/html';
+    const wantsHtml = chooseOffer(req.headers.accept ?? '', PAGE_OR_RESULTS, mediaTypesOf)?.offer === 'page';
     if (!wantsHtml || (req.query as Record<string, unknown>).query !== undefined) return next();
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Content-Language', CONTENT_LANGUAGE);

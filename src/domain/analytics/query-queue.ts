@@ -10,7 +10,10 @@ export interface QueryQueueOptions {
   maxWaitingPerCaller: number;
 }
 
-/** A query refused because its caller already has `maxWaitingPerCaller` waiting: the caller's own doing, hence 429, not 503. */
+/**
+ * A query refused because its caller already has `maxWaitingPerCaller` waiting: the caller's own doing, hence 429, not
+ * 503.
+ */
 const callerQueueFull = (waiting: number) =>
   new HttpError(429, 'sparql_caller_busy', {
     message: `you already have ${waiting} SPARQL queries waiting, the most one caller may (sparql.maxWaitingPerCaller); wait for their answers`,
@@ -45,10 +48,14 @@ export class QueryQueue {
     const turn = this.turns.get(caller) ?? { waiting: [], running: 0, served: 0 };
     this.turns.set(caller, turn);
     if (this.running < this.options.parallel && this.waiting === 0) return this.start(caller, turn, query);
-    if (this.waiting >= this.options.maxWaiting) return this.refuse(caller, turn, queryUnavailable('too many SPARQL queries are waiting'));
-    if (turn.waiting.length >= this.options.maxWaitingPerCaller) return this.refuse(caller, turn, callerQueueFull(turn.waiting.length));
+    if (this.waiting >= this.options.maxWaiting)
+      return this.refuse(caller, turn, queryUnavailable('too many SPARQL queries are waiting'));
+    if (turn.waiting.length >= this.options.maxWaitingPerCaller)
+      return this.refuse(caller, turn, callerQueueFull(turn.waiting.length));
     this.waiting++;
-    return new Promise<T>((resolve, reject) => turn.waiting.push(() => void this.start(caller, turn, query).then(resolve, reject)));
+    return new Promise<T>((resolve, reject) =>
+      turn.waiting.push(() => void this.start(caller, turn, query).then(resolve, reject)),
+    );
   }
 
   private refuse(caller: string, turn: Turn, error: Error): Promise<never> {
@@ -78,7 +85,8 @@ export class QueryQueue {
   private next(): void {
     if (this.running >= this.options.parallel) return;
     let chosen: Turn | undefined;
-    for (const turn of this.turns.values()) if (turn.waiting.length > 0 && (!chosen || turn.served < chosen.served)) chosen = turn;
+    for (const turn of this.turns.values())
+      if (turn.waiting.length > 0 && (!chosen || turn.served < chosen.served)) chosen = turn;
     if (!chosen) return;
     this.waiting--;
     chosen.waiting.shift()!();

@@ -39,7 +39,11 @@ export class CapacityAdmission {
       wasmMemoryBytes: this.index.wasmMemoryBytes,
       wasmMemoryLimitBytes: WASM_MEMORY_LIMIT_BYTES,
       memoryReserveBytes,
-      ...((this.failed || this.full) && { writesRefused: this.failed ? `a change could not be applied (${this.failed.message}); restart the server` : this.full }),
+      ...((this.failed || this.full) && {
+        writesRefused: this.failed
+          ? `a change could not be applied (${this.failed.message}); restart the server`
+          : this.full,
+      }),
     };
   }
 
@@ -49,7 +53,10 @@ export class CapacityAdmission {
    * Returns the quads it adds.
    */
   admit(record: BuiltRecord): number {
-    if (this.failed) throw new StoreFailedError(`writes are refused until the server restarts: a change could not be applied (${this.failed.message})`);
+    if (this.failed)
+      throw new StoreFailedError(
+        `writes are refused until the server restarts: a change could not be applied (${this.failed.message})`,
+      );
     const growth = record.inserted - record.deleted;
     if (growth <= 0) {
       this.full = undefined;

@@ -7,10 +7,18 @@ import type { OxigraphIndex } from './oxigraph/oxigraph-index.js';
  * Hands a record applied to the hot store to the archive (with its parts when its commit has
  * them); drops the names of the graphs it finished. Returns the revisions new to the archive.
  */
-export function takeToArchive(index: OxigraphIndex, archive: Archive, record: CommitBytes, parts?: ArchiveParts): number {
+export function takeToArchive(
+  index: OxigraphIndex,
+  archive: Archive,
+  record: CommitBytes,
+  parts?: ArchiveParts,
+): number {
   const { revisions, finished } = archive.applyRecord(record, parts);
-  // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs (a graph the record creates was never there).
+  // Deleting a graph's last quad leaves its name in Oxigraph's list of graphs (a graph the record creates was never
+  // there).
   const deleted = partBytes(record.delete);
-  index.dropGraphs(finished.filter((f) => !f.created && deleted.includes(` ${iriToNt(f.graph)} .\n`)).map((f) => f.graph));
+  index.dropGraphs(
+    finished.filter((f) => !f.created && deleted.includes(` ${iriToNt(f.graph)} .\n`)).map((f) => f.graph),
+  );
   return revisions;
 }

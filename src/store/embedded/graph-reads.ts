@@ -13,7 +13,9 @@ import type { OxigraphIndex } from './oxigraph/oxigraph-index.js';
 export function graphTriplesIn(index: OxigraphIndex, archive: Archive, graph: string): Quad[] {
   const revision = revisionOfGraph(graph);
   if (revision && !archive.revisions.has(revision.object, revision.number + 1)) {
-    return archive.revisions.has(revision.object, revision.number) ? hotTriples(index, latestGraph(revision.object)) : [];
+    return archive.revisions.has(revision.object, revision.number)
+      ? hotTriples(index, latestGraph(revision.object))
+      : [];
   }
   if (revision) return archive.revisions.triples(revision.object, revision.number);
   const archived = archive.requests.triples(graph);

@@ -10,7 +10,10 @@ import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, typ
 export interface BuiltRecord extends CommitRecord {
   inserted: number;
   deleted: number;
-  /** The archive's parts of the record, the values it would read back from it; undefined where it must (see archiveParts). */
+  /**
+   * The archive's parts of the record, the values it would read back from it; undefined where it must (see
+   * archiveParts).
+   */
   archive?: ArchiveParts;
 }
 
@@ -28,7 +31,8 @@ export function recordFor(
   canonical: (literals: RDF.Literal[]) => RDF.Literal[],
   hotGraph: (graph: string) => string = () => '',
 ): BuiltRecord {
-  // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not its line).
+  // A finished graph leaves the hot store: what this commit adds to it never goes there (told by the quad's graph, not
+  // its line).
   const finished = new Set(change.finished);
   const insert: string[] = [];
   const archived: string[] = [];
@@ -57,7 +61,8 @@ export function recordFor(
   const deletions = change.delete.map(quadToNq);
   const objectLines = change.revisions.map((w) => revisionLines(w, canonical, insert, deletions));
   for (const graph of change.finished) {
-    // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided as it is made).
+    // What the hot store held of it is deleted; a graph this commit creates has nothing there (a ChangeRequest decided
+    // as it is made).
     if (change.created.has(graph)) continue;
     const graphNt = iriToNt(graph);
     for (const ntriples of ntriplesLines(hotGraph(graph))) {
@@ -66,7 +71,8 @@ export function recordFor(
       archive(graph, ntriples, line);
     }
   }
-  for (const graph of change.removedGraphs) deletions.push(...ntriplesLines(hotGraph(graph)).map((line) => inGraph(line, iriToNt(graph))));
+  for (const graph of change.removedGraphs)
+    deletions.push(...ntriplesLines(hotGraph(graph)).map((line) => inGraph(line, iriToNt(graph))));
   const insertText = insert.join('') + asArchiveLines(archived).join('');
   const inserted = deletions.length === 0 ? undefined : new Set(insert);
   const deleted = inserted ? deletions.filter((line) => !inserted.has(line)) : [];
@@ -97,32 +103,55 @@ const ntriplesLines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
  * would then take those lines too): the archive reads the record then. Never the case for the
  * domain's writes, which keep revisions to `revisions`.
  */
-function archiveParts(change: WriteTransaction, objectLines: readonly ObjectLines[], inserted: ReadonlySet<string> | undefined, finished: FinishedGraph[]): ArchiveParts | undefined {
+function archiveParts(
+  change: WriteTransaction,
+  objectLines: readonly ObjectLines[],
+  inserted: ReadonlySet<string> | undefined,
+  finished: FinishedGraph[],
+): ArchiveParts | undefined {
   if (change.revisions.length > 0) {
     const revisionGraphs = new Set<string>([bookkeeping.metaGraph]);
     for (const w of change.revisions) revisionGraphs.add(latestGraph(w.revision.object)).add(w.revision.graph);
     if (revisionGraphs.size !== 1 + 2 * change.revisions.length) return undefined;
     const elsewhere = (q: Quad) => q.graph.termType === 'DefaultGraph' || revisionGraphs.has(q.graph.value);
-    if (change.insert.some(elsewhere) || change.delete.some(elsewhere) || [...change.finished, ...change.removedGraphs].some((g) => revisionGraphs.has(g))) return undefined;
+    if (
+      change.insert.some(elsewhere) ||
+      change.delete.some(elsewhere) ||
+      [...change.finished, ...change.removedGraphs].some((g) => revisionGraphs.has(g))
+    )
+      return undefined;
   }
   const revisions = change.revisions.map((w, i): WrittenRevision => {
     const { ins, del } = objectLines[i];
     const tail = ` ${iriToNt(latestGraph(w.revision.object))} .\n`;
-    const asNTriples = (lines: readonly string[]) => lines.map((line) => `${line.slice(0, line.length - tail.length)} .\n`).join('');
-    return { record: w.revision, whole: false, ins: asNTriples(ins), del: asNTriples(inserted ? del.filter((line) => !inserted.has(line)) : []) };
+    const asNTriples = (lines: readonly string[]) =>
+      lines.map((line) => `${line.slice(0, line.length - tail.length)} .\n`).join('');
+    return {
+      record: w.revision,
+      whole: false,
+      ins: asNTriples(ins),
+      del: asNTriples(inserted ? del.filter((line) => !inserted.has(line)) : []),
+    };
   });
   return { revisions, finished };
 }
 
-
-/** The lines a revision writes into its object's graph (N-Quads), inserted and deleted, before the record drops the deletions it also inserts. */
+/**
+ * The lines a revision writes into its object's graph (N-Quads), inserted and deleted, before the record drops the
+ * deletions it also inserts.
+ */
 interface ObjectLines {
   ins: readonly string[];
   del: readonly string[];
 }
 
 /** Adds a revision's lines to a record's insertions and deletions; returns those of its object's graph. */
-function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], insert: string[], deletions: string[]): ObjectLines {
+function revisionLines(
+  w: RevisionWrite,
+  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+  insert: string[],
+  deletions: string[],
+): ObjectLines {
   insert.push(...revisionQuads(w.revision).map(quadToNq));
   const graph = latestGraph(w.revision.object);
   const lines = objectGraphLines(w, canonical, graph);
@@ -133,26 +162,45 @@ function revisionLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) =>
   return lines;
 }
 
-function objectGraphLines(w: RevisionWrite, canonical: (literals: RDF.Literal[]) => RDF.Literal[], graph: string): ObjectLines {
+function objectGraphLines(
+  w: RevisionWrite,
+  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+  graph: string,
+): ObjectLines {
   if (!w.replaces) return { ins: triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph), del: [] };
   const { added: changeAdded, removed: changeRemoved } = w.replaces;
   // The writer's own account of the change: its cost is the change's, whatever the object's size.
-  if (changeAdded && changeRemoved) return { ins: triplesInGraphToNq(changeAdded, graph), del: triplesInGraphToNq(changeRemoved, graph) };
+  if (changeAdded && changeRemoved)
+    return { ins: triplesInGraphToNq(changeAdded, graph), del: triplesInGraphToNq(changeRemoved, graph) };
   // A change keeps the triple objects it does not touch: only the others are compared as text.
   const previous = new Set(w.replaces.triples);
   const next = new Set(w.triples);
-  const added = new Set(triplesInGraphToNq(w.triples.filter((t) => !previous.has(t)), graph));
-  const removed = new Set(triplesInGraphToNq(w.replaces.triples.filter((t) => !next.has(t)), graph));
+  const added = new Set(
+    triplesInGraphToNq(
+      w.triples.filter((t) => !previous.has(t)),
+      graph,
+    ),
+  );
+  const removed = new Set(
+    triplesInGraphToNq(
+      w.replaces.triples.filter((t) => !next.has(t)),
+      graph,
+    ),
+  );
   return { ins: [...added].filter((line) => !removed.has(line)), del: [...removed].filter((line) => !added.has(line)) };
 }
 
-function canonicalTriples(triples: readonly Quad[], canonical: (literals: RDF.Literal[]) => RDF.Literal[]): readonly Quad[] {
+function canonicalTriples(
+  triples: readonly Quad[],
+  canonical: (literals: RDF.Literal[]) => RDF.Literal[],
+): readonly Quad[] {
   const at = triples.flatMap((t, i) => (t.object.termType === 'Literal' ? [i] : []));
   if (at.length === 0) return triples;
   const literals = canonical(at.map((i) => triples[i].object as RDF.Literal));
   const out = [...triples];
   at.forEach((i, k) => {
-    if (literals[k] !== triples[i].object) out[i] = quad(triples[i].subject, triples[i].predicate, literals[k], triples[i].graph);
+    if (literals[k] !== triples[i].object)
+      out[i] = quad(triples[i].subject, triples[i].predicate, literals[k], triples[i].graph);
   });
   return out;
 }

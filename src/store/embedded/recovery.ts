@@ -21,7 +21,10 @@ import { latestSnapshot, loadSnapshot, removeSnapshotsBefore } from './snapshot/
 /** Revisions of the hot store whose presence in the archive a start checks (verifyArchive). */
 const ARCHIVE_SAMPLE = 1000;
 
-/** Received notifications of data written before they were archived, moved out of the hot store per commit (moveReceivedNotifications). */
+/**
+ * Received notifications of data written before they were archived, moved out of the hot store per commit
+ * (moveReceivedNotifications).
+ */
 const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
 
 export interface RecoveryOptions extends ImageOptions {
@@ -45,14 +48,19 @@ export interface Recovered {
  * journal from its segment on; `found` is told the snapshot. Files older than the snapshot are
  * leftovers of a run that stopped before it could remove them.
  */
-export async function recoverDataDir(index: OxigraphIndex, options: RecoveryOptions, found: (snapshot: number) => Promise<void>): Promise<Recovered> {
+export async function recoverDataDir(
+  index: OxigraphIndex,
+  options: RecoveryOptions,
+  found: (snapshot: number) => Promise<void>,
+): Promise<Recovered> {
   const { dataDir, log } = options;
   await mkdir(dataDir, { recursive: true });
   const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
   const snapshot = await latestSnapshot(dataDir);
   const from = snapshot ?? 1;
   const image = await takeImage(index, await storePosition(dataDir, snapshot), options);
-  // Records the image does not reflect change the revision metadata it carries: brought up to date with each one replayed.
+  // Records the image does not reflect change the revision metadata it carries: brought up to date with each one
+  // replayed.
   const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
   let journal: { segment: number; records: number };
   let archived = 0;
@@ -70,7 +78,8 @@ export async function recoverDataDir(index: OxigraphIndex, options: RecoveryOpti
     });
   } catch (err) {
     // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
-    if (err instanceof WebAssembly.RuntimeError) throw tooLarge(options, `Oxigraph failed while loading it (${err.message})`);
+    if (err instanceof WebAssembly.RuntimeError)
+      throw tooLarge(options, `Oxigraph failed while loading it (${err.message})`);
     throw err;
   }
   // The image of a snapshot stays: it reflects the newest snapshot until the next one replaces it.
@@ -88,23 +97,27 @@ export async function recoverDataDir(index: OxigraphIndex, options: RecoveryOpti
     log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
   }
   if (quads >= options.capacityQuads) {
-    log(`the store holds ${quads} quads, at or past its capacity of ${options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`);
+    log(
+      `the store holds ${quads} quads, at or past its capacity of ${options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`,
+    );
   }
   return { archive, journal, revisions, migration, quads };
 }
 
 /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
 function replay(index: OxigraphIndex, records: CommitBytes[], options: RecoveryOptions): void {
-  roomToLoad(index, records.reduce((sum, r) => sum + r.insert.length, 0), options);
+  roomToLoad(
+    index,
+    records.reduce((sum, r) => sum + r.insert.length, 0),
+    options,
+  );
   for (const batch of replayBatches(records)) index.apply(batch);
 }
 
 /** Stops the start, before Oxigraph runs out of memory, when `bytes` more of the data directory do not fit. */
 function roomToLoad(index: OxigraphIndex, bytes: number, options: RecoveryOptions): void {
-  // What is stored was admitted a record at a time with the whole reserve free, but loading it
-  // back in chunks of megabytes needs more room while it runs: measured, a store filled with a
-  // 32 MiB reserve loaded only 75% of itself with all of it kept free. So start keeps half the
-  // reserve free, and a store filled to its limit restarts. Writes after it keep all of it free.
+  // Loading in chunks of megabytes needs more room than admitting a record at a time did, so start
+  // keeps half the reserve free and a store filled to its limit restarts; later writes keep all of it.
   if (index.makeRoom(bytes, options.memoryReserveBytes / 2)) return;
   throw tooLarge(
     options,
@@ -114,7 +127,9 @@ function roomToLoad(index: OxigraphIndex, bytes: number, options: RecoveryOption
 }
 
 function tooLarge(options: RecoveryOptions, why: string): StoreTooLargeError {
-  return new StoreTooLargeError(`the data directory ${options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`);
+  return new StoreTooLargeError(
+    `the data directory ${options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`,
+  );
 }
 
 /**
@@ -143,7 +158,13 @@ function verifyArchive(archive: Archive, all: readonly RevisionRecord[]): void {
  * through the journal. The archive holds the revisions before the journal says the hot store no
  * longer does.
  */
-export async function appendRevisionMigration(index: OxigraphIndex, archive: Archive, journal: Journal, migration: Recovered['migration'], log: (message: string) => void): Promise<void> {
+export async function appendRevisionMigration(
+  index: OxigraphIndex,
+  archive: Archive,
+  journal: Journal,
+  migration: Recovered['migration'],
+  log: (message: string) => void,
+): Promise<void> {
   await archive.flushed();
   for (const { emptied, ...record } of migration.records) {
     await journal.append(record, (stored) => {
@@ -159,9 +180,16 @@ export async function appendRevisionMigration(index: OxigraphIndex, archive: Arc
  * leave it, once: commits that finish their graphs (`finish`, WriteTransaction.finished) delete
  * them from the hot store and carry them to the archive, a few hundred at a time.
  */
-export async function moveReceivedNotifications(index: OxigraphIndex, finish: (graphs: string[]) => Promise<void>, log: (message: string) => void): Promise<void> {
-  const rows = index.select(`SELECT DISTINCT ?g WHERE { GRAPH ?g { ?g ${iriToNt(bookkeeping.receivedNotification)} ?n } }`).results.bindings;
+export async function moveReceivedNotifications(
+  index: OxigraphIndex,
+  finish: (graphs: string[]) => Promise<void>,
+  log: (message: string) => void,
+): Promise<void> {
+  const rows = index.select(
+    `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?g ${iriToNt(bookkeeping.receivedNotification)} ?n } }`,
+  ).results.bindings;
   const graphs = rows.map((row) => row.g.value).filter(isReceivedNotificationGraph);
-  for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT) await finish(graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
+  for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT)
+    await finish(graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
   if (graphs.length > 0) log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
 }

@@ -10,12 +10,17 @@ import { replicaGraph, viewsMayShow } from './replica-layout.js';
 
 /** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */
 export const forViews = (tx: WriteTransaction) =>
-  tx.revisions.length > 0 || tx.finished.some(viewsMayShow) || tx.insert.some((q) => viewsMayShow(q.graph.value)) || tx.delete.some((q) => viewsMayShow(q.graph.value));
+  tx.revisions.length > 0 ||
+  tx.finished.some(viewsMayShow) ||
+  tx.insert.some((q) => viewsMayShow(q.graph.value)) ||
+  tx.delete.some((q) => viewsMayShow(q.graph.value));
 
 /** What the replica's copy reads of the store besides its hot index and archive. */
 export interface ReplicaSourceState {
   closing: () => boolean;
-  /** The revisions start read, if nothing was written since, handed over once: the metadata is then not parsed again. */
+  /**
+   * The revisions start read, if nothing was written since, handed over once: the metadata is then not parsed again.
+   */
   takeUnchangedRevisions: () => RevisionRecord[] | undefined;
 }
 
@@ -28,7 +33,8 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
   const { closing } = state;
   return {
     copy: () => {
-      // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it is.
+      // The metadata graph, read once: it names the objects and their latest revisions, and the replica takes it as it
+      // is.
       const meta = index.graphNTriples(bookkeeping.metaGraph);
       const unchanged = state.takeUnchangedRevisions();
       // Read from the metadata as it was when the copy began, in the later turn that lists the graphs.
@@ -36,13 +42,15 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
       const latestRevisions = (): ReadonlyMap<string, number> => {
         if (latest) return latest;
         latest = new Map();
-        for (const r of unchanged ?? readRevisions({ graphNTriples: () => meta })) latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
+        for (const r of unchanged ?? readRevisions({ graphNTriples: () => meta }))
+          latest.set(r.object, Math.max(r.number, latest.get(r.object) ?? 0));
         return latest;
       };
       const shown = (graph: string) => latestRevisions().has(graph) || replicaGraph(graph, () => false) !== undefined;
       return {
         meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
-        hotGraphs: () => (closing() ? [] : index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph))),
+        hotGraphs: () =>
+          closing() ? [] : index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph)),
         history: replicaHistory(latestRevisions, archive, closing),
       };
     },
@@ -60,13 +68,16 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
  * graph holds). Read lazily: only what the replica takes is read. Nothing more once the store
  * closes.
  */
-function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, archive: Archive, closing: () => boolean): Generator<string> {
+function* replicaHistory(
+  latestRevisions: () => ReadonlyMap<string, number>,
+  archive: Archive,
+  closing: () => boolean,
+): Generator<string> {
   const latest = latestRevisions();
   const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
   const newest = new Map<string, number>();
-  // Per object, the last request taken (null: none left). Reading the object's whole list each
-  // round made the copy quadratic in its requests: 43 s on the request thread for ten objects
-  // with ~1,400 decided requests each.
+  // Per object, the last request taken (null: none left): reading the object's whole list each
+  // round would make the copy quadratic in its requests.
   const lastRequest = new Map<string, RequestByObjectKey | null>();
   const copied = new Set<string>();
   for (let round = 0; ; round++) {
@@ -81,7 +92,11 @@ function* replicaHistory(latestRevisions: () => ReadonlyMap<string, number>, arc
       if (number - 1 - round >= 1) {
         more = true;
         const revision = archive.revisions.revision(object, number - 1 - round);
-        if (revision) yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) + revisionQuads(revision).map(quadToNq).join('');
+        if (revision)
+          yield (
+            nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) +
+            revisionQuads(revision).map(quadToNq).join('')
+          );
       }
       const before = lastRequest.get(object);
       if (before === null) continue;

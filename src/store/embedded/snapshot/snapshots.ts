@@ -8,7 +8,10 @@ import { copyIndexMemory } from '../image/image-lifecycle.js';
 import { removeSnapshotsBefore, snapshotName } from './snapshot.js';
 import { SnapshotThread } from './snapshot-thread.js';
 
-/** What a snapshot reads of the store writing it: the journal and archive it folds, whether it still matches them, its size. */
+/**
+ * What a snapshot reads of the store writing it: the journal and archive it folds, whether it still matches them, its
+ * size.
+ */
 export interface SnapshotSubject {
   index: OxigraphIndex;
   journal(): Journal;
@@ -85,13 +88,23 @@ export class Snapshots {
       // took from them must be on disk before the snapshot exists.
       await this.store.archive().flushed();
       const base = this.segment;
-      const { folded, image: imaged } = await this.thread.write(dataDir, { snapshot: base, from: base ?? 1, to: segment }, image);
+      const { folded, image: imaged } = await this.thread.write(
+        dataDir,
+        { snapshot: base, from: base ?? 1, to: segment },
+        image,
+      );
       await this.found(segment);
       await removeSegmentsBefore(dataDir, segment);
       await removeSnapshotsBefore(dataDir, segment);
       this.options.observer?.snapshotWritten((Date.now() - started) / 1000);
-      const imageText = !imaged ? '' : 'bytes' in imaged ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written` : `; no memory image: ${imaged.refused}`;
-      log(`snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.store.quads()} quads${imageText})`);
+      const imageText = !imaged
+        ? ''
+        : 'bytes' in imaged
+          ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written`
+          : `; no memory image: ${imaged.refused}`;
+      log(
+        `snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.store.quads()} quads${imageText})`,
+      );
     } catch (err) {
       log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);
     }
