@@ -18,7 +18,12 @@ import { OTHER_AGENT, postJsonLd, startTestServer } from '../test/support/server
 const server = await startTestServer({
   decisionPolicy: 'manual',
   outbound: { allowPrivateAddresses: true },
-  delivery: { initialBackoffMs: 20, maxBackoffMs: 40, retryWindowMs: 300, callbacks: [{ organization: OTHER_AGENT, url: 'http://127.0.0.1:9/notifications' }] },
+  delivery: {
+    initialBackoffMs: 20,
+    maxBackoffMs: 40,
+    retryWindowMs: 300,
+    callbacks: [{ organization: OTHER_AGENT, url: 'http://127.0.0.1:9/notifications' }],
+  },
 });
 const browser = await openChromium();
 try {
@@ -26,8 +31,24 @@ try {
   // On the shipment: a change accepted on the piece would reject the piece's pending request.
   await grant(server, authorization(OTHER_AGENT, [data.shipment], ['Read']));
   await subscribePartner(server, data.shipment);
-  await accept(server, await submit(server, data.shipment, change(data.shipment, 1, [del(data.shipment, 'goodsDescription', str('Books and maps')), add(data.shipment, 'goodsDescription', str('Books, maps and globes'))])));
-  const notification = { '@context': { api: 'https://onerecord.iata.org/ns/api#' }, '@id': 'https://airline.example.com/notifications/1', '@type': 'api:Notification', 'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' }, 'api:hasLogisticsObject': { '@id': 'https://airline.example.com/logistics-objects/awb-020-12345675' } };
+  await accept(
+    server,
+    await submit(
+      server,
+      data.shipment,
+      change(data.shipment, 1, [
+        del(data.shipment, 'goodsDescription', str('Books and maps')),
+        add(data.shipment, 'goodsDescription', str('Books, maps and globes')),
+      ]),
+    ),
+  );
+  const notification = {
+    '@context': { api: 'https://onerecord.iata.org/ns/api#' },
+    '@id': 'https://airline.example.com/notifications/1',
+    '@type': 'api:Notification',
+    'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+    'api:hasLogisticsObject': { '@id': 'https://airline.example.com/logistics-objects/awb-020-12345675' },
+  };
   await postJsonLd(server, '/notifications', notification, 'other');
   await new Promise((resolve) => setTimeout(resolve, 1000));
 

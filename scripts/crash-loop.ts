@@ -41,7 +41,9 @@ const snapshots = report.storeLog.filter((line) => SNAPSHOT_WRITTEN.test(line)).
 const dropped = report.storeLog.filter((line) => line.includes('dropped')).length;
 console.log(
   `${report.rounds} rounds in ${((Date.now() - started) / 1000).toFixed(1)} s: ${report.acknowledged} acknowledged writes ` +
-    `(${Object.entries(report.acknowledgedByKind).map(([kind, n]) => `${n} ${kind}`).join(', ')}), ` +
+    `(${Object.entries(report.acknowledgedByKind)
+      .map(([kind, n]) => `${n} ${kind}`)
+      .join(', ')}), ` +
     `${report.unanswered} unanswered (${report.unansweredPresent} of them durable anyway), ${report.killsWhileStarting} kills while starting, ` +
     `${snapshots} snapshots, ${dropped} torn tails dropped`,
 );

@@ -15,7 +15,11 @@ import { API, CARGO, CODE_LISTS, OWL, RDF, RDFS, XSD } from '../src/rdf/vocab.js
 import { SH, SHAPES, DATATYPE_FAMILIES, UNTYPED_SHAPE } from '../src/shapes/vocabulary.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const ONTOLOGY_FILES = ['ontology/IATA-1R-DM-Ontology.ttl', 'ontology/IATA-1R-CL-Ontology.ttl', 'ontology/ONE-Record-API-Ontology.ttl'];
+export const ONTOLOGY_FILES = [
+  'ontology/IATA-1R-DM-Ontology.ttl',
+  'ontology/IATA-1R-CL-Ontology.ttl',
+  'ontology/ONE-Record-API-Ontology.ttl',
+];
 export const SHAPES_FILE = 'shapes/onerecord-shapes.ttl';
 export const STRICT_SHAPES_FILE = 'shapes/strict-shapes.ttl';
 
@@ -55,10 +59,18 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   const reports: string[] = [];
 
   const named = (t: Term | undefined) => (t && t.termType === 'NamedNode' ? t.value : undefined);
-  const classes = new Set(graph.subjectsOfType(`${OWL}Class`).filter((s) => s.termType === 'NamedNode').map((s) => s.value));
+  const classes = new Set(
+    graph
+      .subjectsOfType(`${OWL}Class`)
+      .filter((s) => s.termType === 'NamedNode')
+      .map((s) => s.value),
+  );
   const superClasses = new Map<string, string[]>();
   for (const c of classes) {
-    const parents = graph.objects(namedNode(c), `${RDFS}subClassOf`).map(named).filter((p): p is string => !!p);
+    const parents = graph
+      .objects(namedNode(c), `${RDFS}subClassOf`)
+      .map(named)
+      .filter((p): p is string => !!p);
     if (parents.length > 0) superClasses.set(c, parents);
   }
   const ancestors = ancestorLookup(superClasses);
@@ -67,7 +79,14 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   for (const c of classes) {
     for (const eq of graph.objects(namedNode(c), `${OWL}equivalentClass`)) {
       const oneOf = graph.one(eq, `${OWL}oneOf`);
-      if (oneOf) enumerations.set(c, graph.list(oneOf).map((v) => v.value).sort());
+      if (oneOf)
+        enumerations.set(
+          c,
+          graph
+            .list(oneOf)
+            .map((v) => v.value)
+            .sort(),
+        );
     }
   }
   const codeListElement = `${CARGO}CodeListElement`;
@@ -79,7 +98,8 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
       if (DATATYPE_FAMILIES[iri]) return { kind: 'datatype', datatype: iri };
       if (iri === `${OWL}Thing` || iri === `${RDFS}Literal` || iri === `${OWL}thing`) return undefined;
       if (iri.startsWith(CODE_LISTS)) return { kind: 'codeList', classes: [iri] };
-      if (enumerations.has(iri) && (iri.startsWith(CARGO) || iri.startsWith(API))) return { kind: 'enumeration', values: enumerations.get(iri)! };
+      if (enumerations.has(iri) && (iri.startsWith(CARGO) || iri.startsWith(API)))
+        return { kind: 'enumeration', values: enumerations.get(iri)! };
       if (ancestors(iri).has(codeListElement)) return { kind: 'codeList', classes: [iri] };
       if (classes.has(iri)) return { kind: 'class', classes: [iri] };
       reports.push(`${where}: range ${iri} is neither a known class nor a supported datatype; not checked`);
@@ -117,14 +137,25 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   };
 
   // Ranges of declared properties: checked wherever the property is used (the ontology has no domains).
-  const properties = [...new Set([...graph.subjectsOfType(`${OWL}ObjectProperty`), ...graph.subjectsOfType(`${OWL}DatatypeProperty`)].filter((s) => s.termType === 'NamedNode').map((s) => s.value))].sort();
+  const properties = [
+    ...new Set(
+      [...graph.subjectsOfType(`${OWL}ObjectProperty`), ...graph.subjectsOfType(`${OWL}DatatypeProperty`)]
+        .filter((s) => s.termType === 'NamedNode')
+        .map((s) => s.value),
+    ),
+  ].sort();
   const ranges = new Map<string, ValueRule>();
   for (const p of properties) {
     if (SPEC_WIDENED[p]) {
       reports.push(`${compact(p)}: ${SPEC_WIDENED[p]}; its range and maximum count are not checked`);
       continue;
     }
-    const rule = combine(graph.objects(namedNode(p), `${RDFS}range`).map((r) => valueRule(r, compact(p))).filter((r): r is ValueRule => !!r));
+    const rule = combine(
+      graph
+        .objects(namedNode(p), `${RDFS}range`)
+        .map((r) => valueRule(r, compact(p)))
+        .filter((r): r is ValueRule => !!r),
+    );
     if (rule) ranges.set(p, rule);
   }
 
@@ -145,7 +176,12 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
       const tighterMax = (n: number | undefined) => n !== undefined && (rule.max = Math.min(rule.max ?? n, n));
       const tighterMin = (n: number | undefined) => n !== undefined && n > 0 && (rule.min = Math.max(rule.min ?? n, n));
       if (SPEC_WIDENED[p]) {
-        tighterMin(count('minCardinality') ?? count('minQualifiedCardinality') ?? count('qualifiedCardinality') ?? count('cardinality'));
+        tighterMin(
+          count('minCardinality') ??
+            count('minQualifiedCardinality') ??
+            count('qualifiedCardinality') ??
+            count('cardinality'),
+        );
         continue;
       }
       tighterMax(count('maxCardinality'));
@@ -157,26 +193,42 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
         tighterMax(exactly);
         if (SPEC_DEFAULTS[p] !== undefined) {
           rule.defaultValue = SPEC_DEFAULTS[p];
-          reports.push(`${compact(c)} ${compact(p)}: the ontology requires it exactly once; the spec gives a default (${SPEC_DEFAULTS[p]}), so only "at most once" is checked`);
+          reports.push(
+            `${compact(c)} ${compact(p)}: the ontology requires it exactly once; the spec gives a default (${SPEC_DEFAULTS[p]}), so only "at most once" is checked`,
+          );
         } else {
           tighterMin(exactly);
         }
       }
       if (graph.one(r, `${OWL}someValuesFrom`)) tighterMin(1);
-      const allValuesFrom = graph.one(r, `${OWL}allValuesFrom`) ?? graph.one(r, `${OWL}onClass`) ?? graph.one(r, `${OWL}onDataRange`);
+      const allValuesFrom =
+        graph.one(r, `${OWL}allValuesFrom`) ?? graph.one(r, `${OWL}onClass`) ?? graph.one(r, `${OWL}onDataRange`);
       if (allValuesFrom) {
         const value = valueRule(allValuesFrom, `${compact(c)} ${compact(p)}`);
         if (value && !sameRule(value, ranges.get(p))) rule.value = value;
       }
     }
-    const kept = [...rules.values()].filter((r) => r.min !== undefined || r.max !== undefined || r.value || r.defaultValue);
+    const kept = [...rules.values()].filter(
+      (r) => r.min !== undefined || r.max !== undefined || r.value || r.defaultValue,
+    );
     if (kept.length > 0) classRules.set(c, new Map(kept.map((r) => [r.path, r])));
   }
 
   const writer = new TurtleWriter();
-  writer.comment(`SHACL shapes generated by scripts/generate-shapes.ts from ${ONTOLOGY_FILES.join(', ')}.\nDo not edit: rerun \`npm run shapes\`.`);
+  writer.comment(
+    `SHACL shapes generated by scripts/generate-shapes.ts from ${ONTOLOGY_FILES.join(', ')}.\nDo not edit: rerun \`npm run shapes\`.`,
+  );
   writer.blank();
-  writer.line(UNTYPED_SHAPE, [[`${RDF}type`, iri(`${SH}NodeShape`)], [`${RDFS}comment`, str('A node whose type the data does not say (a link to an object described elsewhere, an untyped embedded node).')], [`${SH}property`, `[ ${compact(`${SH}path`)} ${compact(`${RDF}type`)} ; ${compact(`${SH}maxCount`)} 0 ]`]]);
+  writer.line(UNTYPED_SHAPE, [
+    [`${RDF}type`, iri(`${SH}NodeShape`)],
+    [
+      `${RDFS}comment`,
+      str(
+        'A node whose type the data does not say (a link to an object described elsewhere, an untyped embedded node).',
+      ),
+    ],
+    [`${SH}property`, `[ ${compact(`${SH}path`)} ${compact(`${RDF}type`)} ; ${compact(`${SH}maxCount`)} 0 ]`],
+  ]);
   writer.comment('Class hierarchy: sh:targetClass and sh:class follow rdfs:subClassOf.');
   for (const c of [...superClasses.keys()].sort()) {
     writer.line(c, [[`${RDFS}subClassOf`, superClasses.get(c)!.slice().sort().map(iri).join(' , ')]]);
@@ -185,14 +237,22 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   writer.comment('Ranges: checked wherever a property is used, whatever the class of its subject.');
   for (const [p, rule] of ranges) {
     const shape = `${SHAPES}range-${localName(p)}`;
-    writer.line(shape, [[`${RDF}type`, iri(`${SH}NodeShape`)], [`${SH}targetSubjectsOf`, iri(p)], [`${SH}property`, iri(`${shape}-value`)]]);
+    writer.line(shape, [
+      [`${RDF}type`, iri(`${SH}NodeShape`)],
+      [`${SH}targetSubjectsOf`, iri(p)],
+      [`${SH}property`, iri(`${shape}-value`)],
+    ]);
     writer.line(`${shape}-value`, [[`${SH}path`, iri(p)], ...valueTurtle(rule)]);
   }
   writer.blank();
   writer.comment('Classes: cardinalities and value rules narrower than the range, from owl:Restriction.');
   for (const [c, rules] of classRules) {
     const shape = `${SHAPES}${localName(c)}`;
-    writer.line(shape, [[`${RDF}type`, iri(`${SH}NodeShape`)], [`${SH}targetClass`, iri(c)], [`${SH}property`, [...rules.keys()].map((p) => iri(`${shape}-${localName(p)}`)).join(' , ')]]);
+    writer.line(shape, [
+      [`${RDF}type`, iri(`${SH}NodeShape`)],
+      [`${SH}targetClass`, iri(c)],
+      [`${SH}property`, [...rules.keys()].map((p) => iri(`${shape}-${localName(p)}`)).join(' , ')],
+    ]);
     for (const [p, rule] of rules) {
       const props: [string, string][] = [[`${SH}path`, iri(p)]];
       if (rule.min !== undefined) props.push([`${SH}minCount`, String(rule.min)]);
@@ -204,7 +264,9 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   }
 
   const strict = new TurtleWriter();
-  strict.comment('Strict mode (config `validation.strict`): properties unknown to the ontologies are refused.\nGenerated by scripts/generate-shapes.ts; do not edit.');
+  strict.comment(
+    'Strict mode (config `validation.strict`): properties unknown to the ontologies are refused.\nGenerated by scripts/generate-shapes.ts; do not edit.',
+  );
   strict.blank();
   strict.line(`${SHAPES}KnownPropertiesOnly`, [
     [`${RDF}type`, iri(`${SH}NodeShape`)],
@@ -214,7 +276,10 @@ export function generateShapes(ontologies: string[]): GeneratedShapes {
   ]);
 
   for (const r of reports) if (!r.includes(': ')) throw new Error(r);
-  return { files: { [SHAPES_FILE]: writer.text(), [STRICT_SHAPES_FILE]: strict.text() }, reports: [...new Set(reports)].sort() };
+  return {
+    files: { [SHAPES_FILE]: writer.text(), [STRICT_SHAPES_FILE]: strict.text() },
+    reports: [...new Set(reports)].sort(),
+  };
 }
 
 const sameRule = (a: ValueRule, b: ValueRule | undefined) => !!b && JSON.stringify(a) === JSON.stringify(b);
@@ -226,7 +291,11 @@ function valueTurtle(rule: ValueRule): [string, string][] {
       const out: [string, string][] = [];
       const alternatives = family.accepted.map((d) => `[ ${compact(`${SH}datatype`)} ${iri(d)} ]`);
       if (family.iris) alternatives.push(`[ ${compact(`${SH}nodeKind`)} ${iri(`${SH}IRI`)} ]`);
-      out.push(alternatives.length === 1 ? [`${SH}datatype`, iri(family.accepted[0])] : [`${SH}or`, `( ${alternatives.join(' ')} )`]);
+      out.push(
+        alternatives.length === 1
+          ? [`${SH}datatype`, iri(family.accepted[0])]
+          : [`${SH}or`, `( ${alternatives.join(' ')} )`],
+      );
       if (family.minInclusive !== undefined) out.push([`${SH}minInclusive`, String(family.minInclusive)]);
       if (rule.maxLength !== undefined) out.push([`${SH}maxLength`, String(rule.maxLength)]);
       if (rule.pattern !== undefined) out.push([`${SH}pattern`, str(rule.pattern)]);
@@ -236,10 +305,14 @@ function valueTurtle(rule: ValueRule): [string, string][] {
       return [[`${SH}in`, `( ${rule.values.map(iri).join(' ')} )`]];
     case 'class':
     case 'codeList': {
-      const accepted = rule.kind === 'codeList' ? [...new Set([`${CARGO}CodeListElement`, ...rule.classes])] : rule.classes;
+      const accepted =
+        rule.kind === 'codeList' ? [...new Set([`${CARGO}CodeListElement`, ...rule.classes])] : rule.classes;
       return [
         [`${SH}nodeKind`, iri(`${SH}BlankNodeOrIRI`)],
-        [`${SH}or`, `( ${accepted.map((c) => `[ ${compact(`${SH}class`)} ${iri(c)} ]`).join(' ')} ${iri(UNTYPED_SHAPE)} )`],
+        [
+          `${SH}or`,
+          `( ${accepted.map((c) => `[ ${compact(`${SH}class`)} ${iri(c)} ]`).join(' ')} ${iri(UNTYPED_SHAPE)} )`,
+        ],
       ];
     }
   }
@@ -263,7 +336,8 @@ function localName(iri: string): string {
 const PN_LOCAL = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 function compact(iriValue: string): string {
   for (const [prefix, ns] of PREFIXES) {
-    if (iriValue.startsWith(ns) && PN_LOCAL.test(iriValue.slice(ns.length))) return `${prefix}:${iriValue.slice(ns.length)}`;
+    if (iriValue.startsWith(ns) && PN_LOCAL.test(iriValue.slice(ns.length)))
+      return `${prefix}:${iriValue.slice(ns.length)}`;
   }
   return `<${iriValue}>`;
 }

@@ -31,7 +31,12 @@ export interface SpawnOptions {
 /** Starts `command`. Its output goes to a file, not a pipe: a detached process must not hold on to ours. */
 export function spawnLogged(command: string, args: string[], options: SpawnOptions): Spawned {
   const output = openSync(options.logFile, 'a');
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', output, output], detached: options.detached ?? false });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', output, output],
+    detached: options.detached ?? false,
+  });
   closeSync(output);
   // A failed spawn ends here too, as 'error' instead of 'exit'.
   const exited = once(child, 'exit').then(
@@ -48,17 +53,26 @@ export class ExitedBeforeAnswering extends Error {}
  * Polls `answers` until it holds. Fails if the process ends first (ExitedBeforeAnswering) or
  * `timeoutMs` passes, with `what` and the last lines of its log in the message.
  */
-export async function untilAnswers(spawned: Spawned, answers: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string): Promise<void> {
+export async function untilAnswers(
+  spawned: Spawned,
+  answers: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+  logFile: string,
+): Promise<void> {
   let gone = false;
   void spawned.exited.then(() => (gone = true));
   const deadline = Date.now() + timeoutMs;
   while (!gone) {
-    if (Date.now() > deadline) throw new Error(`${what} did not answer within ${timeoutMs / 1000} s:\n${await logTail(logFile)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not answer within ${timeoutMs / 1000} s:\n${await logTail(logFile)}`);
     if (await answers()) return;
     await sleep(POLL_MS);
   }
   const { exitCode, signalCode } = spawned.child;
-  throw new ExitedBeforeAnswering(`${what} exited (${signalCode ?? `code ${exitCode}`}) before it answered:\n${await logTail(logFile)}`);
+  throw new ExitedBeforeAnswering(
+    `${what} exited (${signalCode ?? `code ${exitCode}`}) before it answered:\n${await logTail(logFile)}`,
+  );
 }
 
 /** Sends `signal` to a child of ours and waits for its exit; SIGKILL once `timeoutMs` passed. */

@@ -11,7 +11,11 @@ const CONNECTION_OPTIONS = { url: { type: 'string' }, profile: { type: 'string' 
 
 function parse(command: Command, args: string[]) {
   try {
-    return parseArgs({ args, allowPositionals: true, options: { ...command.options, ...COMMON_OPTIONS, ...(command.remote ? CONNECTION_OPTIONS : {}) } });
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...command.options, ...COMMON_OPTIONS, ...(command.remote ? CONNECTION_OPTIONS : {}) },
+    });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -24,11 +28,20 @@ async function runCommand(command: Command, args: string[]): Promise<number> {
     return EXIT.ok;
   }
   const [least, most] = command.arity;
-  if (positionals.length < least || positionals.length > most) throw new UsageError(`${command.name} takes ${least === most ? least : `${least} to ${most}`} argument${most === 1 ? '' : 's'}`);
+  if (positionals.length < least || positionals.length > most)
+    throw new UsageError(
+      `${command.name} takes ${least === most ? least : `${least} to ${most}`} argument${most === 1 ? '' : 's'}`,
+    );
   const invocation = { args: positionals, values };
   if (!command.remote) return command.run(invocation);
   // subscribe has always called the server it works through --server.
-  return command.run(invocation, await connect({ url: textOption(values, 'url') ?? textOption(values, 'server'), profile: textOption(values, 'profile') }));
+  return command.run(
+    invocation,
+    await connect({
+      url: textOption(values, 'url') ?? textOption(values, 'server'),
+      profile: textOption(values, 'profile'),
+    }),
+  );
 }
 
 async function run(argv: string[]): Promise<number> {

@@ -48,7 +48,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 // Only once a stop can be clean: a supervisor may send SIGTERM as soon as it reads this.
 logger.info(
-  { event: 'started', url: server.url, baseUrl: config.baseUrl, dataDir: config.dataDir, holder: server.services.holder, tokenEndpoint: idp?.tokenEndpoint, ms: Date.now() - started },
+  {
+    event: 'started',
+    url: server.url,
+    baseUrl: config.baseUrl,
+    dataDir: config.dataDir,
+    holder: server.services.holder,
+    tokenEndpoint: idp?.tokenEndpoint,
+    ms: Date.now() - started,
+  },
   `ONE Record server listening on ${server.url} (base URL ${config.baseUrl})`,
 );
-if (idp) logger.info({ event: 'token-hint' }, `get a token for the data holder: DATA_DIR=${config.dataDir} npx onerecord token`);
+if (idp)
+  logger.info(
+    { event: 'token-hint' },
+    `get a token for the data holder: DATA_DIR=${config.dataDir} npx onerecord token`,
+  );

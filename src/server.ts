@@ -69,7 +69,11 @@ export interface RunningServer {
 function outboundTokens(config: Config, idp: IdentityProvider | undefined, holder: string): TokenSource | undefined {
   const credentials = config.outbound.clientCredentials;
   // The provider is the operator's choice and may be on a private network.
-  if (credentials) return clientCredentialsTokens(new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), credentials);
+  if (credentials)
+    return clientCredentialsTokens(
+      new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }),
+      credentials,
+    );
   return idp && embeddedTokens(idp, holder, config.identityProvider.tokenLifetimeSeconds);
 }
 
@@ -97,16 +101,68 @@ const ANALYTICS_CONNECTIONS = 4;
 /** Opens the configured backend (`store.backend`). */
 async function openStore(config: Config, logger: Logger, metrics: ServerMetrics | undefined): Promise<OpenedStore> {
   if (config.store.backend === 'sparql') {
-    const { queryUrl, updateUrl, user, password, authScheme, token, timeoutMs, sharedWriters, readYourWrites, feedPollMillis, feedGapWaitMillis, feedRetentionMinutes, processDeadAfterMillis } = config.store.sparql;
-    const auth = token !== undefined ? { token } : user !== undefined ? { user, password: password ?? '', scheme: authScheme } : undefined;
-    const shared = sharedWriters ? { pollMs: feedPollMillis, gapWaitMs: feedGapWaitMillis, retentionMs: feedRetentionMinutes * 60_000, deadAfterMs: processDeadAfterMillis, log: messageLog(logger, 'store'), observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)) } : undefined;
-    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }), shared);
+    const {
+      queryUrl,
+      updateUrl,
+      user,
+      password,
+      authScheme,
+      token,
+      timeoutMs,
+      sharedWriters,
+      readYourWrites,
+      feedPollMillis,
+      feedGapWaitMillis,
+      feedRetentionMinutes,
+      processDeadAfterMillis,
+    } = config.store.sparql;
+    const auth =
+      token !== undefined
+        ? { token }
+        : user !== undefined
+          ? { user, password: password ?? '', scheme: authScheme }
+          : undefined;
+    const shared = sharedWriters
+      ? {
+          pollMs: feedPollMillis,
+          gapWaitMs: feedGapWaitMillis,
+          retentionMs: feedRetentionMinutes * 60_000,
+          deadAfterMs: processDeadAfterMillis,
+          log: messageLog(logger, 'store'),
+          observeLag: metrics && ((seconds: number) => metrics.commitFeedLagSeconds.observe(seconds)),
+        }
+      : undefined;
+    const store = new SparqlEngineStore(
+      new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs }),
+      shared,
+    );
     // The data directory then holds only the identity provider's key.
     await mkdir(config.dataDir, { recursive: true });
     const { maxRows, timeBudgetMillis } = config.sparql;
     // Analytics have connections of their own (a long query never holds one the API needs), and the engine stops a query past the budget itself.
-    const analyticsClient = () => new SparqlClient({ queryUrl: queryUrl!, updateUrl: updateUrl!, auth, timeoutMs: timeBudgetMillis, connections: ANALYTICS_CONNECTIONS, engineTimeout: true });
-    return { store, caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined, lease: (name, options) => store.lease(name, options), othersCaughtUp: () => store.caughtUp(), capacity: () => undefined, startQueries: () => new EngineQueries(analyticsClient(), { maxRows, timeBudgetMs: timeBudgetMillis, baseUrl: config.baseUrl, parallel: ANALYTICS_CONNECTIONS }) };
+    const analyticsClient = () =>
+      new SparqlClient({
+        queryUrl: queryUrl!,
+        updateUrl: updateUrl!,
+        auth,
+        timeoutMs: timeBudgetMillis,
+        connections: ANALYTICS_CONNECTIONS,
+        engineTimeout: true,
+      });
+    return {
+      store,
+      caughtUp: shared && readYourWrites ? () => store.caughtUp() : undefined,
+      lease: (name, options) => store.lease(name, options),
+      othersCaughtUp: () => store.caughtUp(),
+      capacity: () => undefined,
+      startQueries: () =>
+        new EngineQueries(analyticsClient(), {
+          maxRows,
+          timeBudgetMs: timeBudgetMillis,
+          baseUrl: config.baseUrl,
+          parallel: ANALYTICS_CONNECTIONS,
+        }),
+    };
   }
   const embedded = await DurableStore.open({
     dataDir: config.dataDir,
@@ -151,7 +207,10 @@ async function openStore(config: Config, logger: Logger, metrics: ServerMetrics 
  * Listens (answering health probes and 503 meanwhile), opens the store, rebuilds indexes, then
  * serves the API. Used by `npm start`, tests and benchmarks.
  */
-export async function startServer(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+): Promise<RunningServer> {
   const lifecycle = new Lifecycle();
   const starting = createStartingApp(lifecycle, logger, config.http.cors.allowedOrigins);
   const listener = await Listener.open(config.port, config.host, lifecycle, starting, config.keepAliveTimeoutMs);
@@ -166,7 +225,10 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await opening.delivery?.stop().catch(() => {});
         await opening.store?.close();
         const waitMs = Math.min(attempt, START_RETRY_MAX_STEPS) * START_RETRY_STEP_MS;
-        logger.warn({ event: 'store-unavailable-at-start', err }, `the SPARQL engine cannot be read: starting again in ${waitMs / 1000} s`);
+        logger.warn(
+          { event: 'store-unavailable-at-start', err },
+          `the SPARQL engine cannot be read: starting again in ${waitMs / 1000} s`,
+        );
         await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }
@@ -197,16 +259,28 @@ const readOnce = <T extends object>(make: () => T): (() => T) => {
 };
 const cargoOntology = readOnce(() => CargoOntology.fromFile(ONTOLOGY_FILE));
 const apiOntology = readOnce(() => ApiOntology.fromFile(API_ONTOLOGY_FILE));
-const shapeValidators = { strict: readOnce(() => ShapeValidator.fromFiles({ strict: true })), lenient: readOnce(() => ShapeValidator.fromFiles()) };
+const shapeValidators = {
+  strict: readOnce(() => ShapeValidator.fromFiles({ strict: true })),
+  lenient: readOnce(() => ShapeValidator.fromFiles()),
+};
 
-async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle, listener: Listener, opening: Opening): Promise<RunningServer> {
+async function openAndServe(
+  config: Config,
+  logger: Logger,
+  lifecycle: Lifecycle,
+  listener: Listener,
+  opening: Opening,
+): Promise<RunningServer> {
   const ontology = cargoOntology();
   let opened: OpenedStore | undefined;
   let delivery: LeasedDelivery | undefined;
   // Metrics are on once they can be reached; prom-client is only loaded then.
   const metrics: ServerMetrics | undefined =
     config.metrics.token !== undefined || config.metrics.port !== undefined
-      ? new (await import('./observability/metrics.js')).ServerMetrics({ storeCapacity: () => opened?.capacity(), outboxDepth: () => delivery?.depth() })
+      ? new (await import('./observability/metrics.js')).ServerMetrics({
+          storeCapacity: () => opened?.capacity(),
+          outboxDepth: () => delivery?.depth(),
+        })
       : undefined;
   opened = await openStore(config, logger, metrics);
   const { store } = opened;
@@ -234,38 +308,85 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   const index = new RevisionIndex((object, number) => store.revision(object, number));
   const eventIndex = new EventIndex();
   const requestIndex = new ActionRequestIndex();
-  const shapes = config.validation.enabled ? shapeValidators[config.validation.strict ? 'strict' : 'lenient']() : undefined;
+  const shapes = config.validation.enabled
+    ? shapeValidators[config.validation.strict ? 'strict' : 'lenient']()
+    : undefined;
   // Writers commit through the outbox's numbering: each commit queues the notifications it causes.
   const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
   const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
   const writes = notifyingWriter(store, outbox);
   const objects = new LogisticsObjects(store, writes, index, ontology, access, config.baseUrl, shapes);
   const moves = new MovedObjects(store, objects, access);
-  const receivedNotifications = await ReceivedNotifications.open(store, apiOntology(), access, (triples) => objects.shapeViolations(triples));
+  const receivedNotifications = await ReceivedNotifications.open(store, apiOntology(), access, (triples) =>
+    objects.shapeViolations(triples),
+  );
   const events = new LogisticsEvents(store, writes, eventIndex, objects, ontology, access);
   const actionRequests = new ActionRequests(store, writes, requestIndex, access, config.baseUrl);
-  const changeRequests = new ChangeRequests(store, writes.claims, access, objects, actionRequests, ontology, config.decisionPolicy, holder);
+  const changeRequests = new ChangeRequests(
+    store,
+    writes.claims,
+    access,
+    objects,
+    actionRequests,
+    ontology,
+    config.decisionPolicy,
+    holder,
+  );
   actionRequests.registerAcceptor(api.ChangeRequest, changeRequests);
   const outbound = new OutboundClient({ ...config.outbound, ownOrigin: new URL(config.baseUrl).origin });
-  const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, { policy: config.decisionPolicy, holder, refuseCallback: (url) => outbound.refusal(url), shapeViolations: (triples) => objects.shapeViolations(triples) });
+  const subscriptions = new Subscriptions(subscriptionIndex, actionRequests, {
+    policy: config.decisionPolicy,
+    holder,
+    refuseCallback: (url) => outbound.refusal(url),
+    shapeViolations: (triples) => objects.shapeViolations(triples),
+  });
   actionRequests.registerAcceptor(api.SubscriptionRequest, subscriptions);
   const tokens = outboundTokens(config, identityProvider, holder);
   const log = messageLog(logger, 'notifications');
   const sharedEngine = config.store.backend === 'sparql' && config.store.sparql.sharedWriters;
   const deliverer = () =>
-    new Delivery(store, subscriptions, (revision) => objects.triples(revision), outbound, tokens, config.delivery, log, metrics?.deliveryOutcome, () => lifecycle.serving(), {
-      inFlight: outbox.inFlight,
-      // Another process may be writing a number this one has not seen.
-      othersWaitMs: sharedEngine ? config.store.sparql.outboxGapWaitMillis : 0,
-      // A killed process's write under way is completed once the others take it for dead (within 1.5 times that).
-      awaitedMs: sharedEngine ? 3 * config.store.sparql.processDeadAfterMillis : 0,
-    });
-  const lease = sharedEngine ? opened.lease?.('notification-delivery', { termMs: config.store.sparql.deliveryLeaseMillis, log }) : undefined;
-  delivery = new LeasedDelivery(deliverer, lease, () => storedOutboxEvents(store), () => opened.othersCaughtUp?.() ?? Promise.resolve(), log);
+    new Delivery(
+      store,
+      subscriptions,
+      (revision) => objects.triples(revision),
+      outbound,
+      tokens,
+      config.delivery,
+      log,
+      metrics?.deliveryOutcome,
+      () => lifecycle.serving(),
+      {
+        inFlight: outbox.inFlight,
+        // Another process may be writing a number this one has not seen.
+        othersWaitMs: sharedEngine ? config.store.sparql.outboxGapWaitMillis : 0,
+        // A killed process's write under way is completed once the others take it for dead (within 1.5 times that).
+        awaitedMs: sharedEngine ? 3 * config.store.sparql.processDeadAfterMillis : 0,
+      },
+    );
+  const lease = sharedEngine
+    ? opened.lease?.('notification-delivery', { termMs: config.store.sparql.deliveryLeaseMillis, log })
+    : undefined;
+  delivery = new LeasedDelivery(
+    deliverer,
+    lease,
+    () => storedOutboxEvents(store),
+    () => opened.othersCaughtUp?.() ?? Promise.resolve(),
+    log,
+  );
   const deadLetters = new DeadLetters(store);
   const remoteSubscriptions = new RemoteSubscriptions(store, ontology, access, outbound, tokens, holder);
   // The consumers of the after-commit stream; replaying what the store holds builds their state.
-  for (const consumer of [index, objects, eventIndex, requestIndex, moves, grantIndex, subscriptionIndex, outbox, remoteSubscriptions]) {
+  for (const consumer of [
+    index,
+    objects,
+    eventIndex,
+    requestIndex,
+    moves,
+    grantIndex,
+    subscriptionIndex,
+    outbox,
+    remoteSubscriptions,
+  ]) {
     store.committed.subscribe((events) => consumer.onCommitted(events));
   }
   // Every process's notifications, delivered by the process holding the lease (docs/sparql-engine.md, "Several processes").
@@ -275,15 +396,36 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   if (metrics) store.committed.subscribe(metrics.onCommitted, false);
   if (config.notifications.webhookUrl) {
     // Operator-configured and usually on a private network: the address guard does not apply.
-    const webhook = new WebhookForwarder(config.notifications.webhookUrl, new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }), receivedNotifications, log);
+    const webhook = new WebhookForwarder(
+      config.notifications.webhookUrl,
+      new OutboundClient({ ...config.outbound, allowPrivateAddresses: true }),
+      receivedNotifications,
+      log,
+    );
     store.committed.subscribe((events) => webhook.onCommitted(events), false);
   }
   await objects.ensureDataHolder(holder, config.holderName);
   const grants = new Grants(writes.claims, grantIndex, access, objects, actionRequests, config.baseUrl);
-  const accessDelegations = new AccessDelegations(access, objects, actionRequests, grants, config.decisionPolicy, holder);
+  const accessDelegations = new AccessDelegations(
+    access,
+    objects,
+    actionRequests,
+    grants,
+    config.decisionPolicy,
+    holder,
+  );
   actionRequests.registerAcceptor(api.AccessDelegationRequest, accessDelegations);
   if (config.partners.length > 0) {
-    const offers = new PartnerOffers(config.partners, subscriptions, ontology, outbound, tokens, access.caller(holder), config.limits, log);
+    const offers = new PartnerOffers(
+      config.partners,
+      subscriptions,
+      ontology,
+      outbound,
+      tokens,
+      access.caller(holder),
+      config.limits,
+      log,
+    );
     store.committed.subscribe((events) => offers.onCommitted(events), false);
   }
   delivery.start();
@@ -291,12 +433,55 @@ async function openAndServe(config: Config, logger: Logger, lifecycle: Lifecycle
   if (config.notifications.retentionDays > 0) receivedNotifications.keepFor(config.notifications.retentionDays, log);
 
   const queries = opened.startQueries();
-  const analytics = new Analytics(queries, access, index, eventIndex, requestIndex, config.sparql, metrics?.queryFinished);
+  const analytics = new Analytics(
+    queries,
+    access,
+    index,
+    eventIndex,
+    requestIndex,
+    config.sparql,
+    metrics?.queryFinished,
+  );
 
   const jsonLd = new JsonLdFallback(config.limits.jsonLdMillis);
-  const services: Services = { config, access, verifier, identityProvider, objects, events, moves, actionRequests, changeRequests, accessDelegations, grants, analytics, receivedNotifications, subscriptions, delivery, deadLetters, remoteSubscriptions, ontology, jsonLd, callerBudget: new CallerBudget(config.limits.perCaller), holder, startedAt: new Date(), logger, lifecycle, metrics, caughtUp: opened.caughtUp };
+  const services: Services = {
+    config,
+    access,
+    verifier,
+    identityProvider,
+    objects,
+    events,
+    moves,
+    actionRequests,
+    changeRequests,
+    accessDelegations,
+    grants,
+    analytics,
+    receivedNotifications,
+    subscriptions,
+    delivery,
+    deadLetters,
+    remoteSubscriptions,
+    ontology,
+    jsonLd,
+    callerBudget: new CallerBudget(config.limits.perCaller),
+    holder,
+    startedAt: new Date(),
+    logger,
+    lifecycle,
+    metrics,
+    caughtUp: opened.caughtUp,
+  };
   const metricsListener =
-    metrics && config.metrics.port !== undefined ? await Listener.open(config.metrics.port, config.metrics.host, lifecycle, createMetricsApp(metrics, lifecycle, logger), config.keepAliveTimeoutMs) : undefined;
+    metrics && config.metrics.port !== undefined
+      ? await Listener.open(
+          config.metrics.port,
+          config.metrics.host,
+          lifecycle,
+          createMetricsApp(metrics, lifecycle, logger),
+          config.keepAliveTimeoutMs,
+        )
+      : undefined;
   listener.serve(createApp(services));
   lifecycle.phase = 'ready';
   return {

@@ -1,21 +1,37 @@
 import { expect } from 'chai';
 import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
 import { authorization, grant } from './support/access.js';
-import { API, CHANGE_REQUEST_TYPE, add, asList, change, createObject, readJson, statusOf, str, submit } from './support/changes.js';
+import {
+  API,
+  CHANGE_REQUEST_TYPE,
+  add,
+  asList,
+  change,
+  createObject,
+  readJson,
+  statusOf,
+  str,
+  submit,
+} from './support/changes.js';
 
 type Json = Record<string, unknown>;
 
-const STRANGER = { id: 'stranger', secret: 'stranger-secret', agent: 'https://stranger.example.com/logistics-objects/org' };
-const clients = [
-  { id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT },
-  STRANGER,
-];
+const STRANGER = {
+  id: 'stranger',
+  secret: 'stranger-secret',
+  agent: 'https://stranger.example.com/logistics-objects/org',
+};
+const clients = [{ id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT }, STRANGER];
 
 async function strangerToken(server: TestServer): Promise<string> {
   const res = await fetch(`${server.url}/idp/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: STRANGER.id, client_secret: STRANGER.secret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: STRANGER.id,
+      client_secret: STRANGER.secret,
+    }),
   });
   return ((await res.json()) as { access_token: string }).access_token;
 }
@@ -132,12 +148,16 @@ describe('action requests: decisions, reading, revoking, listing', () => {
       const body = await readJson(server, request, 'other');
       expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_REVOKED`);
       expect((body['api:isRevokedBy'] as Json)['@id']).to.equal(OTHER_AGENT);
-      expect((body['api:isRevokedAt'] as Json)['@value']).to.equal((body['api:hasRequestStatusSince'] as Json)['@value']);
+      expect((body['api:isRevokedAt'] as Json)['@value']).to.equal(
+        (body['api:hasRequestStatusSince'] as Json)['@value'],
+      );
     });
 
     it('the holder may revoke too; a request no longer pending is 422; strangers 403', async () => {
       const { request } = await pendingChange();
-      expect((await server.request(request, { method: 'DELETE', headers: { Authorization: `Bearer ${stranger}` } })).status).to.equal(403);
+      expect(
+        (await server.request(request, { method: 'DELETE', headers: { Authorization: `Bearer ${stranger}` } })).status,
+      ).to.equal(403);
       expect((await server.request(request, { method: 'DELETE' })).status).to.equal(204);
       expect((await server.request(request, { method: 'DELETE', agent: 'other' })).status).to.equal(422);
       const accepted = await pendingChange('holder');
@@ -159,7 +179,11 @@ describe('action requests: decisions, reading, revoking, listing', () => {
       expect(await items(`?logistics-object=${encodeURIComponent(first.object)}`)).to.deep.equal([first.request]);
       const pending = await items('?status=REQUEST_PENDING&type=ChangeRequest');
       expect(pending).to.include(first.request).and.not.include(second.request);
-      expect(await items(`?status=${encodeURIComponent(`${API}REQUEST_REJECTED`)}&logistics-object=${encodeURIComponent(second.object)}`)).to.deep.equal([second.request]);
+      expect(
+        await items(
+          `?status=${encodeURIComponent(`${API}REQUEST_REJECTED`)}&logistics-object=${encodeURIComponent(second.object)}`,
+        ),
+      ).to.deep.equal([second.request]);
       expect(await items('?type=SubscriptionRequest')).to.deep.equal([]);
       expect((await server.request('/action-requests?status=DONE')).status).to.equal(400);
       expect((await server.request('/action-requests', { agent: 'other' })).status).to.equal(403);
@@ -168,7 +192,10 @@ describe('action requests: decisions, reading, revoking, listing', () => {
 
   it('405 with Allow for other methods', async () => {
     const { request } = await pendingChange();
-    for (const [path, allow] of [[request, 'GET, HEAD, PATCH, DELETE'], ['/action-requests', 'GET, HEAD']]) {
+    for (const [path, allow] of [
+      [request, 'GET, HEAD, PATCH, DELETE'],
+      ['/action-requests', 'GET, HEAD'],
+    ]) {
       const res = await server.request(path, { method: 'POST' });
       expect(res.status).to.equal(405);
       expect(res.headers.get('allow')).to.equal(allow);
@@ -179,11 +206,19 @@ describe('action requests: decisions, reading, revoking, listing', () => {
   it('requests, statuses and errors survive a restart', async () => {
     const { object, request } = await pendingChange();
     const rejected = await submit(server, object, change(object, 7, [add(object, 'remarks', str('x'))]), 'other');
-    const before = [await readJson(server, request), await readJson(server, rejected), await readJson(server, `${object}/audit-trail`)];
+    const before = [
+      await readJson(server, request),
+      await readJson(server, rejected),
+      await readJson(server, `${object}/audit-trail`),
+    ];
     await server.stop();
     await server.restart();
     stranger = await strangerToken(server);
-    expect([await readJson(server, request), await readJson(server, rejected), await readJson(server, `${object}/audit-trail`)]).to.deep.equal(before);
+    expect([
+      await readJson(server, request),
+      await readJson(server, rejected),
+      await readJson(server, `${object}/audit-trail`),
+    ]).to.deep.equal(before);
     expect((await decide(server, request, 'REQUEST_ACCEPTED')).status).to.equal(204);
     expect((await readJson(server, object))['api:hasRevision']).to.equal(2);
   });
@@ -200,7 +235,11 @@ describe('decision policies', () => {
     it(`${policy}: the holder's change is ${holderStatus}, a reading partner's ${readerStatus}, another partner's ${otherStatus}`, async () => {
       const server = await startTestServer({ decisionPolicy: policy });
       try {
-        for (const [agent, reads, expected] of [['holder', true, holderStatus], ['other', true, readerStatus], ['other', false, otherStatus]] as const) {
+        for (const [agent, reads, expected] of [
+          ['holder', true, holderStatus],
+          ['other', true, readerStatus],
+          ['other', false, otherStatus],
+        ] as const) {
           const object = await createObject(server);
           if (agent === 'other' && reads) await grant(server, authorization(OTHER_AGENT, [object], ['Read']));
           const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Pens'))]), agent);

@@ -2,7 +2,11 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { open, type RootDatabase } from 'lmdb';
 import { ArchiveDb, MAX_UNWRITTEN } from '../src/store/embedded/archive/archive-db.js';
-import { RequestArchive, type ArchivedRequest, type RequestByObjectKey } from '../src/store/embedded/archive/request-archive.js';
+import {
+  RequestArchive,
+  type ArchivedRequest,
+  type RequestByObjectKey,
+} from '../src/store/embedded/archive/request-archive.js';
 import { tempDir } from './support/store-data.js';
 
 describe('archive: walking an index down one key at a time', () => {
@@ -23,7 +27,9 @@ describe('archive: walking an index down one key at a time', () => {
   });
   const made: ArchiveDb<never, never>[] = [];
   const archiveDb = <K extends RequestByObjectKey | string, V>(name: string) => {
-    const db = new ArchiveDb<K, V>(env.openDB<V, K>({ name: `${name}-${opened++}` }), (err) => expect.fail(err.message));
+    const db = new ArchiveDb<K, V>(env.openDB<V, K>({ name: `${name}-${opened++}` }), (err) =>
+      expect.fail(err.message),
+    );
     made.push(db as unknown as ArchiveDb<never, never>);
     return db;
   };
@@ -31,10 +37,16 @@ describe('archive: walking an index down one key at a time', () => {
   /** Every key of `object` from the newest down, by keyBelow. */
   const walk = (db: ArchiveDb<RequestByObjectKey, 1>, object: string) => {
     const keys: RequestByObjectKey[] = [];
-    for (let key = db.keyBelow([object, Number.MAX_SAFE_INTEGER, ''], [object, 0, '']); key; key = db.keyBelow(key, [object, 0, ''])) keys.push(key);
+    for (
+      let key = db.keyBelow([object, Number.MAX_SAFE_INTEGER, ''], [object, 0, '']);
+      key;
+      key = db.keyBelow(key, [object, 0, ''])
+    )
+      keys.push(key);
     return keys;
   };
-  const newestFirst = (keys: RequestByObjectKey[]) => [...keys].sort((a, b) => b[1] - a[1] || (a[2] < b[2] ? 1 : a[2] > b[2] ? -1 : 0));
+  const newestFirst = (keys: RequestByObjectKey[]) =>
+    [...keys].sort((a, b) => b[1] - a[1] || (a[2] < b[2] ? 1 : a[2] > b[2] ? -1 : 0));
 
   it('hands entries to LMDB once MAX_UNWRITTEN are waiting, without waiting for the delay, and keeps them readable throughout', async () => {
     const name = `burst-${opened}`;
@@ -49,22 +61,43 @@ describe('archive: walking an index down one key at a time', () => {
 
   it('gives the keys of a range newest first, committed or not, removed ones left out, and nothing past the floor', async () => {
     const db = index();
-    const committed: RequestByObjectKey[] = [['o', 1, 'r1'], ['o', 5, 'r5'], ['o', 5, 'r6'], ['o', 9, 'r9'], ['n', 7, 'other'], ['p', 0, 'after']];
+    const committed: RequestByObjectKey[] = [
+      ['o', 1, 'r1'],
+      ['o', 5, 'r5'],
+      ['o', 5, 'r6'],
+      ['o', 9, 'r9'],
+      ['n', 7, 'other'],
+      ['p', 0, 'after'],
+    ];
     for (const key of committed) db.put(key, 1);
     db.write();
     await env.flushed;
     // Not yet handed to LMDB: one new key between committed ones, one removed.
     db.put(['o', 6, 'r-new'], 1);
     db.remove(['o', 5, 'r5']);
-    expect(walk(db, 'o')).to.deep.equal([['o', 9, 'r9'], ['o', 6, 'r-new'], ['o', 5, 'r6'], ['o', 1, 'r1']]);
+    expect(walk(db, 'o')).to.deep.equal([
+      ['o', 9, 'r9'],
+      ['o', 6, 'r-new'],
+      ['o', 5, 'r6'],
+      ['o', 1, 'r1'],
+    ]);
     db.write();
     await env.flushed;
-    expect(walk(db, 'o')).to.deep.equal([['o', 9, 'r9'], ['o', 6, 'r-new'], ['o', 5, 'r6'], ['o', 1, 'r1']]);
+    expect(walk(db, 'o')).to.deep.equal([
+      ['o', 9, 'r9'],
+      ['o', 6, 'r-new'],
+      ['o', 5, 'r6'],
+      ['o', 1, 'r1'],
+    ]);
     expect(walk(db, 'absent')).to.deep.equal([]);
   });
 
   it('agrees with the whole range read and sorted, for keys put and removed in any order, some committed', async () => {
-    const key = fc.tuple(fc.constantFrom('a', 'b', 'b/1', 'c'), fc.integer({ min: 0, max: 20 }), fc.constantFrom('g', 'h', 'ü', 'g2'));
+    const key = fc.tuple(
+      fc.constantFrom('a', 'b', 'b/1', 'c'),
+      fc.integer({ min: 0, max: 20 }),
+      fc.constantFrom('g', 'h', 'ü', 'g2'),
+    );
     const step = fc.record({ key, removed: fc.boolean(), committed: fc.boolean() });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
@@ -78,7 +111,9 @@ describe('archive: walking an index down one key at a time', () => {
           }
         }
         for (const object of ['a', 'b', 'b/1', 'c']) {
-          const all = db.range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (k) => k[0] === object).map(({ key: k }) => k);
+          const all = db
+            .range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (k) => k[0] === object)
+            .map(({ key: k }) => k);
           expect(walk(db, object), object).to.deep.equal(newestFirst(all));
         }
       }),
@@ -88,14 +123,16 @@ describe('archive: walking an index down one key at a time', () => {
 
   it("walks a request archive's requests about an object from the newest down, by newestAbout", async () => {
     const byObject = index();
-    const requests = new RequestArchive(
-      archiveDb<string, ArchivedRequest>('requests'),
-      byObject,
-    );
+    const requests = new RequestArchive(archiveDb<string, ArchivedRequest>('requests'), byObject);
     for (let i = 0; i < 50; i++) byObject.put(['https://x.example/lo/1', 1000 + i, `https://x.example/ar/${i}`], 1);
     byObject.put(['https://x.example/lo/2', 5000, 'https://x.example/ar/other'], 1);
     const walked: string[] = [];
-    for (let key = requests.newestAbout('https://x.example/lo/1'); key; key = requests.newestAbout('https://x.example/lo/1', key)) walked.push(key[2]);
+    for (
+      let key = requests.newestAbout('https://x.example/lo/1');
+      key;
+      key = requests.newestAbout('https://x.example/lo/1', key)
+    )
+      walked.push(key[2]);
     expect(walked).to.deep.equal(Array.from({ length: 50 }, (_, i) => `https://x.example/ar/${49 - i}`));
   });
 });

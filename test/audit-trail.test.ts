@@ -35,7 +35,8 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
   after(() => server.close());
 
   const trail = (query = '') => readJson(server, `${object}/audit-trail${query}`);
-  const ids = async (query: string) => asList((await trail(query))['api:hasActionRequest'] as Json[]).map((r) => r['@id']);
+  const ids = async (query: string) =>
+    asList((await trail(query))['api:hasActionRequest'] as Json[]).map((r) => r['@id']);
 
   it('lists every ChangeRequest, whatever its status, with its Change, and hasLatestRevision', async () => {
     const body = await trail();
@@ -43,7 +44,13 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
     expect(body['@type']).to.equal('api:AuditTrail');
     expect(body['api:hasLatestRevision']).to.deep.equal({ '@value': '2', '@type': 'xsd:positiveInteger' });
     const listed = asList(body['api:hasActionRequest'] as Json[]);
-    expect(listed.map((r) => r['@id'])).to.deep.equal([requests.revoked, requests.failed, requests.accepted, requests.rejected, requests.pending]);
+    expect(listed.map((r) => r['@id'])).to.deep.equal([
+      requests.revoked,
+      requests.failed,
+      requests.accepted,
+      requests.rejected,
+      requests.pending,
+    ]);
     expect(listed.map((r) => ((r['api:hasRequestStatus'] as Json)['@id'] as string).replace(API, ''))).to.deep.equal([
       'REQUEST_REVOKED',
       'REQUEST_FAILED',
@@ -53,7 +60,9 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
     ]);
     for (const r of listed) expect((r['api:hasChange'] as Json)['@type']).to.equal('api:Change');
     // The 2.0 name lists the same requests by reference.
-    expect(asList(body['api:hasChangeRequest'] as Json[]).map((r) => r['@id'])).to.deep.equal(listed.map((r) => r['@id']));
+    expect(asList(body['api:hasChangeRequest'] as Json[]).map((r) => r['@id'])).to.deep.equal(
+      listed.map((r) => r['@id']),
+    );
   });
 
   it('reads back as the same triples in JSON-LD (through jsonld.js) and in Turtle', async () => {
@@ -74,16 +83,27 @@ describe('GET /logistics-objects/{id}/audit-trail', () => {
   });
 
   it('filters by the time of status changes (updated-from, updated-to, also camelCase); 400 for bad values', async () => {
-    expect(await ids(`?updated-from=${encodeURIComponent(midway)}`)).to.deep.equal([requests.rejected, requests.pending]);
-    expect(await ids(`?updatedTo=${encodeURIComponent(midway)}`)).to.deep.equal([requests.revoked, requests.failed, requests.accepted]);
+    expect(await ids(`?updated-from=${encodeURIComponent(midway)}`)).to.deep.equal([
+      requests.rejected,
+      requests.pending,
+    ]);
+    expect(await ids(`?updatedTo=${encodeURIComponent(midway)}`)).to.deep.equal([
+      requests.revoked,
+      requests.failed,
+      requests.accepted,
+    ]);
     expect(await ids('?updated-from=20000101T000000Z&updated-to=20990101T000000Z')).to.have.length(5);
     expect(await ids('?updated-to=20000101T000000Z')).to.deep.equal([]);
     expect((await server.request(`${object}/audit-trail?updated-from=yesterday`)).status).to.equal(400);
-    expect((await server.request(`${object}/audit-trail?updated-from=20990101T000000Z&updated-to=20000101T000000Z`)).status).to.equal(400);
+    expect(
+      (await server.request(`${object}/audit-trail?updated-from=20990101T000000Z&updated-to=20000101T000000Z`)).status,
+    ).to.equal(400);
   });
 
   it('a filter given under both its spellings is 400 naming the second, as for every parameter with several spellings', async () => {
-    const res = await server.request(`${object}/audit-trail?updated-from=20000101T000000Z&updatedFrom=20000101T000000Z`);
+    const res = await server.request(
+      `${object}/audit-trail?updated-from=20000101T000000Z&updatedFrom=20000101T000000Z`,
+    );
     expect(res.status).to.equal(400);
     expect(await res.text()).to.include('give updated-from or updatedFrom, not both');
   });

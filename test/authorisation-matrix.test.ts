@@ -17,7 +17,19 @@ import { startTestServer, type TestServer } from './support/server.js';
 const org = (name: string) => `https://${name}.example.com/logistics-objects/${name}`;
 
 /** The callers of the matrix. */
-const PERSONAS = ['internal', 'creator', 'getObject', 'patchObject', 'postEvent', 'getEvent', 'delegateOfDelegate', 'revokedDelegate', 'unrelated', 'noToken', 'expiredToken'] as const;
+const PERSONAS = [
+  'internal',
+  'creator',
+  'getObject',
+  'patchObject',
+  'postEvent',
+  'getEvent',
+  'delegateOfDelegate',
+  'revokedDelegate',
+  'unrelated',
+  'noToken',
+  'expiredToken',
+] as const;
 type Persona = (typeof PERSONAS)[number];
 const AGENT: Record<Exclude<Persona, 'internal' | 'noToken'>, string> = {
   creator: org('creator'),
@@ -87,7 +99,9 @@ const OBJECT_READERS: readonly Persona[] = ['internal', 'creator', 'getObject', 
 
 /** The status of the ChangeRequest a PATCH answered with, as its requester reads it. */
 async function requestStatus(res: Response, read: (url: string) => Promise<Response>): Promise<string> {
-  const body = (await (await read(res.headers.get('location')!)).json()) as { 'api:hasRequestStatus': { '@id': string } };
+  const body = (await (await read(res.headers.get('location')!)).json()) as {
+    'api:hasRequestStatus': { '@id': string };
+  };
   return body['api:hasRequestStatus']['@id'].replace(API, '');
 }
 
@@ -100,7 +114,11 @@ const TABLE: Row[] = [
   { method: 'HEAD', route: '/', expect: { authenticated: 200 } },
   // The token endpoint authenticates clients, not bearer tokens: a request without a grant is 400 for everyone.
   { method: 'POST', route: '/idp/token', expect: { authenticated: 400, noToken: 400, expiredToken: 400 } },
-  { method: 'GET', route: '/idp/.well-known/jwks.json', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
+  {
+    method: 'GET',
+    route: '/idp/.well-known/jwks.json',
+    expect: { authenticated: 200, noToken: 200, expiredToken: 200 },
+  },
   // Probes and the API description are public.
   { method: 'GET', route: '/health/live', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
   { method: 'GET', route: '/health/ready', expect: { authenticated: 200, noToken: 200, expiredToken: 200 } },
@@ -113,15 +131,26 @@ const TABLE: Row[] = [
     method: 'GET',
     route: '/console/assets/:version/:name',
     // A module the page loads when another page is opened (the landing page's are in the page itself).
-    url: async (w) => `/${/import\("\.\/(console\/assets\/[^"]+)"\)/.exec(await (await fetch(`${w.server.url}/console`)).text())![1]}`,
+    url: async (w) =>
+      `/${/import\("\.\/(console\/assets\/[^"]+)"\)/.exec(await (await fetch(`${w.server.url}/console`)).text())![1]}`,
     expect: { authenticated: 200, noToken: 200, expiredToken: 200 },
   },
   { method: 'GET', route: '/shapes', expect: { authenticated: 200 } },
   { method: 'POST', route: '/logistics-objects', body: () => piece(), expect: { internal: 201, authenticated: 403 } },
   { method: 'GET', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
   { method: 'HEAD', route: '/logistics-objects/:id', url: (w) => w.object, expect: ALL_OBJECT_READERS },
-  { method: 'GET', route: '/logistics-objects/:id?at', url: (w) => `${w.object}?revision=1`, expect: ALL_OBJECT_READERS },
-  { method: 'GET', route: '/logistics-objects/:id?embedded', url: (w) => `${w.object}?embedded=true`, expect: ALL_OBJECT_READERS },
+  {
+    method: 'GET',
+    route: '/logistics-objects/:id?at',
+    url: (w) => `${w.object}?revision=1`,
+    expect: ALL_OBJECT_READERS,
+  },
+  {
+    method: 'GET',
+    route: '/logistics-objects/:id?embedded',
+    url: (w) => `${w.object}?embedded=true`,
+    expect: ALL_OBJECT_READERS,
+  },
   {
     method: 'PATCH',
     route: '/logistics-objects/:id',
@@ -142,13 +171,36 @@ const TABLE: Row[] = [
     body: (w) => change(w.object, 2, [add(w.object, 'goodsDescription', str('matrix'))]),
     expect: { authenticated: 201 },
     then: async (persona, res, read) => {
-      expect(await requestStatus(res, read), persona).to.equal(OBJECT_READERS.includes(persona) ? 'REQUEST_REJECTED' : 'REQUEST_PENDING');
+      expect(await requestStatus(res, read), persona).to.equal(
+        OBJECT_READERS.includes(persona) ? 'REQUEST_REJECTED' : 'REQUEST_PENDING',
+      );
     },
   },
-  { method: 'GET', route: '/logistics-objects/:id/audit-trail', url: (w) => `${w.object}/audit-trail`, expect: ALL_OBJECT_READERS },
-  { method: 'GET', route: '/logistics-objects/:id/logistics-events', url: (w) => `${w.object}/logistics-events`, expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 } },
-  { method: 'POST', route: '/logistics-objects/:id/logistics-events', url: (w) => `${w.object}/logistics-events`, body: () => eventJson(), expect: { internal: 201, creator: 201, postEvent: 201, authenticated: 403 } },
-  { method: 'GET', route: '/logistics-objects/:id/logistics-events/:eventId', url: (w) => w.event, expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 } },
+  {
+    method: 'GET',
+    route: '/logistics-objects/:id/audit-trail',
+    url: (w) => `${w.object}/audit-trail`,
+    expect: ALL_OBJECT_READERS,
+  },
+  {
+    method: 'GET',
+    route: '/logistics-objects/:id/logistics-events',
+    url: (w) => `${w.object}/logistics-events`,
+    expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 },
+  },
+  {
+    method: 'POST',
+    route: '/logistics-objects/:id/logistics-events',
+    url: (w) => `${w.object}/logistics-events`,
+    body: () => eventJson(),
+    expect: { internal: 201, creator: 201, postEvent: 201, authenticated: 403 },
+  },
+  {
+    method: 'GET',
+    route: '/logistics-objects/:id/logistics-events/:eventId',
+    url: (w) => w.event,
+    expect: { internal: 200, creator: 200, getEvent: 200, authenticated: 403 },
+  },
   // Bulk intake reports each event's own status: 201 inside the 207 for those allowed, 403 for the others.
   {
     method: 'POST',
@@ -161,38 +213,136 @@ const TABLE: Row[] = [
       expect(body['api:hasCreationResult']['api:hasHTTPStatus'], persona).to.equal(allowed ? 201 : 403);
     },
   },
-  { method: 'POST', route: '/access-delegations', body: (w) => delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: org('someone'), objects: [w.object] }), expect: { internal: 201, creator: 201, getObject: 201, delegateOfDelegate: 201, authenticated: 403 } },
+  {
+    method: 'POST',
+    route: '/access-delegations',
+    body: (w) => delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: org('someone'), objects: [w.object] }),
+    expect: { internal: 201, creator: 201, getObject: 201, delegateOfDelegate: 201, authenticated: 403 },
+  },
   { method: 'GET', route: '/action-requests', expect: { internal: 200, authenticated: 403 } },
-  { method: 'GET', route: '/action-requests/:id', url: (w) => w.request, expect: { internal: 200, creator: 200, authenticated: 403 } },
-  { method: 'HEAD', route: '/action-requests/:id', url: (w) => w.request, expect: { internal: 200, creator: 200, authenticated: 403 } },
-  { method: 'PATCH', route: '/action-requests/:id', url: async (w) => `${await w.freshRequest()}?status=REQUEST_REJECTED`, expect: { internal: 204, authenticated: 403 } },
-  { method: 'DELETE', route: '/action-requests/:id', url: (w) => w.freshRequest(), expect: { internal: 204, creator: 204, authenticated: 403 } },
-  { method: 'POST', route: '/internal/acl', body: (w) => ({ '@type': 'http://www.w3.org/ns/auth/acl#Authorization', 'http://www.w3.org/ns/auth/acl#agent': { '@id': org('someone') }, 'http://www.w3.org/ns/auth/acl#accessTo': { '@id': w.object }, 'http://www.w3.org/ns/auth/acl#mode': { '@id': 'http://www.w3.org/ns/auth/acl#Read' } }), expect: { internal: 201, authenticated: 403 } },
-  { method: 'GET', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}`, expect: { internal: 200, authenticated: 403 } },
-  { method: 'DELETE', route: '/internal/acl', url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(org('nobody'))}`, expect: { internal: 204, authenticated: 403 } },
-  { method: 'GET', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 200, authenticated: 403 } },
-  { method: 'DELETE', route: '/internal/acl/:id', url: (w) => w.freshGrant(), expect: { internal: 204, authenticated: 403 } },
-  { method: 'GET', route: '/internal/logistics-objects', url: () => '/internal/logistics-objects?type=Piece', expect: { internal: 200, authenticated: 403 } },
+  {
+    method: 'GET',
+    route: '/action-requests/:id',
+    url: (w) => w.request,
+    expect: { internal: 200, creator: 200, authenticated: 403 },
+  },
+  {
+    method: 'HEAD',
+    route: '/action-requests/:id',
+    url: (w) => w.request,
+    expect: { internal: 200, creator: 200, authenticated: 403 },
+  },
+  {
+    method: 'PATCH',
+    route: '/action-requests/:id',
+    url: async (w) => `${await w.freshRequest()}?status=REQUEST_REJECTED`,
+    expect: { internal: 204, authenticated: 403 },
+  },
+  {
+    method: 'DELETE',
+    route: '/action-requests/:id',
+    url: (w) => w.freshRequest(),
+    expect: { internal: 204, creator: 204, authenticated: 403 },
+  },
+  {
+    method: 'POST',
+    route: '/internal/acl',
+    body: (w) => ({
+      '@type': 'http://www.w3.org/ns/auth/acl#Authorization',
+      'http://www.w3.org/ns/auth/acl#agent': { '@id': org('someone') },
+      'http://www.w3.org/ns/auth/acl#accessTo': { '@id': w.object },
+      'http://www.w3.org/ns/auth/acl#mode': { '@id': 'http://www.w3.org/ns/auth/acl#Read' },
+    }),
+    expect: { internal: 201, authenticated: 403 },
+  },
+  {
+    method: 'GET',
+    route: '/internal/acl',
+    url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}`,
+    expect: { internal: 200, authenticated: 403 },
+  },
+  {
+    method: 'DELETE',
+    route: '/internal/acl',
+    url: (w) => `/internal/acl?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(org('nobody'))}`,
+    expect: { internal: 204, authenticated: 403 },
+  },
+  {
+    method: 'GET',
+    route: '/internal/acl/:id',
+    url: (w) => w.freshGrant(),
+    expect: { internal: 200, authenticated: 403 },
+  },
+  {
+    method: 'DELETE',
+    route: '/internal/acl/:id',
+    url: (w) => w.freshGrant(),
+    expect: { internal: 204, authenticated: 403 },
+  },
+  {
+    method: 'GET',
+    route: '/internal/logistics-objects',
+    url: () => '/internal/logistics-objects?type=Piece',
+    expect: { internal: 200, authenticated: 403 },
+  },
   { method: 'GET', route: '/internal/moves', expect: { internal: 200, authenticated: 403 } },
-  { method: 'PUT', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), body: () => MOVE, contentType: 'application/json', expect: { internal: 200, authenticated: 403 } },
-  { method: 'GET', route: '/internal/moves/:id', url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'), expect: { internal: 200, authenticated: 403 } },
+  {
+    method: 'PUT',
+    route: '/internal/moves/:id',
+    url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'),
+    body: () => MOVE,
+    contentType: 'application/json',
+    expect: { internal: 200, authenticated: 403 },
+  },
+  {
+    method: 'GET',
+    route: '/internal/moves/:id',
+    url: (w) => w.spare.replace('/logistics-objects/', '/internal/moves/'),
+    expect: { internal: 200, authenticated: 403 },
+  },
   {
     method: 'DELETE',
     route: '/internal/moves/:id',
     url: async (w) => {
       const url = w.spare.replace('/logistics-objects/', '/internal/moves/');
-      await w.server.request(url, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(MOVE) });
+      await w.server.request(url, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(MOVE),
+      });
       return url;
     },
     expect: { internal: 204, authenticated: 403 },
   },
   // SPARQL is for internal actors unless sparql.openToPartners is set (partners then query what they may read: sparql.test.ts).
-  { method: 'GET', route: '/sparql', url: () => `/sparql?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`, expect: { internal: 200, authenticated: 403 } },
-  { method: 'POST', route: '/sparql', body: () => 'ASK { ?s ?p ?o }', contentType: 'application/sparql-query', expect: { internal: 200, authenticated: 403 } },
+  {
+    method: 'GET',
+    route: '/sparql',
+    url: () => `/sparql?query=${encodeURIComponent('ASK { ?s ?p ?o }')}`,
+    expect: { internal: 200, authenticated: 403 },
+  },
+  {
+    method: 'POST',
+    route: '/sparql',
+    body: () => 'ASK { ?s ?p ?o }',
+    contentType: 'application/sparql-query',
+    expect: { internal: 200, authenticated: 403 },
+  },
   // Publish and subscribe: the spec's routes need a token only; the operator routes are internal.
-  { method: 'GET', route: '/subscriptions', url: (w) => `/subscriptions?${new URLSearchParams({ topicType: `${API}LOGISTICS_OBJECT_IDENTIFIER`, topic: w.object })}`, expect: { authenticated: 200 } },
+  {
+    method: 'GET',
+    route: '/subscriptions',
+    url: (w) =>
+      `/subscriptions?${new URLSearchParams({ topicType: `${API}LOGISTICS_OBJECT_IDENTIFIER`, topic: w.object })}`,
+    expect: { authenticated: 200 },
+  },
   // Only the subscribing Organization (here the creator) or an internal actor may subscribe.
-  { method: 'POST', route: '/subscriptions', body: (w) => subscriptionBody(AGENT.creator, w.object), expect: { internal: 201, creator: 201, authenticated: 403 } },
+  {
+    method: 'POST',
+    route: '/subscriptions',
+    body: (w) => subscriptionBody(AGENT.creator, w.object),
+    expect: { internal: 201, creator: 201, authenticated: 403 },
+  },
   { method: 'POST', route: '/notifications', body: (w) => notificationBody(w.object), expect: { authenticated: 204 } },
   { method: 'GET', route: '/internal/notifications', expect: { internal: 200, authenticated: 403 } },
   { method: 'GET', route: '/internal/notifications/receipts', expect: { internal: 200, authenticated: 403 } },
@@ -200,9 +350,20 @@ const TABLE: Row[] = [
   { method: 'GET', route: '/internal/outbox/dead-letters', expect: { internal: 200, authenticated: 403 } },
   { method: 'POST', route: '/internal/outbox/dead-letters/replay', expect: { internal: 200, authenticated: 403 } },
   // The publisher is this server itself: its own base URL, which outbound calls reach although it is on loopback.
-  { method: 'POST', route: '/internal/remote-subscriptions', body: (w) => ({ topic: w.object }), contentType: 'application/json', expect: { internal: 201, authenticated: 403 } },
+  {
+    method: 'POST',
+    route: '/internal/remote-subscriptions',
+    body: (w) => ({ topic: w.object }),
+    contentType: 'application/json',
+    expect: { internal: 201, authenticated: 403 },
+  },
   { method: 'GET', route: '/internal/remote-subscriptions', expect: { internal: 200, authenticated: 403 } },
-  { method: 'GET', route: '/internal/access', url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`, expect: { internal: 200, authenticated: 403 } },
+  {
+    method: 'GET',
+    route: '/internal/access',
+    url: (w) => `/internal/access?object=${encodeURIComponent(w.object)}&agent=${encodeURIComponent(AGENT.getObject)}`,
+    expect: { internal: 200, authenticated: 403 },
+  },
 ];
 
 function expected(row: Row, persona: Persona): number {
@@ -218,14 +379,23 @@ function expected(row: Row, persona: Persona): number {
  */
 function declaredRoutes(server: TestServer): Set<string> {
   const out = new Set<string>();
-  type Layer = { rawPath?: string; handle: { stack?: Layer[] }; route?: { path: string; methods: Record<string, boolean> } };
+  type Layer = {
+    rawPath?: string;
+    handle: { stack?: Layer[] };
+    route?: { path: string; methods: Record<string, boolean> };
+  };
   const { services } = server.running;
-  const app = createExpressApp(services, new Representations(services.objects, 1), new RequestObservation([])) as unknown as { router: { stack: Layer[] } };
+  const app = createExpressApp(
+    services,
+    new Representations(services.objects, 1),
+    new RequestObservation([]),
+  ) as unknown as { router: { stack: Layer[] } };
   for (const layer of app.router.stack) {
     const prefix = layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : '';
     for (const inner of layer.handle.stack ?? []) {
       if (!inner.route) continue;
-      for (const method of Object.keys(inner.route.methods)) if (method !== '_all') out.add(`${method.toUpperCase()} ${prefix}${inner.route.path}`);
+      for (const method of Object.keys(inner.route.methods))
+        if (method !== '_all') out.add(`${method.toUpperCase()} ${prefix}${inner.route.path}`);
     }
   }
   return out;
@@ -236,11 +406,22 @@ describe('authorisation matrix: every route x method x caller', () => {
   let world: World;
   const tokens = new Map<Persona, string | undefined>();
 
-  const call = async (persona: Persona, method: string, url: string, body?: unknown, contentType = jsonLd['Content-Type']) => {
+  const call = async (
+    persona: Persona,
+    method: string,
+    url: string,
+    body?: unknown,
+    contentType = jsonLd['Content-Type'],
+  ) => {
     const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': contentType };
     const token = tokens.get(persona);
     if (token) headers.Authorization = `Bearer ${token}`;
-    return server.request(url, { method, headers, agent: 'none', body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body) });
+    return server.request(url, {
+      method,
+      headers,
+      agent: 'none',
+      body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
+    });
   };
   const ok = async (res: Response | Promise<Response>, status: number) => {
     const r = await res;
@@ -252,22 +433,56 @@ describe('authorisation matrix: every route x method x caller', () => {
     // The creator is an internal actor while it creates the object, then an ordinary partner.
     const first = await startTestServer({ internalAgents: [AGENT.creator], decisionPolicy: 'manual' });
     const key = await embeddedKey(first.dataDir);
-    const tokenFor = (agent: string, exp = nowSeconds() + 600) => sign(key, { iss: key.issuer, exp, logistics_agent_uri: agent });
+    const tokenFor = (agent: string, exp = nowSeconds() + 600) =>
+      sign(key, { iss: key.issuer, exp, logistics_agent_uri: agent });
     const creatorToken = await tokenFor(AGENT.creator);
-    const created = await ok(first.request('/logistics-objects', { method: 'POST', agent: 'none', headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` }, body: JSON.stringify(piece()) }), 201);
+    const created = await ok(
+      first.request('/logistics-objects', {
+        method: 'POST',
+        agent: 'none',
+        headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` },
+        body: JSON.stringify(piece()),
+      }),
+      201,
+    );
     const object = created.headers.get('location')!;
-    const spare = (await ok(first.request('/logistics-objects', { method: 'POST', agent: 'none', headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` }, body: JSON.stringify(piece()) }), 201)).headers.get('location')!;
+    const spare = (
+      await ok(
+        first.request('/logistics-objects', {
+          method: 'POST',
+          agent: 'none',
+          headers: { ...jsonLd, Authorization: `Bearer ${creatorToken}` },
+          body: JSON.stringify(piece()),
+        }),
+        201,
+      )
+    ).headers.get('location')!;
     await first.stop();
     // Same data, same port and base URL, without the creator among the internal actors.
-    server = await startTestServer({ decisionPolicy: 'manual', port: Number(new URL(first.url).port), baseUrl: first.url }, first.dataDir);
+    server = await startTestServer(
+      { decisionPolicy: 'manual', port: Number(new URL(first.url).port), baseUrl: first.url },
+      first.dataDir,
+    );
 
     tokens.set('internal', await server.token('holder'));
     tokens.set('noToken', undefined);
-    for (const [persona, agent] of Object.entries(AGENT)) tokens.set(persona as Persona, await tokenFor(agent, persona === 'expiredToken' ? nowSeconds() - 120 : undefined));
+    for (const [persona, agent] of Object.entries(AGENT))
+      tokens.set(
+        persona as Persona,
+        await tokenFor(agent, persona === 'expiredToken' ? nowSeconds() - 120 : undefined),
+      );
 
     const posted = await ok(call('creator', 'POST', `${object}/logistics-events`, eventJson()), 201);
     const delegateTo = async (persona: Persona, permissions: string[], asker: Persona = 'internal') => {
-      const res = await ok(call(asker, 'POST', '/access-delegations', delegationBody({ permissions, for: AGENT[persona as keyof typeof AGENT], objects: [object] })), 201);
+      const res = await ok(
+        call(
+          asker,
+          'POST',
+          '/access-delegations',
+          delegationBody({ permissions, for: AGENT[persona as keyof typeof AGENT], objects: [object] }),
+        ),
+        201,
+      );
       const request = res.headers.get('location')!;
       await ok(call('internal', 'PATCH', `${request}?status=REQUEST_ACCEPTED`), 204);
       return request;
@@ -277,18 +492,42 @@ describe('authorisation matrix: every route x method x caller', () => {
     await delegateTo('postEvent', ['POST_LOGISTICS_EVENT']);
     await delegateTo('getEvent', ['GET_LOGISTICS_EVENT']);
     await delegateTo('delegateOfDelegate', ['GET_LOGISTICS_OBJECT'], 'getObject');
-    const revoked = await delegateTo('revokedDelegate', ['GET_LOGISTICS_OBJECT', 'PATCH_LOGISTICS_OBJECT', 'POST_LOGISTICS_EVENT', 'GET_LOGISTICS_EVENT']);
+    const revoked = await delegateTo('revokedDelegate', [
+      'GET_LOGISTICS_OBJECT',
+      'PATCH_LOGISTICS_OBJECT',
+      'POST_LOGISTICS_EVENT',
+      'GET_LOGISTICS_EVENT',
+    ]);
     await ok(call('internal', 'DELETE', revoked), 204);
 
     const freshRequest = async () => {
-      const res = await ok(call('creator', 'PATCH', object, change(object, 1, [add(object, 'goodsDescription', str('pending'))])), 201);
+      const res = await ok(
+        call('creator', 'PATCH', object, change(object, 1, [add(object, 'goodsDescription', str('pending'))])),
+        201,
+      );
       return res.headers.get('location')!;
     };
     const freshGrant = async () => {
-      const res = await ok(call('internal', 'POST', '/internal/acl', TABLE.find((r) => r.route === '/internal/acl' && r.method === 'POST')!.body!({ object } as World)), 201);
+      const res = await ok(
+        call(
+          'internal',
+          'POST',
+          '/internal/acl',
+          TABLE.find((r) => r.route === '/internal/acl' && r.method === 'POST')!.body!({ object } as World),
+        ),
+        201,
+      );
       return res.headers.get('location')!;
     };
-    world = { server, object, spare, event: posted.headers.get('location')!, request: await freshRequest(), freshRequest, freshGrant };
+    world = {
+      server,
+      object,
+      spare,
+      event: posted.headers.get('location')!,
+      request: await freshRequest(),
+      freshRequest,
+      freshGrant,
+    };
   });
   after(() => server.close());
 
@@ -307,7 +546,8 @@ describe('authorisation matrix: every route x method x caller', () => {
         const res = await call(persona, row.method, url, row.body?.(world), row.contentType);
         outcomes.push(`${persona} ${res.status}`);
         wanted.push(`${persona} ${expected(row, persona)}`);
-        if (row.then && res.status === expected(row, persona) && res.status < 400) await row.then(persona, res, (u) => call(persona, 'GET', u));
+        if (row.then && res.status === expected(row, persona) && res.status < 400)
+          await row.then(persona, res, (u) => call(persona, 'GET', u));
       }
       expect(outcomes).to.deep.equal(wanted);
     });

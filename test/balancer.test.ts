@@ -57,7 +57,12 @@ async function closeUpstream(upstream: Upstream): Promise<void> {
 }
 
 /** A request through the balancer; node:http, since fetch would not send a Host header of ours. */
-function send(balancer: Balancer, method: string, path: string, options: { headers?: Record<string, string>; body?: Buffer } = {}): Promise<{ status: number; body: string }> {
+function send(
+  balancer: Balancer,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${balancer.url}${path}`, { method, headers: options.headers }, (res) => {
       let body = '';
@@ -70,7 +75,12 @@ function send(balancer: Balancer, method: string, path: string, options: { heade
   });
 }
 
-async function seen(balancer: Balancer, method = 'GET', path = '/', options: { headers?: Record<string, string>; body?: Buffer } = {}): Promise<Seen> {
+async function seen(
+  balancer: Balancer,
+  method = 'GET',
+  path = '/',
+  options: { headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<Seen> {
   const answer = await send(balancer, method, path, options);
   expect(answer.status, answer.body).to.equal(200);
   return JSON.parse(answer.body) as Seen;
@@ -94,7 +104,8 @@ describe('the load balancer (nginx)', function () {
   });
 
   it('runs from its own directory: configuration, pid file, logs', () => {
-    for (const file of ['nginx.conf', 'nginx.pid', 'error.log', 'access.log']) expect(existsSync(join(dir, file)), file).to.equal(true);
+    for (const file of ['nginx.conf', 'nginx.pid', 'error.log', 'access.log'])
+      expect(existsSync(join(dir, file)), file).to.equal(true);
   });
 
   it('spreads requests round robin: 9 requests, 3 to each upstream', async () => {
@@ -105,13 +116,21 @@ describe('the load balancer (nginx)', function () {
 
   it('passes a 5 MB POST body through intact', async () => {
     const body = randomBytes(5 * 1024 * 1024);
-    const answer = await seen(balancer, 'POST', '/body', { body, headers: { 'Content-Type': 'application/octet-stream' } });
+    const answer = await seen(balancer, 'POST', '/body', {
+      body,
+      headers: { 'Content-Type': 'application/octet-stream' },
+    });
     expect(answer.bytes).to.equal(body.length);
     expect(answer.sha256).to.equal(createHash('sha256').update(body).digest('hex'));
   });
 
   it('passes the Host header and the other headers unchanged', async () => {
-    const headers = { Host: 'onerecord.example:8443', 'X-Request-Id': 'abc-123', X_Underscored: 'kept', Authorization: 'Bearer t0k3n' };
+    const headers = {
+      Host: 'onerecord.example:8443',
+      'X-Request-Id': 'abc-123',
+      X_Underscored: 'kept',
+      Authorization: 'Bearer t0k3n',
+    };
     const answer = await seen(balancer, 'GET', '/', { headers });
     expect(answer.headers.host).to.equal('onerecord.example:8443');
     expect(answer.headers['x-request-id']).to.equal('abc-123');

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { BoundedCache } from '../src/bounded-cache.js';
 
-const keysOf = (cache: BoundedCache<number, string>, upTo: number) => Array.from({ length: upTo }, (_, k) => k).filter((k) => cache.get(k) !== undefined);
+const keysOf = (cache: BoundedCache<number, string>, upTo: number) =>
+  Array.from({ length: upTo }, (_, k) => k).filter((k) => cache.get(k) !== undefined);
 
 describe('BoundedCache', () => {
   it('forgets the entry set longest ago once full, whatever was deleted or set again meanwhile', () => {

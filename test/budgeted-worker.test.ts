@@ -26,7 +26,7 @@ function worker(budgetMs: number, withStartSignal: boolean): BudgetedWorker<Back
 describe('BudgetedWorker: time budget', function () {
   this.timeout(20_000);
 
-  it('with a start signal, counts only the job\'s own time, not the backlog the worker works through first', async () => {
+  it("with a start signal, counts only the job's own time, not the backlog the worker works through first", async () => {
     const w = worker(300, true);
     try {
       expect(await w.run({ id: 1, backlogMs: 900, workMs: 10 })).to.equal(1);

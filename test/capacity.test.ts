@@ -19,7 +19,8 @@ const METRICS_TOKEN = 'metrics-token-for-capacity-tests-0123';
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
 const MEMORY_LIMIT_STORE = fileURLToPath(new URL('./support/memory-limit-store.js', import.meta.url));
 /** Where a write past the capacity must point the operator. */
-const FULL_MESSAGE = /store is full: it holds \d+ quads .* capacity of \d+ \(store\.capacityQuads\).*Nothing was stored; reads go on.*onerecord export/;
+const FULL_MESSAGE =
+  /store is full: it holds \d+ quads .* capacity of \d+ \(store\.capacityQuads\).*Nothing was stored; reads go on.*onerecord export/;
 
 async function readiness(server: TestServer): Promise<{ status: string; store: StoreCapacity }> {
   const res = await fetch(`${server.url}/health/ready`);
@@ -88,7 +89,11 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
     // A change is stored as what it adds (not a copy of the object): make it add more than the room left.
     const { store } = await readiness(server);
     const values = Array.from({ length: store.headroomQuads + 1 }, (_, i) => str(`instruction ${i}`));
-    const res = await patch(server, object, change(object, 1, [add(`${object}`, 'textualHandlingInstructions', ...values)]));
+    const res = await patch(
+      server,
+      object,
+      change(object, 1, [add(`${object}`, 'textualHandlingInstructions', ...values)]),
+    );
     await expectApiError(res, 507, FULL_MESSAGE);
     const read = await server.request(object);
     expect(read.status).to.equal(200);
@@ -111,7 +116,9 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
     expect(store.wasmMemoryLimitBytes).to.equal(2 ** 32);
     expect(store.wasmMemoryBytes).to.be.greaterThan(0);
 
-    const text = await (await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const text = await (
+      await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     expect(metricSample(text, 'onerecord_store_capacity_quads')).to.equal(capacityQuads);
     expect(metricSample(text, 'onerecord_store_quads')).to.equal(store.quads);
     expect(metricSample(text, 'onerecord_store_headroom_quads')).to.equal(store.headroomQuads);
@@ -144,23 +151,41 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
     this.timeout(60_000);
     await server.stop();
     const before = await directorySizes(dataDir);
-    const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, store: { memoryReserveBytes: 2 ** 32 - 1 } });
+    const config = loadConfig(
+      {},
+      {
+        port,
+        host: '127.0.0.1',
+        baseUrl: `http://127.0.0.1:${port}`,
+        dataDir,
+        store: { memoryReserveBytes: 2 ** 32 - 1 },
+      },
+    );
     let error: unknown;
     await startServer(config, testLogger()).catch((err: unknown) => (error = err));
     expect(error).to.be.instanceOf(StoreTooLargeError);
-    expect((error as Error).message).to.match(/holds more than the embedded store can load: .*store\.memoryReserveBytes.*Nothing on disk was changed.*onerecord export/);
+    expect((error as Error).message).to.match(
+      /holds more than the embedded store can load: .*store\.memoryReserveBytes.*Nothing on disk was changed.*onerecord export/,
+    );
     expect(await directorySizes(dataDir)).to.deep.equal(before);
 
     // `npm start` says so in one log line and exits 1, without a stack trace.
-    const main = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: '0', STORE_MEMORY_RESERVE_BYTES: String(2 ** 32 - 1) } });
+    const main = spawn(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: '0', STORE_MEMORY_RESERVE_BYTES: String(2 ** 32 - 1) },
+    });
     let output = '';
     main.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     main.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const [code] = (await once(main, 'exit')) as [number];
     expect(code).to.equal(1);
     const lines = output.split('\n').filter(Boolean);
-    expect(lines.every((line) => line.startsWith('{')), output).to.equal(true);
-    const fatal = lines.map((line) => JSON.parse(line) as { event?: string; msg: string }).find((line) => line.event === 'store-too-large');
+    expect(
+      lines.every((line) => line.startsWith('{')),
+      output,
+    ).to.equal(true);
+    const fatal = lines
+      .map((line) => JSON.parse(line) as { event?: string; msg: string })
+      .find((line) => line.event === 'store-too-large');
     expect(fatal?.msg).to.match(/holds more than the embedded store can load.*onerecord export/);
     expect(output).to.not.match(/\n\s+at /);
     expect(await directorySizes(dataDir)).to.deep.equal(before);

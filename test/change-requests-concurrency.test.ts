@@ -2,7 +2,18 @@ import { expect } from 'chai';
 import { parseBody } from '../src/rdf/parse.js';
 import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.js';
 import { authorization, grant } from './support/access.js';
-import { API, add, asList, change, createObject, errorCodes, readJson, revisionsOf, str, submit } from './support/changes.js';
+import {
+  API,
+  add,
+  asList,
+  change,
+  createObject,
+  errorCodes,
+  readJson,
+  revisionsOf,
+  str,
+  submit,
+} from './support/changes.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +38,13 @@ describe('change requests under concurrency', () => {
     const rounds = 4;
     for (let revision = 1; revision <= rounds; revision++) {
       const locations = await Promise.all(
-        Array.from({ length: CLIENTS }, (_, i) => submit(server, object, change(object, revision, [add(object, 'remarks', str(`round ${revision} client ${i}`))]))),
+        Array.from({ length: CLIENTS }, (_, i) =>
+          submit(
+            server,
+            object,
+            change(object, revision, [add(object, 'remarks', str(`round ${revision} client ${i}`))]),
+          ),
+        ),
       );
       const bodies = await Promise.all(locations.map((l) => readJson(server, l)));
       const accepted = bodies.filter((b) => statusName(b) === 'REQUEST_ACCEPTED');
@@ -54,7 +71,8 @@ describe('change requests under concurrency', () => {
     // Partners that may read the object: a Change of theirs on an outdated revision is rejected at once.
     await grant(server, authorization(OTHER_AGENT, [object], ['Read']));
     const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('first'))]), 'other');
-    const partner = (i: number) => submit(server, object, change(object, 1, [add(object, 'remarks', str(`partner ${i}`))]), 'other');
+    const partner = (i: number) =>
+      submit(server, object, change(object, 1, [add(object, 'remarks', str(`partner ${i}`))]), 'other');
     const accept = server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' });
     const [decision] = await Promise.all([accept, ...Array.from({ length: CLIENTS }, (_, i) => partner(i))]);
     expect(decision.status).to.equal(204);
@@ -69,10 +87,17 @@ describe('change requests under concurrency', () => {
     const object = await createObject(server);
     const first = await submit(server, object, change(object, 1, [add(object, 'remarks', str('first'))]), 'other');
     const body = Buffer.from(JSON.stringify(change(object, 1, [add(object, 'remarks', str('late'))])));
-    const quads = await parseBody(body, 'jsonld', { base: services.objects.objectsPrefix, limits: services.config.limits });
+    const quads = await parseBody(body, 'jsonld', {
+      base: services.objects.objectsPrefix,
+      limits: services.config.limits,
+    });
     // Both start in the same tick: the submission's commit is still in flight when the accept is planned.
     const submitted = services.changeRequests.submit(object, quads, services.access.caller(OTHER_AGENT));
-    const decided = services.actionRequests.decide(first, `${API}REQUEST_ACCEPTED`, services.access.caller(services.holder));
+    const decided = services.actionRequests.decide(
+      first,
+      `${API}REQUEST_ACCEPTED`,
+      services.access.caller(services.holder),
+    );
     const [late] = await Promise.all([submitted, decided]);
     const stored = await readJson(server, late.iri);
     expect(statusName(stored)).to.equal('REQUEST_REJECTED');

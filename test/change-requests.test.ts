@@ -65,11 +65,15 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     const request = await readJson(server, location, 'other');
     expect(request['@id']).to.equal(location);
     expect(request['@type']).to.equal('api:ChangeRequest');
-    expect((request['api:isRequestedBy'] as Json)['@id']).to.equal('https://partner.example.com/logistics-objects/partner-org');
+    expect((request['api:isRequestedBy'] as Json)['@id']).to.equal(
+      'https://partner.example.com/logistics-objects/partner-org',
+    );
     const requestedAt = Date.parse((request['api:isRequestedAt'] as Json)['@value'] as string);
     expect(requestedAt).to.be.within(before - 1000, Date.now());
     expect((request['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_PENDING`);
-    expect((request['api:hasRequestStatusSince'] as Json)['@value']).to.equal((request['api:isRequestedAt'] as Json)['@value']);
+    expect((request['api:hasRequestStatusSince'] as Json)['@value']).to.equal(
+      (request['api:isRequestedAt'] as Json)['@value'],
+    );
     expect((request['api:hasLogisticsObject'] as Json)['@id']).to.equal(object);
     const stored = request['api:hasChange'] as Json;
     expect(stored['api:hasDescription']).to.equal('test change');
@@ -81,7 +85,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 1: only ADD and DELETE; a replace is a DELETE plus an ADD', () => {
     it('replaces a value', async () => {
       const object = await createObject(server);
-      const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'coload', bool(true))]));
+      const request = await submit(
+        server,
+        object,
+        change(object, 1, [del(object, 'coload', bool(false)), add(object, 'coload', bool(true))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
       const body = await readJson(server, object);
       expect(body['cargo:coload']).to.equal(true);
@@ -104,7 +112,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('runs every DELETE before any ADD, whatever their order in the Change', async () => {
       const object = await createObject(server);
       // In written order the ADD would meet a value already present and fail.
-      const request = await submit(server, object, change(object, 1, [add(object, 'remarks', str('Books')), del(object, 'remarks', str('Books'))]));
+      const request = await submit(
+        server,
+        object,
+        change(object, 1, [add(object, 'remarks', str('Books')), del(object, 'remarks', str('Books'))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
       expect((await readJson(server, object))['cargo:remarks']).to.equal('Books');
     });
@@ -115,7 +127,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const request = await submit(
         server,
         object,
-        change(object, 1, [add(object, 'remarks', str('Toys')), del(object, 'coload', bool(false)), del(object, 'remarks', str('not there'))]),
+        change(object, 1, [
+          add(object, 'remarks', str('Toys')),
+          del(object, 'coload', bool(false)),
+          del(object, 'remarks', str('not there')),
+        ]),
       );
       const body = await readJson(server, request);
       expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
@@ -130,7 +146,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('adding a value already present fails the whole change the same way', async () => {
       const object = await createObject(server);
       const before = await state(server, object);
-      const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'remarks', str('Books'))]));
+      const request = await submit(
+        server,
+        object,
+        change(object, 1, [del(object, 'coload', bool(false)), add(object, 'remarks', str('Books'))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
       expect(await state(server, object)).to.deep.equal(before);
     });
@@ -164,7 +184,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       it(`400 for an operation on ${property}, no request stored`, async () => {
         const object = await createObject(server);
         const count = await requestCount(server);
-        const res = await patch(server, object, change(object, 1, [add(object, property, cls('LogisticsEvent', `${object}/logistics-events/e1`))]));
+        const res = await patch(
+          server,
+          object,
+          change(object, 1, [add(object, property, cls('LogisticsEvent', `${object}/logistics-events/e1`))]),
+        );
         expect(res.status).to.equal(400);
         expect(await requestCount(server)).to.equal(count);
       });
@@ -174,8 +198,16 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 6: PATCH links existing Logistics Objects, never creates them', () => {
     it('links an existing object by its URI', async () => {
       const object = await createObject(server);
-      const customs = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:CustomsInformation', 'cargo:otherCustomsInformation': 'x' });
-      const request = await submit(server, object, change(object, 1, [add(object, 'customsInformation', cls('CustomsInformation', customs))]));
+      const customs = await createObject(server, {
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:CustomsInformation',
+        'cargo:otherCustomsInformation': 'x',
+      });
+      const request = await submit(
+        server,
+        object,
+        change(object, 1, [add(object, 'customsInformation', cls('CustomsInformation', customs))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
       expect((await readJson(server, object))['cargo:customsInformation']).to.deep.equal({ '@id': customs });
     });
@@ -185,7 +217,10 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       const other = await createObject(server);
       const count = await requestCount(server);
       const attempts = [
-        [add(object, 'customsInformation', cls('CustomsInformation', '_:c1')), add('_:c1', 'otherCustomsInformation', str('x'))],
+        [
+          add(object, 'customsInformation', cls('CustomsInformation', '_:c1')),
+          add('_:c1', 'otherCustomsInformation', str('x')),
+        ],
         [add(object, 'customsInformation', cls('CustomsInformation', `${object}-missing`))],
         [add(other, 'remarks', str('x'))],
         [add(`${object}-new`, 'remarks', str('x'))],
@@ -201,24 +236,40 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
 
   describe('rule 7: blank nodes with a non-LO class become internal: embedded objects', () => {
     it('creates the embedded object, and a later change addresses it by its id', async () => {
-      const object = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': 'Books' });
+      const object = await createObject(server, {
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:Piece',
+        'cargo:remarks': 'Books',
+      });
       await submit(
         server,
         object,
         change(object, 1, [
           add(object, 'grossWeight', cls('Value', '_:w')),
-          add('_:w', 'unit', { datatype: 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode', value: 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' }),
+          add('_:w', 'unit', {
+            datatype: 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode',
+            value: 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM',
+          }),
           add('_:w', 'numericalValue', dbl('20.0')),
         ]),
       );
       const weight = (await readJson(server, object))['cargo:grossWeight'] as Json;
       expect(weight['@id']).to.match(/^internal:[0-9a-f-]{36}$/);
       expect(weight['@type']).to.equal('cargo:Value');
-      expect(weight['cargo:unit']).to.deep.equal({ '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' });
+      expect(weight['cargo:unit']).to.deep.equal({
+        '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM',
+      });
       const id = weight['@id'] as string;
-      const request = await submit(server, object, change(object, 2, [del(id, 'numericalValue', dbl('20')), add(id, 'numericalValue', dbl('25.0'))]));
+      const request = await submit(
+        server,
+        object,
+        change(object, 2, [del(id, 'numericalValue', dbl('20')), add(id, 'numericalValue', dbl('25.0'))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
-      expect(((await readJson(server, object))['cargo:grossWeight'] as Json)['cargo:numericalValue']).to.deep.equal({ '@value': '25', '@type': 'xsd:double' });
+      expect(((await readJson(server, object))['cargo:grossWeight'] as Json)['cargo:numericalValue']).to.deep.equal({
+        '@value': '25',
+        '@type': 'xsd:double',
+      });
     });
 
     it('400 for a label used as subject that no ADD introduces', async () => {
@@ -229,7 +280,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
 
     it('a subject that is not an embedded object of this object fails the change (422)', async () => {
       const object = await createObject(server);
-      const request = await submit(server, object, change(object, 1, [add('internal:no-such-node', 'unit', str('KGM'))]));
+      const request = await submit(
+        server,
+        object,
+        change(object, 1, [add('internal:no-such-node', 'unit', str('KGM'))]),
+      );
       expect(await statusOf(server, request)).to.equal('REQUEST_FAILED');
     });
   });
@@ -264,8 +319,16 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   describe('rule 10: no revert through PATCH', () => {
     it('a Change built on an earlier revision is rejected; there is no revert operation', async () => {
       const object = await createObject(server);
-      await submit(server, object, change(object, 1, [del(object, 'remarks', str('Books')), add(object, 'remarks', str('Pens'))]));
-      const revert = await submit(server, object, change(object, 1, [del(object, 'remarks', str('Pens')), add(object, 'remarks', str('Books'))]));
+      await submit(
+        server,
+        object,
+        change(object, 1, [del(object, 'remarks', str('Books')), add(object, 'remarks', str('Pens'))]),
+      );
+      const revert = await submit(
+        server,
+        object,
+        change(object, 1, [del(object, 'remarks', str('Pens')), add(object, 'remarks', str('Books'))]),
+      );
       expect(await statusOf(server, revert)).to.equal('REQUEST_REJECTED');
       const body = change(object, 2, [add(object, 'remarks', str('x'))]);
       ((body['api:hasOperation'] as Json[])[0]['api:op'] as Json)['@id'] = 'api:REVERT';
@@ -275,7 +338,7 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   });
 
   describe('rule 11: removing an embedded object', () => {
-    it('removing the link removes the embedded object\'s own triples', async () => {
+    it("removing the link removes the embedded object's own triples", async () => {
       const object = await createObject(server);
       const weight = weightOf(await readJson(server, object));
       await submit(server, object, change(object, 1, [del(object, 'grossWeight', cls('Value', weight))]));
@@ -286,11 +349,20 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   });
 
   describe('values are compared as RDF values, as the store keeps them', () => {
-    for (const [written, datatype] of [['20.0', 'double'], ['2.0E1', 'double'], ['20', 'double'], ['+20.000', 'double']] as const) {
+    for (const [written, datatype] of [
+      ['20.0', 'double'],
+      ['2.0E1', 'double'],
+      ['20', 'double'],
+      ['+20.000', 'double'],
+    ] as const) {
       it(`"${written}"^^xsd:${datatype} deletes a stored 20.0`, async () => {
         const object = await createObject(server);
         const weight = weightOf(await readJson(server, object));
-        const request = await submit(server, object, change(object, 1, [del(weight, 'numericalValue', { datatype: `${XSD}${datatype}`, value: written })]));
+        const request = await submit(
+          server,
+          object,
+          change(object, 1, [del(weight, 'numericalValue', { datatype: `${XSD}${datatype}`, value: written })]),
+        );
         expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
       });
     }
@@ -298,16 +370,38 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     it('a decimal 12.50 and 12.5 are the same value; a double 20.0 is not a decimal 20', async () => {
       const object = await createObject(server);
       const weight = weightOf(await readJson(server, object));
-      await submit(server, object, change(object, 1, [add(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.50' })]));
-      const same = await submit(server, object, change(object, 2, [del(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.5' })]));
+      await submit(
+        server,
+        object,
+        change(object, 1, [
+          add(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.50' }),
+        ]),
+      );
+      const same = await submit(
+        server,
+        object,
+        change(object, 2, [del(object, 'https://example.org/ns#amount', { datatype: `${XSD}decimal`, value: '12.5' })]),
+      );
       expect(await statusOf(server, same)).to.equal('REQUEST_ACCEPTED');
-      const other = await submit(server, object, change(object, 3, [del(weight, 'numericalValue', { datatype: `${XSD}decimal`, value: '20' })]));
+      const other = await submit(
+        server,
+        object,
+        change(object, 3, [del(weight, 'numericalValue', { datatype: `${XSD}decimal`, value: '20' })]),
+      );
       expect(await statusOf(server, other)).to.equal('REQUEST_FAILED');
     });
 
     it('400 for a value that is not of its datatype', async () => {
       const object = await createObject(server);
-      expect((await patch(server, object, change(object, 1, [add(object, 'coload', { datatype: `${XSD}boolean`, value: 'yes' })]))).status).to.equal(400);
+      expect(
+        (
+          await patch(
+            server,
+            object,
+            change(object, 1, [add(object, 'coload', { datatype: `${XSD}boolean`, value: 'yes' })]),
+          )
+        ).status,
+      ).to.equal(400);
     });
   });
 
@@ -316,7 +410,10 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
       ['no operation', (o) => ({ ...change(o, 1, []), 'api:hasOperation': undefined })],
       ['no hasRevision', (o) => ({ ...change(o, 1, [add(o, 'remarks', str('x'))]), 'api:hasRevision': undefined })],
       ['revision 0', (o) => change(o, 0, [add(o, 'remarks', str('x'))])],
-      ['an operation without s', (o) => change(o, 1, [{ op: 'ADD', s: undefined as unknown as string, p: `${CARGO}remarks`, o: [str('x')] }])],
+      [
+        'an operation without s',
+        (o) => change(o, 1, [{ op: 'ADD', s: undefined as unknown as string, p: `${CARGO}remarks`, o: [str('x')] }]),
+      ],
       ['an operation without o', (o) => change(o, 1, [{ op: 'ADD', s: o, p: `${CARGO}remarks`, o: [] }])],
       ['p that is not an IRI', (o) => change(o, 1, [{ op: 'ADD', s: o, p: 'goods description', o: [str('x')] }])],
       ['not JSON', () => '{"@type": '],
@@ -333,11 +430,22 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
 
     it('415 for a Change in Turtle, 404 for an unknown object, 401 without a token', async () => {
       const object = await createObject(server);
-      const turtle = await server.request(object, { method: 'PATCH', headers: { 'Content-Type': 'text/turtle' }, body: '<a:b> <c:d> "e" .' });
+      const turtle = await server.request(object, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'text/turtle' },
+        body: '<a:b> <c:d> "e" .',
+      });
       expect(turtle.status).to.equal(415);
       const missing = `${server.url}/logistics-objects/no-such-object`;
-      expect((await patch(server, missing, change(missing, 1, [add(missing, 'remarks', str('x'))]))).status).to.equal(404);
-      const anonymous = await server.request(object, { method: 'PATCH', agent: 'none', headers: { 'Content-Type': 'application/ld+json' }, body: '{}' });
+      expect((await patch(server, missing, change(missing, 1, [add(missing, 'remarks', str('x'))]))).status).to.equal(
+        404,
+      );
+      const anonymous = await server.request(object, {
+        method: 'PATCH',
+        agent: 'none',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: '{}',
+      });
       expect(anonymous.status).to.equal(401);
     });
   });
@@ -345,16 +453,28 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
   it('takes api:p and api:hasDatatype as links ({"@id"}) as well as xsd:anyURI literals, and stores the literals', async () => {
     const object = await createObject(server);
     const body = change(object, 1, [add(object, 'remarks', str('Linked'))]);
-    const links = { ...body, '@context': { ...(body['@context'] as Json), 'api:hasDatatype': { '@type': '@id' }, 'api:p': { '@type': '@id' } } };
+    const links = {
+      ...body,
+      '@context': { ...(body['@context'] as Json), 'api:hasDatatype': { '@type': '@id' }, 'api:p': { '@type': '@id' } },
+    };
     const location = await submit(server, object, links, 'other');
-    const operation = ((await readJson(server, location, 'other'))['api:hasChange'] as Json)['api:hasOperation'] as Json;
+    const operation = ((await readJson(server, location, 'other'))['api:hasChange'] as Json)[
+      'api:hasOperation'
+    ] as Json;
     expect(operation['api:p']).to.deep.equal({ '@type': 'xsd:anyURI', '@value': `${CARGO}remarks` });
-    expect((operation['api:o'] as Json)['api:hasDatatype']).to.deep.equal({ '@type': 'xsd:anyURI', '@value': `${XSD}string` });
+    expect((operation['api:o'] as Json)['api:hasDatatype']).to.deep.equal({
+      '@type': 'xsd:anyURI',
+      '@value': `${XSD}string`,
+    });
   });
 
   it('405 with api:Error for methods a Logistics Object does not support', async () => {
     const object = await createObject(server);
-    const res = await server.request(object, { method: 'PUT', headers: { 'Content-Type': 'application/ld+json' }, body: '{}' });
+    const res = await server.request(object, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: '{}',
+    });
     expect(res.status).to.equal(405);
     expect(res.headers.get('allow')).to.equal('GET, HEAD, PATCH');
     expect(((await res.json()) as Json)['@type']).to.equal('api:Error');
@@ -371,19 +491,38 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     const object = (JSON.parse(pieceText) as Json)['@id'] as string;
     expect((await postJsonLd(server, '/logistics-objects', pieceText)).status).to.equal(201);
     for (const name of ['CustomsInformation.json', 'CustomsInformation_2.json']) {
-      const id = name === 'CustomsInformation.json' ? '4d73acf0-3073-4ec9-8aee-b82d64ba3805' : 'ba1c2194-2442-400b-b26b-466a01dda8b5';
+      const id =
+        name === 'CustomsInformation.json'
+          ? '4d73acf0-3073-4ec9-8aee-b82d64ba3805'
+          : 'ba1c2194-2442-400b-b26b-466a01dda8b5';
       const body = { ...(JSON.parse(example(name)) as Json), '@id': `${prefix}${id}` };
       expect((await postJsonLd(server, '/logistics-objects', body)).status).to.equal(201);
     }
 
-    expect(await statusOf(server, await submit(server, object, example('Change_example1.json')))).to.equal('REQUEST_ACCEPTED');
-    expect(await statusOf(server, await submit(server, object, example('Change_example2.json')))).to.equal('REQUEST_ACCEPTED');
+    expect(await statusOf(server, await submit(server, object, example('Change_example1.json')))).to.equal(
+      'REQUEST_ACCEPTED',
+    );
+    expect(await statusOf(server, await submit(server, object, example('Change_example2.json')))).to.equal(
+      'REQUEST_ACCEPTED',
+    );
     const weight = weightOf(await readJson(server, object));
     const sample = 'internal:7fc81d1d-6c75-568b-9e47-48c947ed2a07';
     // Example 3 is built on revision 2, which example 2 has just replaced.
-    expect(await statusOf(server, await submit(server, object, example('Change_example3.json', [[new RegExp(sample, 'g'), weight]])))).to.equal('REQUEST_REJECTED');
-    expect(await statusOf(server, await submit(server, object, example('Change_example4.json', [[new RegExp(sample, 'g'), weight]])))).to.equal('REQUEST_ACCEPTED');
-    expect(await statusOf(server, await submit(server, object, example('Change_example5.json')))).to.equal('REQUEST_ACCEPTED');
+    expect(
+      await statusOf(
+        server,
+        await submit(server, object, example('Change_example3.json', [[new RegExp(sample, 'g'), weight]])),
+      ),
+    ).to.equal('REQUEST_REJECTED');
+    expect(
+      await statusOf(
+        server,
+        await submit(server, object, example('Change_example4.json', [[new RegExp(sample, 'g'), weight]])),
+      ),
+    ).to.equal('REQUEST_ACCEPTED');
+    expect(await statusOf(server, await submit(server, object, example('Change_example5.json')))).to.equal(
+      'REQUEST_ACCEPTED',
+    );
     expect((await patch(server, object, example('Change_example6.json'))).status).to.equal(400);
     expect((await patch(server, object, example('Change_example7.json'))).status).to.equal(400);
 
@@ -392,7 +531,11 @@ describe('PATCH /logistics-objects/{id}: change requests', () => {
     expect(final['cargo:goodsDescription']).to.equal('ONE Record Advertisement Materials');
     expect(final['cargo:coload']).to.equal(true);
     expect(final['cargo:grossWeight']).to.equal(undefined);
-    expect(asList(final['cargo:customsInformation'] as Json[]).map((c) => c['@id']).sort()).to.deep.equal(
+    expect(
+      asList(final['cargo:customsInformation'] as Json[])
+        .map((c) => c['@id'])
+        .sort(),
+    ).to.deep.equal(
       [`${prefix}4d73acf0-3073-4ec9-8aee-b82d64ba3805`, `${prefix}ba1c2194-2442-400b-b26b-466a01dda8b5`].sort(),
     );
   });

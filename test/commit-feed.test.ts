@@ -1,12 +1,27 @@
 import { expect } from 'chai';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
 import { StoreConflictError } from '../src/store/errors.js';
-import { compactedThroughQuad, outboxEntryGraph, outboxEntryQuads, type OutboxEntry } from '../src/store/schema/outbox.js';
+import {
+  compactedThroughQuad,
+  outboxEntryGraph,
+  outboxEntryQuads,
+  type OutboxEntry,
+} from '../src/store/schema/outbox.js';
 import { latestGraph, revisionGraph, revisionQuads, type RevisionRecord } from '../src/store/schema/revisions.js';
-import { FEED_SEQUENCE, feedEntryParts, parseEvents, serialiseEvents, type FeedEntryParts } from '../src/store/sparql-engine/commit-feed.js';
+import {
+  FEED_SEQUENCE,
+  feedEntryParts,
+  parseEvents,
+  serialiseEvents,
+  type FeedEntryParts,
+} from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
 import { CommitIntents, completionClaim, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
-import { EngineDeadlockError, SparqlClient, type SparqlClientOptions } from '../src/store/sparql-engine/sparql-client.js';
+import {
+  EngineDeadlockError,
+  SparqlClient,
+  type SparqlClientOptions,
+} from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -19,7 +34,14 @@ const LEASE = 'commit-feed';
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 
 function revision(object: string, number: number, at: number): RevisionRecord {
-  return { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: 'https://example.org/agent', mostSpecificType: `${CARGO}Piece` };
+  return {
+    object,
+    number,
+    graph: revisionGraph(object, number),
+    createdAt: new Date(at),
+    createdBy: 'https://example.org/agent',
+    mostSpecificType: `${CARGO}Piece`,
+  };
 }
 
 /**
@@ -39,7 +61,9 @@ class DeadlockRetryingClient extends SparqlClient {
   }
 }
 
-const remarks = (object: string, text: string) => [quad(namedNode(object), namedNode(`${CARGO}remarks`), literal(text))];
+const remarks = (object: string, text: string) => [
+  quad(namedNode(object), namedNode(`${CARGO}remarks`), literal(text)),
+];
 
 describe('the commit feed', function () {
   this.timeout(60_000);
@@ -47,14 +71,25 @@ describe('the commit feed', function () {
   const stores: SparqlEngineStore[] = [];
   const logged: string[] = [];
 
-  const clientOptions = (): SparqlClientOptions => ({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+  const clientOptions = (): SparqlClientOptions => ({
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+    timeoutMs: 20_000,
+  });
   const newClient = () => new SparqlClient(clientOptions());
   /** A client for the test's own writes (DeadlockRetryingClient). */
   const otherProcess = () => new DeadlockRetryingClient(clientOptions());
 
   /** A store as a server process opens it; `others()`: the commits of other stores it published, `all`: everything it published. */
   async function openStore(gapWaitMs = 300, retentionMs = 60_000, deadAfterMs = 60_000, client = newClient()) {
-    const options: SharedWritersOptions = { pollMs: 20, gapWaitMs, retentionMs, deadAfterMs, log: (m) => logged.push(m) };
+    const options: SharedWritersOptions = {
+      pollMs: 20,
+      gapWaitMs,
+      retentionMs,
+      deadAfterMs,
+      log: (m) => logged.push(m),
+    };
     const store = new SparqlEngineStore(client, options);
     const all: (readonly DomainEvent[])[] = [];
     const ownOrStored = new Set<readonly DomainEvent[]>();
@@ -65,7 +100,12 @@ describe('the commit feed', function () {
     return { store, all, others: () => all.filter((events) => !ownOrStored.has(events)) };
   }
 
-  async function create(store: SparqlEngineStore, object: string, text: string, at = Date.now()): Promise<RevisionRecord> {
+  async function create(
+    store: SparqlEngineStore,
+    object: string,
+    text: string,
+    at = Date.now(),
+  ): Promise<RevisionRecord> {
     const tx = store.begin();
     const record = revision(object, 1, at);
     tx.revisions.push({ revision: record, triples: remarks(object, text) });
@@ -87,21 +127,44 @@ describe('the commit feed', function () {
   it('domain events survive the trip through JSON: dates, numbers, an action request body as triples', () => {
     const events: DomainEvent[] = [
       { kind: 'object-created', revision: revision('https://example.org/logistics-objects/a', 1, 1_700_000_000_123) },
-      { kind: 'revision-written', revision: revision('https://example.org/logistics-objects/a', 2, 1_700_000_000_456), triples: remarks('https://example.org/logistics-objects/a', 'left out') },
+      {
+        kind: 'revision-written',
+        revision: revision('https://example.org/logistics-objects/a', 2, 1_700_000_000_456),
+        triples: remarks('https://example.org/logistics-objects/a', 'left out'),
+      },
       {
         kind: 'action-request-created',
-        request: { iri: 'https://example.org/action-requests/r', type: 'https://onerecord.iata.org/ns/api#SubscriptionRequest', requestedBy: 'https://example.org/agent', requestedAt: new Date(1_700_000_001_000), objects: [], statuses: [] },
-        status: { iri: 'https://example.org/action-requests/r#status-1', number: 1, status: 'https://onerecord.iata.org/ns/api#REQUEST_PENDING', since: new Date(1_700_000_001_000), changedBy: 'https://example.org/agent' },
+        request: {
+          iri: 'https://example.org/action-requests/r',
+          type: 'https://onerecord.iata.org/ns/api#SubscriptionRequest',
+          requestedBy: 'https://example.org/agent',
+          requestedAt: new Date(1_700_000_001_000),
+          objects: [],
+          statuses: [],
+        },
+        status: {
+          iri: 'https://example.org/action-requests/r#status-1',
+          number: 1,
+          status: 'https://onerecord.iata.org/ns/api#REQUEST_PENDING',
+          since: new Date(1_700_000_001_000),
+          changedBy: 'https://example.org/agent',
+        },
         body: remarks('https://example.org/action-requests/r', 'with "quotes" and a\nnew line'),
       },
       { kind: 'outbox-advanced', queue: 'q', through: 42 },
-      { kind: 'object-created', revision: revision('https://example.org/logistics-objects/b', 1, 1_700_000_002_000), triples: remarks('https://example.org/logistics-objects/b', 'left out') },
+      {
+        kind: 'object-created',
+        revision: revision('https://example.org/logistics-objects/b', 1, 1_700_000_002_000),
+        triples: remarks('https://example.org/logistics-objects/b', 'left out'),
+      },
     ];
     const back = parseEvents(serialiseEvents(events));
     expect(back[0]).to.deep.equal(events[0]);
     const { triples: _leftOut, ...written } = events[1] as Extract<DomainEvent, { kind: 'revision-written' }>;
     expect(back[1]).to.deep.equal(written);
-    expect((back[2] as Extract<DomainEvent, { kind: 'action-request-created' }>).request.requestedAt).to.be.instanceOf(Date);
+    expect((back[2] as Extract<DomainEvent, { kind: 'action-request-created' }>).request.requestedAt).to.be.instanceOf(
+      Date,
+    );
     expect(back[2]).to.deep.equal(events[2]);
     expect(back[3]).to.deep.equal(events[3]);
     // A new object's triples are left out as a revision's are: quads do not survive JSON, readers read the revision.
@@ -128,7 +191,11 @@ describe('the commit feed', function () {
     const write = async (store: SparqlEngineStore, text: string) => {
       const tx = store.begin();
       const two = revision(object, 2, Date.now());
-      tx.revisions.push({ revision: two, triples: remarks(object, text), replaces: { revision: one, triples: remarks(object, 'one') } });
+      tx.revisions.push({
+        revision: two,
+        triples: remarks(object, text),
+        replaces: { revision: one, triples: remarks(object, 'one') },
+      });
       tx.events.push({ kind: 'revision-written', revision: two });
       await store.commit(tx);
     };
@@ -138,14 +205,24 @@ describe('the commit feed', function () {
       (err: unknown) => err,
     );
     expect(refused).to.be.instanceOf(StoreConflictError);
-    expect((await first.store.graphTriples(revisionGraph(object, 2))).map((q) => q.object.value)).to.deep.equal(['through the first']);
+    expect((await first.store.graphTriples(revisionGraph(object, 2))).map((q) => q.object.value)).to.deep.equal([
+      'through the first',
+    ]);
   });
 
   it('two stores queueing a notification under the same number: the second is refused, and the entry holds the first alone', async () => {
     const first = await openStore();
     const second = await openStore();
     const queue = async (store: SparqlEngineStore, eventType: string, sequence = 1) => {
-      const entry: OutboxEntry = { sequence, iri: `https://example.org/notifications/${eventType}`, queuedAt: new Date(), content: { eventType }, topics: [], addressed: [], recipients: 0 };
+      const entry: OutboxEntry = {
+        sequence,
+        iri: `https://example.org/notifications/${eventType}`,
+        queuedAt: new Date(),
+        content: { eventType },
+        topics: [],
+        addressed: [],
+        recipients: 0,
+      };
       const tx = store.begin({ insert: outboxEntryQuads(entry) });
       tx.events.push({ kind: 'notification-queued', entry });
       await store.commit(tx);
@@ -183,7 +260,11 @@ describe('the commit feed', function () {
     const change = async (store: SparqlEngineStore, from: RevisionRecord, before: string, after: string) => {
       const tx = store.begin();
       const next = revision(object, from.number + 1, Date.now());
-      tx.revisions.push({ revision: next, triples: remarks(object, after), replaces: { revision: from, triples: remarks(object, before) } });
+      tx.revisions.push({
+        revision: next,
+        triples: remarks(object, after),
+        replaces: { revision: from, triples: remarks(object, before) },
+      });
       tx.events.push({ kind: 'revision-written', revision: next });
       await store.commit(tx);
       return next;
@@ -218,8 +299,10 @@ describe('the commit feed', function () {
     await writing;
     await second.store.caughtUp();
     const seen = new Set<string>();
-    for (const events of second.all) for (const e of events) if (e.kind === 'object-created') seen.add(e.revision.object);
-    for (let i = 0; i < 30; i++) expect(seen.has(`https://example.org/logistics-objects/w${i}`), `w${i}`).to.equal(true);
+    for (const events of second.all)
+      for (const e of events) if (e.kind === 'object-created') seen.add(e.revision.object);
+    for (let i = 0; i < 30; i++)
+      expect(seen.has(`https://example.org/logistics-objects/w${i}`), `w${i}`).to.equal(true);
   });
 
   it("a store that starts while another process's operation has taken its feed position and not yet committed publishes that commit", async () => {
@@ -228,17 +311,28 @@ describe('the commit feed', function () {
     const client = otherProcess();
     await client.update(heartbeat(writer.process, new Date()));
     const created = revision(object, 1, Date.now());
-    const inGraph = (graph: string) => remarks(object, 'in flight').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+    const inGraph = (graph: string) =>
+      remarks(object, 'in flight').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
     let committed: Promise<void> | undefined;
     // As the starting store reads where to follow the feed from, the other process's operation runs:
     // its intent stored and its position taken; it commits 300 ms later.
     const operationUnderWay = async () => {
-      const position = Number((await client.select(`SELECT (bif:sequence_next ("${FEED_SEQUENCE}") AS ?p) WHERE {}`)).results.bindings[0].p.value);
+      const position = Number(
+        (await client.select(`SELECT (bif:sequence_next ("${FEED_SEQUENCE}") AS ?p) WHERE {}`)).results.bindings[0].p
+          .value,
+      );
       const intent = { iri: writer.nextIri(), update: '' };
       const entry = feedEntryParts(intent.iri, [{ kind: 'object-created', revision: created }]);
-      intent.update = updateOperation([], [...revisionQuads(created), ...inGraph(created.graph), ...inGraph(latestGraph(object))], [], { ...entry, branch: `{ BIND (${position} AS ?feedPosition) }` });
+      intent.update = updateOperation(
+        [],
+        [...revisionQuads(created), ...inGraph(created.graph), ...inGraph(latestGraph(object))],
+        [],
+        { ...entry, branch: `{ BIND (${position} AS ?feedPosition) }` },
+      );
       await client.update(writer.recording(intent));
-      committed = new Promise((resolve) => setTimeout(resolve, 300)).then(async () => void (await client.update(intent.update)));
+      committed = new Promise((resolve) => setTimeout(resolve, 300)).then(
+        async () => void (await client.update(intent.update)),
+      );
     };
     class StartingStoreClient extends SparqlClient {
       async select(query: string) {
@@ -257,7 +351,14 @@ describe('the commit feed', function () {
   it('entries older than the retention are removed, those within it kept', async () => {
     const { store } = await openStore(300, 1_000);
     await create(store, 'https://example.org/logistics-objects/old', 'old');
-    const entries = async () => Number((await store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { ?e <urn:onerecord:store:feedPosition> ?p } }')).results.bindings[0].n.value);
+    const entries = async () =>
+      Number(
+        (
+          await store.select(
+            'SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { ?e <urn:onerecord:store:feedPosition> ?p } }',
+          )
+        ).results.bindings[0].n.value,
+      );
     expect(await entries()).to.equal(1);
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     await create(store, 'https://example.org/logistics-objects/new', 'new');
@@ -272,8 +373,17 @@ describe('the commit feed', function () {
     const client = otherProcess();
     const intents = new CommitIntents();
     const object = 'https://example.org/logistics-objects/gated';
-    const operation = (iri: string) => updateOperation([], remarks(object, 'applied').map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(iri, [{ kind: 'object-moved' as never, move: undefined as never }]));
-    const values = async () => (await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map((b) => b.o.value);
+    const operation = (iri: string) =>
+      updateOperation(
+        [],
+        remarks(object, 'applied').map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))),
+        [],
+        feedEntryParts(iri, [{ kind: 'object-moved' as never, move: undefined as never }]),
+      );
+    const values = async () =>
+      (await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map(
+        (b) => b.o.value,
+      );
     const removed = intents.nextIri();
     await client.update(operation(removed));
     expect(await values()).to.deep.equal([]);
@@ -284,28 +394,45 @@ describe('the commit feed', function () {
     expect(await values()).to.deep.equal(['applied']);
   });
 
-  it("the write a dead process stored and did not apply is completed by a live one within deadAfterMs, and its slot is free after", async () => {
+  it('the write a dead process stored and did not apply is completed by a live one within deadAfterMs, and its slot is free after', async () => {
     const object = 'https://example.org/logistics-objects/left';
     const live = await openStore(300, 60_000, 600);
     const one = await create(live.store, object, 'one');
     // A process that stored its change of revision 1 (claiming revision 2), then died: never seen alive.
     const dead = new CommitIntents();
     const slot = revisionGraph(object, 2);
-    const intent = { iri: dead.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "left by the dead" } }` };
+    const intent = {
+      iri: dead.nextIri(),
+      update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "left by the dead" } }`,
+    };
     const client = otherProcess();
-    await client.update(dead.recording(intent, [{ key: `revision ${slot}`, filled: `GRAPH <urn:onerecord:store:meta> { <${slot}> <urn:onerecord:store:revisionOf> ?o }`, slot: 'revision', resource: object }]));
+    await client.update(
+      dead.recording(intent, [
+        {
+          key: `revision ${slot}`,
+          filled: `GRAPH <urn:onerecord:store:meta> { <${slot}> <urn:onerecord:store:revisionOf> ?o }`,
+          slot: 'revision',
+          resource: object,
+        },
+      ]),
+    );
     // While its intent holds the slot, a change of revision 1 is refused.
     const change = async () => {
       const tx = live.store.begin();
       const next = revision(object, 2, Date.now());
-      tx.revisions.push({ revision: next, triples: remarks(object, 'two'), replaces: { revision: one, triples: remarks(object, 'one') } });
+      tx.revisions.push({
+        revision: next,
+        triples: remarks(object, 'two'),
+        replaces: { revision: one, triples: remarks(object, 'one') },
+      });
       tx.events.push({ kind: 'revision-written', revision: next });
       await live.store.commit(tx);
     };
     const refused = await change().catch((err: unknown) => err);
     expect(refused).to.be.instanceOf(StoreConflictError);
     const started = Date.now();
-    while (!logged.some((m) => /completed 1 write\(s\) left by 1 process/.test(m)) && Date.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!logged.some((m) => /completed 1 write\(s\) left by 1 process/.test(m)) && Date.now() - started < 5_000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(Date.now() - started).to.be.below(600 + 600 + 1_000);
     expect((await live.store.graphTriples(object)).map((q) => q.object.value)).to.include('left by the dead');
     await change();
@@ -316,15 +443,28 @@ describe('the commit feed', function () {
   async function abandonedIntent(object: string, text: string) {
     const dead = new CommitIntents();
     const intent = { iri: dead.nextIri(), update: '' };
-    intent.update = updateOperation([], remarks(object, text).map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))), [], feedEntryParts(intent.iri, []));
+    intent.update = updateOperation(
+      [],
+      remarks(object, text).map((q) => quad(q.subject, q.predicate, q.object, namedNode(object))),
+      [],
+      feedEntryParts(intent.iri, []),
+    );
     const client = otherProcess();
     await client.update(dead.recording(intent));
-    const applications = async () => Number((await client.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { <${intent.iri}> <urn:onerecord:store:feedPosition> ?p } }`)).results.bindings[0].n.value);
+    const applications = async () =>
+      Number(
+        (
+          await client.select(
+            `SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-feed> { <${intent.iri}> <urn:onerecord:store:feedPosition> ?p } }`,
+          )
+        ).results.bindings[0].n.value,
+      );
     return { intent, client, applications };
   }
 
   async function until(done: () => Promise<boolean>, ms: number): Promise<void> {
-    for (const deadline = Date.now() + ms; !(await done()) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const deadline = Date.now() + ms; !(await done()) && Date.now() < deadline; )
+      await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   it("two live stores completing a dead process's intent apply it once: one claims it, the other leaves it", async () => {
@@ -345,7 +485,10 @@ describe('the commit feed', function () {
       }
     }
     // Both start together: each waits at start for the writes under way, and completes them once their process is taken for dead.
-    await Promise.all([openStore(300, 60_000, 600, new HeldClient(clientOptions())), openStore(300, 60_000, 600, new HeldClient(clientOptions()))]);
+    await Promise.all([
+      openStore(300, 60_000, 600, new HeldClient(clientOptions())),
+      openStore(300, 60_000, 600, new HeldClient(clientOptions())),
+    ]);
     await until(async () => (await storedIntentNames(newClient(), [intent.iri])).size === 0, 8_000);
     expect(await storedIntentNames(newClient(), [intent.iri]), 'the intent is removed').to.have.property('size', 0);
     expect(arrived, 'stores that sent it').to.equal(1);
@@ -371,7 +514,9 @@ describe('the commit feed', function () {
     await until(async () => (await applications()) > 0, 5_000);
     expect(await applications()).to.equal(1);
     await until(async () => (await storedIntentNames(client, [intent.iri])).size === 0, 2_000);
-    const left = await client.select(`SELECT ?p ?o WHERE { GRAPH <urn:onerecord:store:commit-intents> { <${intent.iri}> ?p ?o } }`);
+    const left = await client.select(
+      `SELECT ?p ?o WHERE { GRAPH <urn:onerecord:store:commit-intents> { <${intent.iri}> ?p ?o } }`,
+    );
     expect(left.results.bindings, 'the intent and its claims removed').to.deep.equal([]);
   });
 
@@ -379,18 +524,31 @@ describe('the commit feed', function () {
    * A change of `object` from revision 1 ('one') to 2 ('two') by a process seen alive a moment ago,
    * then SIGKILLed: its intent stored, and of its operation only what `kept` writes applied.
    */
-  async function cutChange(object: string, kept: (two: RevisionRecord, feed: FeedEntryParts) => string, notification?: OutboxEntry): Promise<{ killed: CommitIntents; two: RevisionRecord }> {
+  async function cutChange(
+    object: string,
+    kept: (two: RevisionRecord, feed: FeedEntryParts) => string,
+    notification?: OutboxEntry,
+  ): Promise<{ killed: CommitIntents; two: RevisionRecord }> {
     const killed = new CommitIntents();
     const client = otherProcess();
     await client.update(heartbeat(killed.process, new Date()));
     const two = revision(object, 2, Date.now());
-    const inGraph = (graph: string) => remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+    const inGraph = (graph: string) =>
+      remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
     const intent = { iri: killed.nextIri(), update: '' };
-    const events: DomainEvent[] = [{ kind: 'revision-written', revision: two }, ...(notification ? [{ kind: 'notification-queued' as const, entry: notification }] : [])];
+    const events: DomainEvent[] = [
+      { kind: 'revision-written', revision: two },
+      ...(notification ? [{ kind: 'notification-queued' as const, entry: notification }] : []),
+    ];
     const feed = feedEntryParts(intent.iri, events);
     intent.update = updateOperation(
       remarks(object, 'one').map((q) => quad(q.subject, q.predicate, q.object, namedNode(latestGraph(object)))),
-      [...revisionQuads(two), ...inGraph(two.graph), ...inGraph(latestGraph(object)), ...(notification ? outboxEntryQuads(notification) : [])],
+      [
+        ...revisionQuads(two),
+        ...inGraph(two.graph),
+        ...inGraph(latestGraph(object)),
+        ...(notification ? outboxEntryQuads(notification) : []),
+      ],
       [],
       feed,
     );
@@ -420,7 +578,9 @@ describe('the commit feed', function () {
     await create(first.store, object, 'one');
     // The engine kept the revision's metadata and the feed entry, not the revision's own graph
     // (what test/long/processes.test.ts saw: the blocks Virtuoso keeps are not always the first).
-    const { killed, two } = await cutChange(object, (revisionTwo, feed) => updateOperation([], revisionQuads(revisionTwo), [], feed));
+    const { killed, two } = await cutChange(object, (revisionTwo, feed) =>
+      updateOperation([], revisionQuads(revisionTwo), [], feed),
+    );
 
     const second = await openStore(300, 60_000, 600);
     expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
@@ -433,11 +593,28 @@ describe('the commit feed', function () {
     const object = 'https://example.org/logistics-objects/cut-outbox';
     const first = await openStore(300, 60_000, 600);
     await create(first.store, object, 'one');
-    const entry: OutboxEntry = { sequence: 1, iri: 'https://example.org/notifications/cut', queuedAt: new Date(), content: { eventType: 'cut' }, topics: [], addressed: [], recipients: 0 };
+    const entry: OutboxEntry = {
+      sequence: 1,
+      iri: 'https://example.org/notifications/cut',
+      queuedAt: new Date(),
+      content: { eventType: 'cut' },
+      topics: [],
+      addressed: [],
+      recipients: 0,
+    };
     // The engine kept every block of the operation but the outbox entry's graph.
     const { killed, two } = await cutChange(
       object,
-      (revisionTwo, feed) => updateOperation([], [...revisionQuads(revisionTwo), ...remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(revisionTwo.graph)))], [], feed),
+      (revisionTwo, feed) =>
+        updateOperation(
+          [],
+          [
+            ...revisionQuads(revisionTwo),
+            ...remarks(object, 'two').map((q) => quad(q.subject, q.predicate, q.object, namedNode(revisionTwo.graph))),
+          ],
+          [],
+          feed,
+        ),
       entry,
     );
     expect(await first.store.graphTriples(two.graph)).to.have.length(1);
@@ -448,7 +625,11 @@ describe('the commit feed', function () {
     expect(held).to.have.length(1);
     expect(held[0].object.value).to.contain('cut');
     // The number is taken: another write numbered 1 is refused.
-    const other: OutboxEntry = { ...entry, iri: 'https://example.org/notifications/other', content: { eventType: 'other' } };
+    const other: OutboxEntry = {
+      ...entry,
+      iri: 'https://example.org/notifications/other',
+      content: { eventType: 'other' },
+    };
     const tx = second.store.begin({ insert: outboxEntryQuads(other) });
     tx.events.push({ kind: 'notification-queued', entry: other });
     const refused = await second.store.commit(tx).then(
@@ -474,7 +655,10 @@ describe('the commit feed', function () {
     const client = otherProcess();
     // A process started long ago, alive: its intent is a write under way.
     const alive = new CommitIntents();
-    const intent = { iri: alive.nextIri(), update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "its own" } }` };
+    const intent = {
+      iri: alive.nextIri(),
+      update: `INSERT DATA { GRAPH <${object}> { <${object}> <${CARGO}remarks> "its own" } }`,
+    };
     await client.update(alive.recording(intent));
     let beating = true;
     const beats = (async () => {
@@ -489,8 +673,13 @@ describe('the commit feed', function () {
     beating = false;
     await beats;
     const stopped = Date.now();
-    while ((await storedIntentNames(client)).size > 0 && Date.now() - stopped < 5_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await storedIntentNames(client)).size > 0 && Date.now() - stopped < 5_000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect([...(await storedIntentNames(client))], 'its intent, once it stopped').to.deep.equal([]);
-    expect((await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map((b) => b.o.value)).to.deep.equal(['its own']);
+    expect(
+      (await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`)).results.bindings.map(
+        (b) => b.o.value,
+      ),
+    ).to.deep.equal(['its own']);
   });
 });

@@ -12,16 +12,30 @@ const REQUEST = `${EX}action-requests/1`;
 function changeRecord(): CommitRecord {
   const o = namedNode(OBJECT);
   const r = namedNode(REQUEST);
-  const revision = { object: OBJECT, number: 2, graph: `${OBJECT}?revision=2`, createdAt: new Date('2026-11-25T10:00:00.5Z'), createdBy: `${EX}holder`, mostSpecificType: `${EX}Piece` };
-  const inGraph = [quad(o, namedNode(`${EX}remarks`), literal('new 🚚 "é"'), o), quad(o, namedNode(`${EX}upid`), literal('U-2'), o)];
+  const revision = {
+    object: OBJECT,
+    number: 2,
+    graph: `${OBJECT}?revision=2`,
+    createdAt: new Date('2026-11-25T10:00:00.5Z'),
+    createdBy: `${EX}holder`,
+    mostSpecificType: `${EX}Piece`,
+  };
+  const inGraph = [
+    quad(o, namedNode(`${EX}remarks`), literal('new 🚚 "é"'), o),
+    quad(o, namedNode(`${EX}upid`), literal('U-2'), o),
+  ];
   const archived = [quad(r, namedNode(`${EX}p`), literal('ä\\n'), r), quad(r, namedNode(`${EX}q`), o, r)];
   return {
     delete: quadToNq(quad(o, namedNode(`${EX}remarks`), literal('old ☃'), o)),
-    insert: [...revisionQuads(revision), ...inGraph].map(quadToNq).join('') + asArchiveLines(archived.map(quadToNq)).join(''),
+    insert:
+      [...revisionQuads(revision), ...inGraph].map(quadToNq).join('') + asArchiveLines(archived.map(quadToNq)).join(''),
   };
 }
 
-const asBytes = (record: CommitRecord): CommitBytes => ({ delete: Buffer.from(record.delete), insert: Buffer.from(record.insert) });
+const asBytes = (record: CommitRecord): CommitBytes => ({
+  delete: Buffer.from(record.delete),
+  insert: Buffer.from(record.insert),
+});
 
 describe('commit records: reading a stored part line by line', () => {
   it('partLines gives the same lines for a part as bytes and as text, whatever its characters and ends', () => {
@@ -37,7 +51,11 @@ describe('commit records: reading a stored part line by line', () => {
     const record = changeRecord();
     const [fromText] = revisionWritesIn(record);
     const [fromBytes] = revisionWritesIn(asBytes(record));
-    expect({ record: fromBytes.record, del: fromBytes.del, ins: fromBytes.ins }).to.deep.equal({ record: fromText.record, del: fromText.del, ins: fromText.ins });
+    expect({ record: fromBytes.record, del: fromBytes.del, ins: fromBytes.ins }).to.deep.equal({
+      record: fromText.record,
+      del: fromText.del,
+      ins: fromText.ins,
+    });
     expect(fromBytes.ins.split('\n')).to.have.length(3);
     expect(fromBytes.del).to.include('old ☃');
     expect(finishedGraphsIn(asBytes(record))).to.deep.equal(finishedGraphsIn(record));

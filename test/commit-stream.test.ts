@@ -25,9 +25,19 @@ describe('the commit site and the after-commit stream', () => {
     const { store } = await openStore(dir);
     try {
       const seen: { events: readonly DomainEvent[]; quads: number; claimed: boolean }[] = [];
-      store.committed.subscribe((events) => seen.push({ events, quads: store.index.size, claimed: store.claims.isHeld('key 1') }));
+      store.committed.subscribe((events) =>
+        seen.push({ events, quads: store.index.size, claimed: store.claims.isHeld('key 1') }),
+      );
       const data: { lines: string[]; events: readonly DomainEvent[] }[] = [];
-      store.committed.subscribeData((record, events) => data.push({ lines: Buffer.from(record.insert).toString('utf8').split(/(?<=\n)/).filter(Boolean), events }));
+      store.committed.subscribeData((record, events) =>
+        data.push({
+          lines: Buffer.from(record.insert)
+            .toString('utf8')
+            .split(/(?<=\n)/)
+            .filter(Boolean),
+          events,
+        }),
+      );
       const transactions = [1, 2, 3].map((n) => {
         const tx = store.begin({ insert: graphQuads(`g${n}`, 2) });
         tx.events.push(created(n));
@@ -50,7 +60,7 @@ describe('the commit site and the after-commit stream', () => {
     }
   });
 
-  it('hands data consumers (the SPARQL replica) only the commits that write a graph a view may show, not the store\'s own bookkeeping alone', async () => {
+  it("hands data consumers (the SPARQL replica) only the commits that write a graph a view may show, not the store's own bookkeeping alone", async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);
     try {
@@ -58,7 +68,8 @@ describe('the commit site and the after-commit stream', () => {
       store.committed.subscribeData((record) => data.push(Buffer.from(record.insert).toString('utf8')));
       let events = 0;
       store.committed.subscribe(() => events++);
-      const inGraph = (graph: string) => graphQuads('x', 2).map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
+      const inGraph = (graph: string) =>
+        graphQuads('x', 2).map((q) => quad(q.subject, q.predicate, q.object, namedNode(graph)));
       const commit = async (quads: Quad[]) => {
         const tx = store.begin({ insert: quads });
         tx.events.push(created(data.length));

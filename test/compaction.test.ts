@@ -7,7 +7,8 @@ import { quadToNq } from '../src/rdf/terms.js';
 
 const graphIri = (g: number) => `${EX}graph/${g}`;
 /** A line of graph `g` whose literal holds what could confuse a line-based reader: ` .`, escaped line ends, `<`, `>`. */
-const line = (g: number, value: string) => `<${EX}s/${g}> <${EX}p> "${value} .\\n <${graphIri(g)}> . \\"x\\"" <${graphIri(g)}> .\n`;
+const line = (g: number, value: string) =>
+  `<${EX}s/${g}> <${EX}p> "${value} .\\n <${graphIri(g)}> . \\"x\\"" <${graphIri(g)}> .\n`;
 
 type Operation =
   | { kind: 'insert'; graphs: number[]; value: number }
@@ -36,35 +37,39 @@ describe('store compaction: the index copied into a new WASM memory while it is 
 
   it('ends with exactly the quads of an index that was never compacted, whatever writes, deletions and graph drops come between its steps (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 20 }), fc.array(operation, { maxLength: 40 }), (initialGraphs, operations) => {
-        const compacted = new OxigraphIndex();
-        const reference = new OxigraphIndex();
-        const both = (change: (index: OxigraphIndex) => void) => [compacted, reference].forEach(change);
-        let initial = '';
-        for (let g = 0; g < initialGraphs; g++) for (let k = 0; k < 3; k++) initial += line(g, `initial ${k}`);
-        both((index) => index.loadTrusted(initial));
-        const copy = new IndexCopy(compacted);
-        let done = false;
-        for (const op of operations) {
-          if (op.kind === 'step') {
-            done ||= copy.step(0);
-          } else if (op.kind === 'insert') {
-            const insert = op.graphs.map((g) => line(g, `value ${op.value}`)).join('');
-            both((index) => index.apply({ insert, delete: '' }));
-          } else if (op.kind === 'delete') {
-            const deleted = firstLines(reference, op.graphs);
-            both((index) => index.apply({ insert: '', delete: deleted }));
-          } else {
-            both((index) => index.dropGraphs(op.graphs.map(graphIri)));
+      fc.property(
+        fc.integer({ min: 0, max: 20 }),
+        fc.array(operation, { maxLength: 40 }),
+        (initialGraphs, operations) => {
+          const compacted = new OxigraphIndex();
+          const reference = new OxigraphIndex();
+          const both = (change: (index: OxigraphIndex) => void) => [compacted, reference].forEach(change);
+          let initial = '';
+          for (let g = 0; g < initialGraphs; g++) for (let k = 0; k < 3; k++) initial += line(g, `initial ${k}`);
+          both((index) => index.loadTrusted(initial));
+          const copy = new IndexCopy(compacted);
+          let done = false;
+          for (const op of operations) {
+            if (op.kind === 'step') {
+              done ||= copy.step(0);
+            } else if (op.kind === 'insert') {
+              const insert = op.graphs.map((g) => line(g, `value ${op.value}`)).join('');
+              both((index) => index.apply({ insert, delete: '' }));
+            } else if (op.kind === 'delete') {
+              const deleted = firstLines(reference, op.graphs);
+              both((index) => index.apply({ insert: '', delete: deleted }));
+            } else {
+              both((index) => index.dropGraphs(op.graphs.map(graphIri)));
+            }
           }
-        }
-        while (!done) done = copy.step(0);
-        expect(allQuads(compacted)).to.deep.equal(allQuads(reference));
-        // The index goes on from its new store.
-        const after = line(3, 'after') + line(30, 'after');
-        both((index) => index.apply({ insert: after, delete: firstLines(reference, [0, 1]) }));
-        expect(allQuads(compacted)).to.deep.equal(allQuads(reference));
-      }),
+          while (!done) done = copy.step(0);
+          expect(allQuads(compacted)).to.deep.equal(allQuads(reference));
+          // The index goes on from its new store.
+          const after = line(3, 'after') + line(30, 'after');
+          both((index) => index.apply({ insert: after, delete: firstLines(reference, [0, 1]) }));
+          expect(allQuads(compacted)).to.deep.equal(allQuads(reference));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -93,7 +98,8 @@ describe('store compaction: the index copied into a new WASM memory while it is 
   });
 
   it('starts once the deleted quads reach the threshold and half the quads held, after a write refused for lack of memory from a tenth, never when off', () => {
-    const compactor = (afterDeletedQuads: number) => new IndexCompactor(new OxigraphIndex(), { afterDeletedQuads, memoryReserveBytes: 0, log: () => undefined });
+    const compactor = (afterDeletedQuads: number) =>
+      new IndexCompactor(new OxigraphIndex(), { afterDeletedQuads, memoryReserveBytes: 0, log: () => undefined });
     const byCount = compactor(1000);
     byCount.written(999, 100);
     expect(byCount.compacting).to.equal(false);
@@ -126,7 +132,9 @@ describe('store compaction: the index copied into a new WASM memory while it is 
       // Compaction as soon as deleted quads are half of those held, however small the store.
       const { store, log } = await openStore(dir, { compactAfterDeletedQuads: 1 });
       for (let g = 0; g < 400; g += 20) {
-        await store.commit(store.begin({ insert: Array.from({ length: 20 }, (_, k) => graphQuads(`g${g + k}`, 6)).flat() }));
+        await store.commit(
+          store.begin({ insert: Array.from({ length: 20 }, (_, k) => graphQuads(`g${g + k}`, 6)).flat() }),
+        );
       }
       const churn = async (round: number) => {
         const g = `g${(round * 7) % 400}`;
@@ -136,11 +144,17 @@ describe('store compaction: the index copied into a new WASM memory while it is 
         await store.commit(store.begin({ delete: graphQuads(g, 6, `round ${round} `) }));
       };
       await Promise.all(Array.from({ length: 400 }, (_, round) => churn(round)));
-      while (!log.some((l) => l.startsWith('store compacted'))) await Promise.all(Array.from({ length: 20 }, (_, round) => churn(400 + round)));
+      while (!log.some((l) => l.startsWith('store compacted')))
+        await Promise.all(Array.from({ length: 20 }, (_, round) => churn(400 + round)));
       expect(log.filter((l) => l.startsWith('compacting the store')).length).to.be.greaterThan(0);
       const held = allQuads(store.index);
       const expected = new OxigraphIndex();
-      expected.loadTrusted(Array.from({ length: 400 }, (_, g) => graphQuads(`g${g}`, 6)).flat().map(quadToNq).join(''));
+      expected.loadTrusted(
+        Array.from({ length: 400 }, (_, g) => graphQuads(`g${g}`, 6))
+          .flat()
+          .map(quadToNq)
+          .join(''),
+      );
       expect(held).to.deep.equal(allQuads(expected));
       await store.close();
       const reopened = await openStore(dir);

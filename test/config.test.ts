@@ -6,7 +6,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { ConfigError, configurationTable, envVarName, loadConfig, readmeConfigurationTable, settings } from '../src/config.js';
+import {
+  ConfigError,
+  configurationTable,
+  envVarName,
+  loadConfig,
+  readmeConfigurationTable,
+  settings,
+} from '../src/config.js';
 
 const run = promisify(execFile);
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -41,7 +48,17 @@ describe('configuration', () => {
 
   it('every setting has an env var, named after its path unless it names its own', () => {
     const all = settings();
-    expect(all.map((s) => s.env)).to.include.members(['PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DECISION_POLICY', 'TRUSTED_ISSUERS', 'OUTBOUND_TIMEOUT_MS', 'LIMITS_BODY_BYTES', 'LOG_LEVEL']);
+    expect(all.map((s) => s.env)).to.include.members([
+      'PORT',
+      'HOST',
+      'BASE_URL',
+      'DATA_DIR',
+      'DECISION_POLICY',
+      'TRUSTED_ISSUERS',
+      'OUTBOUND_TIMEOUT_MS',
+      'LIMITS_BODY_BYTES',
+      'LOG_LEVEL',
+    ]);
     const ownNames = new Map([['http.cors.allowedOrigins', 'CORS_ALLOWED_ORIGINS']]);
     for (const s of all) expect(s.env).to.equal(ownNames.get(s.path) ?? envVarName(s.path));
     expect(new Set(all.map((s) => s.env)).size).to.equal(all.length);
@@ -58,7 +75,12 @@ describe('configuration', () => {
   });
 
   it('env vars of every type are read: numbers, booleans, enums, JSON lists', () => {
-    const issuers = [{ issuer: 'https://kc.example.com/realms/1r', jwksUrl: 'https://kc.example.com/realms/1r/protocol/openid-connect/certs' }];
+    const issuers = [
+      {
+        issuer: 'https://kc.example.com/realms/1r',
+        jwksUrl: 'https://kc.example.com/realms/1r/protocol/openid-connect/certs',
+      },
+    ];
     const config = loadConfig({
       PORT: '9000',
       BASE_URL: 'https://1r.example.com/',
@@ -102,7 +124,13 @@ describe('configuration', () => {
     const config = loadConfig({ CONFIG_FILE: path, PORT: '9200' });
     expect(config.port).to.equal(9200);
     expect(config.holderName).to.equal('Air Example');
-    expect(config.limits).to.deep.include({ bodyBytes: 1048576, triples: 10000, depth: 8, iriLength: 2048, contextTerms: 2000 });
+    expect(config.limits).to.deep.include({
+      bodyBytes: 1048576,
+      triples: 10000,
+      depth: 8,
+      iriLength: 2048,
+      contextTerms: 2000,
+    });
   });
 
   it('an unknown key in the file stops the start, naming the key and the file', async () => {
@@ -113,7 +141,9 @@ describe('configuration', () => {
   });
 
   it('an unknown key inside a list entry is refused too', async () => {
-    const path = await file('issuers.json', { trustedIssuers: [{ issuer: 'x', jwksUrl: 'https://x.example/jwks', audiance: 'y' }] });
+    const path = await file('issuers.json', {
+      trustedIssuers: [{ issuer: 'x', jwksUrl: 'https://x.example/jwks', audiance: 'y' }],
+    });
     expect(refusal({ CONFIG_FILE: path })).to.include(`trustedIssuers.0.audiance (from file ${path}): unknown setting`);
   });
 
@@ -121,10 +151,16 @@ describe('configuration', () => {
     expect(refusal({ PORT: 'eighty' })).to.match(/port \(from env PORT\): .*expected number/);
     expect(refusal({ PORT: '70000' })).to.match(/port \(from env PORT\): .*<=65535/);
     expect(refusal({ LIMITS_BODY_BYTES: '0' })).to.match(/limits\.bodyBytes \(from env LIMITS_BODY_BYTES\): .*>=1/);
-    expect(refusal({ JOURNAL_FSYNC: 'maybe' })).to.match(/journal\.fsync \(from env JOURNAL_FSYNC\): .*expected boolean/);
-    expect(refusal({ DECISION_POLICY: 'never' })).to.match(/decisionPolicy \(from env DECISION_POLICY\): .*"auto"\|"all"\|"manual"/);
+    expect(refusal({ JOURNAL_FSYNC: 'maybe' })).to.match(
+      /journal\.fsync \(from env JOURNAL_FSYNC\): .*expected boolean/,
+    );
+    expect(refusal({ DECISION_POLICY: 'never' })).to.match(
+      /decisionPolicy \(from env DECISION_POLICY\): .*"auto"\|"all"\|"manual"/,
+    );
     expect(refusal({ BASE_URL: 'ftp://example.com' })).to.match(/baseUrl \(from env BASE_URL\)/);
-    expect(refusal({ TRUSTED_ISSUERS: '{not json' })).to.match(/trustedIssuers \(from env TRUSTED_ISSUERS\): .*expected array/);
+    expect(refusal({ TRUSTED_ISSUERS: '{not json' })).to.match(
+      /trustedIssuers \(from env TRUSTED_ISSUERS\): .*expected array/,
+    );
   });
 
   it('wrong types in the file name the file', async () => {
@@ -141,7 +177,9 @@ describe('configuration', () => {
 
   it('npm start refuses a bad configuration: exit code 2, the message on stderr, nothing listening', async () => {
     const path = await file('start.json', { limits: { bodyBytes: -5 } });
-    const failed = await run(process.execPath, [MAIN], { env: { PATH: process.env.PATH, CONFIG_FILE: path, DATA_DIR: join(dir, 'data'), PORT: '0' } }).then(
+    const failed = await run(process.execPath, [MAIN], {
+      env: { PATH: process.env.PATH, CONFIG_FILE: path, DATA_DIR: join(dir, 'data'), PORT: '0' },
+    }).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

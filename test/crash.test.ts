@@ -27,7 +27,14 @@ describe('crash safety: a server SIGKILLed at random moments while it writes (sh
         sampleOlder: 5,
         subscriber,
       });
-      expectCrashRun(report, { rounds: 6, acknowledged: 12, perKind: 2, perRareKind: 0, imageReads: 2, snapshotImageReads: 1 });
+      expectCrashRun(report, {
+        rounds: 6,
+        acknowledged: 12,
+        perKind: 2,
+        perRareKind: 0,
+        imageReads: 2,
+        snapshotImageReads: 1,
+      });
     } finally {
       await subscriber.listener.close();
       await remove();

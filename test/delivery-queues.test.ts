@@ -6,14 +6,22 @@ import { API } from '../src/rdf/vocab.js';
 import { outboxEntryQuads, type OutboxEntry, type Recipient } from '../src/store/schema/outbox.js';
 import { openStore, tempDir } from './support/store-data.js';
 
-const RECIPIENT: Recipient = { queue: 'https://subscriber.example.com/org queue', subscription: 'https://publisher.example.com/action-requests/s1', callback: 'http://127.0.0.1:9/notifications' };
+const RECIPIENT: Recipient = {
+  queue: 'https://subscriber.example.com/org queue',
+  subscription: 'https://publisher.example.com/action-requests/s1',
+  callback: 'http://127.0.0.1:9/notifications',
+};
 
 /** An entry addressed to RECIPIENT by name (no topic: no subscription index is asked). */
 const entry = (sequence: number): OutboxEntry => ({
   sequence,
   iri: `https://publisher.example.com/notifications/n${sequence}`,
   queuedAt: new Date(),
-  content: { eventType: `${API}LOGISTICS_OBJECT_UPDATED`, object: 'https://publisher.example.com/logistics-objects/o', revision: sequence },
+  content: {
+    eventType: `${API}LOGISTICS_OBJECT_UPDATED`,
+    object: 'https://publisher.example.com/logistics-objects/o',
+    revision: sequence,
+  },
   topics: [],
   addressed: [RECIPIENT],
   recipients: 1,
@@ -23,7 +31,14 @@ describe('delivery queue windows', () => {
   it("keeps in memory only the entries a queue's window holds: a dead subscriber's backlog stays in the store and is read back, in order, as the window drains", async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);
-    const settle = new SettleCommits(store, { lowWater: () => 0, recordCap: () => Number.POSITIVE_INFINITY, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    const settle = new SettleCommits(store, {
+      lowWater: () => 0,
+      recordCap: () => Number.POSITIVE_INFINITY,
+      knownEntry: () => undefined,
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
     store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
     // Told when a queue has notifications to send: after a refill from the store, which reads asynchronously.
     let kicked: (q: Queue) => void = () => {};
@@ -38,7 +53,8 @@ describe('delivery queue windows', () => {
       const [q] = [...windows.all()];
       expect(q.window.map((i) => i.sequence)).to.deep.equal([1, 2, 3, 4]);
       expect(q.backlog).to.equal(36);
-      const kept = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => windows.knownEntry(from + i) !== undefined);
+      const kept = (from: number, to: number) =>
+        Array.from({ length: to - from + 1 }, (_, i) => windows.knownEntry(from + i) !== undefined);
       expect(kept(1, 4)).to.deep.equal([true, true, true, true]);
       expect(kept(5, 40).filter(Boolean)).to.have.length(0);
 
@@ -65,7 +81,14 @@ describe('delivery queue windows', () => {
   it("a late entry whose number a queue's backlog covers is read with that backlog, once: every entry of the backlog is read from the store, the last one too", async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);
-    const settle = new SettleCommits(store, { lowWater: () => 0, recordCap: () => Number.POSITIVE_INFINITY, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    const settle = new SettleCommits(store, {
+      lowWater: () => 0,
+      recordCap: () => Number.POSITIVE_INFINITY,
+      knownEntry: () => undefined,
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
     store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
     const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
     const queued = async (sequence: number) => {
@@ -104,7 +127,14 @@ describe('delivery queue windows', () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);
     let cap = 30;
-    const settle = new SettleCommits(store, { lowWater: () => 10, recordCap: () => cap, knownEntry: () => undefined, serving: () => false, backoffMs: () => 1000, log: () => {} });
+    const settle = new SettleCommits(store, {
+      lowWater: () => 10,
+      recordCap: () => cap,
+      knownEntry: () => undefined,
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
     const recorded: string[] = [];
     store.committed.subscribe((events) =>
       events.forEach((e) => {
@@ -115,7 +145,8 @@ describe('delivery queue windows', () => {
     );
     const settled = async (count: number) => {
       settle.schedule(1);
-      for (const started = Date.now(); recorded.length < count && Date.now() - started < 5_000; ) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (const started = Date.now(); recorded.length < count && Date.now() - started < 5_000; )
+        await new Promise((resolve) => setTimeout(resolve, 10));
     };
     try {
       for (let sequence = 1; sequence <= 40; sequence++) {

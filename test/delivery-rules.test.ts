@@ -7,22 +7,54 @@ import type { ActionRequestRecord } from '../src/store/schema/action-requests.js
 const API = 'https://onerecord.iata.org/ns/api#';
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const O = 'http://localhost/logistics-objects/o1';
-const t = (s: string, p: string, o: string, isLiteral = false): Quad => quad(namedNode(s), namedNode(`${CARGO}${p}`), isLiteral ? literal(o) : namedNode(o));
+const t = (s: string, p: string, o: string, isLiteral = false): Quad =>
+  quad(namedNode(s), namedNode(`${CARGO}${p}`), isLiteral ? literal(o) : namedNode(o));
 
 describe('notification rules', () => {
   it('hasChangedProperty: top-level properties whose values changed, a change in an embedded (or deeper) node counted for the property that holds it', () => {
-    const before = [t(O, 'goodsDescription', 'Books', true), t(O, 'grossWeight', 'internal:w'), t('internal:w', 'numericalValue', '20', true), t(O, 'dimensions', 'internal:d'), t('internal:d', 'length', 'internal:l'), t('internal:l', 'numericalValue', '1', true)];
-    const after = [t(O, 'goodsDescription', 'Books', true), t(O, 'grossWeight', 'internal:w'), t('internal:w', 'numericalValue', '25', true), t(O, 'dimensions', 'internal:d'), t('internal:d', 'length', 'internal:l'), t('internal:l', 'numericalValue', '2', true), t(O, 'shippingMarks', 'X', true)];
-    expect(changedProperties(O, before, after)).to.deep.equal([`${CARGO}dimensions`, `${CARGO}grossWeight`, `${CARGO}shippingMarks`]);
+    const before = [
+      t(O, 'goodsDescription', 'Books', true),
+      t(O, 'grossWeight', 'internal:w'),
+      t('internal:w', 'numericalValue', '20', true),
+      t(O, 'dimensions', 'internal:d'),
+      t('internal:d', 'length', 'internal:l'),
+      t('internal:l', 'numericalValue', '1', true),
+    ];
+    const after = [
+      t(O, 'goodsDescription', 'Books', true),
+      t(O, 'grossWeight', 'internal:w'),
+      t('internal:w', 'numericalValue', '25', true),
+      t(O, 'dimensions', 'internal:d'),
+      t('internal:d', 'length', 'internal:l'),
+      t('internal:l', 'numericalValue', '2', true),
+      t(O, 'shippingMarks', 'X', true),
+    ];
+    expect(changedProperties(O, before, after)).to.deep.equal([
+      `${CARGO}dimensions`,
+      `${CARGO}grossWeight`,
+      `${CARGO}shippingMarks`,
+    ]);
     expect(changedProperties(O, before, before)).to.deep.equal([]);
-    expect(changedProperties(O, before, before.filter((q) => q.predicate.value !== `${CARGO}goodsDescription`))).to.deep.equal([`${CARGO}goodsDescription`]);
+    expect(
+      changedProperties(
+        O,
+        before,
+        before.filter((q) => q.predicate.value !== `${CARGO}goodsDescription`),
+      ),
+    ).to.deep.equal([`${CARGO}goodsDescription`]);
   });
 
   it('status notification types follow the request type and status', () => {
     const request = (type: string) => ({ type: `${API}${type}` }) as ActionRequestRecord;
-    expect(statusEventType(request('ChangeRequest'), `${API}REQUEST_ACCEPTED`)).to.equal(`${API}CHANGE_REQUEST_ACCEPTED`);
-    expect(statusEventType(request('AccessDelegationRequest'), `${API}REQUEST_REVOKED`)).to.equal(`${API}ACCESS_DELEGATION_REQUEST_REVOKED`);
-    expect(statusEventType(request('SubscriptionRequest'), `${API}REQUEST_PENDING`)).to.equal(`${API}SUBSCRIPTION_REQUEST_PENDING`);
+    expect(statusEventType(request('ChangeRequest'), `${API}REQUEST_ACCEPTED`)).to.equal(
+      `${API}CHANGE_REQUEST_ACCEPTED`,
+    );
+    expect(statusEventType(request('AccessDelegationRequest'), `${API}REQUEST_REVOKED`)).to.equal(
+      `${API}ACCESS_DELEGATION_REQUEST_REVOKED`,
+    );
+    expect(statusEventType(request('SubscriptionRequest'), `${API}REQUEST_PENDING`)).to.equal(
+      `${API}SUBSCRIPTION_REQUEST_PENDING`,
+    );
   });
 
   it('backoff: full jitter below min(cap, initial × 2^(attempt - 1)); Retry-After in seconds or as an HTTP date', () => {

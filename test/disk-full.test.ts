@@ -56,7 +56,8 @@ describe('write errors: disk full, file too large', () => {
       await rm(segment); // reading /dev/full never ends
       await server.restart();
       expect((await server.request(holder)).status).to.equal(200);
-      for (const id of ['full-1', 'full-2']) expect((await server.request(`/logistics-objects/${id}`)).status).to.equal(404);
+      for (const id of ['full-1', 'full-2'])
+        expect((await server.request(`/logistics-objects/${id}`)).status).to.equal(404);
       const res = await postJsonLd(server, '/logistics-objects', piece(`${server.url}/logistics-objects/full-3`));
       expect(res.status).to.equal(201);
     });
@@ -70,7 +71,11 @@ describe('write errors: disk full, file too large', () => {
       const port = await freePort();
       const iri = (id: string) => `http://127.0.0.1:${port}/logistics-objects/${id}`;
       const post = (server: ServerProcess, body: unknown) =>
-        server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+        server.request('/logistics-objects', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body: JSON.stringify(body),
+        });
       const journalFile = join(dir, segmentName(1));
       try {
         const first = new ServerProcess({ dataDir: dir, port });
@@ -87,7 +92,8 @@ describe('write errors: disk full, file too large', () => {
         await limited.stop('SIGKILL');
 
         const restarted = new ServerProcess({ dataDir: dir, port });
-        for (const id of ['before-1', 'before-2', 'fits']) expect((await restarted.request(iri(id))).status).to.equal(200, id);
+        for (const id of ['before-1', 'before-2', 'fits'])
+          expect((await restarted.request(iri(id))).status).to.equal(200, id);
         expect((await restarted.request(iri('too-big'))).status).to.equal(404);
         expect(restarted.log.join('\n')).not.to.match(/dropped|corrupt/);
         expect((await post(restarted, piece(iri('too-big'), 'x'.repeat(20_000)))).status).to.equal(201);

@@ -25,7 +25,13 @@ describe('a lease among processes in the engine', function () {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     const engine = await leaseEngine(dataDir);
     engineUrl = new URL(engine.authUrl);
-    client = (url = engineUrl) => new SparqlClient({ queryUrl: url.href, updateUrl: url.href, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 2_000 });
+    client = (url = engineUrl) =>
+      new SparqlClient({
+        queryUrl: url.href,
+        updateUrl: url.href,
+        auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+        timeoutMs: 2_000,
+      });
   });
   after(async () => {
     await releaseEngine(dataDir);
@@ -59,11 +65,14 @@ describe('a lease among processes in the engine', function () {
     for (const lease of leases) await lease.stop();
   });
 
-  it('claims its terms on its own clock, in a graph of its own that the tests\' count of stored quads leaves out', async () => {
+  it("claims its terms on its own clock, in a graph of its own that the tests' count of stored quads leaves out", async () => {
     // A refused write must leave the stored quads as they were (storedQuads); a lease claiming its
     // next term between the two counts made that check fail under the cluster backend.
     const engine = client();
-    const allQuads = async () => Number((await engine.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }')).results.bindings[0].n.value);
+    const allQuads = async () =>
+      Number(
+        (await engine.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }')).results.bindings[0].n.value,
+      );
     const [allBefore, storedBefore] = [await allQuads(), await quadsStoredIn(engine)];
     const lease = new EngineLease(engine, 'counted', { termMs: TERM_MS, log: () => {} });
     lease.start({ gained: () => {}, lost: () => {} });
@@ -87,7 +96,10 @@ describe('a lease among processes in the engine', function () {
     lease.start({ gained: () => changes.push(`gained ${Date.now()}`), lost: () => changes.push(`lost ${Date.now()}`) });
     await pause(TERM_MS * 10);
     await lease.stop();
-    expect(changes.slice(0, 2).map((c) => c.split(' ')[0]), changes.join()).to.deep.equal(['gained', 'lost']);
+    expect(
+      changes.slice(0, 2).map((c) => c.split(' ')[0]),
+      changes.join(),
+    ).to.deep.equal(['gained', 'lost']);
     expect(changes, changes.join()).to.have.length(2);
   });
 
@@ -97,7 +109,10 @@ describe('a lease among processes in the engine', function () {
     const throughProxy = new URL(engineUrl);
     throughProxy.port = String(proxy.port);
     const unreachable = new EngineLease(client(throughProxy), 'cut', { termMs: TERM_MS, log: () => {} });
-    unreachable.start({ gained: () => events.push(`gained ${Date.now()}`), lost: () => events.push(`lost ${Date.now()}`) });
+    unreachable.start({
+      gained: () => events.push(`gained ${Date.now()}`),
+      lost: () => events.push(`lost ${Date.now()}`),
+    });
     for (const deadline = Date.now() + TERM_MS * 3; events.length === 0 && Date.now() < deadline; ) await pause(10);
     expect(events).to.have.length(1);
     // The engine goes away for this holder (its connections dropped, new ones refused).

@@ -19,7 +19,14 @@ describe('literals on the engine backend', function () {
 
   it('one commit holding equal values of several datatypes keeps each literal as it was written', async () => {
     const engine = await leaseEngine(LEASE);
-    const store = new SparqlEngineStore(new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 }));
+    const store = new SparqlEngineStore(
+      new SparqlClient({
+        queryUrl: engine.authUrl,
+        updateUrl: engine.authUrl,
+        auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+        timeoutMs: 20_000,
+      }),
+    );
     const values = [
       ['1', 'positiveInteger'],
       ['true', 'boolean'],
@@ -36,9 +43,18 @@ describe('literals on the engine backend', function () {
       ['2024-05-01T10:00:00Z', 'dateTime'],
       ['1', 'string'],
     ];
-    const triples = values.map(([value, type], i) => quad(namedNode(OBJECT), namedNode(`https://example.org/p${i}`), literal(value, namedNode(`${XSD}${type}`))));
+    const triples = values.map(([value, type], i) =>
+      quad(namedNode(OBJECT), namedNode(`https://example.org/p${i}`), literal(value, namedNode(`${XSD}${type}`))),
+    );
     const tx = store.begin();
-    const revision = { object: OBJECT, number: 1, graph: revisionGraph(OBJECT, 1), createdAt: new Date(), createdBy: 'https://example.org/agent', mostSpecificType: 'https://onerecord.iata.org/ns/cargo#Piece' };
+    const revision = {
+      object: OBJECT,
+      number: 1,
+      graph: revisionGraph(OBJECT, 1),
+      createdAt: new Date(),
+      createdBy: 'https://example.org/agent',
+      mostSpecificType: 'https://onerecord.iata.org/ns/cargo#Piece',
+    };
     tx.revisions.push({ revision, triples });
     tx.events.push({ kind: 'object-created', revision });
     await store.commit(tx);

@@ -45,7 +45,10 @@ describe('three server processes over one engine behind a load balancer', functi
         expect(read.revision).to.equal('1');
         expect(read.body).to.contain(`created ${round}`);
       }
-      expect((await patch(api, object, change(object, 1, [add(object, 'goodsDescription', str(`changed ${round}`))]))).status).to.equal(201);
+      expect(
+        (await patch(api, object, change(object, 1, [add(object, 'goodsDescription', str(`changed ${round}`))])))
+          .status,
+      ).to.equal(201);
       for (const read of await readThroughEach(object)) {
         expect(read.revision).to.equal('2');
         expect(read.body).to.contain(`changed ${round}`);
@@ -55,7 +58,8 @@ describe('three server processes over one engine behind a load balancer', functi
 
   it("an object's events and audit trail are the same through every process, whichever process took each write", async () => {
     const object = await createObject(api);
-    for (let i = 0; i < 6; i++) expect((await postEvent(api, object, eventJson({ 'cargo:eventName': `event ${i}` }))).status).to.equal(201);
+    for (let i = 0; i < 6; i++)
+      expect((await postEvent(api, object, eventJson({ 'cargo:eventName': `event ${i}` }))).status).to.equal(201);
     for (const path of [`${object}/logistics-events`, `${object}/audit-trail`]) {
       const bodies = new Set<string>();
       for (let i = 0; i < CLUSTER_PROCESSES; i++) {
@@ -65,7 +69,9 @@ describe('three server processes over one engine behind a load balancer', functi
       }
       expect(bodies.size, path).to.equal(1);
     }
-    const listed = await (await api.request(`${object}/logistics-events`, { headers: { Accept: 'application/n-triples' } })).text();
+    const listed = await (
+      await api.request(`${object}/logistics-events`, { headers: { Accept: 'application/n-triples' } })
+    ).text();
     expect(listed.match(/event \d/g)).to.have.length(6);
   });
 });
@@ -81,7 +87,11 @@ describe('notifications from three server processes over one engine', function (
     sink = await startNotificationSink();
     api = await startTestCluster(
       startTestServer,
-      { internalAgents: [sink.organization], outbound: { allowPrivateAddresses: true }, store: { sparql: { feedPollMillis: 20, deliveryLeaseMillis: 1000 } } },
+      {
+        internalAgents: [sink.organization],
+        outbound: { allowPrivateAddresses: true },
+        store: { sparql: { feedPollMillis: 20, deliveryLeaseMillis: 1000 } },
+      },
       dataDir,
       true,
     );
@@ -92,7 +102,11 @@ describe('notifications from three server processes over one engine', function (
   });
 
   it("one process delivers every process's notifications: each under one id, each object's in revision order", async () => {
-    const subscribed = await api.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(pieceSubscription(sink.organization)) });
+    const subscribed = await api.request('/subscriptions', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: JSON.stringify(pieceSubscription(sink.organization)),
+    });
     expect(subscribed.status, await subscribed.text()).to.equal(201);
     // Eight clients at once, each creating an object and changing it three times, through whichever process.
     const expected = new Set<string>();
@@ -101,17 +115,28 @@ describe('notifications from three server processes over one engine', function (
         const object = await createObject(api);
         expected.add(`${object} 1 LOGISTICS_OBJECT_CREATED`);
         for (let revision = 1; revision <= 3; revision++) {
-          const res = await patch(api, object, change(object, revision, [add(object, 'remarks', str(`client ${client} change ${revision}`))]));
+          const res = await patch(
+            api,
+            object,
+            change(object, revision, [add(object, 'remarks', str(`client ${client} change ${revision}`))]),
+          );
           expect(res.status, await res.text()).to.equal(201);
           expected.add(`${object} ${revision + 1} LOGISTICS_OBJECT_UPDATED`);
         }
       }),
     );
-    for (const deadline = Date.now() + 30_000; new Set(sink.received.map((n) => n.id)).size < expected.size && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (
+      const deadline = Date.now() + 30_000;
+      new Set(sink.received.map((n) => n.id)).size < expected.size && Date.now() < deadline;
+    )
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(deliveryFaults(sink.received, expected)).to.deep.equal([]);
     // One process holds the lease: it alone has queues to show.
     const delivering: boolean[] = [];
-    for (let i = 0; i < CLUSTER_PROCESSES; i++) delivering.push(((await (await api.request('/internal/outbox/queues')).json()) as { delivering: boolean }).delivering);
+    for (let i = 0; i < CLUSTER_PROCESSES; i++)
+      delivering.push(
+        ((await (await api.request('/internal/outbox/queues')).json()) as { delivering: boolean }).delivering,
+      );
     expect(delivering.filter(Boolean), delivering.join()).to.have.length(1);
   });
 });
@@ -125,14 +150,27 @@ describe('two server processes with store.sparql.readYourWrites off', function (
     engineKey = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     const engine = await leaseEngine(engineKey);
     // A feed read once a minute: within the test, the second process learns nothing from it.
-    const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true, readYourWrites: false, feedPollMillis: 60_000 };
+    const sparql = {
+      queryUrl: engine.authUrl,
+      updateUrl: engine.authUrl,
+      user: engine.user,
+      password: engine.password,
+      authScheme: 'digest' as const,
+      sharedWriters: true,
+      readYourWrites: false,
+      feedPollMillis: 60_000,
+    };
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql } }));
     const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     await shareIdentityProvider(servers[0].dataDir, dir);
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql }, baseUrl: servers[0].url }, dir));
     // Until one of them delivers: a process that gains the delivery lease reads the feed once (so the
     // second, should it gain it while the test creates its object, would learn of it).
-    for (const deadline = Date.now() + 30_000; !servers.some((s) => s.running.services.delivery.delivering) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (
+      const deadline = Date.now() + 30_000;
+      !servers.some((s) => s.running.services.delivery.delivering) && Date.now() < deadline;
+    )
+      await new Promise((resolve) => setTimeout(resolve, 50));
   });
   after(async () => {
     for (const server of servers.reverse()) await server.close();
@@ -147,4 +185,3 @@ describe('two server processes with store.sparql.readYourWrites off', function (
     expect((await servers[0].request(object)).status).to.equal(200);
   });
 });
-

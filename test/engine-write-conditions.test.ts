@@ -24,7 +24,14 @@ describe('writes of two server processes over one engine', function () {
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     const engine = await leaseEngine(dataDir);
-    const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true };
+    const sparql = {
+      queryUrl: engine.authUrl,
+      updateUrl: engine.authUrl,
+      user: engine.user,
+      password: engine.password,
+      authScheme: 'digest' as const,
+      sharedWriters: true,
+    };
     const store: ConfigOverrides['store'] = { backend: 'sparql', sparql };
     first = await startTestServer({ store });
     // Behind one load balancer both are the same server to clients: the same base URL and token issuer key.
@@ -42,9 +49,13 @@ describe('writes of two server processes over one engine', function () {
   /** The revisions of `object` the engine holds metadata of, as the revisions view shows them. */
   async function revisionNumbers(object: string): Promise<string[]> {
     const query = `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionOf> <${object}> ; <urn:onerecord:store:revisionNumber> ?n } ORDER BY ?n`;
-    const res = await first.request(`/sparql?${new URLSearchParams({ query, view: 'revisions' })}`, { headers: { Accept: 'application/sparql-results+json' } });
+    const res = await first.request(`/sparql?${new URLSearchParams({ query, view: 'revisions' })}`, {
+      headers: { Accept: 'application/sparql-results+json' },
+    });
     expect(res.status).to.equal(200);
-    return ((await res.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings.map((b) => b.n.value);
+    return ((await res.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings.map(
+      (b) => b.n.value,
+    );
   }
 
   it('a change of one revision sent through each process at once: one is applied, the other answers 409 or becomes a rejected request', async () => {
@@ -72,7 +83,13 @@ describe('writes of two server processes over one engine', function () {
   it('an object whose @id a client chose, created through both processes at once: one 201, the others 409 object_exists, and one of them written', async () => {
     const id = `${first.url}/logistics-objects/chosen-by-the-client`;
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => postJsonLd(i % 2 === 0 ? first : second, '/logistics-objects', { ...piece(), '@id': id, 'cargo:remarks': `creation ${i}` })),
+      Array.from({ length: 8 }, (_, i) =>
+        postJsonLd(i % 2 === 0 ? first : second, '/logistics-objects', {
+          ...piece(),
+          '@id': id,
+          'cargo:remarks': `creation ${i}`,
+        }),
+      ),
     );
     expect(answers.filter((res) => res.status === 201)).to.have.length(1);
     for (const res of answers.filter((r) => r.status !== 201)) await expectApiError(res, 409, /already exists/);

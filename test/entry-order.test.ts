@@ -3,7 +3,9 @@ import fc from 'fast-check';
 import { EntryOrder, type QueuedEntry } from '../src/domain/pubsub/entry-order.js';
 import type { OutboxEntry } from '../src/store/schema/outbox.js';
 
-const queued = (sequence: number, iri = `urn:entry:${sequence}`): QueuedEntry => ({ entry: { sequence, iri } as OutboxEntry });
+const queued = (sequence: number, iri = `urn:entry:${sequence}`): QueuedEntry => ({
+  entry: { sequence, iri } as OutboxEntry,
+});
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An EntryOrder whose hand-overs are listed (number, and whether late). */
@@ -11,7 +13,12 @@ function order(options: { inFlight?: (n: number) => boolean; othersWaitMs?: numb
   const out: { sequence: number; late: boolean }[] = [];
   const logged: string[] = [];
   const o = new EntryOrder(
-    { inFlight: options.inFlight ?? (() => false), othersWaitMs: options.othersWaitMs ?? 0, awaitedMs: options.awaitedMs, log: (m) => logged.push(m) },
+    {
+      inFlight: options.inFlight ?? (() => false),
+      othersWaitMs: options.othersWaitMs ?? 0,
+      awaitedMs: options.awaitedMs,
+      log: (m) => logged.push(m),
+    },
     (q, late) => out.push({ sequence: q.entry.sequence, late }),
   );
   return { o, out, logged, numbers: () => out.map((x) => x.sequence) };
@@ -21,7 +28,15 @@ describe('outbox entries handed to delivery in number order (EntryOrder)', () =>
   it('commits of this process ending in any order: each entry handed over once, in number order; a number whose commit failed is not waited for', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 40 }).chain((count) => fc.tuple(fc.shuffledSubarray(Array.from({ length: count }, (_, i) => i + 1), { minLength: count, maxLength: count }), fc.array(fc.boolean(), { minLength: count, maxLength: count }))),
+        fc.integer({ min: 1, max: 40 }).chain((count) =>
+          fc.tuple(
+            fc.shuffledSubarray(
+              Array.from({ length: count }, (_, i) => i + 1),
+              { minLength: count, maxLength: count },
+            ),
+            fc.array(fc.boolean(), { minLength: count, maxLength: count }),
+          ),
+        ),
         ([arrival, failed]) => {
           // Numbers are in flight until their commit ends (published, or failed: those never come).
           const ended = new Set<number>();

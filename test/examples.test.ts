@@ -4,7 +4,13 @@ import { rdf } from '../src/rdf/vocab.js';
 import { ONTOLOGY_FILE } from '../src/server.js';
 import { expectApiError } from './support/api-error.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
-import { canonicalForm, jsonLdToQuads, localIdsAsBlankNodes, ntLines, withoutServerManaged } from './support/rdf-compare.js';
+import {
+  canonicalForm,
+  jsonLdToQuads,
+  localIdsAsBlankNodes,
+  ntLines,
+  withoutServerManaged,
+} from './support/rdf-compare.js';
 import { postJsonLd, startTestServer, storedQuads, type TestServer } from './support/server.js';
 import type { Quad } from '../src/rdf/terms.js';
 
@@ -37,7 +43,12 @@ async function readCreated(server: TestServer, location: string): Promise<{ iris
     triples.push(...read);
     for (const t of read) {
       const o = t.object;
-      if (o.termType === 'NamedNode' && t.predicate.value !== rdf.type && o.value.startsWith(objectsPrefix(server)) && !seen.has(o.value)) {
+      if (
+        o.termType === 'NamedNode' &&
+        t.predicate.value !== rdf.type &&
+        o.value.startsWith(objectsPrefix(server)) &&
+        !seen.has(o.value)
+      ) {
         seen.add(o.value);
         todo.push(o.value);
       }
@@ -94,7 +105,11 @@ describe('Official example payloads that are Logistics Objects', () => {
     const defect = KNOWN_DEFECTS[name];
     if (!defect) {
       it(`accepts ${name} and reads back the same triples`, async () => {
-        await expectAcceptedAndReadBack(server, rebase(readExample(name), objectsPrefix(server)), OBJECTS_CREATED[name] ?? 1);
+        await expectAcceptedAndReadBack(
+          server,
+          rebase(readExample(name), objectsPrefix(server)),
+          OBJECTS_CREATED[name] ?? 1,
+        );
       });
       continue;
     }
@@ -107,7 +122,11 @@ describe('Official example payloads that are Logistics Objects', () => {
       expect(await storedQuads(server)).to.equal(before);
     });
     it(`accepts ${name} once corrected, and reads back the same triples`, async () => {
-      await expectAcceptedAndReadBack(server, rebase(defect.correct(readExample(name)), objectsPrefix(server)), OBJECTS_CREATED[name] ?? 1);
+      await expectAcceptedAndReadBack(
+        server,
+        rebase(defect.correct(readExample(name)), objectsPrefix(server)),
+        OBJECTS_CREATED[name] ?? 1,
+      );
     });
   }
 });

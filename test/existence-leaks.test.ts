@@ -5,7 +5,13 @@ import { startTestServer, type TestServer } from './support/server.js';
 
 /** Status and body of an answer, with the id asked for and the error's own node ids replaced, so two answers compare. */
 async function answer(res: Response, id: string): Promise<{ status: number; body: string }> {
-  return { status: res.status, body: (await res.text()).split(id).join('<id>').replace(/"@id":"internal:[0-9a-f-]{36}"/g, '"@id":"<error node>"') };
+  return {
+    status: res.status,
+    body: (await res.text())
+      .split(id)
+      .join('<id>')
+      .replace(/"@id":"internal:[0-9a-f-]{36}"/g, '"@id":"<error node>"'),
+  };
 }
 
 describe('No existence leaks to a caller without access', () => {
@@ -25,7 +31,10 @@ describe('No existence leaks to a caller without access', () => {
         const existingId = existing.slice(existing.lastIndexOf('/') + 1);
         const missingId = '00000000-0000-0000-0000-000000000000';
         const seen = await answer(await server.request(existing, { agent: 'other' }), existingId);
-        const unseen = await answer(await server.request(`${object}/logistics-events/${missingId}`, { agent: 'other' }), missingId);
+        const unseen = await answer(
+          await server.request(`${object}/logistics-events/${missingId}`, { agent: 'other' }),
+          missingId,
+        );
         expect(seen.status).to.equal(hideForbidden ? 404 : 403);
         expect(unseen).to.deep.equal(seen);
         // The holder still tells them apart.
@@ -55,17 +64,31 @@ describe('No existence leaks to a caller without access', () => {
         const server = await startTestServer({ decisionPolicy, hideForbidden: true });
         try {
           const object = await createObject(server);
-          const first = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('second'))]));
-          if (decisionPolicy === 'manual') expect((await server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
-          expect((await server.request(object, { agent: 'other' })).status, 'the partner may not read the object').to.equal(404);
+          const first = await submit(
+            server,
+            object,
+            change(object, 1, [add(object, 'goodsDescription', str('second'))]),
+          );
+          if (decisionPolicy === 'manual')
+            expect((await server.request(`${first}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(
+              204,
+            );
+          expect(
+            (await server.request(object, { agent: 'other' })).status,
+            'the partner may not read the object',
+          ).to.equal(404);
           const guess = (revision: number) => change(object, revision, [add(object, 'goodsDescription', str('guess'))]);
-          const tries = await Promise.all([1, 2, 3].map((revision) => submit(server, object, guess(revision), 'other')));
+          const tries = await Promise.all(
+            [1, 2, 3].map((revision) => submit(server, object, guess(revision), 'other')),
+          );
           const seen = await Promise.all(tries.map((request) => seenByRequester(server, request)));
           expect(JSON.stringify(seen[0].body)).to.match(/REQUEST_PENDING/);
           expect(seen[1], 'the latest revision').to.deep.equal(seen[0]);
           expect(seen[2], 'a revision yet to come').to.deep.equal(seen[0]);
           // The holder's decision is the answer: an accept of the outdated one rejects it, naming only its own revision.
-          expect((await server.request(`${tries[0]}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(409);
+          expect((await server.request(`${tries[0]}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(
+            409,
+          );
           const text = await (await server.request(tries[0], { agent: 'other' })).text();
           expect(text).to.match(/REQUEST_REJECTED/);
           expect(text).to.match(/revision 1\b/);
@@ -80,7 +103,11 @@ describe('No existence leaks to a caller without access', () => {
       const server = await startTestServer({ decisionPolicy: 'manual' });
       try {
         const object = await createObject(server);
-        const request = await submit(server, object, change(object, 2, [add(object, 'goodsDescription', str('ahead'))]));
+        const request = await submit(
+          server,
+          object,
+          change(object, 2, [add(object, 'goodsDescription', str('ahead'))]),
+        );
         expect(await (await server.request(request)).text()).to.match(/REQUEST_REJECTED/);
       } finally {
         await server.close();
@@ -91,8 +118,18 @@ describe('No existence leaks to a caller without access', () => {
       const server = await startTestServer({ decisionPolicy: 'manual' });
       try {
         const object = await createObject(server);
-        const accepted = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('one'))]), 'other');
-        const superseded = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('two'))]), 'other');
+        const accepted = await submit(
+          server,
+          object,
+          change(object, 1, [add(object, 'goodsDescription', str('one'))]),
+          'other',
+        );
+        const superseded = await submit(
+          server,
+          object,
+          change(object, 1, [add(object, 'goodsDescription', str('two'))]),
+          'other',
+        );
         expect((await server.request(`${accepted}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
         const text = await (await server.request(superseded, { agent: 'other' })).text();
         expect(text).to.match(/REQUEST_REJECTED/);

@@ -35,13 +35,25 @@ describe('an external OpenID provider (oidc-provider) as a trusted issuer', func
   });
 
   const withToken = (token: string, path = '/', init: RequestInit = {}) =>
-    server.request(path, { ...init, agent: 'none', headers: { ...(init.headers as Record<string, string>), Authorization: `Bearer ${token}` } });
+    server.request(path, {
+      ...init,
+      agent: 'none',
+      headers: { ...(init.headers as Record<string, string>), Authorization: `Bearer ${token}` },
+    });
 
   it('a client-credentials access token (typ at+jwt, RFC 9068) is accepted; the caller is its logistics_agent_uri', async () => {
     const token = await provider.token();
     expect(decodeProtectedHeader(token).typ).to.equal('at+jwt');
-    expect(decodeJwt(token)).to.include({ iss: provider.issuer, logistics_agent_uri: FORWARDER, aud: provider.audience });
-    const res = await withToken(token, '/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+    expect(decodeJwt(token)).to.include({
+      iss: provider.issuer,
+      logistics_agent_uri: FORWARDER,
+      aud: provider.audience,
+    });
+    const res = await withToken(token, '/logistics-objects', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: JSON.stringify(piece()),
+    });
     expect(res.status, await res.clone().text()).to.equal(201);
     const created = await withToken(token, res.headers.get('location')!);
     expect(created.status).to.equal(200);
@@ -62,12 +74,22 @@ describe('an external OpenID provider (oidc-provider) as a trusted issuer', func
   });
 
   it('an unknown kid refetches the key set at most once per refetch period (outbound.keySetRefetchSeconds)', async () => {
-    const quick = await startTestServer({ trustedIssuers: [{ issuer: provider.issuer, jwksUrl: provider.jwksUrl }], outbound: { keySetRefetchSeconds: 1 } });
+    const quick = await startTestServer({
+      trustedIssuers: [{ issuer: provider.issuer, jwksUrl: provider.jwksUrl }],
+      outbound: { keySetRefetchSeconds: 1 },
+    });
     try {
       const stranger = await newSigningKey('RS256', 'rotated-key');
-      const call = async () => quick.request('/', { agent: 'none', headers: { Authorization: `Bearer ${await sign(stranger, strangerClaims(provider), { typ: 'at+jwt' })}` } });
+      const call = async () =>
+        quick.request('/', {
+          agent: 'none',
+          headers: { Authorization: `Bearer ${await sign(stranger, strangerClaims(provider), { typ: 'at+jwt' })}` },
+        });
       const before = provider.jwksFetches;
-      expect((await quick.request('/', { agent: 'none', headers: { Authorization: `Bearer ${await provider.token()}` } })).status).to.equal(200);
+      expect(
+        (await quick.request('/', { agent: 'none', headers: { Authorization: `Bearer ${await provider.token()}` } }))
+          .status,
+      ).to.equal(200);
       expect(provider.jwksFetches - before).to.equal(1);
       await new Promise((resolve) => setTimeout(resolve, 1100));
       await expectApiError(await call(), 401);
@@ -83,9 +105,16 @@ describe('an external OpenID provider (oidc-provider) as a trusted issuer', func
     const down = await startExternalProvider(FORWARDER);
     const token = await down.token();
     await down.close();
-    const other = await startTestServer({ trustedIssuers: [{ issuer: down.issuer, jwksUrl: down.jwksUrl }], outbound: { timeoutMs: 2000 } });
+    const other = await startTestServer({
+      trustedIssuers: [{ issuer: down.issuer, jwksUrl: down.jwksUrl }],
+      outbound: { timeoutMs: 2000 },
+    });
     try {
-      await expectApiError(await other.request('/', { agent: 'none', headers: { Authorization: `Bearer ${token}` } }), 503, /could not be fetched/);
+      await expectApiError(
+        await other.request('/', { agent: 'none', headers: { Authorization: `Bearer ${token}` } }),
+        503,
+        /could not be fetched/,
+      );
     } finally {
       await other.close();
     }

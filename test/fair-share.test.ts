@@ -2,7 +2,15 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { expect } from 'chai';
 import { expectApiError } from './support/api-error.js';
 import { createObject, piece } from './support/changes.js';
-import { PARTNER_CLIENTS, as, authorization, grant, partner, partnerToken, type PartnerName } from './support/access.js';
+import {
+  PARTNER_CLIENTS,
+  as,
+  authorization,
+  grant,
+  partner,
+  partnerToken,
+  type PartnerName,
+} from './support/access.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { typeScopedNodes } from '../scripts/bench/fixtures.js';
 
@@ -19,8 +27,17 @@ interface HeldRequest {
   finish(): void;
 }
 
-function hold(server: TestServer, token: string, path: string, declared: number | 'chunked', firstBytes: number): HeldRequest {
-  const headers: Record<string, string | number> = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/ld+json' };
+function hold(
+  server: TestServer,
+  token: string,
+  path: string,
+  declared: number | 'chunked',
+  firstBytes: number,
+): HeldRequest {
+  const headers: Record<string, string | number> = {
+    Authorization: `Bearer ${token}`,
+    'Content-Type': 'application/ld+json',
+  };
   if (declared !== 'chunked') headers['Content-Length'] = declared;
   const req: ClientRequest = httpRequest(`${server.url}${path}`, { method: 'PATCH', headers, agent: false });
   const answered = new Promise<IncomingMessage>((resolve, reject) => {
@@ -52,7 +69,9 @@ async function until(status: number, probe: () => Promise<Response>): Promise<Re
 }
 
 function sparql(server: TestServer, who: PartnerName | 'holder', query: string): Promise<Response> {
-  return as(server, who, `/sparql?${new URLSearchParams({ query })}`, { headers: { Accept: 'application/sparql-results+json' } });
+  return as(server, who, `/sparql?${new URLSearchParams({ query })}`, {
+    headers: { Accept: 'application/sparql-results+json' },
+  });
 }
 
 describe('fair share between callers', function () {
@@ -62,7 +81,10 @@ describe('fair share between callers', function () {
     let server: TestServer;
     let object: string;
     before(async () => {
-      server = await startTestServer({ limits: { perCaller: { requestsInFlight: 2 } }, identityProvider: { clients: PARTNER_CLIENTS } });
+      server = await startTestServer({
+        limits: { perCaller: { requestsInFlight: 2 } },
+        identityProvider: { clients: PARTNER_CLIENTS },
+      });
       object = await createObject(server, piece());
       await grant(server, authorization(partner('airline'), [object], ['Read']));
     });
@@ -91,13 +113,20 @@ describe('fair share between callers', function () {
     let server: TestServer;
     let object: string;
     before(async () => {
-      server = await startTestServer({ limits: { perCaller: { bodyBytesInFlight: 1000 } }, identityProvider: { clients: PARTNER_CLIENTS } });
+      server = await startTestServer({
+        limits: { perCaller: { bodyBytesInFlight: 1000 } },
+        identityProvider: { clients: PARTNER_CLIENTS },
+      });
       object = await createObject(server, piece());
     });
     after(() => server.close());
 
     const patchWith = (who: PartnerName, bytes: number) =>
-      as(server, who, new URL(object).pathname, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: ' '.repeat(bytes) });
+      as(server, who, new URL(object).pathname, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: ' '.repeat(bytes),
+      });
 
     it('a body past the budget, announced or arriving, is refused with 429 while slow bodies are held; others are not', async () => {
       const airline = await partnerToken(server, 'airline');
@@ -128,17 +157,24 @@ describe('fair share between callers', function () {
     let server: TestServer;
     let path: string;
     before(async () => {
-      server = await startTestServer({ limits: { perCaller: { jsonLdDocuments: 1 } }, identityProvider: { clients: PARTNER_CLIENTS } });
+      server = await startTestServer({
+        limits: { perCaller: { jsonLdDocuments: 1 } },
+        identityProvider: { clients: PARTNER_CLIENTS },
+      });
       path = new URL(await createObject(server, piece())).pathname;
     });
     after(() => server.close());
 
     const patchWith = (who: PartnerName, body: unknown) =>
-      as(server, who, path, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+      as(server, who, path, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(body),
+      });
     /** A body the fast reader takes (no Change in it: 400), so the probes themselves never reach the worker. */
     const plain = { '@id': 'https://x.example/a', 'https://x.example/p': 'v' };
 
-    it('while one of its bodies keeps the worker busy, the caller\'s next body is refused with 429 before it is read; others are not', async () => {
+    it("while one of its bodies keeps the worker busy, the caller's next body is refused with 429 before it is read; others are not", async () => {
       // Slow in jsonld.js (seconds), which the fast reader leaves to it.
       const slow = patchWith('airline', typeScopedNodes(12_000));
       const refused = await until(429, () => patchWith('airline', plain));
@@ -168,7 +204,10 @@ describe('fair share between callers', function () {
     it('bounds what one caller may have waiting (429) and what all may (503), each with Retry-After', async () => {
       const holder = [sparql(server, 'holder', SLOW), sparql(server, 'holder', SLOW), sparql(server, 'holder', SLOW)];
       // One runs, two wait: the holder's third is past its own share...
-      const settled = await Promise.race([Promise.all(holder), new Promise((resolve) => setTimeout(resolve, 500, 'waiting'))]);
+      const settled = await Promise.race([
+        Promise.all(holder),
+        new Promise((resolve) => setTimeout(resolve, 500, 'waiting')),
+      ]);
       expect(settled).to.equal('waiting');
       const own = await until(429, () => sparql(server, 'holder', SLOW));
       expect(own.headers.get('retry-after')).to.equal('5');
@@ -183,7 +222,7 @@ describe('fair share between callers', function () {
       await Promise.all(holder);
     });
 
-    it('takes callers in turns: one caller\'s queue of slow queries does not hold another\'s query behind all of it', async () => {
+    it("takes callers in turns: one caller's queue of slow queries does not hold another's query behind all of it", async () => {
       const finished: string[] = [];
       const timed = (name: string, answer: Promise<Response>) =>
         answer.then(async (res) => {

@@ -18,7 +18,12 @@ describe('folding a data directory without loading it (export, snapshots)', () =
       const { appendFile } = await import('node:fs/promises');
       await appendFile(`${dir}/journal-00000001.log`, Buffer.from([1, 2, 3]));
       const out: Buffer[] = [];
-      const folded = await foldDataDirectory(dir, { from: 1 }, async (data) => void out.push(Buffer.from(data)), 'drop');
+      const folded = await foldDataDirectory(
+        dir,
+        { from: 1 },
+        async (data) => void out.push(Buffer.from(data)),
+        'drop',
+      );
       expect(folded.droppedTail).to.match(/cut short/);
       expect(Buffer.concat(out).toString()).to.equal(`<${EX}s0> <${EX}p0> "plain" <${EX}g0> .\n`);
       let error: Error | undefined;

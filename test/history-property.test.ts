@@ -3,7 +3,23 @@ import fc from 'fast-check';
 import { Parser } from 'n3';
 import type { Quad } from '../src/rdf/terms.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { API, CARGO, XSD, add, change, createObject, dbl, del, readJson, revisionsOf, statusOf, str, submit, type Op, type Value } from './support/changes.js';
+import {
+  API,
+  CARGO,
+  XSD,
+  add,
+  change,
+  createObject,
+  dbl,
+  del,
+  readJson,
+  revisionsOf,
+  statusOf,
+  str,
+  submit,
+  type Op,
+  type Value,
+} from './support/changes.js';
 
 /**
  * The model: a plain set of triples, keyed by value (a double is its number, whatever its
@@ -25,7 +41,11 @@ const UNIT = `${CARGO}unit`;
 const NEW_NODE = '_:w';
 
 const keyOf = (t: Triple) => `${t.s} ${t.p} ${t.o}`;
-const LITERAL_KINDS: Record<string, string> = { [`${XSD}double`]: 'double', [`${XSD}boolean`]: 'boolean', [`${XSD}string`]: 'string' };
+const LITERAL_KINDS: Record<string, string> = {
+  [`${XSD}double`]: 'double',
+  [`${XSD}boolean`]: 'boolean',
+  [`${XSD}string`]: 'string',
+};
 
 function literalKey(datatype: string, value: string): string | undefined {
   const kind = LITERAL_KINDS[datatype];
@@ -34,19 +54,22 @@ function literalKey(datatype: string, value: string): string | undefined {
 
 const valueKey = (v: Value) => literalKey(v.datatype, v.value) ?? `<${v.value}>`;
 
-const termKey = (t: Quad['object']) => (t.termType === 'Literal' ? literalKey(t.datatype.value, t.value)! : `<${t.value}>`);
+const termKey = (t: Quad['object']) =>
+  t.termType === 'Literal' ? literalKey(t.datatype.value, t.value)! : `<${t.value}>`;
 
 /** Applies operations to the model; undefined when the server must refuse them (REQUEST_FAILED). */
 function applyToModel(model: Model, object: string, operations: Op[]): Model | undefined {
   const triples = new Map(model.map((t) => [keyOf(t), t]));
   const asTriples = (o: Op) =>
     o.o.map((v): Triple => ({ s: o.s, p: o.p, o: v.value === NEW_NODE ? `<${NEW_NODE}>` : valueKey(v) }));
-  for (const t of operations.filter((o) => o.op === 'DELETE').flatMap(asTriples)) if (!triples.delete(keyOf(t))) return undefined;
+  for (const t of operations.filter((o) => o.op === 'DELETE').flatMap(asTriples))
+    if (!triples.delete(keyOf(t))) return undefined;
   for (const o of operations.filter((x) => x.op === 'ADD')) {
     for (const t of asTriples(o)) {
       if (triples.has(keyOf(t))) return undefined;
       triples.set(keyOf(t), t);
-      if (t.o === `<${NEW_NODE}>`) triples.set(`${NEW_NODE} ${TYPE} <${CARGO}Value>`, { s: NEW_NODE, p: TYPE, o: `<${CARGO}Value>` });
+      if (t.o === `<${NEW_NODE}>`)
+        triples.set(`${NEW_NODE} ${TYPE} <${CARGO}Value>`, { s: NEW_NODE, p: TYPE, o: `<${CARGO}Value>` });
     }
   }
   const reachable = new Set([object]);
@@ -54,7 +77,12 @@ function applyToModel(model: Model, object: string, operations: Op[]): Model | u
     grew = false;
     for (const t of triples.values()) {
       const target = t.o.slice(1, -1);
-      if (reachable.has(t.s) && t.o.startsWith('<') && (target.startsWith('internal:') || target === NEW_NODE) && !reachable.has(target)) {
+      if (
+        reachable.has(t.s) &&
+        t.o.startsWith('<') &&
+        (target.startsWith('internal:') || target === NEW_NODE) &&
+        !reachable.has(target)
+      ) {
         reachable.add(target);
         grew = true;
       }
@@ -97,19 +125,31 @@ function operationsFor(step: Step, model: Model, object: string): Op[] {
   }
   for (const g of step.goods) operations.push(add(object, GOODS, str(g)));
   const weight = model.find((t) => t.s === object && t.p === WEIGHT);
-  for (const { n, form } of step.numbers) if (weight) operations.push(add(weight.o.slice(1, -1), NUMBER, doubleForm(n, form)));
-  if (step.embed === 'create') operations.push(add(object, WEIGHT, { datatype: `${CARGO}Value`, value: NEW_NODE }), add(NEW_NODE, UNIT, str('KGM')));
-  if (step.embed === 'unlink' && weight) operations.push(del(object, WEIGHT, { datatype: `${CARGO}Value`, value: weight.o.slice(1, -1) }));
+  for (const { n, form } of step.numbers)
+    if (weight) operations.push(add(weight.o.slice(1, -1), NUMBER, doubleForm(n, form)));
+  if (step.embed === 'create')
+    operations.push(
+      add(object, WEIGHT, { datatype: `${CARGO}Value`, value: NEW_NODE }),
+      add(NEW_NODE, UNIT, str('KGM')),
+    );
+  if (step.embed === 'unlink' && weight)
+    operations.push(del(object, WEIGHT, { datatype: `${CARGO}Value`, value: weight.o.slice(1, -1) }));
   if (step.impossibleDelete) operations.push(del(object, GOODS, str('never there')));
   if (operations.length === 0) operations.push(add(object, GOODS, str('Fallback')));
   return operations;
 }
 
-async function serverTriples(server: TestServer, object: string, query: string): Promise<{ revision: number; keys: string[] }> {
+async function serverTriples(
+  server: TestServer,
+  object: string,
+  query: string,
+): Promise<{ revision: number; keys: string[] }> {
   const res = await server.request(`${object}${query}`, { headers: { Accept: 'application/n-triples' } });
   expect(res.status, query).to.equal(200);
   const quads = new Parser({ format: 'application/n-triples' }).parse(await res.text());
-  const keys = quads.filter((q) => !q.predicate.value.startsWith(API)).map((q) => keyOf({ s: q.subject.value, p: q.predicate.value, o: termKey(q.object) }));
+  const keys = quads
+    .filter((q) => !q.predicate.value.startsWith(API))
+    .map((q) => keyOf({ s: q.subject.value, p: q.predicate.value, o: termKey(q.object) }));
   return { revision: Number(res.headers.get('revision')), keys: keys.sort() };
 }
 
@@ -120,7 +160,11 @@ describe('history: every revision is exactly the state after its change (fast-ch
   before(async () => {
     // The model adds values freely (several descriptions, weights, numerical values): it checks how
     // revisions are kept, not the data model, which test/shapes-*.test.ts cover.
-    server = await startTestServer({ decisionPolicy: 'auto', journal: { fsync: false }, validation: { enabled: false } });
+    server = await startTestServer({
+      decisionPolicy: 'auto',
+      journal: { fsync: false },
+      validation: { enabled: false },
+    });
   });
   after(() => server.close());
 
@@ -138,12 +182,16 @@ describe('history: every revision is exactly the state after its change (fast-ch
           const operations = operationsFor(step, model, object);
           const expected = applyToModel(model, object, operations);
           const request = await submit(server, object, change(object, snapshots.length, operations));
-          expect(await statusOf(server, request), JSON.stringify(operations)).to.equal(expected ? 'REQUEST_ACCEPTED' : 'REQUEST_FAILED');
+          expect(await statusOf(server, request), JSON.stringify(operations)).to.equal(
+            expected ? 'REQUEST_ACCEPTED' : 'REQUEST_FAILED',
+          );
           if (!expected) continue;
           if (expected.some((t) => t.s === NEW_NODE || t.o === `<${NEW_NODE}>`)) {
             // The server chose the new embedded object's id: learn it from the new revision.
             const known = new Set(model.map((t) => t.o));
-            const link = (await serverTriples(server, object, '')).keys.find((k) => k.startsWith(`${object} ${WEIGHT} `) && !known.has(k.split(' ')[2]))!;
+            const link = (await serverTriples(server, object, '')).keys.find(
+              (k) => k.startsWith(`${object} ${WEIGHT} `) && !known.has(k.split(' ')[2]),
+            )!;
             const id = link.split(' ')[2].slice(1, -1);
             const rename = (v: string) => (v === NEW_NODE ? id : v === `<${NEW_NODE}>` ? `<${id}>` : v);
             model = expected.map((t) => ({ s: rename(t.s), p: t.p, o: rename(t.o) }));
@@ -155,7 +203,8 @@ describe('history: every revision is exactly the state after its change (fast-ch
 
         const revisions = await revisionsOf(server, object);
         // Revision times are made strictly increasing, so the last may lie a few ms ahead; `at` must not be in the future.
-        while (Date.now() <= revisions[revisions.length - 1].createdAt.getTime()) await new Promise((resolve) => setTimeout(resolve, 2));
+        while (Date.now() <= revisions[revisions.length - 1].createdAt.getTime())
+          await new Promise((resolve) => setTimeout(resolve, 2));
         expect(revisions.map((r) => r.number)).to.deep.equal(snapshots.map((_, i) => i + 1));
         for (const [i, snapshot] of snapshots.entries()) {
           const k = i + 1;
@@ -164,12 +213,19 @@ describe('history: every revision is exactly the state after its change (fast-ch
           const start = revisions[i].createdAt.getTime();
           const end = i + 1 < revisions.length ? revisions[i + 1].createdAt.getTime() - 1 : start;
           for (const instant of new Set([start, Math.floor((start + end) / 2), end])) {
-            const byTime = await serverTriples(server, object, `?at=${encodeURIComponent(new Date(instant).toISOString())}`);
+            const byTime = await serverTriples(
+              server,
+              object,
+              `?at=${encodeURIComponent(new Date(instant).toISOString())}`,
+            );
             expect(byTime.revision, `at ${instant} (revision ${k})`).to.equal(k);
             expect(byTime.keys).to.deep.equal(byNumber.keys);
           }
         }
-        expect((await readJson(server, `${object}/audit-trail`))['api:hasLatestRevision']).to.deep.equal({ '@value': String(snapshots.length), '@type': 'xsd:positiveInteger' });
+        expect((await readJson(server, `${object}/audit-trail`))['api:hasLatestRevision']).to.deep.equal({
+          '@value': String(snapshots.length),
+          '@type': 'xsd:positiveInteger',
+        });
       }),
       { numRuns: 25 },
     );

@@ -1,6 +1,17 @@
 import { expect } from 'chai';
 import { expectApiError } from './support/api-error.js';
-import { API, CHANGE_REQUEST_TYPE, add, asList, change, createObject, readJson, statusOf, str, submit } from './support/changes.js';
+import {
+  API,
+  CHANGE_REQUEST_TYPE,
+  add,
+  asList,
+  change,
+  createObject,
+  readJson,
+  statusOf,
+  str,
+  submit,
+} from './support/changes.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 type Json = Record<string, unknown>;
@@ -12,8 +23,12 @@ describe('PATCH /action-requests/{id}?status=S when the request already has stat
   });
   after(() => server.close());
 
-  const decide = (request: string, status: string) => server.request(`${request}?status=${status}`, { method: 'PATCH' });
-  const snapshot = async (request: string, object: string) => ({ request: await readJson(server, request), object: await readJson(server, object) });
+  const decide = (request: string, status: string) =>
+    server.request(`${request}?status=${status}`, { method: 'PATCH' });
+  const snapshot = async (request: string, object: string) => ({
+    request: await readJson(server, request),
+    object: await readJson(server, object),
+  });
 
   it('accepting a request the auto policy already accepted: 204 with Location and Type, nothing changes', async () => {
     const object = await createObject(server);
@@ -43,7 +58,12 @@ describe('PATCH /action-requests/{id}?status=S when the request already has stat
     const manual = await startTestServer({ decisionPolicy: 'manual' });
     try {
       const other = await createObject(manual);
-      const pending = await submit(manual, other, change(other, 1, [add(other, 'goodsDescription', str('Chalk'))]), 'other');
+      const pending = await submit(
+        manual,
+        other,
+        change(other, 1, [add(other, 'goodsDescription', str('Chalk'))]),
+        'other',
+      );
       expect((await manual.request(pending, { method: 'DELETE', agent: 'other' })).status).to.equal(204);
       const revoked = await readJson(manual, pending);
       const res = await manual.request(`${pending}?status=REQUEST_REVOKED`, { method: 'PATCH' });
@@ -58,7 +78,11 @@ describe('PATCH /action-requests/{id}?status=S when the request already has stat
     const object = await createObject(server);
     const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Glue'))]));
     const before = await snapshot(request, object);
-    await expectApiError(await decide(request, 'REQUEST_REJECTED'), 422, /already REQUEST_ACCEPTED.*cannot become REQUEST_REJECTED/);
+    await expectApiError(
+      await decide(request, 'REQUEST_REJECTED'),
+      422,
+      /already REQUEST_ACCEPTED.*cannot become REQUEST_REJECTED/,
+    );
     // Revoking is DELETE's: a PATCH to REQUEST_REVOKED is 400 unless the request is already revoked.
     await expectApiError(await decide(request, 'REQUEST_REVOKED'), 400, /DELETE/);
     await expectApiError(await decide(request, 'REQUEST_PENDING'), 400);

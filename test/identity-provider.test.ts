@@ -7,7 +7,11 @@ import { OTHER_AGENT, startTestServer, type TestServer } from './support/server.
 
 const LIFETIME = 600;
 /** A configured client whose id and secret need form-encoding in a Basic header (RFC 6749 2.3.1). */
-const ODD_CLIENT = { id: 'odd client', secret: 'p@ss:w+rd %/é', agent: 'https://odd.example/logistics-objects/odd-org' };
+const ODD_CLIENT = {
+  id: 'odd client',
+  secret: 'p@ss:w+rd %/é',
+  agent: 'https://odd.example/logistics-objects/odd-org',
+};
 
 const basic = (id: string, secret: string, encode = true) => {
   const e = (s: string) => (encode ? encodeURIComponent(s).replace(/%20/g, '+') : s);
@@ -32,7 +36,10 @@ describe('Embedded identity provider', () => {
   });
   after(() => server.close());
 
-  const tokenRequest = async (form: Record<string, string>, headers: Record<string, string> = {}): Promise<TokenAnswer> => {
+  const tokenRequest = async (
+    form: Record<string, string>,
+    headers: Record<string, string> = {},
+  ): Promise<TokenAnswer> => {
     const res = await fetch(`${server.url}/idp/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
@@ -65,73 +72,159 @@ describe('Embedded identity provider', () => {
 
   describe('token endpoint (client credentials grant)', () => {
     it('authenticates the client with a Basic header', async () => {
-      await expectToken(await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: basic(dev().id, dev().secret) }), server.running.services.holder);
+      await expectToken(
+        await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: basic(dev().id, dev().secret) }),
+        server.running.services.holder,
+      );
     });
 
     it('authenticates the client with client_id and client_secret form fields', async () => {
-      await expectToken(await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' }), OTHER_AGENT);
+      await expectToken(
+        await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' }),
+        OTHER_AGENT,
+      );
     });
 
     it('decodes Basic credentials as form-encoded values, as RFC 6749 requires', async () => {
-      await expectToken(await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: basic(ODD_CLIENT.id, ODD_CLIENT.secret) }), ODD_CLIENT.agent);
-      await expectToken(await tokenRequest({ grant_type: 'client_credentials', client_id: ODD_CLIENT.id, client_secret: ODD_CLIENT.secret }), ODD_CLIENT.agent);
+      await expectToken(
+        await tokenRequest(
+          { grant_type: 'client_credentials' },
+          { Authorization: basic(ODD_CLIENT.id, ODD_CLIENT.secret) },
+        ),
+        ODD_CLIENT.agent,
+      );
+      await expectToken(
+        await tokenRequest({
+          grant_type: 'client_credentials',
+          client_id: ODD_CLIENT.id,
+          client_secret: ODD_CLIENT.secret,
+        }),
+        ODD_CLIENT.agent,
+      );
     });
 
     it('a client_id field that repeats the Basic client is allowed', async () => {
-      await expectToken(await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner' }, { Authorization: basic('partner', 'partner-secret') }), OTHER_AGENT);
+      await expectToken(
+        await tokenRequest(
+          { grant_type: 'client_credentials', client_id: 'partner' },
+          { Authorization: basic('partner', 'partner-secret') },
+        ),
+        OTHER_AGENT,
+      );
     });
 
     it('wrong secret or unknown client: 401 invalid_client (with WWW-Authenticate for Basic)', async () => {
-      const viaBasic = await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: basic('partner', 'wrong') });
+      const viaBasic = await tokenRequest(
+        { grant_type: 'client_credentials' },
+        { Authorization: basic('partner', 'wrong') },
+      );
       expectTokenError(viaBasic, 401, 'invalid_client');
       expect(viaBasic.headers.get('www-authenticate')).to.match(/^Basic/);
-      expectTokenError(await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'wrong' }), 401, 'invalid_client');
-      expectTokenError(await tokenRequest({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'partner-secret' }), 401, 'invalid_client');
-      expectTokenError(await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: '' }), 401, 'invalid_client');
+      expectTokenError(
+        await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'wrong' }),
+        401,
+        'invalid_client',
+      );
+      expectTokenError(
+        await tokenRequest({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'partner-secret' }),
+        401,
+        'invalid_client',
+      );
+      expectTokenError(
+        await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: '' }),
+        401,
+        'invalid_client',
+      );
     });
 
     it('missing client authentication: 401 invalid_client', async () => {
       expectTokenError(await tokenRequest({ grant_type: 'client_credentials' }), 401, 'invalid_client');
-      expectTokenError(await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner' }), 401, 'invalid_client');
-      expectTokenError(await tokenRequest({ grant_type: 'client_credentials', client_secret: 'partner-secret' }), 401, 'invalid_client');
+      expectTokenError(
+        await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner' }),
+        401,
+        'invalid_client',
+      );
+      expectTokenError(
+        await tokenRequest({ grant_type: 'client_credentials', client_secret: 'partner-secret' }),
+        401,
+        'invalid_client',
+      );
     });
 
     it('a Basic header that cannot be decoded is 401 invalid_client, never a server error', async () => {
-      for (const authorization of ['Basic !!!not-base64!!!', basic('partner%', 'x', false), `Basic ${Buffer.from('no-colon').toString('base64')}`, 'Basic ']) {
-        expectTokenError(await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: authorization }), 401, 'invalid_client');
+      for (const authorization of [
+        'Basic !!!not-base64!!!',
+        basic('partner%', 'x', false),
+        `Basic ${Buffer.from('no-colon').toString('base64')}`,
+        'Basic ',
+      ]) {
+        expectTokenError(
+          await tokenRequest({ grant_type: 'client_credentials' }, { Authorization: authorization }),
+          401,
+          'invalid_client',
+        );
       }
     });
 
     it('grant_type other than client_credentials: 400 unsupported_grant_type', async () => {
       for (const grant of ['password', 'authorization_code', 'refresh_token', 'CLIENT_CREDENTIALS']) {
-        expectTokenError(await tokenRequest({ grant_type: grant, client_id: 'partner', client_secret: 'partner-secret' }), 400, 'unsupported_grant_type');
+        expectTokenError(
+          await tokenRequest({ grant_type: grant, client_id: 'partner', client_secret: 'partner-secret' }),
+          400,
+          'unsupported_grant_type',
+        );
       }
     });
 
     it('missing grant_type, or a body that is not a form: 400 invalid_request', async () => {
-      expectTokenError(await tokenRequest({ client_id: 'partner', client_secret: 'partner-secret' }), 400, 'invalid_request');
+      expectTokenError(
+        await tokenRequest({ client_id: 'partner', client_secret: 'partner-secret' }),
+        400,
+        'invalid_request',
+      );
       const json = await fetch(`${server.url}/idp/token`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' }),
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: 'partner',
+          client_secret: 'partner-secret',
+        }),
       });
-      expectTokenError({ status: json.status, body: (await json.json()) as Record<string, unknown>, headers: json.headers }, 400, 'invalid_request');
+      expectTokenError(
+        { status: json.status, body: (await json.json()) as Record<string, unknown>, headers: json.headers },
+        400,
+        'invalid_request',
+      );
     });
 
     it('two client authentication methods at once: 400 invalid_request', async () => {
-      const both = await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' }, { Authorization: basic('partner', 'partner-secret') });
+      const both = await tokenRequest(
+        { grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' },
+        { Authorization: basic('partner', 'partner-secret') },
+      );
       expectTokenError(both, 400, 'invalid_request');
-      const otherId = await tokenRequest({ grant_type: 'client_credentials', client_id: ODD_CLIENT.id }, { Authorization: basic('partner', 'partner-secret') });
+      const otherId = await tokenRequest(
+        { grant_type: 'client_credentials', client_id: ODD_CLIENT.id },
+        { Authorization: basic('partner', 'partner-secret') },
+      );
       expectTokenError(otherId, 400, 'invalid_request');
     });
 
     it('issues RS256 JWTs with typ, kid, iss, exp, logistics_agent_uri, verifiable with the published JWKS', async () => {
-      const answer = await tokenRequest({ grant_type: 'client_credentials', client_id: 'partner', client_secret: 'partner-secret' });
+      const answer = await tokenRequest({
+        grant_type: 'client_credentials',
+        client_id: 'partner',
+        client_secret: 'partner-secret',
+      });
       const token = answer.body.access_token as string;
       const header = decodeProtectedHeader(token);
       const published = await jwks();
       expect(header).to.deep.equal({ alg: 'RS256', typ: 'JWT', kid: published.keys[0].kid });
-      const { payload } = await jwtVerify(token, createLocalJWKSet(published), { issuer: `${server.url}/idp`, typ: 'JWT' });
+      const { payload } = await jwtVerify(token, createLocalJWKSet(published), {
+        issuer: `${server.url}/idp`,
+        typ: 'JWT',
+      });
       expect(payload.logistics_agent_uri).to.equal(OTHER_AGENT);
       expect(payload.sub).to.equal('partner');
       expect(payload.exp! - payload.iat!).to.equal(LIFETIME);
@@ -139,7 +232,10 @@ describe('Embedded identity provider', () => {
     });
 
     it('other methods are 405 with Allow, without needing a token', async () => {
-      for (const [path, method, allow] of [['/idp/token', 'GET', 'POST'], ['/idp/.well-known/jwks.json', 'DELETE', 'GET, HEAD']]) {
+      for (const [path, method, allow] of [
+        ['/idp/token', 'GET', 'POST'],
+        ['/idp/.well-known/jwks.json', 'DELETE', 'GET, HEAD'],
+      ]) {
         const res = await fetch(`${server.url}${path}`, { method });
         expect(res.status, `${method} ${path}`).to.equal(405);
         expect(res.headers.get('allow')).to.equal(allow);

@@ -12,7 +12,8 @@ import type { DurableStore, DurableStoreOptions } from '../src/store/embedded/du
  * The stores here are far below the default store.memoryImageMinQuads: they write images at any
  * size; and keep a smaller reserve free, as an image reads and writes the whole memory.
  */
-const openStore = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStoreWithDefaults(dir, { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20, ...options });
+const openStore = (dir: string, options: Partial<DurableStoreOptions> = {}) =>
+  openStoreWithDefaults(dir, { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20, ...options });
 
 /** Queries whose answers must not change across a restart (joins, aggregates, filters, ordering). */
 const QUERIES = [
@@ -70,7 +71,11 @@ async function writeObjects(store: DurableStore, from: number, to: number): Prom
   }
   for (let i = from; i < to; i += 2) {
     const tx = store.begin();
-    tx.revisions.push({ revision: revisionOf(i, 2), triples: objectAt(i, 2), replaces: { revision: revisionOf(i, 1), triples: objectAt(i, 1) } });
+    tx.revisions.push({
+      revision: revisionOf(i, 2),
+      triples: objectAt(i, 2),
+      replaces: { revision: revisionOf(i, 1), triples: objectAt(i, 1) },
+    });
     await store.commit(tx);
   }
 }
@@ -81,24 +86,35 @@ async function writeData(store: DurableStore): Promise<void> {
   for (let g = 0; g < 30; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 40) }));
   await store.snapshot();
   await writeObjects(store, 20, 30);
-  for (let g = 0; g < 10; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 5, 'second '), delete: graphQuads(`g${g}`, 20) }));
+  for (let g = 0; g < 10; g++)
+    await store.commit(store.begin({ insert: graphQuads(`g${g}`, 5, 'second '), delete: graphQuads(`g${g}`, 20) }));
   for (let g = 30; g < 35; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 12) }));
 }
 
-const imageRead = (log: string[]) => log.some((line) => /^memory image of snapshot \d+( and \d+ journal bytes)? \(\d+ MiB\) read in \d+ ms$/.test(line));
+const imageRead = (log: string[]) =>
+  log.some((line) => /^memory image of snapshot \d+( and \d+ journal bytes)? \(\d+ MiB\) read in \d+ ms$/.test(line));
 /** A start from the image a snapshot wrote (it holds no journal). */
-const snapshotImageRead = (log: string[]) => log.some((line) => /^memory image of snapshot \d+ \(\d+ MiB\) read in \d+ ms$/.test(line));
+const snapshotImageRead = (log: string[]) =>
+  log.some((line) => /^memory image of snapshot \d+ \(\d+ MiB\) read in \d+ ms$/.test(line));
 /** The log line of a snapshot that wrote its memory image. */
-const imageAtSnapshot = (log: string[]) => log.some((line) => /^snapshot \d+ written in \d+ ms \(.*; memory image copied in \d+ ms, \d+ MiB written\)$/.test(line));
+const imageAtSnapshot = (log: string[]) =>
+  log.some((line) =>
+    /^snapshot \d+ written in \d+ ms \(.*; memory image copied in \d+ ms, \d+ MiB written\)$/.test(line),
+  );
 
 /** Changes that replace revision 2 of every fourth object with revision 3 (deleting revision 2's metadata) and delete some quads. */
 async function writeMore(store: DurableStore, objects: number): Promise<void> {
   for (let i = 0; i < objects; i += 4) {
     const tx = store.begin();
-    tx.revisions.push({ revision: revisionOf(i, 3), triples: objectAt(i, 3), replaces: { revision: revisionOf(i, 2), triples: objectAt(i, 2) } });
+    tx.revisions.push({
+      revision: revisionOf(i, 3),
+      triples: objectAt(i, 3),
+      replaces: { revision: revisionOf(i, 2), triples: objectAt(i, 2) },
+    });
     await store.commit(tx);
   }
-  for (let g = 20; g < 25; g++) await store.commit(store.begin({ insert: graphQuads(`g${g}`, 3, 'third '), delete: graphQuads(`g${g}`, 10) }));
+  for (let g = 20; g < 25; g++)
+    await store.commit(store.begin({ insert: graphQuads(`g${g}`, 3, 'third '), delete: graphQuads(`g${g}`, 10) }));
 }
 
 /** What a start from the snapshot gives (a store opened without images, closed at once: it removes any image there). */
@@ -128,7 +144,10 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const before = await contents(store);
     stopped = await storedEvents(store);
     await store.close();
-    expect(log.some((line) => /^memory image of \d+ quads written in \d+ ms \(\d+ MiB\)$/.test(line)), log.join('\n')).to.equal(true);
+    expect(
+      log.some((line) => /^memory image of \d+ quads written in \d+ ms \(\d+ MiB\)$/.test(line)),
+      log.join('\n'),
+    ).to.equal(true);
     expect(await readdir(dir)).to.include(IMAGE_FILE);
     return before;
   }
@@ -184,7 +203,13 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const archived = async (s: DurableStore) => {
       const revisions: string[] = [];
       for (const i of Array(36).keys()) {
-        for (const n of [1, 2, 3]) revisions.push(JSON.stringify([await s.revision(objectIri(i), n), (await s.graphTriples(revisionGraph(objectIri(i), n))).length]));
+        for (const n of [1, 2, 3])
+          revisions.push(
+            JSON.stringify([
+              await s.revision(objectIri(i), n),
+              (await s.graphTriples(revisionGraph(objectIri(i), n))).length,
+            ]),
+          );
       }
       return revisions;
     };
@@ -192,7 +217,10 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     const { store: crashed, log: crashLog } = await openStore(dir);
     try {
       expect(snapshotImageRead(crashLog), crashLog.join('\n')).to.equal(true);
-      expect(crashLog.some((line) => /^store recovered: snapshot \d+, [1-9]\d* journal records/.test(line)), crashLog.join('\n')).to.equal(true);
+      expect(
+        crashLog.some((line) => /^store recovered: snapshot \d+, [1-9]\d* journal records/.test(line)),
+        crashLog.join('\n'),
+      ).to.equal(true);
       expect(await contents(crashed)).to.equal(expected);
       expect(crashed.capacity().quads).to.equal(allQuads(crashed.index).length);
       expect(await storedEvents(crashed)).to.deep.equal(events);
@@ -223,7 +251,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     await copyFile(join(dir, 'stale.image'), join(dir, IMAGE_FILE));
     const { store: crashed, log } = await openStore(dir);
     try {
-      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
+      expect(log, log.join('\n')).to.include(
+        `memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`,
+      );
       expect(imageRead(log)).to.equal(false);
       expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
@@ -242,7 +272,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     await copyFile(join(dir, 'stale.image'), join(dir, IMAGE_FILE));
     const { store: crashed, log } = await openStore(dir);
     try {
-      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`);
+      expect(log, log.join('\n')).to.include(
+        `memory image ${IMAGE_FILE} not used (it does not reflect the newest snapshot and the journal after it): the store loads its snapshot`,
+      );
       expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include.members([IMAGE_FILE, `${IMAGE_FILE}.tmp`]);
     } finally {
@@ -256,7 +288,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     await truncate(join(dir, IMAGE_FILE), Math.floor((await readFile(join(dir, IMAGE_FILE))).length / 2));
     const { store: crashed, log } = await openStore(dir);
     try {
-      expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (its size does not match its header): the store loads its snapshot`);
+      expect(log, log.join('\n')).to.include(
+        `memory image ${IMAGE_FILE} not used (its size does not match its header): the store loads its snapshot`,
+      );
       expect(await contents(crashed)).to.equal(expected);
       expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     } finally {
@@ -294,16 +328,31 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     {
       name: 'a changed header field (where the store is in the memory)',
       why: 'damaged: checksum mismatch',
-      damage: (path) => patch(path, (file, header) => file.write(header.replace(/"storePointer":(\d)/, (_, d: string) => `"storePointer":${(Number(d) + 1) % 10}`), 0)),
+      damage: (path) =>
+        patch(path, (file, header) =>
+          file.write(
+            header.replace(/"storePointer":(\d)/, (_, d: string) => `"storePointer":${(Number(d) + 1) % 10}`),
+            0,
+          ),
+        ),
     },
-    { name: 'a truncated file', why: 'its size does not match its header', damage: (path) => truncate(path, 64 * 1024 + 4096) },
+    {
+      name: 'a truncated file',
+      why: 'its size does not match its header',
+      damage: (path) => truncate(path, 64 * 1024 + 4096),
+    },
     { name: 'a file cut inside its header', why: 'not an image, or cut short', damage: (path) => truncate(path, 100) },
     {
       name: 'an image of another version of the WASM code',
       why: 'written by another version of Oxigraph',
-      damage: (path) => patch(path, (file, header) => file.write(header.replace(/"wasm":"[0-9a-f]{4}/, '"wasm":"0000'), 0)),
+      damage: (path) =>
+        patch(path, (file, header) => file.write(header.replace(/"wasm":"[0-9a-f]{4}/, '"wasm":"0000'), 0)),
     },
-    { name: 'a foreign file', why: 'not an image, or cut short', damage: (path) => writeFile(path, 'not an image at all\n'.repeat(10_000)) },
+    {
+      name: 'a foreign file',
+      why: 'not an image, or cut short',
+      damage: (path) => writeFile(path, 'not an image at all\n'.repeat(10_000)),
+    },
   ];
   for (const { name, damage, why } of damages) {
     it(`${name}: the start loads the snapshot instead, says why, and removes the image`, async () => {
@@ -311,7 +360,9 @@ describe('memory image of the hot index (store.memoryImage)', function () {
       await damage(join(dir, IMAGE_FILE));
       const { store, log } = await openStore(dir);
       try {
-        expect(log, log.join('\n')).to.include(`memory image ${IMAGE_FILE} not used (${why}): the store loads its snapshot`);
+        expect(log, log.join('\n')).to.include(
+          `memory image ${IMAGE_FILE} not used (${why}): the store loads its snapshot`,
+        );
         expect(imageRead(log)).to.equal(false);
         expect(await contents(store)).to.equal(before);
         expect(await readdir(dir)).not.to.include(IMAGE_FILE);
@@ -341,11 +392,17 @@ describe('memory image of the hot index (store.memoryImage)', function () {
     expect(imageAtSnapshot(log), log.join('\n')).to.equal(false);
     const held = store.capacity().quads;
     await store.close();
-    expect(log.some((line) => /^memory image of \d+ quads written/.test(line)), log.join('\n')).to.equal(false);
+    expect(
+      log.some((line) => /^memory image of \d+ quads written/.test(line)),
+      log.join('\n'),
+    ).to.equal(false);
     expect(await readdir(dir)).not.to.include(IMAGE_FILE);
     const { store: atThreshold, log: atLog } = await openStore(dir, { memoryImageMinQuads: held });
     await atThreshold.close();
-    expect(atLog.some((line) => line.startsWith(`memory image of ${held} quads written`)), atLog.join('\n')).to.equal(true);
+    expect(
+      atLog.some((line) => line.startsWith(`memory image of ${held} quads written`)),
+      atLog.join('\n'),
+    ).to.equal(true);
   });
 
   it('turned off: a clean stop writes no image, and a start removes one left from before', async () => {

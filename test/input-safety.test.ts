@@ -8,7 +8,12 @@ import { startTestServer, type TestServer } from './support/server.js';
 
 const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 const CONTEXT = { cargo: CARGO };
-const piece = (extra: Record<string, unknown> = {}) => ({ '@context': CONTEXT, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'safety', ...extra });
+const piece = (extra: Record<string, unknown> = {}) => ({
+  '@context': CONTEXT,
+  '@type': 'cargo:Piece',
+  'cargo:goodsDescription': 'safety',
+  ...extra,
+});
 
 /** `depth` JSON objects nested in one another (the Piece itself is the first). */
 function nestedPiece(depth: number): Record<string, unknown> {
@@ -18,7 +23,8 @@ function nestedPiece(depth: number): Record<string, unknown> {
 }
 
 /** A Piece with `count` triples: its type, its description and count - 2 distinct shipping marks. */
-const pieceWithTriples = (count: number) => piece({ 'cargo:shippingMarks': Array.from({ length: count - 2 }, (_, i) => `d${i}`) });
+const pieceWithTriples = (count: number) =>
+  piece({ 'cargo:shippingMarks': Array.from({ length: count - 2 }, (_, i) => `d${i}`) });
 
 /** A Piece linking to an IRI of exactly `length` characters. */
 function pieceLinkingIriOfLength(length: number): Record<string, unknown> {
@@ -48,7 +54,11 @@ describe('Request body safety', () => {
   });
 
   const post = (body: unknown, contentType = 'application/ld+json') =>
-    server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': contentType }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    server.request('/logistics-objects', {
+      method: 'POST',
+      headers: { 'Content-Type': contentType },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
   /** Runs `act` and checks that neither the store nor the object index changed. */
   const expectNothingStored = async (act: () => Promise<void>) => {
     const quads = server.running.embedded!.index.size;
@@ -72,9 +82,22 @@ describe('Request body safety', () => {
       ['a remote @context', { ...piece(), '@context': `${url}/context.jsonld` }],
       ['a remote @context in an array', { ...piece(), '@context': [CONTEXT, `${url}/context.jsonld`] }],
       ['a relative @context', { ...piece(), '@context': 'context.jsonld' }],
-      ['a property-scoped remote context', { ...piece(), '@context': { ...CONTEXT, weight: { '@id': 'cargo:grossWeight', '@context': `${url}/scoped` } }, weight: { 'cargo:unit': 'KGM' } }],
-      ['a type-scoped remote context', { ...piece(), '@context': { ...CONTEXT, 'cargo:Piece': { '@context': `${url}/typed` } } }],
-      ['an @context inside a node', piece({ 'cargo:grossWeight': { '@context': `${url}/inner`, 'cargo:unit': 'KGM' } })],
+      [
+        'a property-scoped remote context',
+        {
+          ...piece(),
+          '@context': { ...CONTEXT, weight: { '@id': 'cargo:grossWeight', '@context': `${url}/scoped` } },
+          weight: { 'cargo:unit': 'KGM' },
+        },
+      ],
+      [
+        'a type-scoped remote context',
+        { ...piece(), '@context': { ...CONTEXT, 'cargo:Piece': { '@context': `${url}/typed` } } },
+      ],
+      [
+        'an @context inside a node',
+        piece({ 'cargo:grossWeight': { '@context': `${url}/inner`, 'cargo:unit': 'KGM' } }),
+      ],
       ['@import', { ...piece(), '@context': { '@import': `${url}/import`, ...CONTEXT } }],
     ];
 
@@ -109,12 +132,26 @@ describe('Request body safety', () => {
     }
 
     it('"@base": null with @id "__proto__" (a relative IRI with no base) is 400', () =>
-      expectRefused({ ...piece({ '@id': '__proto__', 'cargo:polluted': 'yes' }), '@context': [CONTEXT, { '@base': null }] }, 400, /Relative @id/));
+      expectRefused(
+        { ...piece({ '@id': '__proto__', 'cargo:polluted': 'yes' }), '@context': [CONTEXT, { '@base': null }] },
+        400,
+        /Relative @id/,
+      ));
 
     it('"__proto__" as a JSON key, a term, a blank node label or an embedded @id does not pollute', async () => {
-      await expectRefused('{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#"}, "@type": "cargo:Piece", "__proto__": {"polluted": "yes"}}', 400, /__proto__/);
-      await expectRefused('{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#"}, "@type": "cargo:Piece", "cargo:grossWeight": {"__proto__": {"@id": "urn:x"}}}', 400, /__proto__/);
-      await post('{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#", "__proto__": "cargo:polluted"}, "@type": "cargo:Piece", "__proto__": "yes"}');
+      await expectRefused(
+        '{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#"}, "@type": "cargo:Piece", "__proto__": {"polluted": "yes"}}',
+        400,
+        /__proto__/,
+      );
+      await expectRefused(
+        '{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#"}, "@type": "cargo:Piece", "cargo:grossWeight": {"__proto__": {"@id": "urn:x"}}}',
+        400,
+        /__proto__/,
+      );
+      await post(
+        '{"@context": {"cargo": "https://onerecord.iata.org/ns/cargo#", "__proto__": "cargo:polluted"}, "@type": "cargo:Piece", "__proto__": "yes"}',
+      );
       await expectCreated(piece({ '@id': '_:__proto__' }));
       await post(piece({ 'cargo:grossWeight': { '@id': '__proto__', 'cargo:polluted': 'yes' } }));
       await post(piece({ 'cargo:grossWeight': { '@id': '_:constructor', 'cargo:polluted': 'yes' } }));
@@ -127,7 +164,12 @@ describe('Request body safety', () => {
       await expectCreated(bodyOfBytes(DEFAULTS.limits.bodyBytes));
       // A stream has no length known up front: the body is counted as it arrives.
       const streamed = (text: string) =>
-        server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: new Blob([text]).stream(), duplex: 'half' } as RequestInit);
+        server.request('/logistics-objects', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body: new Blob([text]).stream(),
+          duplex: 'half',
+        } as RequestInit);
       await expectNothingStored(async () => {
         await expectApiError(await streamed(bodyOfBytes(DEFAULTS.limits.bodyBytes + 1)), 413);
       });
@@ -144,7 +186,11 @@ describe('Request body safety', () => {
       // jsonld.js turns values into triples in time quadratic in the values of one property
       // (about two minutes for this body); the count is checked before that step.
       const started = Date.now();
-      await expectRefused(piece({ 'cargo:goodsDescription': Array.from({ length: 100_000 }, (_, i) => i.toString(36)) }), 400, /triples/);
+      await expectRefused(
+        piece({ 'cargo:goodsDescription': Array.from({ length: 100_000 }, (_, i) => i.toString(36)) }),
+        400,
+        /triples/,
+      );
       expect(Date.now() - started).to.be.below(5000);
     });
 
@@ -166,8 +212,18 @@ describe('Request body safety', () => {
     it('the limits apply to datatype IRIs and to Turtle bodies too', async () => {
       const longIri = `https://example.org/${'d'.repeat(DEFAULTS.limits.iriLength)}`;
       await expectRefused(piece({ 'cargo:goodsDescription': { '@value': 'x', '@type': longIri } }), 400, /longer than/);
-      await expectRefused(`<urn:x> a <${CARGO}Piece> ; <${CARGO}goodsDescription> "x"^^<${longIri}> .`, 400, /longer than/, 'text/turtle');
-      await expectRefused(`<urn:x> a <${CARGO}Piece> ; <${CARGO}externalReferences> <${longIri}> .`, 400, /longer than/, 'text/turtle');
+      await expectRefused(
+        `<urn:x> a <${CARGO}Piece> ; <${CARGO}goodsDescription> "x"^^<${longIri}> .`,
+        400,
+        /longer than/,
+        'text/turtle',
+      );
+      await expectRefused(
+        `<urn:x> a <${CARGO}Piece> ; <${CARGO}externalReferences> <${longIri}> .`,
+        400,
+        /longer than/,
+        'text/turtle',
+      );
     });
   });
 
@@ -179,7 +235,11 @@ describe('Request body safety', () => {
     });
     after(() => small.close());
     const postSmall = (body: unknown) =>
-      small.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+      small.request('/logistics-objects', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
 
     it('each limit refuses one past it and accepts the limit itself', async () => {
       const cases: [string, unknown, unknown, number][] = [
@@ -198,13 +258,22 @@ describe('Request body safety', () => {
   });
 
   describe('content types', () => {
-    for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/n-triples']) {
+    for (const type of [
+      'text/plain',
+      'application/xml',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/n-triples',
+    ]) {
       it(`${type}: 415`, () => expectRefused(piece(), 415, undefined, type));
     }
 
     it('no Content-Type: 415', () =>
       expectNothingStored(async () => {
-        const res = await server.request('/logistics-objects', { method: 'POST', body: new Uint8Array(Buffer.from(JSON.stringify(piece()))) });
+        const res = await server.request('/logistics-objects', {
+          method: 'POST',
+          body: new Uint8Array(Buffer.from(JSON.stringify(piece()))),
+        });
         await expectApiError(res, 415);
       }));
 
@@ -216,7 +285,10 @@ describe('Request body safety', () => {
     it('Turtle bodies are accepted (text/turtle and application/x-turtle)', async () => {
       const turtle = `@prefix cargo: <${CARGO}> .\n[] a cargo:Piece ; cargo:goodsDescription "from Turtle"@en ; cargo:grossWeight [ a cargo:Value ; cargo:unit <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM> ] .`;
       for (const type of ['text/turtle', 'application/x-turtle; charset=utf-8']) {
-        const read = (await (await server.request(await expectCreated(turtle, type))).json()) as Record<string, Record<string, string>>;
+        const read = (await (await server.request(await expectCreated(turtle, type))).json()) as Record<
+          string,
+          Record<string, string>
+        >;
         expect(read['cargo:goodsDescription']).to.deep.equal({ '@value': 'from Turtle', '@language': 'en' });
         expect(read['cargo:grossWeight']['@id']).to.match(/^internal:/);
       }
@@ -234,23 +306,43 @@ describe('Request body safety', () => {
       ['an @id that is a number', { ...piece(), '@id': 5 }, /not valid JSON-LD/],
       ['an unknown JSON-LD version', { ...piece(), '@context': { ...CONTEXT, '@version': 2 } }, /not valid JSON-LD/],
       ['a term that maps to nothing', { ...piece(), colour: 'red' }, /not valid JSON-LD/],
-      ['a type that is not a Logistics Object', { ...piece(), '@type': 'cargo:Value' }, /not a subclass of cargo:LogisticsObject/],
-      ['an API type', { ...piece(), '@context': { ...CONTEXT, api: 'https://onerecord.iata.org/ns/api#' }, '@type': 'api:Change' }, /not a subclass/],
+      [
+        'a type that is not a Logistics Object',
+        { ...piece(), '@type': 'cargo:Value' },
+        /not a subclass of cargo:LogisticsObject/,
+      ],
+      [
+        'an API type',
+        { ...piece(), '@context': { ...CONTEXT, api: 'https://onerecord.iata.org/ns/api#' }, '@type': 'api:Change' },
+        /not a subclass/,
+      ],
       ['a class the ontology does not have', { ...piece(), '@type': 'cargo:NoSuchClass' }, /not a subclass/],
       ['no type', { '@context': CONTEXT, 'cargo:goodsDescription': 'untyped' }, /no @type/],
-      ['a prefix used without @context', { '@type': 'cargo:Piece', 'cargo:goodsDescription': 'x' }, /prefix cargo: without defining it/],
+      [
+        'a prefix used without @context',
+        { '@type': 'cargo:Piece', 'cargo:goodsDescription': 'x' },
+        /prefix cargo: without defining it/,
+      ],
       ['a named graph', { '@context': CONTEXT, '@id': 'urn:graph', '@graph': [piece()] }, /named graphs/],
       ['two top-level objects', [piece(), piece()], /exactly one/],
-      ['an @id outside this server', piece({ '@id': 'https://elsewhere.example/logistics-objects/x' }), /only objects of this server/],
+      [
+        'an @id outside this server',
+        piece({ '@id': 'https://elsewhere.example/logistics-objects/x' }),
+        /only objects of this server/,
+      ],
       ['invalid Turtle', '@prefix cargo: <x> .\n[] a cargo:Piece', /not valid Turtle/, 'text/turtle'],
     ];
     for (const [what, body, message, type] of cases) it(what, () => expectRefused(body, 400, message, type));
 
-    it('a @graph holding one object is accepted', () => expectCreated({ '@context': CONTEXT, '@graph': [{ '@type': 'cargo:Piece', 'cargo:goodsDescription': 'in a graph' }] }));
+    it('a @graph holding one object is accepted', () =>
+      expectCreated({
+        '@context': CONTEXT,
+        '@graph': [{ '@type': 'cargo:Piece', 'cargo:goodsDescription': 'in a graph' }],
+      }));
   });
 
   describe('identifiers', () => {
-    it('an @id that already exists is 409 (also the data holder\'s)', async () => {
+    it("an @id that already exists is 409 (also the data holder's)", async () => {
       const location = await expectCreated(piece({ '@id': 'taken-id' }));
       await expectRefused(piece({ '@id': location }), 409);
       await expectRefused(piece({ '@id': server.running.services.holder }), 409);
@@ -258,8 +350,18 @@ describe('Request body safety', () => {
 
     it('a nested node with the @id of an existing object and properties is 400, typed or not', async () => {
       const existing = await expectCreated(piece());
-      await expectRefused(piece({ 'cargo:containedPieces': { '@id': existing, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'changed' } }), 400, /PATCH/);
-      await expectRefused(piece({ 'cargo:containedPieces': { '@id': existing, 'cargo:goodsDescription': 'changed' } }), 400, /PATCH/);
+      await expectRefused(
+        piece({
+          'cargo:containedPieces': { '@id': existing, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'changed' },
+        }),
+        400,
+        /PATCH/,
+      );
+      await expectRefused(
+        piece({ 'cargo:containedPieces': { '@id': existing, 'cargo:goodsDescription': 'changed' } }),
+        400,
+        /PATCH/,
+      );
       // A link, with or without its type, is fine.
       await expectCreated(piece({ 'cargo:containedPieces': { '@id': existing } }));
       await expectCreated(piece({ 'cargo:containedPieces': { '@id': existing, '@type': 'cargo:Piece' } }));
@@ -283,7 +385,9 @@ describe('Request body safety', () => {
       expect(await codeOf({ '@context': 'https://remote.example/ctx', '@type': 'x' })).to.equal('remote_context');
       expect(await codeOf({ '@context': { '@import': 'https://remote.example/ctx' } })).to.equal('remote_context');
       expect(await codeOf({ a: { b: { c: {} } } })).to.equal('too_deep');
-      expect(await codeOf({ '@context': CONTEXT, '@type': 'cargo:Piece', 'cargo:n': [1, 2, 3] })).to.equal('too_many_triples');
+      expect(await codeOf({ '@context': CONTEXT, '@type': 'cargo:Piece', 'cargo:n': [1, 2, 3] })).to.equal(
+        'too_many_triples',
+      );
       expect(await codeOf({ '@context': CONTEXT, '@type': `cargo:${'P'.repeat(60)}` })).to.equal('iri_too_long');
       expect(await codeOf('{"@context": {}, "a": {"__proto__": {}}}')).to.equal('forbidden_key');
       expect(await codeOf({ '@type': 'cargo:Piece' })).to.equal('undefined_prefix');
@@ -291,7 +395,9 @@ describe('Request body safety', () => {
       expect(await codeOf('{')).to.equal('invalid_json');
       expect(await codeOf('"text"')).to.equal('invalid_jsonld');
       expect(await codeOf({ '@id': 7 })).to.equal('invalid_jsonld');
-      expect(await codeOf({ '@context': CONTEXT, '@id': 'urn:g', '@graph': [{ '@id': 'urn:s', '@type': 'cargo:Piece' }] })).to.equal('named_graph');
+      expect(
+        await codeOf({ '@context': CONTEXT, '@id': 'urn:g', '@graph': [{ '@id': 'urn:s', '@type': 'cargo:Piece' }] }),
+      ).to.equal('named_graph');
       expect(await codeOf('')).to.equal('empty_body');
       expect(await codeOf('<urn:s> <urn:p> .', 'turtle')).to.equal('invalid_turtle');
       expect(await codeOf('<urn:s> a <urn:Piece> .', 'turtle')).to.equal('accepted');

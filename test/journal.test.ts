@@ -2,14 +2,24 @@ import { expect } from 'chai';
 import { statSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecord, Journal, JournalCorruptError, recoverJournal, scanSegment, segmentName } from '../src/store/embedded/journal/journal.js';
+import {
+  encodeRecord,
+  Journal,
+  JournalCorruptError,
+  recoverJournal,
+  scanSegment,
+  segmentName,
+} from '../src/store/embedded/journal/journal.js';
 import { type CommitRecord, type CommitBytes } from '../src/store/commit-record.js';
 import { namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 
 const RECORDS: CommitRecord[] = [
   { delete: '', insert: '<https://e.x/s> <https://e.x/p> "plain" <https://e.x/g> .\n' },
-  { delete: '<https://e.x/s> <https://e.x/p> "plain" <https://e.x/g> .\n', insert: '<https://e.x/s> <https://e.x/p> "é \\"🚚\\"" <https://e.x/g> .\n' },
+  {
+    delete: '<https://e.x/s> <https://e.x/p> "plain" <https://e.x/g> .\n',
+    insert: '<https://e.x/s> <https://e.x/p> "é \\"🚚\\"" <https://e.x/g> .\n',
+  },
   { delete: '<https://e.x/s> <https://e.x/q> "gone" <https://e.x/g> .\n', insert: '' },
 ];
 
@@ -28,7 +38,12 @@ const asText = (r: CommitBytes): CommitRecord => ({ delete: utf8.decode(r.delete
 async function recover(dir: string, from = 1): Promise<{ records: CommitRecord[]; log: string[]; segment: number }> {
   const records: CommitRecord[] = [];
   const log: string[] = [];
-  const result = await recoverJournal(dir, from, (m) => log.push(m), (batch) => records.push(...batch.map(asText)));
+  const result = await recoverJournal(
+    dir,
+    from,
+    (m) => log.push(m),
+    (batch) => records.push(...batch.map(asText)),
+  );
   return { records, log, segment: result.segment };
 }
 
@@ -55,15 +70,22 @@ describe('journal', () => {
       const records: CommitRecord[] = [];
       const result = await scanSegment(path, 'test', (batch) => records.push(...batch.map(asText)));
       expect(records).to.deep.equal(RECORDS);
-      expect(result).to.deep.equal({ size: encodeAll(RECORDS).length, validBytes: encodeAll(RECORDS).length, damagedTail: undefined });
+      expect(result).to.deep.equal({
+        size: encodeAll(RECORDS).length,
+        validBytes: encodeAll(RECORDS).length,
+        damagedTail: undefined,
+      });
     });
 
     it('a segment larger than the read chunk reads back whole, records across chunk boundaries included', async () => {
       const journal = await openJournal(dir, false);
-      const records = Array.from({ length: 1500 }, (_, i): CommitRecord => ({
-        delete: i % 3 === 0 ? `<https://e.x/s> <https://e.x/p> "${i}" .\n` : '',
-        insert: `<https://e.x/s> <https://e.x/p> "${'é'.repeat(i * 7)} ${i}" .\n`,
-      }));
+      const records = Array.from(
+        { length: 1500 },
+        (_, i): CommitRecord => ({
+          delete: i % 3 === 0 ? `<https://e.x/s> <https://e.x/p> "${i}" .\n` : '',
+          insert: `<https://e.x/s> <https://e.x/p> "${'é'.repeat(i * 7)} ${i}" .\n`,
+        }),
+      );
       await Promise.all(records.map((r) => journal.append(r, () => {})));
       await journal.close();
       expect((await stat(join(dir, segmentName(1)))).size).to.be.greaterThan(8 * 1024 * 1024);
@@ -90,7 +112,9 @@ describe('journal', () => {
         const first = await recover(dir);
         expect(first.records).to.deep.equal(RECORDS.slice(0, 2));
         expect(first.log).to.have.length(1);
-        expect(first.log[0]).to.match(new RegExp(`journal-00000001\\.log: dropped .* \\(${cut - lastStart} bytes from byte ${lastStart}\\)`));
+        expect(first.log[0]).to.match(
+          new RegExp(`journal-00000001\\.log: dropped .* \\(${cut - lastStart} bytes from byte ${lastStart}\\)`),
+        );
         expect((await stat(path)).size).to.equal(lastStart);
 
         const journal = await openJournal(dir);
@@ -149,7 +173,11 @@ describe('journal', () => {
       const damaged = Buffer.from(full);
       damaged[secondStart + 20] ^= 0x40;
       await writeFile(join(dir, segmentName(1)), damaged);
-      await expectRefused(new RegExp(`journal-00000001\\.log is corrupt at byte ${secondStart}: a record fails its checksum.*Refusing to start`));
+      await expectRefused(
+        new RegExp(
+          `journal-00000001\\.log is corrupt at byte ${secondStart}: a record fails its checksum.*Refusing to start`,
+        ),
+      );
     });
 
     it('a damaged length field is caught by the header checksum, not taken for a torn write', async () => {
@@ -162,7 +190,9 @@ describe('journal', () => {
     it('a damaged tail in a segment that later segments continue', async () => {
       await writeFile(join(dir, segmentName(1)), full.subarray(0, full.length - 1));
       await writeFile(join(dir, segmentName(2)), encodeRecord(RECORDS[0]));
-      await expectRefused(/journal-00000001\.log ends in a record cut short .* but later segments hold records; refusing to start/);
+      await expectRefused(
+        /journal-00000001\.log ends in a record cut short .* but later segments hold records; refusing to start/,
+      );
     });
 
     it('a missing segment', async () => {
@@ -182,7 +212,9 @@ describe('journal', () => {
       await writeFile(path, damaged);
       let error: unknown;
       await openStore(dir).catch((err: unknown) => (error = err));
-      expect((error as Error).message).to.match(/journal-00000001\.log is corrupt at byte 0: a record fails its checksum/);
+      expect((error as Error).message).to.match(
+        /journal-00000001\.log is corrupt at byte 0: a record fails its checksum/,
+      );
     });
   });
 
@@ -191,7 +223,10 @@ describe('journal', () => {
       const journal = await openJournal(dir);
       const path = join(dir, segmentName(1));
       const count = 200;
-      const records = Array.from({ length: count }, (_, i): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` }));
+      const records = Array.from(
+        { length: count },
+        (_, i): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` }),
+      );
       const ends = boundaries(records).slice(1);
       const applied: number[] = [];
       const fileSizeWhenApplied: number[] = [];
@@ -204,7 +239,9 @@ describe('journal', () => {
         ),
       );
       expect(applied).to.deep.equal(Array.from({ length: count }, (_, i) => i));
-      fileSizeWhenApplied.forEach((size, i) => expect(size).to.be.at.least(ends[i], `record ${i} was applied before it was in the file`));
+      fileSizeWhenApplied.forEach((size, i) =>
+        expect(size).to.be.at.least(ends[i], `record ${i} was applied before it was in the file`),
+      );
       expect(await scan(path)).to.deep.equal(records);
       expect(journal.flushes).to.be.lessThan(count / 4);
       expect(journal.flushes).to.be.greaterThan(1);
@@ -213,7 +250,10 @@ describe('journal', () => {
 
     it('an append made while a record is applied (a consumer of the after-commit stream committing in turn) is written and applied too', async () => {
       const journal = await openJournal(dir);
-      const record = (i: number): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
+      const record = (i: number): CommitRecord => ({
+        delete: '',
+        insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n`,
+      });
       const applied: number[] = [];
       let inner: Promise<void> | undefined;
       await journal.append(record(0), () => {
@@ -229,7 +269,10 @@ describe('journal', () => {
     it('rotation while appends flow: earlier records are applied when it resolves, none lost or doubled', async () => {
       const journal = await openJournal(dir);
       const applied: number[] = [];
-      const record = (i: number): CommitRecord => ({ delete: '', insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n` });
+      const record = (i: number): CommitRecord => ({
+        delete: '',
+        insert: `<https://e.x/s> <https://e.x/p> "${i}" .\n`,
+      });
       const appends: Promise<void>[] = [];
       for (let i = 0; i < 50; i++) appends.push(journal.append(record(i), () => applied.push(i)));
       const rotated = journal.rotate().then((segment) => ({ segment, appliedThen: applied.length }));

@@ -9,7 +9,13 @@ import { literal, namedNode, quad, xsdLiteral, type Quad } from '../src/rdf/term
 import { API, CARGO, XSD, api, rdf, xsd } from '../src/rdf/vocab.js';
 import { ONTOLOGY_FILE } from '../src/server.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
-import { blankNodesAsInternalIds, doubleValuesAsJsonLdReadsThem, jsonLdToQuads, ntLines, withoutServerManaged } from './support/rdf-compare.js';
+import {
+  blankNodesAsInternalIds,
+  doubleValuesAsJsonLdReadsThem,
+  jsonLdToQuads,
+  ntLines,
+  withoutServerManaged,
+} from './support/rdf-compare.js';
 
 const ontology = CargoOntology.fromFile(ONTOLOGY_FILE);
 const examples = await logisticsObjectExamples(ontology);
@@ -43,7 +49,12 @@ function rootOf(quads: Quad[]): string {
 
 describe('JSON-LD writer: jsonld.js reads our output back to exactly the same triples', () => {
   it('finds the Logistics Object examples among the official payloads', () => {
-    expect(examples).to.include.members(['Company.json', 'Piece.json', 'Sensor.expanded.json', 'Shipment_with_Piece.json']);
+    expect(examples).to.include.members([
+      'Company.json',
+      'Piece.json',
+      'Sensor.expanded.json',
+      'Shipment_with_Piece.json',
+    ]);
     expect(examples).to.not.include('LogisticsEvent.json');
   });
 
@@ -57,7 +68,8 @@ describe('JSON-LD writer: jsonld.js reads our output back to exactly the same tr
         await expectRoundTrip({ iri: rootOf(all), triples: all, revision: { number: 1, latest: 3 } });
         // Each object the server would create from it.
         const objects = splitIntoObjects(parsed, { ontology, objectsPrefix: EXAMPLE_OBJECTS, exists: () => false });
-        for (const o of objects) await expectRoundTrip({ iri: o.iri, triples: o.triples, revision: { number: 1, latest: 1 } });
+        for (const o of objects)
+          await expectRoundTrip({ iri: o.iri, triples: o.triples, revision: { number: 1, latest: 1 } });
       });
     }
   });
@@ -135,7 +147,10 @@ describe('JSON-LD writer: jsonld.js reads our output back to exactly the same tr
     };
     const inlined: NodeDocument = {
       iri: linked,
-      triples: [triple(linked, rdf.type, iri(`${CARGO}Piece`)), triple(linked, `${CARGO}goodsDescription`, literal('inlined'))],
+      triples: [
+        triple(linked, rdf.type, iri(`${CARGO}Piece`)),
+        triple(linked, `${CARGO}goodsDescription`, literal('inlined')),
+      ],
       revision: { number: 3, latest: 4 },
     };
     const written = writeJsonLd(root, { inline: new Map([[linked, inlined]]) });
@@ -145,13 +160,18 @@ describe('JSON-LD writer: jsonld.js reads our output back to exactly the same tr
       triple(d.iri, api.hasRevision, xsdLiteral(d.revision!.number, xsd.integer)),
       triple(d.iri, api.hasLatestRevision, xsdLiteral(d.revision!.latest, xsd.integer)),
     ];
-    expect(ntLines(read)).to.deep.equal(ntLines([...root.triples, ...inlined.triples, ...revisions(root), ...revisions(inlined)]));
+    expect(ntLines(read)).to.deep.equal(
+      ntLines([...root.triples, ...inlined.triples, ...revisions(root), ...revisions(inlined)]),
+    );
   });
 
   it('adds ?at= to linked objects through linkIri but never to the object itself', () => {
     const linked = 'https://example.org/logistics-objects/linked';
     const written = JSON.parse(
-      writeJsonLd({ iri: ROOT, triples: [triple(ROOT, `${CARGO}pieces`, iri(linked)), triple(ROOT, `${CARGO}self`, iri(ROOT))] }, { linkIri: (i) => `${i}?at=20240101T000000Z` }),
+      writeJsonLd(
+        { iri: ROOT, triples: [triple(ROOT, `${CARGO}pieces`, iri(linked)), triple(ROOT, `${CARGO}self`, iri(ROOT))] },
+        { linkIri: (i) => `${i}?at=20240101T000000Z` },
+      ),
     ) as Record<string, { '@id': string }>;
     expect(written['@id']).to.equal(ROOT);
     expect(written['cargo:pieces']['@id']).to.equal(`${linked}?at=20240101T000000Z`);
@@ -169,8 +189,25 @@ describe('JSON-LD writer: jsonld.js reads our output back to exactly the same tr
       'urn:uuid:6f1c2c1e-0000-4000-8000-000000000000',
       'http://example.org/a%20b?x=1#f',
     ];
-    const predicates = [`${CARGO}goodsDescription`, `${CARGO}pieces`, `${CARGO}a/b`, `${API}hasDescription`, `${XSD}usedAsProperty`, 'http://example.org/p', rdf.type];
-    const datatypes = [xsd.string, xsd.integer, xsd.boolean, xsd.double, xsd.dateTime, xsd.anyURI, `${CARGO}Code`, 'https://example.org/dt'];
+    const predicates = [
+      `${CARGO}goodsDescription`,
+      `${CARGO}pieces`,
+      `${CARGO}a/b`,
+      `${API}hasDescription`,
+      `${XSD}usedAsProperty`,
+      'http://example.org/p',
+      rdf.type,
+    ];
+    const datatypes = [
+      xsd.string,
+      xsd.integer,
+      xsd.boolean,
+      xsd.double,
+      xsd.dateTime,
+      xsd.anyURI,
+      `${CARGO}Code`,
+      'https://example.org/dt',
+    ];
     const literalArb: fc.Arbitrary<Quad['object']> = fc.oneof(
       fc.string({ unit: 'binary' }).map((s) => literal(s)),
       fc.tuple(fc.string(), fc.constantFrom('en', 'en-us', 'de-de', 'zh-hant-tw')).map(([v, l]) => literal(v, l)),
@@ -180,15 +217,26 @@ describe('JSON-LD writer: jsonld.js reads our output back to exactly the same tr
       fc.date({ noInvalidDate: true }).map((d) => xsdLiteral(d.toISOString(), xsd.dateTime)),
       fc.tuple(fc.string(), fc.constantFrom(...datatypes)).map(([v, dt]) => typed(v, dt)),
     );
-    const objectArb = fc.oneof(fc.constantFrom(...objectIris).map((o) => iri(o) as Quad['object']), literalArb);
-    const tripleArb = fc.tuple(fc.constantFrom(...subjects), fc.constantFrom(...predicates), objectArb).map(([s, p, o]) => triple(s, p, o));
+    const objectArb = fc.oneof(
+      fc.constantFrom(...objectIris).map((o) => iri(o) as Quad['object']),
+      literalArb,
+    );
+    const tripleArb = fc
+      .tuple(fc.constantFrom(...subjects), fc.constantFrom(...predicates), objectArb)
+      .map(([s, p, o]) => triple(s, p, o));
     const graphArb = fc.uniqueArray(tripleArb, { maxLength: 40, selector: (t) => ntLines([t])[0] });
 
     it('round-trips any graph of literals, links, embedded nodes and cycles', async () => {
       await fc.assert(
-        fc.asyncProperty(graphArb, fc.option(fc.record({ number: fc.integer({ min: 1, max: 1e6 }), latest: fc.integer({ min: 1, max: 1e6 }) }), { nil: undefined }), async (triples, revision) => {
-          await expectRoundTrip({ iri: ROOT, triples, revision });
-        }),
+        fc.asyncProperty(
+          graphArb,
+          fc.option(fc.record({ number: fc.integer({ min: 1, max: 1e6 }), latest: fc.integer({ min: 1, max: 1e6 }) }), {
+            nil: undefined,
+          }),
+          async (triples, revision) => {
+            await expectRoundTrip({ iri: ROOT, triples, revision });
+          },
+        ),
         { numRuns: 300 },
       );
     });

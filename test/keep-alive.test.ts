@@ -51,7 +51,13 @@ describe('kept-alive connections', () => {
   });
 
   it('a drain closes the connection of an answer still to come instead of keeping it alive until the grace period is over', async () => {
-    const listener = await Listener.open(0, '127.0.0.1', new Lifecycle(), (_req, res) => setTimeout(() => res.writeHead(204).end(), 200), DEFAULTS.keepAliveTimeoutMs);
+    const listener = await Listener.open(
+      0,
+      '127.0.0.1',
+      new Lifecycle(),
+      (_req, res) => setTimeout(() => res.writeHead(204).end(), 200),
+      DEFAULTS.keepAliveTimeoutMs,
+    );
     const connection = rawConnection(listener.url);
     connection.socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
     await sleep(50);
@@ -77,7 +83,8 @@ describe('kept-alive connections', () => {
     );
     const client = new OutboundClient({ allowPrivateAddresses: true, connectTimeoutMs: 2000, timeoutMs: 3000 });
     try {
-      const send = () => client.requestInOrder(`${listener.url}/notifications`, { method: 'POST', body: '{}' }, 'lane', 8);
+      const send = () =>
+        client.requestInOrder(`${listener.url}/notifications`, { method: 'POST', body: '{}' }, 'lane', 8);
       expect((await send()).status).to.equal(204);
       // Past what a 5 s announcement would let the client keep (5 s less its 2 s margin).
       await sleep(4000);

@@ -40,7 +40,9 @@ interface Edge {
 
 /** Imports by the store of `errors.ts`, where HttpError and its builders are: the store says why it fails, the HTTP layer picks the status. */
 const httpErrorsInStore = (edges: readonly Edge[]) =>
-  edges.filter(({ from, to }) => from.startsWith('store/') && to === 'errors.ts').map(({ from, to }) => `${from} -> ${to}`);
+  edges
+    .filter(({ from, to }) => from.startsWith('store/') && to === 'errors.ts')
+    .map(({ from, to }) => `${from} -> ${to}`);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -53,7 +55,9 @@ function sourceFiles(dir: string): string[] {
 /** Static imports and re-exports (type-only ones too) of the project's own modules, as paths under src/. */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(SRC, file), 'utf8');
-  const specifiers = [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.{1,2}\/[^']+)'|\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/gm)].map((m) => m[1] ?? m[2]);
+  const specifiers = [
+    ...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.{1,2}\/[^']+)'|\bimport\(\s*'(\.{1,2}\/[^']+)'\s*\)/gm),
+  ].map((m) => m[1] ?? m[2]);
   return specifiers.map((spec) => normalize(join(dirname(file), spec)).replace(/\.js$/, '.ts'));
 }
 
@@ -61,7 +65,8 @@ function layerOf(file: string): number {
   const prefix = Object.keys(LAYERS)
     .filter((p) => file === p || (p.endsWith('/') && file.startsWith(p)))
     .sort((a, b) => b.length - a.length)[0];
-  if (prefix === undefined) throw new Error(`${file} is in no layer: add its folder to LAYERS and to docs/ARCHITECTURE.md`);
+  if (prefix === undefined)
+    throw new Error(`${file} is in no layer: add its folder to LAYERS and to docs/ARCHITECTURE.md`);
   return LAYERS[prefix];
 }
 
@@ -114,7 +119,9 @@ describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () 
   });
 
   it('never imports a layer above', () => {
-    const upward = edges.filter(({ from, to }) => layerOf(to) > layerOf(from)).map(({ from, to }) => `${from} -> ${to}`);
+    const upward = edges
+      .filter(({ from, to }) => layerOf(to) > layerOf(from))
+      .map(({ from, to }) => `${from} -> ${to}`);
     expect(upward).to.deep.equal([]);
   });
 
@@ -131,12 +138,26 @@ describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () 
 
   it('finds a cycle, an upward import, an engine import and an HTTP error in the store when there is one (the checks can fail)', () => {
     expect(httpErrorsInStore([{ from: 'store/sparql-query.ts', to: 'errors.ts' }])).to.have.length(1);
-    expect(httpErrorsInStore([{ from: 'domain/analytics/analytics.ts', to: 'errors.ts' }, { from: 'store/embedded/journal/journal.ts', to: 'store/errors.ts' }])).to.deep.equal([]);
-    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['a.ts']]]))).to.deep.equal([['a.ts', 'b.ts']]);
+    expect(
+      httpErrorsInStore([
+        { from: 'domain/analytics/analytics.ts', to: 'errors.ts' },
+        { from: 'store/embedded/journal/journal.ts', to: 'store/errors.ts' },
+      ]),
+    ).to.deep.equal([]);
+    expect(
+      cycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['a.ts']],
+        ]),
+      ),
+    ).to.deep.equal([['a.ts', 'b.ts']]);
     expect(layerOf('store/graph-store.ts')).to.be.lessThan(layerOf('domain/objects/logistics-objects.ts'));
     expect(layerOf('store/embedded/durable-store.ts')).to.equal(layerOf('store/graph-store.ts'));
     // One backend importing the other counts as reaching into a backend; the seam is in none.
-    expect(backendOf('store/sparql-engine/sparql-engine-store.ts')).to.not.equal(backendOf('store/embedded/durable-store.ts'));
+    expect(backendOf('store/sparql-engine/sparql-engine-store.ts')).to.not.equal(
+      backendOf('store/embedded/durable-store.ts'),
+    );
     expect(backendOf('store/graph-store.ts')).to.equal(undefined);
   });
 });

@@ -23,18 +23,27 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
   });
   after(() => server.close());
 
-  const bulk = (body: unknown, agent: 'holder' | 'other' = 'holder') => postJsonLd(server, '/logistics-events', body, agent);
-  const eventsOf = async (object: string) => items((await (await server.request(`${object}/logistics-events`)).json()) as Json);
+  const bulk = (body: unknown, agent: 'holder' | 'other' = 'holder') =>
+    postJsonLd(server, '/logistics-events', body, agent);
+  const eventsOf = async (object: string) =>
+    items((await (await server.request(`${object}/logistics-events`)).json()) as Json);
 
   it('one event for several objects (official example 1): 207, one event per object, each for that object only', async () => {
-    const objects = ['78fee8e2-772b-4fff-bede-cfda67900d3b', 'f166f1fa-ea2d-4c01-b1d3-cde8bb973757', '22f07756-9d67-4622-adab-c62d1ebde115'];
-    for (const [i, id] of objects.entries()) await createObject(server, i === 0 ? 'cargo:Shipment' : 'cargo:Piece', `${prefix}${id}`);
+    const objects = [
+      '78fee8e2-772b-4fff-bede-cfda67900d3b',
+      'f166f1fa-ea2d-4c01-b1d3-cde8bb973757',
+      '22f07756-9d67-4622-adab-c62d1ebde115',
+    ];
+    for (const [i, id] of objects.entries())
+      await createObject(server, i === 0 ? 'cargo:Shipment' : 'cargo:Piece', `${prefix}${id}`);
     const res = await bulk(rebase(readExample('MultipleEvents_example1.json'), prefix));
     expect(res.status).to.equal(207);
     expect(res.headers.get('content-type')).to.equal('application/ld+json; version=2.3.0');
     const body = (await res.json()) as Json;
     expect(body['@type']).to.equal('api:MultiStatusResponse');
-    expect([body['api:hasTotalItems'], body['api:hasTotalCreated'], body['api:hasTotalFailed']]).to.deep.equal([3, 3, 0]);
+    expect([body['api:hasTotalItems'], body['api:hasTotalCreated'], body['api:hasTotalFailed']]).to.deep.equal([
+      3, 3, 0,
+    ]);
     for (const [i, result] of results(body).entries()) {
       const object = `${prefix}${objects[i]}`;
       expect(result['@type']).to.equal('api:EventCreationResult');
@@ -54,7 +63,9 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
     const res = await bulk(rebase(readExample('MultipleEvents_example2.json'), prefix));
     expect(res.status).to.equal(207);
     const body = (await res.json()) as Json;
-    expect([body['api:hasTotalItems'], body['api:hasTotalCreated'], body['api:hasTotalFailed']]).to.deep.equal([3, 1, 2]);
+    expect([body['api:hasTotalItems'], body['api:hasTotalCreated'], body['api:hasTotalFailed']]).to.deep.equal([
+      3, 1, 2,
+    ]);
     const [created, missing, unknown] = results(body);
     expect(created['api:hasHTTPStatus']).to.equal(201);
     expect(missing['api:hasHTTPStatus']).to.equal(404);
@@ -63,7 +74,9 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
     expect(missing).not.to.have.property('api:hasLogisticsEvent');
     expect(unknown['api:hasHTTPStatus']).to.equal(404);
 
-    const asOther = (await (await bulk(rebase(readExample('MultipleEvents_example2.json'), prefix), 'other')).json()) as Json;
+    const asOther = (await (
+      await bulk(rebase(readExample('MultipleEvents_example2.json'), prefix), 'other')
+    ).json()) as Json;
     expect(results(asOther).map((r) => r['api:hasHTTPStatus'])).to.deep.equal([403, 404, 404]);
     expect(asOther['api:hasTotalCreated']).to.equal(0);
   });
@@ -82,7 +95,10 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
       ],
     });
     expect(res.status).to.equal(207);
-    const outcome = results((await res.json()) as Json).map((r) => [idOf(r['api:hasLogisticsObject']), r['api:hasHTTPStatus']]);
+    const outcome = results((await res.json()) as Json).map((r) => [
+      idOf(r['api:hasLogisticsObject']),
+      r['api:hasHTTPStatus'],
+    ]);
     expect(outcome).to.deep.equal([
       [a, 201],
       [a, 400],
@@ -98,7 +114,11 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
   it('a client @id: kept for the object it lies under, 400 for other objects, 409 once taken', async () => {
     const a = await createObject(server);
     const b = await createObject(server);
-    const event = { ...eventJson(), '@id': `${a}/logistics-events/retry-1`, 'cargo:eventFor': [{ '@id': a }, { '@id': b }] };
+    const event = {
+      ...eventJson(),
+      '@id': `${a}/logistics-events/retry-1`,
+      'cargo:eventFor': [{ '@id': a }, { '@id': b }],
+    };
     const first = results((await (await bulk(event)).json()) as Json);
     expect(first.map((r) => r['api:hasHTTPStatus'])).to.deep.equal([201, 400]);
     expect(idOf(first[0]['api:hasLogisticsEvent'])).to.equal(`${a}/logistics-events/retry-1`);
@@ -112,9 +132,20 @@ describe('Logistics Events: bulk intake (POST /logistics-events)', () => {
     expect((await errorDetails(noTarget))[0].property).to.equal(`${CARGO}eventFor`);
     expect((await bulk({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece' })).status).to.equal(400);
     expect((await bulk('[{"@id": ')).status).to.equal(400);
-    expect((await server.request('/logistics-events', { method: 'POST', headers: { 'Content-Type': 'text/csv' }, body: 'a,b' })).status).to.equal(415);
+    expect(
+      (
+        await server.request('/logistics-events', {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/csv' },
+          body: 'a,b',
+        })
+      ).status,
+    ).to.equal(415);
     expect((await server.request('/logistics-events', { method: 'GET' })).status).to.equal(405);
-    const tooMany = { ...eventJson(), 'cargo:eventFor': Array.from({ length: MAX_BULK_EVENTS + 1 }, (_, i) => ({ '@id': `${prefix}object-${i}` })) };
+    const tooMany = {
+      ...eventJson(),
+      'cargo:eventFor': Array.from({ length: MAX_BULK_EVENTS + 1 }, (_, i) => ({ '@id': `${prefix}object-${i}` })),
+    };
     expect((await bulk(tooMany)).status).to.equal(413);
   });
 });

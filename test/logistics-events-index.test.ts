@@ -29,7 +29,16 @@ describe('Logistics Events: index and date parsing', () => {
     expect(parseXsdDateTime('2024-05-01T10:00:00.1234-00:30')).to.equal(Date.UTC(2024, 4, 1, 10, 30, 0, 123));
     expect(parseXsdDateTime('2024-05-01T10:00:00')).to.equal(Date.UTC(2024, 4, 1, 10));
     expect(parseXsdDateTime('0050-01-01T00:00:00Z')).to.equal(new Date('0050-01-01T00:00:00Z').getTime());
-    for (const bad of ['2024-02-30T00:00:00Z', '2023-02-29T00:00:00Z', '2024-05-01T24:00:00Z', '2024-05-01T10:60:00Z', '2024-05-01', '2024-05-01T10:00:00+15:00', '20240501T100000Z', '']) {
+    for (const bad of [
+      '2024-02-30T00:00:00Z',
+      '2023-02-29T00:00:00Z',
+      '2024-05-01T24:00:00Z',
+      '2024-05-01T10:60:00Z',
+      '2024-05-01',
+      '2024-05-01T10:00:00+15:00',
+      '20240501T100000Z',
+      '',
+    ]) {
       expect(parseXsdDateTime(bad), bad).to.equal(undefined);
     }
     expect(parseXsdDateTime('2024-02-29T00:00:00Z')).to.equal(Date.UTC(2024, 1, 29));
@@ -45,7 +54,8 @@ describe('Logistics Events: index and date parsing', () => {
     index.add(record(2, { creationDate: 5 }));
     index.add(record(1, { creationDate: 5 }));
     index.add(record(3, { creationDate: 1 }));
-    const order = (sort?: 'ASC-creationDate' | 'DESC-creationDate') => index.select('urn:o:1', { sort, skip: 0, limit: 10 }).events.map((r) => r.sequence);
+    const order = (sort?: 'ASC-creationDate' | 'DESC-creationDate') =>
+      index.select('urn:o:1', { sort, skip: 0, limit: 10 }).events.map((r) => r.sequence);
     expect(order()).to.deep.equal([1, 2, 3]);
     expect(order('ASC-creationDate')).to.deep.equal([3, 1, 2]);
     expect(order('DESC-creationDate')).to.deep.equal([2, 1, 3]);
@@ -64,12 +74,22 @@ describe('Logistics Events: index and date parsing', () => {
       code,
     });
     const index = new EventIndex();
-    index.onCommitted(eventRecordsFromRows([row('urn:e:b', 7, DEP), row('urn:e:a', 3), row('urn:e:b', 7, 'XYZ')]).map((event) => ({ kind: 'event-appended', event })));
+    index.onCommitted(
+      eventRecordsFromRows([row('urn:e:b', 7, DEP), row('urn:e:a', 3), row('urn:e:b', 7, 'XYZ')]).map((event) => ({
+        kind: 'event-appended',
+        event,
+      })),
+    );
     expect(index.size).to.equal(2);
     expect(index.get('urn:e:b')!.codes).to.have.members([DEP, 'XYZ']);
-    expect(index.select('urn:o:1', { codes: ['XYZ'], skip: 0, limit: 10 }).events.map((r) => r.iri)).to.deep.equal(['urn:e:b']);
+    expect(index.select('urn:o:1', { codes: ['XYZ'], skip: 0, limit: 10 }).events.map((r) => r.iri)).to.deep.equal([
+      'urn:e:b',
+    ]);
     expect(index.select('urn:o:1', { codes: [`${CODE_LISTS}StatusCode/DEP`], skip: 0, limit: 10 }).total).to.equal(1);
-    expect(index.select('urn:o:1', { skip: 0, limit: 10 }).events.map((r) => r.iri)).to.deep.equal(['urn:e:a', 'urn:e:b']);
+    expect(index.select('urn:o:1', { skip: 0, limit: 10 }).events.map((r) => r.iri)).to.deep.equal([
+      'urn:e:a',
+      'urn:e:b',
+    ]);
     expect(index.claimSequence()).to.equal(8);
   });
 

@@ -30,7 +30,14 @@ describe('Logistics Events: list, filters and paging', () => {
       // RCS comes as an embedded CodeListElement, the others as code-list IRIs.
       const body =
         code === 'RCS'
-          ? { ...eventJson(fields), 'cargo:eventCode': { '@type': 'cargo:CodeListElement', 'cargo:code': 'RCS', 'cargo:codeListName': 'StatusCode' } }
+          ? {
+              ...eventJson(fields),
+              'cargo:eventCode': {
+                '@type': 'cargo:CodeListElement',
+                'cargo:code': 'RCS',
+                'cargo:codeListName': 'StatusCode',
+              },
+            }
           : eventJson(fields);
       const res = await postEvent(server, shipment, body);
       expect(res.status).to.equal(201);
@@ -45,7 +52,8 @@ describe('Logistics Events: list, filters and paging', () => {
     return (await res.json()) as Record<string, unknown>;
   };
   /** The 1-based numbers (in EVENTS) of the events a list answers with, in order. */
-  const numbers = async (query: string) => items(await list(query)).map((item) => ids.indexOf(item['@id'] as string) + 1);
+  const numbers = async (query: string) =>
+    items(await list(query)).map((item) => ids.indexOf(item['@id'] as string) + 1);
 
   it('an object without events: a Collection with hasTotalItems 0 and no hasItem, like the official example', async () => {
     const empty = await createObject(server);
@@ -145,7 +153,9 @@ describe('Logistics Events: list, filters and paging', () => {
     const fromJsonLd = ntLines(await jsonLdToQuads(await list('?eventType=DEP,RCS')));
     expect(fromJsonLd.some((line) => line.includes(`<${CARGO}code> "RCS"`))).to.equal(true);
     for (const accept of ['text/turtle', 'application/n-triples']) {
-      const res = await server.request(`${shipment}/logistics-events?eventType=DEP,RCS`, { headers: { Accept: accept } });
+      const res = await server.request(`${shipment}/logistics-events?eventType=DEP,RCS`, {
+        headers: { Accept: accept },
+      });
       expect(res.headers.get('content-type')).to.equal(`${accept}; version=2.3.0`);
       expect(ntLines(new Parser({ format: accept }).parse(await res.text()))).to.deep.equal(fromJsonLd);
     }
@@ -153,7 +163,10 @@ describe('Logistics Events: list, filters and paging', () => {
 
   it('reads from the store only the graphs of the events on the page', async () => {
     const busy = await createObject(server);
-    const event = ({ '@context': _, ...rest }: Record<string, unknown>) => ({ ...rest, 'cargo:eventFor': { '@id': busy } });
+    const event = ({ '@context': _, ...rest }: Record<string, unknown>) => ({
+      ...rest,
+      'cargo:eventFor': { '@id': busy },
+    });
     const graph = Array.from({ length: 300 }, (_, i) => event(eventJson({ code: i % 2 === 0 ? 'DEP' : 'ARR' })));
     const bulk = await postJsonLd(server, '/logistics-events', { '@context': { cargo: CARGO }, '@graph': graph });
     expect(bulk.status).to.equal(207);
@@ -168,7 +181,11 @@ describe('Logistics Events: list, filters and paging', () => {
     };
     try {
       // Asked of the process whose store is watched (with several behind a balancer, the first).
-      const page = await (await server.request(`${server.running.url}${new URL(busy).pathname}/logistics-events?eventType=DEP&sort=DESC-creationDate&limit=5`)).json();
+      const page = await (
+        await server.request(
+          `${server.running.url}${new URL(busy).pathname}/logistics-events?eventType=DEP&sort=DESC-creationDate&limit=5`,
+        )
+      ).json();
       expect((page as Record<string, unknown>)['api:hasTotalItems']).to.equal(150);
       expect(items(page as Record<string, unknown>)).to.have.length(5);
       expect(graphsRead).to.be.within(1, 5);

@@ -33,7 +33,9 @@ describe('Logistics Events: create and read', () => {
   });
 
   it('GET returns the event as posted with its headers; Turtle and N-Triples hold the same triples', async () => {
-    const location = (await postEvent(server, shipment, rebase(readExample('LogisticsEvent.json'), prefix))).headers.get('location')!;
+    const location = (
+      await postEvent(server, shipment, rebase(readExample('LogisticsEvent.json'), prefix))
+    ).headers.get('location')!;
     const res = await server.request(location);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('application/ld+json; version=2.3.0');
@@ -53,7 +55,10 @@ describe('Logistics Events: create and read', () => {
     expect(body['cargo:recordingOrganization']['@id']).to.equal(`${prefix}957e2622-9d31-493b-8b8f-3c805064dbda`);
 
     const fromJsonLd = ntLines(await jsonLdToQuads(body));
-    for (const [accept, format] of [['text/turtle', 'text/turtle'], ['application/n-triples', 'application/n-triples']]) {
+    for (const [accept, format] of [
+      ['text/turtle', 'text/turtle'],
+      ['application/n-triples', 'application/n-triples'],
+    ]) {
       const rdf = await server.request(location, { headers: { Accept: accept } });
       expect(rdf.status).to.equal(200);
       expect(rdf.headers.get('content-type')).to.equal(`${accept}; version=2.3.0`);
@@ -75,7 +80,11 @@ describe('Logistics Events: create and read', () => {
       [] a cargo:StatusUpdateEvent ; cargo:eventDate "2024-01-02T03:04:05+01:00"^^xsd:dateTime ;
          cargo:eventCode [ a cargo:CodeListElement ; cargo:code "RCS" ; cargo:codeListName "StatusCode" ] ;
          cargo:eventTimeType cargo:PLANNED .`;
-    const res = await server.request(`${shipment}/logistics-events`, { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: turtle });
+    const res = await server.request(`${shipment}/logistics-events`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/turtle' },
+      body: turtle,
+    });
     expect(res.status).to.equal(201);
     const read = await server.request(res.headers.get('location')!);
     expect(read.headers.get('type')).to.equal(`${CARGO}StatusUpdateEvent`);
@@ -89,7 +98,11 @@ describe('Logistics Events: create and read', () => {
 
   it('normalises the string forms of eventTimeType and of dates to the 2.3 form', async () => {
     const location = (
-      await postEvent(server, shipment, { ...eventJson(), 'cargo:eventDate': '2024-05-01T10:00:00Z', 'cargo:eventTimeType': 'cargo:ESTIMATED' })
+      await postEvent(server, shipment, {
+        ...eventJson(),
+        'cargo:eventDate': '2024-05-01T10:00:00Z',
+        'cargo:eventTimeType': 'cargo:ESTIMATED',
+      })
     ).headers.get('location')!;
     const body = await json(await server.request(location));
     expect(body['cargo:eventTimeType']).to.deep.equal({ '@id': `${CARGO}ESTIMATED` });
@@ -115,7 +128,10 @@ describe('Logistics Events: create and read', () => {
       expect(detail.code).to.equal('400');
       expect(detail.property, JSON.stringify(body)).to.equal(property);
     }
-    const two = { '@context': { cargo: CARGO }, '@graph': [eventJson(), eventJson()].map(({ '@context': _, ...e }) => e) };
+    const two = {
+      '@context': { cargo: CARGO },
+      '@graph': [eventJson(), eventJson()].map(({ '@context': _, ...e }) => e),
+    };
     expect((await postEvent(server, shipment, two)).status).to.equal(400);
     expect((await postEvent(server, shipment, '{not json')).status).to.equal(400);
   });
@@ -126,7 +142,9 @@ describe('Logistics Events: create and read', () => {
     expect(res.status).to.equal(201);
     expect(res.headers.get('location')).to.equal(iri);
     expect((await postEvent(server, shipment, { ...eventJson(), '@id': iri })).status).to.equal(409);
-    expect((await postEvent(server, shipment, { ...eventJson(), '@id': 'https://elsewhere.example/e/1' })).status).to.equal(400);
+    expect(
+      (await postEvent(server, shipment, { ...eventJson(), '@id': 'https://elsewhere.example/e/1' })).status,
+    ).to.equal(400);
   });
 
   it('404 for an unknown object or event; 401 without a token; 403 for others; 415 for other media types', async () => {
@@ -141,7 +159,11 @@ describe('Logistics Events: create and read', () => {
     expect((await postEvent(server, shipment, eventJson(), 'other')).status).to.equal(403);
     expect((await server.request(location, { agent: 'other' })).status).to.equal(403);
     expect((await server.request(`${shipment}/logistics-events`, { agent: 'other' })).status).to.equal(403);
-    const text = await server.request(`${shipment}/logistics-events`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'DEP' });
+    const text = await server.request(`${shipment}/logistics-events`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: 'DEP',
+    });
     expect(text.status).to.equal(415);
   });
 
@@ -149,7 +171,11 @@ describe('Logistics Events: create and read', () => {
     const location = (await postEvent(server, shipment, eventJson({ code: 'ARR' }))).headers.get('location')!;
     const before = await (await server.request(location)).text();
     for (const method of ['PUT', 'PATCH', 'DELETE']) {
-      const res = await server.request(location, { method, headers: { 'Content-Type': 'application/ld+json' }, body: method === 'DELETE' ? undefined : JSON.stringify(eventJson()) });
+      const res = await server.request(location, {
+        method,
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: method === 'DELETE' ? undefined : JSON.stringify(eventJson()),
+      });
       expect(res.status, method).to.equal(405);
       expect(res.headers.get('allow')).to.equal('GET, HEAD');
     }
@@ -171,19 +197,35 @@ describe('Logistics Events: create and read', () => {
     const eventBefore = await (await server.request(location)).text();
     const revision = Number((await server.request(shipment)).headers.get('latest-revision'));
     for (const property of [`${API}hasLogisticsEvent`, `${CARGO}events`]) {
-      const res = await patch(server, shipment, change(shipment, revision, [add(shipment, property, { datatype: `${CARGO}LogisticsEvent`, value: location })]));
+      const res = await patch(
+        server,
+        shipment,
+        change(shipment, revision, [add(shipment, property, { datatype: `${CARGO}LogisticsEvent`, value: location })]),
+      );
       expect(res.status, property).to.equal(400);
     }
-    await submit(server, shipment, change(shipment, revision, [add(shipment, 'remarks', str('changed while events exist'))]));
+    await submit(
+      server,
+      shipment,
+      change(shipment, revision, [add(shipment, 'remarks', str('changed while events exist'))]),
+    );
     expect((await server.request(shipment)).headers.get('revision')).to.equal(String(revision + 1));
     expect(await (await server.request(`${shipment}/logistics-events?limit=1000`)).text()).to.equal(listBefore);
     expect(await (await server.request(location)).text()).to.equal(eventBefore);
   });
 
   it('events survive a restart: the index is rebuilt from the store', async () => {
-    const location = (await postEvent(server, shipment, eventJson({ code: 'DLV', eventDate: '2024-05-01T12:00:00+02:00' }))).headers.get('location')!;
-    const queries = ['?limit=1000', '?eventType=DEP,DLV&sort=ASC-eventDate', '?occurred-after=20240501T095959Z&sort=DESC-creationDate', `?event-code=${encodeURIComponent(`${STATUS_CODE}RCS`)}`];
-    const read = () => Promise.all(queries.map(async (q) => (await server.request(`${shipment}/logistics-events${q}`)).text()));
+    const location = (
+      await postEvent(server, shipment, eventJson({ code: 'DLV', eventDate: '2024-05-01T12:00:00+02:00' }))
+    ).headers.get('location')!;
+    const queries = [
+      '?limit=1000',
+      '?eventType=DEP,DLV&sort=ASC-eventDate',
+      '?occurred-after=20240501T095959Z&sort=DESC-creationDate',
+      `?event-code=${encodeURIComponent(`${STATUS_CODE}RCS`)}`,
+    ];
+    const read = () =>
+      Promise.all(queries.map(async (q) => (await server.request(`${shipment}/logistics-events${q}`)).text()));
     const before = await read();
     expect(before[2]).to.contain(location);
     expect(before[3]).to.contain('"api:hasTotalItems":1,');
@@ -193,7 +235,9 @@ describe('Logistics Events: create and read', () => {
     expect((await server.request(location)).status).to.equal(200);
     const next = await postEvent(server, shipment, eventJson());
     expect(next.status).to.equal(201);
-    const last = (await (await server.request(`${shipment}/logistics-events?sort=DESC-creationDate&limit=1`)).json()) as Record<string, { '@id': string }>;
+    const last = (await (
+      await server.request(`${shipment}/logistics-events?sort=DESC-creationDate&limit=1`)
+    ).json()) as Record<string, { '@id': string }>;
     expect(last['api:hasItem']['@id']).to.equal(next.headers.get('location'));
   });
 
@@ -214,7 +258,12 @@ describe('Logistics Events: create and read', () => {
     expect(page.status).to.equal(200);
     const first = ((await page.json()) as Record<string, { '@id': string }[]>)['api:hasItem'][0]['@id'];
     expect((await server.request(first, { agent: 'other' })).status).to.equal(200);
-    const posted = await server.request(`${shipment}/logistics-events`, { method: 'POST', agent: 'other', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(eventJson()) });
+    const posted = await server.request(`${shipment}/logistics-events`, {
+      method: 'POST',
+      agent: 'other',
+      headers: { 'Content-Type': 'application/ld+json' },
+      body: JSON.stringify(eventJson()),
+    });
     expect(posted.status).to.equal(403);
     expect((await server.request(grant.headers.get('location')!, { method: 'DELETE' })).status).to.equal(204);
     expect((await server.request(`${shipment}/logistics-events`, { agent: 'other' })).status).to.equal(403);

@@ -21,21 +21,50 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
   after(() => server.close());
 
   const idOf = (iri: string) => iri.slice(iri.lastIndexOf('/') + 1);
-  const setMove = (iri: string, body: unknown, agent: 'holder' | 'other' | 'none' = 'holder', type = 'application/json') =>
-    server.request(`/internal/moves/${idOf(iri)}`, { method: 'PUT', headers: { 'Content-Type': type }, body: JSON.stringify(body), agent });
-  const undoMove = (iri: string, agent: 'holder' | 'other' | 'none' = 'holder') => server.request(`/internal/moves/${idOf(iri)}`, { method: 'DELETE', agent });
-  const call = (url: string, method = 'GET', init: RequestInit = {}, agent: 'holder' | 'other' = 'holder') => server.request(url, { ...init, method, redirect: 'manual', agent });
+  const setMove = (
+    iri: string,
+    body: unknown,
+    agent: 'holder' | 'other' | 'none' = 'holder',
+    type = 'application/json',
+  ) =>
+    server.request(`/internal/moves/${idOf(iri)}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': type },
+      body: JSON.stringify(body),
+      agent,
+    });
+  const undoMove = (iri: string, agent: 'holder' | 'other' | 'none' = 'holder') =>
+    server.request(`/internal/moves/${idOf(iri)}`, { method: 'DELETE', agent });
+  const call = (url: string, method = 'GET', init: RequestInit = {}, agent: 'holder' | 'other' = 'holder') =>
+    server.request(url, { ...init, method, redirect: 'manual', agent });
 
   /** Every route under the object, with the URL it must redirect to. */
   const routesUnder = (location: string) => [
     { method: 'GET', url: object, to: location },
     { method: 'HEAD', url: object, to: location },
-    { method: 'GET', url: `${object}?at=20240101T000000Z&embedded=true`, to: `${location}?at=20240101T000000Z&embedded=true` },
-    { method: 'PATCH', url: object, to: location, init: { headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 1, [add(object, 'goodsDescription', str('Pens'))])) } },
+    {
+      method: 'GET',
+      url: `${object}?at=20240101T000000Z&embedded=true`,
+      to: `${location}?at=20240101T000000Z&embedded=true`,
+    },
+    {
+      method: 'PATCH',
+      url: object,
+      to: location,
+      init: {
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(change(object, 1, [add(object, 'goodsDescription', str('Pens'))])),
+      },
+    },
     { method: 'GET', url: `${object}/audit-trail`, to: `${location}/audit-trail` },
     { method: 'GET', url: `${object}/logistics-events`, to: `${location}/logistics-events` },
     { method: 'HEAD', url: `${object}/logistics-events`, to: `${location}/logistics-events` },
-    { method: 'POST', url: `${object}/logistics-events`, to: `${location}/logistics-events`, init: { headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(eventJson()) } },
+    {
+      method: 'POST',
+      url: `${object}/logistics-events`,
+      to: `${location}/logistics-events`,
+      init: { headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(eventJson()) },
+    },
     { method: 'GET', url: event, to: `${location}/logistics-events/${idOf(event)}` },
     { method: 'HEAD', url: event, to: `${location}/logistics-events/${idOf(event)}` },
   ];
@@ -60,8 +89,20 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
   it('the moves graph reads back what its writer wrote, and the same quads remove it', async () => {
     const store = server.running.store;
     const records: MoveRecord[] = [
-      { object: `${object}-a`, location: NEW_HOME, permanent: true, movedAt: new Date('2024-05-01T10:00:00.120Z'), movedBy: server.running.services.holder },
-      { object: `${object}-b`, location: `${NEW_HOME}?x=1`, permanent: false, movedAt: new Date('2024-05-01T10:00:00Z'), movedBy: 'https://partner.example.com/org' },
+      {
+        object: `${object}-a`,
+        location: NEW_HOME,
+        permanent: true,
+        movedAt: new Date('2024-05-01T10:00:00.120Z'),
+        movedBy: server.running.services.holder,
+      },
+      {
+        object: `${object}-b`,
+        location: `${NEW_HOME}?x=1`,
+        permanent: false,
+        movedAt: new Date('2024-05-01T10:00:00Z'),
+        movedBy: 'https://partner.example.com/org',
+      },
     ];
     await store.commit(store.begin({ insert: records.flatMap(moveQuads) }));
     expect((await readMoves(store)).sort((a, b) => a.object.localeCompare(b.object))).to.deep.equal(records);
@@ -80,7 +121,8 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
 
   it('refuses unknown objects (404), bad locations (400) and other body types (415)', async () => {
     await expectApiError(await setMove(`${object}-missing`, { location: NEW_HOME }), 404);
-    for (const location of ['not a url', 'ftp://example.com/x', object, 42]) await expectApiError(await setMove(object, { location }), 400);
+    for (const location of ['not a url', 'ftp://example.com/x', object, 42])
+      await expectApiError(await setMove(object, { location }), 400);
     await expectApiError(await setMove(object, { location: NEW_HOME, permanent: 'yes' }), 400);
     await expectApiError(await setMove(object, { location: NEW_HOME }, 'holder', 'text/plain'), 415);
     await expectApiError(await undoMove(object), 404);
@@ -111,7 +153,10 @@ describe('moved Logistics Objects: 301/302 for the object, its audit trail and i
     await server.stop();
     await server.restart();
     await expectRedirects(302, temporary);
-    expect(await (await server.request(`/internal/moves/${idOf(object)}`)).json()).to.include({ location: temporary, permanent: false });
+    expect(await (await server.request(`/internal/moves/${idOf(object)}`)).json()).to.include({
+      location: temporary,
+      permanent: false,
+    });
   });
 
   it('undone: the object, its audit trail and events answer here again, also after a restart', async () => {

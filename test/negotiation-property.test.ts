@@ -53,13 +53,26 @@ function expected(elements: Element[], offered: ResponseFormat[]): Negotiated | 
 const caseOf = (text: string, upper: boolean[]) =>
   [...text].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join('');
 
-const rangeArb = fc.tuple(
-  fc.constantFrom(
-    'application/ld+json', 'application/json', 'text/turtle', 'application/x-turtle', 'application/n-triples',
-    'text/*', 'application/*', '*/*', 'image/*', 'text/html', 'image/png', 'application/xml', 'text/plain',
-  ),
-  fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
-).map(([range, upper]) => caseOf(range, upper));
+const rangeArb = fc
+  .tuple(
+    fc.constantFrom(
+      'application/ld+json',
+      'application/json',
+      'text/turtle',
+      'application/x-turtle',
+      'application/n-triples',
+      'text/*',
+      'application/*',
+      '*/*',
+      'image/*',
+      'text/html',
+      'image/png',
+      'application/xml',
+      'text/plain',
+    ),
+    fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
+  )
+  .map(([range, upper]) => caseOf(range, upper));
 
 const qArb = fc.oneof(
   {

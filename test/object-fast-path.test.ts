@@ -26,7 +26,11 @@ function send(url: string, request: RawRequest): Promise<string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
-    const lines = [`${request.method} ${request.target} HTTP/1.1`, `Host: ${hostname}:${port}`, ...request.headers.map(([name, value]) => `${name}: ${value}`)];
+    const lines = [
+      `${request.method} ${request.target} HTTP/1.1`,
+      `Host: ${hostname}:${port}`,
+      ...request.headers.map(([name, value]) => `${name}: ${value}`),
+    ];
     socket.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (request.body) socket.write(request.body);
     let received = Buffer.alloc(0);
@@ -35,7 +39,8 @@ function send(url: string, request: RawRequest): Promise<string> {
       const text = received.toString('latin1');
       const end = text.indexOf('\r\n\r\n');
       if (end < 0) return;
-      const length = request.method === 'HEAD' ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      const length =
+        request.method === 'HEAD' ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
       if (received.length < end + 4 + length) return;
       socket.destroy();
       resolve(received.subarray(0, end + 4 + length).toString('utf8'));
@@ -65,7 +70,10 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   let path: string;
   let holderToken: string;
 
-  const recorder = (into: Observed[]) => new RequestObservation([(res, { seconds: _seconds, ...finished }) => into.push({ ...finished, agent: agentOf(res) })]);
+  const recorder = (into: Observed[]) =>
+    new RequestObservation([
+      (res, { seconds: _seconds, ...finished }) => into.push({ ...finished, agent: agentOf(res) }),
+    ]);
 
   before(async () => {
     server = await startTestServer({ identityProvider: { clients: PARTNER_CLIENTS } });
@@ -81,7 +89,8 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
       },
       { request: behindFastPath.request, response: behindFastPath.response },
     );
-    const open = (handler: RequestListener) => Listener.open(0, '127.0.0.1', new Lifecycle(), handler, services.config.keepAliveTimeoutMs);
+    const open = (handler: RequestListener) =>
+      Listener.open(0, '127.0.0.1', new Lifecycle(), handler, services.config.keepAliveTimeoutMs);
     general = await open(createExpressApp(services, representations, recorder(observed.general)));
     fast = await open(withObjectFastPath(services, representations, fastObservation, counted));
     object = await createObject(server);
@@ -102,7 +111,11 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   });
 
   const bearer = (token: string): [string, string] => ['Authorization', `Bearer ${token}`];
-  const get = (target: string, ...headers: [string, string][]): RawRequest => ({ method: 'GET', target, headers: [['X-Request-Id', 'compare-1'], ...headers] });
+  const get = (target: string, ...headers: [string, string][]): RawRequest => ({
+    method: 'GET',
+    target,
+    headers: [['X-Request-Id', 'compare-1'], ...headers],
+  });
 
   /** What differs between the two answers and their observations by design, hidden on each side (`fast`, `app`) before they are compared. */
   interface Mask {
@@ -111,15 +124,23 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   }
 
   /** Sends `requests.fast` to the fast path, then `requests.app` to the app alone; expects the status, the same bytes and the same observations, once masked. */
-  async function compared(requests: Record<'fast' | 'app', RawRequest>, status: number, mask: Mask): Promise<{ answer: string; seen: Observed[] }> {
+  async function compared(
+    requests: Record<'fast' | 'app', RawRequest>,
+    status: number,
+    mask: Mask,
+  ): Promise<{ answer: string; seen: Observed[] }> {
     const fromFast = await send(fast.url, requests.fast);
     const fromApp = await send(general.url, requests.app);
-    expect(fromFast.slice(0, 12), `${requests.fast.method} ${requests.fast.target}: ${fromFast}`).to.equal(`HTTP/1.1 ${status}`);
+    expect(fromFast.slice(0, 12), `${requests.fast.method} ${requests.fast.target}: ${fromFast}`).to.equal(
+      `HTTP/1.1 ${status}`,
+    );
     expect(mask.answer(fromFast, 'fast')).to.equal(mask.answer(fromApp, 'app'));
     // Observed once the answers are closed (a request refused before observation starts is not).
     await new Promise((resolve) => setTimeout(resolve, 20));
     const seen = [...observed.fast];
-    expect(seen.map((o) => mask.observed(o, 'fast'))).to.deep.equal(observed.general.map((o) => mask.observed(o, 'app')));
+    expect(seen.map((o) => mask.observed(o, 'fast'))).to.deep.equal(
+      observed.general.map((o) => mask.observed(o, 'app')),
+    );
     observed.fast.length = 0;
     observed.general.length = 0;
     return { answer: fromFast, seen };
@@ -138,9 +159,23 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     expect(handedOver).to.deep.equal([path]);
     handedOver = [];
     const { answer, seen } = await sameAnswer(get(path, bearer(holderToken)), { status: 200 });
-    expect(seen).to.deep.equal([{ id: 'compare-1', method: 'GET', route: '/logistics-objects/:id', url: path, status: 200, completed: true, agent: server.running.services.holder }]);
-    expect(answer).to.match(/^HTTP\/1\.1 200 OK\r\nX-Request-Id: compare-1\r\nContent-Type: application\/ld\+json; version=2\.3\.0\r\nContent-Language: en-US\r\nLast-Modified: /);
-    expect(answer).to.match(/\r\nType: https:\/\/onerecord\.iata\.org\/ns\/cargo#Piece\r\nRevision: 1\r\nLatest-Revision: 1\r\nDate: /);
+    expect(seen).to.deep.equal([
+      {
+        id: 'compare-1',
+        method: 'GET',
+        route: '/logistics-objects/:id',
+        url: path,
+        status: 200,
+        completed: true,
+        agent: server.running.services.holder,
+      },
+    ]);
+    expect(answer).to.match(
+      /^HTTP\/1\.1 200 OK\r\nX-Request-Id: compare-1\r\nContent-Type: application\/ld\+json; version=2\.3\.0\r\nContent-Language: en-US\r\nLast-Modified: /,
+    );
+    expect(answer).to.match(
+      /\r\nType: https:\/\/onerecord\.iata\.org\/ns\/cargo#Piece\r\nRevision: 1\r\nLatest-Revision: 1\r\nDate: /,
+    );
     expect(observed.general).to.deep.equal([]);
     await sameAnswer({ ...get(path, bearer(holderToken)), method: 'HEAD' }, { status: 200 });
     await sameAnswer(get(path, bearer(holderToken), ['If-None-Match', '*']), { status: 304 });
@@ -153,12 +188,21 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     const turtle: [string, string] = ['Accept', 'text/turtle'];
     // Nothing built the body yet: a 304 needs none.
     await sameAnswer(get(fresh, bearer(holderToken), ['If-None-Match', '*']), { status: 304 });
-    await sameAnswer({ ...get(fresh, bearer(holderToken), ['If-Modified-Since', future]), method: 'HEAD' }, { status: 304 });
+    await sameAnswer(
+      { ...get(fresh, bearer(holderToken), ['If-Modified-Since', future]), method: 'HEAD' },
+      { status: 304 },
+    );
     expect(handedOver).to.deep.equal([]);
     const { answer } = await sameAnswer(get(fresh, bearer(holderToken), turtle), { status: 200 });
     const etag = /\r\nETag: ([^\r]+)/.exec(answer)![1];
-    const notModified = await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', `"x", W/${etag}`]), { status: 304 });
-    expect(notModified.answer).to.match(new RegExp(`^HTTP/1\\.1 304 Not Modified\r\nX-Request-Id: compare-1\r\nETag: ${etag}\r\nVary: Accept\r\nDate: [^\r]+\r\n`));
+    const notModified = await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', `"x", W/${etag}`]), {
+      status: 304,
+    });
+    expect(notModified.answer).to.match(
+      new RegExp(
+        `^HTTP/1\\.1 304 Not Modified\r\nX-Request-Id: compare-1\r\nETag: ${etag}\r\nVary: Accept\r\nDate: [^\r]+\r\n`,
+      ),
+    );
     expect(notModified.answer).to.not.match(/Content-(Type|Length)|Last-Modified/i);
     expect(notModified.seen.map((o) => o.status)).to.deep.equal([304]);
     // The first 200 built the body, in the app.
@@ -166,12 +210,20 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     handedOver = [];
     // Another tag (If-Modified-Since then does not count): the body, from the fast path now that it is cached.
     await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', '"x"']), { status: 200 });
-    await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', '"x"'], ['If-Modified-Since', future]), { status: 200 });
+    await sameAnswer(get(fresh, bearer(holderToken), turtle, ['If-None-Match', '"x"'], ['If-Modified-Since', future]), {
+      status: 200,
+    });
     expect(handedOver).to.deep.equal([]);
   });
 
   it('negotiates as the app: Turtle, N-Triples, versions, */*; 406 from the app', async () => {
-    for (const accept of ['text/turtle', 'application/n-triples', 'application/ld+json; version=2.1.0', 'text/html;q=0.5, */*;q=0.8', 'application/x-turtle']) {
+    for (const accept of [
+      'text/turtle',
+      'application/n-triples',
+      'application/ld+json; version=2.1.0',
+      'text/html;q=0.5, */*;q=0.8',
+      'application/x-turtle',
+    ]) {
       await sameAnswer(get(path, bearer(holderToken), ['Accept', accept]), { status: 200 });
       await sameAnswer(get(path, bearer(holderToken), ['Accept', accept]), { status: 200 });
     }
@@ -212,7 +264,11 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   });
 
   it('a delegate reads through its grant, as in the app', async () => {
-    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] });
+    await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT'],
+      for: partner('airline'),
+      objects: [object],
+    });
     const token = await partnerToken(server, 'airline');
     await sameAnswer(get(path, bearer(token)), { status: 200 });
     await sameAnswer(get(path, bearer(token)), { status: 200 });
@@ -230,13 +286,17 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
       [get(`${path}?at=yesterday`, bearer(holderToken)), 400],
       [get(`${path}/`, bearer(holderToken)), 200],
       [get(`/LOGISTICS-OBJECTS/${id}`, bearer(holderToken)), 200],
-      [get(`/logistics-objects/${id.replace(/.$/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`, bearer(holderToken)), 200],
+      [
+        get(`/logistics-objects/${id.replace(/.$/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`, bearer(holderToken)),
+        200,
+      ],
       [get(`${path}%zz`, bearer(holderToken)), 400],
       [get(`${path}/audit-trail`, bearer(holderToken)), 200],
       [{ method: 'DELETE', target: path, headers: [bearer(holderToken)] }, 405],
       [{ method: 'POST', target: path, headers: [bearer(holderToken), ['Content-Length', '0']] }, 405],
     ];
-    for (const [request, status] of cases) await sameAnswer(request, { status, madeId: !request.headers.some(([name]) => name === 'X-Request-Id') });
+    for (const [request, status] of cases)
+      await sameAnswer(request, { status, madeId: !request.headers.some(([name]) => name === 'X-Request-Id') });
     expect(handedOver).to.deep.equal(cases.map(([request]) => request.target));
   });
 
@@ -245,7 +305,11 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     const movedPath = new URL(moved).pathname;
     await sameAnswer(get(movedPath, bearer(holderToken)), { status: 200 });
     await sameAnswer(get(movedPath, bearer(holderToken)), { status: 200 });
-    const res = await server.request(`/internal/moves/${movedPath.split('/').pop()}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: 'https://elsewhere.example.com/lo/1' }) });
+    const res = await server.request(`/internal/moves/${movedPath.split('/').pop()}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ location: 'https://elsewhere.example.com/lo/1' }),
+    });
     expect(res.status, await res.text()).to.equal(200);
     handedOver = [];
     await sameAnswer(get(movedPath, bearer(holderToken)), { status: 301 });
@@ -257,33 +321,54 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   /** A write of `body` (JSON-LD unless a Content-Type is given), with its length and the request id compared. */
   const write = (method: string, target: string, body: unknown, ...headers: [string, string][]): RawRequest => {
     const bytes = Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-    const type: [string, string][] = headers.some(([name]) => name === 'Content-Type') ? [] : [['Content-Type', 'application/ld+json']];
-    return { method, target, headers: [['X-Request-Id', 'compare-1'], ...type, ['Content-Length', String(bytes.length)], ...headers], body: bytes };
+    const type: [string, string][] = headers.some(([name]) => name === 'Content-Type')
+      ? []
+      : [['Content-Type', 'application/ld+json']];
+    return {
+      method,
+      target,
+      headers: [['X-Request-Id', 'compare-1'], ...type, ['Content-Length', String(bytes.length)], ...headers],
+      body: bytes,
+    };
   };
   const iriOf = (objectPath: string) => new URL(objectPath, object).href;
   /** A Change of an object's remarks from revision 1, as the official examples write one. */
-  const remarksChange = (objectPath: string, from = 'Books') => change(iriOf(objectPath), 1, [del(iriOf(objectPath), 'remarks', str(from)), add(iriOf(objectPath), 'remarks', str('Maps'))]);
+  const remarksChange = (objectPath: string, from = 'Books') =>
+    change(iriOf(objectPath), 1, [
+      del(iriOf(objectPath), 'remarks', str(from)),
+      add(iriOf(objectPath), 'remarks', str('Maps')),
+    ]);
 
   /**
    * Sends a write to the fast path, then the same write to the app alone, each on an object of its
    * own in the same state (`requestFor` is given that object's path: `paths`, none for a POST):
    * the same answer but for the IRIs the server makes (Location) and the objects', the same observations.
    */
-  const sameWrite = (requestFor: (objectPath: string) => RawRequest, status: number, paths: [string, string] = ['', '']) => {
+  const sameWrite = (
+    requestFor: (objectPath: string) => RawRequest,
+    status: number,
+    paths: [string, string] = ['', ''],
+  ) => {
     const objectPath = { fast: paths[0], app: paths[1] };
     return compared({ fast: requestFor(objectPath.fast), app: requestFor(objectPath.app) }, status, {
       answer: (answer, side) => {
         const common = comparable(answer, false).replace(/\r\nLocation: [^\r]+/, '\r\nLocation: (made)');
         // A POST's object: named by the server.
-        return objectPath[side] ? common.replaceAll(objectPath[side], '(object)') : common.replace(/\/logistics-objects\/[0-9a-f-]{36}/g, '/logistics-objects/(made)');
+        return objectPath[side]
+          ? common.replaceAll(objectPath[side], '(object)')
+          : common.replace(/\/logistics-objects\/[0-9a-f-]{36}/g, '/logistics-objects/(made)');
       },
       observed: (o, side) => ({ ...o, url: objectPath[side] ? o.url.replace(objectPath[side], '(object)') : o.url }),
     });
   };
 
   /** Two new objects in the same state, by path: one for the fast path, one for the app. */
-  const twoObjects = async (): Promise<[string, string]> => [new URL(await createObject(server)).pathname, new URL(await createObject(server)).pathname];
-  const latestRevision = async (objectPath: string) => (await server.request(objectPath)).headers.get('latest-revision');
+  const twoObjects = async (): Promise<[string, string]> => [
+    new URL(await createObject(server)).pathname,
+    new URL(await createObject(server)).pathname,
+  ];
+  const latestRevision = async (objectPath: string) =>
+    (await server.request(objectPath)).headers.get('latest-revision');
   /** `token`, verified by the server before the comparison starts: a token not verified before goes to the app. */
   const verified = async (token: string) => {
     await send(general.url, get(path, bearer(token)));
@@ -295,18 +380,51 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
   it('takes POST and PATCH of objects itself: the same answers, log and metrics as the app, and the writes done', async () => {
     await verified(holderToken);
     const posted = await sameWrite(() => write('POST', '/logistics-objects', piece(), bearer(holderToken)), 201);
-    expect(posted.seen).to.deep.equal([{ id: 'compare-1', method: 'POST', route: '/logistics-objects', url: '/logistics-objects', status: 201, completed: true, agent: server.running.services.holder }]);
+    expect(posted.seen).to.deep.equal([
+      {
+        id: 'compare-1',
+        method: 'POST',
+        route: '/logistics-objects',
+        url: '/logistics-objects',
+        status: 201,
+        completed: true,
+        agent: server.running.services.holder,
+      },
+    ]);
     const created = /\r\nLocation: ([^\r]+)/.exec(posted.answer)![1];
     expect(await latestRevision(new URL(created).pathname)).to.equal('1');
 
     const objects = await twoObjects();
     const patched = await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 201, objects);
-    expect(patched.seen).to.deep.equal([{ id: 'compare-1', method: 'PATCH', route: '/logistics-objects/:id', url: objects[0], status: 201, completed: true, agent: server.running.services.holder }]);
-    expect(patched.answer).to.match(/^HTTP\/1\.1 201 Created\r\nX-Request-Id: compare-1\r\nLocation: [^\r]+\/action-requests\/[^\r]+\r\nType: https:\/\/onerecord\.iata\.org\/ns\/api#ChangeRequest\r\n/);
+    expect(patched.seen).to.deep.equal([
+      {
+        id: 'compare-1',
+        method: 'PATCH',
+        route: '/logistics-objects/:id',
+        url: objects[0],
+        status: 201,
+        completed: true,
+        agent: server.running.services.holder,
+      },
+    ]);
+    expect(patched.answer).to.match(
+      /^HTTP\/1\.1 201 Created\r\nX-Request-Id: compare-1\r\nLocation: [^\r]+\/action-requests\/[^\r]+\r\nType: https:\/\/onerecord\.iata\.org\/ns\/api#ChangeRequest\r\n/,
+    );
     expect(await latestRevision(objects[0])).to.equal('2');
     expect(await latestRevision(objects[1])).to.equal('2');
     // A gzip body is read as the route reads it.
-    await sameWrite((p) => write('PATCH', p, gzipSync(JSON.stringify(change(iriOf(p), 2, [del(iriOf(p), 'remarks', str('Maps'))]))), bearer(holderToken), ['Content-Encoding', 'gzip']), 201, objects);
+    await sameWrite(
+      (p) =>
+        write(
+          'PATCH',
+          p,
+          gzipSync(JSON.stringify(change(iriOf(p), 2, [del(iriOf(p), 'remarks', str('Maps'))]))),
+          bearer(holderToken),
+          ['Content-Encoding', 'gzip'],
+        ),
+      201,
+      objects,
+    );
     expect(await latestRevision(objects[0])).to.equal('3');
     expect(handedOver).to.deep.equal([]);
   });
@@ -317,10 +435,36 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     await verified(holderToken);
     await sameWrite((p) => write('PATCH', p, '{"@type": ', bearer(holderToken)), 400, objects);
     await sameWrite((p) => write('PATCH', `${p}-unknown`, remarksChange(p), bearer(holderToken)), 404, objects);
-    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Type', 'text/plain']), 415, objects);
-    await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Encoding', 'gzip']), 400, objects);
-    await sameWrite(() => write('POST', '/logistics-objects', Buffer.alloc(server.running.services.config.limits.bodyBytes + 1, ' '), bearer(holderToken)), 413);
-    await sameWrite(() => write('POST', '/logistics-objects', { '@type': 'https://onerecord.iata.org/ns/cargo#Piece', 'https://onerecord.iata.org/ns/cargo#coload': 'yes' }, bearer(holderToken)), 400);
+    await sameWrite(
+      (p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Type', 'text/plain']),
+      415,
+      objects,
+    );
+    await sameWrite(
+      (p) => write('PATCH', p, remarksChange(p), bearer(holderToken), ['Content-Encoding', 'gzip']),
+      400,
+      objects,
+    );
+    await sameWrite(
+      () =>
+        write(
+          'POST',
+          '/logistics-objects',
+          Buffer.alloc(server.running.services.config.limits.bodyBytes + 1, ' '),
+          bearer(holderToken),
+        ),
+      413,
+    );
+    await sameWrite(
+      () =>
+        write(
+          'POST',
+          '/logistics-objects',
+          { '@type': 'https://onerecord.iata.org/ns/cargo#Piece', 'https://onerecord.iata.org/ns/cargo#coload': 'yes' },
+          bearer(holderToken),
+        ),
+      400,
+    );
     await sameWrite(() => write('POST', '/logistics-objects', piece(), bearer(stranger)), 403);
     // Recorded and then FAILED (nothing to delete) or REJECTED (revision 1 is not the latest): 201 with the request either way.
     await sameWrite((p) => write('PATCH', p, remarksChange(p, 'no such remark'), bearer(holderToken)), 201, objects);
@@ -349,12 +493,25 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     await sameWrite((p) => write('PATCH', `${p}/`, remarksChange(p), bearer(holderToken)), 201, objects);
     const moved = await twoObjects();
     for (const p of moved) {
-      const res = await server.request(`/internal/moves/${p.split('/').pop()}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ location: `https://elsewhere.example.com${p}` }) });
+      const res = await server.request(`/internal/moves/${p.split('/').pop()}`, {
+        method: 'PUT',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ location: `https://elsewhere.example.com${p}` }),
+      });
       expect(res.status, await res.text()).to.equal(200);
     }
     await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(holderToken)), 301, moved);
     // Who may not read a moved object does not learn where it went.
     await sameWrite((p) => write('PATCH', p, remarksChange(p), bearer(stranger)), 403, moved);
-    expect(handedOver).to.deep.equal(['/logistics-objects', objects[0], objects[0], '/logistics-objects?draft=1', objects[0], `${objects[0]}/`, moved[0], moved[0]]);
+    expect(handedOver).to.deep.equal([
+      '/logistics-objects',
+      objects[0],
+      objects[0],
+      '/logistics-objects?draft=1',
+      objects[0],
+      `${objects[0]}/`,
+      moved[0],
+      moved[0],
+    ]);
   });
 });

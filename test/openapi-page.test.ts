@@ -33,7 +33,8 @@ describe('OpenAPI web page (headless Chromium)', function () {
     const ours = () => new URL(page.url()).pathname === '/openapi';
     page.on('pageerror', (err) => ours() && errors.push(`page error: ${err.message}`));
     page.on('console', (message) => {
-      if (ours() && message.type() === 'error') errors.push(`console error: ${message.text()} (${message.location().url})`);
+      if (ours() && message.type() === 'error')
+        errors.push(`console error: ${message.text()} (${message.location().url})`);
     });
     const res = await page.goto(`${server.url}${path}`);
     expect(res?.status()).to.equal(200);
@@ -44,7 +45,9 @@ describe('OpenAPI web page (headless Chromium)', function () {
     const page = await open('/openapi');
     expect(await page.title()).to.equal(doc.info.title);
     expect(await page.textContent('h1')).to.equal(`${doc.info.title} ${doc.info.version}`);
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     const headings = (await page.locator('section h2').allTextContents()).map((h) => h.replace(/\s+/g, ' ').trim());
     expect(headings).to.deep.equal(operations);
     expect(await page.locator('script').count()).to.equal(0);
@@ -69,7 +72,9 @@ describe('OpenAPI web page (headless Chromium)', function () {
     expect(JSON.parse((await page.locator('body').innerText()).trim())).to.deep.equal(doc);
     await page.goBack();
     const yaml = await page.locator('a[href="openapi.yaml"]').getAttribute('href');
-    expect((await fetch(new URL(yaml!, `${server.url}/openapi`))).headers.get('content-type')).to.match(/^application\/yaml/);
+    expect((await fetch(new URL(yaml!, `${server.url}/openapi`))).headers.get('content-type')).to.match(
+      /^application\/yaml/,
+    );
     await page.close();
   });
 });

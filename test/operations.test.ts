@@ -102,12 +102,19 @@ describe('operations: metrics', () => {
   });
   after(() => server.close());
 
-  const scrape = (url = `${server.url}/metrics`, token: string | undefined = METRICS_TOKEN) => scrapeMetrics(url, token);
+  const scrape = (url = `${server.url}/metrics`, token: string | undefined = METRICS_TOKEN) =>
+    scrapeMetrics(url, token);
 
   it('GET /metrics on the main port needs the metrics token (401 otherwise, api:Error); a data token is not enough', async () => {
     await expectApiError(await fetch(`${server.url}/metrics`), 401);
-    await expectApiError(await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${await server.token()}` } }), 401);
-    await expectApiError(await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}x` } }), 401);
+    await expectApiError(
+      await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${await server.token()}` } }),
+      401,
+    );
+    await expectApiError(
+      await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}x` } }),
+      401,
+    );
   });
 
   it('counts requests by method, route pattern and status, with latency buckets', async () => {
@@ -115,28 +122,66 @@ describe('operations: metrics', () => {
     for (let i = 0; i < 3; i++) expect((await server.request(object)).status).to.equal(200);
     expect((await server.request('/logistics-objects/none')).status).to.equal(404);
     const text = await scrape();
-    expect(sample(text, 'onerecord_http_request_duration_seconds_count', 'method="GET",route="/logistics-objects/:id",status="200"')).to.equal(3);
-    expect(sample(text, 'onerecord_http_request_duration_seconds_count', 'method="GET",route="/logistics-objects/:id",status="404"')).to.equal(1);
-    expect(sample(text, 'onerecord_http_request_duration_seconds_count', 'method="POST",route="/logistics-objects",status="201"')).to.be.at.least(1);
-    expect(text).to.match(/onerecord_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/logistics-objects\/:id",status="200"\} \d+/);
+    expect(
+      sample(
+        text,
+        'onerecord_http_request_duration_seconds_count',
+        'method="GET",route="/logistics-objects/:id",status="200"',
+      ),
+    ).to.equal(3);
+    expect(
+      sample(
+        text,
+        'onerecord_http_request_duration_seconds_count',
+        'method="GET",route="/logistics-objects/:id",status="404"',
+      ),
+    ).to.equal(1);
+    expect(
+      sample(
+        text,
+        'onerecord_http_request_duration_seconds_count',
+        'method="POST",route="/logistics-objects",status="201"',
+      ),
+    ).to.be.at.least(1);
+    expect(text).to.match(
+      /onerecord_http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/logistics-objects\/:id",status="200"\} \d+/,
+    );
   });
 
   it('action requests by type and the status they reach, and Logistics Events stored, from the after-commit stream', async () => {
-    const count = (text: string, labels: string) => (text.split('\n').find((l) => l.startsWith(`onerecord_action_requests_total{${labels}} `)) ?? ' 0').split(' ')[1];
+    const count = (text: string, labels: string) =>
+      (text.split('\n').find((l) => l.startsWith(`onerecord_action_requests_total{${labels}} `)) ?? ' 0').split(' ')[1];
     const before = await scrape();
     const object = await createObject(server, piece());
-    expect((await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('More books'))]))).status).to.equal(201);
-    expect((await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('Stale'))]))).status).to.equal(201);
+    expect(
+      (await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('More books'))]))).status,
+    ).to.equal(201);
+    expect(
+      (await patch(server, object, change(object, 1, [add(object, 'goodsDescription', str('Stale'))]))).status,
+    ).to.equal(201);
     const failing = change(object, 2, [del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]);
     expect((await patch(server, object, failing)).status).to.equal(201);
-    const pending = await patch(server, object, change(object, 2, [add(object, 'goodsDescription', str('Pending'))]), 'other');
+    const pending = await patch(
+      server,
+      object,
+      change(object, 2, [add(object, 'goodsDescription', str('Pending'))]),
+      'other',
+    );
     expect(pending.status).to.equal(201);
-    expect((await server.request(pending.headers.get('location')!, { method: 'DELETE', agent: 'other' })).status).to.equal(204);
+    expect(
+      (await server.request(pending.headers.get('location')!, { method: 'DELETE', agent: 'other' })).status,
+    ).to.equal(204);
     for (let i = 0; i < 2; i++) expect((await postEvent(server, object, eventJson())).status).to.equal(201);
     const after = await scrape();
-    const delta = (status: string) => Number(count(after, `type="ChangeRequest",status="${status}"`)) - Number(count(before, `type="ChangeRequest",status="${status}"`));
-    expect(['REQUEST_PENDING', 'REQUEST_ACCEPTED', 'REQUEST_REJECTED', 'REQUEST_FAILED', 'REQUEST_REVOKED'].map(delta)).to.deep.equal([4, 1, 1, 1, 1]);
-    expect(sample(after, 'onerecord_logistics_events_total') - sample(before, 'onerecord_logistics_events_total')).to.equal(2);
+    const delta = (status: string) =>
+      Number(count(after, `type="ChangeRequest",status="${status}"`)) -
+      Number(count(before, `type="ChangeRequest",status="${status}"`));
+    expect(
+      ['REQUEST_PENDING', 'REQUEST_ACCEPTED', 'REQUEST_REJECTED', 'REQUEST_FAILED', 'REQUEST_REVOKED'].map(delta),
+    ).to.deep.equal([4, 1, 1, 1, 1]);
+    expect(
+      sample(after, 'onerecord_logistics_events_total') - sample(before, 'onerecord_logistics_events_total'),
+    ).to.equal(2);
   });
 
   it('counts only what this process commits, not what the store held at start', async () => {
@@ -144,7 +189,9 @@ describe('operations: metrics', () => {
     const first = await startTestServer({}, dir);
     const object = await createObject(first, piece());
     expect((await postEvent(first, object, eventJson())).status).to.equal(201);
-    expect((await patch(first, object, change(object, 1, [add(object, 'goodsDescription', str('More'))]))).status).to.equal(201);
+    expect(
+      (await patch(first, object, change(object, 1, [add(object, 'goodsDescription', str('More'))]))).status,
+    ).to.equal(201);
     await first.close();
     const again = await startTestServer({ metrics: { token: METRICS_TOKEN } }, dir);
     try {
@@ -162,7 +209,9 @@ describe('operations: metrics', () => {
     await server.running.embedded!.snapshot();
     const text = await scrape();
     expect(sample(text, 'onerecord_journal_fsync_seconds_count')).to.be.at.least(1);
-    expect(sample(text, 'onerecord_journal_batch_records_sum')).to.be.at.least(sample(text, 'onerecord_journal_batch_records_count'));
+    expect(sample(text, 'onerecord_journal_batch_records_sum')).to.be.at.least(
+      sample(text, 'onerecord_journal_batch_records_count'),
+    );
     expect(sample(text, 'onerecord_snapshot_duration_seconds_count')).to.be.at.least(1);
     expect(sample(text, 'onerecord_store_quads')).to.be.greaterThan(0);
     expect(sample(text, 'onerecord_wasm_memory_bytes')).to.be.greaterThan(1024 * 1024);
@@ -181,7 +230,10 @@ describe('operations: metrics', () => {
     const plain = await startTestServer();
     try {
       expect(plain.running.services.metrics).to.equal(undefined);
-      await expectApiError(await fetch(`${plain.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } }), 401);
+      await expectApiError(
+        await fetch(`${plain.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } }),
+        401,
+      );
       await expectApiError(await plain.request('/metrics'), 404);
     } finally {
       await plain.close();

@@ -23,19 +23,42 @@ async function failure(p: Promise<unknown>): Promise<OutboundError> {
 
 describe('outbound calls: address guard, redirects, timeouts', () => {
   it('tells public addresses from loopback, private, link-local, metadata and mapped forms', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.1.1', '169.254.169.254', '100.100.100.200', '0.0.0.0', '::1', '::', 'fe80::1', 'fd00:ec2::254', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '224.0.0.1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.100.100.200',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00:ec2::254',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '64:ff9b::a9fe:a9fe',
+      '224.0.0.1',
+    ]) {
       expect(isPublicAddress(a), a).to.equal(false);
     }
-    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect(isPublicAddress(a), a).to.equal(true);
+    for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect(isPublicAddress(a), a).to.equal(true);
   });
 
   it('refuses a name that resolves to loopback (checked after DNS) and a private literal, without connecting', async () => {
     const listener = await startListener();
     try {
       const port = new URL(listener.url).port;
-      expect((await failure(guarded.request(`http://localhost:${port}/notifications`, { method: 'POST', body: '{}' }))).code).to.equal('outbound_address_refused');
-      expect((await failure(guarded.request(`http://127.0.0.1:${port}/`, { method: 'GET' }))).code).to.equal('outbound_address_refused');
-      expect((await failure(guarded.request(`http://[::ffff:127.0.0.1]:${port}/`, { method: 'GET' }))).code).to.equal('outbound_address_refused');
+      expect(
+        (await failure(guarded.request(`http://localhost:${port}/notifications`, { method: 'POST', body: '{}' }))).code,
+      ).to.equal('outbound_address_refused');
+      expect((await failure(guarded.request(`http://127.0.0.1:${port}/`, { method: 'GET' }))).code).to.equal(
+        'outbound_address_refused',
+      );
+      expect((await failure(guarded.request(`http://[::ffff:127.0.0.1]:${port}/`, { method: 'GET' }))).code).to.equal(
+        'outbound_address_refused',
+      );
       expect(listener.requests).to.equal(0);
       expect((await open.request(`http://localhost:${port}/`, { method: 'GET' })).status).to.equal(200);
     } finally {
@@ -46,17 +69,29 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
   it("calls this server's own origin (its base URL), however it resolves; any other loopback origin stays refused", async () => {
     const [own, other] = [await startListener(), await startListener()];
     const ownOrigin = `http://localhost:${new URL(own.url).port}`;
-    const client = new OutboundClient({ allowPrivateAddresses: false, ownOrigin, connectTimeoutMs: 2000, timeoutMs: 3000 });
+    const client = new OutboundClient({
+      allowPrivateAddresses: false,
+      ownOrigin,
+      connectTimeoutMs: 2000,
+      timeoutMs: 3000,
+    });
     try {
       expect(await client.refusal(`${ownOrigin}/notifications`)).to.equal(undefined);
       expect((await client.request(`${ownOrigin}/notifications`, { method: 'POST', body: '{}' })).status).to.equal(200);
-      expect((await client.requestInOrder(`${ownOrigin}/notifications`, { method: 'POST', body: '{}' }, 'lane', 1)).status).to.equal(200);
+      expect(
+        (await client.requestInOrder(`${ownOrigin}/notifications`, { method: 'POST', body: '{}' }, 'lane', 1)).status,
+      ).to.equal(200);
       const otherPort = `http://localhost:${new URL(other.url).port}/notifications`;
       const otherName = `${own.url}/notifications`;
       for (const url of [otherPort, otherName]) {
         expect(await client.refusal(url), url).to.match(/not called/);
-        expect((await failure(client.request(url, { method: 'POST', body: '{}' }))).code, url).to.equal('outbound_address_refused');
-        expect((await failure(client.requestInOrder(url, { method: 'POST', body: '{}' }, 'lane', 1))).code, url).to.equal('outbound_address_refused');
+        expect((await failure(client.request(url, { method: 'POST', body: '{}' }))).code, url).to.equal(
+          'outbound_address_refused',
+        );
+        expect(
+          (await failure(client.requestInOrder(url, { method: 'POST', body: '{}' }, 'lane', 1))).code,
+          url,
+        ).to.equal('outbound_address_refused');
       }
       expect([own.requests, other.requests]).to.deep.equal([2, 0]);
     } finally {
@@ -75,7 +110,13 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       expect(res.status).to.equal(302);
       expect(target.requests).to.equal(0);
       const started = Date.now();
-      expect((await failure(open.request(`http://127.0.0.1:${(slow.address() as { port: number }).port}/`, { method: 'GET' }))).code).to.equal('outbound_timeout');
+      expect(
+        (
+          await failure(
+            open.request(`http://127.0.0.1:${(slow.address() as { port: number }).port}/`, { method: 'GET' }),
+          )
+        ).code,
+      ).to.equal('outbound_timeout');
       expect(Date.now() - started).to.be.lessThan(3000);
     } finally {
       slow.closeAllConnections();
@@ -101,7 +142,9 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     try {
       const paths = Array.from({ length: 40 }, (_, i) => `/n/${i}`);
-      const answers = await Promise.all(paths.map((path) => open.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)));
+      const answers = await Promise.all(
+        paths.map((path) => open.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)),
+      );
       expect(answers.map((a) => a.status)).to.deep.equal(paths.map((p) => (p === '/n/7' ? 302 : 204)));
       // Decoded when read, after later answers came on the same connection.
       expect(answers[7].headers.location).to.equal('/elsewhere');
@@ -109,11 +152,28 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       expect(arrivals).to.deep.equal(paths);
       expect(most).to.be.greaterThan(1);
       const port = new URL(listener.url).port;
-      expect((await failure(guarded.requestInOrder(`http://localhost:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_address_refused');
-      expect((await failure(guarded.requestInOrder(`http://127.0.0.1:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_address_refused');
+      expect(
+        (await failure(guarded.requestInOrder(`http://localhost:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8)))
+          .code,
+      ).to.equal('outbound_address_refused');
+      expect(
+        (await failure(guarded.requestInOrder(`http://127.0.0.1:${port}/n`, { method: 'POST', body: '{}' }, 'lane', 8)))
+          .code,
+      ).to.equal('outbound_address_refused');
       expect(arrivals).to.have.length(40);
       const started = Date.now();
-      expect((await failure(open.requestInOrder(`http://127.0.0.1:${(slow.address() as { port: number }).port}/`, { method: 'POST', body: '{}' }, 'lane', 8))).code).to.equal('outbound_timeout');
+      expect(
+        (
+          await failure(
+            open.requestInOrder(
+              `http://127.0.0.1:${(slow.address() as { port: number }).port}/`,
+              { method: 'POST', body: '{}' },
+              'lane',
+              8,
+            ),
+          )
+        ).code,
+      ).to.equal('outbound_timeout');
       expect(Date.now() - started).to.be.lessThan(3000);
     } finally {
       slow.closeAllConnections();
@@ -133,7 +193,9 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
     const client = new OutboundClient({ allowPrivateAddresses: true, connectTimeoutMs: 2000, timeoutMs: 3000 });
     try {
       const paths = Array.from({ length: 10 }, (_, i) => `/n/${i}`);
-      await Promise.all(paths.map((path) => client.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)));
+      await Promise.all(
+        paths.map((path) => client.requestInOrder(`${listener.url}${path}`, { method: 'POST', body: '{}' }, 'lane', 8)),
+      );
       expect(started).to.deep.equal(paths.map((path, i) => `${path} after ${i} answered`));
     } finally {
       await client.close();
@@ -189,7 +251,9 @@ describe('outbound calls: address guard, redirects, timeouts', () => {
       socket.write(['/first', '/refused', '/behind', '/last'].map(post).join(''));
       await closed;
       expect(handled).to.deep.equal(['/first', '/refused']);
-      const answers = Buffer.concat(received).toString().match(/^HTTP\/1\.1 \d+/gm);
+      const answers = Buffer.concat(received)
+        .toString()
+        .match(/^HTTP\/1\.1 \d+/gm);
       expect(answers).to.deep.equal(['HTTP/1.1 204', 'HTTP/1.1 503']);
     } finally {
       await listener.drain(0);

@@ -2,13 +2,18 @@ import { expect } from 'chai';
 import { quadsEnd, OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const graphText = (i: number, quads: number) =>
-  Array.from({ length: quads }, (_, k) => `<internal:n-${i}-${k}> <http://example.com/p${k % 7}> "value ${k} of ${i}" <http://example.com/g/${i}> .\n`).join('');
+  Array.from(
+    { length: quads },
+    (_, k) =>
+      `<internal:n-${i}-${k}> <http://example.com/p${k % 7}> "value ${k} of ${i}" <http://example.com/g/${i}> .\n`,
+  ).join('');
 
 describe('OxigraphIndex', () => {
   it('growing WASM memory ahead of need never adds or loses data', () => {
     const index = new OxigraphIndex();
     // About 60 MB of estimated growth: several reservation steps happen along the way.
-    for (let i = 0; i < 2000; i++) index.loadTrusted(i % 2 === 0 ? graphText(i, 100) : new TextEncoder().encode(graphText(i, 100)));
+    for (let i = 0; i < 2000; i++)
+      index.loadTrusted(i % 2 === 0 ? graphText(i, 100) : new TextEncoder().encode(graphText(i, 100)));
     expect(index.size).to.equal(200_000);
     expect(index.graphNTriples('http://example.com/g/1999').split('\n').filter(Boolean)).to.have.length(100);
     expect(index.graphNTriples('http://example.com/g/0')).to.contain('"value 99 of 0"');
@@ -20,17 +25,40 @@ describe('quadsEnd: only the part of a record holding quads is loaded', () => {
     const data = '<http://e.com/s> <http://e.com/p> "#not a comment" <http://e.com/g> .\n';
     const other = '<http://e.com/s> <http://e.com/p> "other" <http://e.com/g> .\n';
     const comment = '#A <http://e.com/s> <http://e.com/p> "archived" <urn:onerecord:store:notification:1> .\n';
-    const texts = ['', '\n', comment, comment + comment, `${comment}\n${comment}`, comment.slice(0, -1), data, comment + data, data + comment, `${comment}\n${data}`, data.slice(0, -1), `${comment}${data.slice(0, -1)}`, `${data}${comment}${other}${comment}\n`, `${data}\n${comment}${other.slice(0, -1)}`];
+    const texts = [
+      '',
+      '\n',
+      comment,
+      comment + comment,
+      `${comment}\n${comment}`,
+      comment.slice(0, -1),
+      data,
+      comment + data,
+      data + comment,
+      `${comment}\n${data}`,
+      data.slice(0, -1),
+      `${comment}${data.slice(0, -1)}`,
+      `${data}${comment}${other}${comment}\n`,
+      `${data}\n${comment}${other.slice(0, -1)}`,
+    ];
     for (const text of texts) {
       const whole = new OxigraphIndex();
       whole.loadTrusted(text);
       const applied = new OxigraphIndex();
       applied.apply({ delete: '', insert: text });
-      expect(applied.graphNTriples('http://e.com/g'), JSON.stringify(text)).to.equal(whole.graphNTriples('http://e.com/g'));
+      expect(applied.graphNTriples('http://e.com/g'), JSON.stringify(text)).to.equal(
+        whole.graphNTriples('http://e.com/g'),
+      );
       for (const form of [text, new TextEncoder().encode(text)]) {
         const end = quadsEnd(form);
         expect(end > 0, JSON.stringify(text)).to.equal(whole.size > 0);
-        expect(text.slice(end).split('\n').every((line) => line === '' || line.startsWith('#')), JSON.stringify(text)).to.equal(true);
+        expect(
+          text
+            .slice(end)
+            .split('\n')
+            .every((line) => line === '' || line.startsWith('#')),
+          JSON.stringify(text),
+        ).to.equal(true);
       }
     }
   });
@@ -57,11 +85,28 @@ describe('OxigraphIndex.apply: deletions as one SPARQL DELETE DATA', () => {
         const index = new OxigraphIndex();
         index.loadTrusted(lines.join('') + kept);
         const deleted = lines.filter((_, i) => i % lines.length === drop || i % 3 === drop % 3).join('');
-        index.apply(asBytes ? { delete: new TextEncoder().encode(deleted), insert: new Uint8Array() } : { delete: deleted, insert: '' });
-        const left = new Set(index.nQuads().split('\n').filter(Boolean).map((l) => `${l}\n`));
+        index.apply(
+          asBytes
+            ? { delete: new TextEncoder().encode(deleted), insert: new Uint8Array() }
+            : { delete: deleted, insert: '' },
+        );
+        const left = new Set(
+          index
+            .nQuads()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => `${l}\n`),
+        );
         const expected = new OxigraphIndex();
         expected.loadTrusted(lines.filter((l) => !deleted.includes(l)).join('') + kept);
-        expect([...left].sort()).to.deep.equal(expected.nQuads().split('\n').filter(Boolean).map((l) => `${l}\n`).sort());
+        expect([...left].sort()).to.deep.equal(
+          expected
+            .nQuads()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => `${l}\n`)
+            .sort(),
+        );
       }
     }
   });

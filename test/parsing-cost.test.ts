@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from './support/server.js';
 function scopedContextBomb(terms: number): Record<string, unknown> {
   const context: Record<string, unknown> = { cargo: CARGO };
   for (let i = 0; i < terms; i++) context[`t${i}`] = { '@id': `http://x.example/${i}`, '@context': {} };
-  return { '@context': context, '@type': 'cargo:Piece', 't1': 'x' };
+  return { '@context': context, '@type': 'cargo:Piece', t1: 'x' };
 }
 
 /**
@@ -26,7 +26,11 @@ function scopedContextBomb(terms: number): Record<string, unknown> {
 function typeScopedNodes(nodes: number): Record<string, unknown> {
   const context: Record<string, unknown> = { cargo: CARGO, Typed: { '@id': `${CARGO}Value`, '@context': {} } };
   for (let i = 0; i < 900; i++) context[`t${i}`] = `http://x.example/${i}`;
-  return { '@context': context, '@type': 'cargo:Piece', 'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })) };
+  return {
+    '@context': context,
+    '@type': 'cargo:Piece',
+    'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })),
+  };
 }
 
 const codeOf = async (body: unknown, options: Parameters<typeof parseBody>[2]): Promise<string> => {
@@ -50,21 +54,37 @@ describe('JSON-LD parsing cost is bounded', () => {
 
     it('each @context counts its own terms and those of the contexts around it', async () => {
       const limits = { ...DEFAULTS.limits, contextTerms: 10 };
-      const context = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, `http://x.example/${i}/`]));
+      const context = (n: number) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`t${i}`, `http://x.example/${i}/`]));
       const piece = { '@type': 'cargo:Piece' };
       // 1 + 9 terms at the top: 10.
-      expect(await codeOf({ '@context': { cargo: CARGO, ...context(9) }, ...piece }, { base, limits })).to.equal('accepted');
-      expect(await codeOf({ '@context': { cargo: CARGO, ...context(10) }, ...piece }, { base, limits })).to.equal('context_too_large');
+      expect(await codeOf({ '@context': { cargo: CARGO, ...context(9) }, ...piece }, { base, limits })).to.equal(
+        'accepted',
+      );
+      expect(await codeOf({ '@context': { cargo: CARGO, ...context(10) }, ...piece }, { base, limits })).to.equal(
+        'context_too_large',
+      );
       // 5 at the top, then an empty nested context that still has those 5 in scope: 10.
-      const nested = (inner: Record<string, unknown>) => ({ '@context': { cargo: CARGO, ...context(4) }, ...piece, 'cargo:x': { '@context': inner, 'cargo:y': 'z' } });
+      const nested = (inner: Record<string, unknown>) => ({
+        '@context': { cargo: CARGO, ...context(4) },
+        ...piece,
+        'cargo:x': { '@context': inner, 'cargo:y': 'z' },
+      });
       expect(await codeOf(nested({}), { base, limits })).to.equal('accepted');
       expect(await codeOf(nested({ u: 'http://u.example/' }), { base, limits })).to.equal('context_too_large');
       // A scoped context in a term definition counts the same way; contexts side by side in an array add up.
-      const scoped = (n: number) => ({ '@context': { cargo: CARGO, ...context(n), s: { '@id': 'http://s.example/', '@context': {} } }, ...piece });
+      const scoped = (n: number) => ({
+        '@context': { cargo: CARGO, ...context(n), s: { '@id': 'http://s.example/', '@context': {} } },
+        ...piece,
+      });
       expect(await codeOf(scoped(3), { base, limits })).to.equal('accepted');
       expect(await codeOf(scoped(4), { base, limits })).to.equal('context_too_large');
-      expect(await codeOf({ '@context': [{ cargo: CARGO }, context(3)], ...piece }, { base, limits })).to.equal('accepted');
-      expect(await codeOf({ '@context': [{ cargo: CARGO, ...context(3) }, context(3)], ...piece }, { base, limits })).to.equal('context_too_large');
+      expect(await codeOf({ '@context': [{ cargo: CARGO }, context(3)], ...piece }, { base, limits })).to.equal(
+        'accepted',
+      );
+      expect(
+        await codeOf({ '@context': [{ cargo: CARGO, ...context(3) }, context(3)], ...piece }, { base, limits }),
+      ).to.equal('context_too_large');
       // Top-level nodes side by side count only their own contexts, which add up.
       const node = { '@context': { cargo: CARGO, ...context(2) }, ...piece };
       expect(await codeOf([node, node, node], { base, limits })).to.equal('accepted');
@@ -72,7 +92,10 @@ describe('JSON-LD parsing cost is bounded', () => {
     });
 
     it('the fast reader stops counting statements at the limit: 60,000 types in one node are refused at once', async () => {
-      const body = { '@context': { c: 'http://c.example/' }, '@type': Array.from({ length: 60_000 }, (_, i) => `c:${i.toString(36)}`) };
+      const body = {
+        '@context': { c: 'http://c.example/' },
+        '@type': Array.from({ length: 60_000 }, (_, i) => `c:${i.toString(36)}`),
+      };
       expect(await codeOf(body, { base, limits: DEFAULTS.limits })).to.equal('too_many_triples');
     });
   });
@@ -84,10 +107,18 @@ describe('JSON-LD parsing cost is bounded', () => {
         const options = { base, limits: DEFAULTS.limits, jsonLd: fallback };
         expect(await codeOf(typeScopedNodes(3000), options)).to.equal('jsonld_too_costly');
         // Outside the fast path (a @list), read by the new worker.
-        const quads = await parseBody(Buffer.from(JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:x': { '@list': [1, 2] } })), 'jsonld', options);
+        const quads = await parseBody(
+          Buffer.from(
+            JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:x': { '@list': [1, 2] } }),
+          ),
+          'jsonld',
+          options,
+        );
         expect(quads).to.have.length(6);
         // Errors of jsonld.js come back with their code.
-        expect(await codeOf({ '@context': { cargo: CARGO, '@version': 2 }, '@type': 'cargo:Piece' }, options)).to.equal('invalid_jsonld');
+        expect(await codeOf({ '@context': { cargo: CARGO, '@version': 2 }, '@type': 'cargo:Piece' }, options)).to.equal(
+          'invalid_jsonld',
+        );
       } finally {
         await fallback.close();
       }
@@ -96,8 +127,16 @@ describe('JSON-LD parsing cost is bounded', () => {
     it('documents wait for the worker in turn; after close they are refused with 503', async () => {
       const fallback = new JsonLdFallback(5000);
       const options = { base, limits: DEFAULTS.limits, jsonLd: fallback };
-      const list = (n: number) => ({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:x': { '@list': Array.from({ length: n }, (_, i) => i) } });
-      const counts = await Promise.all([1, 2, 3, 4].map(async (n) => (await parseBody(Buffer.from(JSON.stringify(list(n))), 'jsonld', options)).length));
+      const list = (n: number) => ({
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:Piece',
+        'cargo:x': { '@list': Array.from({ length: n }, (_, i) => i) },
+      });
+      const counts = await Promise.all(
+        [1, 2, 3, 4].map(
+          async (n) => (await parseBody(Buffer.from(JSON.stringify(list(n))), 'jsonld', options)).length,
+        ),
+      );
       expect(counts).to.deep.equal([4, 6, 8, 10]);
       await fallback.close();
       expect(await codeOf(list(1), options)).to.equal('jsonld_busy');
@@ -114,7 +153,12 @@ describe('JSON-LD parsing cost is bounded', () => {
     after(() => server.close());
 
     const send = (path: string, method: string, body: unknown) =>
-      server.request(path, { method, headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body), agent: 'other' });
+      server.request(path, {
+        method,
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(body),
+        agent: 'other',
+      });
 
     it('PATCH and event POSTs with the scoped-context body from a partner: 400 naming the context; GET / answers meanwhile', async () => {
       const quads = server.running.embedded!.index.size;
@@ -143,7 +187,11 @@ describe('JSON-LD parsing cost is bounded', () => {
       await expectApiError(await hostile, 400, /took longer than 500 ms/);
       expect(order).to.deep.equal(['get', 'hostile']);
       // The server still reads documents that need jsonld.js.
-      const res = await send(object, 'PATCH', { '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:x': { '@list': [1] } });
+      const res = await send(object, 'PATCH', {
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:Piece',
+        'cargo:x': { '@list': [1] },
+      });
       await expectApiError(res, 400, /Change/);
     });
   });

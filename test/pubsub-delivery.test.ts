@@ -8,7 +8,17 @@ import { add, change, createObject, piece, str, submit } from './support/changes
 import { eventJson } from './support/events.js';
 import { startListener, type LoopbackListener } from './support/loopback.js';
 import { holderAt, holderOf, startPeers } from './support/peers.js';
-import { API, forwardNotification, postSubscription, startGateway, receivedNotifications, subscribe, subscription, waitForNotifications, type Json } from './support/pubsub.js';
+import {
+  API,
+  forwardNotification,
+  postSubscription,
+  startGateway,
+  receivedNotifications,
+  subscribe,
+  subscription,
+  waitForNotifications,
+  type Json,
+} from './support/pubsub.js';
 import { ServerProcess } from './support/server-process.js';
 import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from '../src/store/schema/outbox.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
@@ -19,7 +29,8 @@ const revisionOf = (n: Json) => n['api:hasRevision'] as number;
 
 /** Changes `object` `count` times in a row (shippingMarks added), from revision `from`. */
 async function changeRepeatedly(publisher: TestServer, object: string, from: number, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) await submit(publisher, object, change(object, from + i, [add(object, 'shippingMarks', str(`mark ${from + i}`))]));
+  for (let i = 0; i < count; i++)
+    await submit(publisher, object, change(object, from + i, [add(object, 'shippingMarks', str(`mark ${from + i}`))]));
 }
 
 async function outbox(server: TestServer, what: 'queues' | 'dead-letters'): Promise<Json> {
@@ -35,7 +46,9 @@ describe('guaranteed delivery between servers', function () {
     let subscriber: TestServer;
     let publisher: TestServer;
     before(async () => {
-      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], ...FAST_RETRIES } : {}));
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1 ? { internalAgents: [holderAt(urls[0])], ...FAST_RETRIES } : {},
+      );
     });
     after(async () => {
       await Promise.all([subscriber?.close(), publisher?.close()]);
@@ -55,7 +68,8 @@ describe('guaranteed delivery between servers', function () {
       await subscriber.restart();
       const got = await waitForNotifications(subscriber, 6, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7]);
-      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
     });
   });
@@ -64,7 +78,9 @@ describe('guaranteed delivery between servers', function () {
     let subscriber: TestServer;
     let publisher: TestServer;
     before(async () => {
-      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], delivery: { ...FAST_RETRIES.delivery, queueWindow: 4 } } : {}));
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1 ? { internalAgents: [holderAt(urls[0])], delivery: { ...FAST_RETRIES.delivery, queueWindow: 4 } } : {},
+      );
     });
     after(async () => {
       await Promise.all([subscriber?.close(), publisher?.close()]);
@@ -87,9 +103,15 @@ describe('guaranteed delivery between servers', function () {
       expect(queues[0].pending).to.equal(300);
       expect(queues[0].inMemory).to.be.at.most(4);
       await subscriber.restart();
-      const got = await waitForNotifications(subscriber, 300, q({ 'event-type': 'LOGISTICS_EVENT_RECEIVED', limit: '1000' }), 60_000);
+      const got = await waitForNotifications(
+        subscriber,
+        300,
+        q({ 'event-type': 'LOGISTICS_EVENT_RECEIVED', limit: '1000' }),
+        60_000,
+      );
       expect(got.map((n) => (n['api:hasLogisticsEvent'] as Json)['@id'])).to.deep.equal(ids);
-      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 50 && ((await outbox(publisher, 'queues')).queues as Json[]).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect((await outbox(publisher, 'queues')).queues).to.deep.equal([]);
     });
   });
@@ -98,7 +120,9 @@ describe('guaranteed delivery between servers', function () {
     let subscriber: TestServer;
     let publisher: TestServer;
     before(async () => {
-      [subscriber, publisher] = await startPeers(2, (i, urls) => (i === 1 ? { internalAgents: [holderAt(urls[0])], decisionPolicy: 'all', ...FAST_RETRIES } : {}));
+      [subscriber, publisher] = await startPeers(2, (i, urls) =>
+        i === 1 ? { internalAgents: [holderAt(urls[0])], decisionPolicy: 'all', ...FAST_RETRIES } : {},
+      );
     });
     after(async () => {
       await Promise.all([subscriber?.close(), publisher?.close()]);
@@ -118,18 +142,23 @@ describe('guaranteed delivery between servers', function () {
       await subscriber.restart();
       const got = await waitForNotifications(subscriber, 5, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       expect(new Set(got.map((n) => n['@id'])).size).to.equal(5);
-      for (let i = 0; i < 50 && (await readOutboxEntries(store)).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 50 && (await readOutboxEntries(store)).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
       expect(await readOutboxEntries(store)).to.deep.equal([]);
       const positions = await readOutboxPositions(store);
       // The queue is past every entry: the entries removed say where it stands, it has no position of its own.
       expect(positions.queues).to.deep.equal([]);
       expect(positions.compactedThrough).to.be.at.least(1);
-      expect(positions.subscriptions.find((s) => s.subscription === late)?.after).to.be.at.least(positions.compactedThrough);
+      expect(positions.subscriptions.find((s) => s.subscription === late)?.after).to.be.at.least(
+        positions.compactedThrough,
+      );
       // The late subscription gets the next change, and only that.
       await changeRepeatedly(publisher, object, 2, 1);
       await waitForNotifications(subscriber, 11, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
       await new Promise((r) => setTimeout(r, 300));
-      expect(await receivedNotifications(subscriber, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }))).to.have.length(11);
+      expect(await receivedNotifications(subscriber, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }))).to.have.length(
+        11,
+      );
     });
   });
 
@@ -138,7 +167,9 @@ describe('guaranteed delivery between servers', function () {
     let down: TestServer;
     let publisher: TestServer;
     before(async () => {
-      [up, down, publisher] = await startPeers(3, (i, urls) => (i === 2 ? { internalAgents: [holderAt(urls[0]), holderAt(urls[1])], ...FAST_RETRIES } : {}));
+      [up, down, publisher] = await startPeers(3, (i, urls) =>
+        i === 2 ? { internalAgents: [holderAt(urls[0]), holderAt(urls[1])], ...FAST_RETRIES } : {},
+      );
     });
     after(async () => {
       await Promise.all([up?.close(), down?.close(), publisher?.close()]);
@@ -154,14 +185,22 @@ describe('guaranteed delivery between servers', function () {
       const upQueue = (queue: string) => queue.startsWith(holderOf(up));
       // The lagging queue keeps every entry; the one that keeps up is 3 entries past them, within the slack.
       await new Promise((r) => setTimeout(r, 300));
-      expect((await readOutboxPositions(publisher.running.store)).queues.filter((p) => upQueue(p.queue))).to.deep.equal([]);
+      expect((await readOutboxPositions(publisher.running.store)).queues.filter((p) => upQueue(p.queue))).to.deep.equal(
+        [],
+      );
       const last = (await readOutboxEntries(publisher.running.store)).find((e) => e.content.revision === 4);
       expect(last).to.not.equal(undefined);
       await publisher.stop();
       await publisher.restart();
       // Stopping wrote where it stands: after the restart its queue holds nothing it had.
-      expect((await readOutboxPositions(publisher.running.store)).queues.filter((p) => upQueue(p.queue)).map((p) => p.through)).to.deep.equal([last!.sequence]);
-      const upQueues = ((await outbox(publisher, 'queues')).queues as Json[]).filter((queue) => upQueue(queue.queue as string));
+      expect(
+        (await readOutboxPositions(publisher.running.store)).queues
+          .filter((p) => upQueue(p.queue))
+          .map((p) => p.through),
+      ).to.deep.equal([last!.sequence]);
+      const upQueues = ((await outbox(publisher, 'queues')).queues as Json[]).filter((queue) =>
+        upQueue(queue.queue as string),
+      );
       expect(upQueues).to.deep.equal([]);
       await changeRepeatedly(publisher, object, 4, 1);
       const got = await waitForNotifications(up, 4, q({ 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
@@ -175,9 +214,20 @@ describe('guaranteed delivery between servers', function () {
     let publisher: TestServer;
     let gateway: LoopbackListener;
     before(async () => {
-      gateway = await startGateway(() => 410, () => gone.url);
+      gateway = await startGateway(
+        () => 410,
+        () => gone.url,
+      );
       [gone, down, publisher] = await startPeers(3, (i, urls) =>
-        i === 2 ? { internalAgents: [holderAt(urls[0]), holderAt(urls[1])], delivery: { ...FAST_RETRIES.delivery, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] } } : {},
+        i === 2
+          ? {
+              internalAgents: [holderAt(urls[0]), holderAt(urls[1])],
+              delivery: {
+                ...FAST_RETRIES.delivery,
+                callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }],
+              },
+            }
+          : {},
       );
     });
     after(async () => {
@@ -191,13 +241,16 @@ describe('guaranteed delivery between servers', function () {
       await down.stop();
       await changeRepeatedly(publisher, object, 1, 1);
       const store = publisher.running.store;
-      for (let i = 0; i < 100 && (await readParkedNotifications(store, { dead: true })).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 100 && (await readParkedNotifications(store, { dead: true })).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 50));
       const [dead] = await readParkedNotifications(store, { dead: true });
       expect(dead.notification.queue.startsWith(holderOf(gone))).to.equal(true);
       const positions = await readOutboxPositions(store);
       // The lagging queue holds the entry in the store; the dead-lettered queue stands past it by a position of its own.
       expect(positions.compactedThrough).to.be.lessThan(dead.notification.sequence);
-      expect(positions.queues.find((p) => p.queue === dead.notification.queue)?.through).to.be.at.least(dead.notification.sequence);
+      expect(positions.queues.find((p) => p.queue === dead.notification.queue)?.through).to.be.at.least(
+        dead.notification.sequence,
+      );
     });
   });
 
@@ -240,7 +293,15 @@ describe('guaranteed delivery between servers', function () {
         last.set(socket, done);
       });
       [subscriber, publisher] = await startPeers(2, (i, urls) =>
-        i === 1 ? { internalAgents: [holderAt(urls[0])], delivery: { ...FAST_RETRIES.delivery, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] } } : {},
+        i === 1
+          ? {
+              internalAgents: [holderAt(urls[0])],
+              delivery: {
+                ...FAST_RETRIES.delivery,
+                callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }],
+              },
+            }
+          : {},
       );
     });
     after(async () => {
@@ -298,10 +359,20 @@ describe('guaranteed delivery between servers', function () {
     });
 
     it('delivers them after its restart, in order, each stored once by the subscriber', async () => {
-      const created = await publisher.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+      const created = await publisher.request('/logistics-objects', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(piece()),
+      });
       const object = created.headers.get('location')!;
-      const asPublisher = { request: (path: string, init?: RequestInit) => publisher.request(path, init) } as unknown as TestServer;
-      const res = await postSubscription(subscriber, { url: `http://127.0.0.1:${port}` } as TestServer, subscription(subscriber, object));
+      const asPublisher = {
+        request: (path: string, init?: RequestInit) => publisher.request(path, init),
+      } as unknown as TestServer;
+      const res = await postSubscription(
+        subscriber,
+        { url: `http://127.0.0.1:${port}` } as TestServer,
+        subscription(subscriber, object),
+      );
       expect(res.status, await res.text()).to.equal(201);
       await subscriber.stop();
       await changeRepeatedly(asPublisher, object, 1, 4);
@@ -322,12 +393,21 @@ describe('guaranteed delivery between servers', function () {
     /** What the subscriber's notification endpoint answers: a fixed status, or the real subscriber's answer. */
     let answer: number | 'forward' = 410;
     before(async () => {
-      gateway = await startGateway(() => answer, () => subscriber.url);
+      gateway = await startGateway(
+        () => answer,
+        () => subscriber.url,
+      );
       [subscriber, publisher] = await startPeers(2, (i, urls) =>
         i === 1
           ? {
               internalAgents: [holderAt(urls[0])],
-              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, retryWindowMs: 600, queueWindow: 4, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+              delivery: {
+                initialBackoffMs: 50,
+                maxBackoffMs: 100,
+                retryWindowMs: 600,
+                queueWindow: 4,
+                callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }],
+              },
             }
           : {},
       );
@@ -376,13 +456,19 @@ describe('guaranteed delivery between servers', function () {
       expect(mine).to.have.length(2);
       for (const d of mine) expect(d.reason).to.match(/retry window.*503/);
       answer = 'forward';
-      const res = await publisher.request(`/internal/outbox/dead-letters/replay?${mine.map((d) => `notification=${encodeURIComponent(d.notification as string)}`).join('&')}`, { method: 'POST' });
+      const res = await publisher.request(
+        `/internal/outbox/dead-letters/replay?${mine.map((d) => `notification=${encodeURIComponent(d.notification as string)}`).join('&')}`,
+        { method: 'POST' },
+      );
       expect(((await res.json()) as Json).replayed).to.equal(2);
       const got = await waitForNotifications(subscriber, 2, q({ 'logistics-object': object }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3]);
-      expect(((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object)).to.deep.equal([]);
+      expect(
+        ((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object),
+      ).to.deep.equal([]);
       // Delivered again, they leave the store.
-      const parked = async () => (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
+      const parked = async () =>
+        (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
       for (let i = 0; i < 50 && (await parked()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(await parked()).to.deep.equal([]);
     });
@@ -392,16 +478,26 @@ describe('guaranteed delivery between servers', function () {
       const object = await createObject(publisher, piece());
       await subscribe(subscriber, publisher, subscription(subscriber, object));
       await changeRepeatedly(publisher, object, 1, 10);
-      for (let i = 0; i < 100 && ((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object).length < 10; i++) await new Promise((r) => setTimeout(r, 50));
+      for (
+        let i = 0;
+        i < 100 &&
+        ((await outbox(publisher, 'dead-letters')).deadLetters as Json[]).filter((d) => d.object === object).length <
+          10;
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 50));
       const res = await publisher.request('/internal/outbox/dead-letters/replay', { method: 'POST' });
       expect(((await res.json()) as Json).replayed).to.be.at.least(10);
-      const mine = ((await outbox(publisher, 'queues')).queues as Json[]).find((view) => (view.queue as string).endsWith(object))!;
+      const mine = ((await outbox(publisher, 'queues')).queues as Json[]).find((view) =>
+        (view.queue as string).endsWith(object),
+      )!;
       expect(mine.pending).to.equal(10);
       expect(mine.inMemory).to.equal(4);
       answer = 'forward';
       const got = await waitForNotifications(subscriber, 10, q({ 'logistics-object': object }));
       expect(got.map(revisionOf)).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-      const parked = async () => (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
+      const parked = async () =>
+        (await readParkedNotifications(publisher.running.store)).filter((p) => p.notification.object === object);
       for (let i = 0; i < 50 && (await parked()).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
       expect(await parked()).to.deep.equal([]);
     });
@@ -411,7 +507,9 @@ describe('guaranteed delivery between servers', function () {
     let subscriber: TestServer;
     let publisher: TestServer;
     before(async () => {
-      [subscriber, publisher] = await startPeers(2, (i) => (i === 1 ? { outbound: { allowPrivateAddresses: false } } : {}));
+      [subscriber, publisher] = await startPeers(2, (i) =>
+        i === 1 ? { outbound: { allowPrivateAddresses: false } } : {},
+      );
     });
     after(async () => {
       await Promise.all([subscriber?.close(), publisher?.close()]);
@@ -420,8 +518,14 @@ describe('guaranteed delivery between servers', function () {
     it('a subscriber whose host resolves to a private address makes the SubscriptionRequest fail with a clear error', async () => {
       const object = await createObject(publisher, piece());
       const local = subscriber.url.replace('127.0.0.1', 'localhost');
-      const body = subscription(subscriber, object, { 'api:hasSubscriber': { '@id': `${local}/logistics-objects/data-holder` } });
-      const res = await publisher.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+      const body = subscription(subscriber, object, {
+        'api:hasSubscriber': { '@id': `${local}/logistics-objects/data-holder` },
+      });
+      const res = await publisher.request('/subscriptions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(body),
+      });
       expect(res.status, await res.clone().text()).to.equal(201);
       const read = (await (await publisher.request(res.headers.get('location')!)).json()) as Json;
       expect((read['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
@@ -430,19 +534,31 @@ describe('guaranteed delivery between servers', function () {
 
     it('a subscriber hosted on the server itself (its base URL on localhost) gets its notifications; other loopback origins stay refused', async () => {
       const port = await freePort();
-      const self = await startTestServer({ port, baseUrl: `http://localhost:${port}`, outbound: { allowPrivateAddresses: false } });
+      const self = await startTestServer({
+        port,
+        baseUrl: `http://localhost:${port}`,
+        outbound: { allowPrivateAddresses: false },
+      });
       try {
         const object = await createObject(self, piece());
         const post = async (subscriber: string) => {
           const body = subscription(self, object, { 'api:hasSubscriber': { '@id': subscriber } });
-          const res = await self.request('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+          const res = await self.request('/subscriptions', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/ld+json' },
+            body: JSON.stringify(body),
+          });
           expect(res.status, await res.clone().text()).to.equal(201);
           return (await (await self.request(res.headers.get('location')!)).json()) as Json;
         };
         const own = await post(holderAt(`http://localhost:${port}`));
         expect((own['api:hasRequestStatus'] as Json)['@id'], JSON.stringify(own)).to.equal(`${API}REQUEST_ACCEPTED`);
         await submit(self, object, change(object, 1, [add(object, 'shippingMarks', str('mark'))]));
-        const got = await waitForNotifications(self, 1, q({ 'logistics-object': object, 'event-type': 'LOGISTICS_OBJECT_UPDATED' }));
+        const got = await waitForNotifications(
+          self,
+          1,
+          q({ 'logistics-object': object, 'event-type': 'LOGISTICS_OBJECT_UPDATED' }),
+        );
         expect(got.map(revisionOf)).to.deep.equal([2]);
         // Not this server's origin: another port on localhost, the same port under another name.
         for (const other of [`http://localhost:${new URL(subscriber.url).port}`, `http://127.0.0.1:${port}`]) {
@@ -460,13 +576,25 @@ describe('guaranteed delivery between servers', function () {
     let subscriber: TestServer;
     let publisher: TestServer;
     let gateway: LoopbackListener;
-    const attempts: { at: number; authorization: string | undefined; webhookId: string | undefined; timestamp: string | undefined; key: string | undefined }[] = [];
+    const attempts: {
+      at: number;
+      authorization: string | undefined;
+      webhookId: string | undefined;
+      timestamp: string | undefined;
+      key: string | undefined;
+    }[] = [];
     before(async () => {
       gateway = await startListener((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
-          attempts.push({ at: Date.now(), authorization: req.headers.authorization, webhookId: req.headers['webhook-id'] as string, timestamp: req.headers['webhook-timestamp'] as string, key: req.headers['idempotency-key'] as string });
+          attempts.push({
+            at: Date.now(),
+            authorization: req.headers.authorization,
+            webhookId: req.headers['webhook-id'] as string,
+            timestamp: req.headers['webhook-timestamp'] as string,
+            key: req.headers['idempotency-key'] as string,
+          });
           if (attempts.length === 1) return void res.writeHead(503, { 'Retry-After': '1' }).end();
           void forwardNotification(subscriber.url, req, Buffer.concat(chunks), res);
         });
@@ -476,8 +604,19 @@ describe('guaranteed delivery between servers', function () {
           ? {
               internalAgents: [holderAt(urls[0])],
               identityProvider: { clients: [{ id: 'outbound', secret: 'outbound-secret', agent: holderAt(urls[1]) }] },
-              outbound: { allowPrivateAddresses: true, clientCredentials: { tokenUrl: `${urls[1]}/idp/token`, clientId: 'outbound', clientSecret: 'outbound-secret' } },
-              delivery: { initialBackoffMs: 50, maxBackoffMs: 100, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+              outbound: {
+                allowPrivateAddresses: true,
+                clientCredentials: {
+                  tokenUrl: `${urls[1]}/idp/token`,
+                  clientId: 'outbound',
+                  clientSecret: 'outbound-secret',
+                },
+              },
+              delivery: {
+                initialBackoffMs: 50,
+                maxBackoffMs: 100,
+                callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }],
+              },
             }
           : {},
       );
@@ -496,7 +635,9 @@ describe('guaranteed delivery between servers', function () {
       expect(attempts[1].webhookId).to.equal(attempts[0].webhookId);
       expect(attempts[1].key).to.equal(attempts[0].webhookId);
       expect(Math.abs(Number(attempts[1].timestamp) - Date.now() / 1000)).to.be.lessThan(30);
-      const payload = JSON.parse(Buffer.from(attempts[1].authorization!.split('.')[1], 'base64url').toString()) as Record<string, string>;
+      const payload = JSON.parse(
+        Buffer.from(attempts[1].authorization!.split('.')[1], 'base64url').toString(),
+      ) as Record<string, string>;
       expect(payload.sub).to.equal('outbound');
       expect(payload.logistics_agent_uri).to.equal(holderOf(publisher));
       expect(attempts[0].authorization).to.equal(attempts[1].authorization);

@@ -19,14 +19,21 @@ function sample(text: string, name: string, labels = ''): number {
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-const deliveries = (text: string, outcome: string) => sample(text, 'onerecord_notification_deliveries_total', `outcome="${outcome}"`);
+const deliveries = (text: string, outcome: string) =>
+  sample(text, 'onerecord_notification_deliveries_total', `outcome="${outcome}"`);
 
 /** Scrapes `server` until `ready` holds for the exposition (or fails after 10 s). */
 async function until(server: TestServer, ready: (text: string) => boolean): Promise<string> {
   for (let i = 0; ; i++) {
     const text = await scrape(server);
     if (ready(text)) return text;
-    if (i === 200) throw new Error(`metrics never reached the expected state:\n${text.split('\n').filter((l) => /notification|outbox/.test(l)).join('\n')}`);
+    if (i === 200)
+      throw new Error(
+        `metrics never reached the expected state:\n${text
+          .split('\n')
+          .filter((l) => /notification|outbox/.test(l))
+          .join('\n')}`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -39,13 +46,21 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
   /** What the subscriber's notification endpoint answers: a fixed status, or the real subscriber's answer. */
   let answer: number | 'forward' = 'forward';
   before(async () => {
-    gateway = await startGateway(() => answer, () => subscriber.url);
+    gateway = await startGateway(
+      () => answer,
+      () => subscriber.url,
+    );
     [subscriber, publisher] = await startPeers(2, (i, urls) => ({
       metrics: { token: METRICS_TOKEN },
       ...(i === 1
         ? {
             internalAgents: [holderAt(urls[0])],
-            delivery: { initialBackoffMs: 50, maxBackoffMs: 100, retryWindowMs: 3000, callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }] },
+            delivery: {
+              initialBackoffMs: 50,
+              maxBackoffMs: 100,
+              retryWindowMs: 3000,
+              callbacks: [{ organization: holderAt(urls[0]), url: `${gateway.url}/notifications` }],
+            },
           }
         : {}),
     }));
@@ -61,7 +76,10 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
     await submit(publisher, object, change(object, 1, [add(object, 'shippingMarks', str('mark 1'))]));
     await waitForNotifications(subscriber, 1);
     // Counted when the subscriber answers; it leaves the outbox with the commit that follows.
-    const text = await until(publisher, (t) => deliveries(t, 'delivered') === 1 && sample(t, 'onerecord_outbox_notifications') === 0);
+    const text = await until(
+      publisher,
+      (t) => deliveries(t, 'delivered') === 1 && sample(t, 'onerecord_outbox_notifications') === 0,
+    );
     expect(sample(text, 'onerecord_notifications_queued_total')).to.equal(1);
     expect(sample(text, 'onerecord_outbox_queues')).to.equal(0);
     expect(sample(text, 'onerecord_outbox_dead_letters')).to.equal(0);
@@ -73,7 +91,8 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
     const before = await scrape(publisher);
     const object = await createObject(publisher, piece());
     await subscribe(subscriber, publisher, subscription(subscriber, object));
-    for (let r = 1; r <= 2; r++) await submit(publisher, object, change(object, r, [add(object, 'shippingMarks', str(`mark ${r}`))]));
+    for (let r = 1; r <= 2; r++)
+      await submit(publisher, object, change(object, r, [add(object, 'shippingMarks', str(`mark ${r}`))]));
     const failing = await until(publisher, (t) => deliveries(t, 'failed') > deliveries(before, 'failed'));
     expect(sample(failing, 'onerecord_outbox_notifications')).to.equal(2);
     expect(sample(failing, 'onerecord_outbox_queues')).to.equal(1);
@@ -84,7 +103,12 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
     answer = 'forward';
     const res = await publisher.request('/internal/outbox/dead-letters/replay', { method: 'POST' });
     expect(res.status).to.equal(200);
-    const replayed = await until(publisher, (t) => deliveries(t, 'delivered') === deliveries(before, 'delivered') + 2 && sample(t, 'onerecord_outbox_notifications') === 0);
+    const replayed = await until(
+      publisher,
+      (t) =>
+        deliveries(t, 'delivered') === deliveries(before, 'delivered') + 2 &&
+        sample(t, 'onerecord_outbox_notifications') === 0,
+    );
     expect(sample(replayed, 'onerecord_outbox_dead_letters')).to.equal(0);
   });
 
@@ -95,11 +119,19 @@ describe('metrics of publish/subscribe: outbox depth, deliveries by outcome, dea
     const request = await subscribe(subscriber, publisher, subscription(subscriber, object));
     await submit(publisher, object, change(object, 1, [add(object, 'shippingMarks', str('mark 1'))]));
     await until(publisher, (t) => sample(t, 'onerecord_outbox_notifications') === 1);
-    const revoked = await fetch(request, { method: 'DELETE', headers: { Authorization: `Bearer ${await subscriber.token()}` } });
+    const revoked = await fetch(request, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${await subscriber.token()}` },
+    });
     expect(revoked.status, await revoked.clone().text()).to.equal(204);
     // The subscriber goes on refusing: a send that left before the revocation committed may still be
     // on its way, and must fail rather than be delivered; its retry is the attempt that drops it.
-    const text = await until(publisher, (t) => deliveries(t, 'dropped') === deliveries(before, 'dropped') + 1 && sample(t, 'onerecord_outbox_notifications') === 0);
+    const text = await until(
+      publisher,
+      (t) =>
+        deliveries(t, 'dropped') === deliveries(before, 'dropped') + 1 &&
+        sample(t, 'onerecord_outbox_notifications') === 0,
+    );
     expect(deliveries(text, 'delivered')).to.equal(deliveries(before, 'delivered'));
     expect(deliveries(text, 'dead_lettered')).to.equal(deliveries(before, 'dead_lettered'));
   });

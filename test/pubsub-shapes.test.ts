@@ -9,7 +9,11 @@ async function details(res: Response): Promise<[string, string, string][]> {
   expect(res.status, 'status').to.equal(400);
   const error = (await res.json()) as Json;
   const plain = (v: unknown) => ((v as Json)?.['@value'] ?? v) as string;
-  return asList(error['api:hasErrorDetail'] as Json | Json[]).map((d) => [plain(d['api:hasProperty']), plain(d['api:hasResource']), d['api:hasMessage'] as string]);
+  return asList(error['api:hasErrorDetail'] as Json | Json[]).map((d) => [
+    plain(d['api:hasProperty']),
+    plain(d['api:hasResource']),
+    d['api:hasMessage'] as string,
+  ]);
 }
 
 describe('Data-model validation of the publish/subscribe API objects received', function () {
@@ -31,20 +35,40 @@ describe('Data-model validation of the publish/subscribe API objects received', 
       'api:hasDescription': ['one', 'two'],
       'api:expiresAt': 'tomorrow',
       'api:sendLogisticsObjectBody': 'yes',
-      'api:includeSubscriptionEventType': [{ '@id': 'api:LOGISTICS_OBJECT_UPDATED' }, { '@id': 'api:CHANGE_REQUEST_ACCEPTED' }],
+      'api:includeSubscriptionEventType': [
+        { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+        { '@id': 'api:CHANGE_REQUEST_ACCEPTED' },
+      ],
     });
     const found = await details(await postSubscription(subscriber, publisher, body));
     expect(found).to.have.deep.members([
       [`${API}hasDescription`, node, 'api:hasDescription may appear at most once, got 2 values'],
       [`${API}expiresAt`, node, 'api:expiresAt must be an xsd:dateTime, got "tomorrow"'],
-      [`${API}sendLogisticsObjectBody`, node, 'api:sendLogisticsObjectBody must be a boolean (true or false), got "yes"'],
-      [`${API}includeSubscriptionEventType`, node, 'api:includeSubscriptionEventType must be one of api:LOGISTICS_EVENT_RECEIVED, api:LOGISTICS_OBJECT_CREATED, api:LOGISTICS_OBJECT_UPDATED, got <https://onerecord.iata.org/ns/api#CHANGE_REQUEST_ACCEPTED>'],
+      [
+        `${API}sendLogisticsObjectBody`,
+        node,
+        'api:sendLogisticsObjectBody must be a boolean (true or false), got "yes"',
+      ],
+      [
+        `${API}includeSubscriptionEventType`,
+        node,
+        'api:includeSubscriptionEventType must be one of api:LOGISTICS_EVENT_RECEIVED, api:LOGISTICS_OBJECT_CREATED, api:LOGISTICS_OBJECT_UPDATED, got <https://onerecord.iata.org/ns/api#CHANGE_REQUEST_ACCEPTED>',
+      ],
     ]);
     // Missing required properties: one detail each, also when the body leaves out the type.
-    const { 'api:hasTopicType': _type, 'api:hasSubscriber': _subscriber, '@type': _class, ...bare } = subscription(subscriber, object, { '@id': node });
-    const missing = await details(await postSubscription(subscriber, publisher, { ...bare, 'api:hasSubscriber': { '@id': holderOf(subscriber) } }));
+    const {
+      'api:hasTopicType': _type,
+      'api:hasSubscriber': _subscriber,
+      '@type': _class,
+      ...bare
+    } = subscription(subscriber, object, { '@id': node });
+    const missing = await details(
+      await postSubscription(subscriber, publisher, { ...bare, 'api:hasSubscriber': { '@id': holderOf(subscriber) } }),
+    );
     expect(missing.map(([property, focus]) => [property, focus])).to.deep.equal([[`${API}hasTopicType`, node]]);
-    const requests = (await (await publisher.request(`/action-requests?logistics-object=${encodeURIComponent(object)}`)).json()) as Json;
+    const requests = (await (
+      await publisher.request(`/action-requests?logistics-object=${encodeURIComponent(object)}`)
+    ).json()) as Json;
     expect(requests['api:hasTotalItems']).to.equal(0);
   });
 
@@ -58,10 +82,16 @@ describe('Data-model validation of the publish/subscribe API objects received', 
         '@id': node,
         '@type': 'api:Notification',
         'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_DELETED' },
-        'api:isTriggeredBy': [{ '@id': `${publisher.url}/action-requests/1` }, { '@id': `${publisher.url}/action-requests/2` }],
+        'api:isTriggeredBy': [
+          { '@id': `${publisher.url}/action-requests/1` },
+          { '@id': `${publisher.url}/action-requests/2` },
+        ],
         'api:hasLogisticsObjectType': [
           { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': 'https://onerecord.iata.org/ns/cargo#Piece' },
-          { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': 'https://onerecord.iata.org/ns/cargo#Shipment' },
+          {
+            '@type': 'http://www.w3.org/2001/XMLSchema#anyURI',
+            '@value': 'https://onerecord.iata.org/ns/cargo#Shipment',
+          },
         ],
       }),
     });
@@ -71,8 +101,12 @@ describe('Data-model validation of the publish/subscribe API objects received', 
       [`${API}isTriggeredBy`, node],
       [`${API}hasLogisticsObjectType`, node],
     ]);
-    expect(found.find(([property]) => property === `${API}isTriggeredBy`)![2]).to.equal('api:isTriggeredBy may appear at most once, got 2 values');
-    expect(found.find(([property]) => property === `${API}hasEventType`)![2]).to.match(/^api:hasEventType must be one of .*got <https:\/\/onerecord\.iata\.org\/ns\/api#LOGISTICS_OBJECT_DELETED>$/);
+    expect(found.find(([property]) => property === `${API}isTriggeredBy`)![2]).to.equal(
+      'api:isTriggeredBy may appear at most once, got 2 values',
+    );
+    expect(found.find(([property]) => property === `${API}hasEventType`)![2]).to.match(
+      /^api:hasEventType must be one of .*got <https:\/\/onerecord\.iata\.org\/ns\/api#LOGISTICS_OBJECT_DELETED>$/,
+    );
     expect(await receivedNotifications(subscriber)).to.deep.equal([]);
   });
 });

@@ -12,7 +12,11 @@ const SHIPMENT = (pieceIri: string) => ({
   'cargo:pieces': { '@id': pieceIri },
 });
 
-const compact = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const compact = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Adds a revision through the domain's write path (PATCH arrives with change requests). */
@@ -26,7 +30,11 @@ async function addRevision(server: TestServer, iri: string, description: string)
   const triples: Quad[] = [...previous.filter((t) => t.predicate.value !== `${CARGO}goodsDescription`), ...added];
   const { store } = server.running;
   const tx = store.begin();
-  objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, server.running.services.holder, { previous, added, removed });
+  objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, server.running.services.holder, {
+    previous,
+    added,
+    removed,
+  });
   await store.commit(tx);
 }
 
@@ -42,7 +50,13 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
 
   before(async () => {
     server = await startTestServer();
-    pieceIri = (await postJsonLd(server, '/logistics-objects', { '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:goodsDescription': 'a piece' })).headers.get('location')!;
+    pieceIri = (
+      await postJsonLd(server, '/logistics-objects', {
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:Piece',
+        'cargo:goodsDescription': 'a piece',
+      })
+    ).headers.get('location')!;
     shipmentIri = (await postJsonLd(server, '/logistics-objects', SHIPMENT(pieceIri))).headers.get('location')!;
     // Revisions over a second apart, so the compact (second-precision) `at` form can address each.
     for (const description of ['second', 'third']) {
@@ -52,7 +66,8 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
   });
   after(() => server.close());
 
-  const description = async (res: Response) => ((await res.json()) as Record<string, unknown>)['cargo:goodsDescription'];
+  const description = async (res: Response) =>
+    ((await res.json()) as Record<string, unknown>)['cargo:goodsDescription'];
 
   it('serves the latest revision by default, with Revision and Latest-Revision', async () => {
     const res = await server.request(shipmentIri);
@@ -94,12 +109,16 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
     await sleep(5);
     let res = await server.request(`${shipmentIri}?at=${encodeURIComponent(new Date(Date.now() - 1).toISOString())}`);
     expect(res.headers.get('revision')).to.equal('3');
-    res = await server.request(`${shipmentIri}?at=${encodeURIComponent(new Date((await createdAt(2)).getTime() + 1).toISOString().replace('Z', '+00:00'))}`);
+    res = await server.request(
+      `${shipmentIri}?at=${encodeURIComponent(new Date((await createdAt(2)).getTime() + 1).toISOString().replace('Z', '+00:00'))}`,
+    );
     expect(res.headers.get('revision')).to.equal('2');
   });
 
   it('at= in the future is 400, before creation 404, malformed 400', async () => {
-    expect((await server.request(`${shipmentIri}?at=${compact(new Date(Date.now() + 3_600_000))}`)).status).to.equal(400);
+    expect((await server.request(`${shipmentIri}?at=${compact(new Date(Date.now() + 3_600_000))}`)).status).to.equal(
+      400,
+    );
     expect((await server.request(`${shipmentIri}?at=20000101T000000Z`)).status).to.equal(404);
     expect((await server.request(`${shipmentIri}?at=yesterday`)).status).to.equal(400);
   });
@@ -118,10 +137,14 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
       const res = await server.request(shipmentIri, { headers: { Accept: accept } });
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal(`${accept}; version=2.3.0`);
-      const triples = new Parser({ format: accept === 'text/turtle' ? 'text/turtle' : 'application/n-triples' }).parse(await res.text());
+      const triples = new Parser({ format: accept === 'text/turtle' ? 'text/turtle' : 'application/n-triples' }).parse(
+        await res.text(),
+      );
       const values = triples.filter((t) => t.predicate.value === `${CARGO}goodsDescription`).map((t) => t.object.value);
       expect(values).to.deep.equal(['third']);
-      expect(triples.some((t) => t.predicate.value.endsWith('#hasLatestRevision') && t.object.value === '3')).to.equal(true);
+      expect(triples.some((t) => t.predicate.value.endsWith('#hasLatestRevision') && t.object.value === '3')).to.equal(
+        true,
+      );
     }
   });
 
@@ -138,11 +161,16 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
 
   it("embedded with at=: the embedded object's data sits on the ?at= IRI that links to it", async () => {
     const at = compact(new Date((await createdAt(2)).getTime() + 1000));
-    const res = await server.request(`${shipmentIri}?embedded=true&at=${at}`, { headers: { Accept: 'application/n-triples' } });
+    const res = await server.request(`${shipmentIri}?embedded=true&at=${at}`, {
+      headers: { Accept: 'application/n-triples' },
+    });
     const triples = new Parser({ format: 'application/n-triples' }).parse(await res.text());
-    const link = triples.find((t) => t.subject.value === shipmentIri && t.predicate.value === `${CARGO}pieces`)!.object.value;
+    const link = triples.find((t) => t.subject.value === shipmentIri && t.predicate.value === `${CARGO}pieces`)!.object
+      .value;
     expect(link).to.equal(`${pieceIri}?at=${at}`);
-    const description = triples.find((t) => t.predicate.value === `${CARGO}goodsDescription` && t.object.value === 'a piece');
+    const description = triples.find(
+      (t) => t.predicate.value === `${CARGO}goodsDescription` && t.object.value === 'a piece',
+    );
     expect(description?.subject.value).to.equal(link);
     expect(triples.filter((t) => t.subject.value === pieceIri)).to.deep.equal([]);
   });
@@ -180,7 +208,9 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
   it('another agent without a grant is refused with 403', async () => {
     const res = await server.request(shipmentIri, { agent: 'other' });
     expect(res.status).to.equal(403);
-    expect(((await res.json()) as Record<string, unknown>)['api:hasTitle']).to.equal('Not authorized to perform action');
+    expect(((await res.json()) as Record<string, unknown>)['api:hasTitle']).to.equal(
+      'Not authorized to perform action',
+    );
   });
 
   it('GET / returns the ServerInformation', async () => {

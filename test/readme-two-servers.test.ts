@@ -33,7 +33,7 @@ async function stopGroup(pgid: number): Promise<void> {
   }
 }
 
-describe("docs/two-servers.md: two servers talking to each other (its commands, run as written)", function () {
+describe('docs/two-servers.md: two servers talking to each other (its commands, run as written)', function () {
   this.timeout(120_000);
   let dir: string;
   before(async () => {
@@ -58,7 +58,11 @@ done
 echo "A's notifications:"
 curl -s -H "Authorization: Bearer $TOKEN_A" -H 'Accept: application/ld+json' http://localhost:${a}/internal/notifications\n`;
     // Its own process group, so the servers it starts in the background are stopped with it.
-    const shell = spawn('bash', ['-c', script], { cwd: REPO, detached: true, env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' } });
+    const shell = spawn('bash', ['-c', script], {
+      cwd: REPO,
+      detached: true,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     shell.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -70,7 +74,9 @@ curl -s -H "Authorization: Bearer $TOKEN_A" -H 'Accept: application/ld+json' htt
       await stopGroup(shell.pid!);
     }
     expect(stdout).to.match(/^grant: 201$/m);
-    expect(stdout, 'the SubscriptionRequest B answered').to.include(`"request":"http://localhost:${b}/action-requests/`);
+    expect(stdout, 'the SubscriptionRequest B answered').to.include(
+      `"request":"http://localhost:${b}/action-requests/`,
+    );
     expect(stdout).to.match(/^change: 201$/m);
     const listed = stdout.slice(stdout.lastIndexOf("A's notifications:"));
     expect(listed).to.include('LOGISTICS_OBJECT_UPDATED');

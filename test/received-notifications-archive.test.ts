@@ -6,7 +6,11 @@ import { literal, namedNode, quad, quadToNq, type Quad } from '../src/rdf/terms.
 import { exportDataDirectory } from '../src/store/embedded/export/export.js';
 import { API, api } from '../src/rdf/vocab.js';
 import type { DurableStore } from '../src/store/embedded/durable-store.js';
-import { receivedNotificationGraph, receivedNotificationQuads, type ReceivedNotificationRecord } from '../src/store/schema/received-notifications.js';
+import {
+  receivedNotificationGraph,
+  receivedNotificationQuads,
+  type ReceivedNotificationRecord,
+} from '../src/store/schema/received-notifications.js';
 import { openStore, tempDir } from './support/store-data.js';
 import { startTestServer } from './support/server.js';
 
@@ -50,7 +54,8 @@ async function receive(store: DurableStore, ns: number[], legacy = false): Promi
   }
 }
 
-const hotNotificationGraphs = (store: DurableStore) => store.index.listGraphs().filter((g) => g.startsWith(receivedNotificationGraph('')));
+const hotNotificationGraphs = (store: DurableStore) =>
+  store.index.listGraphs().filter((g) => g.startsWith(receivedNotificationGraph('')));
 const numbers = (page: ReceivedNotificationRecord[]) => page.map((r) => r.sequence - 1);
 const all = Array.from({ length: 24 }, (_, n) => n);
 
@@ -65,18 +70,27 @@ async function expectListed(store: DurableStore): Promise<void> {
   const page = await notifications.list({ sender: SENDERS[1] }, 3, 4);
   expect(page.total).to.equal(12);
   expect(numbers(page.page)).to.deep.equal([7, 9, 11, 13]);
-  expect(numbers((await notifications.list({ eventType: TYPES[1] }, 0, 100)).page)).to.deep.equal(all.filter((n) => Math.floor(n / 2) % 2 === 1));
+  expect(numbers((await notifications.list({ eventType: TYPES[1] }, 0, 100)).page)).to.deep.equal(
+    all.filter((n) => Math.floor(n / 2) % 2 === 1),
+  );
   const object1 = 'https://publisher.example.com/logistics-objects/1';
-  expect(numbers((await notifications.list({ object: object1 }, 0, 100)).page)).to.deep.equal(all.filter((n) => n % 3 === 1));
+  expect(numbers((await notifications.list({ object: object1 }, 0, 100)).page)).to.deep.equal(
+    all.filter((n) => n % 3 === 1),
+  );
   expect(numbers((await notifications.list({ object: LONG }, 0, 100)).page)).to.deep.equal([0]);
   const window = { receivedAfter: new Date(T0 + 3 * 60_000), receivedBefore: new Date(T0 + 10 * 60_000) };
   expect(numbers((await notifications.list(window, 0, 100)).page)).to.deep.equal([3, 4, 5, 6, 7, 8, 9, 10]);
-  expect(numbers((await notifications.list({ receivedAfter: new Date(T0 + 20 * 60_000) }, 0, 100)).page)).to.deep.equal([20, 21, 22, 23]);
+  expect(numbers((await notifications.list({ receivedAfter: new Date(T0 + 20 * 60_000) }, 0, 100)).page)).to.deep.equal(
+    [20, 21, 22, 23],
+  );
   // Several filters: every one must match.
   const combined = await notifications.list({ ...window, sender: SENDERS[0], object: object1 }, 0, 100);
   expect(combined.total).to.equal(2);
   expect(numbers(combined.page)).to.deep.equal([4, 10]);
-  expect(await notifications.list({ sender: 'https://nobody.example.com/org' }, 0, 100)).to.deep.equal({ total: 0, page: [] });
+  expect(await notifications.list({ sender: 'https://nobody.example.com/org' }, 0, 100)).to.deep.equal({
+    total: 0,
+    page: [],
+  });
   // Duplicates are found by @id and by the sender's Idempotency-Key (not another sender's).
   expect((await notifications.withId(notification(7).record.iri))?.sequence).to.equal(8);
   expect((await notifications.withId(`${LONG}/notification`))?.sequence).to.equal(1);
@@ -162,7 +176,11 @@ describe('received notifications are kept out of the hot store, in the archive',
       const check = async () => {
         expect(numbers((await notifications().list({}, 0, 100)).page)).to.deep.equal(left);
         expect((await notifications().list({ sender: SENDERS[1] }, 0, 100)).total).to.equal(7);
-        expect(numbers((await notifications().list({ object: 'https://publisher.example.com/logistics-objects/1' }, 0, 100)).page)).to.deep.equal(left.filter((n) => n % 3 === 1));
+        expect(
+          numbers(
+            (await notifications().list({ object: 'https://publisher.example.com/logistics-objects/1' }, 0, 100)).page,
+          ),
+        ).to.deep.equal(left.filter((n) => n % 3 === 1));
         expect((await notifications().list({ receivedBefore: new Date(T0 + 12 * 60_000) }, 0, 100)).total).to.equal(3);
         expect(await notifications().withId(notification(5).record.iri)).to.equal(undefined);
         expect(await notifications().withKey(SENDERS[1], 'key-5')).to.equal(undefined);
@@ -201,12 +219,19 @@ describe('received notifications are kept out of the hot store, in the archive',
         const fresh = await fetch(`${server.url}/notifications`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${await server.token('other')}`, 'Content-Type': 'application/ld+json' },
-          body: JSON.stringify({ '@context': { api: API }, '@id': 'https://publisher.example.com/notifications/fresh', '@type': 'api:Notification', 'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_CREATED' } }),
+          body: JSON.stringify({
+            '@context': { api: API },
+            '@id': 'https://publisher.example.com/notifications/fresh',
+            '@type': 'api:Notification',
+            'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_CREATED' },
+          }),
         });
         expect(fresh.status).to.equal(204);
         let listed: unknown;
         for (let i = 0; i < 100; i++) {
-          listed = ((await (await server.request('/internal/notifications')).json()) as Record<string, unknown>)['api:hasItem'];
+          listed = ((await (await server.request('/internal/notifications')).json()) as Record<string, unknown>)[
+            'api:hasItem'
+          ];
           if (!Array.isArray(listed)) break;
           await new Promise((r) => setTimeout(r, 50));
         }

@@ -4,7 +4,8 @@ import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js'
 import { replayBatches } from '../src/store/embedded/journal/replay-batches.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
-const line = (object: string, subject = 's', graph = '<http://e.com/g>') => `<http://e.com/${subject}> <http://e.com/p> ${object}${graph ? ` ${graph}` : ''} .\n`;
+const line = (object: string, subject = 's', graph = '<http://e.com/g>') =>
+  `<http://e.com/${subject}> <http://e.com/p> ${object}${graph ? ` ${graph}` : ''} .\n`;
 const int = (lexical: string) => `"${lexical}"^^<${XSD}integer>`;
 
 /** What the store holds after `records`, applied one by one (as live writes do) or in replay batches. */
@@ -18,7 +19,11 @@ function stored(records: CommitRecord[], batched: boolean, before = ''): string 
 
 /** The store after applying `records` as one naive batch: every insertion, then every deletion. */
 function naive(records: CommitRecord[], before = ''): string {
-  return stored([{ insert: records.map((r) => r.insert).join(''), delete: records.map((r) => r.delete).join('') }], false, before);
+  return stored(
+    [{ insert: records.map((r) => r.insert).join(''), delete: records.map((r) => r.delete).join('') }],
+    false,
+    before,
+  );
 }
 
 describe('replay batches: records folded into one load and one deletion only where that gives the same store', () => {
@@ -54,8 +59,14 @@ describe('replay batches: records folded into one load and one deletion only whe
       for (const subject of ['a', 'b']) {
         records.push({
           // As a revision's metadata: typed values, on a subject of each revision.
-          delete: n === 1 ? '' : line(`"revision ${n - 1}"`, subject) + line(int(String(n - 1)), `${subject}?revision=${n - 1}`),
-          insert: line(`"revision ${n}"`, subject) + line(int(String(n)), `${subject}?revision=${n}`) + `#A ${line('"archived"', subject)}`,
+          delete:
+            n === 1
+              ? ''
+              : line(`"revision ${n - 1}"`, subject) + line(int(String(n - 1)), `${subject}?revision=${n - 1}`),
+          insert:
+            line(`"revision ${n}"`, subject) +
+            line(int(String(n)), `${subject}?revision=${n}`) +
+            `#A ${line('"archived"', subject)}`,
         });
       }
     }
@@ -63,7 +74,9 @@ describe('replay batches: records folded into one load and one deletion only whe
     expect(batches).to.have.length(1);
     // What a later record deletes again is not loaded at all.
     expect(batches[0].insert).to.not.contain('"revision 3"');
-    expect(stored(records, true, line('"revision 0"', 'a'))).to.equal(stored(records, false, line('"revision 0"', 'a')));
+    expect(stored(records, true, line('"revision 0"', 'a'))).to.equal(
+      stored(records, false, line('"revision 0"', 'a')),
+    );
   });
 
   it('a record whose insertions do not end in a newline does not run into the next one', () => {
@@ -75,8 +88,24 @@ describe('replay batches: records folded into one load and one deletion only whe
   });
 
   it('random records over values that alias: batches always leave the store as applying them one by one', () => {
-    const objects = [int('1'), int('01'), int('+1'), int('2'), `"1"^^<${XSD}decimal>`, '"1"', '"1"@en', '"1"@EN', '"\\u0031"', '<http://e.com/1>', '<http://e.com/\\u0031>'];
-    const lines = [...objects.map((o) => line(o)), ...objects.slice(0, 4).map((o) => line(o, 't')), line('"1"', 's', '')];
+    const objects = [
+      int('1'),
+      int('01'),
+      int('+1'),
+      int('2'),
+      `"1"^^<${XSD}decimal>`,
+      '"1"',
+      '"1"@en',
+      '"1"@EN',
+      '"\\u0031"',
+      '<http://e.com/1>',
+      '<http://e.com/\\u0031>',
+    ];
+    const lines = [
+      ...objects.map((o) => line(o)),
+      ...objects.slice(0, 4).map((o) => line(o, 't')),
+      line('"1"', 's', ''),
+    ];
     let seed = 7;
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
@@ -90,10 +119,17 @@ describe('replay batches: records folded into one load and one deletion only whe
     for (let run = 0; run < 300; run++) {
       const records: CommitRecord[] = Array.from({ length: 2 + random(6) }, () => {
         const insert = pick();
-        return { insert: insert.join(''), delete: pick().filter((l) => !insert.includes(l)).join('') };
+        return {
+          insert: insert.join(''),
+          delete: pick()
+            .filter((l) => !insert.includes(l))
+            .join(''),
+        };
       });
       const before = pick().join('');
-      expect(stored(records, true, before), JSON.stringify({ records, before })).to.equal(stored(records, false, before));
+      expect(stored(records, true, before), JSON.stringify({ records, before })).to.equal(
+        stored(records, false, before),
+      );
     }
   });
 });

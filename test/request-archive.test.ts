@@ -28,7 +28,11 @@ describe('decided ChangeRequests leave the hot store for the archive', () => {
       const check = async () => {
         const hot = hotGraphs(server);
         for (const request of requests) expect(hot.has(request), request).to.equal(false);
-        expect(await Promise.all(requests.map((r) => statusOf(server, r)))).to.deep.equal(['REQUEST_ACCEPTED', 'REQUEST_FAILED', 'REQUEST_REJECTED']);
+        expect(await Promise.all(requests.map((r) => statusOf(server, r)))).to.deep.equal([
+          'REQUEST_ACCEPTED',
+          'REQUEST_FAILED',
+          'REQUEST_REJECTED',
+        ]);
         expect(await auditRequests(server, object)).to.deep.equal([...requests].sort());
         const listed = await readJson(server, `/action-requests?object=${encodeURIComponent(object)}`);
         expect(JSON.stringify(listed)).to.include(accepted).and.to.include(failed).and.to.include(rejected);

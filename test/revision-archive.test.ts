@@ -6,7 +6,13 @@ import { literal, namedNode, quad, termToNt, type Quad } from '../src/rdf/terms.
 import { api, CARGO, rdf, requestStatus, store as meta, xsd } from '../src/rdf/vocab.js';
 import type { DurableStore } from '../src/store/embedded/durable-store.js';
 import { recordFor } from '../src/store/embedded/record-builder.js';
-import { readRevisions, revisionGraph, revisionQuads, revisionWritesIn, type RevisionRecord } from '../src/store/schema/revisions.js';
+import {
+  readRevisions,
+  revisionGraph,
+  revisionQuads,
+  revisionWritesIn,
+  type RevisionRecord,
+} from '../src/store/schema/revisions.js';
 import { finishedGraphsIn } from '../src/store/schema/finished-graphs.js';
 import { actionRequestFromTriples, requestQuads, statusEntryQuads } from '../src/store/schema/action-requests.js';
 import { readStoreNTriples } from '../src/rdf/ntriples.js';
@@ -22,7 +28,8 @@ const OBJECT = `${EX}logistics-objects/big`;
 function objectTriples(size: number, changed: ReadonlyMap<number, number> = new Map()): Quad[] {
   const s = namedNode(OBJECT);
   const out = [quad(s, namedNode(rdf.type), namedNode(`${CARGO}Piece`))];
-  for (let k = 1; k < size; k++) out.push(quad(s, namedNode(`${CARGO}remarks`), literal(`remark ${k} v${changed.get(k) ?? 0} "quoted" é 🚚`)));
+  for (let k = 1; k < size; k++)
+    out.push(quad(s, namedNode(`${CARGO}remarks`), literal(`remark ${k} v${changed.get(k) ?? 0} "quoted" é 🚚`)));
   return out;
 }
 
@@ -35,7 +42,8 @@ const record = (number: number, ms: number): RevisionRecord => ({
   mostSpecificType: `${CARGO}Piece`,
 });
 
-const lines = (triples: readonly Quad[]) => triples.map((t) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`).sort();
+const lines = (triples: readonly Quad[]) =>
+  triples.map((t) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`).sort();
 
 /**
  * Writes revision 1 of an object of `size` triples and `changes` revisions after it, each
@@ -53,7 +61,11 @@ async function writeRevisions(store: DurableStore, size: number, changes: number
     versions.set(k, n);
     const triples = objectTriples(size, versions);
     const tx = store.begin();
-    tx.revisions.push({ revision: record(n, 1_700_000_000_000 + n), triples, replaces: { revision: record(n - 1, 1_700_000_000_000 + n - 1), triples: revisions[n - 2] } });
+    tx.revisions.push({
+      revision: record(n, 1_700_000_000_000 + n),
+      triples,
+      replaces: { revision: record(n - 1, 1_700_000_000_000 + n - 1), triples: revisions[n - 2] },
+    });
     await store.commit(tx);
     revisions.push(triples);
   }
@@ -62,7 +74,9 @@ async function writeRevisions(store: DurableStore, size: number, changes: number
 
 async function expectHistory(store: DurableStore, revisions: Quad[][]): Promise<void> {
   for (const [i, triples] of revisions.entries()) {
-    expect(lines(await store.graphTriples(revisionGraph(OBJECT, i + 1))), `revision ${i + 1}`).to.deep.equal(lines(triples));
+    expect(lines(await store.graphTriples(revisionGraph(OBJECT, i + 1))), `revision ${i + 1}`).to.deep.equal(
+      lines(triples),
+    );
     expect(await store.revision(OBJECT, i + 1)).to.deep.equal(record(i + 1, 1_700_000_000_000 + (i === 0 ? 0 : i + 1)));
   }
 }
@@ -105,11 +119,16 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     const created = store.begin();
     created.revisions.push({ revision: record(1, 1_700_000_000_000), triples: first });
     await store.commit(created);
-    const exact = (triples: readonly Quad[]) => triples.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)}`).sort();
+    const exact = (triples: readonly Quad[]) =>
+      triples.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)}`).sort();
     const whileLatest = await store.graphTriples(revisionGraph(OBJECT, 1));
     const next = [...whileLatest.filter((t) => !t.predicate.equals(p('h'))), quad(s, p('h'), literal('changed'))];
     const changed = store.begin();
-    changed.revisions.push({ revision: record(2, 1_700_000_000_002), triples: next, replaces: { revision: record(1, 1_700_000_000_000), triples: whileLatest } });
+    changed.revisions.push({
+      revision: record(2, 1_700_000_000_002),
+      triples: next,
+      replaces: { revision: record(1, 1_700_000_000_000), triples: whileLatest },
+    });
     await store.commit(changed);
     expect(exact(await store.graphTriples(revisionGraph(OBJECT, 1)))).to.deep.equal(exact(whileLatest));
     expect(exact(await store.graphTriples(revisionGraph(OBJECT, 2)))).to.deep.equal(exact(next));
@@ -126,29 +145,82 @@ describe('revision archive: history on disk, the latest revision in the hot stor
       [`${EX}outbox/1`]: `<urn:x> <${EX}p> "gone" .\n`,
     };
     const before = objectTriples(6);
-    const after = objectTriples(6, new Map([[2, 1], [4, 1]]));
+    const after = objectTriples(
+      6,
+      new Map([
+        [2, 1],
+        [4, 1],
+      ]),
+    );
     const build = (fill: (tx: WriteTransaction) => void) => {
       const tx = new WriteTransaction(new Claims());
       fill(tx);
-      const r = recordFor(tx, (l) => l.map((x) => (x.value === '1.50' ? literal('1.5', x.datatype) : x)), (g) => hot[g] ?? '');
+      const r = recordFor(
+        tx,
+        (l) => l.map((x) => (x.value === '1.50' ? literal('1.5', x.datatype) : x)),
+        (g) => hot[g] ?? '',
+      );
       return r;
     };
     const fromRecord = (r: ReturnType<typeof recordFor>) => ({
-      revisions: revisionWritesIn(r).map((w) => ({ ...w.record, createdAt: w.record.createdAt.getTime(), whole: w.whole, del: w.del, ins: w.ins })),
+      revisions: revisionWritesIn(r).map((w) => ({
+        ...w.record,
+        createdAt: w.record.createdAt.getTime(),
+        whole: w.whole,
+        del: w.del,
+        ins: w.ins,
+      })),
       finished: finishedGraphsIn(r),
     });
     const handed = (r: ReturnType<typeof recordFor>) => ({
-      revisions: r.archive!.revisions.map((w) => ({ ...w.record, createdAt: w.record.createdAt.getTime(), whole: w.whole, del: w.del, ins: w.ins })),
+      revisions: r.archive!.revisions.map((w) => ({
+        ...w.record,
+        createdAt: w.record.createdAt.getTime(),
+        whole: w.whole,
+        del: w.del,
+        ins: w.ins,
+      })),
       finished: r.archive!.finished.map(({ graph, ntriples }) => ({ graph, ntriples })),
     });
     const cases = [
       // A PATCH: the writer's added and removed lines, its request created and finished, another request finished, an outbox entry removed.
       build((tx) => {
-        tx.revisions.push({ revision: record(2, 1_700_000_000_120), triples: after, replaces: { revision: record(1, 1_700_000_000_000), triples: before, added: after.filter((t, i) => !before[i].equals(t)), removed: before.filter((t, i) => !after[i].equals(t)) } });
-        const request = { iri: created, type: api.ChangeRequest, requestedBy: AGENT, requestedAt: new Date(1_700_000_000_100), objects: [OBJECT], statuses: [] };
-        tx.insert.push(...requestQuads(request, [quad(namedNode('internal:s'), namedNode(`${EX}q`), literal('a "request" 🚚\n'), namedNode(created))]));
-        for (const [number, status] of [[1, requestStatus.PENDING], [2, requestStatus.ACCEPTED]] as const) {
-          tx.insert.push(...statusEntryQuads(created, { iri: `internal:e${number}`, number, status, since: new Date(1_700_000_000_100 + number), changedBy: AGENT }));
+        tx.revisions.push({
+          revision: record(2, 1_700_000_000_120),
+          triples: after,
+          replaces: {
+            revision: record(1, 1_700_000_000_000),
+            triples: before,
+            added: after.filter((t, i) => !before[i].equals(t)),
+            removed: before.filter((t, i) => !after[i].equals(t)),
+          },
+        });
+        const request = {
+          iri: created,
+          type: api.ChangeRequest,
+          requestedBy: AGENT,
+          requestedAt: new Date(1_700_000_000_100),
+          objects: [OBJECT],
+          statuses: [],
+        };
+        tx.insert.push(
+          ...requestQuads(request, [
+            quad(namedNode('internal:s'), namedNode(`${EX}q`), literal('a "request" 🚚\n'), namedNode(created)),
+          ]),
+        );
+        for (const [number, status] of [
+          [1, requestStatus.PENDING],
+          [2, requestStatus.ACCEPTED],
+        ] as const) {
+          tx.insert.push(
+            ...statusEntryQuads(created, {
+              iri: `internal:e${number}`,
+              number,
+              status,
+              since: new Date(1_700_000_000_100 + number),
+              changedBy: AGENT,
+            }),
+          );
         }
         tx.created.add(created);
         tx.finished.push(created, held);
@@ -156,15 +228,30 @@ describe('revision archive: history on disk, the latest revision in the hot stor
         tx.delete.push(quad(namedNode('urn:x'), namedNode(`${EX}n`), literal('1'), namedNode(`${EX}counters`)));
       }),
       // Revision 3 compared with revision 2 line by line, and a change undone in the same step.
-      build((tx) => tx.revisions.push({ revision: record(3, 1_700_000_000_300), triples: before, replaces: { revision: record(2, 1_700_000_000_120), triples: after } })),
+      build((tx) =>
+        tx.revisions.push({
+          revision: record(3, 1_700_000_000_300),
+          triples: before,
+          replaces: { revision: record(2, 1_700_000_000_120), triples: after },
+        }),
+      ),
       // Two new objects, one literal made canonical.
       build((tx) => {
-        tx.revisions.push({ revision: record(1, 1_700_000_000_000), triples: [...before, quad(o, namedNode(`${EX}w`), literal('1.50', namedNode(xsd.decimal)))] });
-        tx.revisions.push({ revision: { ...record(1, 1_700_000_000_001), object: other, graph: revisionGraph(other, 1) }, triples: [quad(namedNode(other), namedNode(rdf.type), namedNode(`${CARGO}Piece`))] });
+        tx.revisions.push({
+          revision: record(1, 1_700_000_000_000),
+          triples: [...before, quad(o, namedNode(`${EX}w`), literal('1.50', namedNode(xsd.decimal)))],
+        });
+        tx.revisions.push({
+          revision: { ...record(1, 1_700_000_000_001), object: other, graph: revisionGraph(other, 1) },
+          triples: [quad(namedNode(other), namedNode(rdf.type), namedNode(`${CARGO}Piece`))],
+        });
       }),
     ];
     for (const r of cases) expect(handed(r)).to.deep.equal(fromRecord(r));
-    expect(cases[0].archive!.finished.map((f) => [f.graph, f.created === true])).to.deep.equal([[created, true], [held, false]]);
+    expect(cases[0].archive!.finished.map((f) => [f.graph, f.created === true])).to.deep.equal([
+      [created, true],
+      [held, false],
+    ]);
     expect(cases[0].archive!.revisions[0].del).to.include('v0');
     // The request's record, read from the quads the commit wrote, is the one its text gives.
     const [{ triples, ntriples }] = cases[0].archive!.finished;
@@ -172,17 +259,29 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     expect(fromQuads?.statuses.map((e) => e.status)).to.deep.equal([requestStatus.PENDING, requestStatus.ACCEPTED]);
     expect(fromQuads).to.deep.equal(actionRequestFromTriples(created, readStoreNTriples(ntriples)));
     // Written to the object's graph beside its revision: the archive reads the record.
-    expect(build((tx) => {
-      tx.revisions.push({ revision: record(2, 1_700_000_000_120), triples: after, replaces: { revision: record(1, 1_700_000_000_000), triples: before } });
-      tx.insert.push(quad(o, namedNode(`${EX}extra`), literal('x'), o));
-    }).archive).to.equal(undefined);
+    expect(
+      build((tx) => {
+        tx.revisions.push({
+          revision: record(2, 1_700_000_000_120),
+          triples: after,
+          replaces: { revision: record(1, 1_700_000_000_000), triples: before },
+        });
+        tx.insert.push(quad(o, namedNode(`${EX}extra`), literal('x'), o));
+      }).archive,
+    ).to.equal(undefined);
   });
 
   it('a change is journalled as what it changes: the record of a one-triple change is as small on 2,000 triples as on 40', () => {
     const journalled = (size: number) => {
       const before = objectTriples(size);
       const after = objectTriples(size, new Map([[1, 1]]));
-      const tx = { insert: [], delete: [], finished: [], removedGraphs: [], revisions: [{ revision: record(2, 2), triples: after, replaces: { revision: record(1, 1), triples: before } }] };
+      const tx = {
+        insert: [],
+        delete: [],
+        finished: [],
+        removedGraphs: [],
+        revisions: [{ revision: record(2, 2), triples: after, replaces: { revision: record(1, 1), triples: before } }],
+      };
       const r = recordFor(tx as unknown as Parameters<typeof recordFor>[0], (l) => l);
       return r.delete.length + r.insert.length;
     };
@@ -217,7 +316,9 @@ describe('revision archive: history on disk, the latest revision in the hot stor
       () => undefined,
       (err: Error) => err,
     );
-    expect(error?.message).to.match(/revision archive .*lacks revision \d+ of .*Restore the data directory from a backup/i);
+    expect(error?.message).to.match(
+      /revision archive .*lacks revision \d+ of .*Restore the data directory from a backup/i,
+    );
   });
 
   it('data written before the archive (every revision a graph in the hot store) is moved to it once, at start', async () => {
@@ -225,12 +326,19 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     const revisions: Quad[][] = [];
     const versions = new Map<number, number>();
     for (let n = 1; n <= 12; n++) {
-      if (n > 1) versions.set(n % 5 + 1, n);
+      if (n > 1) versions.set((n % 5) + 1, n);
       const triples = objectTriples(8, versions);
       revisions.push(triples);
       const r = record(n, 1_700_000_000_000 + (n === 1 ? 0 : n));
       // What a commit wrote then: the revision's metadata and a whole copy in the revision's own graph.
-      await store.commit(store.begin({ insert: [...revisionQuads(r), ...triples.map((t) => quad(t.subject, t.predicate, t.object, namedNode(r.graph)))] }));
+      await store.commit(
+        store.begin({
+          insert: [
+            ...revisionQuads(r),
+            ...triples.map((t) => quad(t.subject, t.predicate, t.object, namedNode(r.graph))),
+          ],
+        }),
+      );
       if (n === 6) await store.snapshot();
     }
     await store.close();
@@ -241,7 +349,11 @@ describe('revision archive: history on disk, the latest revision in the hot stor
     expect(readRevisions(migrated.index).map((r) => r.number)).to.deep.equal([1, 12]);
     const next = objectTriples(8, new Map([...versions, [1, 13]]));
     const tx = migrated.begin();
-    tx.revisions.push({ revision: record(13, 1_700_000_000_013), triples: next, replaces: { revision: record(12, 1_700_000_000_012), triples: revisions[11] } });
+    tx.revisions.push({
+      revision: record(13, 1_700_000_000_013),
+      triples: next,
+      replaces: { revision: record(12, 1_700_000_000_012), triples: revisions[11] },
+    });
     await migrated.commit(tx);
     await migrated.close();
     const { store: again, log: quiet } = await openStore(dir);

@@ -15,12 +15,22 @@ const verdictOf = (violations: Violation[]): Verdict => ({
   failures: [...new Set(violations.map((v) => failureKey(v.focusNode, v.path)))].sort(),
 });
 
-const EXAMPLE_NAMES = readdirSync(EXAMPLES_DIR).filter((n) => n.endsWith('.json')).sort();
+const EXAMPLE_NAMES = readdirSync(EXAMPLES_DIR)
+  .filter((n) => n.endsWith('.json'))
+  .sort();
 const examples = new Map<string, Quad[]>();
-for (const name of EXAMPLE_NAMES) examples.set(name, await jsonLdToQuads(JSON.parse(readExample(name)), 'https://1r.example.com/'));
+for (const name of EXAMPLE_NAMES)
+  examples.set(name, await jsonLdToQuads(JSON.parse(readExample(name)), 'https://1r.example.com/'));
 
 /** Every property some shape constrains: what generated variants add. */
-const CONSTRAINED = [...new Set(new Parser().parse(readFileSync(SHAPES_FILE, 'utf8')).filter((q) => q.predicate.value === 'http://www.w3.org/ns/shacl#path' && q.object.termType === 'NamedNode').map((q) => q.object.value))].sort();
+const CONSTRAINED = [
+  ...new Set(
+    new Parser()
+      .parse(readFileSync(SHAPES_FILE, 'utf8'))
+      .filter((q) => q.predicate.value === 'http://www.w3.org/ns/shacl#path' && q.object.termType === 'NamedNode')
+      .map((q) => q.object.value),
+  ),
+].sort();
 
 const x = (local: string) => namedNode(`${XSD}${local}`);
 const LITERALS: Term[] = [
@@ -52,7 +62,19 @@ const IRIS: Term[] = [
   namedNode(`${CODE_LISTS}MeasurementUnitCode#KGM`),
   namedNode('https://1r.example.com/logistics-objects/other'),
 ];
-const CLASSES = ['Value', 'Shipment', 'Piece', 'Company', 'Location', 'CodeListElement', 'EventTimeType', 'LogisticsEvent', 'StatusUpdateEvent'].map((c) => `${CARGO}${c}`).concat([`${API}Change`, `${API}Operation`, 'https://example.com/vocab#Other']);
+const CLASSES = [
+  'Value',
+  'Shipment',
+  'Piece',
+  'Company',
+  'Location',
+  'CodeListElement',
+  'EventTimeType',
+  'LogisticsEvent',
+  'StatusUpdateEvent',
+]
+  .map((c) => `${CARGO}${c}`)
+  .concat([`${API}Change`, `${API}Operation`, 'https://example.com/vocab#Other']);
 
 type Mutation = (quads: Quad[]) => Quad[];
 const subjects = (quads: Quad[]) => [...new Map(quads.map((q) => [q.subject.value, q.subject])).values()];
@@ -70,20 +92,43 @@ const value = fc.oneof(
 
 const mutation = (strict: boolean): fc.Arbitrary<Mutation> =>
   fc.oneof(
-    fc.tuple(fc.nat(), value).map(([i, { v, extra }]): Mutation => (qs) => {
-      const k = i % qs.length;
-      return [...qs.slice(0, k), quad(qs[k].subject, qs[k].predicate, v as Quad['object']), ...qs.slice(k + 1), ...extra];
-    }),
-    fc.tuple(fc.nat(), value).map(([i, { v, extra }]): Mutation => (qs) => [...qs, quad(qs[i % qs.length].subject, qs[i % qs.length].predicate, v as Quad['object']), ...extra]),
-    fc.tuple(fc.nat(), fc.constantFrom(...CONSTRAINED, ...(strict ? ['https://example.com/vocab#unknown'] : [])), value).map(([i, p, { v, extra }]): Mutation => (qs) => {
-      const s = subjects(qs);
-      return [...qs, quad(s[i % s.length], namedNode(p), v as Quad['object']), ...extra];
-    }),
-    fc.tuple(fc.nat(), fc.constantFrom(...CLASSES)).map(([i, c]): Mutation => (qs) => {
-      const s = subjects(qs);
-      return [...qs, quad(s[i % s.length], namedNode(`${RDF}type`), namedNode(c))];
-    }),
-    fc.nat().map((i): Mutation => (qs) => qs.filter((_, k) => k !== i % qs.length)),
+    fc.tuple(fc.nat(), value).map(
+      ([i, { v, extra }]): Mutation =>
+        (qs) => {
+          const k = i % qs.length;
+          return [
+            ...qs.slice(0, k),
+            quad(qs[k].subject, qs[k].predicate, v as Quad['object']),
+            ...qs.slice(k + 1),
+            ...extra,
+          ];
+        },
+    ),
+    fc.tuple(fc.nat(), value).map(
+      ([i, { v, extra }]): Mutation =>
+        (qs) => [...qs, quad(qs[i % qs.length].subject, qs[i % qs.length].predicate, v as Quad['object']), ...extra],
+    ),
+    fc
+      .tuple(fc.nat(), fc.constantFrom(...CONSTRAINED, ...(strict ? ['https://example.com/vocab#unknown'] : [])), value)
+      .map(
+        ([i, p, { v, extra }]): Mutation =>
+          (qs) => {
+            const s = subjects(qs);
+            return [...qs, quad(s[i % s.length], namedNode(p), v as Quad['object']), ...extra];
+          },
+      ),
+    fc.tuple(fc.nat(), fc.constantFrom(...CLASSES)).map(
+      ([i, c]): Mutation =>
+        (qs) => {
+          const s = subjects(qs);
+          return [...qs, quad(s[i % s.length], namedNode(`${RDF}type`), namedNode(c))];
+        },
+    ),
+    fc.nat().map(
+      (i): Mutation =>
+        (qs) =>
+          qs.filter((_, k) => k !== i % qs.length),
+    ),
   );
 
 describe('Compiled shape checks against the SHACL engine (shacl-engine)', () => {
@@ -102,20 +147,30 @@ describe('Compiled shape checks against the SHACL engine (shacl-engine)', () => 
     const ref = strict ? new ReferenceValidator({ strict }) : reference;
     let invalid = 0;
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...EXAMPLE_NAMES), fc.array(mutation(strict), { minLength: 0, maxLength: 3 }), async (name, mutations) => {
-        const quads = mutations.reduce((qs, m) => (qs.length === 0 ? qs : m(qs)), examples.get(name)!);
-        const expected = await ref.verdict(quads);
-        if (!expected.conforms) invalid++;
-        expect(verdictOf(mine.validate(quads))).to.deep.equal(expected);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...EXAMPLE_NAMES),
+        fc.array(mutation(strict), { minLength: 0, maxLength: 3 }),
+        async (name, mutations) => {
+          const quads = mutations.reduce((qs, m) => (qs.length === 0 ? qs : m(qs)), examples.get(name)!);
+          const expected = await ref.verdict(quads);
+          if (!expected.conforms) invalid++;
+          expect(verdictOf(mine.validate(quads))).to.deep.equal(expected);
+        },
+      ),
       { numRuns: runs, verbose: 1 },
     );
     // The variants must exercise both answers, or the comparison proves little.
     expect(invalid).to.be.greaterThan(runs / 5);
     expect(invalid).to.be.lessThan(runs);
   };
-  it('give the same verdicts, focus nodes and paths on 300 generated variants of the examples', variants(false, Number(process.env.SHAPE_RUNS ?? 300))).timeout(120_000);
-  it('give the same verdicts in strict mode on 100 generated variants (unknown properties refused)', variants(true, 100)).timeout(120_000);
+  it(
+    'give the same verdicts, focus nodes and paths on 300 generated variants of the examples',
+    variants(false, Number(process.env.SHAPE_RUNS ?? 300)),
+  ).timeout(120_000);
+  it(
+    'give the same verdicts in strict mode on 100 generated variants (unknown properties refused)',
+    variants(true, 100),
+  ).timeout(120_000);
 });
 
 describe('Compiled shape checks on variants the generator might not hit', () => {

@@ -27,18 +27,27 @@ describe('Shape checks: one violating variant per kind of shape', () => {
   }
 
   it('accepts a valid Piece with an embedded Value and a code-list unit', async () => {
-    expect(await violations(`o:p a cargo:Piece ; cargo:goodsDescription "Books" ; cargo:grossWeight i:w .
-      i:w a cargo:Value ; cargo:numericalValue 20 ; cargo:unit <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM> .`)).to.deep.equal([]);
+    expect(
+      await violations(`o:p a cargo:Piece ; cargo:goodsDescription "Books" ; cargo:grossWeight i:w .
+      i:w a cargo:Value ; cargo:numericalValue 20 ; cargo:unit <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM> .`),
+    ).to.deep.equal([]);
   });
 
   it('datatype: a numericalValue that is not a number', async () => {
-    expect(await violations(`o:p a cargo:Piece ; cargo:grossWeight i:w . i:w a cargo:Value ; cargo:numericalValue "abc" .`)).to.deep.equal([
-      { focusNode: 'internal:w', path: `${CARGO}numericalValue`, message: 'cargo:grossWeight/cargo:numericalValue must be a number, got "abc"' },
+    expect(
+      await violations(`o:p a cargo:Piece ; cargo:grossWeight i:w . i:w a cargo:Value ; cargo:numericalValue "abc" .`),
+    ).to.deep.equal([
+      {
+        focusNode: 'internal:w',
+        path: `${CARGO}numericalValue`,
+        message: 'cargo:grossWeight/cargo:numericalValue must be a number, got "abc"',
+      },
     ]);
   });
 
   it('datatype: an ill-typed literal ("abc"^^xsd:double) and a dateTime out of range', async () => {
-    const found = await violations(`o:e a cargo:LogisticsEvent ; cargo:eventFor o:p ; cargo:eventDate "2023-13-01T00:00:00Z"^^xsd:dateTime ; cargo:eventLocation i:l .
+    const found =
+      await violations(`o:e a cargo:LogisticsEvent ; cargo:eventFor o:p ; cargo:eventDate "2023-13-01T00:00:00Z"^^xsd:dateTime ; cargo:eventLocation i:l .
       i:l a cargo:Location ; cargo:geolocation i:g . i:g cargo:latitude "abc"^^xsd:double .`);
     expect(found.map((f) => f.message)).to.have.members([
       'cargo:eventDate must be an xsd:dateTime, got "2023-13-01T00:00:00Z"',
@@ -47,7 +56,9 @@ describe('Shape checks: one violating variant per kind of shape', () => {
   });
 
   it('class: a grossWeight that is a Company, and a literal where a node is expected', async () => {
-    const found = await violations(`o:p a cargo:Piece ; cargo:grossWeight i:c ; cargo:dimensions "big" . i:c a cargo:Company .`);
+    const found = await violations(
+      `o:p a cargo:Piece ; cargo:grossWeight i:c ; cargo:dimensions "big" . i:c a cargo:Company .`,
+    );
     expect(found.map((f) => f.message)).to.have.members([
       'cargo:grossWeight must be a node of class cargo:Value, or a link, got <internal:c>',
       'cargo:dimensions must be a node of class cargo:Dimensions, or a link, got "big"',
@@ -60,22 +71,31 @@ describe('Shape checks: one violating variant per kind of shape', () => {
 
   it('cardinality: a Piece with two goodsDescriptions where one is allowed', async () => {
     expect(await violations(`o:p a cargo:Piece ; cargo:goodsDescription "Books", "Magazines" .`)).to.deep.equal([
-      { focusNode: 'https://1r.example.com/logistics-objects/p', path: `${CARGO}goodsDescription`, message: 'cargo:goodsDescription may appear at most once, got 2 values' },
+      {
+        focusNode: 'https://1r.example.com/logistics-objects/p',
+        path: `${CARGO}goodsDescription`,
+        message: 'cargo:goodsDescription may appear at most once, got 2 values',
+      },
     ]);
   });
 
   it('cardinality: subclasses inherit the restrictions of their superclasses (PieceDg is a Piece)', async () => {
-    expect((await violations(`o:p a cargo:PieceDg ; cargo:goodsDescription "Books", "Magazines" .`)).map((f) => f.path)).to.deep.equal([`${CARGO}goodsDescription`]);
+    expect(
+      (await violations(`o:p a cargo:PieceDg ; cargo:goodsDescription "Books", "Magazines" .`)).map((f) => f.path),
+    ).to.deep.equal([`${CARGO}goodsDescription`]);
   });
 
   it('cardinality: an event without eventFor (the one minimum cardinality of the cargo ontology)', async () => {
-    expect((await violations(`o:e a cargo:LogisticsEvent ; cargo:eventDate "2023-04-01T10:38:01Z"^^xsd:dateTime .`)).map((f) => f.message)).to.deep.equal([
-      'cargo:eventFor must appear at least once, got none',
-    ]);
+    expect(
+      (await violations(`o:e a cargo:LogisticsEvent ; cargo:eventDate "2023-04-01T10:38:01Z"^^xsd:dateTime .`)).map(
+        (f) => f.message,
+      ),
+    ).to.deep.equal(['cargo:eventFor must appear at least once, got none']);
   });
 
   it('enumeration: an unknown eventTimeType, and a code given as a string', async () => {
-    const found = await violations(`o:e a cargo:LogisticsEvent ; cargo:eventFor o:p ; cargo:eventTimeType cargo:SOMETIME .
+    const found =
+      await violations(`o:e a cargo:LogisticsEvent ; cargo:eventFor o:p ; cargo:eventTimeType cargo:SOMETIME .
       o:f a cargo:LogisticsEvent ; cargo:eventFor o:p ; cargo:eventTimeType "ACTUAL" .`);
     expect(found.map((f) => f.message)).to.have.members([
       'cargo:eventTimeType must be one of cargo:ACTUAL, cargo:ESTIMATED, cargo:EXPECTED, cargo:PLANNED, cargo:REQUESTED, got <https://onerecord.iata.org/ns/cargo#SOMETIME>',
@@ -84,32 +104,56 @@ describe('Shape checks: one violating variant per kind of shape', () => {
   });
 
   it('code lists: an IRI or a CodeListElement node is accepted, a literal is not', async () => {
-    expect(await violations(`o:p a cargo:Piece ; cargo:grossWeight i:w . i:w cargo:unit i:u . i:u a cargo:CodeListElement ; cargo:code "KGM" .`)).to.deep.equal([]);
-    expect((await violations(`o:p a cargo:Piece ; cargo:grossWeight i:w . i:w cargo:unit "kg" .`)).map((f) => f.message)).to.deep.equal([
+    expect(
+      await violations(
+        `o:p a cargo:Piece ; cargo:grossWeight i:w . i:w cargo:unit i:u . i:u a cargo:CodeListElement ; cargo:code "KGM" .`,
+      ),
+    ).to.deep.equal([]);
+    expect(
+      (await violations(`o:p a cargo:Piece ; cargo:grossWeight i:w . i:w cargo:unit "kg" .`)).map((f) => f.message),
+    ).to.deep.equal([
       'cargo:grossWeight/cargo:unit must be a node of class cargo:CodeListElement or <https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode>, or a link, got "kg"',
     ]);
   });
 
   it('facets: the waybillNumber pattern and maxLength are enforced, the "[-9]+" typo is not', async () => {
-    expect((await violations(`o:w a cargo:Waybill ; cargo:waybillNumber "ab-1" ; cargo:waybillPrefix "1234" .`)).map((f) => f.path.replace(CARGO, ''))).to.have.members(['waybillNumber', 'waybillPrefix']);
+    expect(
+      (await violations(`o:w a cargo:Waybill ; cargo:waybillNumber "ab-1" ; cargo:waybillPrefix "1234" .`)).map((f) =>
+        f.path.replace(CARGO, ''),
+      ),
+    ).to.have.members(['waybillNumber', 'waybillPrefix']);
     expect(await violations(`o:c a cargo:Carrier ; cargo:prefix "ABC" .`)).to.deep.equal([]);
   });
 
   it('API objects: a Change without notifyRequestStatusChange is valid (spec default false); a second one is not', async () => {
     const change = `[] a api:Change ; api:hasLogisticsObject o:p ; api:hasRevision 1 ; api:hasOperation [ a api:Operation ; api:op api:ADD ; api:s "${'https://1r.example.com/logistics-objects/p'}" ; api:p "${CARGO}goodsDescription"^^xsd:anyURI ; api:o [ a api:OperationObject ; api:hasDatatype "http://www.w3.org/2001/XMLSchema#string"^^xsd:anyURI ; api:hasValue "x" ] ]`;
     expect(await violations(`${change} .`)).to.deep.equal([]);
-    expect((await violations(`${change} ; api:notifyRequestStatusChange true, false .`)).map((f) => f.path)).to.deep.equal(['https://onerecord.iata.org/ns/api#notifyRequestStatusChange']);
+    expect(
+      (await violations(`${change} ; api:notifyRequestStatusChange true, false .`)).map((f) => f.path),
+    ).to.deep.equal(['https://onerecord.iata.org/ns/api#notifyRequestStatusChange']);
   });
 
   it('xsd:anyURI (api:hasTopic, api:p, ...): a typed literal, a string and a link are accepted; a blank node and a number are not', async () => {
-    const subscription = (topic: string) => `o:s a api:Subscription ; api:hasSubscriber o:c ; api:hasTopicType api:LOGISTICS_OBJECT_IDENTIFIER ; api:includeSubscriptionEventType api:LOGISTICS_OBJECT_UPDATED ; api:hasTopic ${topic} .`;
-    for (const accepted of ['"https://1r.example.com/logistics-objects/p"^^xsd:anyURI', '"https://1r.example.com/logistics-objects/p"', 'o:p']) {
+    const subscription = (topic: string) =>
+      `o:s a api:Subscription ; api:hasSubscriber o:c ; api:hasTopicType api:LOGISTICS_OBJECT_IDENTIFIER ; api:includeSubscriptionEventType api:LOGISTICS_OBJECT_UPDATED ; api:hasTopic ${topic} .`;
+    for (const accepted of [
+      '"https://1r.example.com/logistics-objects/p"^^xsd:anyURI',
+      '"https://1r.example.com/logistics-objects/p"',
+      'o:p',
+    ]) {
       expect(await violations(subscription(accepted)), accepted).to.deep.equal([]);
     }
-    for (const [refused, shown] of [['[ a cargo:Piece ]', 'a blank node'], ['42', '"42"']]) {
-      expect((await violations(subscription(refused))).map((f) => f.message), refused).to.deep.equal([`api:hasTopic must be an IRI (an xsd:anyURI, a string or a link), got ${shown}`]);
+    for (const [refused, shown] of [
+      ['[ a cargo:Piece ]', 'a blank node'],
+      ['42', '"42"'],
+    ]) {
+      expect(
+        (await violations(subscription(refused))).map((f) => f.message),
+        refused,
+      ).to.deep.equal([`api:hasTopic must be an IRI (an xsd:anyURI, a string or a link), got ${shown}`]);
     }
-    const operation = (p: string) => `[] a api:Change ; api:hasLogisticsObject o:p ; api:hasRevision 1 ; api:hasOperation [ a api:Operation ; api:op api:ADD ; api:s "https://1r.example.com/logistics-objects/p" ; api:p ${p} ; api:o [ a api:OperationObject ; api:hasDatatype xsd:string ; api:hasValue "x" ] ] .`;
+    const operation = (p: string) =>
+      `[] a api:Change ; api:hasLogisticsObject o:p ; api:hasRevision 1 ; api:hasOperation [ a api:Operation ; api:op api:ADD ; api:s "https://1r.example.com/logistics-objects/p" ; api:p ${p} ; api:o [ a api:OperationObject ; api:hasDatatype xsd:string ; api:hasValue "x" ] ] .`;
     expect(await violations(operation(`cargo:goodsDescription`))).to.deep.equal([]);
     expect(await violations(operation(`"${CARGO}goodsDescription"^^xsd:anyURI`))).to.deep.equal([]);
   });
@@ -117,7 +161,9 @@ describe('Shape checks: one violating variant per kind of shape', () => {
   it('unknown properties are accepted (open world) unless strict mode is on', async () => {
     const data = `o:p a cargo:Piece ; <https://example.com/vocab#colour> "red" .`;
     expect(await violations(data)).to.deep.equal([]);
-    expect((await violations(data, strict)).map((f) => f.message)).to.deep.equal(['<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)']);
+    expect((await violations(data, strict)).map((f) => f.message)).to.deep.equal([
+      '<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)',
+    ]);
   });
 });
 
@@ -154,7 +200,9 @@ describe('Shape checks of a change: only what it touched, the same answer as che
           const next = [...base.filter((t) => !gone.has(key(t))), ...added];
           const whole = verdict(validator.validate(next));
           expect(verdict(validator.validate(next, changeFocus(next, added, removed)))).to.deep.equal(whole);
-          expect(verdict(validator.validate(next, changeFocus(next, added, removed), byNode(next)))).to.deep.equal(whole);
+          expect(verdict(validator.validate(next, changeFocus(next, added, removed), byNode(next)))).to.deep.equal(
+            whole,
+          );
         }),
         { numRuns: 300 },
       );

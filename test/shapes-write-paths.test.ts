@@ -6,7 +6,24 @@ import { SHAPES_FILE, ShapeValidator } from '../src/shapes/validator.js';
 import type { Quad } from '../src/rdf/terms.js';
 import { api } from '../src/rdf/vocab.js';
 import type { WriteTransaction } from '../src/store/transaction.js';
-import { API, CARGO, XSD, add, asList, bool, change, createObject, del, errorCodes, patch, piece, readJson, statusOf, str, submit } from './support/changes.js';
+import {
+  API,
+  CARGO,
+  XSD,
+  add,
+  asList,
+  bool,
+  change,
+  createObject,
+  del,
+  errorCodes,
+  patch,
+  piece,
+  readJson,
+  statusOf,
+  str,
+  submit,
+} from './support/changes.js';
 import { delegationBody, partner, postDelegation } from './support/access.js';
 import { eventJson, postEvent } from './support/events.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
@@ -77,7 +94,11 @@ describe('Data-model validation on every write path', () => {
     const request = await submit(
       server,
       object,
-      change(object, 1, [add(object, 'goodsDescription', str('Books'), str('Magazines')), del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]),
+      change(object, 1, [
+        add(object, 'goodsDescription', str('Books'), str('Magazines')),
+        del(object, 'coload', bool(false)),
+        add(object, 'coload', str('no')),
+      ]),
     );
     const body = await readJson(server, request);
     expect((body['api:hasRequestStatus'] as Json)['@id']).to.equal(`${API}REQUEST_FAILED`);
@@ -91,7 +112,11 @@ describe('Data-model validation on every write path', () => {
 
   it('PATCH: a Change that keeps the object valid is accepted', async () => {
     const object = await createObject(server);
-    const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]));
+    const request = await submit(
+      server,
+      object,
+      change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]),
+    );
     expect(await statusOf(server, request)).to.equal('REQUEST_ACCEPTED');
   });
 
@@ -102,7 +127,9 @@ describe('Data-model validation on every write path', () => {
     const res = await patch(server, object, body);
     expect(res.status).to.equal(400);
     // A Change sent without @id has no IRI a detail could name: hasResource is left out, not a blank node label.
-    expect(details((await res.json()) as Json).map((d) => [d.property, d.resource])).to.deep.equal([[`${API}hasRevision`, undefined]]);
+    expect(details((await res.json()) as Json).map((d) => [d.property, d.resource])).to.deep.equal([
+      [`${API}hasRevision`, undefined],
+    ]);
   });
 
   it('POST logistics-events: an event breaking a shape is 400; the bulk endpoint reports it for that event only', async () => {
@@ -110,7 +137,9 @@ describe('Data-model validation on every write path', () => {
     const bad = eventJson({ 'cargo:partialEventIndicator': 'maybe' });
     const res = await postEvent(server, object, bad);
     expect(res.status).to.equal(400);
-    expect(details((await res.json()) as Json)[0].message).to.equal('cargo:partialEventIndicator must be a boolean (true or false), got "maybe"');
+    expect(details((await res.json()) as Json)[0].message).to.equal(
+      'cargo:partialEventIndicator must be a boolean (true or false), got "maybe"',
+    );
     expect((await postEvent(server, object, eventJson({ 'cargo:partialEventIndicator': false }))).status).to.equal(201);
 
     const bulk = await postJsonLd(server, '/logistics-events', {
@@ -143,11 +172,24 @@ describe('Data-model validation on every write path', () => {
       [`${API}expiresAt`, 'api:expiresAt must be an xsd:dateTime, got "tomorrow"'],
       [`${API}notifyRequestStatusChange`, 'api:notifyRequestStatusChange must be a boolean (true or false), got "yes"'],
     ]);
-    const requests = (await (await server.request(`/action-requests?logistics-object=${encodeURIComponent(object)}`)).json()) as Json;
+    const requests = (await (
+      await server.request(`/action-requests?logistics-object=${encodeURIComponent(object)}`)
+    ).json()) as Json;
     expect(requests['api:hasTotalItems']).to.equal(0);
     // What this server reads beyond API 2.3 passes: several Delegates (2.0–2.2 clients), permissions by bare name.
-    const listed = delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: [partner('airline'), partner('handler')], objects: [object] });
-    expect((await postDelegation(server, 'holder', { ...listed, 'api:hasPermission': ['GET_LOGISTICS_OBJECT', { '@id': 'api:POST_LOGISTICS_EVENT' }] })).status).to.equal(201);
+    const listed = delegationBody({
+      permissions: ['GET_LOGISTICS_OBJECT'],
+      for: [partner('airline'), partner('handler')],
+      objects: [object],
+    });
+    expect(
+      (
+        await postDelegation(server, 'holder', {
+          ...listed,
+          'api:hasPermission': ['GET_LOGISTICS_OBJECT', { '@id': 'api:POST_LOGISTICS_EVENT' }],
+        })
+      ).status,
+    ).to.equal(201);
     const unknown = await postDelegation(server, 'holder', { ...listed, 'api:hasPermission': 'READ_EVERYTHING' });
     expect(details((await unknown.json()) as Json).map((d) => d.message)).to.deep.equal([
       'api:hasPermission must be one of api:GET_LOGISTICS_EVENT, api:GET_LOGISTICS_OBJECT, api:PATCH_LOGISTICS_OBJECT, api:POST_LOGISTICS_EVENT, got "READ_EVERYTHING"',
@@ -187,7 +229,8 @@ describe('Data-model validation: once per document written, on exactly what is c
     expect('committed' in steps[steps.length - 1], 'the commit comes after every validation').to.equal(true);
     return { validated, tx: commits[0] };
   };
-  const keys = (triples: readonly Quad[]) => triples.map((t) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`).sort();
+  const keys = (triples: readonly Quad[]) =>
+    triples.map((t) => `${t.subject.value} ${t.predicate.value} ${t.object.value}`).sort();
 
   it('POST /logistics-objects: each object created is validated once, and its validated triples are its revision graph', async () => {
     const res = await postJsonLd(server, '/logistics-objects', {
@@ -205,7 +248,12 @@ describe('Data-model validation: once per document written, on exactly what is c
   it('PATCH: the Change document once when received; the resulting revision once when decided, and that revision is what is committed', async () => {
     const object = await createObject(server);
     steps = [];
-    const request = await submit(server, object, change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]), 'other');
+    const request = await submit(
+      server,
+      object,
+      change(object, 1, [add(object, 'goodsDescription', str('Magazines'))]),
+      'other',
+    );
     const received = observed();
     expect(received.validated).to.have.length(1);
     expect(received.validated[0].some((t) => t.object.value === api.Change)).to.equal(true);
@@ -220,7 +268,12 @@ describe('Data-model validation: once per document written, on exactly what is c
 
   it('PATCH: a resulting revision that breaks a shape is validated once and only the REQUEST_FAILED status is committed', async () => {
     const object = await createObject(server);
-    const request = await submit(server, object, change(object, 1, [del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]), 'other');
+    const request = await submit(
+      server,
+      object,
+      change(object, 1, [del(object, 'coload', bool(false)), add(object, 'coload', str('no'))]),
+      'other',
+    );
     steps = [];
     expect((await server.request(`${request}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(422);
     const { validated, tx } = observed();
@@ -233,13 +286,19 @@ describe('Data-model validation: once per document written, on exactly what is c
   it('POST /access-delegations: the AccessDelegation once when received, and not again when accepted', async () => {
     const object = await createObject(server);
     steps = [];
-    const res = await postDelegation(server, 'holder', delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] }));
+    const res = await postDelegation(
+      server,
+      'holder',
+      delegationBody({ permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [object] }),
+    );
     expect(res.status).to.equal(201);
     const received = observed();
     expect(received.validated).to.have.length(1);
     expect(received.validated[0].some((t) => t.object.value === api.AccessDelegation)).to.equal(true);
     steps = [];
-    expect((await server.request(`${res.headers.get('location')}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status).to.equal(204);
+    expect(
+      (await server.request(`${res.headers.get('location')}?status=REQUEST_ACCEPTED`, { method: 'PATCH' })).status,
+    ).to.equal(204);
     expect(observed().validated).to.deep.equal([]);
   });
 
@@ -282,14 +341,22 @@ describe('Data-model validation settings and stored data', () => {
       try {
         expect((await second.request(object)).status).to.equal(200);
         // Still invalid after this change (two descriptions remain): refused, nothing changes.
-        const stillInvalid = await submit(second, object, change(object, 1, [add(object, 'coload', { datatype: `${XSD}boolean`, value: 'true' })]));
+        const stillInvalid = await submit(
+          second,
+          object,
+          change(object, 1, [add(object, 'coload', { datatype: `${XSD}boolean`, value: 'true' })]),
+        );
         expect(await statusOf(second, stillInvalid)).to.equal('REQUEST_FAILED');
         // This change repairs both problems: accepted.
         const weight = ((await readJson(second, object))['cargo:grossWeight'] as Json)['@id'] as string;
         const repair = await submit(
           second,
           object,
-          change(object, 1, [del(object, 'goodsDescription', str('Magazines')), del(weight, 'numericalValue', str('abc')), add(weight, 'numericalValue', { datatype: `${XSD}double`, value: '20' })]),
+          change(object, 1, [
+            del(object, 'goodsDescription', str('Magazines')),
+            del(weight, 'numericalValue', str('abc')),
+            add(weight, 'numericalValue', { datatype: `${XSD}double`, value: '20' }),
+          ]),
         );
         expect(await statusOf(second, repair)).to.equal('REQUEST_ACCEPTED');
       } finally {
@@ -308,7 +375,9 @@ describe('Data-model validation settings and stored data', () => {
       expect((await postJsonLd(open, '/logistics-objects', body)).status).to.equal(201);
       const res = await postJsonLd(strict, '/logistics-objects', body);
       expect(res.status).to.equal(400);
-      expect(details((await res.json()) as Json).map((d) => d.message)).to.deep.equal(['<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)']);
+      expect(details((await res.json()) as Json).map((d) => d.message)).to.deep.equal([
+        '<https://example.com/vocab#colour> is not a property of the ONE Record ontologies (strict mode)',
+      ]);
     } finally {
       await open.close();
       await strict.close();

@@ -19,7 +19,14 @@ interface Started {
 /** `npm start`'s entry point in a process of its own, configured by env vars; resolves once ready. */
 async function startMain(dataDir: string, port: number): Promise<Started> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://127.0.0.1:${port}`, SHUTDOWN_GRACE_MS: '10000' },
+    env: {
+      PATH: process.env.PATH,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: `http://127.0.0.1:${port}`,
+      SHUTDOWN_GRACE_MS: '10000',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -52,7 +59,11 @@ describe('graceful shutdown', function () {
       const port = await freePort();
       const first = await startMain(dir, port);
       const key = await embeddedKey(dir);
-      const token = await sign(key, { iss: key.issuer, logistics_agent_uri: `http://127.0.0.1:${port}/logistics-objects/data-holder`, exp: nowSeconds() + 600 });
+      const token = await sign(key, {
+        iss: key.issuer,
+        logistics_agent_uri: `http://127.0.0.1:${port}/logistics-objects/data-holder`,
+        exp: nowSeconds() + 600,
+      });
       const acknowledged: { iri: string; at: number }[] = [];
       let signalledAt = Infinity;
       let stop = false;
@@ -74,7 +85,8 @@ describe('graceful shutdown', function () {
       const writers = Array.from({ length: 8 }, writer);
       // At least 1.5 s of load, and enough acknowledged writes to check, however slow the shared machine is.
       const loadedSince = performance.now();
-      while (performance.now() - loadedSince < 1500 || acknowledged.length <= 20) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (performance.now() - loadedSince < 1500 || acknowledged.length <= 20)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       signalledAt = performance.now();
       first.child.kill('SIGTERM');
       const code = await first.exit;
@@ -82,7 +94,10 @@ describe('graceful shutdown', function () {
       await Promise.all(writers);
       expect(code, first.lines.join('\n')).to.equal(0);
       expect(acknowledged.length).to.be.greaterThan(20);
-      expect(acknowledged.filter((a) => a.at > signalledAt).length, 'no write in flight at SIGTERM was answered').to.be.greaterThan(0);
+      expect(
+        acknowledged.filter((a) => a.at > signalledAt).length,
+        'no write in flight at SIGTERM was answered',
+      ).to.be.greaterThan(0);
       const events = first.lines.map((line) => (JSON.parse(line) as { event?: string }).event).filter(Boolean);
       expect(events).to.include.members(['started', 'shutdown', 'stopped']);
 

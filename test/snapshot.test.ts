@@ -8,13 +8,16 @@ import { defaultGraph, literal, namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir, type OpenedStore } from './support/store-data.js';
 
 /** A store without memory images: what is tested here is the snapshot and the journal a start reads without one (images: index-image.test.ts). */
-const openPlain = (dir: string, options: Partial<DurableStoreOptions> = {}) => openStore(dir, { memoryImage: false, ...options });
+const openPlain = (dir: string, options: Partial<DurableStoreOptions> = {}) =>
+  openStore(dir, { memoryImage: false, ...options });
 
 /** Inserts, then changes that delete part of what was inserted, across a few graphs. */
 async function writeHistory(store: DurableStore, prefix: string): Promise<void> {
   for (let g = 0; g < 5; g++) await store.commit(store.begin({ insert: graphQuads(`${prefix}${g}`, 10) }));
   for (let g = 0; g < 5; g++) {
-    await store.commit(store.begin({ delete: graphQuads(`${prefix}${g}`, 4), insert: graphQuads(`${prefix}${g}`, 2, 'changed ') }));
+    await store.commit(
+      store.begin({ delete: graphQuads(`${prefix}${g}`, 4), insert: graphQuads(`${prefix}${g}`, 2, 'changed ') }),
+    );
   }
 }
 
@@ -45,7 +48,11 @@ describe('snapshots', () => {
   it('snapshot + replay gives an identical store, default graph included', async () => {
     const { store } = await openPlain(dir);
     await writeHistory(store, 'g');
-    await store.commit(store.begin({ insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())] }));
+    await store.commit(
+      store.begin({
+        insert: [quad(namedNode(`${EX}s`), namedNode(`${EX}p`), literal('in the default graph'), defaultGraph())],
+      }),
+    );
     await store.snapshot();
     expect(await storeFiles(dir)).to.deep.equal([segmentName(2), snapshotName(2)]);
 
@@ -73,7 +80,9 @@ describe('snapshots', () => {
     const { store } = await openPlain(dir);
     const graphs = 8000;
     for (let g = 0; g < graphs; g += 500) {
-      await store.commit(store.begin({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() }));
+      await store.commit(
+        store.begin({ insert: Array.from({ length: 500 }, (_, i) => graphQuads(`w${g + i}`, 5)).flat() }),
+      );
     }
     let finished = false;
     const snapshot = store.snapshot().then(() => (finished = true));
@@ -82,7 +91,12 @@ describe('snapshots', () => {
     const writer = async () => {
       while (!finished) {
         const g = `w${(n++ * 7919) % graphs}`;
-        await store.commit(store.begin({ delete: graphQuads(g, 2), insert: [...graphQuads(g, 1, 'during '), ...graphQuads(`new${n}`, 3)] }));
+        await store.commit(
+          store.begin({
+            delete: graphQuads(g, 2),
+            insert: [...graphQuads(g, 1, 'during '), ...graphQuads(`new${n}`, 3)],
+          }),
+        );
         if (!finished) during += 1;
       }
     };
@@ -151,7 +165,8 @@ describe('snapshots', () => {
       journalBytes = (await stat(join(dir, segmentName(2)))).size;
     }
     expect(journalBytes).to.be.below(snapshotBytes / 4);
-    for (let waited = 0; snapshots() < 2 && waited < 10_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let waited = 0; snapshots() < 2 && waited < 10_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(snapshots(), `no snapshot once the journal reached maxReplayBytes; log:\n${log.join('\n')}`).to.equal(2);
     expect(await storeFiles(dir)).to.deep.equal([segmentName(3), snapshotName(3)]);
 
@@ -176,7 +191,9 @@ describe('snapshots', () => {
     it('cut short: incomplete', async () => {
       const { size } = await stat(path);
       await truncate(path, size - 10);
-      expect((await openFails(dir)).message).to.match(/snapshot snapshot-00000002\.nq is incomplete \(no end line\); refusing to start/);
+      expect((await openFails(dir)).message).to.match(
+        /snapshot snapshot-00000002\.nq is incomplete \(no end line\); refusing to start/,
+      );
     });
 
     it('cut at a line end before the end line: incomplete', async () => {
@@ -188,7 +205,9 @@ describe('snapshots', () => {
     it('one changed character that still parses: checksum mismatch', async () => {
       const text = await readFile(path, 'utf8');
       await writeFile(path, text.replace('value', 'valuf'));
-      expect((await openFails(dir)).message).to.match(/snapshot snapshot-00000002\.nq is corrupt \(checksum mismatch\)/);
+      expect((await openFails(dir)).message).to.match(
+        /snapshot snapshot-00000002\.nq is corrupt \(checksum mismatch\)/,
+      );
     });
 
     it('data after the end line', async () => {
@@ -209,7 +228,9 @@ describe('snapshots', () => {
     await rmdir(blocker);
 
     const reopened = await reopenEqual(store, dir);
-    expect(reopened.log).to.deep.equal([`store recovered: snapshot none, 20 journal records, ${store.index.size} quads`]);
+    expect(reopened.log).to.deep.equal([
+      `store recovered: snapshot none, 20 journal records, ${store.index.size} quads`,
+    ]);
     await reopened.store.snapshot();
     expect(await storeFiles(dir)).to.deep.equal([segmentName(3), snapshotName(3)]);
     await store.close();

@@ -20,7 +20,13 @@ import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 async function startEngineServer(overrides: ConfigOverrides = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
   const engine = await leaseEngine(dataDir);
-  const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const };
+  const sparql = {
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest' as const,
+  };
   const server = await startTestServer({ ...overrides, store: { backend: 'sparql', sparql } }, dataDir);
   const close = server.close.bind(server);
   server.close = async () => {
@@ -36,11 +42,24 @@ type Term = { type: string; value: string; datatype?: string; 'xml:lang'?: strin
 /** Protocol parameters: a record, or pairs where a name repeats (default-graph-uri, named-graph-uri). */
 type Params = Record<string, string> | [string, string][];
 
-async function sparql(server: TestServer, query: string, params: Params = {}, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
-  return server.request(`/sparql?${new URLSearchParams([['query', query], ...(Array.isArray(params) ? params : Object.entries(params))])}`, { agent, headers: { Accept: 'application/sparql-results+json' } });
+async function sparql(
+  server: TestServer,
+  query: string,
+  params: Params = {},
+  agent: 'holder' | 'other' = 'holder',
+): Promise<Response> {
+  return server.request(
+    `/sparql?${new URLSearchParams([['query', query], ...(Array.isArray(params) ? params : Object.entries(params))])}`,
+    { agent, headers: { Accept: 'application/sparql-results+json' } },
+  );
 }
 
-async function rows(server: TestServer, query: string, params: Params = {}, agent: 'holder' | 'other' = 'holder'): Promise<Record<string, Term>[]> {
+async function rows(
+  server: TestServer,
+  query: string,
+  params: Params = {},
+  agent: 'holder' | 'other' = 'holder',
+): Promise<Record<string, Term>[]> {
   const res = await sparql(server, query, params, agent);
   const text = await res.text();
   expect(res.status, text).to.equal(200);
@@ -61,7 +80,12 @@ describe('SPARQL analytics on the engine: a query sees its dataset only', functi
 
   it('a partner that names a graph it may not read, or a bookkeeping graph, in FROM, FROM NAMED, GRAPH or the protocol sees nothing of it', async () => {
     expect(await rows(server, `SELECT ?p WHERE { <${hidden}> ?p ?o }`)).to.not.deep.equal([]);
-    for (const graph of [hidden, 'urn:onerecord:store:meta', 'urn:onerecord:store:events', 'urn:onerecord:store:finished-graphs']) {
+    for (const graph of [
+      hidden,
+      'urn:onerecord:store:meta',
+      'urn:onerecord:store:events',
+      'urn:onerecord:store:finished-graphs',
+    ]) {
       for (const view of ['latest', 'events', 'audit']) {
         const queries = [
           `SELECT * FROM <${graph}> WHERE { ?s ?p ?o }`,
@@ -69,27 +93,55 @@ describe('SPARQL analytics on the engine: a query sees its dataset only', functi
           `SELECT * WHERE { GRAPH <${graph}> { ?s ?p ?o } }`,
           'SELECT * WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }',
         ];
-        for (const query of queries) expect(await rows(server, query, { view }, 'other'), `${query} in ${view}`).to.deep.equal([]);
-        expect(await rows(server, 'SELECT * WHERE { ?s ?p ?o }', { view, 'default-graph-uri': graph, 'named-graph-uri': graph }, 'other')).to.deep.equal([]);
+        for (const query of queries)
+          expect(await rows(server, query, { view }, 'other'), `${query} in ${view}`).to.deep.equal([]);
+        expect(
+          await rows(
+            server,
+            'SELECT * WHERE { ?s ?p ?o }',
+            { view, 'default-graph-uri': graph, 'named-graph-uri': graph },
+            'other',
+          ),
+        ).to.deep.equal([]);
       }
     }
   });
 
-  it('no view shows the store\'s bookkeeping graphs, to internal actors either (the revisions view: the revision metadata only)', async () => {
+  it("no view shows the store's bookkeeping graphs, to internal actors either (the revisions view: the revision metadata only)", async () => {
     for (const view of ['latest', 'events', 'audit', 'revisions']) {
-      const graphs = (await rows(server, 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }', { view })).map((r) => r.g.value);
+      const graphs = (await rows(server, 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }', { view })).map(
+        (r) => r.g.value,
+      );
       expect(graphs.filter((g) => g.startsWith('urn:'))).to.deep.equal([]);
-      expect(await rows(server, 'SELECT * WHERE { GRAPH <urn:onerecord:store:events> { ?s ?p ?o } }', { view })).to.deep.equal([]);
-      expect(await rows(server, 'SELECT * FROM <urn:onerecord:store:outbox-positions> WHERE { ?s ?p ?o }', { view })).to.deep.equal([]);
+      expect(
+        await rows(server, 'SELECT * WHERE { GRAPH <urn:onerecord:store:events> { ?s ?p ?o } }', { view }),
+      ).to.deep.equal([]);
+      expect(
+        await rows(server, 'SELECT * FROM <urn:onerecord:store:outbox-positions> WHERE { ?s ?p ?o }', { view }),
+      ).to.deep.equal([]);
     }
-    const metadata = await rows(server, `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionOf> <${hidden}> ; <urn:onerecord:store:revisionNumber> ?n }`, { view: 'revisions' });
+    const metadata = await rows(
+      server,
+      `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionOf> <${hidden}> ; <urn:onerecord:store:revisionNumber> ?n }`,
+      { view: 'revisions' },
+    );
     expect(metadata.map((r) => r.n.value)).to.deep.equal(['1']);
   });
 
-  it('refuses SERVICE and the engine\'s own functions with 400', async () => {
-    await expectApiError(await sparql(server, 'SELECT * WHERE { SERVICE <http://127.0.0.1:1/sparql> { ?s ?p ?o } }'), 400, /SERVICE is not available/);
-    await expectApiError(await sparql(server, 'SELECT (<bif:sys_stat>("st_dbms_ver") AS ?v) {}'), 400, /function <bif:sys_stat> is not available/);
-    expect(await rows(server, 'SELECT (<http://www.w3.org/2001/XMLSchema#integer>("7") AS ?v) {}')).to.deep.equal([{ v: { type: 'literal', value: '7', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } }]);
+  it("refuses SERVICE and the engine's own functions with 400", async () => {
+    await expectApiError(
+      await sparql(server, 'SELECT * WHERE { SERVICE <http://127.0.0.1:1/sparql> { ?s ?p ?o } }'),
+      400,
+      /SERVICE is not available/,
+    );
+    await expectApiError(
+      await sparql(server, 'SELECT (<bif:sys_stat>("st_dbms_ver") AS ?v) {}'),
+      400,
+      /function <bif:sys_stat> is not available/,
+    );
+    expect(await rows(server, 'SELECT (<http://www.w3.org/2001/XMLSchema#integer>("7") AS ?v) {}')).to.deep.equal([
+      { v: { type: 'literal', value: '7', datatype: 'http://www.w3.org/2001/XMLSchema#integer' } },
+    ]);
   });
 
   it('answers a query past the time budget with 503 sparql_timeout, as the embedded store does', async () => {
@@ -118,18 +170,33 @@ describe('SPARQL analytics on the engine: the whole view of an internal actor', 
     server = await startEngineServer();
     const weighed = (kg: string, description: string) => {
       const body = piece();
-      (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = { '@type': 'xsd:double', '@value': kg };
+      (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = {
+        '@type': 'xsd:double',
+        '@value': kg,
+      };
       return { ...body, 'cargo:goodsDescription': description };
     };
-    for (const [kg, description] of [['20', 'A'], ['30.5', 'B'], ['5', 'C']]) objects.push(await createObject(server, weighed(kg, description)));
-    shipment = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': objects.map((p) => ({ '@id': p })) });
+    for (const [kg, description] of [
+      ['20', 'A'],
+      ['30.5', 'B'],
+      ['5', 'C'],
+    ])
+      objects.push(await createObject(server, weighed(kg, description)));
+    shipment = await createObject(server, {
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:pieces': objects.map((p) => ({ '@id': p })),
+    });
     objects.push(shipment);
-    expect((await patch(server, shipment, change(shipment, 1, [add(shipment, 'goodsDescription', str('changed'))]))).status).to.equal(201);
+    expect(
+      (await patch(server, shipment, change(shipment, 1, [add(shipment, 'goodsDescription', str('changed'))]))).status,
+    ).to.equal(201);
     expect((await postEvent(server, objects[1], eventJson())).status).to.equal(201);
   });
   after(() => server.close());
 
-  const sorted = (bindings: Record<string, Term>[]) => bindings.map((b) => JSON.stringify(Object.entries(b).sort())).sort();
+  const sorted = (bindings: Record<string, Term>[]) =>
+    bindings.map((b) => JSON.stringify(Object.entries(b).sort())).sort();
 
   it('answers as the same graphs listed in FROM and FROM NAMED: paths across objects, OPTIONAL, NOT EXISTS, UNION, sub-selects, blank nodes, SELECT *', async () => {
     const C = `PREFIX cargo: <${CARGO}> `;
@@ -148,35 +215,62 @@ describe('SPARQL analytics on the engine: the whole view of an internal actor', 
       `${C}SELECT ?d WHERE { GRAPH <${objects[0]}> { ?s cargo:goodsDescription ?d } }`,
     ];
     // The holder's organisation is an object of the view too.
-    const listed = [...objects, server.running.services.holder].flatMap((g): [string, string][] => [['default-graph-uri', g], ['named-graph-uri', g]]);
+    const listed = [...objects, server.running.services.holder].flatMap((g): [string, string][] => [
+      ['default-graph-uri', g],
+      ['named-graph-uri', g],
+    ]);
     for (const query of queries) {
       const whole = await rows(server, query);
       expect(whole.length, query).to.be.greaterThan(0);
       expect(sorted(whole), query).to.deep.equal(sorted(await rows(server, query, listed)));
     }
     // DESCRIBE: the resource's triples in the view, not those of its revisions or the store's bookkeeping.
-    const described = await server.request(`/sparql?${new URLSearchParams({ query: `DESCRIBE <${shipment}>` })}`, { headers: { Accept: 'application/n-triples' } });
+    const described = await server.request(`/sparql?${new URLSearchParams({ query: `DESCRIBE <${shipment}>` })}`, {
+      headers: { Accept: 'application/n-triples' },
+    });
     const lines = (await described.text()).trim().split('\n');
-    expect(lines.filter((l) => l.includes('goodsDescription'))).to.deep.equal([`<${shipment}> <${CARGO}goodsDescription> "changed" .`]);
+    expect(lines.filter((l) => l.includes('goodsDescription'))).to.deep.equal([
+      `<${shipment}> <${CARGO}goodsDescription> "changed" .`,
+    ]);
   });
 
   it('refuses a repeated path (*, +, ?) over the whole view with 400, and answers it over named graphs', async () => {
-    await expectApiError(await sparql(server, `SELECT ?x WHERE { ?s <${CARGO}pieces>+ ?x }`), 400, /property path with \+ over the whole view/);
-    expect(await rows(server, `SELECT ?x WHERE { GRAPH ?g { <${shipment}> <${CARGO}pieces>* ?x } }`)).to.not.deep.equal([]);
+    await expectApiError(
+      await sparql(server, `SELECT ?x WHERE { ?s <${CARGO}pieces>+ ?x }`),
+      400,
+      /property path with \+ over the whole view/,
+    );
+    expect(await rows(server, `SELECT ?x WHERE { GRAPH ?g { <${shipment}> <${CARGO}pieces>* ?x } }`)).to.not.deep.equal(
+      [],
+    );
   });
 
-  it('answers a view of more graphs than a query\'s dataset can list', async () => {
+  it("answers a view of more graphs than a query's dataset can list", async () => {
     const count = MAX_DATASET_GRAPHS + 6;
-    const pieces = Array.from({ length: count }, (_, i) => ({ '@type': 'cargo:Piece', 'cargo:goodsDescription': `many ${i}` }));
+    const pieces = Array.from({ length: count }, (_, i) => ({
+      '@type': 'cargo:Piece',
+      'cargo:goodsDescription': `many ${i}`,
+    }));
     // Two shipments: one body of them all would pass the body's triple limit.
     for (const half of [pieces.slice(0, count / 2), pieces.slice(count / 2)]) {
-      const res = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': half }) });
+      const res = await server.request('/logistics-objects', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': half }),
+      });
       expect(res.status, await res.text()).to.equal(201);
     }
-    const counted = await rows(server, `SELECT (COUNT(*) AS ?n) WHERE { ?p <${CARGO}goodsDescription> ?d FILTER STRSTARTS(?d, "many ") }`);
+    const counted = await rows(
+      server,
+      `SELECT (COUNT(*) AS ?n) WHERE { ?p <${CARGO}goodsDescription> ?d FILTER STRSTARTS(?d, "many ") }`,
+    );
     expect(counted[0].n.value).to.equal(String(count));
     // The revisions view too: revision 1 of every object (the holder's organisation's too), and the first shipment's second.
-    const revisions = await rows(server, 'SELECT (COUNT(*) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }', { view: 'revisions' });
+    const revisions = await rows(
+      server,
+      'SELECT (COUNT(*) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }',
+      { view: 'revisions' },
+    );
     expect(revisions[0].n.value).to.equal(String(count + 2 + objects.length + 2));
   });
 });
@@ -197,22 +291,52 @@ describe('the shipped queries answer the same on both backends', function () {
     };
     const weighed = (kg: number, description: string) => {
       const body = piece();
-      (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = { '@type': 'xsd:double', '@value': String(kg) };
+      (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = {
+        '@type': 'xsd:double',
+        '@value': String(kg),
+      };
       return { ...body, 'cargo:goodsDescription': description };
     };
-    const [a, b, c] = [await object('pieceA', weighed(20, 'A')), await object('pieceB', weighed(30.5, 'B')), await object('pieceC', weighed(5, 'C'))];
-    const shipment = (pieces: string[]) => ({ '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': pieces.map((p) => ({ '@id': p })) });
+    const [a, b, c] = [
+      await object('pieceA', weighed(20, 'A')),
+      await object('pieceB', weighed(30.5, 'B')),
+      await object('pieceC', weighed(5, 'C')),
+    ];
+    const shipment = (pieces: string[]) => ({
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:pieces': pieces.map((p) => ({ '@id': p })),
+    });
     const first = await object('first', shipment([a, b]));
     const second = await object('second', shipment([c]));
-    expect((await patch(server, first, change(first, 1, [add(first, 'goodsDescription', str('two pieces'))]))).status).to.equal(201);
-    for (const [on, code, day] of [[a, 'DEP', '2024-05-01'], [a, 'ARR', '2024-05-02'], [b, 'DEP', '2024-05-01'], [c, 'FOH', '2024-05-02']]) {
+    expect(
+      (await patch(server, first, change(first, 1, [add(first, 'goodsDescription', str('two pieces'))]))).status,
+    ).to.equal(201);
+    for (const [on, code, day] of [
+      [a, 'DEP', '2024-05-01'],
+      [a, 'ARR', '2024-05-02'],
+      [b, 'DEP', '2024-05-01'],
+      [c, 'FOH', '2024-05-02'],
+    ]) {
       expect((await postEvent(server, on, eventJson({ code, eventDate: `${day}T10:00:00Z` }))).status).to.equal(201);
     }
-    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT', 'GET_LOGISTICS_EVENT'], for: partner('airline'), objects: [a, b] });
-    await delegate(server, 'holder', { permissions: ['PATCH_LOGISTICS_OBJECT'], for: partner('airline'), objects: [first] });
+    await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT', 'GET_LOGISTICS_EVENT'],
+      for: partner('airline'),
+      objects: [a, b],
+    });
+    await delegate(server, 'holder', {
+      permissions: ['PATCH_LOGISTICS_OBJECT'],
+      for: partner('airline'),
+      objects: [first],
+    });
     await grant(server, authorization(partner('handler'), [`${c}/logistics-events`], ['Append']));
     await grant(server, authorization(undefined, [second], ['Read']));
-    const revoked = await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('trucker'), objects: [a] });
+    const revoked = await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT'],
+      for: partner('trucker'),
+      objects: [a],
+    });
     expect((await server.request(revoked, { method: 'DELETE' })).status).to.equal(204);
     named.set(server.running.services.holder, 'holder');
     names.set(server, named);
@@ -226,8 +350,11 @@ describe('the shipped queries answer the same on both backends', function () {
     const named = names.get(server)!;
     return bindings.map((row) => {
       const { lastChange: _written, ...rest } = row;
-      if (rest.permissions) rest.permissions = { ...rest.permissions, value: rest.permissions.value.split(' ').sort().join(' ') };
-      return JSON.stringify(rest, (_key, value: unknown) => (typeof value === 'string' ? (named.get(value) ?? value.replaceAll(server.url, 'BASE')) : value));
+      if (rest.permissions)
+        rest.permissions = { ...rest.permissions, value: rest.permissions.value.split(' ').sort().join(' ') };
+      return JSON.stringify(rest, (_key, value: unknown) =>
+        typeof value === 'string' ? (named.get(value) ?? value.replaceAll(server.url, 'BASE')) : value,
+      );
     });
   }
 

@@ -21,7 +21,13 @@ type Json = Record<string, unknown>;
 
 const engineStore = (engine: EngineConnection) => ({
   backend: 'sparql' as const,
-  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const },
+  sparql: {
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest' as const,
+  },
 });
 
 /** A path of the server whose base URL is `base`: the server answering it may listen elsewhere. */
@@ -62,16 +68,37 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       await submit(embedded, object, change(object, 1, [add(object, 'remarks', str('second'))]));
       await submit(embedded, object, change(object, 2, [add(object, 'remarks', str('third'))]));
       const outdated = await submit(embedded, object, change(object, 1, [add(object, 'remarks', str('late'))]));
-      for (const code of ['DEP', 'ARR']) expect((await postEvent(embedded, object, eventJson({ code }))).status).to.equal(201);
-      const notification = JSON.parse(await readFile(new URL('../../test/fixtures/onerecord-examples/Notification_example1.json', import.meta.url), 'utf8')) as Json;
-      const received = await embedded.request('/notifications', { method: 'POST', agent: 'other', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(notification) });
+      for (const code of ['DEP', 'ARR'])
+        expect((await postEvent(embedded, object, eventJson({ code }))).status).to.equal(201);
+      const notification = JSON.parse(
+        await readFile(
+          new URL('../../test/fixtures/onerecord-examples/Notification_example1.json', import.meta.url),
+          'utf8',
+        ),
+      ) as Json;
+      const received = await embedded.request('/notifications', {
+        method: 'POST',
+        agent: 'other',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(notification),
+      });
       expect(received.status, await received.clone().text()).to.equal(204);
-      const paths = [object, `${object}?revision=1`, `${object}?revision=2`, `${object}/audit-trail`, `${object}/logistics-events`, outdated, '/action-requests'].map((iri) => pathOf(iri, embedded.url));
+      const paths = [
+        object,
+        `${object}?revision=1`,
+        `${object}?revision=2`,
+        `${object}/audit-trail`,
+        `${object}/logistics-events`,
+        outdated,
+        '/action-requests',
+      ].map((iri) => pathOf(iri, embedded.url));
       const before = await Promise.all(paths.map((path) => triplesOf(embedded, path)));
       const receivedBefore = (await readJson(embedded, '/internal/notifications'))['api:hasTotalItems'];
 
       await embedded.stop();
-      await run(process.execPath, [CLI, 'export', '--out', exported], { env: { PATH: process.env.PATH, DATA_DIR: embedded.dataDir } });
+      await run(process.execPath, [CLI, 'export', '--out', exported], {
+        env: { PATH: process.env.PATH, DATA_DIR: embedded.dataDir },
+      });
       const engine = await leaseEngine(engineKey);
       const { quads } = await bulkLoad(engine, exported);
       expect(quads).to.be.greaterThan(50);
@@ -81,7 +108,11 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       paths.forEach((path, i) => expect(after[i], path).to.deep.equal(before[i]));
       expect((await readJson(served, '/internal/notifications'))['api:hasTotalItems']).to.equal(receivedBefore);
       // And it goes on from there: revision 4 on the engine.
-      const fourth = await served.request(pathOf(object, embedded.url), { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 3, [add(object, 'remarks', str('fourth'))])) });
+      const fourth = await served.request(pathOf(object, embedded.url), {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(change(object, 3, [add(object, 'remarks', str('fourth'))])),
+      });
       expect(fourth.status, await fourth.clone().text()).to.equal(201);
       expect((await served.request(pathOf(object, embedded.url))).headers.get('revision')).to.equal('4');
     });
@@ -110,11 +141,19 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       const client = async (i: number) => {
         for (let n = 0; !killed; n++) {
           try {
-            const res = await first.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece(i % 3)) });
+            const res = await first.request('/logistics-objects', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/ld+json' },
+              body: JSON.stringify(piece(i % 3)),
+            });
             if (res.status !== 201) continue;
             const object = res.headers.get('location')!;
             created.push(object);
-            const patched = await first.request(object, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 1, [add(object, 'remarks', str(`client ${i} write ${n}`))])) });
+            const patched = await first.request(object, {
+              method: 'PATCH',
+              headers: { 'Content-Type': 'application/ld+json' },
+              body: JSON.stringify(change(object, 1, [add(object, 'remarks', str(`client ${i} write ${n}`))])),
+            });
             if (patched.status === 201) changed.set(object, 2);
           } catch {
             // The connection died with the server: not acknowledged.
@@ -123,7 +162,8 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       };
       const clients = Array.from({ length: 20 }, (_, i) => client(i));
       // Killed once enough writes were acknowledged, however busy the machine (a fixed 3 s saw fewer than 20 in the full suite).
-      for (const deadline = Date.now() + 60_000; created.length < 60 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (const deadline = Date.now() + 60_000; created.length < 60 && Date.now() < deadline; )
+        await new Promise((resolve) => setTimeout(resolve, 50));
       killed = true;
       await first.stop('SIGKILL');
       await Promise.all(clients);
@@ -170,9 +210,15 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       expect(stored.status).to.equal(200);
       const server = await startTestServer({ store: engineStore(engine) });
       try {
-        const count = async (graph: string) => Number((await server.running.store.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH <${graph}> { ?s ?p ?o } }`)).results.bindings[0].n.value);
+        const count = async (graph: string) =>
+          Number(
+            (await server.running.store.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH <${graph}> { ?s ?p ?o } }`))
+              .results.bindings[0].n.value,
+          );
         expect(await count('urn:test:cut-off')).to.equal(1);
-        const left = await server.running.store.select('SELECT ?o WHERE { GRAPH <urn:onerecord:store:commit-intents> { <urn:onerecord:store:commit:000000000000001-test-000000000001> ?p ?o } }');
+        const left = await server.running.store.select(
+          'SELECT ?o WHERE { GRAPH <urn:onerecord:store:commit-intents> { <urn:onerecord:store:commit:000000000000001-test-000000000001> ?p ?o } }',
+        );
         expect(left.results.bindings).to.deep.equal([]);
       } finally {
         await server.close();
@@ -197,16 +243,19 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
         const mode = update ? (dropAll ? 'drop' : nextUpdate) : 'pass';
         if (update) nextUpdate = 'pass';
         if (mode === 'drop') return void req.socket.destroy();
-        const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-          if (mode === 'lose-answer') {
-            // The engine applied it; the server never hears so.
-            answer.resume();
-            answer.on('end', () => req.socket.destroy());
-            return;
-          }
-          res.writeHead(answer.statusCode!, answer.headers);
-          answer.pipe(res);
-        });
+        const forwarded = httpRequest(
+          { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            if (mode === 'lose-answer') {
+              // The engine applied it; the server never hears so.
+              answer.resume();
+              answer.on('end', () => req.socket.destroy());
+              return;
+            }
+            res.writeHead(answer.statusCode!, answer.headers);
+            answer.pipe(res);
+          },
+        );
         req.pipe(forwarded);
       });
       await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -231,7 +280,14 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
     });
 
     it('keeps few intents: those of applied commits are removed in batches', async () => {
-      const intents = async () => Number((await server.running.store.select('SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-intents> { ?s ?p ?o } }')).results.bindings[0].n.value);
+      const intents = async () =>
+        Number(
+          (
+            await server.running.store.select(
+              'SELECT (COUNT(*) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-intents> { ?s ?p ?o } }',
+            )
+          ).results.bindings[0].n.value,
+        );
       for (let i = 0; i < 220; i++) await createObject(server);
       let held = await intents();
       for (let i = 0; i < 50 && held >= 200; i++) {
@@ -253,10 +309,18 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       const before = await objectCount();
       dropAll = true;
       try {
-        const res = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+        const res = await server.request('/logistics-objects', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body: JSON.stringify(piece()),
+        });
         expect(res.status, await res.clone().text()).to.equal(503);
         expect(res.headers.get('retry-after')).to.equal('5');
-        const refused = await server.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece()) });
+        const refused = await server.request('/logistics-objects', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body: JSON.stringify(piece()),
+        });
         expect(refused.status).to.equal(503);
       } finally {
         dropAll = false;

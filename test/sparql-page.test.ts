@@ -7,7 +7,15 @@ import { createObject, piece } from './support/changes.js';
 import { startTestServer, type TestServer } from './support/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 describe('SPARQL web page (headless Chromium)', function () {
   this.timeout(60_000);
@@ -19,7 +27,11 @@ describe('SPARQL web page (headless Chromium)', function () {
     server = await startTestServer();
     profile = await mkdtemp(join(tmpdir(), 'onerecord-chromium-'));
     // A fresh profile directory (playwright passes it as --user-data-dir); never a downloaded browser.
-    browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_FLAGS,
+    });
   });
   after(async () => {
     await browser?.close();
@@ -58,12 +70,20 @@ describe('SPARQL web page (headless Chromium)', function () {
     const page = await browser.newPage();
     await page.goto(`${server.url}/sparql`);
     await page.fill('#token', await server.token());
-    await page.selectOption('#example', { label: 'changed-last-24h - Logistics Objects created or changed in the last 24 hours, most recent first, with their latest revision.' });
+    await page.selectOption('#example', {
+      label:
+        'changed-last-24h - Logistics Objects created or changed in the last 24 hours, most recent first, with their latest revision.',
+    });
     expect(await page.inputValue('#view')).to.equal('revisions');
     expect(await page.inputValue('#query')).to.contain('store:revisionOf');
     await page.click('#run');
     await page.waitForSelector('#results table tbody tr');
-    expect(await page.locator('#results th').allTextContents()).to.deep.equal(['object', 'latestRevision', 'lastChange', 'revisionsIn24h']);
+    expect(await page.locator('#results th').allTextContents()).to.deep.equal([
+      'object',
+      'latestRevision',
+      'lastChange',
+      'revisionsIn24h',
+    ]);
     await page.fill('#query', 'SELECT * WHERE { ?s ?p }');
     await page.click('#run');
     await page.waitForSelector('#status.error');

@@ -17,16 +17,23 @@ type Row = Record<string, string>;
 
 /** Runs `onerecord query <file>` against the server, as a user would, and returns the SPARQL JSON rows. */
 async function query(server: TestServer, file: string): Promise<Row[]> {
-  const { stdout } = await run(process.execPath, [CLI, 'query', `${QUERIES}${file}`, '--url', server.url, '--accept', 'application/sparql-results+json'], {
-    env: { PATH: process.env.PATH, DATA_DIR: server.dataDir },
-  });
+  const { stdout } = await run(
+    process.execPath,
+    [CLI, 'query', `${QUERIES}${file}`, '--url', server.url, '--accept', 'application/sparql-results+json'],
+    {
+      env: { PATH: process.env.PATH, DATA_DIR: server.dataDir },
+    },
+  );
   const body = JSON.parse(stdout) as { results: { bindings: Record<string, { value: string }>[] } };
   return body.results.bindings.map((b) => Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v.value])));
 }
 
 function weighing(kg: number, description: string): Record<string, unknown> {
   const body = piece();
-  (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = { '@type': 'xsd:double', '@value': String(kg) };
+  (body['cargo:grossWeight'] as Record<string, unknown>)['cargo:numericalValue'] = {
+    '@type': 'xsd:double',
+    '@value': String(kg),
+  };
   return { ...body, 'cargo:goodsDescription': description };
 }
 
@@ -44,12 +51,21 @@ describe('shipped analytics queries (scripts/queries, run with onerecord query)'
     pieceA = await createObject(server, weighing(20, 'A'));
     pieceB = await createObject(server, weighing(30, 'B'));
     pieceC = await createObject(server, weighing(5, 'C'));
-    const shipment = (pieces: string[]) => ({ '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:pieces': pieces.map((p) => ({ '@id': p })) });
+    const shipment = (pieces: string[]) => ({
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:pieces': pieces.map((p) => ({ '@id': p })),
+    });
     first = await createObject(server, shipment([pieceA, pieceB]));
     second = await createObject(server, shipment([pieceC]));
     const changed = await patch(server, first, change(first, 1, [add(first, 'goodsDescription', str('two pieces'))]));
     expect(changed.status, await changed.text()).to.equal(201);
-    for (const [object, code, day] of [[pieceA, 'DEP', '2024-05-01'], [pieceA, 'ARR', '2024-05-02'], [pieceB, 'DEP', '2024-05-01'], [pieceC, 'FOH', '2024-05-02']]) {
+    for (const [object, code, day] of [
+      [pieceA, 'DEP', '2024-05-01'],
+      [pieceA, 'ARR', '2024-05-02'],
+      [pieceB, 'DEP', '2024-05-01'],
+      [pieceC, 'FOH', '2024-05-02'],
+    ]) {
       const res = await postEvent(server, object, eventJson({ code, eventDate: `${day}T10:00:00Z` }));
       expect(res.status, await res.text()).to.equal(201);
     }
@@ -91,32 +107,55 @@ describe('shipped analytics queries (scripts/queries, run with onerecord query)'
   it('changed-last-24h: every object written today, with its latest revision', async () => {
     const rows = await query(server, 'changed-last-24h.rq');
     const byObject = new Map(rows.map((r) => [r.object, r]));
-    for (const object of [pieceA, pieceB, pieceC, first, second, server.running.services.holder]) expect(byObject.has(object), object).to.equal(true);
+    for (const object of [pieceA, pieceB, pieceC, first, second, server.running.services.holder])
+      expect(byObject.has(object), object).to.equal(true);
     expect(byObject.get(first)).to.include({ latestRevision: '2', revisionsIn24h: '2' });
     expect(byObject.get(pieceA)).to.include({ latestRevision: '1', revisionsIn24h: '1' });
     expect(rows[0].object).to.equal(first); // most recent change first
   });
 
   it('delegations-per-partner: grants in force per organisation, with their delegations, objects and permissions', async () => {
-    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT', 'GET_LOGISTICS_EVENT'], for: partner('airline'), objects: [pieceA, pieceB] });
-    await delegate(server, 'holder', { permissions: ['PATCH_LOGISTICS_OBJECT'], for: partner('airline'), objects: [first] });
+    await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT', 'GET_LOGISTICS_EVENT'],
+      for: partner('airline'),
+      objects: [pieceA, pieceB],
+    });
+    await delegate(server, 'holder', {
+      permissions: ['PATCH_LOGISTICS_OBJECT'],
+      for: partner('airline'),
+      objects: [first],
+    });
     await grant(server, authorization(partner('handler'), [`${pieceC}/logistics-events`], ['Append']));
     await grant(server, authorization(undefined, [second], ['Read']));
-    const revoked = await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('trucker'), objects: [pieceA] });
+    const revoked = await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT'],
+      for: partner('trucker'),
+      objects: [pieceA],
+    });
     expect((await server.request(revoked, { method: 'DELETE' })).status).to.equal(204);
 
     const rows = await query(server, 'delegations-per-partner.rq');
-    expect(rows.map((r) => [r.partner, r.delegations, r.grants, r.objects, r.permissions.split(' ').sort().join(' ')])).to.deep.equal([
+    expect(
+      rows.map((r) => [r.partner, r.delegations, r.grants, r.objects, r.permissions.split(' ').sort().join(' ')]),
+    ).to.deep.equal([
       [partner('airline'), '2', '2', '3', 'GET_LOGISTICS_EVENT GET_LOGISTICS_OBJECT PATCH_LOGISTICS_OBJECT'],
       ['http://www.w3.org/ns/auth/acl#AuthenticatedAgent', '0', '1', '1', 'GET_LOGISTICS_OBJECT'],
       [partner('handler'), '0', '1', '1', 'POST_LOGISTICS_EVENT'],
     ]);
   });
 
-  it('prints TSV by default and fails with the server\'s message', async () => {
-    const { stdout } = await run(process.execPath, [CLI, 'query', `${QUERIES}shipments-gross-weight.rq`, '--url', server.url], { env: { PATH: process.env.PATH, DATA_DIR: server.dataDir } });
+  it("prints TSV by default and fails with the server's message", async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [CLI, 'query', `${QUERIES}shipments-gross-weight.rq`, '--url', server.url],
+      { env: { PATH: process.env.PATH, DATA_DIR: server.dataDir } },
+    );
     expect(stdout.split('\n')[0]).to.equal('?shipment\t?pieces\t?unit\t?totalGrossWeight');
-    const failed = await run(process.execPath, [CLI, 'query', `${QUERIES}shipments-gross-weight.rq`, '--url', server.url, '--view', 'nothing'], { env: { PATH: process.env.PATH, DATA_DIR: server.dataDir } }).catch((err: { code: number; stderr: string }) => err);
+    const failed = await run(
+      process.execPath,
+      [CLI, 'query', `${QUERIES}shipments-gross-weight.rq`, '--url', server.url, '--view', 'nothing'],
+      { env: { PATH: process.env.PATH, DATA_DIR: server.dataDir } },
+    ).catch((err: { code: number; stderr: string }) => err);
     expect(failed).to.include({ code: 1 });
     expect((failed as { stderr: string }).stderr).to.match(/^400: view must be one of/);
   });

@@ -11,13 +11,18 @@ const CARGO = 'https://onerecord.iata.org/ns/cargo#';
 /** Worker threads the writes feed (0: the replica is stopped), and the writes they have applied, from the server's metrics. */
 async function replicaMetrics(server: TestServer): Promise<{ workers: number; applied: number }> {
   const text = await scrapeMetrics(`${server.url}/metrics`);
-  return { workers: metricSample(text, 'onerecord_sparql_replica_workers'), applied: metricSample(text, 'onerecord_sparql_replica_visible_seconds_count') };
+  return {
+    workers: metricSample(text, 'onerecord_sparql_replica_workers'),
+    applied: metricSample(text, 'onerecord_sparql_replica_visible_seconds_count'),
+  };
 }
 
 /** The goods descriptions of every Piece, as a query sees them, and the answer's SPARQL-Replica-Lag. */
 async function described(server: TestServer): Promise<{ descriptions: string[]; lag: string | null }> {
   const query = `SELECT ?d WHERE { ?s a <${CARGO}Piece> ; <${CARGO}goodsDescription> ?d }`;
-  const res = await server.request(`/sparql?${new URLSearchParams({ query })}`, { headers: { Accept: 'application/sparql-results+json' } });
+  const res = await server.request(`/sparql?${new URLSearchParams({ query })}`, {
+    headers: { Accept: 'application/sparql-results+json' },
+  });
   const text = await res.text();
   expect(res.status, text).to.equal(200);
   const rows = (JSON.parse(text) as { results: { bindings: { d: { value: string } }[] } }).results.bindings;
@@ -32,7 +37,11 @@ async function burst(server: TestServer, prefix: string, count: number): Promise
 }
 
 /** Polls the metrics until `done` holds of them (or `waitMs` passed): the last ones read. */
-async function metricsWhen(server: TestServer, done: (m: { workers: number; applied: number }) => boolean, waitMs: number) {
+async function metricsWhen(
+  server: TestServer,
+  done: (m: { workers: number; applied: number }) => boolean,
+  waitMs: number,
+) {
   const until = Date.now() + waitMs;
   for (;;) {
     const found = await replicaMetrics(server);
@@ -88,7 +97,10 @@ if (TEST_STORE_BACKEND === 'embedded') {
       const before = await replicaMetrics(server);
       const written = await burst(server, 'just before the next query', 20);
       const { descriptions, lag } = await described(server);
-      expect(descriptions).to.include.members([...Array.from({ length: 10 }, (_, i) => `while it is stopped ${i}`), ...written]);
+      expect(descriptions).to.include.members([
+        ...Array.from({ length: 10 }, (_, i) => `while it is stopped ${i}`),
+        ...written,
+      ]);
       expect(descriptions).to.have.length(10 + 30 + 5 + 10 + 20);
       expect(lag).to.equal('0');
       expect((await replicaMetrics(server)).workers).to.equal(1);
@@ -105,7 +117,9 @@ if (TEST_STORE_BACKEND === 'embedded') {
       try {
         expect((await replicaMetrics(server)).workers).to.equal(1);
         const written = await burst(server, 'always on', 5);
-        expect((await metricsWhen(server, (m) => m.applied >= 5, 5000)).applied, 'fed without a query').to.be.at.least(5);
+        expect((await metricsWhen(server, (m) => m.applied >= 5, 5000)).applied, 'fed without a query').to.be.at.least(
+          5,
+        );
         expect((await described(server)).descriptions).to.deep.equal(written.sort());
       } finally {
         await server.close();

@@ -3,7 +3,12 @@ import { expect } from 'chai';
 import { toHttpError } from '../src/http/error-responses.js';
 import { QueryReplica, type ReplicaSource } from '../src/store/embedded/replica/query-replica.js';
 import type { QueryJob } from '../src/store/embedded/replica/messages.js';
-import { HANDOVER_AT, ReplicaStore, scopedToView, type ReplicaRecord } from '../src/store/embedded/replica/replica-store.js';
+import {
+  HANDOVER_AT,
+  ReplicaStore,
+  scopedToView,
+  type ReplicaRecord,
+} from '../src/store/embedded/replica/replica-store.js';
 import type { View } from '../src/store/query-service.js';
 import { nextGrowthPoint } from '../src/store/embedded/oxigraph/table-growth.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
@@ -19,14 +24,20 @@ const metaLines = (object: string, n: number) =>
   `<${rev(object, n)}> <urn:onerecord:store:revisionNumber> "${n}"^^<http://www.w3.org/2001/XMLSchema#integer> ${META} .\n`;
 
 /** The journal record of revision 1 of `object`: its values (plus a triple every object shares) in its latest graph, and its metadata. */
-const created = (object: string, values: string[]): ReplicaRecord => ({ insert: values.map((v) => valueLine(object, v)).join('') + KGM(object) + metaLines(object, 1), delete: '' });
+const created = (object: string, values: string[]): ReplicaRecord => ({
+  insert: values.map((v) => valueLine(object, v)).join('') + KGM(object) + metaLines(object, 1),
+  delete: '',
+});
 /** The journal record of revision `n` of `object`, a change: `removed` values out, `added` in, the metadata of revision n - 1 out unless it is the first. */
 const changed = (object: string, n: number, removed: string[], added: string[]): ReplicaRecord => ({
   insert: added.map((v) => valueLine(object, v)).join('') + metaLines(object, n),
   delete: removed.map((v) => valueLine(object, v)).join('') + (n > 2 ? metaLines(object, n - 1) : ''),
 });
 
-const event = (object: string, id: string): ReplicaRecord => ({ insert: `<${BASE}${object}/logistics-events/${id}> <${P}> "event ${id}" <${BASE}${object}/logistics-events/${id}> .\n`, delete: '' });
+const event = (object: string, id: string): ReplicaRecord => ({
+  insert: `<${BASE}${object}/logistics-events/${id}> <${P}> "event ${id}" <${BASE}${object}/logistics-events/${id}> .\n`,
+  delete: '',
+});
 const grantGraph = 'http://replica.test/internal/acl/g1';
 const grantLine = `<${grantGraph}> <${P}> "granted" <${grantGraph}> .\n`;
 
@@ -37,22 +48,49 @@ function select(replica: ReplicaStore, view: View, text: string, dataset?: Query
 
 /** A revision whole, as the archive's copy brings it: its graph and its metadata. */
 const revision = (object: string, n: number, values: string[]) =>
-  [...values.map((v) => `<${BASE}${object}> <${P}> "${v}" <${rev(object, n)}> .\n`), `<http://replica.test/code#KGM> <${P}> "KGM" <${rev(object, n)}> .\n`].join('') + metaLines(object, n);
-const history = (replica: ReplicaStore) => select(replica, 'revisions', `SELECT ?g ?n (COUNT(?v) AS ?values) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . OPTIONAL { GRAPH ?g { ?s <${P}> ?v } } } GROUP BY ?g ?n`);
+  [
+    ...values.map((v) => `<${BASE}${object}> <${P}> "${v}" <${rev(object, n)}> .\n`),
+    `<http://replica.test/code#KGM> <${P}> "KGM" <${rev(object, n)}> .\n`,
+  ].join('') + metaLines(object, n);
+const history = (replica: ReplicaStore) =>
+  select(
+    replica,
+    'revisions',
+    `SELECT ?g ?n (COUNT(?v) AS ?values) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . OPTIONAL { GRAPH ?g { ?s <${P}> ?v } } } GROUP BY ?g ?n`,
+  );
 
 describe('SPARQL replica store: one store for every view, fed with journal records', () => {
   it('latest shows each object as its changes leave it, however records are batched; the revisions view each revision whole', () => {
-    const records = [created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), created('b', ['b1']), changed('a', 3, ['a2'], ['a3', 'x'])];
+    const records = [
+      created('a', ['a1']),
+      changed('a', 2, ['a1'], ['a2']),
+      created('b', ['b1']),
+      changed('a', 3, ['a2'], ['a3', 'x']),
+    ];
     for (const batches of [records.map((r) => [r]), [records], [records.slice(0, 1), records.slice(1)]]) {
       const replica = new ReplicaStore(1_000_000);
       for (const batch of batches) replica.applyRecords(batch);
       expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a3', 'b1', 'x']);
       // The latest graph of an object is named after it, as in the hot store.
-      expect(select(replica, 'latest', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([`${BASE}a`, `${BASE}b`]);
-      expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`)).to.deep.equal(['a2']);
-      expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 3)}> { ?s <${P}> ?v } }`)).to.deep.equal(['KGM', 'a3', 'x']);
-      expect(select(replica, 'revisions', `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionNumber> ?n }`)).to.deep.equal(['1', '1', '2', '3']);
-      expect(select(replica, 'revisions', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([rev('a', 1), rev('a', 2), rev('a', 3), rev('b', 1)]);
+      expect(select(replica, 'latest', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([
+        `${BASE}a`,
+        `${BASE}b`,
+      ]);
+      expect(
+        select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`),
+      ).to.deep.equal(['a2']);
+      expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 3)}> { ?s <${P}> ?v } }`)).to.deep.equal(
+        ['KGM', 'a3', 'x'],
+      );
+      expect(
+        select(replica, 'revisions', `SELECT ?n WHERE { ?g <urn:onerecord:store:revisionNumber> ?n }`),
+      ).to.deep.equal(['1', '1', '2', '3']);
+      expect(select(replica, 'revisions', `SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`)).to.deep.equal([
+        rev('a', 1),
+        rev('a', 2),
+        rev('a', 3),
+        rev('b', 1),
+      ]);
     }
   });
 
@@ -67,21 +105,34 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
 
   it('events, audit and their deletions; bookkeeping graphs stay out', () => {
     const replica = new ReplicaStore(1_000_000);
-    replica.applyRecords([created('a', ['a1']), event('a', 'e1'), { insert: grantLine + `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' }]);
+    replica.applyRecords([
+      created('a', ['a1']),
+      event('a', 'e1'),
+      { insert: grantLine + `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' },
+    ]);
     expect(select(replica, 'events', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1', 'event e1']);
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1']);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['granted']);
-    expect(select(replica, 'events', `SELECT ?g WHERE { GRAPH ?g { ?s <${P}> "event e1" } }`)).to.deep.equal([`${BASE}a/logistics-events/e1`]);
+    expect(select(replica, 'events', `SELECT ?g WHERE { GRAPH ?g { ?s <${P}> "event e1" } }`)).to.deep.equal([
+      `${BASE}a/logistics-events/e1`,
+    ]);
     replica.applyRecords([{ insert: '', delete: grantLine }]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal([]);
     // Deleted, then written again in a later record of the same batch: present.
-    replica.applyRecords([{ insert: grantLine, delete: '' }, { insert: '', delete: grantLine }, { insert: grantLine, delete: '' }]);
+    replica.applyRecords([
+      { insert: grantLine, delete: '' },
+      { insert: '', delete: grantLine },
+      { insert: grantLine, delete: '' },
+    ]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal(['granted']);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['granted']);
     // Nothing of the replica's own graphs, nor of the store's bookkeeping, in any view.
     for (const view of ['latest', 'events', 'revisions', 'audit'] as const) {
       const graphs = select(replica, view, 'SELECT DISTINCT ?g WHERE { GRAPH ?g { } }');
-      expect(graphs.filter((g) => g.startsWith('urn:')), view).to.deep.equal([]);
+      expect(
+        graphs.filter((g) => g.startsWith('urn:')),
+        view,
+      ).to.deep.equal([]);
     }
   });
 
@@ -101,10 +152,12 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
   it('a triple finished requests share stays in the audit view while the history window keeps one of them, whether they leave it one at a time or together', () => {
     const request = (id: string) => `http://replica.test/action-requests/${id}`;
     const shared = (id: string) => `#A <urn:x:shared> <${P}> "shared" <${request(id)}> .\n`;
-    const own = (id: string, quads: number) => Array.from({ length: quads }, (_, i) => `#A <${request(id)}> <${P}> "${id} ${i}" <${request(id)}> .\n`).join('');
+    const own = (id: string, quads: number) =>
+      Array.from({ length: quads }, (_, i) => `#A <${request(id)}> <${P}> "${id} ${i}" <${request(id)}> .\n`).join('');
     const finished = (id: string, extra = 1): ReplicaRecord => ({ insert: shared(id) + own(id, extra), delete: '' });
     const query = `SELECT ?v WHERE { <urn:x:shared> <${P}> ?v }`;
-    const graphs = (replica: ReplicaStore) => select(replica, 'audit', 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }');
+    const graphs = (replica: ReplicaStore) =>
+      select(replica, 'audit', 'SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }');
     // One at a time: each request is 2 quads, the window 4.
     const replica = new ReplicaStore(4);
     replica.applyRecords([finished('r1'), finished('r2')]);
@@ -115,7 +168,12 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     replica.applyRecords([{ insert: own('r4', 2), delete: '' }]);
     expect(graphs(replica)).to.deep.equal([request('r3'), request('r4')]);
     expect(select(replica, 'audit', query)).to.deep.equal([]);
-    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['r3 0', 'r3 1', 'r4 0', 'r4 1']);
+    expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal([
+      'r3 0',
+      'r3 1',
+      'r4 0',
+      'r4 1',
+    ]);
     // Together: one request of 4 quads makes both leave.
     const together = new ReplicaStore(4);
     together.applyRecords([finished('r1'), finished('r2')]);
@@ -126,25 +184,39 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
 
   it('a change deleting a literal written in another lexical form of the same value deletes it', () => {
     const replica = new ReplicaStore(1_000_000);
-    const weight = (value: string) => `<${BASE}a> <${P}> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
-    replica.applyRecords([{ insert: weight('5.0') + metaLines('a', 1), delete: '' }, { insert: weight('6') + metaLines('a', 2), delete: weight('5') }]);
+    const weight = (value: string) =>
+      `<${BASE}a> <${P}> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
+    replica.applyRecords([
+      { insert: weight('5.0') + metaLines('a', 1), delete: '' },
+      { insert: weight('6') + metaLines('a', 2), delete: weight('5') },
+    ]);
     expect(select(replica, 'latest', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`)).to.deep.equal(['6']);
   });
 
   it('an object changed many times: each revision in the revisions view whole, with literals Oxigraph writes in other escapes, however records are batched, also after a deletion in another lexical form', () => {
-    const values = Array.from({ length: 40 }, (_, i) => (i % 3 === 0 ? `tab\there ${i}` : i % 3 === 1 ? `caf\u00e9 \u{1F69A} ${i}` : `plain ${i}`));
-    const weight = (value: string) => `<${BASE}a> <${P}w> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
+    const values = Array.from({ length: 40 }, (_, i) =>
+      i % 3 === 0 ? `tab\there ${i}` : i % 3 === 1 ? `caf\u00e9 \u{1F69A} ${i}` : `plain ${i}`,
+    );
+    const weight = (value: string) =>
+      `<${BASE}a> <${P}w> "${value}"^^<http://www.w3.org/2001/XMLSchema#double> <${BASE}a> .\n`;
     const records: ReplicaRecord[] = [created('a', [values[0]])];
     for (let n = 2; n <= values.length; n++) records.push(changed('a', n, [values[n - 2]], [values[n - 1]]));
     // Revision 20 adds a weight, 21 deletes it written in another lexical form (the kept triples do not hold that line).
     records[19] = { ...records[19], insert: records[19].insert + weight('5.0') };
     records[20] = { ...records[20], delete: records[20].delete + weight('5') };
-    for (const batches of [records.map((r) => [r]), [records], [records.slice(0, 7), records.slice(7, 25), records.slice(25)]]) {
+    for (const batches of [
+      records.map((r) => [r]),
+      [records],
+      [records.slice(0, 7), records.slice(7, 25), records.slice(25)],
+    ]) {
       const replica = new ReplicaStore(1_000_000);
       for (const batch of batches) replica.applyRecords(batch);
       for (let n = 1; n <= values.length; n++) {
         const expected = [values[n - 1], 'KGM', ...(n === 20 ? ['5'] : [])].sort();
-        expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', n)}> { ?s ?p ?v } }`), `revision ${n}`).to.deep.equal(expected);
+        expect(
+          select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', n)}> { ?s ?p ?v } }`),
+          `revision ${n}`,
+        ).to.deep.equal(expected);
       }
     }
   });
@@ -158,9 +230,15 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
     expect(history(replica)).to.deep.equal([`${rev('a', 1)},1,2`]);
     // Decided: the hot store lets it go, its record carries its final content for the archive (and the window).
-    replica.applyRecords([{ insert: `#A ${requestLine}`, delete: requestLine }, changed('a', 2, ['v1'], ['v2']), changed('a', 3, ['v2'], ['v3'])]);
+    replica.applyRecords([
+      { insert: `#A ${requestLine}`, delete: requestLine },
+      changed('a', 2, ['v1'], ['v2']),
+      changed('a', 3, ['v2'], ['v3']),
+    ]);
     expect(history(replica)).to.deep.equal([`${rev('a', 1)},1,2`, `${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`]);
-    expect(select(replica, 'audit', `SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal([`${request},decided`]);
+    expect(select(replica, 'audit', `SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal([
+      `${request},decided`,
+    ]);
     expect(select(replica, 'audit', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['decided']);
     replica.applyRecords([changed('a', 4, ['v3'], ['v4'])]);
     expect(history(replica)).to.deep.equal([`${rev('a', 2)},2,2`, `${rev('a', 3)},3,2`, `${rev('a', 4)},4,2`]);
@@ -169,19 +247,37 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'v4']);
   });
 
-  it('the revisions view names the latest revision as the others: by variable, by name, in a dataset; SELECT * shows only the query\'s variables', () => {
+  it("the revisions view names the latest revision as the others: by variable, by name, in a dataset; SELECT * shows only the query's variables", () => {
     const replica = new ReplicaStore(1_000_000);
     replica.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2'])]);
-    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`)).to.deep.equal([`${rev('a', 1)},a1`, `${rev('a', 2)},a2`]);
-    expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`)).to.deep.equal(['a2']);
+    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`)).to.deep.equal([
+      `${rev('a', 1)},a1`,
+      `${rev('a', 2)},a2`,
+    ]);
+    expect(
+      select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${rev('a', 2)}> { <${BASE}a> <${P}> ?v } }`),
+    ).to.deep.equal(['a2']);
     // The object's own name is not a graph of the revisions view.
     expect(select(replica, 'revisions', `SELECT ?v WHERE { GRAPH <${BASE}a> { ?s ?p ?v } }`)).to.deep.equal([]);
-    const { body } = replica.run({ kind: 'query', view: 'revisions', form: 'SELECT', text: `SELECT * WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, format: 'csv', maxRows: 10 });
+    const { body } = replica.run({
+      kind: 'query',
+      view: 'revisions',
+      form: 'SELECT',
+      text: `SELECT * WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`,
+      format: 'csv',
+      maxRows: 10,
+    });
     expect(body.split('\r\n')[0].split(',').sort()).to.deep.equal(['g', 'v']);
     const dataset = (graphs: string[]) => ({ default: graphs, named: graphs });
-    expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 2)]))).to.deep.equal(['a2']);
-    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 2)]))).to.deep.equal([`${rev('a', 2)},a2`]);
-    expect(select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1)]))).to.deep.equal([`${rev('a', 1)},a1`]);
+    expect(
+      select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 2)])),
+    ).to.deep.equal(['a2']);
+    expect(
+      select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 2)])),
+    ).to.deep.equal([`${rev('a', 2)},a2`]);
+    expect(
+      select(replica, 'revisions', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1)])),
+    ).to.deep.equal([`${rev('a', 1)},a1`]);
   });
 
   it('a window of 0 quads keeps no history: the latest view as ever, the revisions view empty', () => {
@@ -207,13 +303,19 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     }
     expect(history(copied)).to.deep.equal(history(fed));
     // Then fed as the other: the same again.
-    for (const replica of [fed, copied]) replica.applyRecords([changed('a', 3, ['a2'], ['a3']), changed('b', 2, ['b1'], ['b2'])]);
+    for (const replica of [fed, copied])
+      replica.applyRecords([changed('a', 3, ['a2'], ['a3']), changed('b', 2, ['b1'], ['b2'])]);
     expect(history(copied)).to.deep.equal(history(fed));
   });
 
   it('commits made while a copy runs: an object copied after them holds their result, its earlier revisions come from the archive, whole as they were', () => {
     const fed = new ReplicaStore(1_000_000);
-    const records = [created('a', ['a1']), changed('a', 2, ['a1'], ['a2']), changed('a', 3, ['a2'], ['a3']), changed('a', 4, ['a3'], ['a4'])];
+    const records = [
+      created('a', ['a1']),
+      changed('a', 2, ['a1'], ['a2']),
+      changed('a', 3, ['a2'], ['a3']),
+      changed('a', 4, ['a3'], ['a4']),
+    ];
     fed.applyRecords(records);
     const copied = new ReplicaStore(1_000_000);
     // The copy began at revision 1; revisions 2 and 3 were written before the object's graph was copied, 4 after.
@@ -228,7 +330,9 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(history(copied)).to.deep.equal(history(fed));
     for (const n of [1, 2, 3, 4]) {
       const query = `SELECT ?v WHERE { GRAPH <${rev('a', n)}> { ?s <${P}> ?v } }`;
-      expect(select(copied, 'revisions', query), `revision ${n}`).to.deep.equal(select(fed, 'revisions', query)).and.to.include(`a${n}`);
+      expect(select(copied, 'revisions', query), `revision ${n}`)
+        .to.deep.equal(select(fed, 'revisions', query))
+        .and.to.include(`a${n}`);
     }
   });
 
@@ -237,15 +341,29 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     replica.applyRecords([created('a', ['a1']), changed('a', 2, ['a1'], ['a2'])]);
     const dataset = (graphs: string[]) => ({ default: graphs, named: graphs });
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`, dataset([rev('a', 1)]))).to.deep.equal([]);
-    expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 1)]))).to.deep.equal(['a1']);
-    expect(select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([`${BASE}a`]))).to.deep.equal([]);
-    expect(select(replica, 'latest', `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`, dataset([rev('a', 1), `${BASE}a`]))).to.deep.equal([`${BASE}a,a2`]);
+    expect(
+      select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([rev('a', 1)])),
+    ).to.deep.equal(['a1']);
+    expect(
+      select(replica, 'revisions', `SELECT ?v WHERE { <${BASE}a> <${P}> ?v }`, dataset([`${BASE}a`])),
+    ).to.deep.equal([]);
+    expect(
+      select(
+        replica,
+        'latest',
+        `SELECT ?g ?v WHERE { GRAPH ?g { <${BASE}a> <${P}> ?v } }`,
+        dataset([rev('a', 1), `${BASE}a`]),
+      ),
+    ).to.deep.equal([`${BASE}a,a2`]);
   });
 
   it('scopes every GRAPH pattern, also nested ones, and leaves other queries as they are', () => {
     const plain = 'SELECT * WHERE { ?s ?p ?o }';
     expect(scopedToView(plain, 'latest')).to.equal(plain);
-    const nested = scopedToView('SELECT * WHERE { OPTIONAL { GRAPH ?g { ?s ?p ?o } } FILTER NOT EXISTS { GRAPH <urn:g> { ?s ?p 1 } } }', 'events');
+    const nested = scopedToView(
+      'SELECT * WHERE { OPTIONAL { GRAPH ?g { ?s ?p ?o } } FILTER NOT EXISTS { GRAPH <urn:g> { ?s ?p 1 } } }',
+      'events',
+    );
     expect(nested.match(/urn:onerecord:replica:view:events/g)).to.have.length(2);
   });
 });
@@ -256,10 +374,21 @@ const bytes = (record: ReplicaRecord) => {
   const split = Buffer.byteLength(record.delete);
   return { delete: payload.subarray(0, split), insert: payload.subarray(split) };
 };
-const noHistory = (hotGraphs: string[] = []) => ({ meta: '', hotGraphs: () => hotGraphs, history: [][Symbol.iterator]() });
+const noHistory = (hotGraphs: string[] = []) => ({
+  meta: '',
+  hotGraphs: () => hotGraphs,
+  history: [][Symbol.iterator](),
+});
 /** The journal record creating `object` with `triples` triples. */
 const createdWith = (object: string, triples: number) =>
-  bytes({ insert: Array.from({ length: triples }, (_, i) => `<${BASE}${object}> <${P}${i}> "value ${i}" <${BASE}${object}> .\n`).join('') + metaLines(object, 1), delete: '' });
+  bytes({
+    insert:
+      Array.from(
+        { length: triples },
+        (_, i) => `<${BASE}${object}> <${P}${i}> "value ${i}" <${BASE}${object}> .\n`,
+      ).join('') + metaLines(object, 1),
+    delete: '',
+  });
 const options = { timeBudgetMs: 30_000, maxRows: 1000, historyMaxQuads: 1_000_000, log: () => {} };
 
 describe('SPARQL query replica: fed from the after-commit stream, bounded wait for freshness', function () {
@@ -271,14 +400,23 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
   const logged: string[] = [];
   const source: ReplicaSource = { copy: () => noHistory(), graphNTriples: () => '' };
   const count = async (of = replica) => {
-    const result = await of.run({ query: replica.parse(`SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }`), view: 'latest', format: 'csv' });
+    const result = await of.run({
+      query: replica.parse(`SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }`),
+      view: 'latest',
+      format: 'csv',
+    });
     return { objects: Number(result.body.split('\r\n')[1]), lag: result.lag };
   };
 
   before(async () => {
     replica = new QueryReplica(source, { ...options, freshnessWaitMs: 50 });
     // Waits far longer than any machine takes: its answers must show every commit before them.
-    patient = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000, observeVisible: (seconds) => visible.push(seconds), log: (message) => logged.push(message) });
+    patient = new QueryReplica(source, {
+      ...options,
+      freshnessWaitMs: 60_000,
+      observeVisible: (seconds) => visible.push(seconds),
+      log: (message) => logged.push(message),
+    });
     for (const loading of [replica, patient]) expect((await count(loading)).objects).to.equal(0);
   });
   after(() => Promise.all([replica.close(), patient.close()]));
@@ -303,7 +441,9 @@ describe('SPARQL query replica: fed from the after-commit stream, bounded wait f
     const behind = await count();
     expect(behind.objects, 'the 300 before, the large commit, not the small ones').to.equal(301);
     expect(behind.lag.commits).to.equal(300);
-    expect(behind.lag.millis).to.be.at.least(Date.now() - asked - 1000).and.at.most(Date.now() - asked + 1000);
+    expect(behind.lag.millis)
+      .to.be.at.least(Date.now() - asked - 1000)
+      .and.at.most(Date.now() - asked + 1000);
     const caughtUp = await count();
     expect(caughtUp).to.deep.equal({ objects: 601, lag: { commits: 0, millis: 0 } });
   });
@@ -348,12 +488,15 @@ function mayRaisePriority(): boolean {
 describe('SPARQL query replica: CPU priority of its worker thread', function () {
   this.timeout(60_000);
 
-  it('applies writes at the server\'s priority and runs queries at the lowest, back to the server\'s for the writes after', async () => {
+  it("applies writes at the server's priority and runs queries at the lowest, back to the server's for the writes after", async () => {
     const before = threadNices();
     const own = before.get(Number(readlinkSync('/proc/thread-self').split('/').pop()))!;
     const logged: string[] = [];
     let applied = 0;
-    const replica = new QueryReplica({ copy: () => noHistory(), graphNTriples: () => '' }, { ...options, freshnessWaitMs: 60_000, observeVisible: () => applied++, log: (m) => logged.push(m) });
+    const replica = new QueryReplica(
+      { copy: () => noHistory(), graphNTriples: () => '' },
+      { ...options, freshnessWaitMs: 60_000, observeVisible: () => applied++, log: (m) => logged.push(m) },
+    );
     /** The threads started since the replica was made (its worker's among them), by nice value. */
     const newThreads = () => [...threadNices()].filter(([tid]) => !before.has(tid));
     const appliedAll = async (count: number) => {
@@ -365,7 +508,12 @@ describe('SPARQL query replica: CPU priority of its worker thread', function () 
     try {
       replica.onCommitted(createdWith('first', 5));
       await appliedAll(1);
-      expect(newThreads().map(([, nice]) => nice).filter((nice) => nice !== own), 'while applying writes').to.deep.equal([]);
+      expect(
+        newThreads()
+          .map(([, nice]) => nice)
+          .filter((nice) => nice !== own),
+        'while applying writes',
+      ).to.deep.equal([]);
       await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' });
       const lowered = newThreads().filter(([, nice]) => nice === 19);
       expect(lowered, 'after a query: its worker thread at the lowest priority').to.have.length(1);
@@ -390,15 +538,28 @@ describe('SPARQL query replica: copies of the store', function () {
   const copiedGraph = `${BASE}copied`;
   const hotSource = (history: () => Iterator<string> = () => [][Symbol.iterator]()): ReplicaSource => ({
     // The latest revision is 5001: the archive's history is what came before.
-    copy: () => ({ meta: `<${copiedGraph}?revision=5001> <urn:onerecord:store:revisionOf> <${copiedGraph}> ${META} .\n`, hotGraphs: () => [copiedGraph], history: history() }),
+    copy: () => ({
+      meta: `<${copiedGraph}?revision=5001> <urn:onerecord:store:revisionOf> <${copiedGraph}> ${META} .\n`,
+      hotGraphs: () => [copiedGraph],
+      history: history(),
+    }),
     graphNTriples: () => `<${copiedGraph}> <${P}> "from the store" .\n`,
   });
 
   it('a backlog past its bound replaces the worker by one that copies the store, and answers from that copy', async () => {
     const logged: string[] = [];
-    const replica = new QueryReplica(hotSource(), { ...options, freshnessWaitMs: 60_000, maxBacklogBytes: 100_000, log: (m) => logged.push(m) });
+    const replica = new QueryReplica(hotSource(), {
+      ...options,
+      freshnessWaitMs: 60_000,
+      maxBacklogBytes: 100_000,
+      log: (m) => logged.push(m),
+    });
     try {
-      const query = { query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest' as const, format: 'csv' as const };
+      const query = {
+        query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`),
+        view: 'latest' as const,
+        format: 'csv' as const,
+      };
       await replica.run(query);
       // The first goes to the worker; the next ones wait for it to be done with it, and pass the bound.
       for (let i = 0; i < 20; i++) replica.onCommitted(createdWith(`behind-${i}`, 100));
@@ -417,18 +578,32 @@ describe('SPARQL query replica: copies of the store', function () {
     let replica: QueryReplica | undefined;
     const source: ReplicaSource = {
       // The archive is read after the graphs: it holds what was written meanwhile.
-      copy: () => ({ meta: metaLines('raced', 1), hotGraphs: () => [object], history: (function* () { for (let n = latest; n >= 1; n--) yield revision('raced', n, [`raced ${n}`]); })() }),
+      copy: () => ({
+        meta: metaLines('raced', 1),
+        hotGraphs: () => [object],
+        history: (function* () {
+          for (let n = latest; n >= 1; n--) yield revision('raced', n, [`raced ${n}`]);
+        })(),
+      }),
       graphNTriples: () => {
         // Revisions 2 and 3 are committed after the copy began, before the object's graph is read.
-        for (; latest < 3; latest++) replica!.onCommitted(bytes(changed('raced', latest + 1, [`raced ${latest}`], [`raced ${latest + 1}`])));
+        for (; latest < 3; latest++)
+          replica!.onCommitted(bytes(changed('raced', latest + 1, [`raced ${latest}`], [`raced ${latest + 1}`])));
         return `<${object}> <${P}> "raced 3" .\n<http://replica.test/code#KGM> <${P}> "KGM" .\n`;
       },
     };
     replica = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000 });
     try {
       for (const n of [1, 2, 3]) {
-        const result = await replica.run({ query: replica.parse(`SELECT ?v WHERE { GRAPH <${rev('raced', n)}> { ?s <${P}> ?v } } ORDER BY ?v`), view: 'revisions', format: 'csv' });
-        expect(result.body.split('\r\n').slice(1).filter(Boolean), `revision ${n}`).to.deep.equal(['KGM', `raced ${n}`]);
+        const result = await replica.run({
+          query: replica.parse(`SELECT ?v WHERE { GRAPH <${rev('raced', n)}> { ?s <${P}> ?v } } ORDER BY ?v`),
+          view: 'revisions',
+          format: 'csv',
+        });
+        expect(result.body.split('\r\n').slice(1).filter(Boolean), `revision ${n}`).to.deep.equal([
+          'KGM',
+          `raced ${n}`,
+        ]);
       }
     } finally {
       await replica.close();
@@ -438,15 +613,24 @@ describe('SPARQL query replica: copies of the store', function () {
   it('a replica whose memory cannot take what it is fed stops there: queries are refused with 503 saying why, and it is not copied again', async () => {
     const logged: string[] = [];
     // The whole 4 GiB kept free for queries: the copy's first part does not fit.
-    const replica = new QueryReplica(hotSource(), { ...options, freshnessWaitMs: 60_000, queryReserveBytes: 2 ** 32, log: (m) => logged.push(m) });
+    const replica = new QueryReplica(hotSource(), {
+      ...options,
+      freshnessWaitMs: 60_000,
+      queryReserveBytes: 2 ** 32,
+      log: (m) => logged.push(m),
+    });
     try {
       let error: { status?: number; message?: string } | undefined;
       for (let tries = 0; error?.status !== 503 || !/memory is full/.test(error.message ?? ''); tries++) {
         expect(tries, 'refused for want of memory within 30 s').to.be.below(600);
         if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 50));
-        error = await replica.run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' }).then(() => undefined, toHttpError);
+        error = await replica
+          .run({ query: replica.parse('ASK { ?s ?p ?o }'), view: 'latest', format: 'json' })
+          .then(() => undefined, toHttpError);
       }
-      expect(error.message).to.match(/restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data$/);
+      expect(error.message).to.match(
+        /restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data$/,
+      );
       replica.onCommitted(createdWith('after-full', 3));
       expect(logged.filter((m) => /memory is full/.test(m))).to.have.length(1);
     } finally {
@@ -458,14 +642,27 @@ describe('SPARQL query replica: copies of the store', function () {
     const logged: string[] = [];
     let applied = 0;
     // 100 MB: the memory grows in steps of 64 MB, the second passes it. No reserve: the limit is the data's alone.
-    const limited = { ...options, historyMaxQuads: 0, freshnessWaitMs: 60_000, queryReserveBytes: 0, memoryLimitBytes: 100 * 2 ** 20, observeVisible: () => applied++, log: (m: string) => logged.push(m) };
+    const limited = {
+      ...options,
+      historyMaxQuads: 0,
+      freshnessWaitMs: 60_000,
+      queryReserveBytes: 0,
+      memoryLimitBytes: 100 * 2 ** 20,
+      observeVisible: () => applied++,
+      log: (m: string) => logged.push(m),
+    };
     /** Fed no faster than it applies (a backlog past its bound would have it copied again for that reason). */
     const paced = async (fed: number) => {
-      for (let waits = 0; applied < fed - 10 && waits < 1000 && !logged.some((m) => /memory is full/.test(m)); waits++) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (let waits = 0; applied < fed - 10 && waits < 1000 && !logged.some((m) => /memory is full/.test(m)); waits++)
+        await new Promise((resolve) => setTimeout(resolve, 5));
     };
     const replica = new QueryReplica(hotSource(), limited);
     const fresh = /much of it taken by deleted quads: a new query replica copies the store into fresh memory/;
-    const query = { query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`), view: 'latest' as const, format: 'csv' as const };
+    const query = {
+      query: replica.parse(`SELECT ?v WHERE { <${copiedGraph}> <${P}> ?v }`),
+      view: 'latest' as const,
+      format: 'csv' as const,
+    };
     try {
       expect((await replica.run(query)).body.split('\r\n')[1]).to.equal('from the store');
       // One object of 100 values of 1 KB, each change replacing all of them: the replica's memory fills with deleted quads.
@@ -491,7 +688,14 @@ describe('SPARQL query replica: copies of the store', function () {
       expect((await overfull.run(query)).body.split('\r\n')[1]).to.equal('from the store');
       for (let n = 1; !logged.some((m) => /memory is full/.test(m)); n++) {
         expect(n, 'full within 2,000 objects').to.be.below(2000);
-        overfull.onCommitted(bytes(created(`kept-${n}`, Array.from({ length: 100 }, (_, i) => `${i} ${'x'.repeat(1000)}`))));
+        overfull.onCommitted(
+          bytes(
+            created(
+              `kept-${n}`,
+              Array.from({ length: 100 }, (_, i) => `${i} ${'x'.repeat(1000)}`),
+            ),
+          ),
+        );
         await paced(n);
       }
       expect(logged.join('\n')).not.to.match(fresh);
@@ -521,7 +725,11 @@ describe('SPARQL query replica: copies of the store', function () {
       graphs.set(`${BASE}early`, `<${BASE}early> <${P}> "early" .\n`);
       meta = metaLines('early', 1);
       replica.onCommitted(bytes({ insert: valueLine('early', 'early') + metaLines('early', 1), delete: '' }));
-      const result = await replica.run({ query: replica.parse(`SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`), view: 'latest', format: 'csv' });
+      const result = await replica.run({
+        query: replica.parse(`SELECT ?g ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`),
+        view: 'latest',
+        format: 'csv',
+      });
       expect(result.body.split('\r\n').slice(1).filter(Boolean)).to.deep.equal([`${BASE}early,early`]);
       expect(copies).to.equal(1);
     } finally {
@@ -534,17 +742,32 @@ describe('SPARQL query replica: copies of the store', function () {
     const history = function* () {
       for (let n = 5000; n >= 1; n--) {
         read++;
-        yield Array.from({ length: 50 }, (_, i) => `<${copiedGraph}> <${P}${i}> "revision ${n}" <${copiedGraph}?revision=${n}> .\n`).join('') + metaLines('copied', n);
+        yield Array.from(
+          { length: 50 },
+          (_, i) => `<${copiedGraph}> <${P}${i}> "revision ${n}" <${copiedGraph}?revision=${n}> .\n`,
+        ).join('') + metaLines('copied', n);
       }
     };
-    const replica = new QueryReplica(hotSource(history), { ...options, historyMaxQuads: 52 * 1000, freshnessWaitMs: 50, copyWaitMs: 50 });
+    const replica = new QueryReplica(hotSource(history), {
+      ...options,
+      historyMaxQuads: 52 * 1000,
+      freshnessWaitMs: 50,
+      copyWaitMs: 50,
+    });
     try {
-      const query = { query: replica.parse(`SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }`), view: 'revisions' as const, format: 'csv' as const };
+      const query = {
+        query: replica.parse(`SELECT (COUNT(DISTINCT ?g) AS ?n) WHERE { ?g <urn:onerecord:store:revisionNumber> ?r }`),
+        view: 'revisions' as const,
+        format: 'csv' as const,
+      };
       const error = await replica.run(query).then(() => undefined, toHttpError);
       expect(error?.status).to.equal(503);
       let answer: string | undefined;
       for (let tries = 0; answer === undefined && tries < 600; tries++) {
-        answer = await replica.run(query).then((r) => r.body.split('\r\n')[1], () => undefined);
+        answer = await replica.run(query).then(
+          (r) => r.body.split('\r\n')[1],
+          () => undefined,
+        );
         if (answer === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(Number(answer)).to.equal(1000);
@@ -559,11 +782,18 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
   this.timeout(60_000);
 
   it('the tables grow at 7/8 of a power of two quads loaded, as measured on Oxigraph', () => {
-    expect([0, 13, 14, 917_503, 917_504, 3_669_999, 3_670_016].map(nextGrowthPoint)).to.deep.equal([14, 14, 28, 917_504, 1_835_008, 3_670_016, 7_340_032]);
+    expect([0, 13, 14, 917_503, 917_504, 3_669_999, 3_670_016].map(nextGrowthPoint)).to.deep.equal([
+      14, 14, 28, 917_504, 1_835_008, 3_670_016, 7_340_032,
+    ]);
   });
 
   it('a replica near a long growth point says so; a copy past half of its next one grows its tables past it, with quads no view shows', () => {
-    const records = Array.from({ length: 60 }, (_, i) => created(`g${i}`, Array.from({ length: 20 }, (_, v) => `g${i}-${v}`)));
+    const records = Array.from({ length: 60 }, (_, i) =>
+      created(
+        `g${i}`,
+        Array.from({ length: 20 }, (_, v) => `g${i}-${v}`),
+      ),
+    );
     const fed = new ReplicaStore(1_000_000, undefined, undefined, 1000);
     const ahead: (number | undefined)[] = [];
     for (const record of records) {
@@ -590,7 +820,8 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     expect(padded.growthAhead(), 'a whole half of the next point ahead').to.equal(undefined);
     // What each view shows is what the replica without those quads shows.
     for (const view of ['latest', 'events', 'revisions', 'audit'] as const) {
-      for (const text of ['SELECT ?s ?p ?o WHERE { ?s ?p ?o }', 'SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }']) expect(select(padded, view, text), `${view}: ${text}`).to.deep.equal(select(fed, view, text));
+      for (const text of ['SELECT ?s ?p ?o WHERE { ?s ?p ?o }', 'SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }'])
+        expect(select(padded, view, text), `${view}: ${text}`).to.deep.equal(select(fed, view, text));
     }
     // A successor grows its tables past the point the replica it takes over from was near, however small its copy.
     const successor = new ReplicaStore(1_000_000, undefined, undefined, 1000);
@@ -615,12 +846,19 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
   });
 
   it('a copy fed commits while it came in grows its tables past the point for certain, though a part of it read after them held their quads again', () => {
-    const records = Array.from({ length: 60 }, (_, i) => created(`g${i}`, Array.from({ length: 20 }, (_, v) => `g${i}-${v}`)));
+    const records = Array.from({ length: 60 }, (_, i) =>
+      created(
+        `g${i}`,
+        Array.from({ length: 20 }, (_, v) => `g${i}-${v}`),
+      ),
+    );
     const point = 7168;
     const successor = new ReplicaStore(1_000_000, undefined, undefined, 1000);
     successor.applyRecords(records);
     // The objects' graphs, read from the hot store after those commits: the same quads once more.
-    const graphLines = records.flatMap((r) => r.insert.split('\n').filter((line) => line && !line.endsWith(`${META} .`)));
+    const graphLines = records.flatMap((r) =>
+      r.insert.split('\n').filter((line) => line && !line.endsWith(`${META} .`)),
+    );
     successor.copyHot(graphLines.map((line) => `${line}\n`).join(''));
     successor.copied();
     expect(successor.loadedQuads, 'counted with the quads loaded twice, still below the point').to.be.below(point);
@@ -634,26 +872,49 @@ describe('SPARQL query replica: handed over before its tables grow', function ()
     // The hot store: each object's triples, as the commits wrote them.
     const hot = new Map<string, string>();
     const source: ReplicaSource = {
-      copy: () => ({ meta: [...hot.keys()].map((graph) => metaLines(graph.slice(BASE.length), 1)).join(''), hotGraphs: () => [...hot.keys()], history: [][Symbol.iterator]() }),
+      copy: () => ({
+        meta: [...hot.keys()].map((graph) => metaLines(graph.slice(BASE.length), 1)).join(''),
+        hotGraphs: () => [...hot.keys()],
+        history: [][Symbol.iterator](),
+      }),
       graphNTriples: (graph) => hot.get(graph) ?? '',
     };
     const logged: string[] = [];
-    const replica = new QueryReplica(source, { ...options, freshnessWaitMs: 60_000, longGrowthFrom: 1000, log: (m) => logged.push(m) });
-    const count = async () => Number((await replica.run({ query: replica.parse('SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }'), view: 'latest', format: 'csv' })).body.split('\r\n')[1]);
+    const replica = new QueryReplica(source, {
+      ...options,
+      freshnessWaitMs: 60_000,
+      longGrowthFrom: 1000,
+      log: (m) => logged.push(m),
+    });
+    const count = async () =>
+      Number(
+        (
+          await replica.run({
+            query: replica.parse('SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { ?s ?p ?o }'),
+            view: 'latest',
+            format: 'csv',
+          })
+        ).body.split('\r\n')[1],
+      );
     try {
       let objects = 0;
       const tookOver = () => logged.filter((m) => m.includes('took over')).length;
       for (let round = 0; round < 600 && tookOver() < 3; round++) {
         for (let i = 0; i < 5; i++, objects++) {
           const object = `handed-${objects}`;
-          hot.set(`${BASE}${object}`, Array.from({ length: 20 }, (_, v) => `<${BASE}${object}> <${P}${v}> "value ${v}" .\n`).join(''));
+          hot.set(
+            `${BASE}${object}`,
+            Array.from({ length: 20 }, (_, v) => `<${BASE}${object}> <${P}${v}> "value ${v}" .\n`).join(''),
+          );
           replica.onCommitted(createdWith(object, 20));
         }
         expect(await count(), `round ${round}`).to.equal(objects);
       }
       expect(tookOver()).to.equal(3);
       // Each handover for a larger growth point than the one before (the one that took over last may have begun the next already).
-      const points = logged.flatMap((m) => /near (\d+), where its tables grow; a successor copies the store/.exec(m)?.[1] ?? []).map(Number);
+      const points = logged
+        .flatMap((m) => /near (\d+), where its tables grow; a successor copies the store/.exec(m)?.[1] ?? [])
+        .map(Number);
       expect(points.length).to.be.within(3, 4);
       expect(points).to.deep.equal([...points].sort((a, b) => a - b));
       expect(new Set(points).size).to.equal(points.length);

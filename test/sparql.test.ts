@@ -14,13 +14,23 @@ interface SparqlJson {
   results: { bindings: Record<string, { type: string; value: string }[] | { type: string; value: string }>[] };
 }
 
-function sparqlGet(server: TestServer, query: string, params: Record<string, string | string[]> = {}, init: RequestInit & { agent?: 'holder' | 'other' } = {}): Promise<Response> {
+function sparqlGet(
+  server: TestServer,
+  query: string,
+  params: Record<string, string | string[]> = {},
+  init: RequestInit & { agent?: 'holder' | 'other' } = {},
+): Promise<Response> {
   const search = new URLSearchParams({ query });
   for (const [name, value] of Object.entries(params)) for (const v of [value].flat()) search.append(name, v);
   return server.request(`/sparql?${search}`, init);
 }
 
-async function select(server: TestServer, query: string, params: Record<string, string | string[]> = {}, agent: 'holder' | 'other' = 'holder'): Promise<Record<string, string>[]> {
+async function select(
+  server: TestServer,
+  query: string,
+  params: Record<string, string | string[]> = {},
+  agent: 'holder' | 'other' = 'holder',
+): Promise<Record<string, string>[]> {
   const res = await sparqlGet(server, query, params, { agent, headers: { Accept: 'application/sparql-results+json' } });
   const text = await res.text();
   expect(res.status, text).to.equal(200);
@@ -72,22 +82,40 @@ describe('SPARQL endpoint', function () {
 
     it('takes the query as a form field and as an application/sparql-query body', async () => {
       const query = `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`;
-      const form = await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/csv' }, body: new URLSearchParams({ query }) });
+      const form = await server.request('/sparql', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/csv' },
+        body: new URLSearchParams({ query }),
+      });
       expect(form.status).to.equal(200);
       expect((await form.text()).split('\r\n').filter(Boolean).sort()).to.deep.equal(['d', 'first', 'second']);
-      const direct = await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/sparql-query', Accept: 'text/tab-separated-values' }, body: query });
+      const direct = await server.request('/sparql', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/sparql-query', Accept: 'text/tab-separated-values' },
+        body: query,
+      });
       expect(direct.status).to.equal(200);
       expect(direct.headers.get('content-type')).to.match(/^text\/tab-separated-values/);
       expect((await direct.text()).split('\n').filter(Boolean).sort()).to.deep.equal(['"first"', '"second"', '?d']);
     });
 
     it('answers SELECT as SPARQL XML and ASK as JSON and XML', async () => {
-      const xml = await sparqlGet(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`, {}, { headers: { Accept: 'application/sparql-results+xml' } });
+      const xml = await sparqlGet(
+        server,
+        `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`,
+        {},
+        { headers: { Accept: 'application/sparql-results+xml' } },
+      );
       expect(xml.headers.get('content-type')).to.match(/^application\/sparql-results\+xml/);
       expect(await xml.text()).to.contain('<binding name="d"><literal>first</literal></binding>');
       const ask = await sparqlGet(server, `${PREFIX}ASK { <${first}> cargo:goodsDescription "first" }`);
       expect(await ask.json()).to.deep.include({ boolean: true });
-      const askXml = await sparqlGet(server, `ASK { <${first}> ?p "nothing" }`, {}, { headers: { Accept: 'application/sparql-results+xml' } });
+      const askXml = await sparqlGet(
+        server,
+        `ASK { <${first}> ?p "nothing" }`,
+        {},
+        { headers: { Accept: 'application/sparql-results+xml' } },
+      );
       expect(await askXml.text()).to.contain('<boolean>false</boolean>');
     });
 
@@ -97,7 +125,9 @@ describe('SPARQL endpoint', function () {
       expect(turtle.headers.get('content-type')).to.match(/^text\/turtle/);
       expect(await turtle.text()).to.contain(`<${first}>`);
       const nt = await sparqlGet(server, construct, {}, { headers: { Accept: 'application/n-triples' } });
-      expect((await nt.text()).trim().split('\n').sort()).to.deep.equal([`<${first}> <${CARGO}goodsDescription> "first" .`, `<${second}> <${CARGO}goodsDescription> "second" .`].sort());
+      expect((await nt.text()).trim().split('\n').sort()).to.deep.equal(
+        [`<${first}> <${CARGO}goodsDescription> "first" .`, `<${second}> <${CARGO}goodsDescription> "second" .`].sort(),
+      );
       const jsonld = await sparqlGet(server, `DESCRIBE <${first}>`, {}, { headers: { Accept: 'application/ld+json' } });
       expect(jsonld.headers.get('content-type')).to.match(/^application\/ld\+json/);
       const nodes = (await jsonld.json()) as { '@id': string }[];
@@ -108,27 +138,70 @@ describe('SPARQL endpoint', function () {
     it('refuses updates with 400, classified by parsing, whatever the way they come', async () => {
       const update = `INSERT DATA { <${first}> <${CARGO}goodsDescription> "forged" }`;
       await expectQueryError(await sparqlGet(server, update), /read-only/);
-      await expectQueryError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/sparql-update' }, body: update }), /read-only/);
-      await expectQueryError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ update }) }), /read-only/);
+      await expectQueryError(
+        await server.request('/sparql', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/sparql-update' },
+          body: update,
+        }),
+        /read-only/,
+      );
+      await expectQueryError(
+        await server.request('/sparql', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ update }),
+        }),
+        /read-only/,
+      );
       // A query whose text merely mentions an update keyword is a query.
-      expect(await select(server, `SELECT ?x WHERE { BIND("INSERT DATA" AS ?x) }`)).to.deep.equal([{ x: 'INSERT DATA' }]);
-      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: 'first' }]);
+      expect(await select(server, `SELECT ?x WHERE { BIND("INSERT DATA" AS ?x) }`)).to.deep.equal([
+        { x: 'INSERT DATA' },
+      ]);
+      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`)).to.deep.equal([
+        { d: 'first' },
+      ]);
     });
 
-    it('answers a syntax error with 400 and the parser\'s message and position', async () => {
+    it("answers a syntax error with 400 and the parser's message and position", async () => {
       await expectQueryError(await sparqlGet(server, 'SELECT * WHERE {\n  ?s ?p \n}'), /line 2, column 6.*Expecting/s);
       await expectQueryError(await sparqlGet(server, ''), /query/);
-      await expectApiError(await server.request('/sparql', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: 'SELECT * {}' }), 415);
+      await expectApiError(
+        await server.request('/sparql', {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/plain' },
+          body: 'SELECT * {}',
+        }),
+        415,
+      );
       await expectApiError(await server.request('/sparql', { method: 'PUT' }), 405);
     });
 
-    it('selects graphs with default-graph-uri and named-graph-uri (over the query\'s FROM)', async () => {
+    it("selects graphs with default-graph-uri and named-graph-uri (over the query's FROM)", async () => {
       // The latest view names each object's graph after the object.
       const graph = first;
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`))).to.deep.equal(['second']);
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`, { 'default-graph-uri': graph }))).to.deep.equal(['first']);
-      const named = await select(server, `${PREFIX}SELECT ?g ?d WHERE { GRAPH ?g { ?s cargo:goodsDescription ?d } }`, { 'named-graph-uri': [graph] });
+      expect(
+        descriptions(
+          await select(server, `${PREFIX}SELECT ?d WHERE { ?s cargo:goodsDescription ?d }`, {
+            'default-graph-uri': graph,
+          }),
+        ),
+      ).to.deep.equal(['first']);
+      expect(
+        descriptions(
+          await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`),
+        ),
+      ).to.deep.equal(['second']);
+      expect(
+        descriptions(
+          await select(server, `${PREFIX}SELECT ?d FROM <${second}> WHERE { ?s cargo:goodsDescription ?d }`, {
+            'default-graph-uri': graph,
+          }),
+        ),
+      ).to.deep.equal(['first']);
+      const named = await select(server, `${PREFIX}SELECT ?g ?d WHERE { GRAPH ?g { ?s cargo:goodsDescription ?d } }`, {
+        'named-graph-uri': [graph],
+      });
       expect(named).to.deep.equal([{ g: graph, d: 'first' }]);
     });
   });
@@ -136,14 +209,33 @@ describe('SPARQL endpoint', function () {
   describe('views', () => {
     let shipment: string;
     before(async () => {
-      shipment = await createObject(server, { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:goodsDescription': 'shipment v1' });
-      const res = await patch(server, shipment, change(shipment, 1, [del(shipment, 'goodsDescription', { datatype: 'http://www.w3.org/2001/XMLSchema#string', value: 'shipment v1' }), add(shipment, 'goodsDescription', { datatype: 'http://www.w3.org/2001/XMLSchema#string', value: 'shipment v2' })]));
+      shipment = await createObject(server, {
+        '@context': { cargo: CARGO },
+        '@type': 'cargo:Shipment',
+        'cargo:goodsDescription': 'shipment v1',
+      });
+      const res = await patch(
+        server,
+        shipment,
+        change(shipment, 1, [
+          del(shipment, 'goodsDescription', {
+            datatype: 'http://www.w3.org/2001/XMLSchema#string',
+            value: 'shipment v1',
+          }),
+          add(shipment, 'goodsDescription', {
+            datatype: 'http://www.w3.org/2001/XMLSchema#string',
+            value: 'shipment v2',
+          }),
+        ]),
+      );
       expect(res.status, await res.text()).to.equal(201);
       expect((await postEvent(server, shipment, eventJson({ code: 'DEP' }))).status).to.equal(201);
     });
 
     it('latest (default): only the latest revision of each object, in a graph named after the object', async () => {
-      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${shipment}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: 'shipment v2' }]);
+      expect(
+        await select(server, `${PREFIX}SELECT ?d WHERE { <${shipment}> cargo:goodsDescription ?d }`),
+      ).to.deep.equal([{ d: 'shipment v2' }]);
       const graphs = await select(server, `${PREFIX}SELECT ?g WHERE { GRAPH ?g { <${shipment}> ?p ?o } }`);
       expect([...new Set(graphs.map((r) => r.g))]).to.deep.equal([shipment]);
     });
@@ -155,14 +247,25 @@ describe('SPARQL endpoint', function () {
          SELECT ?n ?at ?d WHERE { ?g store:revisionOf <${shipment}> ; store:revisionNumber ?n ; store:createdAt ?at . GRAPH ?g { <${shipment}> cargo:goodsDescription ?d } } ORDER BY ?n`,
         { view: 'revisions' },
       );
-      expect(rows.map((r) => [r.n, r.d])).to.deep.equal([['1', 'shipment v1'], ['2', 'shipment v2']]);
+      expect(rows.map((r) => [r.n, r.d])).to.deep.equal([
+        ['1', 'shipment v1'],
+        ['2', 'shipment v2'],
+      ]);
       expect(new Date(rows[1].at).getTime()).to.be.at.least(new Date(rows[0].at).getTime());
     });
 
     it('events: the Logistics Events; audit: the action requests', async () => {
-      const events = await select(server, `${PREFIX}SELECT ?code WHERE { ?e cargo:eventFor <${shipment}> ; cargo:eventCode ?code }`, { view: 'events' });
+      const events = await select(
+        server,
+        `${PREFIX}SELECT ?code WHERE { ?e cargo:eventFor <${shipment}> ; cargo:eventCode ?code }`,
+        { view: 'events' },
+      );
       expect(events.map((r) => r.code)).to.deep.equal(['https://onerecord.iata.org/ns/code-lists/StatusCode#DEP']);
-      const audit = await select(server, `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`, { view: 'audit' });
+      const audit = await select(
+        server,
+        `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`,
+        { view: 'audit' },
+      );
       expect(audit).to.have.length(1);
       await expectQueryError(await sparqlGet(server, 'SELECT * {}', { view: 'everything' }), /view/);
     });
@@ -173,7 +276,14 @@ describe('SPARQL endpoint', function () {
       const object = await createObject(server, { ...piece(), 'cargo:goodsDescription': 'fresh' });
       const acknowledged = Date.now();
       let seen = false;
-      while (!seen && Date.now() - acknowledged < 1000) seen = (await select(server, `ASK { <${object}> ?p ?o }`.replace('ASK', 'SELECT ?p WHERE').replace('}', '} LIMIT 1'))).length > 0;
+      while (!seen && Date.now() - acknowledged < 1000)
+        seen =
+          (
+            await select(
+              server,
+              `ASK { <${object}> ?p ?o }`.replace('ASK', 'SELECT ?p WHERE').replace('}', '} LIMIT 1'),
+            )
+          ).length > 0;
       expect(seen, 'visible within 1 s').to.equal(true);
       expect((await sparqlGet(server, 'ASK {}')).headers.get('sparql-replica-lag')).to.equal('0');
     });
@@ -181,13 +291,23 @@ describe('SPARQL endpoint', function () {
     it('a literal that looks like a graph name reaches the replica intact', async () => {
       const tricky = 'ends like a quad <http://example.com/g> .\n\ttab and "quotes" <x> .';
       const object = await createObject(server, { ...piece(), 'cargo:goodsDescription': tricky });
-      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${object}> cargo:goodsDescription ?d }`)).to.deep.equal([{ d: tricky }]);
+      expect(await select(server, `${PREFIX}SELECT ?d WHERE { <${object}> cargo:goodsDescription ?d }`)).to.deep.equal([
+        { d: tricky },
+      ]);
     });
 
     it('a restarted server loads the replica from its store, and its history window from the archive', async () => {
       const seen = async () => ({
-        revisions: await select(server, `SELECT ?g ?n (COUNT(?o) AS ?triples) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ?n ORDER BY ?g`, { view: 'revisions' }),
-        requests: await select(server, `SELECT ?r (COUNT(?o) AS ?triples) WHERE { GRAPH ?r { ?s ?p ?o } } GROUP BY ?r ORDER BY ?r`, { view: 'audit' }),
+        revisions: await select(
+          server,
+          `SELECT ?g ?n (COUNT(?o) AS ?triples) WHERE { ?g <urn:onerecord:store:revisionNumber> ?n . GRAPH ?g { ?s ?p ?o } } GROUP BY ?g ?n ORDER BY ?g`,
+          { view: 'revisions' },
+        ),
+        requests: await select(
+          server,
+          `SELECT ?r (COUNT(?o) AS ?triples) WHERE { GRAPH ?r { ?s ?p ?o } } GROUP BY ?r ORDER BY ?r`,
+          { view: 'audit' },
+        ),
         events: await select(server, `SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }`, { view: 'events' }),
       });
       const before = await seen();
@@ -195,7 +315,9 @@ describe('SPARQL endpoint', function () {
       expect(before.requests.length).to.be.greaterThan(0);
       await server.stop();
       await server.restart();
-      expect(descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`))).to.deep.equal(['first']);
+      expect(
+        descriptions(await select(server, `${PREFIX}SELECT ?d WHERE { <${first}> cargo:goodsDescription ?d }`)),
+      ).to.deep.equal(['first']);
       expect(await seen()).to.deep.equal(before);
     });
   });
@@ -212,10 +334,17 @@ describe('SPARQL endpoint limits', function () {
   this.timeout(60_000);
 
   /** How many SPARQL queries of `view` ended with `outcome`, and their total seconds, from the server's metrics. */
-  async function queriesMeasured(server: TestServer, view: string, outcome: string): Promise<{ count: number; seconds: number }> {
+  async function queriesMeasured(
+    server: TestServer,
+    view: string,
+    outcome: string,
+  ): Promise<{ count: number; seconds: number }> {
     const text = await scrapeMetrics(`${server.url}/metrics`);
     const labels = `view="${view}",outcome="${outcome}"`;
-    return { count: metricSample(text, 'onerecord_sparql_query_duration_seconds_count', labels), seconds: metricSample(text, 'onerecord_sparql_query_duration_seconds_sum', labels) };
+    return {
+      count: metricSample(text, 'onerecord_sparql_query_duration_seconds_count', labels),
+      seconds: metricSample(text, 'onerecord_sparql_query_duration_seconds_sum', labels),
+    };
   }
 
   it('stops a query past its time budget with 503, replaces the worker and keeps answering', async () => {
@@ -244,10 +373,23 @@ describe('SPARQL endpoint limits', function () {
     // A wait no machine needs, however loaded: the answer must hold every write acknowledged before it.
     const server = await startTestServer({ sparql: { freshnessWaitMillis: 60_000 } });
     try {
-      const written = await Promise.all(Array.from({ length: 100 }, (_, i) => createObject(server, { ...piece(), 'cargo:goodsDescription': `burst ${i}` })));
-      const res = await sparqlGet(server, `${PREFIX}SELECT ?s WHERE { ?s cargo:goodsDescription ?d }`, {}, { headers: { Accept: 'application/sparql-results+json' } });
+      const written = await Promise.all(
+        Array.from({ length: 100 }, (_, i) =>
+          createObject(server, { ...piece(), 'cargo:goodsDescription': `burst ${i}` }),
+        ),
+      );
+      const res = await sparqlGet(
+        server,
+        `${PREFIX}SELECT ?s WHERE { ?s cargo:goodsDescription ?d }`,
+        {},
+        { headers: { Accept: 'application/sparql-results+json' } },
+      );
       expect(res.headers.get('sparql-replica-lag')).to.equal('0');
-      expect(rowsOf(await res.text()).map((r) => r.s).sort()).to.deep.equal(written.sort());
+      expect(
+        rowsOf(await res.text())
+          .map((r) => r.s)
+          .sort(),
+      ).to.deep.equal(written.sort());
     } finally {
       await server.close();
     }
@@ -260,7 +402,12 @@ describe('SPARQL endpoint limits', function () {
       const res = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> }`);
       expect(res.headers.get('sparql-results-truncated')).to.equal('true; max-rows=3');
       expect(((await res.json()) as SparqlJson).results.bindings).to.have.length(3);
-      const construct = await sparqlGet(server, `CONSTRUCT { ?s a <${CARGO}Piece> } WHERE { ?s a <${CARGO}Piece> }`, {}, { headers: { Accept: 'application/n-triples' } });
+      const construct = await sparqlGet(
+        server,
+        `CONSTRUCT { ?s a <${CARGO}Piece> } WHERE { ?s a <${CARGO}Piece> }`,
+        {},
+        { headers: { Accept: 'application/n-triples' } },
+      );
       expect(construct.headers.get('sparql-results-truncated')).to.equal('true; max-rows=3');
       expect((await construct.text()).trim().split('\n')).to.have.length(3);
       const small = await sparqlGet(server, `SELECT ?s WHERE { ?s a <${CARGO}Piece> } LIMIT 2`);
@@ -279,9 +426,16 @@ describe('SPARQL endpoint limits', function () {
       const res = await patch(server, object, change(object, 1, [add(object, 'goodsDescription', dbl('1'))]), 'other');
       expect(res.status, await res.text()).to.equal(201);
       expect(await select(server, 'SELECT * WHERE { ?s ?p ?o }', {}, 'other')).to.deep.equal([]);
-      expect(await select(server, `SELECT * WHERE { ?s ?p ?o }`, { 'default-graph-uri': object }, 'other')).to.deep.equal([]);
+      expect(
+        await select(server, `SELECT * WHERE { ?s ?p ?o }`, { 'default-graph-uri': object }, 'other'),
+      ).to.deep.equal([]);
       expect((await select(server, `SELECT ?s WHERE { ?s ?p ?o }`, {})).length).to.be.greaterThan(0);
-      const own = await select(server, `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`, { view: 'audit' }, 'other');
+      const own = await select(
+        server,
+        `PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT ?r WHERE { ?r a api:ChangeRequest }`,
+        { view: 'audit' },
+        'other',
+      );
       expect(own).to.have.length(1);
       await expectApiError(await sparqlGet(server, 'SELECT * {}', { view: 'revisions' }, { agent: 'other' }), 403);
     } finally {
@@ -297,8 +451,16 @@ describe('SPARQL for partners: what their grants let them read, as GET decides',
   let events: string[];
 
   /** The rows of a SELECT as `who`, via POST with an application/sparql-query body. */
-  async function selectAs(who: PartnerName | 'holder', query: string, view = 'latest'): Promise<Record<string, string>[]> {
-    const res = await as(server, who, `/sparql?view=${view}`, { method: 'POST', headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: query });
+  async function selectAs(
+    who: PartnerName | 'holder',
+    query: string,
+    view = 'latest',
+  ): Promise<Record<string, string>[]> {
+    const res = await as(server, who, `/sparql?view=${view}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+      body: query,
+    });
     const text = await res.text();
     expect(res.status, text).to.equal(200);
     return rowsOf(text);
@@ -313,16 +475,29 @@ describe('SPARQL for partners: what their grants let them read, as GET decides',
 
   /** The objects and events a SPARQL query shows `who` (subjects of the object graphs; events by eventFor). */
   async function visible(who: PartnerName): Promise<{ objects: string[]; events: string[] }> {
-    const seenObjects = await selectAs(who, `${PREFIX}SELECT DISTINCT ?o WHERE { ?o a ?type FILTER (STRSTARTS(STR(?o), "${server.url}/logistics-objects/")) }`);
+    const seenObjects = await selectAs(
+      who,
+      `${PREFIX}SELECT DISTINCT ?o WHERE { ?o a ?type FILTER (STRSTARTS(STR(?o), "${server.url}/logistics-objects/")) }`,
+    );
     const seenEvents = await selectAs(who, `${PREFIX}SELECT DISTINCT ?e WHERE { ?e cargo:eventFor ?o }`, 'events');
-    return { objects: seenObjects.map((r) => r.o).filter((o) => objects.includes(o)).sort(), events: seenEvents.map((r) => r.e).sort() };
+    return {
+      objects: seenObjects
+        .map((r) => r.o)
+        .filter((o) => objects.includes(o))
+        .sort(),
+      events: seenEvents.map((r) => r.e).sort(),
+    };
   }
 
   before(async () => {
-    server = await startTestServer({ sparql: { openToPartners: true }, identityProvider: { clients: PARTNER_CLIENTS } });
+    server = await startTestServer({
+      sparql: { openToPartners: true },
+      identityProvider: { clients: PARTNER_CLIENTS },
+    });
     objects = [];
     events = [];
-    for (const name of ['A', 'B', 'C']) objects.push(await createObject(server, { ...piece(), 'cargo:goodsDescription': name }));
+    for (const name of ['A', 'B', 'C'])
+      objects.push(await createObject(server, { ...piece(), 'cargo:goodsDescription': name }));
     for (const object of objects.slice(0, 2)) {
       const res = await postEvent(server, object, eventJson());
       expect(res.status, await res.text()).to.equal(201);
@@ -333,8 +508,16 @@ describe('SPARQL for partners: what their grants let them read, as GET decides',
 
   it('each partner sees exactly the objects and events GET answers it, and a withdrawn grant takes them away at once', async () => {
     const [a, b, c] = objects;
-    const airline = await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('airline'), objects: [a] });
-    await delegate(server, 'holder', { permissions: ['GET_LOGISTICS_EVENT'], for: partner('handler'), objects: [a, b] });
+    const airline = await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_OBJECT'],
+      for: partner('airline'),
+      objects: [a],
+    });
+    await delegate(server, 'holder', {
+      permissions: ['GET_LOGISTICS_EVENT'],
+      for: partner('handler'),
+      objects: [a, b],
+    });
     // The airline passes its read of A on to the broker: a trust chain.
     await delegate(server, 'airline', { permissions: ['GET_LOGISTICS_OBJECT'], for: partner('broker'), objects: [a] });
     await grant(server, authorization(partner('trucker'), [b, c], ['Read']));
@@ -352,7 +535,9 @@ describe('SPARQL for partners: what their grants let them read, as GET decides',
       expect(await visible(who), `SPARQL for ${who}`).to.deep.equal(get);
     }
     // What it sees of A is A's latest revision, every triple of it.
-    expect(await selectAs('airline', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`)).to.deep.equal(await selectAs('holder', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`));
+    expect(await selectAs('airline', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`)).to.deep.equal(
+      await selectAs('holder', `SELECT ?p ?o WHERE { <${a}> ?p ?o }`),
+    );
 
     // Revoking the airline's delegation withdraws the broker's grant derived from it too.
     expect((await server.request(airline, { method: 'DELETE' })).status).to.equal(204);
@@ -366,15 +551,38 @@ describe('SPARQL for partners: what their grants let them read, as GET decides',
     const [, , c] = objects;
     const latest = await selectAs('holder', `SELECT DISTINCT ?g WHERE { GRAPH ?g { <${c}> ?p ?o } }`);
     expect(latest).to.have.length(1);
-    const res = await as(server, 'stranger', `/sparql?${new URLSearchParams({ query: 'SELECT * WHERE { ?s ?p ?o }', 'default-graph-uri': latest[0].g, 'named-graph-uri': latest[0].g })}`, { headers: { Accept: 'application/sparql-results+json' } });
+    const res = await as(
+      server,
+      'stranger',
+      `/sparql?${new URLSearchParams({ query: 'SELECT * WHERE { ?s ?p ?o }', 'default-graph-uri': latest[0].g, 'named-graph-uri': latest[0].g })}`,
+      { headers: { Accept: 'application/sparql-results+json' } },
+    );
     expect(res.status).to.equal(200);
     expect(((await res.json()) as { results: { bindings: unknown[] } }).results.bindings).to.deep.equal([]);
   });
 
   it('the audit view shows a partner its own action requests only, never the grants', async () => {
-    const mine = await selectAs('airline', 'PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT DISTINCT ?r WHERE { ?r api:isRequestedBy ?who }', 'audit');
+    const mine = await selectAs(
+      'airline',
+      'PREFIX api: <https://onerecord.iata.org/ns/api#> SELECT DISTINCT ?r WHERE { ?r api:isRequestedBy ?who }',
+      'audit',
+    );
     expect(mine.map((r) => r.r)).to.have.length(1); // the delegation it passed on to the broker
-    expect(await selectAs('airline', 'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT ?g WHERE { ?g a acl:Authorization }', 'audit')).to.deep.equal([]);
-    expect((await selectAs('holder', 'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT DISTINCT ?g WHERE { ?g a acl:Authorization }', 'audit')).length).to.be.greaterThan(0);
+    expect(
+      await selectAs(
+        'airline',
+        'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT ?g WHERE { ?g a acl:Authorization }',
+        'audit',
+      ),
+    ).to.deep.equal([]);
+    expect(
+      (
+        await selectAs(
+          'holder',
+          'PREFIX acl: <http://www.w3.org/ns/auth/acl#> SELECT DISTINCT ?g WHERE { ?g a acl:Authorization }',
+          'audit',
+        )
+      ).length,
+    ).to.be.greaterThan(0);
   });
 });

@@ -3,7 +3,13 @@ import { Parser } from 'n3';
 import { quadToNq, type Quad } from '../src/rdf/terms.js';
 import { ACL, permission } from '../src/rdf/vocab.js';
 import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
-import { accessToQuads, grantQuads, readGrants, withdrawalQuads, type GrantRecord } from '../src/store/schema/grants.js';
+import {
+  accessToQuads,
+  grantQuads,
+  readGrants,
+  withdrawalQuads,
+  type GrantRecord,
+} from '../src/store/schema/grants.js';
 import { readRevisions } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
 import type { GraphReader, SparqlReader } from '../src/store/readers.js';
@@ -30,7 +36,12 @@ const delegated: GrantRecord = {
   iri: `${BASE}/internal/acl/g2`,
   agent: 'https://airline.example.com/org',
   objects: [object(1), object(2)],
-  permissions: [permission.GET_LOGISTICS_OBJECT, permission.PATCH_LOGISTICS_OBJECT, permission.POST_LOGISTICS_EVENT, permission.GET_LOGISTICS_EVENT],
+  permissions: [
+    permission.GET_LOGISTICS_OBJECT,
+    permission.PATCH_LOGISTICS_OBJECT,
+    permission.POST_LOGISTICS_EVENT,
+    permission.GET_LOGISTICS_EVENT,
+  ],
   grantedBy: HOLDER,
   grantedAt: new Date(1_700_000_000_120),
   delegation: `${BASE}/action-requests/r1`,
@@ -45,7 +56,13 @@ const publicRead: GrantRecord = {
   grantedAt: new Date(1_700_000_000_000),
   derivedFrom: [],
 };
-const eventsOnly: GrantRecord = { ...publicRead, iri: `${BASE}/internal/acl/g3`, agent: 'https://gha.example.com/org', permissions: [permission.GET_LOGISTICS_EVENT], grantedAt: new Date(1_700_000_000_500) };
+const eventsOnly: GrantRecord = {
+  ...publicRead,
+  iri: `${BASE}/internal/acl/g3`,
+  agent: 'https://gha.example.com/org',
+  permissions: [permission.GET_LOGISTICS_EVENT],
+  grantedAt: new Date(1_700_000_000_500),
+};
 
 describe('store schema: grants (W3C Web Access Control) read back what was written', () => {
   it('every field, public and agent grants, object and events permissions, oldest first', async () => {
@@ -59,19 +76,28 @@ describe('store schema: grants (W3C Web Access Control) read back what was writt
     expect(nt).to.include(`<${delegated.iri}> <${ACL}mode> <${ACL}Write>`);
     expect(nt).to.include(`<${delegated.iri}#events> <${ACL}accessTo> <${object(1)}/logistics-events>`);
     expect(nt).to.include(`<${delegated.iri}#events> <${ACL}mode> <${ACL}Append>`);
-    expect(storeWith(grantQuads(publicRead)).graphNTriples(publicRead.iri)).to.include(`<${ACL}agentClass> <${ACL}AuthenticatedAgent>`);
+    expect(storeWith(grantQuads(publicRead)).graphNTriples(publicRead.iri)).to.include(
+      `<${ACL}agentClass> <${ACL}AuthenticatedAgent>`,
+    );
   });
 
   it('withdrawing one object deletes exactly its accessTo quads; a withdrawn grant is no authorisation any more and is not read back', async () => {
     const index = storeWith([...grantQuads(delegated), ...grantQuads(publicRead)]);
-    index.apply({ delete: accessToQuads(delegated, [object(1)]).map(quadToNq).join(''), insert: '' });
+    index.apply({
+      delete: accessToQuads(delegated, [object(1)])
+        .map(quadToNq)
+        .join(''),
+      insert: '',
+    });
     expect(await readGrants(readerOf(index))).to.deep.equal([publicRead, { ...delegated, objects: [object(2)] }]);
     const withdrawal = withdrawalQuads({ ...delegated, objects: [object(2)] }, new Date(1_700_000_001_000), HOLDER);
     index.apply({ delete: withdrawal.delete.map(quadToNq).join(''), insert: withdrawal.insert.map(quadToNq).join('') });
     expect(await readGrants(readerOf(index))).to.deep.equal([publicRead]);
     const history = index.graphNTriples(delegated.iri);
     expect(history).not.to.include(`<${ACL}Authorization>`);
-    expect(history).to.include(`<${object(2)}>`).and.include('withdrawnBy');
+    expect(history)
+      .to.include(`<${object(2)}>`)
+      .and.include('withdrawnBy');
   });
 
   it('replay publishes one grant-added per stored grant', async () => {

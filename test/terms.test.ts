@@ -7,11 +7,20 @@ import { dateTimeLiteral, literal, namedNode, quad, quadToNq, termToNt } from '.
 describe('terms: dateTimeLiteral', () => {
   it('writes the lexical form the store keeps, for every millisecond pattern', () => {
     const index = new OxigraphIndex();
-    const instants = ['2026-01-02T03:04:05.000Z', '2026-01-02T03:04:05.900Z', '2026-01-02T03:04:05.920Z', '2026-01-02T03:04:05.923Z', '2026-01-02T03:04:05.003Z'];
+    const instants = [
+      '2026-01-02T03:04:05.000Z',
+      '2026-01-02T03:04:05.900Z',
+      '2026-01-02T03:04:05.920Z',
+      '2026-01-02T03:04:05.923Z',
+      '2026-01-02T03:04:05.003Z',
+    ];
     for (const instant of instants) {
       const literal = dateTimeLiteral(new Date(instant));
       const g = namedNode(`http://example.com/g/${instant}`);
-      index.apply({ delete: '', insert: quadToNq(quad(namedNode('http://example.com/s'), namedNode('http://example.com/p'), literal, g)) });
+      index.apply({
+        delete: '',
+        insert: quadToNq(quad(namedNode('http://example.com/s'), namedNode('http://example.com/p'), literal, g)),
+      });
       const stored = /"([^"]+)"/.exec(index.graphNTriples(g.value))![1];
       expect(literal.value, instant).to.equal(stored);
       expect(new Date(literal.value).toISOString()).to.equal(instant);
@@ -20,25 +29,44 @@ describe('terms: dateTimeLiteral', () => {
 });
 
 const n3Literal = DataFactory.literal;
-const parts = (t: ReturnType<typeof literal>) => ({ termType: t.termType, value: t.value, language: t.language, datatype: t.datatype.value, datatypeTermType: t.datatype.termType });
-const written = (t: ReturnType<typeof literal>) => new Writer({ format: 'N-Triples' }).quadToString(namedNode('http://a/s'), namedNode('http://a/p'), t);
+const parts = (t: ReturnType<typeof literal>) => ({
+  termType: t.termType,
+  value: t.value,
+  language: t.language,
+  datatype: t.datatype.value,
+  datatypeTermType: t.datatype.termType,
+});
+const written = (t: ReturnType<typeof literal>) =>
+  new Writer({ format: 'N-Triples' }).quadToString(namedNode('http://a/s'), namedNode('http://a/p'), t);
 
 describe('literal: the same terms as n3 makes, with their parts kept as fields', () => {
   const value = fc.string({ unit: 'binary', maxLength: 20 });
   const language = fc.constantFrom('en', 'EN-gb', 'de-CH', 'x-private1');
-  const datatype = fc.constantFrom('http://www.w3.org/2001/XMLSchema#string', 'http://www.w3.org/2001/XMLSchema#dateTime', 'https://example.com/type#t');
+  const datatype = fc.constantFrom(
+    'http://www.w3.org/2001/XMLSchema#string',
+    'http://www.w3.org/2001/XMLSchema#dateTime',
+    'https://example.com/type#t',
+  );
 
-  it('a language-tagged string, a typed literal, a plain string: equal to n3\'s either way, the same parts, id and written form (fast-check)', () => {
+  it("a language-tagged string, a typed literal, a plain string: equal to n3's either way, the same parts, id and written form (fast-check)", () => {
     fc.assert(
-      fc.property(value, fc.oneof(language, datatype.map((iri) => namedNode(iri)), fc.constant(undefined)), (v, tag) => {
-        const ours = literal(v, tag);
-        const theirs = n3Literal(v, tag);
-        expect(ours.equals(theirs) && theirs.equals(ours)).to.equal(true);
-        expect(parts(ours)).to.deep.equal(parts(theirs));
-        expect((ours as unknown as { id: string }).id).to.equal((theirs as unknown as { id: string }).id);
-        expect(termToNt(ours)).to.equal(termToNt(theirs));
-        expect(written(ours)).to.equal(written(theirs));
-      }),
+      fc.property(
+        value,
+        fc.oneof(
+          language,
+          datatype.map((iri) => namedNode(iri)),
+          fc.constant(undefined),
+        ),
+        (v, tag) => {
+          const ours = literal(v, tag);
+          const theirs = n3Literal(v, tag);
+          expect(ours.equals(theirs) && theirs.equals(ours)).to.equal(true);
+          expect(parts(ours)).to.deep.equal(parts(theirs));
+          expect((ours as unknown as { id: string }).id).to.equal((theirs as unknown as { id: string }).id);
+          expect(termToNt(ours)).to.equal(termToNt(theirs));
+          expect(written(ours)).to.equal(written(theirs));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -48,6 +76,10 @@ describe('literal: the same terms as n3 makes, with their parts kept as fields',
     expect(literal('2026-01-01', xsdDate).datatype).to.equal(literal('2026-01-02', xsdDate).datatype);
     expect(literal(5).equals(n3Literal(5))).to.equal(true);
     expect(literal('abc', 'en--ltr').equals(n3Literal('abc', 'en--ltr'))).to.equal(true);
-    expect(quad(namedNode('http://a/s'), namedNode('http://a/p'), literal('x', 'en')).equals(quad(namedNode('http://a/s'), namedNode('http://a/p'), n3Literal('x', 'en')))).to.equal(true);
+    expect(
+      quad(namedNode('http://a/s'), namedNode('http://a/p'), literal('x', 'en')).equals(
+        quad(namedNode('http://a/s'), namedNode('http://a/p'), n3Literal('x', 'en')),
+      ),
+    ).to.equal(true);
   });
 });

@@ -16,13 +16,23 @@ export interface BenchStore {
 }
 
 export async function benchStore(): Promise<BenchStore> {
-  if (process.env.BENCH_STORE !== 'sparql') return { name: 'embedded', config: undefined, engineCpuSeconds: () => 0, stop: async () => {} };
+  if (process.env.BENCH_STORE !== 'sparql')
+    return { name: 'embedded', config: undefined, engineCpuSeconds: () => 0, stop: async () => {} };
   const dir = await mkdtemp(join(tmpdir(), 'onerecord-bench-virtuoso-'));
   // As much page cache as a tuned engine would give a dataset of this size, on a machine shared with the server.
   const engine = await startVirtuoso({ dir, bufferMemoryMb: Number(process.env.BENCH_ENGINE_MEMORY_MB ?? 2048) });
   return {
     name: 'sparql',
-    config: { backend: 'sparql', sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' } },
+    config: {
+      backend: 'sparql',
+      sparql: {
+        queryUrl: engine.authUrl,
+        updateUrl: engine.authUrl,
+        user: engine.user,
+        password: engine.password,
+        authScheme: 'digest',
+      },
+    },
     engineCpuSeconds: () => processCpuSeconds(engine.pid),
     async stop() {
       await engine.stop();

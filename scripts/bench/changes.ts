@@ -28,7 +28,21 @@ import { parseBody } from '../../src/rdf/parse.js';
 import { startServer } from '../../src/server.js';
 import { BENCH_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
 import { benchStore } from './bench-store.js';
-import { benchServerSample, closedLoop, forkBenchServer, freePort, percentile, fmt, machine, type BenchServerReady, type BenchServerSample, type ForkedBenchServer, type LoopResult, type SentRequest, type ThreadCpu } from './harness.js';
+import {
+  benchServerSample,
+  closedLoop,
+  forkBenchServer,
+  freePort,
+  percentile,
+  fmt,
+  machine,
+  type BenchServerReady,
+  type BenchServerSample,
+  type ForkedBenchServer,
+  type LoopResult,
+  type SentRequest,
+  type ThreadCpu,
+} from './harness.js';
 
 const CLIENTS = 20;
 /** The clients cycle over this many objects, each client over its own share, so no object grows much during a run (every change adds one triple). */
@@ -55,11 +69,26 @@ async function serve(validation: boolean): Promise<void> {
   // No snapshot during the runs: one started by the POST run would slow down the PATCH runs after it.
   const journal = { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 };
   const store = await benchStore();
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal, validation: { enabled: validation }, store: store.config });
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      decisionPolicy: 'auto',
+      journal,
+      validation: { enabled: validation },
+      store: store.config,
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const { objects, holder, access, identityProvider } = server.services;
   const token = await identityProvider!.issue(holder);
-  const body = await parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: objects.objectsPrefix, limits: config.limits });
+  const body = await parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', {
+    base: objects.objectsPrefix,
+    limits: config.limits,
+  });
   for (let created = 0; created < PRELOADED_OBJECTS; created += 100) {
     await Promise.all(Array.from({ length: 100 }, () => objects.create(body, access.caller(holder))));
   }
@@ -111,7 +140,10 @@ type ServerKind = 'validation on' | 'validation off' | 'baseline';
 const WRITE_BASELINE = fileURLToPath(new URL('./write-baseline.js', import.meta.url));
 
 async function startBenchServer(kind: ServerKind = 'validation on'): Promise<BenchServer> {
-  const [script, args] = kind === 'baseline' ? [WRITE_BASELINE, ['serve', String(PRELOADED_OBJECTS)]] : [fileURLToPath(import.meta.url), ['serve', kind === 'validation on' ? 'on' : 'off']];
+  const [script, args] =
+    kind === 'baseline'
+      ? [WRITE_BASELINE, ['serve', String(PRELOADED_OBJECTS)]]
+      : [fileURLToPath(import.meta.url), ['serve', kind === 'validation on' ? 'on' : 'off']];
   const forked = await forkBenchServer(script, args);
   const { ready, client } = forked;
   const jsonLd = { 'Content-Type': 'application/ld+json' };
@@ -129,7 +161,13 @@ async function startBenchServer(kind: ServerKind = 'validation on'): Promise<Ben
       const out: ChangedPiece[] = [];
       for (let i = 0; i < n; i++) {
         const res = await post();
-        out.push({ iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'], step: 0 });
+        out.push({
+          iri: String(res.headers.location),
+          revision: 1,
+          goods: BENCH_PIECE['cargo:goodsDescription'],
+          upid: BENCH_PIECE['cargo:upid'],
+          step: 0,
+        });
       }
       return out;
     },
@@ -137,7 +175,8 @@ async function startBenchServer(kind: ServerKind = 'validation on'): Promise<Ben
       // The baseline keeps no revisions: there is nothing to check.
       if (kind === 'baseline') return 0;
       let missing = 0;
-      for (const s of list) missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
+      for (const s of list)
+        missing += s.revision - Number((await client.send(s.iri, 'GET')).headers['latest-revision']);
       return missing;
     },
   };
@@ -208,7 +247,8 @@ async function postRun(clients: number, seconds: number, kind: ServerKind = 'val
   };
 }
 
-const median = <T>(runs: T[], by: (r: T) => number): T => [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
+const median = <T>(runs: T[], by: (r: T) => number): T =>
+  [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
 
 async function drive(seconds: number, repeats: number): Promise<void> {
   const postSequential = await postRun(1, seconds);
@@ -221,9 +261,16 @@ async function drive(seconds: number, repeats: number): Promise<void> {
   // Cost growth: the same size-neutral change (2 DELETEs + 2 ADDs) on objects with 10 and 1,000 revisions.
   const server = await startBenchServer();
   const [few, many] = await server.subjects(2);
-  for (const [subject, count] of [[few, 9], [many, 999]] as const) for (let i = 0; i < count; i++) await server.patch(subject, false);
+  for (const [subject, count] of [
+    [few, 9],
+    [many, 999],
+  ] as const)
+    for (let i = 0; i < count; i++) await server.patch(subject, false);
   // Alternating between the two objects, so a slow moment of this shared machine hits both alike.
-  const latencies = new Map<ChangedPiece, number[]>([[few, []], [many, []]]);
+  const latencies = new Map<ChangedPiece, number[]>([
+    [few, []],
+    [many, []],
+  ]);
   for (let i = 0; i < 200; i++) {
     for (const subject of [few, many]) {
       const t = performance.now();
@@ -239,14 +286,24 @@ async function drive(seconds: number, repeats: number): Promise<void> {
 
   const row = (name: string, r: LoopResult, base?: LoopResult) =>
     `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${base ? fmt(r.perSecond / base.perSecond, 2) : '-'} | ${r.failures} |`;
-  console.log(`machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
+  console.log(
+    `machine: ${machine()}; ${seconds} s per run; fsync on, no snapshot during the runs; each run on a fresh server process preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`,
+  );
   console.log('| run | per s | p50 ms | p99 ms | ratio | failures |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object, 1 client', postSequential));
   console.log(row(`POST Logistics Object, ${CLIENTS} clients`, postConcurrent));
   console.log(row('PATCH accepted change, 1 client (ratio: to POST, 1 client)', patchSequential, postSequential));
-  console.log(row(`PATCH accepted change, ${CLIENTS} clients on distinct objects, median of ${repeats} (ratio: to POST, ${CLIENTS} clients)`, patchConcurrent, postConcurrent));
-  console.log(`PATCH with ${CLIENTS} clients, every run: ${patchRuns.map((r) => `${fmt(r.perSecond)}/s (server CPU ${fmt(r.cpuPerChange)} µs per change)`).join(', ')}`);
+  console.log(
+    row(
+      `PATCH accepted change, ${CLIENTS} clients on distinct objects, median of ${repeats} (ratio: to POST, ${CLIENTS} clients)`,
+      patchConcurrent,
+      postConcurrent,
+    ),
+  );
+  console.log(
+    `PATCH with ${CLIENTS} clients, every run: ${patchRuns.map((r) => `${fmt(r.perSecond)}/s (server CPU ${fmt(r.cpuPerChange)} µs per change)`).join(', ')}`,
+  );
   const missing = patchSequential.missing + patchRuns.reduce((sum, r) => sum + r.missing, 0) + growthMissing;
   console.log(`changes answered 201 but not applied: ${missing}`);
   console.log(
@@ -264,7 +321,12 @@ async function drive(seconds: number, repeats: number): Promise<void> {
 
 /** POST and PATCH throughput with validation on and off, alternating so a slow moment of the machine hits both. */
 async function compareValidation(seconds: number, repeats: number): Promise<void> {
-  const runs = { postOn: [] as PostRun[], postOff: [] as PostRun[], patchOn: [] as PatchRun[], patchOff: [] as PatchRun[] };
+  const runs = {
+    postOn: [] as PostRun[],
+    postOff: [] as PostRun[],
+    patchOn: [] as PatchRun[],
+    patchOff: [] as PatchRun[],
+  };
   for (let i = 0; i < repeats; i++) {
     runs.postOn.push(await postRun(CLIENTS, seconds, 'validation on'));
     runs.postOff.push(await postRun(CLIENTS, seconds, 'validation off'));
@@ -274,17 +336,32 @@ async function compareValidation(seconds: number, repeats: number): Promise<void
   const rate = (list: LoopResult[]) => median(list, (r) => r.perSecond);
   const row = (name: string, on: LoopResult, off: LoopResult) =>
     `| ${name} | ${fmt(on.perSecond)} | ${fmt(off.perSecond)} | ${fmt(on.perSecond / off.perSecond, 3)} | ${fmt(on.p50, 2)} / ${fmt(off.p50, 2)} | ${fmt(on.p99, 2)} / ${fmt(off.p99, 2)} | ${on.failures + off.failures} |`;
-  console.log(`machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
-  console.log('| run | per s, validation on | per s, off | ratio on/off | p50 ms on / off | p99 ms on / off | failures |');
+  console.log(
+    `machine: ${machine()}; ${seconds} s per run, ${CLIENTS} clients, each setting ${repeats} times alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`,
+  );
+  console.log(
+    '| run | per s, validation on | per s, off | ratio on/off | p50 ms on / off | p99 ms on / off | failures |',
+  );
   console.log('|---|---|---|---|---|---|---|');
   console.log(row('POST Logistics Object', rate(runs.postOn), rate(runs.postOff)));
   console.log(row('PATCH accepted change', rate(runs.patchOn), rate(runs.patchOff)));
   // Validation's share of request time: the server CPU it adds per request, over the CPU per request with it.
   const share = (name: string, on: number, off: number) =>
-    console.log(`server CPU per ${name} (median): ${fmt(on)} µs with validation, ${fmt(off)} µs without: validation's share ${fmt((100 * (on - off)) / on, 1)}%`);
-  share('object created', median(runs.postOn, (r) => r.cpuPerPost).cpuPerPost, median(runs.postOff, (r) => r.cpuPerPost).cpuPerPost);
-  share('accepted change', median(runs.patchOn, (r) => r.cpuPerChange).cpuPerChange, median(runs.patchOff, (r) => r.cpuPerChange).cpuPerChange);
-  for (const [name, list] of Object.entries(runs)) console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
+    console.log(
+      `server CPU per ${name} (median): ${fmt(on)} µs with validation, ${fmt(off)} µs without: validation's share ${fmt((100 * (on - off)) / on, 1)}%`,
+    );
+  share(
+    'object created',
+    median(runs.postOn, (r) => r.cpuPerPost).cpuPerPost,
+    median(runs.postOff, (r) => r.cpuPerPost).cpuPerPost,
+  );
+  share(
+    'accepted change',
+    median(runs.patchOn, (r) => r.cpuPerChange).cpuPerChange,
+    median(runs.patchOff, (r) => r.cpuPerChange).cpuPerChange,
+  );
+  for (const [name, list] of Object.entries(runs))
+    console.log(`${name}: ${list.map((r) => `${fmt(r.perSecond)}/s`).join(', ')}`);
 }
 
 /** POST and PATCH with CLIENTS clients and the same on the write baseline, each run `repeats` times (medians by rate). */
@@ -309,7 +386,12 @@ export const CPU_GOAL = 2;
  * runs.json in it, which profile-breakdown.ts reads.
  */
 export async function measureThroughput(seconds: number, repeats: number): Promise<Throughput> {
-  const runs = { posts: [] as PostRun[], patches: [] as PatchRun[], baselinePosts: [] as PostRun[], baselinePatches: [] as PatchRun[] };
+  const runs = {
+    posts: [] as PostRun[],
+    patches: [] as PatchRun[],
+    baselinePosts: [] as PostRun[],
+    baselinePatches: [] as PatchRun[],
+  };
   for (let i = 0; i < repeats; i++) {
     runs.baselinePosts.push(await postRun(CLIENTS, seconds, 'baseline'));
     runs.posts.push(await postRun(CLIENTS, seconds));
@@ -319,7 +401,12 @@ export async function measureThroughput(seconds: number, repeats: number): Promi
   const profiles = process.env.BENCH_PROFILE_DIR;
   if (profiles) {
     const windows = Object.entries(runs).flatMap(([name, list]) =>
-      (list as (PostRun | PatchRun)[]).map((r) => ({ run: name, ...r.window, count: r.count, cpuPerRequest: 'cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange })),
+      (list as (PostRun | PatchRun)[]).map((r) => ({
+        run: name,
+        ...r.window,
+        count: r.count,
+        cpuPerRequest: 'cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange,
+      })),
     );
     await writeFile(join(profiles, 'runs.json'), JSON.stringify(windows, null, 2));
   }
@@ -336,10 +423,16 @@ export async function measureThroughput(seconds: number, repeats: number): Promi
 }
 
 /** The rate and server CPU of a POST or PATCH run as ratios to its baseline run. */
-export function againstBaseline(t: Throughput): { post: { rate: number; cpu: number }; patch: { rate: number; cpu: number } } {
+export function againstBaseline(t: Throughput): {
+  post: { rate: number; cpu: number };
+  patch: { rate: number; cpu: number };
+} {
   return {
     post: { rate: t.post.perSecond / t.baselinePost.perSecond, cpu: t.post.cpuPerPost / t.baselinePost.cpuPerPost },
-    patch: { rate: t.patch.perSecond / t.baselinePatch.perSecond, cpu: t.patch.cpuPerChange / t.baselinePatch.cpuPerChange },
+    patch: {
+      rate: t.patch.perSecond / t.baselinePatch.perSecond,
+      cpu: t.patch.cpuPerChange / t.baselinePatch.cpuPerChange,
+    },
   };
 }
 
@@ -347,26 +440,39 @@ async function compareThroughput(seconds: number, repeats: number): Promise<void
   const t = await measureThroughput(seconds, repeats);
   const { post, patch, baselinePost, baselinePatch, runs } = t;
   const ratios = againstBaseline(t);
-  console.log(`machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH and the write baseline of each ${repeats} times, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`);
+  console.log(
+    `machine: ${machine()}; store ${process.env.BENCH_STORE ?? 'embedded'}; ${seconds} s per run, ${CLIENTS} clients, POST and PATCH and the write baseline of each ${repeats} times, alternating (medians); fsync on; fresh server per run preloaded with ${fmt(PRELOADED_OBJECTS)} objects, each run after ${WARM_UP_SECONDS} s of warm-up`,
+  );
   console.log('| run | per s | p50 ms | p99 ms | server CPU per request µs | engine CPU per request µs | failures |');
   console.log('|---|---|---|---|---|---|---|');
-  const row = (name: string, r: LoopResult, cpu: number, engineCpu: number) => `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(cpu)} | ${fmt(engineCpu)} | ${r.failures} |`;
+  const row = (name: string, r: LoopResult, cpu: number, engineCpu: number) =>
+    `| ${name} | ${fmt(r.perSecond)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(cpu)} | ${fmt(engineCpu)} | ${r.failures} |`;
   console.log(row('POST Logistics Object', post, post.cpuPerPost, post.engineCpuPerPost));
   console.log(row('PATCH accepted change', patch, patch.cpuPerChange, patch.engineCpuPerChange));
   console.log(row('baseline: POST the same body (parse, journal, Oxigraph)', baselinePost, baselinePost.cpuPerPost, 0));
-  console.log(row('baseline: PATCH the same Change (parse, journal, Oxigraph)', baselinePatch, baselinePatch.cpuPerChange, 0));
-  const verdict = (rate: number, cpu: number) => `throughput ${fmt(rate, 2)}x (goal >= ${THROUGHPUT_GOAL}: ${rate >= THROUGHPUT_GOAL ? 'met' : 'not met'}), server CPU ${fmt(cpu, 2)}x (goal <= ${CPU_GOAL}: ${cpu <= CPU_GOAL ? 'met' : 'not met'})`;
+  console.log(
+    row('baseline: PATCH the same Change (parse, journal, Oxigraph)', baselinePatch, baselinePatch.cpuPerChange, 0),
+  );
+  const verdict = (rate: number, cpu: number) =>
+    `throughput ${fmt(rate, 2)}x (goal >= ${THROUGHPUT_GOAL}: ${rate >= THROUGHPUT_GOAL ? 'met' : 'not met'}), server CPU ${fmt(cpu, 2)}x (goal <= ${CPU_GOAL}: ${cpu <= CPU_GOAL ? 'met' : 'not met'})`;
   console.log(`POST against the baseline: ${verdict(ratios.post.rate, ratios.post.cpu)}`);
   console.log(`PATCH against the baseline: ${verdict(ratios.patch.rate, ratios.patch.cpu)}`);
-  console.log(`PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`);
-  const list = (rs: (PostRun | PatchRun)[]) => rs.map((r) => `${fmt(r.perSecond)}/s (${fmt('cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange)} µs)`).join(', ');
-  console.log(`every run: POST ${list(runs.posts)}; PATCH ${list(runs.patches)}; baseline POST ${list(runs.baselinePosts)}; baseline PATCH ${list(runs.baselinePatches)}`);
+  console.log(
+    `PATCH / POST (accepted changes per second over objects created per second): ${fmt(patch.perSecond / post.perSecond, 2)}`,
+  );
+  const list = (rs: (PostRun | PatchRun)[]) =>
+    rs.map((r) => `${fmt(r.perSecond)}/s (${fmt('cpuPerPost' in r ? r.cpuPerPost : r.cpuPerChange)} µs)`).join(', ');
+  console.log(
+    `every run: POST ${list(runs.posts)}; PATCH ${list(runs.patches)}; baseline POST ${list(runs.baselinePosts)}; baseline PATCH ${list(runs.baselinePatches)}`,
+  );
   console.log(`changes answered 201 but not applied: ${runs.patches.reduce((sum, r) => sum + r.missing, 0)}`);
 }
 
 /** Run as a script rather than imported (all.ts imports measureThroughput). */
 const asScript = process.argv[1] === fileURLToPath(import.meta.url);
 if (asScript && process.argv[2] === 'serve') await serve(process.argv[3] !== 'off');
-else if (asScript && process.argv[2] === 'throughput') await compareThroughput(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
-else if (asScript && process.argv[2] === 'validation') await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
+else if (asScript && process.argv[2] === 'throughput')
+  await compareThroughput(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
+else if (asScript && process.argv[2] === 'validation')
+  await compareValidation(Number(process.argv[3] ?? 10), Number(process.argv[4] ?? 3));
 else if (asScript) await drive(Number(process.argv[2] ?? 10), Number(process.argv[3] ?? 3));

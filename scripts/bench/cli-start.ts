@@ -25,7 +25,10 @@ const REPORT_CPU = `data:text/javascript,${encodeURIComponent("import { writeSyn
 /** Runs `node args` once: its wall time and its CPU. */
 async function timedNode(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', REPORT_CPU, ...args], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'], env });
+  const child = spawn(process.execPath, ['--import', REPORT_CPU, ...args], {
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+    env,
+  });
   const cpuReport = child.stdio[3] as Readable;
   let report = '';
   cpuReport.on('data', (chunk: Buffer) => (report += chunk.toString()));
@@ -39,7 +42,12 @@ async function timedNode(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
 async function main(): Promise<void> {
   const runs = Number(process.argv[2] ?? 20);
   const target = await startTarget<OneRecordTarget>('onerecord');
-  const env = { PATH: process.env.PATH, ONERECORD_URL: target.info.url, ONERECORD_TOKEN: target.info.token, XDG_CONFIG_HOME: '/nonexistent' };
+  const env = {
+    PATH: process.env.PATH,
+    ONERECORD_URL: target.info.url,
+    ONERECORD_TOKEN: target.info.token,
+    XDG_CONFIG_HOME: '/nonexistent',
+  };
   const builds: [string, string][] = [['this build', CLI]];
   if (process.env.BENCH_BASELINE) builds.push(['baseline', process.env.BENCH_BASELINE]);
   const commands: [string, (cli: string) => string[]][] = [
@@ -55,12 +63,31 @@ async function main(): Promise<void> {
 
   console.log(`cli-start, ${machine()}; ${runs} runs of each, in turn`);
   const bare = results.get('node -e 0')!;
-  const bareMs = percentile(bare.map((r) => r.ms), 0.5);
-  const bareCpu = percentile(bare.map((r) => r.cpuMs), 0.5);
+  const bareMs = percentile(
+    bare.map((r) => r.ms),
+    0.5,
+  );
+  const bareCpu = percentile(
+    bare.map((r) => r.cpuMs),
+    0.5,
+  );
   for (const [name, measured] of results) {
-    const ms = percentile(measured.map((r) => r.ms), 0.5);
-    const cpu = percentile(measured.map((r) => r.cpuMs), 0.5);
-    console.log(`  ${name.padEnd(44)} wall p50 ${fmt(ms)} ms (p90 ${fmt(percentile(measured.map((r) => r.ms), 0.9))}), ${fmt(ms / bareMs, 2)}x bare; CPU p50 ${fmt(cpu)} ms, ${fmt(cpu / bareCpu, 2)}x bare`);
+    const ms = percentile(
+      measured.map((r) => r.ms),
+      0.5,
+    );
+    const cpu = percentile(
+      measured.map((r) => r.cpuMs),
+      0.5,
+    );
+    console.log(
+      `  ${name.padEnd(44)} wall p50 ${fmt(ms)} ms (p90 ${fmt(
+        percentile(
+          measured.map((r) => r.ms),
+          0.9,
+        ),
+      )}), ${fmt(ms / bareMs, 2)}x bare; CPU p50 ${fmt(cpu)} ms, ${fmt(cpu / bareCpu, 2)}x bare`,
+    );
   }
 }
 

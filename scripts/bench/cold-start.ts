@@ -20,7 +20,15 @@ import { machine } from './harness.js';
 const BATCH = 200;
 
 const configFor = (dataDir: string): Config =>
-  loadConfig({}, { port: 0, baseUrl: 'http://127.0.0.1:18500', dataDir, journal: { fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER } });
+  loadConfig(
+    {},
+    {
+      port: 0,
+      baseUrl: 'http://127.0.0.1:18500',
+      dataDir,
+      journal: { fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER },
+    },
+  );
 
 interface Measured {
   startMs: number;
@@ -40,14 +48,22 @@ async function measure(dataDir: string): Promise<void> {
   let storeMs = 0;
   let quads = 0;
   const started = performance.now();
-  await startServer(configFor(dataDir), messageLogger((line) => {
-    const recovered = /^store recovered: .* (\d+) quads$/.exec(line);
-    if (recovered) {
-      storeMs = performance.now() - started;
-      quads = Number(recovered[1]);
-    }
-  }));
-  const result: Measured = { startMs: performance.now() - started, storeMs, quads, rssMb: process.memoryUsage().rss / 2 ** 20 };
+  await startServer(
+    configFor(dataDir),
+    messageLogger((line) => {
+      const recovered = /^store recovered: .* (\d+) quads$/.exec(line);
+      if (recovered) {
+        storeMs = performance.now() - started;
+        quads = Number(recovered[1]);
+      }
+    }),
+  );
+  const result: Measured = {
+    startMs: performance.now() - started,
+    storeMs,
+    quads,
+    rssMb: process.memoryUsage().rss / 2 ** 20,
+  };
   console.log(JSON.stringify(result));
   process.exit(0); // no close(): it could write a snapshot and change what the next run measures
 }
@@ -55,7 +71,10 @@ async function measure(dataDir: string): Promise<void> {
 /** Builds the data, copies the journal-only directory to `journalOnly`, then closes (writing a snapshot). */
 async function build(dataDir: string, journalOnly: string, objectCount: number, revisions: number): Promise<void> {
   const log: string[] = [];
-  const server = await startServer(configFor(dataDir), messageLogger((line) => log.push(line)));
+  const server = await startServer(
+    configFor(dataDir),
+    messageLogger((line) => log.push(line)),
+  );
   const { objects, holder } = server.services;
   const caller = { agent: holder, internal: true };
   const started = performance.now();
@@ -67,7 +86,9 @@ async function build(dataDir: string, journalOnly: string, objectCount: number, 
       }),
     );
   }
-  console.log(`built ${objectCount} objects x ${revisions} revisions (${server.embedded!.index.size} quads) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `built ${objectCount} objects x ${revisions} revisions (${server.embedded!.index.size} quads) in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   await cp(dataDir, journalOnly, { recursive: true });
   await server.close();
   console.log(`on close: ${log.filter((line) => line.startsWith('snapshot')).join('; ')}`);
@@ -92,7 +113,7 @@ function summary(label: string, runs: Measured[]): string {
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
   return (
     `${label}: start ${(median(runs.map((r) => r.startMs)) / 1000).toFixed(2)} s (median of ${runs.length}; ` +
-    `store ${(median(runs.map((r) => r.storeMs)) / 1000).toFixed(2)} s, rest ${((median(runs.map((r) => r.startMs - r.storeMs))) / 1000).toFixed(2)} s), ` +
+    `store ${(median(runs.map((r) => r.storeMs)) / 1000).toFixed(2)} s, rest ${(median(runs.map((r) => r.startMs - r.storeMs)) / 1000).toFixed(2)} s), ` +
     `${runs[0].quads} quads, RSS ${median(runs.map((r) => r.rssMb)).toFixed(0)} MB`
   );
 }
@@ -115,8 +136,18 @@ if (values.measure) {
     await build(withSnapshot, journalOnly, Number(values.objects), Number(values.revisions));
     console.log(machine());
     const runs = Number(values.runs);
-    console.log(summary(`journal only (${(await directoryMb(journalOnly, 'journal-')).toFixed(0)} MB journal)`, timedStarts(journalOnly, runs)));
-    console.log(summary(`snapshot (${(await directoryMb(withSnapshot, 'snapshot-')).toFixed(0)} MB)`, timedStarts(withSnapshot, runs)));
+    console.log(
+      summary(
+        `journal only (${(await directoryMb(journalOnly, 'journal-')).toFixed(0)} MB journal)`,
+        timedStarts(journalOnly, runs),
+      ),
+    );
+    console.log(
+      summary(
+        `snapshot (${(await directoryMb(withSnapshot, 'snapshot-')).toFixed(0)} MB)`,
+        timedStarts(withSnapshot, runs),
+      ),
+    );
   } finally {
     await rm(withSnapshot, { recursive: true, force: true });
     await rm(journalOnly, { recursive: true, force: true });

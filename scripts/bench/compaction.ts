@@ -29,10 +29,17 @@ const settledRss = async () => {
   }
   return process.memoryUsage();
 };
-const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', {
+  base: 'http://bench.invalid/',
+  limits: DEFAULTS.limits,
+});
 
-console.log(`compaction benchmark, ${machine()}, ${new Date().toISOString()}; ${values.objects} objects of ${parsed.length} triples x 21 revisions`);
-console.log('| compaction | objects | quads held | compactions | fill s | RSS MB (empty store) | RSS MB (filled) | JS heap MB | RSS per object KB |');
+console.log(
+  `compaction benchmark, ${machine()}, ${new Date().toISOString()}; ${values.objects} objects of ${parsed.length} triples x 21 revisions`,
+);
+console.log(
+  '| compaction | objects | quads held | compactions | fill s | RSS MB (empty store) | RSS MB (filled) | JS heap MB | RSS per object KB |',
+);
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 for (const mode of values.only ? [values.only] : ['off', 'on']) {
   const dir = await mkdtemp(join(tmpdir(), 'onerecord-bench-compaction-'));
@@ -46,7 +53,10 @@ for (const mode of values.only ? [values.only] : ['off', 'on']) {
       objects: Number(values.objects),
       revisions: 21,
       perCommit: 10,
-      store: { compactAfterDeletedQuads: mode === 'on' ? DEFAULTS.store.compactAfterDeletedQuads : 0, log: (line) => log.push(line) },
+      store: {
+        compactAfterDeletedQuads: mode === 'on' ? DEFAULTS.store.compactAfterDeletedQuads : 0,
+        log: (line) => log.push(line),
+      },
       beforeClose: async () => {
         filled = await settledRss();
       },
@@ -55,7 +65,8 @@ for (const mode of values.only ? [values.only] : ['off', 'on']) {
     console.log(
       `| ${mode} | ${fmt(result.objects)} | ${fmt(result.quadsAfter)} | ${compactions} | ${fmt(result.seconds, 1)} | ${fmt(empty / MB)} | ${fmt(filled!.rss / MB)} | ${fmt(filled!.heapUsed / MB)} | ${fmt((filled!.rss - empty) / 1024 / result.objects, 1)} |`,
     );
-    for (const line of log.filter((l) => l.startsWith('compacting') || l.startsWith('store compacted'))) console.log(`  store: ${line}`);
+    for (const line of log.filter((l) => l.startsWith('compacting') || l.startsWith('store compacted')))
+      console.log(`  store: ${line}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -16,7 +16,17 @@
 import type { Page } from 'playwright-core';
 import { openChromium } from '../../test/support/chromium.js';
 import { BENCH_PIECE } from './fixtures.js';
-import { fmt, machine, mean, percentile, startTarget, warmLoad, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
+import {
+  fmt,
+  machine,
+  mean,
+  percentile,
+  startTarget,
+  warmLoad,
+  WARM_UP_SECONDS,
+  type LoadResult,
+  type OneRecordTarget,
+} from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 5);
 const rounds = Number(process.argv[3] ?? 30);
@@ -27,10 +37,16 @@ const OBJECTS = 50;
 const onerecord = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_REVISIONS: '1' });
 const { url, token } = onerecord.info;
 for (let i = 0; i < OBJECTS; i++) {
-  const res = await fetch(`${url}/logistics-objects`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/ld+json' }, body: JSON.stringify(BENCH_PIECE) });
+  const res = await fetch(`${url}/logistics-objects`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/ld+json' },
+    body: JSON.stringify(BENCH_PIECE),
+  });
   if (res.status !== 201) throw new Error(`POST /logistics-objects answered ${res.status}`);
 }
-const assetPath = /console\/assets\/[0-9a-f]{16}\/object-page\.js/.exec(await (await fetch(`${url}/console`)).text())![0];
+const assetPath = /console\/assets\/[0-9a-f]{16}\/object-page\.js/.exec(
+  await (await fetch(`${url}/console`)).text(),
+)![0];
 const bareStatic = await startTarget<{ url: string }>('bare-express-static');
 
 /** The console's route and the same file from express.static, measured alternately; their mean req/s. */
@@ -92,11 +108,16 @@ async function landing(newPage: () => Promise<Page>, path = '/console'): Promise
       void devtools.send('Fetch.fulfillRequest', {
         requestId: event.requestId,
         responseCode: 200,
-        responseHeaders: [{ name: 'Content-Type', value: 'text/html; charset=utf-8' }, { name: 'Cache-Control', value: 'no-store' }],
+        responseHeaders: [
+          { name: 'Content-Type', value: 'text/html; charset=utf-8' },
+          { name: 'Cache-Control', value: 'no-store' },
+        ],
         body: Buffer.from(BARE_PAGE).toString('base64'),
       });
     });
-    await devtools.send('Fetch.enable', { patterns: [{ urlPattern: `${url}${BARE_PAGE_PATH}*`, requestStage: 'Request' }] });
+    await devtools.send('Fetch.enable', {
+      patterns: [{ urlPattern: `${url}${BARE_PAGE_PATH}*`, requestStage: 'Request' }],
+    });
   }
   // Installed before the console's scripts run; it sees the row the moment it is added.
   await tab.addInitScript(() => {
@@ -118,12 +139,16 @@ async function landing(newPage: () => Promise<Page>, path = '/console'): Promise
   await devtools.detach();
   const stages = await tab.evaluate(() => {
     const loaded = performance.getEntriesByType('resource') as PerformanceResourceTiming[];
-    const last = (paths: (path: string) => boolean) => Math.max(...loaded.filter((e) => paths(new URL(e.name).pathname)).map((e) => e.responseEnd));
+    const last = (paths: (path: string) => boolean) =>
+      Math.max(...loaded.filter((e) => paths(new URL(e.name).pathname)).map((e) => e.responseEnd));
     const list = loaded.find((e) => new URL(e.name).pathname === '/internal/logistics-objects')!;
     const pageIn = (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd;
     return {
       page: pageIn,
-      modules: Math.max(pageIn, last((path) => path.endsWith('.js'))),
+      modules: Math.max(
+        pageIn,
+        last((path) => path.endsWith('.js')),
+      ),
       listAsked: list.startTime,
       signedIn: last((path) => path === '/'),
       list: last((path) => path === '/internal/logistics-objects'),
@@ -139,7 +164,9 @@ async function listRouteAlone(newPage: () => Promise<Page>): Promise<number> {
   const tab = await newPage();
   await tab.setExtraHTTPHeaders({ Authorization: `Bearer ${token}`, Accept: 'application/json' });
   await tab.goto(`${url}/internal/logistics-objects?skip=0&limit=${OBJECTS}`);
-  const ms = await tab.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd);
+  const ms = await tab.evaluate(
+    () => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).responseEnd,
+  );
   await tab.close();
   return ms;
 }
@@ -162,11 +189,14 @@ await onerecord.stop();
 const ratioRow = (name: string, r: { console: LoadResult; bare: LoadResult }) =>
   `| ${name} | ${fmt(r.console.requestsPerSecond)} | ${fmt(r.bare.requestsPerSecond)} | ${fmt(r.console.requestsPerSecond / r.bare.requestsPerSecond, 2)} | ${fmt(r.console.p99, 1)} / ${fmt(r.bare.p99, 1)} | ${r.console.non2xx + r.console.errors + r.bare.non2xx + r.bare.errors} |`;
 const p50 = (values: number[]) => percentile(values, 0.5);
-const stage = (name: string, pick: (l: Landing) => number, of = landings) => `| ${name} | ${fmt(p50(of.map(pick)), 1)} | ${fmt(percentile(of.map(pick), 0.9), 1)} |`;
+const stage = (name: string, pick: (l: Landing) => number, of = landings) =>
+  `| ${name} | ${fmt(p50(of.map(pick)), 1)} | ${fmt(percentile(of.map(pick), 0.9), 1)} |`;
 const firstRows = landings.map((l) => l.firstRow);
 const bareFirstRows = bares.map((l) => l.firstRow);
 
-console.log(`machine: ${machine()}; ${connections} connections, ${seconds} s each after ${WARM_UP_SECONDS} s warm-up; ${rounds} browser rounds; ${OBJECTS + 2} objects`);
+console.log(
+  `machine: ${machine()}; ${connections} connections, ${seconds} s each after ${WARM_UP_SECONDS} s warm-up; ${rounds} browser rounds; ${OBJECTS + 2} objects`,
+);
 if (page && asset) {
   console.log('| GET | console req/s | express.static req/s | ratio | p99 ms (console / static) | errors |');
   console.log('|---|---|---|---|---|---|');
@@ -176,7 +206,9 @@ if (page && asset) {
 }
 console.log('| headless Chromium, ms from navigation start | p50 | p90 |');
 console.log('|---|---|---|');
-console.log(`| list route alone, loaded as a page: last byte | ${fmt(p50(listTimes), 1)} | ${fmt(percentile(listTimes, 0.9), 1)} |`);
+console.log(
+  `| list route alone, loaded as a page: last byte | ${fmt(p50(listTimes), 1)} | ${fmt(percentile(listTimes, 0.9), 1)} |`,
+);
 console.log(stage('bare page (same list, same token, same rows): page in', (l) => l.page, bares));
 console.log(stage('... list route asked', (l) => l.listAsked, bares));
 console.log(stage('... list route answered', (l) => l.list, bares));
@@ -187,6 +219,10 @@ console.log(stage('... list route asked', (l) => l.listAsked));
 console.log(stage('... sign-in check (GET /) answered', (l) => l.signedIn));
 console.log(stage('... list route answered', (l) => l.list));
 console.log(stage('... first list row', (l) => l.firstRow));
-console.log(`**console minus bare page** (the issue's "adds to nothing"), first row: p50 ${fmt(p50(firstRows) - p50(bareFirstRows), 1)} ms, p90 ${fmt(percentile(firstRows, 0.9) - percentile(bareFirstRows, 0.9), 1)} ms; per round, p50 of the differences ${fmt(p50(firstRows.map((row, i) => row - bareFirstRows[i])), 1)} ms`);
-console.log(`console's addition, first row vs the list route alone: p50 ${fmt(p50(firstRows) - p50(listTimes), 1)} ms, p90 ${fmt(percentile(firstRows, 0.9) - percentile(listTimes, 0.9), 1)} ms`);
+console.log(
+  `**console minus bare page** (the issue's "adds to nothing"), first row: p50 ${fmt(p50(firstRows) - p50(bareFirstRows), 1)} ms, p90 ${fmt(percentile(firstRows, 0.9) - percentile(bareFirstRows, 0.9), 1)} ms; per round, p50 of the differences ${fmt(p50(firstRows.map((row, i) => row - bareFirstRows[i])), 1)} ms`,
+);
+console.log(
+  `console's addition, first row vs the list route alone: p50 ${fmt(p50(firstRows) - p50(listTimes), 1)} ms, p90 ${fmt(percentile(firstRows, 0.9) - percentile(listTimes, 0.9), 1)} ms`,
+);
 console.log(`first console load, nothing cached: first list row at ${fmt(cold.firstRow, 1)} ms`);

@@ -29,7 +29,14 @@ export const ENGINE_SERVER_SCRIPT = fileURLToPath(new URL('./engine-scale.js', i
 
 export const engineStore = (engine: RunningVirtuoso, sharedWriters = false): ConfigOverrides['store'] => ({
   backend: 'sparql',
-  sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest', sharedWriters },
+  sparql: {
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest',
+    sharedWriters,
+  },
 });
 
 /**
@@ -37,8 +44,17 @@ export const engineStore = (engine: RunningVirtuoso, sharedWriters = false): Con
  * for a baseline); on the engine, with the same port and data directory every time: the IRIs of the
  * loaded objects start with its base URL.
  */
-export const startEngineServer = (store: ConfigOverrides['store'], dataDir: string, port: number, script = ENGINE_SERVER_SCRIPT): Promise<EngineServer> =>
-  forkBenchServer<EngineServerReady>(script, ['serve'], { BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(port) });
+export const startEngineServer = (
+  store: ConfigOverrides['store'],
+  dataDir: string,
+  port: number,
+  script = ENGINE_SERVER_SCRIPT,
+): Promise<EngineServer> =>
+  forkBenchServer<EngineServerReady>(script, ['serve'], {
+    BENCH_STORE_CONFIG: JSON.stringify(store),
+    BENCH_DATA_DIR: dataDir,
+    BENCH_PORT: String(port),
+  });
 
 export const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
 
@@ -59,7 +75,12 @@ export class EngineObjects {
   /** Creates the template object through a server on `engine` (started and stopped here). */
   static async create(engine: RunningVirtuoso, dir: string, dataDir: string, port: number): Promise<EngineObjects> {
     const server = await startEngineServer(engineStore(engine), dataDir, port);
-    const created = await server.client.send(`${server.ready.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
+    const created = await server.client.send(
+      `${server.ready.url}/logistics-objects`,
+      'POST',
+      JSON.stringify(CAPACITY_PIECE),
+      { 'Content-Type': 'application/ld+json' },
+    );
     await server.stop();
     if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
     const templateId = String(created.headers.location).split('/').pop()!;
@@ -83,12 +104,24 @@ export class EngineObjects {
 /** The quads the engine holds that mention `id` (one object's graphs and metadata), in N-Triples terms with literals in the server's forms. */
 async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> {
   const client = new SparqlClient({ queryUrl: engine.queryUrl, updateUrl: engine.updateUrl, timeoutMs: 60_000 });
-  const rows = await client.select(`SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), "${id}") || CONTAINS(STR(?s), "${id}")) }`);
-  return rows.results.bindings.map((b) => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object'], termOf(b.g) as Quad['graph']));
+  const rows = await client.select(
+    `SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } FILTER (CONTAINS(STR(?g), "${id}") || CONTAINS(STR(?s), "${id}")) }`,
+  );
+  return rows.results.bindings.map((b) =>
+    quad(
+      termOf(b.s) as Quad['subject'],
+      termOf(b.p) as Quad['predicate'],
+      termOf(b.o) as Quad['object'],
+      termOf(b.g) as Quad['graph'],
+    ),
+  );
 }
 
 /** An embedded node's IRI as the server makes it (`internal:` and a random UUID), its last group apart. */
-const EMBEDDED_NODE = new RegExp(`(<${INTERNAL_SCHEME}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}>`, 'g');
+const EMBEDDED_NODE = new RegExp(
+  `(<${INTERNAL_SCHEME}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}>`,
+  'g',
+);
 
 /**
  * N-Quads of the objects `from` to `to` (exclusive): the template with its object's id replaced,
@@ -98,11 +131,21 @@ const EMBEDDED_NODE = new RegExp(`(<${INTERNAL_SCHEME}[0-9a-f]{8}-[0-9a-f]{4}-[0
  * 1,000,000 objects cost Virtuoso 15-18 ms of CPU against 2 at 10,000: a scan of that subject's rows.)
  */
 async function writeCopies(template: Quad[], id: string, from: number, to: number, file: string): Promise<void> {
-  const lines = template.map((q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`);
+  const lines = template.map(
+    (q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`,
+  );
   const out = createWriteStream(file);
   for (let n = from; n < to; n++) {
     const copyNumber = n.toString(16).padStart(12, '0');
-    const copy = lines.map((line) => line.split(id).join(objectId(n)).replace(/_:(\w+)/g, `_:$1x${n}`).replace(EMBEDDED_NODE, `$1${copyNumber}>`)).join('');
+    const copy = lines
+      .map((line) =>
+        line
+          .split(id)
+          .join(objectId(n))
+          .replace(/_:(\w+)/g, `_:$1x${n}`)
+          .replace(EMBEDDED_NODE, `$1${copyNumber}>`),
+      )
+      .join('');
     if (!out.write(copy)) await once(out, 'drain');
   }
   out.end();

@@ -26,9 +26,24 @@ import { createLogger } from '../../src/observability/logger.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import { restartVirtuoso, startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
-import { EngineObjects, engineStore, objectId, startEngineServer, type EngineServer, type EngineServerReady } from './engine-objects.js';
+import {
+  EngineObjects,
+  engineStore,
+  objectId,
+  startEngineServer,
+  type EngineServer,
+  type EngineServerReady,
+} from './engine-objects.js';
 import { benchEvent, CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
-import { benchServerSample, closedLoop, fmt, freePort, machine, processCpuSeconds, type LoopResult } from './harness.js';
+import {
+  benchServerSample,
+  closedLoop,
+  fmt,
+  freePort,
+  machine,
+  processCpuSeconds,
+  type LoopResult,
+} from './harness.js';
 
 const CLIENTS = 20;
 /** Objects each client changes in a PATCH run, in turn (each change grows its object by nothing: it replaces two values). */
@@ -41,7 +56,18 @@ async function serve(): Promise<void> {
   const store = JSON.parse(process.env.BENCH_STORE_CONFIG!) as ConfigOverrides['store'];
   // The analytics query over the whole store may take minutes: its time is measured, not cut.
   const sparql = { timeBudgetMillis: 3_600_000 };
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir: process.env.BENCH_DATA_DIR!, decisionPolicy: 'auto', store, sparql });
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir: process.env.BENCH_DATA_DIR!,
+      decisionPolicy: 'auto',
+      store,
+      sparql,
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   process.on('message', (message) => {
@@ -57,7 +83,13 @@ interface Measured extends LoopResult {
 }
 
 /** A closed-loop run after a warm-up on the same load, with the server's and the engine's CPU per successful request. */
-async function measured(server: EngineServer, engine: RunningVirtuoso, seconds: number, send: (client: number) => Promise<{ status: number }>, expected: number): Promise<Measured> {
+async function measured(
+  server: EngineServer,
+  engine: RunningVirtuoso,
+  seconds: number,
+  send: (client: number) => Promise<{ status: number }>,
+  expected: number,
+): Promise<Measured> {
   await closedLoop(CLIENTS, WARM_UP_SECONDS, send, expected);
   const before = await server.sample();
   const engineBefore = processCpuSeconds(engine.pid);
@@ -96,7 +128,12 @@ function answerOf(url: string, headers: Record<string, string>): Promise<{ statu
 }
 
 /** GET measured idle, then while analytics queries run one after the other, from before that run starts until it ended. */
-async function getWhileQuerying(server: EngineServer, engine: RunningVirtuoso, seconds: number, getOne: () => Promise<{ status: number }>): Promise<Analytics> {
+async function getWhileQuerying(
+  server: EngineServer,
+  engine: RunningVirtuoso,
+  seconds: number,
+  getOne: () => Promise<{ status: number }>,
+): Promise<Analytics> {
   const idle = await measured(server, engine, seconds, getOne, 200);
   const times: number[] = [];
   let pieces = 0;
@@ -104,10 +141,18 @@ async function getWhileQuerying(server: EngineServer, engine: RunningVirtuoso, s
   const querying = (async () => {
     do {
       const started = performance.now();
-      const res = await answerOf(`${server.ready.url}/sparql?${new URLSearchParams({ query: ANALYTICS_QUERY })}`, { Accept: 'text/csv', Authorization: `Bearer ${server.ready.token}` });
+      const res = await answerOf(`${server.ready.url}/sparql?${new URLSearchParams({ query: ANALYTICS_QUERY })}`, {
+        Accept: 'text/csv',
+        Authorization: `Bearer ${server.ready.token}`,
+      });
       if (res.status !== 200) throw new Error(`the analytics query failed: ${res.status} ${res.body}`);
       times.push(performance.now() - started);
-      pieces = Number(res.body.split('\n').find((line) => line.startsWith(`${CARGO}Piece,`))?.split(',')[1] ?? 0);
+      pieces = Number(
+        res.body
+          .split('\n')
+          .find((line) => line.startsWith(`${CARGO}Piece,`))
+          ?.split(',')[1] ?? 0,
+      );
     } while (getting);
   })();
   const during = await measured(server, engine, seconds, getOne, 200).finally(() => (getting = false));
@@ -175,19 +220,40 @@ class FirstReads {
  * across runs), POST of one Logistics Event per request to random objects, on a server holding
  * `objectId(0)` to `objectId(size - 1)`.
  */
-async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number, changed: Set<number>): Promise<ApiResult> {
+async function measureApi(
+  server: EngineServer,
+  engine: RunningVirtuoso,
+  size: number,
+  seconds: number,
+  changed: Set<number>,
+): Promise<ApiResult> {
   const random = () => Math.floor(Math.random() * size);
   const getRandom = () => server.client.send(objectIri(server, random()), 'GET');
   const firstReads = new FirstReads(size);
-  const firstGet = await measured(server, engine, seconds, () => server.client.send(objectIri(server, firstReads.next()), 'GET'), 200);
+  const firstGet = await measured(
+    server,
+    engine,
+    seconds,
+    () => server.client.send(objectIri(server, firstReads.next()), 'GET'),
+    200,
+  );
   const get = await measured(server, engine, seconds, getRandom, 200);
-  const warmGet = size <= SERIALIZED_REVISIONS_KEPT ? await readEveryObject(server, size).then(() => measured(server, engine, seconds, getRandom, 200)) : undefined;
+  const warmGet =
+    size <= SERIALIZED_REVISIONS_KEPT
+      ? await readEveryObject(server, size).then(() => measured(server, engine, seconds, getRandom, 200))
+      : undefined;
   const pieces: ChangedPiece[][] = Array.from({ length: CLIENTS }, () =>
     Array.from({ length: OBJECTS_PER_CLIENT }, () => {
       let n = random();
       while (changed.has(n)) n = random();
       changed.add(n);
-      return { iri: objectIri(server, n), revision: 1, goods: CAPACITY_PIECE['cargo:goodsDescription'], upid: CAPACITY_PIECE['cargo:upid'], step: 0 };
+      return {
+        iri: objectIri(server, n),
+        revision: 1,
+        goods: CAPACITY_PIECE['cargo:goodsDescription'],
+        upid: CAPACITY_PIECE['cargo:upid'],
+        step: 0,
+      };
     }),
   );
   const turns = new Array<number>(CLIENTS).fill(0);
@@ -199,7 +265,9 @@ async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: n
     async (client) => {
       const piece = pieces[client][turns[client]++ % OBJECTS_PER_CLIENT];
       const unchanged = { ...piece };
-      const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
+      const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), {
+        'Content-Type': 'application/ld+json',
+      });
       if (res.status === 201) piece.revision += 1;
       else {
         // The next Change of this piece deletes the values it still has.
@@ -211,12 +279,29 @@ async function measureApi(server: EngineServer, engine: RunningVirtuoso, size: n
     201,
   );
   let events = 0;
-  const event = await measured(server, engine, seconds, () => server.client.send(`${objectIri(server, random())}/logistics-events`, 'POST', JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }), { 'Content-Type': 'application/ld+json' }), 201);
+  const event = await measured(
+    server,
+    engine,
+    seconds,
+    () =>
+      server.client.send(
+        `${objectIri(server, random())}/logistics-events`,
+        'POST',
+        JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }),
+        { 'Content-Type': 'application/ld+json' },
+      ),
+    201,
+  );
   return { firstGet, firstGetRepeats: firstReads.repeats, get, warmGet, patch, patchRefusals, event };
 }
 
 /** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
-async function embeddedApi(engine: RunningVirtuoso, dataDir: string, size: number, seconds: number): Promise<ApiResult> {
+async function embeddedApi(
+  engine: RunningVirtuoso,
+  dataDir: string,
+  size: number,
+  seconds: number,
+): Promise<ApiResult> {
   await mkdir(dataDir, { recursive: true });
   const server = await startEngineServer({ backend: 'embedded' }, dataDir, await freePort());
   try {
@@ -224,7 +309,12 @@ async function embeddedApi(engine: RunningVirtuoso, dataDir: string, size: numbe
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         for (let n = next++; n < size; n = next++) {
-          const res = await server.client.send(`${server.ready.url}/logistics-objects`, 'POST', JSON.stringify({ '@id': objectIri(server, n), ...CAPACITY_PIECE }), { 'Content-Type': 'application/ld+json' });
+          const res = await server.client.send(
+            `${server.ready.url}/logistics-objects`,
+            'POST',
+            JSON.stringify({ '@id': objectIri(server, n), ...CAPACITY_PIECE }),
+            { 'Content-Type': 'application/ld+json' },
+          );
           if (res.status !== 201) throw new Error(`object ${n} was refused by the embedded store: ${res.status}`);
         }
       }),
@@ -264,12 +354,26 @@ async function main(): Promise<void> {
       const load = await objects.loadUpTo(size);
       // Measured on an engine restarted after the load, as docs/sparql-engine.md asks of users (restartVirtuoso).
       engine = await restartVirtuoso(engine, bufferMemoryMb);
-      const server = await startEngineServer(engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'), dataDir, port);
+      const server = await startEngineServer(
+        engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'),
+        dataDir,
+        port,
+      );
       const memory = await server.sample();
       const api = await measureApi(server, engine, size, seconds, changed);
-      const analytics = await getWhileQuerying(server, engine, seconds, () => server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'));
+      const analytics = await getWhileQuerying(server, engine, seconds, () =>
+        server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'),
+      );
       await server.stop();
-      results.push({ objects: size, load, startMs: server.ready.startMs, rssMb: memory.rss / 1024 ** 2, heapMb: memory.heapUsed / 1024 ** 2, ...api, analytics });
+      results.push({
+        objects: size,
+        load,
+        startMs: server.ready.startMs,
+        rssMb: memory.rss / 1024 ** 2,
+        heapMb: memory.heapUsed / 1024 ** 2,
+        ...api,
+        analytics,
+      });
       if (!embedded) embedded = await embeddedApi(engine, join(dir, 'embedded'), size, seconds);
       report(results, embedded, seconds);
     }
@@ -279,27 +383,47 @@ async function main(): Promise<void> {
   }
 }
 
-const refusals = (statuses: Map<number, number>) => (statuses.size === 0 ? '' : ` (not accepted: ${[...statuses].map(([status, count]) => `${count} × ${status}`).join(', ')})`);
+const refusals = (statuses: Map<number, number>) =>
+  statuses.size === 0
+    ? ''
+    : ` (not accepted: ${[...statuses].map(([status, count]) => `${count} × ${status}`).join(', ')})`;
 
 function report(results: SizeResult[], embedded: ApiResult | undefined, seconds: number): void {
   const base = results[0];
-  const rate = (r: Measured, b: Measured) => `${fmt(r.perSecond)}/s (${fmt(r.perSecond / b.perSecond, 2)}×), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (${fmt(r.p99 / b.p99, 2)}×), server ${fmt(r.serverCpuUs)} µs + engine ${fmt(r.engineCpuUs)} µs CPU, ${r.failures} failed`;
-  console.log(`\nengine-scale, ${machine()}, ${CLIENTS} clients, ${seconds} s runs; ratios against ${fmt(base.objects)} objects`);
+  const rate = (r: Measured, b: Measured) =>
+    `${fmt(r.perSecond)}/s (${fmt(r.perSecond / b.perSecond, 2)}×), p50 ${fmt(r.p50, 1)} ms, p99 ${fmt(r.p99, 1)} ms (${fmt(r.p99 / b.p99, 2)}×), server ${fmt(r.serverCpuUs)} µs + engine ${fmt(r.engineCpuUs)} µs CPU, ${r.failures} failed`;
+  console.log(
+    `\nengine-scale, ${machine()}, ${CLIENTS} clients, ${seconds} s runs; ratios against ${fmt(base.objects)} objects`,
+  );
   for (const r of results) {
-    console.log(`\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`);
-    const repeats = r.firstGetRepeats > 0 ? ` (${fmt(r.firstGetRepeats)} reads, warm-up included, were of objects read before)` : '';
+    console.log(
+      `\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`,
+    );
+    const repeats =
+      r.firstGetRepeats > 0 ? ` (${fmt(r.firstGetRepeats)} reads, warm-up included, were of objects read before)` : '';
     console.log(`  GET, each object read once: ${rate(r.firstGet, base.firstGet)}${repeats}`);
-    console.log(`  GET of random objects (an object may be read again, its answer then cached): ${rate(r.get, base.get)}`);
-    if (r.warmGet) console.log(`  GET, every object read once before (ratios against the GET above): ${rate(r.warmGet, r.get)}`);
+    console.log(
+      `  GET of random objects (an object may be read again, its answer then cached): ${rate(r.get, base.get)}`,
+    );
+    if (r.warmGet)
+      console.log(`  GET, every object read once before (ratios against the GET above): ${rate(r.warmGet, r.get)}`);
     console.log(`  PATCH       ${rate(r.patch, base.patch)}${refusals(r.patchRefusals)}`);
     console.log(`  event POST  ${rate(r.event, base.event)}`);
     const { analytics } = r;
     if (r === base && embedded) {
-      const against = (engineRun: Measured, embeddedRun: Measured) => `${fmt(engineRun.perSecond / embeddedRun.perSecond, 2)}× (${fmt(embeddedRun.perSecond)}/s, p99 ${fmt(embeddedRun.p99, 1)} ms, server ${fmt(embeddedRun.serverCpuUs)} µs CPU)`;
-      const warm = r.warmGet && embedded.warmGet ? `, GET with every object read once before ${against(r.warmGet, embedded.warmGet)}` : '';
-      console.log(`  engine against the embedded store, same run and objects: GET ${against(r.get, embedded.get)}${warm}, PATCH ${against(r.patch, embedded.patch)}${refusals(embedded.patchRefusals)}, event POST ${against(r.event, embedded.event)}`);
+      const against = (engineRun: Measured, embeddedRun: Measured) =>
+        `${fmt(engineRun.perSecond / embeddedRun.perSecond, 2)}× (${fmt(embeddedRun.perSecond)}/s, p99 ${fmt(embeddedRun.p99, 1)} ms, server ${fmt(embeddedRun.serverCpuUs)} µs CPU)`;
+      const warm =
+        r.warmGet && embedded.warmGet
+          ? `, GET with every object read once before ${against(r.warmGet, embedded.warmGet)}`
+          : '';
+      console.log(
+        `  engine against the embedded store, same run and objects: GET ${against(r.get, embedded.get)}${warm}, PATCH ${against(r.patch, embedded.patch)}${refusals(embedded.patchRefusals)}, event POST ${against(r.event, embedded.event)}`,
+      );
     }
-    console.log(`  GET while an analytics query runs: ${fmt(analytics.get.perSecond)}/s; p99 ${fmt(analytics.get.p99, 1)} ms against ${fmt(analytics.idle.p99, 1)} ms just before (${fmt(analytics.get.p99 / analytics.idle.p99, 2)}×); ${fmt(analytics.queries)} queries (${fmt(analytics.pieces)} Pieces counted) answered in ${fmt(analytics.queryMs / 1000, 1)} s each`);
+    console.log(
+      `  GET while an analytics query runs: ${fmt(analytics.get.perSecond)}/s; p99 ${fmt(analytics.get.p99, 1)} ms against ${fmt(analytics.idle.p99, 1)} ms just before (${fmt(analytics.get.p99 / analytics.idle.p99, 2)}×); ${fmt(analytics.queries)} queries (${fmt(analytics.pieces)} Pieces counted) answered in ${fmt(analytics.queryMs / 1000, 1)} s each`,
+    );
   }
 }
 

@@ -47,7 +47,12 @@ const readOf = (query: string) =>
     .slice(0, 140);
 
 /** What an answer holds: its characters (a string), its rows (SPARQL JSON results, or the count selectCsv answers). */
-const answered = (answer: unknown) => (typeof answer === 'string' ? answer.length : typeof answer === 'number' ? answer : ((answer as { results?: { bindings: unknown[] } }).results?.bindings.length ?? 0));
+const answered = (answer: unknown) =>
+  typeof answer === 'string'
+    ? answer.length
+    : typeof answer === 'number'
+      ? answer
+      : ((answer as { results?: { bindings: unknown[] } }).results?.bindings.length ?? 0);
 
 /** `engine` with every method's request timed into `reads`. */
 function timed<T extends object>(engine: T, reads: Map<string, Read>): T {
@@ -60,7 +65,12 @@ function timed<T extends object>(engine: T, reads: Map<string, Read>): T {
         const answer = (await value.apply(target, args)) as unknown;
         const query = `${String(key)}: ${readOf(String(args[0]))}`;
         const read = reads.get(query) ?? { query, requests: 0, ms: 0, answered: 0 };
-        reads.set(query, { query, requests: read.requests + 1, ms: read.ms + performance.now() - started, answered: read.answered + answered(answer) });
+        reads.set(query, {
+          query,
+          requests: read.requests + 1,
+          ms: read.ms + performance.now() - started,
+          answered: read.answered + answered(answer),
+        });
         return answer;
       };
     },
@@ -70,7 +80,12 @@ function timed<T extends object>(engine: T, reads: Map<string, Read>): T {
 /** The start's reads in this process, each timed; `total` from the first request to the events built. */
 async function startReads(engine: RunningVirtuoso): Promise<{ reads: Read[]; totalMs: number }> {
   const reads = new Map<string, Read>();
-  const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 600_000 });
+  const client = new SparqlClient({
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+    timeoutMs: 600_000,
+  });
   const started = performance.now();
   await new SparqlEngineStore(timed(client, reads)).publishStored();
   return { reads: [...reads.values()], totalMs: performance.now() - started };
@@ -79,7 +94,10 @@ async function startReads(engine: RunningVirtuoso): Promise<{ reads: Read[]; tot
 async function main(): Promise<void> {
   const sizes = (process.argv[2] ?? '100000,300000').split(',').map(Number);
   const starts = Number(process.argv[3] ?? 2);
-  const builds = [{ build: 'this build', script: ENGINE_SERVER_SCRIPT }, ...(process.env.BENCH_BASELINE ? [{ build: 'baseline', script: process.env.BENCH_BASELINE }] : [])];
+  const builds = [
+    { build: 'this build', script: ENGINE_SERVER_SCRIPT },
+    ...(process.env.BENCH_BASELINE ? [{ build: 'baseline', script: process.env.BENCH_BASELINE }] : []),
+  ];
   const dir = process.env.BENCH_DIR ?? (await mkdtemp(join(tmpdir(), 'onerecord-bench-start-')));
   await mkdir(dir, { recursive: true });
   const bufferMemoryMb = Number(process.env.BENCH_ENGINE_MEMORY_MB ?? 4096);
@@ -105,16 +123,26 @@ async function main(): Promise<void> {
           const engineCpuS = processCpuSeconds(engine.pid) - engineBefore;
           await server.stop();
           measured.push({ build, ms: server.ready.startMs, engineCpuS });
-          console.log(`  start (${build}): ${fmt(server.ready.startMs / 1000, 2)} s, Virtuoso ${fmt(engineCpuS, 1)} s CPU; ${fmt((server.ready.startMs * 1000) / size, 1)} µs per object`);
+          console.log(
+            `  start (${build}): ${fmt(server.ready.startMs / 1000, 2)} s, Virtuoso ${fmt(engineCpuS, 1)} s CPU; ${fmt((server.ready.startMs * 1000) / size, 1)} µs per object`,
+          );
         }
       }
       const { reads, totalMs } = await startReads(engine);
       console.log(`  the start's reads in this process (this build): ${fmt(totalMs / 1000, 2)} s`);
-      for (const r of reads) console.log(`    ${fmt(r.ms / 1000, 2).padStart(7)} s ${String(r.requests).padStart(4)}× ${fmt(r.answered).padStart(12)} answered  ${r.query}`);
+      for (const r of reads)
+        console.log(
+          `    ${fmt(r.ms / 1000, 2).padStart(7)} s ${String(r.requests).padStart(4)}× ${fmt(r.answered).padStart(12)} answered  ${r.query}`,
+        );
       const requestsMs = reads.reduce((sum, r) => sum + r.ms, 0);
-      console.log(`    ${fmt((totalMs - requestsMs) / 1000, 2).padStart(7)} s       besides the requests (parsing rows, building the events)`);
+      console.log(
+        `    ${fmt((totalMs - requestsMs) / 1000, 2).padStart(7)} s       besides the requests (parsing rows, building the events)`,
+      );
       for (const { build } of builds) {
-        const ms = percentile(measured.filter((m) => m.build === build).map((m) => m.ms), 0.5);
+        const ms = percentile(
+          measured.filter((m) => m.build === build).map((m) => m.ms),
+          0.5,
+        );
         console.log(`  ${build}: median start ${fmt(ms / 1000, 2)} s (${fmt((ms * 1000) / size, 1)} µs per object)`);
       }
     }

@@ -42,11 +42,20 @@ async function post(path: string, body: unknown): Promise<Response> {
 }
 
 const createShipment = async () =>
-  (await post('/logistics-objects', { '@context': { cargo: CARGO }, '@type': 'cargo:Shipment', 'cargo:goodsDescription': 'bench' })).headers.get('location')!;
+  (
+    await post('/logistics-objects', {
+      '@context': { cargo: CARGO },
+      '@type': 'cargo:Shipment',
+      'cargo:goodsDescription': 'bench',
+    })
+  ).headers.get('location')!;
 
 const bulkBody = (objects: string[], from: number) => ({
   '@context': { cargo: CARGO },
-  '@graph': Array.from({ length: BULK_SIZE }, (_, i) => ({ ...event(from + i), 'cargo:eventFor': { '@id': objects[i % objects.length] } })),
+  '@graph': Array.from({ length: BULK_SIZE }, (_, i) => ({
+    ...event(from + i),
+    'cargo:eventFor': { '@id': objects[i % objects.length] },
+  })),
 });
 
 async function fill(object: string, count: number): Promise<void> {
@@ -84,10 +93,19 @@ const single = await measured({
   headers: jsonLd,
   body: JSON.stringify({ '@context': { cargo: CARGO }, ...event(0) }),
 });
-const bulk = await measured({ url: `${url}/logistics-events`, connections: 8, seconds, method: 'POST', headers: jsonLd, body: JSON.stringify(bulkBody(sinks, 0)) });
+const bulk = await measured({
+  url: `${url}/logistics-events`,
+  connections: 8,
+  seconds,
+  method: 'POST',
+  headers: jsonLd,
+  body: JSON.stringify(bulkBody(sinks, 0)),
+});
 
-const page = (object: string, skip = 0) => `${object}/logistics-events?eventType=DEP&limit=50${skip ? `&skip=${skip}` : ''}`;
-const pageBytes = async (object: string) => (await (await fetch(page(object), { headers: auth })).arrayBuffer()).byteLength;
+const page = (object: string, skip = 0) =>
+  `${object}/logistics-events?eventType=DEP&limit=50${skip ? `&skip=${skip}` : ''}`;
+const pageBytes = async (object: string) =>
+  (await (await fetch(page(object), { headers: auth })).arrayBuffer()).byteLength;
 // Every page of the large object read once, before anything caches it: the cost of a cold page.
 const coldLarge = await sequentialMean(40, (i) => page(large, i * 50));
 const warmSmallSequential = await sequentialMean(200, () => page(small));
@@ -102,17 +120,23 @@ const row = (name: string, r: Measured, eventsPerRequest: number) =>
 const listRow = (name: string, r: Measured, pageItems: number, bytes: number) =>
   `| ${name} | ${fmt(r.requestsPerSecond)} | ${r.p50} | ${r.p99} | ${fmt(r.cpuMsPerRequest * 1000)} | ${pageItems} | ${bytes} | ${r.non2xx + r.errors} |`;
 console.log(`machine: ${machine()}; fsync on; ${seconds} s per run; load generator on the same machine`);
-console.log(`fill: 10,000 events in ${BULK_SIZE}-event bulk requests, one at a time: ${fmt(10_000 / fillSeconds)} events/s`);
+console.log(
+  `fill: 10,000 events in ${BULK_SIZE}-event bulk requests, one at a time: ${fmt(10_000 / fillSeconds)} events/s`,
+);
 console.log('| write | req/s | events/s | p50 ms | p99 ms | server CPU µs/event | errors |');
 console.log('|---|---|---|---|---|---|---|');
 console.log(row(`POST one event per request (${connections} connections)`, single, 1));
 console.log(row(`POST /logistics-events, ${BULK_SIZE} events per request (8 connections)`, bulk, BULK_SIZE));
 console.log('');
-console.log(`| list: eventType=DEP&limit=50 (${listConnections} connections) | req/s | p50 ms | p99 ms | server CPU µs/request | page items | body bytes | errors |`);
+console.log(
+  `| list: eventType=DEP&limit=50 (${listConnections} connections) | req/s | p50 ms | p99 ms | server CPU µs/request | page items | body bytes | errors |`,
+);
 console.log('|---|---|---|---|---|---|---|---|');
 console.log(listRow('object with 10 events', listSmall, 2, smallBytes));
 console.log(listRow('object with 10,000 events', listLarge, 50, largeBytes));
-console.log(`single events/s: ${fmt(single.requestsPerSecond)} (target >= 2,000); at the server's CPU cost, one core takes ${fmt(1000 / single.cpuMsPerRequest)} events/s`);
+console.log(
+  `single events/s: ${fmt(single.requestsPerSecond)} (target >= 2,000); at the server's CPU cost, one core takes ${fmt(1000 / single.cpuMsPerRequest)} events/s`,
+);
 console.log(
   `list time ratio 10,000 vs 10 events: ${fmt(listSmall.requestsPerSecond / listLarge.requestsPerSecond, 2)} by req/s, ` +
     `${fmt(listLarge.cpuMsPerRequest / listSmall.cpuMsPerRequest, 2)} by server CPU (target <= 3)`,

@@ -27,10 +27,16 @@ const TRICKLE_PAUSE_MS = 100;
 /** Sends `body` in TRICKLE_PIECES pieces, TRICKLE_PAUSE_MS apart; the answer's status and Retry-After (s). */
 function trickle(url: string, token: string, body: Buffer): Promise<{ status: number; retryAfter: number }> {
   return new Promise((resolve) => {
-    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/ld+json', 'Content-Length': body.length };
+    const headers = {
+      Authorization: `Bearer ${token}`,
+      'Content-Type': 'application/ld+json',
+      'Content-Length': body.length,
+    };
     const req = request(url, { method: 'PATCH', headers, agent: false }, (res) => {
       res.resume();
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 0) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, retryAfter: Number(res.headers['retry-after'] ?? 0) }),
+      );
     });
     // A connection the server closes while the body still comes (an answer before the body's end) counts as its answer.
     req.on('error', () => resolve({ status: 0, retryAfter: 1 }));
@@ -60,7 +66,8 @@ async function latencies(client: LoadClient, url: string): Promise<number[]> {
   return out.sort((a, b) => a - b);
 }
 
-const rssBytes = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+const rssBytes = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
 interface Run {
   idle: number[];
@@ -94,7 +101,11 @@ async function floodThread({ url, token, body, flood: loops }: FloodOrders): Pro
 }
 
 async function run(overrides: Record<string, unknown>): Promise<Run> {
-  const target = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_REVISIONS: '1', BENCH_PARTNERS: '1', BENCH_OVERRIDES: JSON.stringify(overrides) });
+  const target = await startTarget<OneRecordTarget>('onerecord', [], {
+    BENCH_REVISIONS: '1',
+    BENCH_PARTNERS: '1',
+    BENCH_OVERRIDES: JSON.stringify(overrides),
+  });
   try {
     const { token, oneRevision, partners } = target.info;
     const holder = new LoadClient({ Authorization: `Bearer ${token}` });
@@ -123,15 +134,24 @@ async function run(overrides: Record<string, unknown>): Promise<Run> {
 /** Both servers, one after the other, and the table. */
 async function compare(): Promise<void> {
   const budgeted = await run({});
-  const unbounded = await run({ limits: { perCaller: { requestsInFlight: 1_000_000, bodyBytesInFlight: 2 ** 40, jsonLdDocuments: 1_000_000 } } });
+  const unbounded = await run({
+    limits: { perCaller: { requestsInFlight: 1_000_000, bodyBytesInFlight: 2 ** 40, jsonLdDocuments: 1_000_000 } },
+  });
 
   const row = (name: string, r: Run) => {
     const ratio = percentile(r.flooded, 0.99) / percentile(r.idle, 0.99);
-    const answers = [...r.statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status} × ${fmt(n)}`).join(', ');
+    const answers = [...r.statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([status, n]) => `${status} × ${fmt(n)}`)
+      .join(', ');
     return `| ${name} | ${fmt(percentile(r.idle, 0.99), 2)} | ${fmt(percentile(r.flooded, 0.5), 2)} | ${fmt(percentile(r.flooded, 0.99), 2)} | ${fmt(r.flooded[r.flooded.length - 1], 1)} | ${fmt(ratio, 2)} | ${fmt(r.peakRss / 2 ** 20)} | ${answers} |`;
   };
-  console.log(`Fair share: ${flood} trickled slow-to-parse PATCH bodies of ${fmt(Buffer.byteLength(JSON.stringify(typeScopedNodes(nodes))))} bytes from one partner; holder GET one sequential client, ${seconds} s per phase; on ${machine()}`);
-  console.log('| server | idle p99 ms | flooded p50 ms | flooded p99 ms | flooded max ms | p99 ratio | peak RSS MB | flood answers |');
+  console.log(
+    `Fair share: ${flood} trickled slow-to-parse PATCH bodies of ${fmt(Buffer.byteLength(JSON.stringify(typeScopedNodes(nodes))))} bytes from one partner; holder GET one sequential client, ${seconds} s per phase; on ${machine()}`,
+  );
+  console.log(
+    '| server | idle p99 ms | flooded p50 ms | flooded p99 ms | flooded max ms | p99 ratio | peak RSS MB | flood answers |',
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   console.log(row('per-caller budget (defaults)', budgeted));
   console.log(row('budget lifted', unbounded));

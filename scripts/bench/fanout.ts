@@ -54,9 +54,15 @@ interface Ready {
 const base = (port: number) => `http://127.0.0.1:${port}`;
 
 /** Starts a real server on `port` with a data directory of its own, removed when it is stopped. */
-async function serve(port: number, overrides: Record<string, unknown>): Promise<{ server: RunningServer; stop(): Promise<void> }> {
+async function serve(
+  port: number,
+  overrides: Record<string, unknown>,
+): Promise<{ server: RunningServer; stop(): Promise<void> }> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-fanout-'));
-  const server = await startServer(loadConfig({}, { port, baseUrl: base(port), dataDir, outbound: { allowPrivateAddresses: true }, ...overrides }), createLogger('silent'));
+  const server = await startServer(
+    loadConfig({}, { port, baseUrl: base(port), dataDir, outbound: { allowPrivateAddresses: true }, ...overrides }),
+    createLogger('silent'),
+  );
   return { server, stop: () => server.close().then(() => rm(dataDir, { recursive: true, force: true })) };
 }
 
@@ -78,7 +84,9 @@ async function publisher(): Promise<void> {
 
 /** CPU time of process `pid` so far in µs (all threads), from /proc (10 ms resolution). */
 function processCpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
@@ -151,7 +159,10 @@ function child(args: string[], cpus: string | undefined): ChildProcess {
   const nice = args[0] === 'subscribers' ? Number(process.env.SUBSCRIBERS_NICE ?? 0) : 0;
   const wrappers = [...(cpus ? ['taskset', '-c', cpus] : []), ...(nice > 0 ? ['nice', '-n', String(nice)] : [])];
   const flags = [...SERVER_NODE_FLAGS, ...cpuProfileFlags(dir, process.env.PROFILE_INTERVAL_US)];
-  const node = wrappers.length > 0 ? { execPath: wrappers[0], execArgv: [...wrappers.slice(1), process.execPath, ...flags] } : { execArgv: flags };
+  const node =
+    wrappers.length > 0
+      ? { execPath: wrappers[0], execArgv: [...wrappers.slice(1), process.execPath, ...flags] }
+      : { execArgv: flags };
   const c = fork(fileURLToPath(import.meta.url), args, node);
   process.once('exit', () => c.kill('SIGKILL'));
   return c;
@@ -191,7 +202,12 @@ async function driver(): Promise<void> {
 
   const started = Date.now();
   for (let i = 0; i < SUBSCRIBERS; i++) {
-    const acl = JSON.stringify({ '@type': `${ACL}Authorization`, [`${ACL}agent`]: { '@id': organisation(i) }, [`${ACL}accessTo`]: { '@id': subscribed.iri }, [`${ACL}mode`]: { '@id': `${ACL}Read` } });
+    const acl = JSON.stringify({
+      '@type': `${ACL}Authorization`,
+      [`${ACL}agent`]: { '@id': organisation(i) },
+      [`${ACL}accessTo`]: { '@id': subscribed.iri },
+      [`${ACL}mode`]: { '@id': `${ACL}Read` },
+    });
     const granted = await client.send(`${ready.url}/internal/acl`, 'POST', acl);
     if (granted.status !== 201) throw new Error(`grant ${i}: ${granted.status}`);
     const body = JSON.stringify({
@@ -222,7 +238,9 @@ async function driver(): Promise<void> {
     await stored(expected);
     fanOut.push(performance.now() - t0);
   }
-  console.log(`one change -> ${SUBSCRIBERS} notifications stored by the subscribers: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`);
+  console.log(
+    `one change -> ${SUBSCRIBERS} notifications stored by the subscribers: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`,
+  );
 
   /** `changes` PATCHes of `object` one after the other: their latencies and the changes per second. */
   const patchInTurn = async (object: { iri: string; revision: number }) => {
@@ -241,18 +259,25 @@ async function driver(): Promise<void> {
   // and the publisher is quiet again (it records where each queue stands and removes the delivered
   // entries after the last one is stored), so the rounds without subscriptions run on a quiet server.
   // A first round of each kind warms the server's JIT and caches on the same work and is not counted.
-  const results = { without: { latencies: [] as number[], seconds: 0 }, with: { latencies: [] as number[], seconds: 0 } };
+  const results = {
+    without: { latencies: [] as number[], seconds: 0 },
+    with: { latencies: [] as number[], seconds: 0 },
+  };
   /** Publisher CPU µs: in the rounds without subscriptions, in those with (answers only), and in those with until all was delivered; subscribers' CPU µs in the rounds with, until delivered. */
   const cpu = { without: 0, withAnswering: 0, withDelivered: 0, subscribers: 0 };
   let drainMs = 0;
   for (let round = -1; round < rounds; round++) {
     const counted = round >= 0;
-    for (const [kind, object] of [['without', unsubscribed], ['with', subscribed]] as const) {
+    for (const [kind, object] of [
+      ['without', unsubscribed],
+      ['with', subscribed],
+    ] as const) {
       const [before, subscribersBefore] = [await publisherCpu(), processCpuMicros(subs.pid!)];
       const startedAt = process.hrtime.bigint() / 1000n;
       const r = await patchInTurn(object);
       // On the clock of the CPU profiles' sample times (monotonic, µs): their samples can be cut by round.
-      if (process.env.PROFILE_DIR) console.error(`round ${kind} ${round} ${startedAt} ${process.hrtime.bigint() / 1000n}`);
+      if (process.env.PROFILE_DIR)
+        console.error(`round ${kind} ${round} ${startedAt} ${process.hrtime.bigint() / 1000n}`);
       const answered = await publisherCpu();
       if (counted) {
         results[kind].latencies.push(...r.latencies);
@@ -275,14 +300,19 @@ async function driver(): Promise<void> {
       cpu.subscribers += subscribersAfter - subscribersBefore;
     }
   }
-  const summary = (r: { latencies: number[]; seconds: number }) => ({ median: median(r.latencies), perSecond: r.latencies.length / r.seconds });
+  const summary = (r: { latencies: number[]; seconds: number }) => ({
+    median: median(r.latencies),
+    perSecond: r.latencies.length / r.seconds,
+  });
   const [without, withSubscriptions] = [summary(results.without), summary(results.with)];
   console.log(
     `PATCH in turn, ${rounds} x ${changes} changes each, alternating, after a warm-up round of each kind: median ${fmt(without.median, 1)} ms, ${fmt(without.perSecond, 1)} changes/s without subscriptions; ` +
       `${fmt(withSubscriptions.median, 1)} ms, ${fmt(withSubscriptions.perSecond, 1)} changes/s with ${SUBSCRIBERS}; ` +
       `latency ratio ${fmt(withSubscriptions.median / without.median, 2)}, throughput ratio ${fmt(without.perSecond / withSubscriptions.perSecond, 2)} (target <= 1.2)`,
   );
-  console.log(`${fmt(changes * SUBSCRIBERS)} notifications of each round with subscriptions stored ${fmt(drainMs / rounds)} ms after its last PATCH answer (mean)`);
+  console.log(
+    `${fmt(changes * SUBSCRIBERS)} notifications of each round with subscriptions stored ${fmt(drainMs / rounds)} ms after its last PATCH answer (mean)`,
+  );
   const perChange = (micros: number) => fmt(micros / (rounds * changes));
   console.log(
     `publisher CPU per PATCH (all threads): ${perChange(cpu.without)} µs without subscriptions; with ${SUBSCRIBERS}: ${perChange(cpu.withAnswering)} µs until the round's last answer, ` +

@@ -24,7 +24,12 @@ export const BENCH_PIECE = {
   'cargo:turnable': true,
   'cargo:loadType': { '@id': 'cargo:BULK' },
   'cargo:grossWeight': value('KGM', 20.5),
-  'cargo:dimensions': { '@type': 'cargo:Dimensions', 'cargo:height': value('CMT', 40), 'cargo:length': value('CMT', 60), 'cargo:width': value('CMT', 30) },
+  'cargo:dimensions': {
+    '@type': 'cargo:Dimensions',
+    'cargo:height': value('CMT', 40),
+    'cargo:length': value('CMT', 60),
+    'cargo:width': value('CMT', 30),
+  },
   'cargo:handlingInstructions': [0, 1, 2].map((i) => ({
     '@type': 'cargo:HandlingInstructions',
     'cargo:description': `Handle with care, instruction ${i}`,
@@ -46,10 +51,19 @@ export const pieceWithInstructions = (count: number) => ({
 export const CAPACITY_PIECE = pieceWithInstructions(6);
 
 export const benchObject = (): Promise<Quad[]> =>
-  parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+  parseBody(Buffer.from(JSON.stringify(BENCH_PIECE)), 'jsonld', {
+    base: 'http://bench.invalid/',
+    limits: DEFAULTS.limits,
+  });
 
 /** Adds `count` revisions to an object through the domain write path, each changing one value. */
-export async function addRevisions(store: GraphStore, objects: LogisticsObjects, iri: string, agent: string, count: number): Promise<void> {
+export async function addRevisions(
+  store: GraphStore,
+  objects: LogisticsObjects,
+  iri: string,
+  agent: string,
+  count: number,
+): Promise<void> {
   const entry = objects.index.get(iri)!;
   const marks = namedNode(`${CARGO}shippingMarks`);
   for (let i = 0; i < count; i++) {
@@ -57,14 +71,23 @@ export async function addRevisions(store: GraphStore, objects: LogisticsObjects,
     const added = [quad(namedNode(iri), marks, literal(`mark ${i}`))];
     const triples = [...previous.filter((t) => !t.predicate.equals(marks)), ...added];
     const tx = store.begin();
-    objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent, { previous, added, removed: previous.filter((t) => t.predicate.equals(marks)) });
+    objects.addRevision(tx, entry, objects.claimNextRevision(tx, entry)!, triples, agent, {
+      previous,
+      added,
+      removed: previous.filter((t) => t.predicate.equals(marks)),
+    });
     await store.commit(tx);
   }
 }
 
 /** A Piece whose shipping mark is `mark 1`, for `replaceMarkChange`. */
 export function markedPiece(remarks: string): string {
-  return JSON.stringify({ '@context': { cargo: CARGO }, '@type': 'cargo:Piece', 'cargo:remarks': remarks, 'cargo:shippingMarks': 'mark 1' });
+  return JSON.stringify({
+    '@context': { cargo: CARGO },
+    '@type': 'cargo:Piece',
+    'cargo:remarks': remarks,
+    'cargo:shippingMarks': 'mark 1',
+  });
 }
 
 /**
@@ -94,7 +117,11 @@ export const stringOperation = (op: 'ADD' | 'DELETE', s: string, p: string, valu
   'api:op': { '@id': `api:${op}` },
   'api:s': s,
   'api:p': `${CARGO}${p}`,
-  'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': value },
+  'api:o': {
+    '@type': 'api:OperationObject',
+    'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string',
+    'api:hasValue': value,
+  },
 });
 
 /** A Subscription (JSON-LD) of `subscriber` to every Logistics Object's updates (a type topic: one FIFO queue). */
@@ -150,7 +177,10 @@ export function nextChange(piece: ChangedPiece, grow: boolean): string {
   piece.upid = upid;
   piece.step += 1;
   return JSON.stringify({
-    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
+    '@context': {
+      api: 'https://onerecord.iata.org/ns/api#',
+      'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' },
+    },
     '@type': 'api:Change',
     'api:hasLogisticsObject': { '@id': piece.iri },
     'api:hasOperation': operations,
@@ -174,5 +204,9 @@ export const benchEvent = (n: number) => ({
 export function typeScopedNodes(nodes: number): Record<string, unknown> {
   const context: Record<string, unknown> = { cargo: CARGO, Typed: { '@id': `${CARGO}Value`, '@context': {} } };
   for (let i = 0; i < 100; i++) context[`t${i}`] = `http://x.example/${i}`;
-  return { '@context': context, '@type': 'cargo:Piece', 'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })) };
+  return {
+    '@context': context,
+    '@type': 'cargo:Piece',
+    'cargo:x': Array.from({ length: nodes }, () => ({ '@type': 'Typed', t1: 'y' })),
+  };
 }

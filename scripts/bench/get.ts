@@ -59,7 +59,9 @@ interface CpuMeasured {
 }
 
 /** The agent a token of the embedded identity provider speaks for. */
-const agentOfToken = (token: string): string => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { logistics_agent_uri: string }).logistics_agent_uri;
+const agentOfToken = (token: string): string =>
+  (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { logistics_agent_uri: string })
+    .logistics_agent_uri;
 
 /** Creates a Logistics Object with `subscriptions` subscriptions of its creator and a grant to each of `grantees`; returns its URL. */
 async function sharedObject(url: string, token: string, subscriptions: number, grantees: string[]): Promise<string> {
@@ -135,7 +137,8 @@ async function measureNotModified(
 
 /** Every measurement of this benchmark, `seconds` each (after the warm-up). */
 export async function measureGet(seconds: number): Promise<GetResults> {
-  const measure = (options: Omit<Parameters<typeof warmLoad>[0], 'connections' | 'seconds'>): Promise<LoadResult> => warmLoad({ ...options, connections, seconds });
+  const measure = (options: Omit<Parameters<typeof warmLoad>[0], 'connections' | 'seconds'>): Promise<LoadResult> =>
+    warmLoad({ ...options, connections, seconds });
   const onerecord = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_PARTNERS: String(GRANTS) });
   const auth = { Authorization: `Bearer ${onerecord.info.token}` };
   const sample = await fetch(onerecord.info.oneRevision, { headers: auth });
@@ -157,7 +160,12 @@ export async function measureGet(seconds: number): Promise<GetResults> {
   const getMany = await measure({ url: onerecord.info.manyRevisions, headers: auth });
   const { url, token, partners } = onerecord.info;
   const plainObject = await sharedObject(url, token, 0, []);
-  const shared = await sharedObject(url, token, SUBSCRIPTIONS, partners.map((p) => p.agent));
+  const shared = await sharedObject(
+    url,
+    token,
+    SUBSCRIPTIONS,
+    partners.map((p) => p.agent),
+  );
   const plainRuns: LoadResult[] = [];
   const sharedRuns: LoadResult[] = [];
   for (let round = 0; round < 2; round++) {
@@ -172,13 +180,26 @@ export async function measureGet(seconds: number): Promise<GetResults> {
     body: JSON.stringify(BENCH_PIECE),
   });
   await onerecord.stop();
-  return { seconds, bodyBytes, bareHttp: httpResult, bareExpress: mean(expressRuns), getOne: mean(getRuns), getMany, getPlain: mean(plainRuns), getShared: mean(sharedRuns), ...conditional, post };
+  return {
+    seconds,
+    bodyBytes,
+    bareHttp: httpResult,
+    bareExpress: mean(expressRuns),
+    getOne: mean(getRuns),
+    getMany,
+    getPlain: mean(plainRuns),
+    getShared: mean(sharedRuns),
+    ...conditional,
+    post,
+  };
 }
 
 function printGet(r: GetResults): void {
   const row = (name: string, x: LoadResult, base?: LoadResult) =>
     `| ${name} | ${fmt(x.requestsPerSecond)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${base ? fmt(x.requestsPerSecond / base.requestsPerSecond, 2) : '-'} | ${x.non2xx + x.errors} |`;
-  console.log(`machine: ${machine()}; ${connections} connections, ${r.seconds} s each after ${WARM_UP_SECONDS} s warm-up; body ${r.bodyBytes} bytes`);
+  console.log(
+    `machine: ${machine()}; ${connections} connections, ${r.seconds} s each after ${WARM_UP_SECONDS} s warm-up; body ${r.bodyBytes} bytes`,
+  );
   console.log('| target | req/s | p50 ms | p99 ms | ratio | errors |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('bare node:http, fixed body', r.bareHttp));
@@ -186,21 +207,29 @@ function printGet(r: GetResults): void {
   console.log(row('GET Logistics Object, 1 revision (vs bare express)', r.getOne, r.bareExpress));
   console.log(row('GET Logistics Object, 500 revisions (vs 1 revision)', r.getMany, r.getOne));
   console.log(row('GET Logistics Object, no subscriptions or grants', r.getPlain));
-  console.log(row(`GET Logistics Object, ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants (vs none)`, r.getShared, r.getPlain));
+  console.log(
+    row(`GET Logistics Object, ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants (vs none)`, r.getShared, r.getPlain),
+  );
   console.log(row('GET Logistics Object, alternated with the conditional GET', r.getWhole.result));
   // Its 304s are what autocannon counts as non-2xx: only transport errors are errors here.
   const notModified = { ...r.getNotModified.result, non2xx: 0 };
   console.log(row('GET Logistics Object, If-None-Match answered 304 (vs GET)', notModified, r.getWhole.result));
   console.log(row('POST Logistics Object, fsync on (vs GET)', r.post, r.getOne));
-  console.log(`GET vs bare node:http: ${fmt(r.getOne.requestsPerSecond / r.bareHttp.requestsPerSecond, 2)}; vs bare express: ${fmt(r.getOne.requestsPerSecond / r.bareExpress.requestsPerSecond, 2)} (target >= ${GET_GOAL})`);
-  console.log(`GET under ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants vs none: ${fmt(r.getShared.requestsPerSecond / r.getPlain.requestsPerSecond, 2)} (target: the same, within the noise)`);
+  console.log(
+    `GET vs bare node:http: ${fmt(r.getOne.requestsPerSecond / r.bareHttp.requestsPerSecond, 2)}; vs bare express: ${fmt(r.getOne.requestsPerSecond / r.bareExpress.requestsPerSecond, 2)} (target >= ${GET_GOAL})`,
+  );
+  console.log(
+    `GET under ${SUBSCRIPTIONS} subscriptions and ${GRANTS} grants vs none: ${fmt(r.getShared.requestsPerSecond / r.getPlain.requestsPerSecond, 2)} (target: the same, within the noise)`,
+  );
   const cpu = (m: CpuMeasured) => `${fmt(m.cpuMicrosPerRequest)} µs`;
   console.log(
     `Conditional GET answered 304 vs GET, server CPU per request: ` +
       `${fmt(r.getNotModified.cpuMicrosPerRequest / r.getWhole.cpuMicrosPerRequest, 2)} ` +
       `(${cpu(r.getNotModified)} vs ${cpu(r.getWhole)}; target < 1)`,
   );
-  console.log(`GET latest time, 500 vs 1 revision: ${fmt(r.getOne.requestsPerSecond / r.getMany.requestsPerSecond, 2)} (target <= ${REVISIONS_GOAL})`);
+  console.log(
+    `GET latest time, 500 vs 1 revision: ${fmt(r.getOne.requestsPerSecond / r.getMany.requestsPerSecond, 2)} (target <= ${REVISIONS_GOAL})`,
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) printGet(await measureGet(Number(process.argv[2] ?? 10)));

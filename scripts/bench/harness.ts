@@ -28,15 +28,24 @@ export function processCpuSeconds(pid: number): number {
 }
 
 /** The Node flags `npm start` gives the server (package.json); BENCH_NODE_FLAGS (space-separated) replaces them, to weigh others. */
-export const SERVER_NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? ['--max-semi-space-size=64'];
+export const SERVER_NODE_FLAGS = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [
+  '--max-semi-space-size=64',
+];
 
 /** Node flags that make a process write a V8 CPU profile into `dir` when it exits (none without a directory). */
 export const cpuProfileFlags = (dir: string | undefined, intervalUs?: string): string[] =>
   dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...(intervalUs ? [`--cpu-prof-interval=${intervalUs}`] : [])] : [];
 
 /** Starts a benchmark target in its own process and waits for its JSON ready line. */
-export async function startTarget<T>(kind: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Target<T>> {
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, TARGETS, kind, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export async function startTarget<T>(
+  kind: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Target<T>> {
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, TARGETS, kind, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
   // A driver that fails half-way must not leave its target serving (and holding its port).
   process.once('exit', () => child.kill('SIGKILL'));
   const lines = createInterface({ input: child.stdout! });
@@ -107,7 +116,13 @@ export function threadCpu(): ThreadCpu[] {
     try {
       const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
       // Fields 14, 15 (utime, stime) and 22 (starttime) of proc(5), in clock ticks of 10 ms.
-      return [{ tid: Number(tid), cpu: (Number(fields[11]) + Number(fields[12])) * 10_000, start: Number(fields[19]) * 10_000 }];
+      return [
+        {
+          tid: Number(tid),
+          cpu: (Number(fields[11]) + Number(fields[12])) * 10_000,
+          start: Number(fields[19]) * 10_000,
+        },
+      ];
     } catch {
       return []; // the thread ended meanwhile
     }
@@ -129,7 +144,11 @@ export interface ForkedBenchServer<Ready extends BenchServerReady = BenchServerR
  * 'memory' message with its BenchServerSample and exits after 'stop'. A process that exits before
  * it is ready (a server that failed to start) rejects, rather than leave the run waiting.
  */
-export async function forkBenchServer<Ready extends BenchServerReady>(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ForkedBenchServer<Ready>> {
+export async function forkBenchServer<Ready extends BenchServerReady>(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ForkedBenchServer<Ready>> {
   const child = fork(script, args, {
     execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.BENCH_PROFILE_DIR)],
     env: { ...process.env, ...env },
@@ -161,7 +180,17 @@ export function benchServerSample(quads: number, engineCpu = 0): BenchServerSamp
   const m = process.memoryUsage();
   const cpu = process.cpuUsage();
   const at = Number(process.hrtime.bigint() / 1000n);
-  return { cpu: cpu.user + cpu.system, engineCpu, at, pid: process.pid, heapUsed: m.heapUsed, external: m.external, rss: m.rss, quads, threads: threadCpu() };
+  return {
+    cpu: cpu.user + cpu.system,
+    engineCpu,
+    at,
+    pid: process.pid,
+    heapUsed: m.heapUsed,
+    external: m.external,
+    rss: m.rss,
+    quads,
+    threads: threadCpu(),
+  };
 }
 
 /** Seconds of load before each measured run, so the server's JIT and caches are warm. */
@@ -181,7 +210,14 @@ export interface LoadResult {
   errors: number;
 }
 
-type LoadOptions = { url: string; connections: number; seconds: number; headers?: Record<string, string>; method?: 'GET' | 'POST'; body?: string };
+type LoadOptions = {
+  url: string;
+  connections: number;
+  seconds: number;
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST';
+  body?: string;
+};
 
 /** `load` after a warm-up of WARM_UP_SECONDS on the same URL. */
 export async function warmLoad(opts: LoadOptions): Promise<LoadResult> {
@@ -202,7 +238,12 @@ export interface LoopResult {
  * `clients` loops issuing requests back to back for `seconds`, for loads that vary each request
  * (autocannon sends one fixed request); a request fails unless it answers `expected`.
  */
-export async function closedLoop(clients: number, seconds: number, request: (client: number) => Promise<{ status: number }>, expected: number): Promise<LoopResult> {
+export async function closedLoop(
+  clients: number,
+  seconds: number,
+  request: (client: number) => Promise<{ status: number }>,
+  expected: number,
+): Promise<LoopResult> {
   const latencies: number[] = [];
   let failures = 0;
   const started = performance.now();
@@ -217,7 +258,13 @@ export async function closedLoop(clients: number, seconds: number, request: (cli
       }
     }),
   );
-  return { perSecond: latencies.length / ((performance.now() - started) / 1000), p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failures, count: latencies.length };
+  return {
+    perSecond: latencies.length / ((performance.now() - started) / 1000),
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    failures,
+    count: latencies.length,
+  };
 }
 
 /** Runs autocannon against one URL. */
@@ -242,7 +289,13 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
 /** The average of several runs of one measurement. */
 export const mean = (results: LoadResult[]): LoadResult => {
   const avg = (pick: (r: LoadResult) => number) => results.reduce((sum, r) => sum + pick(r), 0) / results.length;
-  return { requestsPerSecond: avg((r) => r.requestsPerSecond), p50: avg((r) => r.p50), p99: avg((r) => r.p99), non2xx: avg((r) => r.non2xx), errors: avg((r) => r.errors) };
+  return {
+    requestsPerSecond: avg((r) => r.requestsPerSecond),
+    p50: avg((r) => r.p50),
+    p99: avg((r) => r.p99),
+    non2xx: avg((r) => r.non2xx),
+    errors: avg((r) => r.errors),
+  };
 };
 
 export interface SentRequest {
@@ -266,7 +319,11 @@ export class LoadClient {
 
   send(url: string, method: string, body?: string, headers: Record<string, string> = {}): Promise<SentRequest> {
     return new Promise((resolve, reject) => {
-      const all = { ...this.headers, ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) };
+      const all = {
+        ...this.headers,
+        ...headers,
+        ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }),
+      };
       const req = request(url, { method, headers: all, agent: this.agent }, (res) => {
         res.resume();
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
@@ -286,7 +343,8 @@ export function machine(): string {
   return `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`;
 }
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** A TCP port free on loopback now. */
 export async function freePort(): Promise<number> {

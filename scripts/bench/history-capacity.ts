@@ -64,9 +64,19 @@ function report(server: RunningServer, created: number, started: number, label: 
 
 /** The body of the Change that makes revision `revision + 1` of an object made from CAPACITY_PIECE: it replaces the goods description and the UPID. */
 function change(object: string, revision: number): string {
-  const value = (p: 'goods' | 'upid', n: number) => (p === 'goods' ? (n === 1 ? BENCH_PIECE['cargo:goodsDescription'] : `goods of revision ${n}`) : n === 1 ? BENCH_PIECE['cargo:upid'] : `UPID-${n}`);
+  const value = (p: 'goods' | 'upid', n: number) =>
+    p === 'goods'
+      ? n === 1
+        ? BENCH_PIECE['cargo:goodsDescription']
+        : `goods of revision ${n}`
+      : n === 1
+        ? BENCH_PIECE['cargo:upid']
+        : `UPID-${n}`;
   return JSON.stringify({
-    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
+    '@context': {
+      api: 'https://onerecord.iata.org/ns/api#',
+      'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' },
+    },
     '@type': 'api:Change',
     'api:hasLogisticsObject': { '@id': object },
     'api:hasOperation': [
@@ -109,7 +119,9 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
     if (res.status !== 201) throw new Error(`${method} ${url} answered ${res.status}`);
     return String(res.headers.location);
   };
-  console.log('| after | objects held | created over HTTP | quads in Oxigraph | quads per object | WASM MB | RSS MB | JS heap MB | seconds |');
+  console.log(
+    '| after | objects held | created over HTTP | quads in Oxigraph | quads per object | WASM MB | RSS MB | JS heap MB | seconds |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   report(server, created, started, 'start');
   await Promise.all(
@@ -132,24 +144,44 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
   );
   report(server, created, started, refusal ? 'refused' : 'stopped');
   client.close();
-  if (dropped > 0) console.log(`${dropped} requests met a connection the server had closed; their objects were left with fewer changes`);
+  if (dropped > 0)
+    console.log(
+      `${dropped} requests met a connection the server had closed; their objects were left with fewer changes`,
+    );
   if (refusal) console.log(`refused: ${refusal}`);
-  else console.log(`no refusal after ${values.minutes} minutes or ${fmt(target)} objects (continue with --data-dir ${dataDir})`);
+  else
+    console.log(
+      `no refusal after ${values.minutes} minutes or ${fmt(target)} objects (continue with --data-dir ${dataDir})`,
+    );
 }
 
 console.log(`history capacity benchmark, ${machine()}, ${new Date().toISOString()}`);
 await mkdir(dataDir, { recursive: true });
 const prefill = Number(values.prefill);
 if (prefill > 0) {
-  const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+  const parsed = await parseBody(Buffer.from(JSON.stringify(CAPACITY_PIECE)), 'jsonld', {
+    base: 'http://bench.invalid/',
+    limits: DEFAULTS.limits,
+  });
   let nextReport = 0;
   const progress = (added: number, store: DurableStore) => {
     if (performance.now() < nextReport) return;
     nextReport = performance.now() + 60_000;
     const c = store.capacity();
-    console.log(`  ${new Date().toISOString()} ${fmt(added)} objects added: ${fmt(c.quads)} quads, WASM ${fmt(c.wasmMemoryBytes / MB)} MB, RSS ${fmt(process.memoryUsage().rss / MB)} MB`);
+    console.log(
+      `  ${new Date().toISOString()} ${fmt(added)} objects added: ${fmt(c.quads)} quads, WASM ${fmt(c.wasmMemoryBytes / MB)} MB, RSS ${fmt(process.memoryUsage().rss / MB)} MB`,
+    );
   };
-  const filled = await fillThroughStore(dataDir, { base: BASE, parsed, objects: prefill, revisions: CHANGES + 1, perCommit: 10, deadline: DEADLINE, progress, store: { log: (line) => console.log(`  store: ${line}`) } });
+  const filled = await fillThroughStore(dataDir, {
+    base: BASE,
+    parsed,
+    objects: prefill,
+    revisions: CHANGES + 1,
+    perCommit: 10,
+    deadline: DEADLINE,
+    progress,
+    store: { log: (line) => console.log(`  store: ${line}`) },
+  });
   console.log(
     `prefill through the store: ${fmt(filled.objects)} objects of ${parsed.length} triples x ${CHANGES + 1} revisions in ${fmt(filled.seconds, 1)} s; ` +
       `hot store ${fmt(filled.quadsBefore)} -> ${fmt(filled.quadsAfter)} quads, WASM ${fmt(filled.wasmBytes / MB)} MB; closed (snapshot) in ${fmt(filled.closeSeconds, 1)} s` +
@@ -158,14 +190,21 @@ if (prefill > 0) {
 }
 if (!values['prefill-only']) {
   const port = await freePort();
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: BASE, dataDir, decisionPolicy: 'auto', journal: { fsync: false } });
+  const config = loadConfig(
+    {},
+    { port, host: '127.0.0.1', baseUrl: BASE, dataDir, decisionPolicy: 'auto', journal: { fsync: false } },
+  );
   const starting = performance.now();
   const server = await startServer(config, createLogger('silent'));
-  console.log(`server started in ${fmt((performance.now() - starting) / 1000, 1)} s on ${fmt(server.services.objects.index.size)} objects (${fmt(server.embedded!.capacity().quads)} quads; store.capacityQuads ${fmt(config.store.capacityQuads)})`);
+  console.log(
+    `server started in ${fmt((performance.now() - starting) / 1000, 1)} s on ${fmt(server.services.objects.index.size)} objects (${fmt(server.embedded!.capacity().quads)} quads; store.capacityQuads ${fmt(config.store.capacityQuads)})`,
+  );
   await fillOverHttp(server, Number(values.clients), Number(values.objects));
   const closing = performance.now();
   await server.close();
   console.log(`closed in ${fmt((performance.now() - closing) / 1000, 1)} s`);
 }
-console.log(`data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB (archive ${fmt((await directoryBytes(join(dataDir, 'archive'))) / MB)} MB)`);
+console.log(
+  `data directory ${fmt((await directoryBytes(dataDir)) / MB)} MB (archive ${fmt((await directoryBytes(join(dataDir, 'archive'))) / MB)} MB)`,
+);
 if (!values['data-dir']) await rm(dataDir, { recursive: true, force: true });

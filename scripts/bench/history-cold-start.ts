@@ -66,8 +66,14 @@ const BASE = 'http://127.0.0.1:18600';
  * then the archive's sample check and a quad count).
  */
 async function measure(dir: string, memoryImage: boolean, stop: boolean): Promise<void> {
-  const imageThere = await stat(join(dir, IMAGE_FILE)).then(() => true, () => false);
-  const journalBytes = (await storePosition(dir, await latestSnapshot(dir))).journal.reduce((sum, [, bytes]) => sum + bytes, 0);
+  const imageThere = await stat(join(dir, IMAGE_FILE)).then(
+    () => true,
+    () => false,
+  );
+  const journalBytes = (await storePosition(dir, await latestSnapshot(dir))).journal.reduce(
+    (sum, [, bytes]) => sum + bytes,
+    0,
+  );
   let imageRead: number | undefined;
   let replayMs: number | undefined;
   const logger = createLogger('info', {
@@ -78,7 +84,19 @@ async function measure(dir: string, memoryImage: boolean, stop: boolean): Promis
     },
   });
   const started = performance.now();
-  const server = await startServer(loadConfig({}, { port: 0, baseUrl: BASE, dataDir: dir, journal: { fsync: false }, store: { memoryImage, memoryImageMinQuads: 0 } }), logger);
+  const server = await startServer(
+    loadConfig(
+      {},
+      {
+        port: 0,
+        baseUrl: BASE,
+        dataDir: dir,
+        journal: { fsync: false },
+        store: { memoryImage, memoryImageMinQuads: 0 },
+      },
+    ),
+    logger,
+  );
   const startMs = performance.now() - started;
   const { quads, wasmMemoryBytes } = server.embedded!.capacity();
   const measured: Measured = {
@@ -95,7 +113,14 @@ async function measure(dir: string, memoryImage: boolean, stop: boolean): Promis
     const stopping = performance.now();
     await server.close();
     const image = await stat(join(dir, IMAGE_FILE)).catch(() => undefined);
-    console.log(JSON.stringify({ ...measured, stopMs: performance.now() - stopping, imageMb: image && image.size / 2 ** 20, imageDiskMb: image && (image.blocks * 512) / 2 ** 20 }));
+    console.log(
+      JSON.stringify({
+        ...measured,
+        stopMs: performance.now() - stopping,
+        imageMb: image && image.size / 2 ** 20,
+        imageDiskMb: image && (image.blocks * 512) / 2 ** 20,
+      }),
+    );
   } else {
     console.log(JSON.stringify(measured));
   }
@@ -119,22 +144,48 @@ interface Measured {
 }
 
 function timedStart(dir: string, options: { memoryImage?: boolean; stop?: boolean } = {}): string {
-  const args = ['--measure', '--data-dir', dir, '--memory-image', options.memoryImage ? 'on' : 'off', ...(options.stop ? ['--stop'] : [])];
-  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const args = [
+    '--measure',
+    '--data-dir',
+    dir,
+    '--memory-image',
+    options.memoryImage ? 'on' : 'off',
+    ...(options.stop ? ['--stop'] : []),
+  ];
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  });
   if (child.status !== 0) throw new Error(`measuring run failed:\n${child.stderr}`);
   const m = JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Measured;
   const from = m.imageThere && options.memoryImage ? 'from the memory image' : 'from the snapshot';
-  const replayed = m.replayMs === undefined ? '' : ` in ${fmt(m.replayMs / 1000, 2)} s (${fmt(m.journalMb / (m.replayMs / 1000), 1)} MB/s)`;
+  const replayed =
+    m.replayMs === undefined
+      ? ''
+      : ` in ${fmt(m.replayMs / 1000, 2)} s (${fmt(m.journalMb / (m.replayMs / 1000), 1)} MB/s)`;
   const journal = m.journalMb > 0 ? `; journal ${fmt(m.journalMb, 1)} MB replayed${replayed}` : '';
-  const stopped = m.stopMs === undefined ? '' : `; clean stop ${fmt(m.stopMs / 1000, 2)} s` + (m.imageMb ? ` (memory image ${fmt(m.imageMb)} MB, ${fmt(m.imageDiskMb ?? 0)} MB on disk)` : '');
+  const stopped =
+    m.stopMs === undefined
+      ? ''
+      : `; clean stop ${fmt(m.stopMs / 1000, 2)} s` +
+        (m.imageMb ? ` (memory image ${fmt(m.imageMb)} MB, ${fmt(m.imageDiskMb ?? 0)} MB on disk)` : '');
   return `server start (fresh process, until it listens, ${from}): ${fmt(m.startMs / 1000, 2)} s with ${fmt(m.objects)} objects, ${fmt(m.quads)} quads, WASM ${fmt(m.wasmMb)} MB, RSS ${fmt(m.rssMb)} MB${journal}${stopped}`;
 }
 
 /** The object to add and how: from the command line. */
 async function fillOptions(): Promise<Pick<FillOptions, 'base' | 'parsed' | 'objects' | 'revisions' | 'perCommit'>> {
   const piece = values.piece === 'capacity' ? CAPACITY_PIECE : BENCH_PIECE;
-  const parsed = await parseBody(Buffer.from(JSON.stringify(piece)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
-  return { base: BASE, parsed, objects: Number(values.objects), revisions: Number(values.revisions), perCommit: Number(values['per-commit']) };
+  const parsed = await parseBody(Buffer.from(JSON.stringify(piece)), 'jsonld', {
+    base: 'http://bench.invalid/',
+    limits: DEFAULTS.limits,
+  });
+  return {
+    base: BASE,
+    parsed,
+    objects: Number(values.objects),
+    revisions: Number(values.revisions),
+    perCommit: Number(values['per-commit']),
+  };
 }
 
 /**
@@ -159,7 +210,9 @@ async function makeCrash(dir: string): Promise<void> {
     },
     beforeClose: () => {
       const snapshots = lines.filter((line) => line.startsWith('snapshot '));
-      console.log(`longest event-loop delay during a snapshot: ${fmt(stalls[0], 0)} ms without an image, ${fmt(stalls[1], 0)} ms with one; ${snapshots.at(-1)}`);
+      console.log(
+        `longest event-loop delay during a snapshot: ${fmt(stalls[0], 0)} ms without an image, ${fmt(stalls[1], 0)} ms with one; ${snapshots.at(-1)}`,
+      );
       process.kill(process.pid, 'SIGKILL');
       return new Promise(() => {});
     },
@@ -171,18 +224,40 @@ if (values.measure) {
 } else if (values['make-crash']) {
   await makeCrash(dataDir);
 } else if (values.crash === 'on') {
-  console.log(`history cold start after a crash, from the image of the snapshot vs from the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  console.log(
+    `history cold start after a crash, from the image of the snapshot vs from the snapshot, ${machine()}, ${new Date().toISOString()}`,
+  );
   for (let run = 0; run < Number(values.runs); run++) {
-    const args = ['--make-crash', '--data-dir', dataDir, '--objects', values.objects, '--revisions', values.revisions, '--per-commit', values['per-commit'], '--piece', values.piece];
-    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
-    if (child.signal !== 'SIGKILL') throw new Error(`the crashing run ended with ${child.signal ?? child.status}:\n${child.stderr}`);
-    console.log(`crash: ${fmt(Number(values.objects))} objects x ${values.revisions} revisions written after the snapshots, then SIGKILL; ${child.stdout.trim()}`);
+    const args = [
+      '--make-crash',
+      '--data-dir',
+      dataDir,
+      '--objects',
+      values.objects,
+      '--revisions',
+      values.revisions,
+      '--per-commit',
+      values['per-commit'],
+      '--piece',
+      values.piece,
+    ];
+    const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...args], {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
+    if (child.signal !== 'SIGKILL')
+      throw new Error(`the crashing run ended with ${child.signal ?? child.status}:\n${child.stderr}`);
+    console.log(
+      `crash: ${fmt(Number(values.objects))} objects x ${values.revisions} revisions written after the snapshots, then SIGKILL; ${child.stdout.trim()}`,
+    );
     // B first: A, with images off, removes the image.
     console.log(`B: ${timedStart(dataDir, { memoryImage: true })}`);
     console.log(`A: ${timedStart(dataDir)}`);
   }
 } else if (values['memory-image'] === 'on') {
-  console.log(`history cold start from the memory image vs from the snapshot, ${machine()}, ${new Date().toISOString()}`);
+  console.log(
+    `history cold start from the memory image vs from the snapshot, ${machine()}, ${new Date().toISOString()}`,
+  );
   await rm(join(dataDir, IMAGE_FILE), { force: true });
   for (let run = 0; run < Number(values.runs); run++) {
     // No image there: this start loads the snapshot; its clean stop writes the image the next start reads.

@@ -50,7 +50,8 @@ export interface Filled {
 function revisionTriples(template: readonly Quad[], iri: string, n: number): Quad[] {
   return template.map((t) => {
     if (t.subject.value !== iri) return t;
-    if (t.predicate.value === `${CARGO}goodsDescription`) return quad(t.subject, t.predicate, literal(`goods of revision ${n}`));
+    if (t.predicate.value === `${CARGO}goodsDescription`)
+      return quad(t.subject, t.predicate, literal(`goods of revision ${n}`));
     if (t.predicate.value === `${CARGO}upid`) return quad(t.subject, t.predicate, literal(`UPID-${n}`));
     return t;
   });
@@ -62,7 +63,14 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
   const root = parsed.find((t) => !objects.has(t.subject.value))!.subject.value;
   const names = new Map<string, string>([[root, iri]]);
   const rename = (term: Quad['subject'] | Quad['object']) => {
-    if (term.termType === 'Literal' || (term.termType === 'NamedNode' && !names.has(term.value) && term.value !== root && !parsed.some((t) => t.subject.value === term.value))) return term;
+    if (
+      term.termType === 'Literal' ||
+      (term.termType === 'NamedNode' &&
+        !names.has(term.value) &&
+        term.value !== root &&
+        !parsed.some((t) => t.subject.value === term.value))
+    )
+      return term;
     let name = names.get(term.value);
     if (!name) names.set(term.value, (name = `internal:${iri.slice(base.length)}-${names.size}`));
     return namedNode(name);
@@ -72,7 +80,15 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
 
 /** Adds `objects` objects of `revisions` revisions each to the data directory `dir` (created if missing), then closes it (a snapshot is written). */
 export async function fillThroughStore(dir: string, options: FillOptions): Promise<Filled> {
-  const store = await DurableStore.open({ dataDir: dir, fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER, maxReplayBytes: Number.MAX_SAFE_INTEGER, ...DEFAULTS.store, log: () => undefined, ...options.store });
+  const store = await DurableStore.open({
+    dataDir: dir,
+    fsync: false,
+    snapshotAfterBytes: Number.MAX_SAFE_INTEGER,
+    maxReplayBytes: Number.MAX_SAFE_INTEGER,
+    ...DEFAULTS.store,
+    log: () => undefined,
+    ...options.store,
+  });
   await options.beforeWrites?.(store);
   const holder = `${options.base}/logistics-objects/holder`;
   const first = Date.now();
@@ -82,23 +98,48 @@ export async function fillThroughStore(dir: string, options: FillOptions): Promi
   let next = 0;
   let added = 0;
   let refused: StoreFullError | undefined;
-  const more = () => !refused && next < options.objects && (options.deadline === undefined || performance.now() < options.deadline);
+  const more = () =>
+    !refused && next < options.objects && (options.deadline === undefined || performance.now() < options.deadline);
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (more()) {
-        const group = Array.from({ length: Math.min(options.perCommit, options.objects - next) }, () => next++).map((k) => {
-          const iri = `${options.base}/logistics-objects/${runId}-${k}`;
-          return { k, iri, template: asObject(options.parsed, iri, options.base), previous: undefined as { revision: RevisionRecord; triples: Quad[] } | undefined };
-        });
+        const group = Array.from({ length: Math.min(options.perCommit, options.objects - next) }, () => next++).map(
+          (k) => {
+            const iri = `${options.base}/logistics-objects/${runId}-${k}`;
+            return {
+              k,
+              iri,
+              template: asObject(options.parsed, iri, options.base),
+              previous: undefined as { revision: RevisionRecord; triples: Quad[] } | undefined,
+            };
+          },
+        );
         try {
           for (let n = 1; n <= options.revisions; n++) {
             const tx = store.begin();
             for (const o of group) {
               const triples = revisionTriples(o.template, o.iri, n);
-              const revision: RevisionRecord = { object: o.iri, number: n, graph: revisionGraph(o.iri, n), createdAt: new Date(first + o.k * 100 + n), createdBy: holder, mostSpecificType: `${CARGO}Piece` };
+              const revision: RevisionRecord = {
+                object: o.iri,
+                number: n,
+                graph: revisionGraph(o.iri, n),
+                createdAt: new Date(first + o.k * 100 + n),
+                createdBy: holder,
+                mostSpecificType: `${CARGO}Piece`,
+              };
               if (o.previous) {
-                const changed = (t: Quad) => t.subject.value === o.iri && (t.predicate.value === `${CARGO}goodsDescription` || t.predicate.value === `${CARGO}upid`);
-                tx.revisions.push({ revision, triples, replaces: { ...o.previous, added: triples.filter(changed), removed: o.previous.triples.filter(changed) } });
+                const changed = (t: Quad) =>
+                  t.subject.value === o.iri &&
+                  (t.predicate.value === `${CARGO}goodsDescription` || t.predicate.value === `${CARGO}upid`);
+                tx.revisions.push({
+                  revision,
+                  triples,
+                  replaces: {
+                    ...o.previous,
+                    added: triples.filter(changed),
+                    removed: o.previous.triples.filter(changed),
+                  },
+                });
               } else {
                 tx.revisions.push({ revision, triples });
               }
@@ -122,5 +163,13 @@ export async function fillThroughStore(dir: string, options: FillOptions): Promi
   await options.beforeClose?.(store);
   const closing = performance.now();
   await store.close();
-  return { objects: added, seconds, quadsBefore, quadsAfter, wasmBytes: wasmMemoryBytes, refused, closeSeconds: (performance.now() - closing) / 1000 };
+  return {
+    objects: added,
+    seconds,
+    quadsBefore,
+    quadsAfter,
+    wasmBytes: wasmMemoryBytes,
+    refused,
+    closeSeconds: (performance.now() - closing) / 1000,
+  };
 }

@@ -43,7 +43,10 @@ function nextChange(subject: Subject): string {
   const goods = `goods of revision ${subject.revision + 1}`;
   const upid = `UPID-${subject.revision + 1}`;
   const body = JSON.stringify({
-    '@context': { api: 'https://onerecord.iata.org/ns/api#', 'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' } },
+    '@context': {
+      api: 'https://onerecord.iata.org/ns/api#',
+      'api:p': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI' },
+    },
     '@type': 'api:Change',
     'api:hasLogisticsObject': { '@id': subject.iri },
     'api:hasOperation': [
@@ -69,7 +72,17 @@ async function start(dataDir: string): Promise<Bench & { startMs: number }> {
   const started = performance.now();
   // No snapshot while measuring: one started meanwhile would slow down what runs then.
   const port = await freePort();
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir, decisionPolicy: 'auto', journal: { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 } });
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      decisionPolicy: 'auto',
+      journal: { fsync: true, snapshotAfterBytes: 4 * 1024 ** 3 },
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const startMs = performance.now() - started;
   const token = await server.services.identityProvider!.issue(server.services.holder);
@@ -77,14 +90,23 @@ async function start(dataDir: string): Promise<Bench & { startMs: number }> {
 }
 
 async function create(bench: Bench, body: object): Promise<Subject> {
-  const res = await bench.client.send(`${bench.server.url}/logistics-objects`, 'POST', JSON.stringify(body), { 'Content-Type': 'application/ld+json' });
+  const res = await bench.client.send(`${bench.server.url}/logistics-objects`, 'POST', JSON.stringify(body), {
+    'Content-Type': 'application/ld+json',
+  });
   if (res.status !== 201) throw new Error(`POST answered ${res.status}`);
-  return { iri: String(res.headers.location), revision: 1, goods: BENCH_PIECE['cargo:goodsDescription'], upid: BENCH_PIECE['cargo:upid'] };
+  return {
+    iri: String(res.headers.location),
+    revision: 1,
+    goods: BENCH_PIECE['cargo:goodsDescription'],
+    upid: BENCH_PIECE['cargo:upid'],
+  };
 }
 
 async function patch(bench: Bench, subject: Subject): Promise<number> {
   const started = performance.now();
-  const res = await bench.client.send(subject.iri, 'PATCH', nextChange(subject), { 'Content-Type': 'application/ld+json' });
+  const res = await bench.client.send(subject.iri, 'PATCH', nextChange(subject), {
+    'Content-Type': 'application/ld+json',
+  });
   if (res.status !== 201) throw new Error(`PATCH answered ${res.status}`);
   subject.revision += 1;
   return performance.now() - started;
@@ -102,7 +124,12 @@ const duBytes = (path: string) => Number(execFileSync('du', ['-sb', path]).toStr
 async function changeCost(bench: Bench): Promise<void> {
   const small = await create(bench, BENCH_PIECE);
   const big = await create(bench, BIG_PIECE);
-  const triples = async (s: Subject) => (await bench.server.services.objects.triples(bench.server.services.objects.index.latest(bench.server.services.objects.index.get(s.iri)!))).length;
+  const triples = async (s: Subject) =>
+    (
+      await bench.server.services.objects.triples(
+        bench.server.services.objects.index.latest(bench.server.services.objects.index.get(s.iri)!),
+      )
+    ).length;
   const times = { small: [] as number[], big: [] as number[] };
   for (let i = 0; i < 50; i++) {
     await patch(bench, small);
@@ -148,50 +175,87 @@ async function historicalReads(bench: Bench): Promise<void> {
   console.log('| read | p50 ms | p99 ms |');
   console.log('|---|---:|---:|');
   console.log(`| GET ?revision=1, first time | ${fmt(first, 2)} | |`);
-  console.log(`| GET ?revision=1 again, 999 times (the server's caches hold its answer) | ${fmt(percentile(again, 0.5), 2)} | ${fmt(percentile(again, 0.99), 2)} |`);
-  console.log(`| GET ?revision=k, every k < 1,000 once, random order (no cache) | ${fmt(percentile(byNumber, 0.5), 2)} | ${fmt(percentile(byNumber, 0.99), 2)} |`);
-  console.log(`| GET latest (baseline, cached answer) | ${fmt(percentile(latest, 0.5), 2)} | ${fmt(percentile(latest, 0.99), 2)} |`);
-  console.log(`| store read of revision 1 from the archive, no HTTP | ${fmt(percentile(one, 0.5), 3)} | ${fmt(percentile(one, 0.99), 3)} |`);
-  console.log(`| store read of revision k, every k once | ${fmt(percentile(store, 0.5), 3)} | ${fmt(percentile(store, 0.99), 3)} |`);
+  console.log(
+    `| GET ?revision=1 again, 999 times (the server's caches hold its answer) | ${fmt(percentile(again, 0.5), 2)} | ${fmt(percentile(again, 0.99), 2)} |`,
+  );
+  console.log(
+    `| GET ?revision=k, every k < 1,000 once, random order (no cache) | ${fmt(percentile(byNumber, 0.5), 2)} | ${fmt(percentile(byNumber, 0.99), 2)} |`,
+  );
+  console.log(
+    `| GET latest (baseline, cached answer) | ${fmt(percentile(latest, 0.5), 2)} | ${fmt(percentile(latest, 0.99), 2)} |`,
+  );
+  console.log(
+    `| store read of revision 1 from the archive, no HTTP | ${fmt(percentile(one, 0.5), 3)} | ${fmt(percentile(one, 0.99), 3)} |`,
+  );
+  console.log(
+    `| store read of revision k, every k once | ${fmt(percentile(store, 0.5), 3)} | ${fmt(percentile(store, 0.99), 3)} |`,
+  );
 }
 
 /** `count` objects of 40 triples, each changed `changes` times by `CLIENTS` clients; returns the seconds the changes took. */
 async function fill(bench: Bench, count: number, changes: number): Promise<number> {
   const subjects: Subject[] = [];
-  for (let i = 0; i < count; i += CLIENTS) subjects.push(...(await Promise.all(Array.from({ length: Math.min(CLIENTS, count - i) }, () => create(bench, BENCH_PIECE)))));
+  for (let i = 0; i < count; i += CLIENTS)
+    subjects.push(
+      ...(await Promise.all(Array.from({ length: Math.min(CLIENTS, count - i) }, () => create(bench, BENCH_PIECE)))),
+    );
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
-      for (let round = 0; round < changes; round++) for (let i = client; i < subjects.length; i += CLIENTS) await patch(bench, subjects[i]);
+      for (let round = 0; round < changes; round++)
+        for (let i = client; i < subjects.length; i += CLIENTS) await patch(bench, subjects[i]);
     }),
   );
   return (performance.now() - started) / 1000;
 }
 
 async function perObject(): Promise<void> {
-  const dirs = { changed: await mkdtemp(join(tmpdir(), 'onerecord-bench-history-')), created: await mkdtemp(join(tmpdir(), 'onerecord-bench-history-')) };
+  const dirs = {
+    changed: await mkdtemp(join(tmpdir(), 'onerecord-bench-history-')),
+    created: await mkdtemp(join(tmpdir(), 'onerecord-bench-history-')),
+  };
   try {
-    const measured: Record<string, { quads: number; wasm: number; archive: number; heap: number; seconds: number }> = {};
-    for (const [name, changes] of [['created', 0], ['changed', CHANGES_PER_OBJECT]] as const) {
+    const measured: Record<string, { quads: number; wasm: number; archive: number; heap: number; seconds: number }> =
+      {};
+    for (const [name, changes] of [
+      ['created', 0],
+      ['changed', CHANGES_PER_OBJECT],
+    ] as const) {
       const bench = await start(dirs[name]);
       const before = bench.server.embedded!.capacity();
       const seconds = await fill(bench, OBJECTS, changes);
       (globalThis as { gc?: () => void }).gc?.();
       const after = bench.server.embedded!.capacity();
-      measured[name] = { quads: after.quads - before.quads, wasm: after.wasmMemoryBytes - before.wasmMemoryBytes, archive: 0, heap: process.memoryUsage().heapUsed, seconds };
+      measured[name] = {
+        quads: after.quads - before.quads,
+        wasm: after.wasmMemoryBytes - before.wasmMemoryBytes,
+        archive: 0,
+        heap: process.memoryUsage().heapUsed,
+        seconds,
+      };
       bench.client.close();
       await bench.server.close();
       measured[name].archive = duBytes(join(dirs[name], 'archive'));
     }
     const changed = measured.changed;
-    console.log(`\n3. ${fmt(OBJECTS)} objects of 40 triples, each changed ${CHANGES_PER_OBJECT} times (${fmt(OBJECTS * CHANGES_PER_OBJECT)} changes by ${CLIENTS} clients in ${fmt(changed.seconds, 1)} s: ${fmt((OBJECTS * CHANGES_PER_OBJECT) / changed.seconds)} changes/s):`);
+    console.log(
+      `\n3. ${fmt(OBJECTS)} objects of 40 triples, each changed ${CHANGES_PER_OBJECT} times (${fmt(OBJECTS * CHANGES_PER_OBJECT)} changes by ${CLIENTS} clients in ${fmt(changed.seconds, 1)} s: ${fmt((OBJECTS * CHANGES_PER_OBJECT) / changed.seconds)} changes/s):`,
+    );
     console.log('| per object | never changed | changed 20 times |');
     console.log('|---|---:|---:|');
-    console.log(`| quads in Oxigraph | ${fmt(measured.created.quads / OBJECTS, 1)} | ${fmt(changed.quads / OBJECTS, 1)} |`);
-    console.log(`| WASM memory grown (bytes; grows in steps of 64-256 MB) | ${fmt(measured.created.wasm / OBJECTS)} | ${fmt(changed.wasm / OBJECTS)} |`);
-    console.log(`| revision archive on disk (bytes) | ${fmt(measured.created.archive / OBJECTS)} | ${fmt(changed.archive / OBJECTS)} |`);
+    console.log(
+      `| quads in Oxigraph | ${fmt(measured.created.quads / OBJECTS, 1)} | ${fmt(changed.quads / OBJECTS, 1)} |`,
+    );
+    console.log(
+      `| WASM memory grown (bytes; grows in steps of 64-256 MB) | ${fmt(measured.created.wasm / OBJECTS)} | ${fmt(changed.wasm / OBJECTS)} |`,
+    );
+    console.log(
+      `| revision archive on disk (bytes) | ${fmt(measured.created.archive / OBJECTS)} | ${fmt(changed.archive / OBJECTS)} |`,
+    );
     const capacity = loadConfig({}, {}).store.capacityQuads;
-    console.log(`objects like these within store.capacityQuads (${fmt(capacity)}): ${fmt(capacity / (changed.quads / OBJECTS))}`);
+    console.log(
+      `objects like these within store.capacityQuads (${fmt(capacity)}): ${fmt(capacity / (changed.quads / OBJECTS))}`,
+    );
 
     const times: Record<string, number> = {};
     for (const name of ['created', 'changed'] as const) {
@@ -200,7 +264,9 @@ async function perObject(): Promise<void> {
       bench.client.close();
       await bench.server.close();
     }
-    console.log(`\n4. cold start (after a clean stop, which writes a snapshot): ${fmt(OBJECTS)} objects never changed: ${fmt(times.created)} ms; changed 20 times each: ${fmt(times.changed)} ms (ratio ${fmt(times.changed / times.created, 2)})`);
+    console.log(
+      `\n4. cold start (after a clean stop, which writes a snapshot): ${fmt(OBJECTS)} objects never changed: ${fmt(times.created)} ms; changed 20 times each: ${fmt(times.changed)} ms (ratio ${fmt(times.changed / times.created, 2)})`,
+    );
   } finally {
     await rm(dirs.changed, { recursive: true, force: true });
     await rm(dirs.created, { recursive: true, force: true });

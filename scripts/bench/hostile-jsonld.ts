@@ -25,9 +25,6 @@ function scopedContextBomb(terms: number): Record<string, unknown> {
   return { '@context': context, '@type': 'cargo:Piece', t1: 'x' };
 }
 
-
-
-
 /** GET / one after another for `seconds`: latencies in ms, sorted. */
 async function getLatencies(client: LoadClient, url: string): Promise<number[]> {
   const latencies: number[] = [];
@@ -43,7 +40,10 @@ async function getLatencies(client: LoadClient, url: string): Promise<number[]> 
 
 const before = scopedContextBomb(2000);
 const started = performance.now();
-await jsonLdToQuads(before, { base: 'http://bench.invalid/logistics-objects/', limits: { ...DEFAULTS.limits, contextTerms: Infinity } });
+await jsonLdToQuads(before, {
+  base: 'http://bench.invalid/logistics-objects/',
+  limits: { ...DEFAULTS.limits, contextTerms: Infinity },
+});
 const unguardedMs = performance.now() - started;
 
 const target = await startTarget<OneRecordTarget>('onerecord', [], { BENCH_REVISIONS: '1' });
@@ -75,9 +75,13 @@ await target.stop();
 const row = (name: string, l: number[], ratio: string) =>
   `| ${name} | ${fmt(l.length)} | ${fmt(percentile(l, 0.5), 2)} | ${fmt(percentile(l, 0.99), 2)} | ${fmt(l[l.length - 1], 1)} | ${ratio} |`;
 console.log(`Hostile JSON-LD, ${seconds} s per run, ${hostileClients} hostile clients, on ${machine()}`);
-console.log(`jsonld.js on the request thread, scoped-context body of 2,000 terms (what each such request blocked before): ${fmt(unguardedMs)} ms`);
+console.log(
+  `jsonld.js on the request thread, scoped-context body of 2,000 terms (what each such request blocked before): ${fmt(unguardedMs)} ms`,
+);
 console.log('| GET / (one sequential client) | requests | p50 ms | p99 ms | max ms | p99 ratio |');
 console.log('| --- | --- | --- | --- | --- | --- |');
 console.log(row('alone', alone, '-'));
-console.log(row('while hostile PATCHes arrive', underAttack, fmt(percentile(underAttack, 0.99) / percentile(alone, 0.99), 1)));
+console.log(
+  row('while hostile PATCHes arrive', underAttack, fmt(percentile(underAttack, 0.99) / percentile(alone, 0.99), 1)),
+);
 console.log(`hostile answers: ${[...statuses].map(([k, v]) => `${k} × ${v}`).join(', ')}`);

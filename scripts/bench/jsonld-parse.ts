@@ -15,7 +15,8 @@ import { machine } from './harness.js';
 
 const budgetMs = Number(process.argv[2] ?? 1000);
 const options = { base: 'http://bench.invalid/logistics-objects/', limits: DEFAULTS.limits };
-const example = (name: string): unknown => JSON.parse(readFileSync(new URL(`../../../test/fixtures/onerecord-examples/${name}`, import.meta.url), 'utf8'));
+const example = (name: string): unknown =>
+  JSON.parse(readFileSync(new URL(`../../../test/fixtures/onerecord-examples/${name}`, import.meta.url), 'utf8'));
 
 const bodies: [string, unknown][] = [
   ['Change_example1.json (3 operations)', example('Change_example1.json')],
@@ -50,5 +51,7 @@ for (const [name, document] of bodies) {
   const slowUs = await timePerCall(() => jsonLdToQuads(JSON.parse(json), options));
   const fastUs = await timePerCall(() => fastJsonLdToQuads(JSON.parse(json)));
   const bodyUs = await timePerCall(() => parseBody(text, 'jsonld', options));
-  console.log(`| ${name} | ${fast.quads.length} | ${fmt(slowUs)} | ${fmt(fastUs)} | ${(slowUs / fastUs).toFixed(0)}x | ${fmt(bodyUs)} |`);
+  console.log(
+    `| ${name} | ${fast.quads.length} | ${fmt(slowUs)} | ${fmt(fastUs)} | ${(slowUs / fastUs).toFixed(0)}x | ${fmt(bodyUs)} |`,
+  );
 }

@@ -7,7 +7,17 @@
  * server's CPU time per request, which depends less on what else the machine runs.
  *   npm run build && node dist/scripts/bench/metrics.js [seconds] [rounds]
  */
-import { fmt, load, machine, mean, processCpuSeconds, startTarget, WARM_UP_SECONDS, type LoadResult, type OneRecordTarget } from './harness.js';
+import {
+  fmt,
+  load,
+  machine,
+  mean,
+  processCpuSeconds,
+  startTarget,
+  WARM_UP_SECONDS,
+  type LoadResult,
+  type OneRecordTarget,
+} from './harness.js';
 
 const seconds = Number(process.argv[2] ?? 10);
 const ROUNDS = Number(process.argv[3] ?? 2);
@@ -16,7 +26,10 @@ const connections = 50;
 const variants = [
   { name: 'metrics off, logs off', env: { BENCH_METRICS: 'off', BENCH_PORT: '18411' } },
   { name: 'metrics on, logs off', env: { BENCH_METRICS: 'on', BENCH_PORT: '18412' } },
-  { name: 'metrics on, info log line per request', env: { BENCH_METRICS: 'on', BENCH_LOG_LEVEL: 'info', BENCH_PORT: '18413' } },
+  {
+    name: 'metrics on, info log line per request',
+    env: { BENCH_METRICS: 'on', BENCH_LOG_LEVEL: 'info', BENCH_PORT: '18413' },
+  },
 ];
 
 const targets = [];
@@ -26,7 +39,11 @@ const runs: LoadResult[][] = variants.map(() => []);
 const cpu: number[][] = variants.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, target] of targets.entries()) {
-    const options = { url: target.info.oneRevision, headers: { Authorization: `Bearer ${target.info.token}` }, connections };
+    const options = {
+      url: target.info.oneRevision,
+      headers: { Authorization: `Bearer ${target.info.token}` },
+      connections,
+    };
     await load({ ...options, seconds: WARM_UP_SECONDS });
     const before = processCpuSeconds(target.process.pid!);
     const result = await load({ ...options, seconds });
@@ -40,8 +57,12 @@ const results = runs.map(mean);
 const cpuPerRequest = cpu.map((list) => list.reduce((a, b) => a + b, 0) / list.length);
 const [baseline, metricsOn, withLogs] = results;
 
-console.log(`machine: ${machine()}; ${connections} connections, ${seconds} s each after ${WARM_UP_SECONDS} s warm-up, ${ROUNDS} alternating rounds`);
-console.log('| server | req/s | p50 ms | p99 ms | ratio vs metrics off | server CPU µs/request | CPU ratio (off / this) | errors |');
+console.log(
+  `machine: ${machine()}; ${connections} connections, ${seconds} s each after ${WARM_UP_SECONDS} s warm-up, ${ROUNDS} alternating rounds`,
+);
+console.log(
+  '| server | req/s | p50 ms | p99 ms | ratio vs metrics off | server CPU µs/request | CPU ratio (off / this) | errors |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const [i, v] of variants.entries()) {
   const r = results[i];
@@ -49,6 +70,12 @@ for (const [i, v] of variants.entries()) {
     `| ${v.name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${fmt(r.requestsPerSecond / baseline.requestsPerSecond, 3)} | ${fmt(cpuPerRequest[i], 1)} | ${fmt(cpuPerRequest[0] / cpuPerRequest[i], 3)} | ${r.non2xx + r.errors} |`,
   );
 }
-console.log(`per round, req/s: ${variants.map((v, i) => `${v.name}: ${runs[i].map((r) => fmt(r.requestsPerSecond)).join(', ')}`).join('; ')}`);
-console.log(`GET with metrics on vs off: ${fmt(metricsOn.requestsPerSecond / baseline.requestsPerSecond, 3)} by req/s, ${fmt(cpuPerRequest[0] / cpuPerRequest[1], 3)} by server CPU (target >= 0.97)`);
-console.log(`GET with metrics and request logs vs neither: ${fmt(withLogs.requestsPerSecond / baseline.requestsPerSecond, 3)} by req/s, ${fmt(cpuPerRequest[0] / cpuPerRequest[2], 3)} by server CPU`);
+console.log(
+  `per round, req/s: ${variants.map((v, i) => `${v.name}: ${runs[i].map((r) => fmt(r.requestsPerSecond)).join(', ')}`).join('; ')}`,
+);
+console.log(
+  `GET with metrics on vs off: ${fmt(metricsOn.requestsPerSecond / baseline.requestsPerSecond, 3)} by req/s, ${fmt(cpuPerRequest[0] / cpuPerRequest[1], 3)} by server CPU (target >= 0.97)`,
+);
+console.log(
+  `GET with metrics and request logs vs neither: ${fmt(withLogs.requestsPerSecond / baseline.requestsPerSecond, 3)} by req/s, ${fmt(cpuPerRequest[0] / cpuPerRequest[2], 3)} by server CPU`,
+);

@@ -68,7 +68,13 @@ async function fillTo(backlog: number): Promise<void> {
         sequence: ++lastSequence,
         iri: `${server.url}/notifications/${randomUUID()}`,
         queuedAt: new Date(),
-        content: { eventType: `${API}LOGISTICS_OBJECT_UPDATED`, object, objectType: `${CARGO}Piece`, revision: 1, changed: [`${CARGO}shippingMarks`] },
+        content: {
+          eventType: `${API}LOGISTICS_OBJECT_UPDATED`,
+          object,
+          objectType: `${CARGO}Piece`,
+          revision: 1,
+          changed: [`${CARGO}shippingMarks`],
+        },
         topics: [{ object, type: `${CARGO}Piece` }],
         addressed: [],
         recipients: 1,
@@ -99,10 +105,17 @@ async function measure(): Promise<{ perSecond: number; p50: number; p99: number;
   );
   const elapsed = performance.now() - t0;
   const used = process.cpuUsage(cpu);
-  return { perSecond: (latencies.length * 1000) / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), cpuMs: (used.user + used.system) / 1000 / latencies.length };
+  return {
+    perSecond: (latencies.length * 1000) / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    cpuMs: (used.user + used.system) / 1000 / latencies.length,
+  };
 }
 
-console.log(`# outbox backlog: ${machine()}; ${changes} PATCHes by ${OBJECTS} lanes at each backlog of a dead subscriber's queue`);
+console.log(
+  `# outbox backlog: ${machine()}; ${changes} PATCHes by ${OBJECTS} lanes at each backlog of a dead subscriber's queue`,
+);
 await measure(); // warm-up
 for (const backlog of backlogs) {
   const t = performance.now();

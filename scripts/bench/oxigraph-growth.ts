@@ -19,7 +19,8 @@ let held = 0;
 while (held < TOTAL) {
   const lines: string[] = [];
   // ~40 triples per graph, 8 per subject: the shape of the replica's object graphs.
-  for (let i = 0; i < BATCH; i++, held++) lines.push(`<urn:s:${held >> 3}> <urn:p:${held & 7}> "value ${held}" <urn:g:${Math.floor(held / 40)}> .\n`);
+  for (let i = 0; i < BATCH; i++, held++)
+    lines.push(`<urn:s:${held >> 3}> <urn:p:${held & 7}> "value ${held}" <urn:g:${Math.floor(held / 40)}> .\n`);
   const bytes = Buffer.from(lines.join(''));
   const started = performance.now();
   store.load(bytes, { format: 'application/n-quads', lenient: true });
@@ -28,7 +29,10 @@ while (held < TOTAL) {
 }
 const times = loads.map((l) => l.ms);
 const median = percentile(times, 0.5);
-console.log(`${machine()}; ${fmt(TOTAL)} quads loaded ${fmt(BATCH)} at a time: median ${fmt(median, 1)} ms a load, p99 ${fmt(percentile(times, 0.99), 1)} ms`);
+console.log(
+  `${machine()}; ${fmt(TOTAL)} quads loaded ${fmt(BATCH)} at a time: median ${fmt(median, 1)} ms a load, p99 ${fmt(percentile(times, 0.99), 1)} ms`,
+);
 console.log('| quads held before the load | load ms | x median |');
 console.log('|---:|---:|---:|');
-for (const { held: before, ms } of loads) if (ms > SLOW * median) console.log(`| ${fmt(before)} | ${fmt(ms)} | ${fmt(ms / median, 1)} |`);
+for (const { held: before, ms } of loads)
+  if (ms > SLOW * median) console.log(`| ${fmt(before)} | ${fmt(ms)} | ${fmt(ms / median, 1)} |`);

@@ -22,7 +22,19 @@ import { startNginx } from '../cluster/nginx.js';
 import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { engineStore } from './engine-objects.js';
 import { CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
-import { benchServerSample, closedLoop, fmt, forkBenchServer, freePort, LoadClient, machine, processCpuSeconds, type BenchServerReady, type ForkedBenchServer, type LoopResult } from './harness.js';
+import {
+  benchServerSample,
+  closedLoop,
+  fmt,
+  forkBenchServer,
+  freePort,
+  LoadClient,
+  machine,
+  processCpuSeconds,
+  type BenchServerReady,
+  type ForkedBenchServer,
+  type LoopResult,
+} from './harness.js';
 
 const CLIENTS = 20;
 const OBJECTS_PER_CLIENT = 5;
@@ -34,7 +46,18 @@ const SCRIPT = fileURLToPath(import.meta.url);
 async function serve(): Promise<void> {
   const port = Number(process.env.BENCH_PORT);
   const store = JSON.parse(process.env.BENCH_STORE_CONFIG!) as ConfigOverrides['store'];
-  const config = loadConfig({}, { port, host: '127.0.0.1', baseUrl: process.env.BENCH_BASE_URL!, dataDir: process.env.BENCH_DATA_DIR!, decisionPolicy: 'auto', store, metrics: { token: METRICS_TOKEN } });
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: process.env.BENCH_BASE_URL!,
+      dataDir: process.env.BENCH_DATA_DIR!,
+      decisionPolicy: 'auto',
+      store,
+      metrics: { token: METRICS_TOKEN },
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   process.on('message', (message) => {
@@ -78,9 +101,18 @@ async function startCluster(engine: RunningVirtuoso, processes: number, mode: Mo
     if (i > 0) await shareIdentityProvider(join(dir, 'server-0'), dataDir);
     else await mkdir(dataDir, { recursive: true });
     const own = balanced ? await freePort() : port;
-    servers.push(await forkBenchServer(SCRIPT, ['serve'], { BENCH_STORE_CONFIG: JSON.stringify(store), BENCH_DATA_DIR: dataDir, BENCH_PORT: String(own), BENCH_BASE_URL: baseUrl }));
+    servers.push(
+      await forkBenchServer(SCRIPT, ['serve'], {
+        BENCH_STORE_CONFIG: JSON.stringify(store),
+        BENCH_DATA_DIR: dataDir,
+        BENCH_PORT: String(own),
+        BENCH_BASE_URL: baseUrl,
+      }),
+    );
   }
-  const nginx = balanced ? await startNginx({ dir: join(dir, 'nginx'), port, upstreams: servers.map((s) => new URL(s.ready.url).host) }) : undefined;
+  const nginx = balanced
+    ? await startNginx({ dir: join(dir, 'nginx'), port, upstreams: servers.map((s) => new URL(s.ready.url).host) })
+    : undefined;
   return {
     servers,
     url: baseUrl,
@@ -98,7 +130,13 @@ interface Measured extends LoopResult {
   nginxCpuUs: number;
 }
 
-async function measured(cluster: Cluster, engine: RunningVirtuoso, seconds: number, send: (client: number) => Promise<{ status: number }>, expected: number): Promise<Measured> {
+async function measured(
+  cluster: Cluster,
+  engine: RunningVirtuoso,
+  seconds: number,
+  send: (client: number) => Promise<{ status: number }>,
+  expected: number,
+): Promise<Measured> {
   await closedLoop(CLIENTS, WARM_UP_SECONDS, send, expected);
   const cpu = async () => ({
     servers: (await Promise.all(cluster.servers.map((s) => s.sample()))).reduce((sum, s) => sum + s.cpu, 0),
@@ -109,14 +147,21 @@ async function measured(cluster: Cluster, engine: RunningVirtuoso, seconds: numb
   const result = await closedLoop(CLIENTS, seconds, send, expected);
   const after = await cpu();
   const per = (a: number, b: number) => (b - a) / Math.max(1, result.count);
-  return { ...result, serverCpuUs: per(before.servers, after.servers), engineCpuUs: per(before.engine, after.engine), nginxCpuUs: per(before.nginx, after.nginx) };
+  return {
+    ...result,
+    serverCpuUs: per(before.servers, after.servers),
+    engineCpuUs: per(before.engine, after.engine),
+    nginxCpuUs: per(before.nginx, after.nginx),
+  };
 }
 
 /** The feed lag's bucket counts (cumulative, by upper bound in seconds) summed over every process. */
 async function lagBuckets(cluster: Cluster): Promise<Map<number, number>> {
   const buckets = new Map<number, number>();
   for (const server of cluster.servers) {
-    const text = await (await fetch(`${server.ready.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const text = await (
+      await fetch(`${server.ready.url}/metrics`, { headers: { Authorization: `Bearer ${METRICS_TOKEN}` } })
+    ).text();
     for (const m of text.matchAll(/^onerecord_commit_feed_lag_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) {
       const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
       buckets.set(le, (buckets.get(le) ?? 0) + Number(m[2]));
@@ -141,9 +186,15 @@ function lagBetween(before: Map<number, number>, after: Map<number, number>): La
 }
 
 /** The next change of `piece`; one not accepted is counted by status in `refusals`, and the piece keeps the values it had. */
-async function sendChange(client: LoadClient, piece: ChangedPiece, refusals: Map<number, number>): Promise<{ status: number }> {
+async function sendChange(
+  client: LoadClient,
+  piece: ChangedPiece,
+  refusals: Map<number, number>,
+): Promise<{ status: number }> {
   const unchanged = { ...piece };
-  const res = await client.send(piece.iri, 'PATCH', nextChange(piece, false), { 'Content-Type': 'application/ld+json' });
+  const res = await client.send(piece.iri, 'PATCH', nextChange(piece, false), {
+    'Content-Type': 'application/ld+json',
+  });
   if (res.status === 201) piece.revision += 1;
   else {
     Object.assign(piece, unchanged);
@@ -153,7 +204,13 @@ async function sendChange(client: LoadClient, piece: ChangedPiece, refusals: Map
 }
 
 /** Changes sent at `perSecond` (open loop, whatever their answers take), for `seconds`. */
-async function pacedChanges(client: LoadClient, pieces: ChangedPiece[][], perSecond: number, seconds: number, refusals: Map<number, number>): Promise<void> {
+async function pacedChanges(
+  client: LoadClient,
+  pieces: ChangedPiece[][],
+  perSecond: number,
+  seconds: number,
+  refusals: Map<number, number>,
+): Promise<void> {
   const sent: Promise<unknown>[] = [];
   const flat = pieces.flat();
   const busy = new Set<ChangedPiece>();
@@ -185,7 +242,13 @@ interface RunResult {
 /** The paced write load under which the feed lag is measured again: about half of what the engine takes here. */
 const PACED_CHANGES = 20;
 
-async function run(engine: RunningVirtuoso, processes: number, mode: Mode, seconds: number, dir: string): Promise<RunResult> {
+async function run(
+  engine: RunningVirtuoso,
+  processes: number,
+  mode: Mode,
+  seconds: number,
+  dir: string,
+): Promise<RunResult> {
   const cluster = await startCluster(engine, processes, mode, join(dir, `${processes}-${mode.replace(/\W+/g, '-')}`));
   try {
     const client = new LoadClient({ Authorization: `Bearer ${cluster.servers[0].ready.token}` });
@@ -193,14 +256,28 @@ async function run(engine: RunningVirtuoso, processes: number, mode: Mode, secon
     for (let c = 0; c < CLIENTS; c++) {
       const own: ChangedPiece[] = [];
       for (let i = 0; i < OBJECTS_PER_CLIENT; i++) {
-        const res = await client.send(`${cluster.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), { 'Content-Type': 'application/ld+json' });
+        const res = await client.send(`${cluster.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), {
+          'Content-Type': 'application/ld+json',
+        });
         if (res.status !== 201) throw new Error(`object not created: ${res.status}`);
-        own.push({ iri: String(res.headers.location), revision: 1, goods: CAPACITY_PIECE['cargo:goodsDescription'], upid: CAPACITY_PIECE['cargo:upid'], step: 0 });
+        own.push({
+          iri: String(res.headers.location),
+          revision: 1,
+          goods: CAPACITY_PIECE['cargo:goodsDescription'],
+          upid: CAPACITY_PIECE['cargo:upid'],
+          step: 0,
+        });
       }
       pieces.push(own);
     }
     const all = pieces.flat();
-    const get = await measured(cluster, engine, seconds, () => client.send(all[Math.floor(Math.random() * all.length)].iri, 'GET'), 200);
+    const get = await measured(
+      cluster,
+      engine,
+      seconds,
+      () => client.send(all[Math.floor(Math.random() * all.length)].iri, 'GET'),
+      200,
+    );
     const turn = new Array<number>(CLIENTS).fill(0);
     const refusals = new Map<number, number>();
     const beforePatch = await lagBuckets(cluster);
@@ -218,8 +295,16 @@ async function run(engine: RunningVirtuoso, processes: number, mode: Mode, secon
     await pacedChanges(client, pieces, PACED_CHANGES, seconds, refusals);
     const afterPaced = await lagBuckets(cluster);
     client.close();
-    const label = mode === 'alone' ? '1, alone on the engine' : `${processes}${mode === 'shared' ? '' : ', readYourWrites off'}`;
-    return { label, get, patch, lag: lagBetween(beforePatch, afterPatch), pacedLag: lagBetween(afterPatch, afterPaced), refusals };
+    const label =
+      mode === 'alone' ? '1, alone on the engine' : `${processes}${mode === 'shared' ? '' : ', readYourWrites off'}`;
+    return {
+      label,
+      get,
+      patch,
+      lag: lagBetween(beforePatch, afterPatch),
+      pacedLag: lagBetween(afterPatch, afterPaced),
+      refusals,
+    };
   } finally {
     await cluster.stop();
   }
@@ -231,15 +316,26 @@ async function main(): Promise<void> {
   const engine = await startVirtuoso({ dir: join(dir, 'virtuoso'), bufferMemoryMb: 2048 });
   try {
     const results: RunResult[] = [];
-    const runs: [number, Mode][] = [[1, 'alone'], [1, 'shared'], [2, 'shared'], [3, 'shared'], [3, 'shared, readYourWrites off']];
+    const runs: [number, Mode][] = [
+      [1, 'alone'],
+      [1, 'shared'],
+      [2, 'shared'],
+      [3, 'shared'],
+      [3, 'shared, readYourWrites off'],
+    ];
     for (const [processes, mode] of runs) results.push(await run(engine, processes, mode, seconds, dir));
-    console.log(`# Several server processes over one Virtuoso behind nginx: ${machine()}, ${CLIENTS} clients, ${seconds} s per run`);
-    console.log(`| processes | GET/s | GET p50 / p99 ms | µs CPU per GET: servers / Virtuoso / nginx | PATCH/s | PATCH p50 / p99 ms | µs CPU per PATCH: servers / Virtuoso / nginx | feed lag p50 / p99 (bucket bounds), commits seen: PATCH run / ${PACED_CHANGES} changes a second |`);
+    console.log(
+      `# Several server processes over one Virtuoso behind nginx: ${machine()}, ${CLIENTS} clients, ${seconds} s per run`,
+    );
+    console.log(
+      `| processes | GET/s | GET p50 / p99 ms | µs CPU per GET: servers / Virtuoso / nginx | PATCH/s | PATCH p50 / p99 ms | µs CPU per PATCH: servers / Virtuoso / nginx | feed lag p50 / p99 (bucket bounds), commits seen: PATCH run / ${PACED_CHANGES} changes a second |`,
+    );
     console.log('|---|---|---|---|---|---|---|---|');
     const alone = results[0];
     for (const r of results) {
       const ratio = (a: number, b: number) => (r === alone ? '' : ` (${fmt(a / b, 2)}×)`);
-      const lagText = (lag: Lag) => (lag.count > 0 ? `≤ ${lag.p50! * 1000} / ≤ ${lag.p99! * 1000} ms, ${lag.count}` : '-');
+      const lagText = (lag: Lag) =>
+        lag.count > 0 ? `≤ ${lag.p50! * 1000} / ≤ ${lag.p99! * 1000} ms, ${lag.count}` : '-';
       const lag = r === alone ? '-' : `${lagText(r.lag)}; ${lagText(r.pacedLag)}`;
       console.log(
         `| ${r.label}${r.refusals.size > 0 ? ` (changes not accepted: ${[...r.refusals].map(([status, count]) => `${count} × ${status}`).join(', ')})` : ''} | ${fmt(r.get.perSecond)}${ratio(r.get.perSecond, alone.get.perSecond)} | ${fmt(r.get.p50, 1)} / ${fmt(r.get.p99, 1)} | ${fmt(r.get.serverCpuUs)} / ${fmt(r.get.engineCpuUs)} / ${fmt(r.get.nginxCpuUs)} | ${fmt(r.patch.perSecond)}${ratio(r.patch.perSecond, alone.patch.perSecond)} | ${fmt(r.patch.p50, 1)} / ${fmt(r.patch.p99, 1)} | ${fmt(r.patch.serverCpuUs)} / ${fmt(r.patch.engineCpuUs)} / ${fmt(r.patch.nginxCpuUs)} | ${lag} |`,

@@ -151,7 +151,11 @@ export interface Breakdown {
 }
 
 /** The samples of `profile` within [from, to) (µs, the profile's clock) by stage and by file, in µs of wall time. */
-function attribute(profile: CpuProfile, from: number, to: number): { stages: Map<Stage, number>; files: Map<string, number>; busy: number } {
+function attribute(
+  profile: CpuProfile,
+  from: number,
+  to: number,
+): { stages: Map<Stage, number>; files: Map<string, number>; busy: number } {
   const stages = new Map<Stage, number>();
   const files = new Map<string, number>();
   let busy = 0;
@@ -207,13 +211,18 @@ function attribute(profile: CpuProfile, from: number, to: number): { stages: Map
  */
 function threadOf(profile: CpuProfile, thread: number, w: RunWindow, taken: Set<number>) {
   if (thread === 0) return w.threads.find((t) => t.tid === w.pid);
-  const candidates = w.threads.filter((t) => t.tid !== w.pid && !taken.has(t.tid) && t.start <= profile.startTime && t.start >= profile.startTime - 100_000);
+  const candidates = w.threads.filter(
+    (t) =>
+      t.tid !== w.pid && !taken.has(t.tid) && t.start <= profile.startTime && t.start >= profile.startTime - 100_000,
+  );
   return candidates.sort((a, b) => b.cpu - a.cpu)[0];
 }
 
 /** The breakdown of the runs named `run` in `dir`/runs.json, per request. */
 export function breakdown(dir: string, run: string): Breakdown {
-  const windows = (JSON.parse(readFileSync(join(dir, 'runs.json'), 'utf8')) as RunWindow[]).filter((w) => w.run === run);
+  const windows = (JSON.parse(readFileSync(join(dir, 'runs.json'), 'utf8')) as RunWindow[]).filter(
+    (w) => w.run === run,
+  );
   if (windows.length === 0) throw new Error(`no run named ${run} in ${join(dir, 'runs.json')}`);
   const stages = new Map<Stage, number>();
   const files = new Map<string, number>();
@@ -244,7 +253,9 @@ export function breakdown(dir: string, run: string): Breakdown {
       add(files, part.files, scale);
       threads += 1;
       const top = [...part.stages].sort((x, y) => y[1] - x[1])[0][0];
-      notes.push(`${name}: ${fmt(part.busy / 1000)} ms of samples (wall), thread ${os ? `${os.tid}: ${fmt(os.cpu / 1000)} ms of CPU` : 'not found'}; mostly ${top}`);
+      notes.push(
+        `${name}: ${fmt(part.busy / 1000)} ms of samples (wall), thread ${os ? `${os.tid}: ${fmt(os.cpu / 1000)} ms of CPU` : 'not found'}; mostly ${top}`,
+      );
     }
     unprofiled += w.threads.filter((t) => !taken.has(t.tid)).reduce((sum, t) => sum + t.cpu, 0);
   }
@@ -252,34 +263,52 @@ export function breakdown(dir: string, run: string): Breakdown {
   for (const map of [stages, files] as Map<string, number>[]) for (const [k, v] of map) map.set(k, v / requests);
   const processCpu = windows.reduce((sum, w) => sum + w.cpuPerRequest * w.count, 0) / requests;
   const profiled = [...stages.values()].reduce((a, b) => a + b, 0);
-  return { stages, files, profiled, unprofiled: unprofiled / requests, unmatched, processCpu, requests, threads, notes };
+  return {
+    stages,
+    files,
+    profiled,
+    unprofiled: unprofiled / requests,
+    unmatched,
+    processCpu,
+    requests,
+    threads,
+    notes,
+  };
 }
 
 function print(b: Breakdown, run: string, topFiles: number): void {
   const share = (us: number) => `${fmt((100 * us) / b.processCpu, 1)}%`;
-  console.log(`${run}: ${fmt(b.requests)} requests, ${b.threads} threads busy in the profiles; µs per request; share of the process CPU per request (${fmt(b.processCpu)} µs, all threads)`);
+  console.log(
+    `${run}: ${fmt(b.requests)} requests, ${b.threads} threads busy in the profiles; µs per request; share of the process CPU per request (${fmt(b.processCpu)} µs, all threads)`,
+  );
   console.log('| stage | µs per request | share |');
   console.log('|---|---|---|');
   for (const stage of STAGES) {
     const us = b.stages.get(stage) ?? 0;
     if (us > 0) console.log(`| ${stage} | ${fmt(us)} | ${share(us)} |`);
   }
-  console.log(`| threads that left no profile: V8's GC and compiler helpers, libuv's pool (write, fdatasync) | ${fmt(b.unprofiled)} | ${share(b.unprofiled)} |`);
+  console.log(
+    `| threads that left no profile: V8's GC and compiler helpers, libuv's pool (write, fdatasync) | ${fmt(b.unprofiled)} | ${share(b.unprofiled)} |`,
+  );
   console.log(`| total | ${fmt(b.profiled + b.unprofiled)} | ${share(b.profiled + b.unprofiled)} |`);
-  if (b.unmatched > 0) console.log(`${b.unmatched} profiles matched no thread of /proc: their wall time is counted as CPU`);
+  if (b.unmatched > 0)
+    console.log(`${b.unmatched} profiles matched no thread of /proc: their wall time is counted as CPU`);
   console.log('');
   for (const note of b.notes) console.log(note);
   console.log('');
   console.log(`top ${topFiles} files by self time (innermost frame):`);
   console.log('| file | µs per request |');
   console.log('|---|---|');
-  for (const [file, us] of [...b.files].sort((x, y) => y[1] - x[1]).slice(0, topFiles)) console.log(`| ${file} | ${fmt(us)} |`);
+  for (const [file, us] of [...b.files].sort((x, y) => y[1] - x[1]).slice(0, topFiles))
+    console.log(`| ${file} | ${fmt(us)} |`);
 }
 
 const [dir, run = 'patches'] = process.argv.slice(2);
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (!dir) {
-    console.error('usage: node dist/scripts/bench/profile-breakdown.js DIR [patches|posts|baselinePatches|baselinePosts]');
+    console.error(
+      'usage: node dist/scripts/bench/profile-breakdown.js DIR [patches|posts|baselinePatches|baselinePosts]',
+    );
     process.exit(2);
   }
   print(breakdown(dir, run), run, 20);

@@ -17,7 +17,15 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { cpuProfileFlags, fmt, LoadClient, machine, processCpuSeconds, SERVER_NODE_FLAGS, type OneRecordTarget } from './harness.js';
+import {
+  cpuProfileFlags,
+  fmt,
+  LoadClient,
+  machine,
+  processCpuSeconds,
+  SERVER_NODE_FLAGS,
+  type OneRecordTarget,
+} from './harness.js';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -37,10 +45,19 @@ async function startBare(): Promise<Running> {
 
 async function startOneRecord(label: string, dist: string): Promise<Running> {
   // No objects beyond the target's first two, and no long history: only notifications are written.
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...cpuProfileFlags(process.env.PROFILE_DIR), `${dist}/scripts/bench/targets.js`, 'onerecord'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_REVISIONS: '1' },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...SERVER_NODE_FLAGS,
+      ...cpuProfileFlags(process.env.PROFILE_DIR),
+      `${dist}/scripts/bench/targets.js`,
+      'onerecord',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, BENCH_REVISIONS: '1' },
+    },
+  );
   process.once('exit', () => child.kill('SIGKILL'));
   const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
   const info = JSON.parse(line) as OneRecordTarget;
@@ -58,13 +75,20 @@ const PUBLISHER = 'https://publisher.example.com';
 function notification(run: string, n: number): { id: string; body: string } {
   const id = `${PUBLISHER}/notifications/${run}-${n}`;
   const body = JSON.stringify({
-    '@context': { api: 'https://onerecord.iata.org/ns/api#', cargo: 'https://onerecord.iata.org/ns/cargo#', xsd: 'http://www.w3.org/2001/XMLSchema#' },
+    '@context': {
+      api: 'https://onerecord.iata.org/ns/api#',
+      cargo: 'https://onerecord.iata.org/ns/cargo#',
+      xsd: 'http://www.w3.org/2001/XMLSchema#',
+    },
     '@id': id,
     '@type': 'api:Notification',
     'api:hasEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
     'api:hasLogisticsObject': { '@id': `${PUBLISHER}/logistics-objects/${n % 100}` },
     'api:hasLogisticsObjectType': { '@type': 'xsd:anyURI', '@value': 'https://onerecord.iata.org/ns/cargo#Piece' },
-    'api:hasChangedProperty': { '@type': 'xsd:anyURI', '@value': 'https://onerecord.iata.org/ns/cargo#goodsDescription' },
+    'api:hasChangedProperty': {
+      '@type': 'xsd:anyURI',
+      '@value': 'https://onerecord.iata.org/ns/cargo#goodsDescription',
+    },
     'api:hasRevision': n + 2,
   });
   return { id, body };
@@ -72,7 +96,10 @@ function notification(run: string, n: number): { id: string; body: string } {
 
 /** Sends notifications `from` to `to` (exclusive) over `connections` connections; returns the wall time (s). */
 async function send(target: Running, run: string, from: number, to: number, connections: number): Promise<number> {
-  const client = new LoadClient({ 'Content-Type': 'application/ld+json', ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) });
+  const client = new LoadClient({
+    'Content-Type': 'application/ld+json',
+    ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}),
+  });
   let next = from;
   const started = performance.now();
   const worker = async () => {
@@ -88,7 +115,12 @@ async function send(target: Running, run: string, from: number, to: number, conn
 }
 
 /** CPU ms per notification and notifications/s of one measured run (after a warm-up). */
-async function measure(target: Running, run: string, count: number, connections: number): Promise<{ cpuMs: number; perSecond: number }> {
+async function measure(
+  target: Running,
+  run: string,
+  count: number,
+  connections: number,
+): Promise<{ cpuMs: number; perSecond: number }> {
   const warmUp = Math.ceil(count / 4);
   await send(target, run, 0, warmUp, connections);
   const before = processCpuSeconds(target.process.pid!);
@@ -106,7 +138,9 @@ async function main(): Promise<void> {
   }
   const [count = 4000, rounds = 2, connections = 8] = args.map(Number);
   const thisDist = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
-  console.log(`# POST /notifications: subscriber CPU per notification (${machine()}); ${count} notifications per run after ${Math.ceil(count / 4)} of warm-up, ${connections} connections, ${rounds} rounds`);
+  console.log(
+    `# POST /notifications: subscriber CPU per notification (${machine()}); ${count} notifications per run after ${Math.ceil(count / 4)} of warm-up, ${connections} connections, ${rounds} rounds`,
+  );
   const starters: [string, () => Promise<Running>][] = [
     ['bare node:http', startBare],
     ...builds.map(([label, dist]): [string, () => Promise<Running>] => [label, () => startOneRecord(label, dist)]),
@@ -119,7 +153,9 @@ async function main(): Promise<void> {
       try {
         const result = await measure(target, `r${round}-${Date.now()}`, count, connections);
         results.set(label, [...(results.get(label) ?? []), result]);
-        console.log(`round ${round} ${label.padEnd(28)} ${fmt(result.cpuMs, 3)} ms CPU per notification, ${fmt(result.perSecond)} notifications/s`);
+        console.log(
+          `round ${round} ${label.padEnd(28)} ${fmt(result.cpuMs, 3)} ms CPU per notification, ${fmt(result.perSecond)} notifications/s`,
+        );
       } finally {
         await stop(target);
       }
@@ -127,7 +163,10 @@ async function main(): Promise<void> {
   }
   const avg = (label: string) => {
     const list = results.get(label)!;
-    return { cpuMs: list.reduce((s, r) => s + r.cpuMs, 0) / list.length, perSecond: list.reduce((s, r) => s + r.perSecond, 0) / list.length };
+    return {
+      cpuMs: list.reduce((s, r) => s + r.cpuMs, 0) / list.length,
+      perSecond: list.reduce((s, r) => s + r.perSecond, 0) / list.length,
+    };
   };
   const bare = avg('bare node:http');
   console.log('\n| target | CPU per notification | ratio to bare | notifications/s |\n|---|---|---|---|');
@@ -147,7 +186,9 @@ if (process.argv[2] === 'bare') {
       seen.add(id);
       res.writeHead(204).end();
     });
-  }).listen(0, '127.0.0.1', () => process.send!({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  }).listen(0, '127.0.0.1', () =>
+    process.send!({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+  );
 } else {
   await main();
 }

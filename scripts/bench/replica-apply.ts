@@ -27,12 +27,18 @@ const BATCH = 250;
 const utf8 = new TextDecoder();
 
 const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-replica-bench-'));
-const server = await startServer(loadConfig({}, { port: 0, dataDir, journal: { fsync: false } }), createLogger('silent'));
+const server = await startServer(
+  loadConfig({}, { port: 0, dataDir, journal: { fsync: false } }),
+  createLogger('silent'),
+);
 const records: ReplicaRecord[] = [];
-server.store.committed.subscribeData((record) => records.push({ insert: utf8.decode(record.insert), delete: utf8.decode(record.delete) }));
+server.store.committed.subscribeData((record) =>
+  records.push({ insert: utf8.decode(record.insert), delete: utf8.decode(record.delete) }),
+);
 const { objects, holder, changeRequests } = server.services;
 const caller = { agent: holder, internal: true };
-const parse = (json: string) => parseBody(Buffer.from(json), 'jsonld', { base: objects.objectsPrefix, limits: DEFAULTS.limits });
+const parse = (json: string) =>
+  parseBody(Buffer.from(json), 'jsonld', { base: objects.objectsPrefix, limits: DEFAULTS.limits });
 
 /** The records a piece of work writes. */
 async function recordsOf(work: () => Promise<void>): Promise<ReplicaRecord[]> {
@@ -57,7 +63,15 @@ const requested = await recordsOf(async () => {
 const markedCreated = records.slice(records.length - requested.length - OBJECTS, records.length - requested.length);
 let big = '';
 const bigCreated = await recordsOf(async () => {
-  big = (await objects.create(await parseBody(Buffer.from(JSON.stringify(pieceWithInstructions(490))), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits }), caller)).iri;
+  big = (
+    await objects.create(
+      await parseBody(Buffer.from(JSON.stringify(pieceWithInstructions(490))), 'jsonld', {
+        base: 'http://bench.invalid/',
+        limits: DEFAULTS.limits,
+      }),
+      caller,
+    )
+  ).iri;
 });
 const bigChanged = await recordsOf(() => addRevisions(server.store, objects, big, holder, 200));
 const smallChanged = await recordsOf(() => addRevisions(server.store, objects, small[0], holder, 200));
@@ -88,15 +102,21 @@ const requestedMs = one(requested);
 apply(bigCreated);
 const bigMs = one(bigChanged);
 const smallMs = one(smallChanged);
-console.log(`machine: ${machine()}; replica store in this thread, history window ${fmt(DEFAULTS.sparql.historyMaxQuads)} quads`);
+console.log(
+  `machine: ${machine()}; replica store in this thread, history window ${fmt(DEFAULTS.sparql.historyMaxQuads)} quads`,
+);
 console.log('| records | count | bytes per record | µs per record | records/s |');
 console.log('|---|---|---|---|---|');
 console.log(row(`create a ~40-triple Piece, batches of ${BATCH}`, created, createdMs));
 console.log(row(`change it (new revision), batches of ${BATCH}`, changed, changedMs));
-console.log(row('change through an accepted ChangeRequest (as PATCH writes it), one record at a time', requested, requestedMs));
+console.log(
+  row('change through an accepted ChangeRequest (as PATCH writes it), one record at a time', requested, requestedMs),
+);
 console.log(row('change a ~2,000-triple Piece, one record at a time', bigChanged, bigMs));
 console.log(row('change a ~40-triple Piece, one record at a time', smallChanged, smallMs));
-console.log(`ratio of µs per change, ~2,000 vs ~40 triples: ${fmt(bigMs / bigChanged.length / (smallMs / smallChanged.length), 2)}`);
+console.log(
+  `ratio of µs per change, ~2,000 vs ~40 triples: ${fmt(bigMs / bigChanged.length / (smallMs / smallChanged.length), 2)}`,
+);
 console.log(
   `replica quads per ~40-triple object: ${fmt(quadsCreated / OBJECTS, 1)} after the creations, ${fmt(quadsChanged / OBJECTS, 1)} after ${CHANGES} changes each ` +
     `(history window ${fmt(DEFAULTS.sparql.historyMaxQuads)} quads at most, included)`,

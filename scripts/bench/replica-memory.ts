@@ -26,9 +26,14 @@ const utf8 = new TextDecoder();
 const MB = 1024 * 1024;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-replica-memory-'));
-const server = await startServer(loadConfig({}, { port: 0, dataDir, journal: { fsync: false } }), createLogger('silent'));
+const server = await startServer(
+  loadConfig({}, { port: 0, dataDir, journal: { fsync: false } }),
+  createLogger('silent'),
+);
 const records: ReplicaRecord[] = [];
-server.store.committed.subscribeData((record) => records.push({ insert: utf8.decode(record.insert), delete: utf8.decode(record.delete) }));
+server.store.committed.subscribeData((record) =>
+  records.push({ insert: utf8.decode(record.insert), delete: utf8.decode(record.delete) }),
+);
 await server.services.objects.create(await benchObject(), { agent: server.services.holder, internal: true });
 await server.close();
 await rm(dataDir, { recursive: true, force: true });
@@ -37,14 +42,21 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** The creation record again, for an object (and embedded nodes) of new ids. */
 const another = (): ReplicaRecord => {
   const ids = new Map<string, string>();
-  return { insert: created.insert.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, randomUUID()), ids.get(id)!)), delete: '' };
+  return {
+    insert: created.insert.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, randomUUID()), ids.get(id)!)),
+    delete: '',
+  };
 };
 
 global.gc?.();
 const rssBefore = process.memoryUsage().rss;
 const replica = new ReplicaStore(DEFAULTS.sparql.historyMaxQuads);
-console.log(`machine: ${machine()}; one creation record of ${fmt(created.insert.length)} bytes (${created.insert.split('\n').length - 1} N-Quads lines) per object, batches of ${BATCH}`);
-console.log('| objects | replica quads | quads per object | WASM memory (MB) | RSS added (MB) | RSS per object (bytes) | µs per record |');
+console.log(
+  `machine: ${machine()}; one creation record of ${fmt(created.insert.length)} bytes (${created.insert.split('\n').length - 1} N-Quads lines) per object, batches of ${BATCH}`,
+);
+console.log(
+  '| objects | replica quads | quads per object | WASM memory (MB) | RSS added (MB) | RSS per object (bytes) | µs per record |',
+);
 console.log('|---|---|---|---|---|---|---|');
 let applied = 0;
 let started = performance.now();
@@ -58,10 +70,14 @@ try {
       global.gc?.();
       const quads = replica.size;
       const rss = process.memoryUsage().rss - rssBefore;
-      console.log(`| ${fmt(applied)} | ${fmt(quads)} | ${fmt(quads / applied, 1)} | ${fmt(replica.wasmMemoryBytes / MB)} | ${fmt(rss / MB)} | ${fmt(rss / applied)} | ${fmt(µs)} |`);
+      console.log(
+        `| ${fmt(applied)} | ${fmt(quads)} | ${fmt(quads / applied, 1)} | ${fmt(replica.wasmMemoryBytes / MB)} | ${fmt(rss / MB)} | ${fmt(rss / applied)} | ${fmt(µs)} |`,
+      );
       started = performance.now();
     }
   }
 } catch (err) {
-  console.log(`stopped after ${fmt(applied)} objects: ${(err as Error).message} (WASM memory ${fmt(replica.wasmMemoryBytes / MB)} MB)`);
+  console.log(
+    `stopped after ${fmt(applied)} objects: ${(err as Error).message} (WASM memory ${fmt(replica.wasmMemoryBytes / MB)} MB)`,
+  );
 }

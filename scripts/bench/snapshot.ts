@@ -41,7 +41,16 @@ async function build(dataDir: string, objectCount: number, revisions: number): P
   const { loadConfig } = await import('../../src/config.js');
   const { startServer } = await import('../../src/server.js');
   const { createLogger } = await import('../../src/observability/logger.js');
-  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent' });
+  const config = loadConfig(
+    {},
+    {
+      port: PORT,
+      baseUrl: BASE_URL,
+      dataDir,
+      journal: { fsync: false, snapshotAfterBytes: Number.MAX_SAFE_INTEGER },
+      logLevel: 'silent',
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const { objects, holder } = server.services;
   const caller = { agent: holder, internal: true };
@@ -79,21 +88,38 @@ async function replicaLoaded(url: string, token: string): Promise<void> {
 async function serve(dist: string, dataDir: string, imageAtSnapshot: boolean): Promise<void> {
   const { loadConfig } = (await import(join(dist, 'src/config.js'))) as typeof import('../../src/config.js');
   const { startServer } = (await import(join(dist, 'src/server.js'))) as typeof import('../../src/server.js');
-  const { createLogger } = (await import(join(dist, 'src/observability/logger.js'))) as typeof import('../../src/observability/logger.js');
+  const { createLogger } = (await import(
+    join(dist, 'src/observability/logger.js')
+  )) as typeof import('../../src/observability/logger.js');
   // Set only when off: builds before it (--compare) refuse a setting they do not know.
   const store = imageAtSnapshot ? {} : { store: { imageAtSnapshot } };
-  const config = loadConfig({}, { port: PORT, baseUrl: BASE_URL, dataDir, journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER }, logLevel: 'silent', ...store });
+  const config = loadConfig(
+    {},
+    {
+      port: PORT,
+      baseUrl: BASE_URL,
+      dataDir,
+      journal: { snapshotAfterBytes: Number.MAX_SAFE_INTEGER },
+      logLevel: 'silent',
+      ...store,
+    },
+  );
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder);
   await replicaLoaded(server.url, token);
   process.on('message', (message) => {
     if (message !== 'snapshot') return;
     const started = performance.now();
-    void server.embedded!.snapshot().then(() => process.send!({ snapshotMs: performance.now() - started } satisfies ServerMessage));
+    void server
+      .embedded!.snapshot()
+      .then(() => process.send!({ snapshotMs: performance.now() - started } satisfies ServerMessage));
   });
-  process.send!({ url: server.url, token, object: (await readFile(`${dataDir}.object`, 'utf8')).trim() } satisfies ServerMessage);
+  process.send!({
+    url: server.url,
+    token,
+    object: (await readFile(`${dataDir}.object`, 'utf8')).trim(),
+  } satisfies ServerMessage);
 }
-
 
 interface Latencies {
   count: number;
@@ -133,7 +159,13 @@ async function openLoop(send: () => Promise<number>, rate: number, stop: Promise
   }
   await Promise.all(inFlight);
   latencies.sort((a, b) => a - b);
-  return { count: latencies.length, failed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), max: latencies.at(-1) ?? 0 };
+  return {
+    count: latencies.length,
+    failed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    max: latencies.at(-1) ?? 0,
+  };
 }
 
 interface Run {
@@ -142,18 +174,33 @@ interface Run {
   snapshot: { get: Latencies; post: Latencies; ms: number };
 }
 
-async function measure(label: string, dist: string, data: string, rates: { get: number; post: number }, baselineSeconds: number, imageAtSnapshot = true): Promise<Run> {
+async function measure(
+  label: string,
+  dist: string,
+  data: string,
+  rates: { get: number; post: number },
+  baselineSeconds: number,
+  imageAtSnapshot = true,
+): Promise<Run> {
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-snapshot-run-'));
   await cp(data, dataDir, { recursive: true });
   await cp(`${data}.object`, `${dataDir}.object`);
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', dist, '--image-at-snapshot', imageAtSnapshot ? 'on' : 'off', dataDir], { execArgv: SERVER_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(
+    fileURLToPath(import.meta.url),
+    ['--serve', dist, '--image-at-snapshot', imageAtSnapshot ? 'on' : 'off', dataDir],
+    { execArgv: SERVER_NODE_FLAGS, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
   try {
     const [served] = (await once(child, 'message')) as [Served];
     const client = new LoadClient({ Authorization: `Bearer ${served.token}` });
     const body = JSON.stringify(BENCH_PIECE);
     const get = () => client.send(served.object, 'GET').then((r) => r.status);
-    const post = () => client.send(`${served.url}/logistics-objects`, 'POST', body, { 'Content-Type': 'application/ld+json' }).then((r) => r.status);
-    const phase = (stop: Promise<unknown>) => Promise.all([openLoop(get, rates.get, stop), openLoop(post, rates.post, stop)]);
+    const post = () =>
+      client
+        .send(`${served.url}/logistics-objects`, 'POST', body, { 'Content-Type': 'application/ld+json' })
+        .then((r) => r.status);
+    const phase = (stop: Promise<unknown>) =>
+      Promise.all([openLoop(get, rates.get, stop), openLoop(post, rates.post, stop)]);
     const seconds = (s: number) => new Promise((r) => setTimeout(r, s * 1000));
     await phase(seconds(3)); // warm-up
     const [baseGet, basePost] = await phase(seconds(baselineSeconds));
@@ -161,7 +208,11 @@ async function measure(label: string, dist: string, data: string, rates: { get: 
     child.send('snapshot');
     const [[snapGet, snapPost], [{ snapshotMs }]] = await Promise.all([phase(done), done]);
     client.close();
-    return { label, baseline: { get: baseGet, post: basePost }, snapshot: { get: snapGet, post: snapPost, ms: snapshotMs } };
+    return {
+      label,
+      baseline: { get: baseGet, post: basePost },
+      snapshot: { get: snapGet, post: snapPost, ms: snapshotMs },
+    };
   } finally {
     child.kill('SIGKILL');
     await once(child, 'exit').catch(() => {});
@@ -171,7 +222,9 @@ async function measure(label: string, dist: string, data: string, rates: { get: 
 }
 
 function report(runs: Run[], rates: { get: number; post: number }): void {
-  console.log(`\n| build | load | p99 without snapshot ms | p99 during snapshot ms | ratio | p50 without / during ms | max during ms | snapshot s |`);
+  console.log(
+    `\n| build | load | p99 without snapshot ms | p99 during snapshot ms | ratio | p50 without / during ms | max during ms | snapshot s |`,
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const run of runs) {
     for (const kind of ['get', 'post'] as const) {
@@ -181,7 +234,8 @@ function report(runs: Run[], rates: { get: number; post: number }): void {
       console.log(
         `| ${run.label} | ${rate} | ${fmt(base.p99, 1)} | ${fmt(snap.p99, 1)} | **${fmt(snap.p99 / base.p99, 2)}** | ${fmt(base.p50, 1)} / ${fmt(snap.p50, 1)} | ${fmt(snap.max, 0)} | ${fmt(run.snapshot.ms / 1000, 1)} |`,
       );
-      if (base.failed + snap.failed > 0) console.log(`  (${run.label} ${kind}: ${base.failed + snap.failed} failed requests)`);
+      if (base.failed + snap.failed > 0)
+        console.log(`  (${run.label} ${kind}: ${base.failed + snap.failed} failed requests)`);
     }
   }
 }
@@ -208,16 +262,31 @@ if (values.serve) {
 } else {
   const data = await mkdtemp(join(tmpdir(), 'onerecord-snapshot-data-'));
   try {
-    const builder = fork(fileURLToPath(import.meta.url), ['--build', data, '--objects', values.objects, '--revisions', values.revisions], { execArgv: SERVER_NODE_FLAGS });
+    const builder = fork(
+      fileURLToPath(import.meta.url),
+      ['--build', data, '--objects', values.objects, '--revisions', values.revisions],
+      { execArgv: SERVER_NODE_FLAGS },
+    );
     const [code] = (await once(builder, 'exit')) as [number];
     if (code !== 0) throw new Error(`building the data failed (exit ${code})`);
     console.log(machine());
     const rates = { get: Number(values['get-rate']), post: Number(values['post-rate']) };
     const baselineSeconds = Number(values['baseline-seconds']);
     const image = values['image-at-snapshot'];
-    const runs = [await measure(image === 'both' ? 'this build, image at snapshot' : 'this build', THIS_DIST, data, rates, baselineSeconds, image !== 'off')];
-    if (image === 'both') runs.push(await measure('this build, no image at snapshot', THIS_DIST, data, rates, baselineSeconds, false));
-    if (values.compare) runs.push(await measure(`compared (${values.compare})`, resolve(values.compare), data, rates, baselineSeconds));
+    const runs = [
+      await measure(
+        image === 'both' ? 'this build, image at snapshot' : 'this build',
+        THIS_DIST,
+        data,
+        rates,
+        baselineSeconds,
+        image !== 'off',
+      ),
+    ];
+    if (image === 'both')
+      runs.push(await measure('this build, no image at snapshot', THIS_DIST, data, rates, baselineSeconds, false));
+    if (values.compare)
+      runs.push(await measure(`compared (${values.compare})`, resolve(values.compare), data, rates, baselineSeconds));
     report(runs, rates);
   } finally {
     await rm(data, { recursive: true, force: true });

@@ -54,7 +54,11 @@ const auth = { Authorization: `Bearer ${token}` };
 const catchUpStarted = performance.now();
 for (;;) {
   // The probe waits behind every write still to apply, possibly longer than fetch waits for headers: ask again.
-  const res = await fetch(`${url}/sparql?view=events`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query' }, body: `ASK { GRAPH <${lastEvent}> { ?s ?p ?o } }` }).catch((err: Error & { cause?: { code?: string } }) => {
+  const res = await fetch(`${url}/sparql?view=events`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/sparql-query' },
+    body: `ASK { GRAPH <${lastEvent}> { ?s ?p ?o } }`,
+  }).catch((err: Error & { cause?: { code?: string } }) => {
     if (err.cause?.code === 'UND_ERR_HEADERS_TIMEOUT') return undefined;
     throw err;
   });
@@ -69,12 +73,17 @@ const catchUpSeconds = (performance.now() - catchUpStarted) / 1000;
 async function visibleHistogram(): Promise<Map<number, number>> {
   const text = await (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${metricsToken}` } })).text();
   const buckets = new Map<number, number>();
-  for (const [, le, count] of text.matchAll(/^onerecord_sparql_replica_visible_seconds_bucket\{le="([^"]+)"\} (\d+)/gm)) buckets.set(le === '+Inf' ? Infinity : Number(le), Number(count));
+  for (const [, le, count] of text.matchAll(/^onerecord_sparql_replica_visible_seconds_bucket\{le="([^"]+)"\} (\d+)/gm))
+    buckets.set(le === '+Inf' ? Infinity : Number(le), Number(count));
   return buckets;
 }
 
 /** The upper bound (ms) of the bucket that holds quantile `q` of the writes observed between two readings. */
-function bucketQuantile(before: Map<number, number>, after: Map<number, number>, q: number): { ms: number; writes: number } {
+function bucketQuantile(
+  before: Map<number, number>,
+  after: Map<number, number>,
+  q: number,
+): { ms: number; writes: number } {
   const bounds = [...after.keys()].sort((a, b) => a - b);
   const between = (le: number) => after.get(le)! - (before.get(le) ?? 0);
   const writes = between(Infinity);
@@ -84,7 +93,11 @@ function bucketQuantile(before: Map<number, number>, after: Map<number, number>,
 
 async function runQuery(text: string, view: string): Promise<number> {
   const t0 = performance.now();
-  const res = await fetch(`${url}/sparql?view=${view}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: text });
+  const res = await fetch(`${url}/sparql?view=${view}`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+    body: text,
+  });
   const body = await res.text();
   if (res.status !== 200) throw new Error(`query failed: ${res.status} ${body}`);
   return performance.now() - t0;
@@ -96,7 +109,11 @@ for (const q of shippedQueries()) {
   await runQuery(q.text, q.view); // warm-up
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) times.push(await runQuery(q.text, q.view));
-  const res = await fetch(`${url}/sparql?view=${q.view}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: q.text });
+  const res = await fetch(`${url}/sparql?view=${q.view}`, {
+    method: 'POST',
+    headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+    body: q.text,
+  });
   const rows = ((await res.json()) as { results: { bindings: unknown[] } }).results.bindings.length;
   queryTimes.push({ name: q.name, p50: percentile(times, 0.5), rows });
 }
@@ -159,7 +176,18 @@ const EVENT_WRITES: Writes = {
 async function lagPhase(writesPerSecond: number, writes: Writes): Promise<LagPhase> {
   const writer = new LoadClient({ ...auth, 'Content-Type': 'application/ld+json' });
   const { body } = writes;
-  const phase: LagPhase = { offered: writesPerSecond, acknowledged: 0, writeSeconds: 0, lags: [], polls: 0, declared: [], pollTimes: [], writeTimes: [], visible50: { ms: NaN, writes: 0 }, visible99: { ms: NaN, writes: 0 } };
+  const phase: LagPhase = {
+    offered: writesPerSecond,
+    acknowledged: 0,
+    writeSeconds: 0,
+    lags: [],
+    polls: 0,
+    declared: [],
+    pollTimes: [],
+    writeTimes: [],
+    visible50: { ms: NaN, writes: 0 },
+    visible99: { ms: NaN, writes: 0 },
+  };
   const unseen = new Map<string, number>();
   let writing = true;
   const poller = (async () => {
@@ -169,10 +197,15 @@ async function lagPhase(writesPerSecond: number, writes: Writes): Promise<LagPha
         await new Promise((resolve) => setTimeout(resolve, 2));
         continue;
       }
-      if (!writing && performance.now() - idleSince > 60_000) throw new Error(`${unseen.size} acknowledged writes never became visible in SPARQL`);
+      if (!writing && performance.now() - idleSince > 60_000)
+        throw new Error(`${unseen.size} acknowledged writes never became visible in SPARQL`);
       const values = [...unseen.keys()].map((iri) => `<${iri}>`).join(' ');
       const askedAt = performance.now();
-      const res = await fetch(`${url}/sparql?view=${writes.view}`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' }, body: `SELECT DISTINCT ?s WHERE { VALUES ?s { ${values} } ?s ?p ?o }` });
+      const res = await fetch(`${url}/sparql?view=${writes.view}`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json' },
+        body: `SELECT DISTINCT ?s WHERE { VALUES ?s { ${values} } ?s ?p ?o }`,
+      });
       const answeredAt = performance.now();
       phase.pollTimes.push(answeredAt - askedAt);
       phase.polls++;
@@ -233,19 +266,26 @@ const paced = await lagPhase(Math.max(1, Math.round(SUSTAINED_SHARE * acceptedRa
 const events = await lagPhase(WRITES_PER_SECOND, EVENT_WRITES);
 await target.stop();
 
-const row = (name: string, r: LoadResult) => `| ${name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.non2xx + r.errors} |`;
-console.log(`machine: ${machine()}; data set loaded in ${fmt(setupSeconds)} s (${fmt(OBJECTS)} objects x ${REVISIONS} revisions, fsync off); the replica held the last write ${fmt(catchUpSeconds, 1)} s after the store had it`);
+const row = (name: string, r: LoadResult) =>
+  `| ${name} | ${fmt(r.requestsPerSecond)} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${r.non2xx + r.errors} |`;
+console.log(
+  `machine: ${machine()}; data set loaded in ${fmt(setupSeconds)} s (${fmt(OBJECTS)} objects x ${REVISIONS} revisions, fsync off); the replica held the last write ${fmt(catchUpSeconds, 1)} s after the store had it`,
+);
 console.log('\n| shipped query | p50 of 5 (ms) | rows |');
 console.log('|---|---|---|');
 for (const q of queryTimes) console.log(`| ${q.name} | ${fmt(q.p50, 1)} | ${q.rows} |`);
-console.log(`\nGET one object, 10 connections, ${seconds} s; analytics = 2 clients looping ${heaviest.name} (${analyticsQueries} queries ran)`);
+console.log(
+  `\nGET one object, 10 connections, ${seconds} s; analytics = 2 clients looping ${heaviest.name} (${analyticsQueries} queries ran)`,
+);
 console.log('| GET | req/s | p50 ms | p99 ms | errors |');
 console.log('|---|---|---|---|---|');
 console.log(row('idle', idle));
 console.log(row('under analytics', busy));
 console.log(row('idle again', idleAgain));
 const idleP99 = (idle.p99 + idleAgain.p99) / 2;
-console.log(`p99 ratio under analytics vs idle (mean of the two idle runs): ${fmt(busy.p99 / idleP99, 2)} (target <= 2)`);
+console.log(
+  `p99 ratio under analytics vs idle (mean of the two idle runs): ${fmt(busy.p99 / idleP99, 2)} (target <= 2)`,
+);
 function printLag(name: string, phase: LagPhase): void {
   const { acknowledged, writeSeconds, lags, polls, pollTimes, writeTimes, visible50, visible99, declared } = phase;
   console.log(
@@ -261,7 +301,9 @@ function printLag(name: string, phase: LagPhase): void {
       `p50 <= ${fmt(visible50.ms)} ms, p99 <= ${fmt(visible99.ms)} ms (target: 1 s, p99)`,
   );
   const behind = declared.filter((ms) => ms > 0);
-  console.log(`answers that declared a lag (SPARQL-Replica-Lag > 0): ${behind.length} of ${declared.length} polls${behind.length > 0 ? `, p50 ${fmt(percentile(behind, 0.5))} ms, max ${fmt(Math.max(...behind))} ms` : ''}`);
+  console.log(
+    `answers that declared a lag (SPARQL-Replica-Lag > 0): ${behind.length} of ${declared.length} polls${behind.length > 0 ? `, p50 ${fmt(percentile(behind, 0.5))} ms, max ${fmt(Math.max(...behind))} ms` : ''}`,
+  );
 }
 printLag('saturated', saturated);
 printLag(`paced at ${fmt(SUSTAINED_SHARE * 100)}% of the rate accepted saturated`, paced);

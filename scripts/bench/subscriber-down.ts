@@ -57,12 +57,21 @@ async function publisher(): Promise<void> {
       inMemory: queues.reduce((sum, q) => sum + q.inMemory, 0),
     } satisfies Memory);
   });
-  process.on('SIGTERM', () => void server.close().then(() => rm(dataDir, { recursive: true, force: true })).then(() => process.exit(0)));
+  process.on(
+    'SIGTERM',
+    () =>
+      void server
+        .close()
+        .then(() => rm(dataDir, { recursive: true, force: true }))
+        .then(() => process.exit(0)),
+  );
 }
 
 /** api:hasRevision as sent: a JSON number, or a typed value. */
-const revisionOf = (value: unknown) => Number(typeof value === 'object' && value !== null ? (value as { '@value': string })['@value'] : value);
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const revisionOf = (value: unknown) =>
+  Number(typeof value === 'object' && value !== null ? (value as { '@value': string })['@value'] : value);
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function driver(): Promise<void> {
@@ -89,10 +98,14 @@ async function driver(): Promise<void> {
   endpoint.close();
 
   const port = 19000 + Math.floor(Math.random() * 500);
-  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`], {
-    // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
-    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.PROFILE_DIR)],
-  });
+  const child = fork(
+    fileURLToPath(import.meta.url),
+    ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`],
+    {
+      // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
+      execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.PROFILE_DIR)],
+    },
+  );
   // A driver stopped half-way (timeout, ^C) must not leave the publisher running.
   process.once('exit', () => child.kill('SIGKILL'));
   process.once('SIGTERM', () => process.exit(1));
@@ -134,19 +147,34 @@ async function driver(): Promise<void> {
         }
       }),
     );
-    return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), perSecond: (latencies.length * 1000) / (performance.now() - t0), changes: latencies.length };
+    return {
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+      perSecond: (latencies.length * 1000) / (performance.now() - t0),
+      changes: latencies.length,
+    };
   };
 
-  console.log(`# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${baselineSeconds} s without subscription, then ${seconds} s with the subscriber down`);
+  console.log(
+    `# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${baselineSeconds} s without subscription, then ${seconds} s with the subscriber down`,
+  );
   const baseline = await load(baselineSeconds);
-  console.log(`phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`);
+  console.log(
+    `phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`,
+  );
   const before = await memory();
 
-  const subscribed = await client.send(`${ready.url}/subscriptions`, 'POST', everyObjectUpdatedSubscription(SUBSCRIBER));
+  const subscribed = await client.send(
+    `${ready.url}/subscriptions`,
+    'POST',
+    everyObjectUpdatedSubscription(SUBSCRIBER),
+  );
   if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
   const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
   const down = await load(seconds);
-  console.log(`phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`);
+  console.log(
+    `phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`,
+  );
   const backlog = await memory();
 
   endpoint.listen(endpointPort, '127.0.0.1');
@@ -157,7 +185,10 @@ async function driver(): Promise<void> {
     await sleep(1000);
     const now = await memory();
     if (now.heapUsedMb > peak.heapUsedMb) peak = now;
-    if (second % 10 === 0) console.log(`  ${second} s after the subscriber came back: ${received} of ${down.changes} received; publisher heap ${fmt(now.heapUsedMb, 1)} MB, ${now.pending} pending`);
+    if (second % 10 === 0)
+      console.log(
+        `  ${second} s after the subscriber came back: ${received} of ${down.changes} received; publisher heap ${fmt(now.heapUsedMb, 1)} MB, ${now.pending} pending`,
+      );
     if (performance.now() - back > 30 * 60_000) break;
   }
   const drainedMs = performance.now() - back;
@@ -171,7 +202,9 @@ async function driver(): Promise<void> {
     for (let r = firstQueued.get(o.iri)!; r <= o.revision; r++) if (!firsts.includes(r)) lost += 1;
     for (let i = 1; i < firsts.length; i++) if (firsts[i] < firsts[i - 1]) outOfOrder += 1;
   }
-  console.log(`phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - [...arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0)}`);
+  console.log(
+    `phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - [...arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0)}`,
+  );
   console.log(
     `publisher heap after gc: ${fmt(before.heapUsedMb, 1)} MB before the downtime, ${fmt(backlog.heapUsedMb, 1)} MB with ${backlog.pending} notifications pending (${backlog.inMemory} of them in memory), ` +
       `peak ${fmt(peak.heapUsedMb, 1)} MB while draining, ${fmt(after.heapUsedMb, 1)} MB after; RSS ${fmt(before.rssMb)} / ${fmt(backlog.rssMb)} / ${fmt(after.rssMb)} MB (the outbox lives in the store)`,

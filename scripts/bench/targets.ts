@@ -41,12 +41,16 @@ if (kind === 'bare-http') {
     res.setHeader('Content-Type', 'application/ld+json');
     res.send(fixedBody);
   });
-  const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }));
+  const server = app.listen(0, '127.0.0.1', () =>
+    ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` }),
+  );
 } else if (kind === 'bare-express-static') {
   // The console's own files as express.static serves them: what serving the console is measured against.
   const app = express();
   app.use(express.static(projectFile('src/http/console')));
-  const server = app.listen(0, '127.0.0.1', () => ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }));
+  const server = app.listen(0, '127.0.0.1', () =>
+    ready({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` }),
+  );
 } else if (kind === 'onerecord') {
   const port = Number(process.env.BENCH_PORT ?? 18400);
   const store = await benchStore();
@@ -72,20 +76,38 @@ if (kind === 'bare-http') {
   const many = await objects.create(await benchObject(), { agent: holder, internal: true });
   await addRevisions(server.store, objects, many.iri, holder, Number(process.env.BENCH_REVISIONS ?? 500) - 1);
   // Tokens of partner organisations for the access-control benchmark (BENCH_PARTNERS of them).
-  const partners = await Promise.all(Array.from({ length: Number(process.env.BENCH_PARTNERS ?? 0) }, async (_, i) => {
-    const agent = `https://partner-${i}.example.com/org`;
-    return { agent, token: await identityProvider!.issue(agent) };
-  }));
+  const partners = await Promise.all(
+    Array.from({ length: Number(process.env.BENCH_PARTNERS ?? 0) }, async (_, i) => {
+      const agent = `https://partner-${i}.example.com/org`;
+      return { agent, token: await identityProvider!.issue(agent) };
+    }),
+  );
   ready({ url: server.url, token, oneRevision: one.iri, manyRevisions: many.iri, partners } satisfies OneRecordTarget);
 } else if (kind === 'analytics') {
   // fsync off: this target measures queries and replica lag, not disk latency.
   const port = Number(process.env.BENCH_PORT ?? 18401);
   // Metrics on: the driver reads the replica's own visibility histogram.
   const metricsToken = 'bench-metrics-token-0123456789';
-  const config = loadConfig({}, { port, baseUrl: `http://127.0.0.1:${port}`, dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')), journal: { fsync: false }, metrics: { token: metricsToken } });
-  const server = await startServer(config, createLogger((process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel, pino.destination({ dest: 2, sync: false })));
+  const config = loadConfig(
+    {},
+    {
+      port,
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir: await mkdtemp(join(tmpdir(), 'onerecord-bench-')),
+      journal: { fsync: false },
+      metrics: { token: metricsToken },
+    },
+  );
+  const server = await startServer(
+    config,
+    createLogger((process.env.BENCH_LOG_LEVEL ?? 'silent') as LogLevel, pino.destination({ dest: 2, sync: false })),
+  );
   const { holder, identityProvider } = server.services;
-  const data = await loadAnalyticsData(server, Number(process.env.BENCH_OBJECTS ?? 10_000), Number(process.env.BENCH_REVISIONS ?? 5));
+  const data = await loadAnalyticsData(
+    server,
+    Number(process.env.BENCH_OBJECTS ?? 10_000),
+    Number(process.env.BENCH_REVISIONS ?? 5),
+  );
   ready({ url: server.url, token: await identityProvider!.issue(holder), metricsToken, ...data });
 } else {
   console.error(`unknown target ${kind}`);

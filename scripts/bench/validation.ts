@@ -27,7 +27,11 @@ function changeDocument(): Promise<Quad[]> {
     'api:op': { '@id': `api:${op}` },
     'api:s': OBJECT,
     'api:p': `${CARGO}${p}`,
-    'api:o': { '@type': 'api:OperationObject', 'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string', 'api:hasValue': value },
+    'api:o': {
+      '@type': 'api:OperationObject',
+      'api:hasDatatype': 'http://www.w3.org/2001/XMLSchema#string',
+      'api:hasValue': value,
+    },
   });
   const body = {
     '@context': { cargo: CARGO, api: 'https://onerecord.iata.org/ns/api#', xsd: 'http://www.w3.org/2001/XMLSchema#' },
@@ -35,11 +39,19 @@ function changeDocument(): Promise<Quad[]> {
     'api:hasLogisticsObject': { '@id': OBJECT },
     'api:hasDescription': 'bench change',
     'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': '1' },
-    'api:hasOperation': [operation('DELETE', 'goodsDescription', 'a'), operation('ADD', 'goodsDescription', 'b'), operation('DELETE', 'upid', 'c'), operation('ADD', 'upid', 'd'), operation('ADD', 'shippingMarks', 'e')],
+    'api:hasOperation': [
+      operation('DELETE', 'goodsDescription', 'a'),
+      operation('ADD', 'goodsDescription', 'b'),
+      operation('DELETE', 'upid', 'c'),
+      operation('ADD', 'upid', 'd'),
+      operation('ADD', 'shippingMarks', 'e'),
+    ],
   };
-  return parseBody(Buffer.from(JSON.stringify(body)), 'jsonld', { base: 'http://bench.invalid/', limits: DEFAULTS.limits });
+  return parseBody(Buffer.from(JSON.stringify(body)), 'jsonld', {
+    base: 'http://bench.invalid/',
+    limits: DEFAULTS.limits,
+  });
 }
-
 
 async function timeEach(iterations: number, run: () => unknown): Promise<{ p50: number; p99: number }> {
   for (let i = 0; i < Math.min(1000, iterations); i++) await run(); // warm-up
@@ -58,18 +70,27 @@ const validator = ShapeValidator.fromFiles();
 const created = await benchObject();
 const change = await changeDocument();
 const revision = created;
-if (validator.validate(created).length > 0 || validator.validate(change).length > 0) throw new Error('bench data must be valid');
+if (validator.validate(created).length > 0 || validator.validate(change).length > 0)
+  throw new Error('bench data must be valid');
 
 const create = await timeEach(iterations, () => validator.validate(created));
 const perChange = await timeEach(iterations, () => (validator.validate(change), validator.validate(revision)));
 const shapes = new Parser().parse(readFileSync(SHAPES_FILE, 'utf8'));
 const engine = new Validator(rdf.dataset(shapes), { factory: rdf });
 const hierarchy = shapes.filter((q) => q.predicate.value.endsWith('#subClassOf'));
-const reference = await timeEach(Math.min(iterations, 500), () => engine.validate({ dataset: rdf.dataset([...created, ...hierarchy]) }));
+const reference = await timeEach(Math.min(iterations, 500), () =>
+  engine.validate({ dataset: rdf.dataset([...created, ...hierarchy]) }),
+);
 
 console.log(`machine: ${machine()}; ${fmt(iterations)} validations each; compiled shape checks in process`);
 console.log('| what is validated | triples | p50 µs | p99 µs |');
 console.log('|---|---|---|---|');
-console.log(`| create: the bench Piece as posted | ${created.length} | ${fmt(create.p50, 1)} | ${fmt(create.p99, 1)} |`);
-console.log(`| change: the Change document + the resulting revision | ${change.length} + ${revision.length} | ${fmt(perChange.p50, 1)} | ${fmt(perChange.p99, 1)} |`);
-console.log(`| create, with the SHACL engine (shacl-engine) for scale | ${created.length} | ${fmt(reference.p50, 1)} | ${fmt(reference.p99, 1)} |`);
+console.log(
+  `| create: the bench Piece as posted | ${created.length} | ${fmt(create.p50, 1)} | ${fmt(create.p99, 1)} |`,
+);
+console.log(
+  `| change: the Change document + the resulting revision | ${change.length} + ${revision.length} | ${fmt(perChange.p50, 1)} | ${fmt(perChange.p99, 1)} |`,
+);
+console.log(
+  `| create, with the SHACL engine (shacl-engine) for scale | ${created.length} | ${fmt(reference.p50, 1)} | ${fmt(reference.p99, 1)} |`,
+);

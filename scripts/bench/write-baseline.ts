@@ -47,21 +47,35 @@ export async function startWriteBaseline(options: { preloadObjects: number; port
   const limits = DEFAULTS.limits;
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-bench-baseline-'));
   const { oxigraph, allocator } = loadOxigraphBindings();
-  if (!canAllocate({ oxigraph, allocator }, WASM_GROWTH_BYTES)) throw new Error('could not grow the WASM memory of the baseline store');
+  if (!canAllocate({ oxigraph, allocator }, WASM_GROWTH_BYTES))
+    throw new Error('could not grow the WASM memory of the baseline store');
   const store = new oxigraph.Store();
-  const journal = await Journal.open({ dir: dataDir, segment: 1, fsync: true, snapshotAfterBytes: Number.POSITIVE_INFINITY, onSizeExceeded: () => {} });
+  const journal = await Journal.open({
+    dir: dataDir,
+    segment: 1,
+    fsync: true,
+    snapshotAfterBytes: Number.POSITIVE_INFINITY,
+    onSizeExceeded: () => {},
+  });
 
   /** The body's quads with named blank nodes, as N-Quads in `graph`. */
   const nquads = async (body: Buffer, graph: string) => {
     let named = 0;
-    const quads = nameBlankNodes(await parseBody(body, 'jsonld', { base: objectsPrefix, limits }), () => (named++ === 0 ? graph : `${graph}#${randomUUID()}`));
+    const quads = nameBlankNodes(await parseBody(body, 'jsonld', { base: objectsPrefix, limits }), () =>
+      named++ === 0 ? graph : `${graph}#${randomUUID()}`,
+    );
     return triplesInGraphToNq(quads, graph).join('');
   };
-  const write = (insert: string) => journal.append({ delete: '', insert }, (stored) => store.load(stored.insert, { format: NQUADS, lenient: true }));
+  const write = (insert: string) =>
+    journal.append({ delete: '', insert }, (stored) => store.load(stored.insert, { format: NQUADS, lenient: true }));
 
   const piece = Buffer.from(JSON.stringify(BENCH_PIECE));
   for (let done = 0; done < options.preloadObjects; done += 1000) {
-    const batch = await Promise.all(Array.from({ length: Math.min(1000, options.preloadObjects - done) }, () => nquads(piece, `${objectsPrefix}${randomUUID()}`)));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(1000, options.preloadObjects - done) }, () =>
+        nquads(piece, `${objectsPrefix}${randomUUID()}`),
+      ),
+    );
     store.load(batch.join(''), { format: NQUADS, lenient: true });
   }
 

@@ -47,7 +47,8 @@ async function readState(dir: string): Promise<ClusterState | undefined> {
   return text === undefined ? undefined : (JSON.parse(text) as ClusterState);
 }
 
-const writeState = (dir: string, state: ClusterState) => writeFile(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
+const writeState = (dir: string, state: ClusterState) =>
+  writeFile(stateFile(dir), `${JSON.stringify(state, null, 2)}\n`);
 
 function positiveInteger(text: string, what: string, max = Number.MAX_SAFE_INTEGER): number {
   const value = Number(text);
@@ -66,7 +67,13 @@ async function healthReady(url: string): Promise<boolean> {
 }
 
 /** Starts server process `index` (from 1) on `port`, data in D/server-`index`, and waits until /health/ready answers 200. */
-async function startServer(dir: string, index: number, port: number, env: NodeJS.ProcessEnv, state: ClusterState): Promise<void> {
+async function startServer(
+  dir: string,
+  index: number,
+  port: number,
+  env: NodeJS.ProcessEnv,
+  state: ClusterState,
+): Promise<void> {
   const dataDir = serverDataDir(dir, index);
   const log = join(dir, `server-${index}.log`);
   const url = `http://127.0.0.1:${port}`;
@@ -88,7 +95,8 @@ async function startServer(dir: string, index: number, port: number, env: NodeJS
 
 async function start(dir: string, processes: number, port: number): Promise<void> {
   await mkdir(dir, { recursive: true });
-  if (await readState(dir)) throw new Error(`a cluster was started in ${dir}: stop it first (cli.js stop --dir ${dir})`);
+  if (await readState(dir))
+    throw new Error(`a cluster was started in ${dir}: stop it first (cli.js stop --dir ${dir})`);
   if (await acceptsConnections(port)) throw new Error(`port ${port} is taken`);
   const state: ClusterState = { servers: [] };
   try {
@@ -119,7 +127,13 @@ function serverProcessEnv(engine: RunningVirtuoso, baseUrl: string): NodeJS.Proc
  * that a token from any of them is good at all. One after the other: each rebuilds its indexes
  * from the engine, work two cores do no faster side by side.
  */
-async function startServers(dir: string, processes: number, balancerPort: number, env: NodeJS.ProcessEnv, state: ClusterState): Promise<void> {
+async function startServers(
+  dir: string,
+  processes: number,
+  balancerPort: number,
+  env: NodeJS.ProcessEnv,
+  state: ClusterState,
+): Promise<void> {
   const ports = (await freePorts(processes + 1)).filter((port) => port !== balancerPort).slice(0, processes);
   for (const [i, port] of ports.entries()) {
     const dataDir = serverDataDir(dir, i + 1);
@@ -131,7 +145,9 @@ async function startServers(dir: string, processes: number, balancerPort: number
 }
 
 function report(dir: string, state: ClusterState, engine: RunningVirtuoso): void {
-  const servers = state.servers.map((server, i) => `  server ${i + 1}: ${server.url}, pid ${server.pid}, data in ${server.dataDir}, log ${server.log}`);
+  const servers = state.servers.map(
+    (server, i) => `  server ${i + 1}: ${server.url}, pid ${server.pid}, data in ${server.dataDir}, log ${server.log}`,
+  );
   console.log(`ONE Record cluster in ${dir}:
   load balancer (nginx): ${state.balancer!.url} (base URL), pid ${state.balancer!.pid}, round robin over ${state.servers.length} server processes, logs in ${join(dir, 'nginx')}
 ${servers.join('\n')}
@@ -160,5 +176,9 @@ runScript(USAGE, OPTIONS, async ({ positionals, values }) => {
     console.log((await stop(dir)) ? `cluster in ${dir} stopped` : `no cluster was started in ${dir}`);
     return;
   }
-  await start(dir, positiveInteger(values.processes, 'number of processes'), positiveInteger(values.port, 'port', 65_535));
+  await start(
+    dir,
+    positiveInteger(values.processes, 'number of processes'),
+    positiveInteger(values.port, 'port', 65_535),
+  );
 });

@@ -39,7 +39,8 @@ export async function startNginx(options: NginxOptions): Promise<RunningNginx> {
   const spawned = spawnLogged(NGINX, args, { logFile: join(dir, 'nginx.out'), cwd: dir, detached: true });
   // nginx writes its pid file once it holds the port: a port that accepts before that is another program's.
   const pid = String(spawned.child.pid);
-  const listens = async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() === pid && (await acceptsConnections(options.port));
+  const listens = async () =>
+    (await readFile(pidFile, 'utf8').catch(() => '')).trim() === pid && (await acceptsConnections(options.port));
   try {
     await untilAnswers(spawned, listens, READY_TIMEOUT_MS, `nginx in ${dir}`, errorLog);
   } catch (err) {

@@ -20,7 +20,9 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 
-export const COLLECTION_FILE = fileURLToPath(new URL('../../../scripts/postman/ONE-Record-API-Collections.postman_collection.json', import.meta.url));
+export const COLLECTION_FILE = fileURLToPath(
+  new URL('../../../scripts/postman/ONE-Record-API-Collections.postman_collection.json', import.meta.url),
+);
 
 interface PostmanRequest {
   method: string;
@@ -60,56 +62,122 @@ export interface Outcome {
  */
 const EXPECTED: Record<string, { status: number[]; note?: string }> = {
   'Server Information': { status: [200] },
-  'Create logistics object': { status: [400], note: 'the published request has a placeholder instead of a body ("{{Define your json request. See examples}}")' },
+  'Create logistics object': {
+    status: [400],
+    note: 'the published request has a placeholder instead of a body ("{{Define your json request. See examples}}")',
+  },
   'Get logistics object': { status: [404], note: 'the published request leaves its path id empty' },
   'Update logistics object': { status: [404], note: 'the published request leaves its path id empty' },
   'Get Audit Trail': { status: [404], note: 'the published request leaves its path id empty' },
   'Retrieve Historical Logistics object': { status: [404], note: 'the published request leaves its path id empty' },
   'Create a Logistics Event': { status: [404], note: 'the published request leaves its path id empty' },
   'Get a Logistics Event': { status: [404], note: 'the published request leaves its path ids empty' },
-  'Get a Logistics Event of a Logistics Object': { status: [404], note: 'the published request leaves its path id empty' },
-  'Get Subscription': { status: [400], note: 'the published request has the undefined `{{logisticsObjectType}}` as topicType' },
-  'Subscribe to Logistics Objects': { status: [400], note: 'the published request has a placeholder instead of a body' },
+  'Get a Logistics Event of a Logistics Object': {
+    status: [404],
+    note: 'the published request leaves its path id empty',
+  },
+  'Get Subscription': {
+    status: [400],
+    note: 'the published request has the undefined `{{logisticsObjectType}}` as topicType',
+  },
+  'Subscribe to Logistics Objects': {
+    status: [400],
+    note: 'the published request has a placeholder instead of a body',
+  },
   'Request Access Delegation': { status: [400], note: 'the published request has a placeholder instead of a body' },
   'Get Action Request Details': { status: [404], note: 'the published request leaves its path id empty' },
-  'Update an Action Request': { status: [400], note: 'the published request uses {{actionRequestId}} and {{acStatus}}, which the collection never defines: the status is not a RequestStatus' },
-  'Revoke Action Request': { status: [404], note: 'the published request uses {{actionRequestId}}, which the collection never defines' },
-  'Request a verification': { status: [404], note: 'verification requests are not part of API 2.3 and not implemented' },
+  'Update an Action Request': {
+    status: [400],
+    note: 'the published request uses {{actionRequestId}} and {{acStatus}}, which the collection never defines: the status is not a RequestStatus',
+  },
+  'Revoke Action Request': {
+    status: [404],
+    note: 'the published request uses {{actionRequestId}}, which the collection never defines',
+  },
+  'Request a verification': {
+    status: [404],
+    note: 'verification requests are not part of API 2.3 and not implemented',
+  },
   'Server Information / Example A1': { status: [200] },
   'Create logistics object / Example A1': { status: [201] },
   'Create logistics object / Example A2': { status: [201] },
   'Create logistics object / Example A3': { status: [201] },
-  'Create logistics object / Example A4': { status: [400], note: 'contentCode and subjectCode are plain strings; the data model (SHACL shapes) wants a code-list IRI or a CodeListElement node' },
+  'Create logistics object / Example A4': {
+    status: [400],
+    note: 'contentCode and subjectCode are plain strings; the data model (SHACL shapes) wants a code-list IRI or a CodeListElement node',
+  },
   'Get logistics object / Example B1': { status: [200] },
-  'Get logistics object / Example B2': { status: [405], note: 'the example POSTs to an object URL; POST is not a method of a Logistics Object' },
+  'Get logistics object / Example B2': {
+    status: [405],
+    note: 'the example POSTs to an object URL; POST is not a method of a Logistics Object',
+  },
   'Get logistics object / Example B3': { status: [200] },
   'Update logistics object / Example C1': { status: [201] },
-  'Update logistics object / Example C2': { status: [201], note: '201 with the ChangeRequest REQUEST_FAILED: its grossWeight unit is the string "KGM"; the data model wants a code-list IRI or a CodeListElement node' },
-  'Update logistics object / Example C3': { status: [400], note: 'it changes the grossWeight C2 adds, but C2 fails the data model (its unit is the string "KGM", not a code-list IRI), so there is no such node' },
-  'Update logistics object / Example C4': { status: [400], note: 'the example gives the datatype as https://www.w3.org/2001/XMLSchema#double; the XSD namespace is http://, so the value is read as a node of an unknown class' },
-  'Update logistics object / Example C5': { status: [400], note: 'the example links {{customsInformation2}}, an object no example creates; PATCH only links existing objects' },
-  'Update logistics object / Example C6': { status: [400], note: 'hasLogisticsObject names the piece while the request addresses the shipment: 400 by the API' },
-  'Update logistics object / Example C7': { status: [400], note: 'hasLogisticsObject is on another server and the operation adds hasLogisticsEvent: both are 400 by the API' },
+  'Update logistics object / Example C2': {
+    status: [201],
+    note: '201 with the ChangeRequest REQUEST_FAILED: its grossWeight unit is the string "KGM"; the data model wants a code-list IRI or a CodeListElement node',
+  },
+  'Update logistics object / Example C3': {
+    status: [400],
+    note: 'it changes the grossWeight C2 adds, but C2 fails the data model (its unit is the string "KGM", not a code-list IRI), so there is no such node',
+  },
+  'Update logistics object / Example C4': {
+    status: [400],
+    note: 'the example gives the datatype as https://www.w3.org/2001/XMLSchema#double; the XSD namespace is http://, so the value is read as a node of an unknown class',
+  },
+  'Update logistics object / Example C5': {
+    status: [400],
+    note: 'the example links {{customsInformation2}}, an object no example creates; PATCH only links existing objects',
+  },
+  'Update logistics object / Example C6': {
+    status: [400],
+    note: 'hasLogisticsObject names the piece while the request addresses the shipment: 400 by the API',
+  },
+  'Update logistics object / Example C7': {
+    status: [400],
+    note: 'hasLogisticsObject is on another server and the operation adds hasLogisticsEvent: both are 400 by the API',
+  },
   'Get Audit Trail / Example D1': { status: [200] },
   'Retrieve Historical Logistics object / Example E1': { status: [200] },
   'Create a Logistics Event / Example A1': { status: [201] },
-  'Create a Logistics Event / Example A2': { status: [404], note: 'the example posts to a Logistics Object that does not exist, on purpose' },
+  'Create a Logistics Event / Example A2': {
+    status: [404],
+    note: 'the example posts to a Logistics Object that does not exist, on purpose',
+  },
   'Get a Logistics Event / Example B1': { status: [200] },
-  'Get a Logistics Event / Example B2': { status: [404], note: 'the example asks for an event that does not exist, on purpose' },
+  'Get a Logistics Event / Example B2': {
+    status: [404],
+    note: 'the example asks for an event that does not exist, on purpose',
+  },
   'Get a Logistics Event of a Logistics Object / Example C1': { status: [200] },
   'Get a Logistics Event of a Logistics Object / Example C2': { status: [200] },
-  'Get Subscription / Example A1': { status: [400], note: 'its topic is `{{pieceId}}`, the bare id, not the Logistics Object IRI a topic must be' },
+  'Get Subscription / Example A1': {
+    status: [400],
+    note: 'its topic is `{{pieceId}}`, the bare id, not the Logistics Object IRI a topic must be',
+  },
   'Get Subscription / Example A2': { status: [200] },
-  'Get Subscription / Example A3': { status: [400], note: 'cargo:ForkLift is not a Logistics Object class of the cargo ontology (meant to fail)' },
+  'Get Subscription / Example A3': {
+    status: [400],
+    note: 'cargo:ForkLift is not a Logistics Object class of the cargo ontology (meant to fail)',
+  },
   'Get Subscription / Example A4': { status: [400], note: 'no topic (meant to fail)' },
   'Subscribe to Logistics Objects / Example B1': { status: [201] },
   'Subscribe to Logistics Objects / Example B2': { status: [201] },
-  'Request Access Delegation / Example A1': { status: [400], note: 'the example names {{internalCompanyId}}, a variable the collection never defines, as the Delegate: not an IRI' },
+  'Request Access Delegation / Example A1': {
+    status: [400],
+    note: 'the example names {{internalCompanyId}}, a variable the collection never defines, as the Delegate: not an IRI',
+  },
   'Request Access Delegation / Example A2': { status: [201] },
   'Get Action Request Details / Example A1': { status: [200] },
-  'Update an Action Request / Example B1': { status: [204], note: 'the auto policy already accepted the change; accepting it again is a no-op' },
+  'Update an Action Request / Example B1': {
+    status: [204],
+    note: 'the auto policy already accepted the change; accepting it again is a no-op',
+  },
   'Revoke Action Request / Example C1': { status: [422], note: 'an accepted ChangeRequest cannot be revoked' },
-  'Request a verification / Example A1': { status: [404], note: 'verification requests are not part of API 2.3 and not implemented' },
+  'Request a verification / Example A1': {
+    status: [404],
+    note: 'verification requests are not part of API 2.3 and not implemented',
+  },
 };
 
 /** The hasMessage texts of an api:Error body, if the answer is one. */
@@ -124,7 +192,11 @@ function errorMessages(body: Buffer | undefined): string[] {
 }
 
 const lastSegment = (url: string) => url.slice(url.lastIndexOf('/') + 1);
-const compactInstant = (d: Date) => d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const compactInstant = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Execution {
@@ -134,7 +206,12 @@ interface Execution {
 }
 
 /** Runs one request through newman with the variables as they are now. */
-function runOne(collection: Collection, request: PostmanRequest, name: string, variables: Map<string, string>): Promise<Execution> {
+function runOne(
+  collection: Collection,
+  request: PostmanRequest,
+  name: string,
+  variables: Map<string, string>,
+): Promise<Execution> {
   const single = {
     info: { ...collection.info, name },
     auth: { type: 'bearer', bearer: [{ key: 'token', value: '{{token}}', type: 'string' }] },
@@ -142,7 +219,12 @@ function runOne(collection: Collection, request: PostmanRequest, name: string, v
   };
   return new Promise((resolve, reject) => {
     newman.run(
-      { collection: single as never, envVar: [...variables].map(([key, value]) => ({ key, value })), reporters: [] as never, timeoutRequest: 30_000 },
+      {
+        collection: single as never,
+        envVar: [...variables].map(([key, value]) => ({ key, value })),
+        reporters: [] as never,
+        timeoutRequest: 30_000,
+      },
       (err, summary) => {
         if (err) return reject(err);
         resolve(summary.run.executions[0] as unknown as Execution);
@@ -165,7 +247,11 @@ async function learn(key: string, execution: Execution, variables: Map<string, s
   if (location && ids[key]) variables.set(ids[key], lastSegment(location));
   if (key === 'Update logistics object / Example C2') {
     // C3 changes the grossWeight that C2 added: its server-given id is the {{internalNodeId}} of the examples.
-    const piece = (await (await fetch(`${variables.get('baseUrl')}/logistics-objects/${variables.get('pieceId')}`, { headers: { Authorization: `Bearer ${token}` } })).json()) as Record<string, { '@id'?: string }>;
+    const piece = (await (
+      await fetch(`${variables.get('baseUrl')}/logistics-objects/${variables.get('pieceId')}`, {
+        headers: { Authorization: `Bearer ${token}` },
+      })
+    ).json()) as Record<string, { '@id'?: string }>;
     const node = piece['cargo:grossWeight']?.['@id'];
     if (node) variables.set('internalNodeId', node);
   }
@@ -177,9 +263,12 @@ export async function runCollection(baseUrl: string, token: string): Promise<Out
   variables.set('baseUrl', baseUrl);
   variables.set('token', token);
   const steps: { key: string; request: PostmanRequest }[] = [];
-  const walk = (items: PostmanItem[], into: (item: PostmanItem) => void) => items.forEach((i) => (i.item ? walk(i.item, into) : into(i)));
+  const walk = (items: PostmanItem[], into: (item: PostmanItem) => void) =>
+    items.forEach((i) => (i.item ? walk(i.item, into) : into(i)));
   walk(collection.item, (i) => i.request && steps.push({ key: i.name, request: i.request }));
-  walk(collection.item, (i) => (i.response ?? []).forEach((r) => steps.push({ key: `${i.name} / ${r.name}`, request: r.originalRequest })));
+  walk(collection.item, (i) =>
+    (i.response ?? []).forEach((r) => steps.push({ key: `${i.name} / ${r.name}`, request: r.originalRequest })),
+  );
 
   const outcomes: Outcome[] = [];
   let pieceCreatedAt = 0;
@@ -215,11 +304,18 @@ async function startScratchServer(): Promise<{ server: RunningServer; token: str
   await new Promise((resolve) => probe.once('listening', resolve));
   const port = (probe.address() as { port: number }).port;
   await new Promise((resolve) => probe.close(resolve));
-  const server = await startServer(loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir }), createLogger('silent'));
+  const server = await startServer(
+    loadConfig({}, { port, host: '127.0.0.1', baseUrl: `http://127.0.0.1:${port}`, dataDir }),
+    createLogger('silent'),
+  );
   const idp = server.services.identityProvider!;
   const res = await fetch(`${server.url}/idp/token`, {
     method: 'POST',
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: idp.devClient.id, client_secret: idp.devClient.secret }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: idp.devClient.id,
+      client_secret: idp.devClient.secret,
+    }),
   });
   return { server, token: ((await res.json()) as { access_token: string }).access_token, dataDir };
 }
@@ -233,7 +329,10 @@ async function main(): Promise<void> {
     if (!token) throw new Error('--token is required with --base-url');
     const outcomes = await runCollection(baseUrl, token);
     console.log('| request | method and path | status | expected | note |\n|---|---|---|---|---|');
-    for (const o of outcomes) console.log(`| ${o.name} | ${o.method} ${o.url} | ${o.status} | ${o.pass ? 'yes' : `no (${o.expected.join(' or ')})`} | ${o.note}${!o.pass && o.errors.length > 0 ? ` (server: ${o.errors.join('; ')})` : ''} |`);
+    for (const o of outcomes)
+      console.log(
+        `| ${o.name} | ${o.method} ${o.url} | ${o.status} | ${o.pass ? 'yes' : `no (${o.expected.join(' or ')})`} | ${o.note}${!o.pass && o.errors.length > 0 ? ` (server: ${o.errors.join('; ')})` : ''} |`,
+      );
     const failed = outcomes.filter((o) => !o.pass).length;
     console.log(`\n${outcomes.length - failed} of ${outcomes.length} requests answered as expected`);
     process.exitCode = failed > 0 ? 1 : 0;

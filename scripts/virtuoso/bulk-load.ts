@@ -26,22 +26,34 @@ const RELOADS = 3;
  * server writes them to the engine (engine-literals.ts), then `ld_dir` + `rdf_loader_run` +
  * `checkpoint`. Rejects with the loader's error when it still refuses a file after RELOADS tries.
  */
-export async function bulkLoad(engine: { dir: string; sqlPort: number }, file: string): Promise<{ quads: number; seconds: number }> {
+export async function bulkLoad(
+  engine: { dir: string; sqlPort: number },
+  file: string,
+): Promise<{ quads: number; seconds: number }> {
   const started = performance.now();
   const loadDir = join(engine.dir, 'bulk-load');
   await mkdir(loadDir, { recursive: true });
   const quads = await copyForEngine(resolve(file), loadDir);
   try {
-    await runIsql(engine.sqlPort, `DELETE FROM DB.DBA.LOAD_LIST WHERE ll_file LIKE '${loadDir}/%';
+    await runIsql(
+      engine.sqlPort,
+      `DELETE FROM DB.DBA.LOAD_LIST WHERE ll_file LIKE '${loadDir}/%';
 ld_dir ('${loadDir}', 'export-*.nq', 'urn:onerecord:store:bulk-load');
-`);
+`,
+    );
     for (let reloads = 0; ; reloads++) {
       await runIsql(engine.sqlPort, 'rdf_loader_run ();\ncheckpoint;\n');
-      const report = await runIsql(engine.sqlPort, `SELECT ll_state, ll_error FROM DB.DBA.LOAD_LIST WHERE ll_file LIKE '${loadDir}/%';\n`);
+      const report = await runIsql(
+        engine.sqlPort,
+        `SELECT ll_state, ll_error FROM DB.DBA.LOAD_LIST WHERE ll_file LIKE '${loadDir}/%';\n`,
+      );
       const error = report.split('\n').find((line) => /^\s*\d+\s+\S/.test(line) && !/^\s*2\s+NULL\s*$/.test(line));
       if (error === undefined) break;
       if (reloads === RELOADS) throw new Error(`Virtuoso's bulk loader refused ${file}: ${error.trim()}`);
-      await runIsql(engine.sqlPort, `UPDATE DB.DBA.LOAD_LIST SET ll_state = 0, ll_error = NULL WHERE ll_file LIKE '${loadDir}/%' AND ll_error IS NOT NULL;\n`);
+      await runIsql(
+        engine.sqlPort,
+        `UPDATE DB.DBA.LOAD_LIST SET ll_state = 0, ll_error = NULL WHERE ll_file LIKE '${loadDir}/%' AND ll_error IS NOT NULL;\n`,
+      );
     }
   } finally {
     await rm(loadDir, { recursive: true, force: true });

@@ -41,7 +41,9 @@ runScript(USAGE, OPTIONS, async ({ positionals, values }) => {
     return;
   }
   if (command === 'stop') {
-    console.log((await stopVirtuosoIn(values.dir)) ? `Virtuoso in ${values.dir} stopped` : `no Virtuoso running in ${values.dir}`);
+    console.log(
+      (await stopVirtuosoIn(values.dir)) ? `Virtuoso in ${values.dir} stopped` : `no Virtuoso running in ${values.dir}`,
+    );
     return;
   }
   const memory = values['buffer-memory-mb'];
@@ -59,7 +61,9 @@ runScript(USAGE, OPTIONS, async ({ positionals, values }) => {
   SPARQL, Basic as ${engine.user}/${engine.password}: ${engine.basicAuthUrl}
   SQL: isql-vt ${engine.sqlPort} dba dba
 Run the server against it:
-  ${Object.entries(serverEnv(engine)).map(([name, value]) => `${name}=${value}`).join(' \\\n  ')} \\
+  ${Object.entries(serverEnv(engine))
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' \\\n  ')} \\
   npm start
 Stop it: ${SELF} stop --dir ${values.dir}`);
 });

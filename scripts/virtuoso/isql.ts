@@ -9,7 +9,9 @@ const ISQL = 'isql-vt';
  */
 export function runIsql(sqlPort: number, sql: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(ISQL, [String(sqlPort), 'dba', 'dba', 'VERBOSE=OFF', 'BANNER=OFF', 'PROMPT=OFF'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(ISQL, [String(sqlPort), 'dba', 'dba', 'VERBOSE=OFF', 'BANNER=OFF', 'PROMPT=OFF'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

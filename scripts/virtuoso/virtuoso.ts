@@ -150,7 +150,9 @@ async function portsFor(options: VirtuosoOptions): Promise<[number, number]> {
 
 async function sparqlAnswers(port: number): Promise<boolean> {
   try {
-    const answer = await fetch(`http://127.0.0.1:${port}/sparql?query=ASK%7B%7D`, { signal: AbortSignal.timeout(2_000) });
+    const answer = await fetch(`http://127.0.0.1:${port}/sparql?query=ASK%7B%7D`, {
+      signal: AbortSignal.timeout(2_000),
+    });
     await answer.arrayBuffer();
     return answer.ok;
   } catch {

@@ -129,14 +129,22 @@ export class IdentityProvider {
    * Loads the key, certificate and dev client from `dataDir`, creating what is missing, and
    * records `issuer` and `holder` there for `openRecorded`.
    */
-  static async open(opts: { dataDir: string; issuer: string; holder: string; clients: ClientConfig[]; lifetimeSeconds: number }): Promise<IdentityProvider> {
+  static async open(opts: {
+    dataDir: string;
+    issuer: string;
+    holder: string;
+    clients: ClientConfig[];
+    lifetimeSeconds: number;
+  }): Promise<IdentityProvider> {
     const path = join(opts.dataDir, STATE_FILE);
     const stored = await readState(path);
     const state = stored ?? (await newState());
     const privateKey = (await importJWK(state.privateJwk, SIGNING_ALGORITHM)) as CryptoKey;
-    const certificate = state.certificate ?? (await selfSignedCertificate(privateKey, await publicKeyOf(state.privateJwk), opts.issuer));
+    const certificate =
+      state.certificate ?? (await selfSignedCertificate(privateKey, await publicKeyOf(state.privateJwk), opts.issuer));
     const current = { ...state, certificate, issuer: opts.issuer, holder: opts.holder };
-    if (!stored || stored.certificate !== certificate || stored.issuer !== opts.issuer || stored.holder !== opts.holder) await writeState(path, current);
+    if (!stored || stored.certificate !== certificate || stored.issuer !== opts.issuer || stored.holder !== opts.holder)
+      await writeState(path, current);
     const clients = [{ ...state.devClient, agent: opts.holder }, ...opts.clients];
     return new IdentityProvider(opts.issuer, current, privateKey, publicJwkOf(current), clients, opts.lifetimeSeconds);
   }
@@ -145,14 +153,20 @@ export class IdentityProvider {
    * Opens the state a server left in `dataDir`, with the issuer and holder it recorded (the
    * `onerecord token` command: its tokens must match what that server verifies).
    */
-  static async openRecorded(dataDir: string, lifetimeSeconds: number): Promise<{ idp: IdentityProvider; holder: string }> {
+  static async openRecorded(
+    dataDir: string,
+    lifetimeSeconds: number,
+  ): Promise<{ idp: IdentityProvider; holder: string }> {
     const state = await readState(join(dataDir, STATE_FILE));
     if (!state?.issuer || !state.holder || !state.certificate) {
       throw new Error(`no identity provider state in ${dataDir}: start the server once with this data directory first`);
     }
     const privateKey = (await importJWK(state.privateJwk, SIGNING_ALGORITHM)) as CryptoKey;
     const recorded = { ...state, certificate: state.certificate };
-    return { idp: new IdentityProvider(state.issuer, recorded, privateKey, publicJwkOf(recorded), [], lifetimeSeconds), holder: state.holder };
+    return {
+      idp: new IdentityProvider(state.issuer, recorded, privateKey, publicJwkOf(recorded), [], lifetimeSeconds),
+      holder: state.holder,
+    };
   }
 
   get devClient(): ClientCredentials {
@@ -185,21 +199,31 @@ export class IdentityProvider {
   /** The client-credentials grant (RFC 6749 sections 2.3.1 and 4.4). */
   async token(request: TokenRequest): Promise<TokenResult> {
     if (request.grantType === undefined) return tokenError(400, 'invalid_request', 'grant_type is required');
-    if (request.grantType !== 'client_credentials') return tokenError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
+    if (request.grantType !== 'client_credentials')
+      return tokenError(400, 'unsupported_grant_type', 'grant_type must be client_credentials');
     const { basic, form } = request;
     if (basic === 'malformed') return tokenError(401, 'invalid_client', 'the Basic credentials could not be decoded');
     if (basic && form.clientSecret !== undefined) {
-      return tokenError(400, 'invalid_request', 'use one client authentication method: a Basic header or client_secret in the form, not both');
+      return tokenError(
+        400,
+        'invalid_request',
+        'use one client authentication method: a Basic header or client_secret in the form, not both',
+      );
     }
     if (basic && form.clientId !== undefined && form.clientId !== basic.id) {
       return tokenError(400, 'invalid_request', 'client_id in the form differs from the client of the Basic header');
     }
     const credentials = basic ?? { id: form.clientId, secret: form.clientSecret };
     if (!credentials.id || !credentials.secret) {
-      return tokenError(401, 'invalid_client', 'client authentication is required (Basic header or client_id and client_secret)');
+      return tokenError(
+        401,
+        'invalid_client',
+        'client authentication is required (Basic header or client_id and client_secret)',
+      );
     }
     const client = this.clients.find((c) => c.id === credentials.id);
-    if (!client || !sameSecret(client.secret, credentials.secret)) return tokenError(401, 'invalid_client', 'unknown client or wrong secret');
+    if (!client || !sameSecret(client.secret, credentials.secret))
+      return tokenError(401, 'invalid_client', 'unknown client or wrong secret');
     const token = await this.issue(client.agent, this.lifetimeSeconds, client.id);
     return { ok: true, body: { access_token: token, expires_in: this.lifetimeSeconds, token_type: 'Bearer' } };
   }

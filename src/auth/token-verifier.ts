@@ -1,4 +1,12 @@
-import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  errors,
+  jwtVerify,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { BoundedCache } from '../bounded-cache.js';
 import type { TrustedIssuerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -9,7 +17,6 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 /** `typ` values accepted: plain JWTs and RFC 9068 access tokens (`application/` prefix optional, any case). */
 const ACCEPTED_TYPES = new Set(['jwt', 'at+jwt']);
 const BEARER = /^Bearer\s+([A-Za-z0-9._~+/=-]+)\s*$/i;
-
 
 interface Issuer {
   keys: JWTVerifyGetKey;
@@ -34,7 +41,10 @@ class KeySetUnavailable extends Error {}
  */
 function remoteKeySet(jwksUrl: string, fetching: KeySetFetching): JWTVerifyGetKey {
   // Cached; fetched again for an unknown kid once the cooldown since the last fetch has passed.
-  const keys = createRemoteJWKSet(new URL(jwksUrl), { timeoutDuration: fetching.timeoutMs, cooldownDuration: fetching.refetchSeconds * 1000 });
+  const keys = createRemoteJWKSet(new URL(jwksUrl), {
+    timeoutDuration: fetching.timeoutMs,
+    cooldownDuration: fetching.refetchSeconds * 1000,
+  });
   return async (header, token) => {
     try {
       return await keys(header, token);
@@ -62,7 +72,8 @@ export class TokenVerifier {
   ) {
     this.cache = new BoundedCache(cacheSize);
     if (embedded) this.issuers.set(embedded.issuer, { keys: createLocalJWKSet({ keys: [embedded.jwk] }) });
-    for (const t of trusted) this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl, fetching), audience: t.audience });
+    for (const t of trusted)
+      this.issuers.set(t.issuer, { keys: remoteKeySet(t.jwksUrl, fetching), audience: t.audience });
   }
 
   /**
@@ -104,10 +115,13 @@ export class TokenVerifier {
         audience: issuer.audience,
         requiredClaims: ['exp', 'logistics_agent_uri'],
       }));
-      if (!ACCEPTED_TYPES.has((protectedHeader.typ ?? '').toLowerCase().replace(/^application\//, ''))) throw unauthenticated('the token typ must be JWT or at+jwt');
+      if (!ACCEPTED_TYPES.has((protectedHeader.typ ?? '').toLowerCase().replace(/^application\//, '')))
+        throw unauthenticated('the token typ must be JWT or at+jwt');
     } catch (err) {
       if (err instanceof KeySetUnavailable) {
-        throw new HttpError(503, 'key_set_unavailable', { message: `the keys of identity provider ${issuerName} could not be fetched; try again later` });
+        throw new HttpError(503, 'key_set_unavailable', {
+          message: `the keys of identity provider ${issuerName} could not be fetched; try again later`,
+        });
       }
       if (err instanceof errors.JWTExpired) throw unauthenticated('the token has expired');
       if (err instanceof errors.JOSEError) throw unauthenticated(`the token is not valid (${err.code})`);

@@ -11,7 +11,11 @@ export interface SendOptions {
 export class ServerUnreachable extends Error {}
 
 /** Media types of the RDF answers the server gives, by the names `--format` takes. */
-export const RDF_MEDIA_TYPES = { jsonld: 'application/ld+json', turtle: 'text/turtle', nt: 'application/n-triples' } as const;
+export const RDF_MEDIA_TYPES = {
+  jsonld: 'application/ld+json',
+  turtle: 'text/turtle',
+  nt: 'application/n-triples',
+} as const;
 export type RdfFormat = keyof typeof RDF_MEDIA_TYPES;
 export const RDF_FORMATS = Object.keys(RDF_MEDIA_TYPES) as RdfFormat[];
 
@@ -36,7 +40,9 @@ export class ApiClient {
   }
 
   private resourceIri(collection: string, reference: string): string {
-    return /^[a-z][a-z0-9+.-]*:\/\//i.test(reference) ? reference : `${this.baseUrl}/${collection}/${encodeURIComponent(reference)}`;
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(reference)
+      ? reference
+      : `${this.baseUrl}/${collection}/${encodeURIComponent(reference)}`;
   }
 
   /** The bearer token the requests carry (fetched at the first use). */
@@ -55,7 +61,8 @@ export class ApiClient {
 
   private async sendWith(token: string, method: string, target: string, options: SendOptions): Promise<Response> {
     const url = new URL(target.startsWith('/') ? `${this.baseUrl}${target}` : target);
-    for (const [name, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
+    for (const [name, value] of Object.entries(options.query ?? {}))
+      if (value !== undefined) url.searchParams.set(name, value);
     const headers: Record<string, string> = { Authorization: `Bearer ${token}` };
     if (options.accept) headers.Accept = options.accept;
     if (options.contentType) headers['Content-Type'] = options.contentType;
@@ -63,7 +70,9 @@ export class ApiClient {
       return await fetch(url, { method, headers, body: options.body });
     } catch (err) {
       const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
-      throw new ServerUnreachable(`cannot reach ${url.origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+      throw new ServerUnreachable(
+        `cannot reach ${url.origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
+      );
     }
   }
 

@@ -30,7 +30,8 @@ type JsonNode = Record<string, unknown>;
 /** The text of a compacted JSON-LD value: a string, or `{"@value": …}`. */
 const jsonText = (value: unknown): string | undefined => {
   if (typeof value === 'string') return value;
-  if (typeof value === 'object' && value !== null && typeof (value as JsonNode)['@value'] === 'string') return (value as JsonNode)['@value'] as string;
+  if (typeof value === 'object' && value !== null && typeof (value as JsonNode)['@value'] === 'string')
+    return (value as JsonNode)['@value'] as string;
   return undefined;
 };
 
@@ -50,20 +51,35 @@ export async function readErrorAnswer(res: Response): Promise<ApiErrorReport> {
   const details = [node['api:hasErrorDetail']].flat().filter((d): d is JsonNode => typeof d === 'object' && d !== null);
   if (typeof node['api:hasTitle'] !== 'string' && details.length === 0) {
     const oauth = jsonText(node.error_description) ?? jsonText(node.error);
-    return { status: res.status, title: res.statusText, details: [{ message: oauth ?? (text.trim().slice(0, 500) || '(empty answer)') }] };
+    return {
+      status: res.status,
+      title: res.statusText,
+      details: [{ message: oauth ?? (text.trim().slice(0, 500) || '(empty answer)') }],
+    };
   }
   return {
     status: res.status,
     title: jsonText(node['api:hasTitle']) ?? '',
-    details: details.map((d) => ({ message: jsonText(d['api:hasMessage']) ?? '', property: jsonText(d['api:hasProperty']) })),
+    details: details.map((d) => ({
+      message: jsonText(d['api:hasMessage']) ?? '',
+      property: jsonText(d['api:hasProperty']),
+    })),
   };
 }
 
 /** The api:Error nodes a resource holds under `api:hasError` (a failed or rejected ChangeRequest). */
 export function storedErrors(graph: Graph, subject: string): ApiErrorReport[] {
   return graph.values(subject, api.hasError).map((error) => {
-    const details = graph.values(error, api.hasErrorDetail).map((d) => ({ message: graph.value(d, api.hasMessage), property: graph.value(d, api.hasProperty) || undefined }));
-    const code = graph.values(error, api.hasErrorDetail).map((d) => graph.value(d, api.hasCode)).find(Boolean);
+    const details = graph
+      .values(error, api.hasErrorDetail)
+      .map((d) => ({
+        message: graph.value(d, api.hasMessage),
+        property: graph.value(d, api.hasProperty) || undefined,
+      }));
+    const code = graph
+      .values(error, api.hasErrorDetail)
+      .map((d) => graph.value(d, api.hasCode))
+      .find(Boolean);
     return { status: Number(code ?? 0), title: graph.value(error, api.hasTitle), details };
   });
 }

@@ -11,7 +11,9 @@ function expandIri(name: string, namespace: string): string {
   const colon = name.indexOf(':');
   if (colon < 0) return namespace + name;
   const prefix = name.slice(0, colon);
-  return Object.hasOwn(OUTPUT_CONTEXT, prefix) ? OUTPUT_CONTEXT[prefix as keyof typeof OUTPUT_CONTEXT] + name.slice(colon + 1) : name;
+  return Object.hasOwn(OUTPUT_CONTEXT, prefix)
+    ? OUTPUT_CONTEXT[prefix as keyof typeof OUTPUT_CONTEXT] + name.slice(colon + 1)
+    : name;
 }
 
 /**
@@ -27,7 +29,11 @@ function operationObject(current: Graph, object: string, property: string, value
   const like = stored.find((o) => o.value === value) ?? stored.find((o) => o.termType === 'Literal');
   if (!typed && like?.termType === 'NamedNode') return { '@id': value };
   const datatype = typed ? expandIri(typed[2], XSD) : like?.termType === 'Literal' ? like.datatype.value : xsd.string;
-  return { '@type': 'api:OperationObject', 'api:hasDatatype': { '@type': 'xsd:anyURI', '@value': datatype }, 'api:hasValue': typed ? typed[1] : value };
+  return {
+    '@type': 'api:OperationObject',
+    'api:hasDatatype': { '@type': 'xsd:anyURI', '@value': datatype },
+    'api:hasValue': typed ? typed[1] : value,
+  };
 }
 
 interface Assignment {
@@ -59,12 +65,20 @@ export const changeCommand = remoteCommand({
 given, applied together. A property is a full IRI, cargo:name or a bare cargo name. A value is text
 (typed like the property's current values, else xsd:string), text^^xsd:type, or <iri> to link.
 Prints the ChangeRequest's IRI and, on stderr, its status; exit 1 if it failed or was rejected.`,
-  example: 'npx onerecord change "$PIECE" --delete goodsDescription=Books --add goodsDescription=Magazines --add "grossWeight=<$WEIGHT>"',
-  options: { add: { type: 'string', multiple: true }, delete: { type: 'string', multiple: true }, description: { type: 'string' } },
+  example:
+    'npx onerecord change "$PIECE" --delete goodsDescription=Books --add goodsDescription=Magazines --add "grossWeight=<$WEIGHT>"',
+  options: {
+    add: { type: 'string', multiple: true },
+    delete: { type: 'string', multiple: true },
+    description: { type: 'string' },
+  },
   arity: [1, 1],
   async run({ args, values }, client) {
     const object = client.objectIri(args[0]);
-    const assignments = [...listOption(values, 'delete').map((d) => assignment('DELETE', d)), ...listOption(values, 'add').map((a) => assignment('ADD', a))];
+    const assignments = [
+      ...listOption(values, 'delete').map((d) => assignment('DELETE', d)),
+      ...listOption(values, 'add').map((a) => assignment('ADD', a)),
+    ];
     if (assignments.length === 0) throw new UsageError('give at least one --add or --delete');
     const res = await client.expect([200], 'GET', object, { accept: RDF_MEDIA_TYPES.nt });
     const current = Graph.fromNTriples(await res.text());
@@ -73,7 +87,10 @@ Prints the ChangeRequest's IRI and, on stderr, its status; exit 1 if it failed o
       '@context': OUTPUT_CONTEXT,
       '@type': 'api:Change',
       'api:hasLogisticsObject': { '@id': object },
-      'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': res.headers.get('revision') ?? current.value(object, api.hasLatestRevision) },
+      'api:hasRevision': {
+        '@type': 'xsd:positiveInteger',
+        '@value': res.headers.get('revision') ?? current.value(object, api.hasLatestRevision),
+      },
       ...(description === undefined ? {} : { 'api:hasDescription': description }),
       'api:hasOperation': assignments.map((a) => operation(current, object, a)),
     };

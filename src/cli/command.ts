@@ -68,9 +68,15 @@ export function countOption(values: OptionValues, name: string): number | undefi
 }
 
 /** An option that takes one of a few words. */
-export function choiceOption<T extends string>(values: OptionValues, name: string, choices: readonly T[], fallback: T): T {
+export function choiceOption<T extends string>(
+  values: OptionValues,
+  name: string,
+  choices: readonly T[],
+  fallback: T,
+): T {
   const raw = textOption(values, name) ?? fallback;
-  if (!(choices as readonly string[]).includes(raw)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
+  if (!(choices as readonly string[]).includes(raw))
+    throw new UsageError(`--${name} must be one of ${choices.join(', ')}`);
   return raw as T;
 }
 

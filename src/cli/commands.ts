@@ -32,7 +32,8 @@ export const COMMANDS: readonly Command[] = [
 
 const CONNECTION_SYNOPSIS = '[--url <server URL>] [--profile <file>]';
 
-const usageLine = (command: Command) => `onerecord ${command.name} ${command.synopsis}${command.remote ? ` ${CONNECTION_SYNOPSIS}` : ''}`;
+const usageLine = (command: Command) =>
+  `onerecord ${command.name} ${command.synopsis}${command.remote ? ` ${CONNECTION_SYNOPSIS}` : ''}`;
 
 /** `onerecord --help`: every command on one line, then where remote commands find the server. */
 export function overallUsage(): string {

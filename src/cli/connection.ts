@@ -41,18 +41,28 @@ async function dataDirectoryToken(): Promise<string> {
   try {
     return await holderToken(undefined, undefined);
   } catch (err) {
-    throw new Error(`no token: set ONERECORD_TOKEN or a profile (onerecord <command> --help), or run beside the server's data directory (${(err as Error).message})`);
+    throw new Error(
+      `no token: set ONERECORD_TOKEN or a profile (onerecord <command> --help), or run beside the server's data directory (${(err as Error).message})`,
+    );
   }
 }
 
 /** The client of a remote command: flags, then environment variables, then the profile, then the local server's configuration. */
 export async function connect(flags: { url?: string; profile?: string }): Promise<ApiClient> {
   const profile = await readProfile(flags.profile);
-  const url = (flags.url ?? process.env.ONERECORD_URL ?? profile.url ?? (await localConfig()).baseUrl).replace(/\/+$/, '');
+  const url = (flags.url ?? process.env.ONERECORD_URL ?? profile.url ?? (await localConfig()).baseUrl).replace(
+    /\/+$/,
+    '',
+  );
   if (!URL.canParse(url)) throw new UsageError(`not a URL: ${url}`);
   const token = process.env.ONERECORD_TOKEN ?? profile.token;
   const { clientId, clientSecret } = profile;
   if (token !== undefined) return new ApiClient(url, async () => token);
-  if (clientId && clientSecret) return new ApiClient(url, () => clientCredentialsToken(profile.tokenUrl ?? `${url}/idp/token`, clientId, clientSecret), true);
+  if (clientId && clientSecret)
+    return new ApiClient(
+      url,
+      () => clientCredentialsToken(profile.tokenUrl ?? `${url}/idp/token`, clientId, clientSecret),
+      true,
+    );
   return new ApiClient(url, dataDirectoryToken, true);
 }

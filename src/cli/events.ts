@@ -13,13 +13,27 @@ export const eventsCommand = remoteCommand({
 the codes, those created after a time (--since, RFC 3339 or YYYYMMDDThhmmssZ). At most --limit
 (default 100, at most 1000).`,
   example: 'npx onerecord events "$PIECE" --code DEP,ARR --since 2024-05-01T00:00:00Z',
-  options: { code: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' }, format: { type: 'string' } },
+  options: {
+    code: { type: 'string' },
+    since: { type: 'string' },
+    limit: { type: 'string' },
+    format: { type: 'string' },
+  },
   arity: [1, 1],
   async run({ args, values }, client) {
-    const query = { 'event-code': textOption(values, 'code'), 'created-after': textOption(values, 'since'), limit: countOption(values, 'limit')?.toString() };
+    const query = {
+      'event-code': textOption(values, 'code'),
+      'created-after': textOption(values, 'since'),
+      limit: countOption(values, 'limit')?.toString(),
+    };
     await printListing(client, `${client.objectIri(args[0])}/logistics-events`, query, values, {
       header: ['event', 'code', 'event date', 'created'],
-      row: (graph, item) => [item, localName(graph.value(item, cargo.eventCode)), graph.value(item, cargo.eventDate), graph.value(item, cargo.creationDate)],
+      row: (graph, item) => [
+        item,
+        localName(graph.value(item, cargo.eventCode)),
+        graph.value(item, cargo.eventDate),
+        graph.value(item, cargo.creationDate),
+      ],
     });
     return EXIT.ok;
   },
@@ -43,7 +57,9 @@ or the IRI of a code-list entry; the event date is --date (RFC 3339), else now.`
       'cargo:eventDate': { '@type': 'xsd:dateTime', '@value': textOption(values, 'date') ?? new Date().toISOString() },
       ...(timeType === undefined ? {} : { 'cargo:eventTimeType': { '@id': `cargo:${timeType}` } }),
     };
-    console.log(await client.create(`${client.objectIri(object)}/logistics-events`, 'application/ld+json', JSON.stringify(event)));
+    console.log(
+      await client.create(`${client.objectIri(object)}/logistics-events`, 'application/ld+json', JSON.stringify(event)),
+    );
     return EXIT.ok;
   },
 });

@@ -23,12 +23,16 @@ function permissionsOf(names: string[]): Permission[] {
  * on every resource it names, so the object's modes and the events' modes share one only when equal.
  */
 function authorizations(object: string, agent: string, permissions: Permission[]): object[] {
-  const modes = (on: 'object' | 'events') => [...new Set(permissions.filter((p) => WAC[p].on === on).map((p) => WAC[p].mode))].sort();
+  const modes = (on: 'object' | 'events') =>
+    [...new Set(permissions.filter((p) => WAC[p].on === on).map((p) => WAC[p].mode))].sort();
   const targets = [
     { resources: [object], modes: modes('object') },
     { resources: [`${object}/logistics-events`], modes: modes('events') },
   ].filter((t) => t.modes.length > 0);
-  const merged = targets.length === 2 && targets[0].modes.join() === targets[1].modes.join() ? [{ resources: targets.flatMap((t) => t.resources), modes: targets[0].modes }] : targets;
+  const merged =
+    targets.length === 2 && targets[0].modes.join() === targets[1].modes.join()
+      ? [{ resources: targets.flatMap((t) => t.resources), modes: targets[0].modes }]
+      : targets;
   return merged.map((t) => ({
     '@context': { acl: ACL },
     '@type': 'acl:Authorization',
@@ -40,11 +44,13 @@ function authorizations(object: string, agent: string, permissions: Permission[]
 
 export const grantCommand = remoteCommand({
   name: 'grant',
-  synopsis: '<object iri|id> <agent iri> [--permission GET_LOGISTICS_OBJECT|PATCH_LOGISTICS_OBJECT|GET_LOGISTICS_EVENT|POST_LOGISTICS_EVENT]...',
+  synopsis:
+    '<object iri|id> <agent iri> [--permission GET_LOGISTICS_OBJECT|PATCH_LOGISTICS_OBJECT|GET_LOGISTICS_EVENT|POST_LOGISTICS_EVENT]...',
   description: `Grants an organisation permissions on a Logistics Object (default GET_LOGISTICS_OBJECT), through
 POST /internal/acl (internal actors only), and prints the IRI of each grant made: one, or two when the
 object and its events get different modes. Withdraw one with DELETE /internal/acl/{id}.`,
-  example: 'npx onerecord grant "$PIECE" https://partner.example.com/logistics-objects/partner --permission GET_LOGISTICS_OBJECT,GET_LOGISTICS_EVENT',
+  example:
+    'npx onerecord grant "$PIECE" https://partner.example.com/logistics-objects/partner --permission GET_LOGISTICS_OBJECT,GET_LOGISTICS_EVENT',
   options: { permission: { type: 'string', multiple: true } },
   arity: [2, 2],
   async run({ args, values }, client) {

@@ -16,12 +16,23 @@ export interface Columns {
  * Prints an api:Collection the server answers: a table of its items (read from N-Triples, in the
  * server's order), or the answer as it came in the RDF format asked for.
  */
-export async function printListing(client: ApiClient, target: string, query: SendOptions['query'], values: OptionValues, columns: Columns): Promise<void> {
+export async function printListing(
+  client: ApiClient,
+  target: string,
+  query: SendOptions['query'],
+  values: OptionValues,
+  columns: Columns,
+): Promise<void> {
   const format = choiceOption(values, 'format', LISTING_FORMATS, 'table');
   const accept = format === 'table' ? RDF_MEDIA_TYPES.nt : RDF_MEDIA_TYPES[format];
   const text = await (await client.expect([200], 'GET', target, { accept, query })).text();
   if (format !== 'table') return printText(text);
   const graph = Graph.fromNTriples(text);
   const items = graph.triples.filter((t) => t.predicate.value === api.hasItem).map((t) => t.object.value);
-  process.stdout.write(formatTable(columns.header, items.map((item) => columns.row(graph, item))));
+  process.stdout.write(
+    formatTable(
+      columns.header,
+      items.map((item) => columns.row(graph, item)),
+    ),
+  );
 }

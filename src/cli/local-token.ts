@@ -9,6 +9,9 @@ export async function holderToken(agent: string | undefined, lifetime: number | 
   const config = await localConfig();
   // Loaded here only (its JWT and certificate libraries): most commands get their token otherwise.
   const { IdentityProvider } = await import('../auth/identity-provider.js');
-  const { idp, holder } = await IdentityProvider.openRecorded(config.dataDir, config.identityProvider.tokenLifetimeSeconds);
+  const { idp, holder } = await IdentityProvider.openRecorded(
+    config.dataDir,
+    config.identityProvider.tokenLifetimeSeconds,
+  );
   return idp.issue(agent ?? holder, lifetime);
 }

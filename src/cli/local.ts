@@ -13,7 +13,8 @@ Reads the key from DATA_DIR (or the dataDir of CONFIG_FILE); the server must hav
   arity: [0, 0],
   async run({ values }) {
     const agent = textOption(values, 'agent');
-    if (agent !== undefined && !isValidIri(agent)) throw new UsageError('--agent must be an absolute IRI (the logistics agent the token speaks for)');
+    if (agent !== undefined && !isValidIri(agent))
+      throw new UsageError('--agent must be an absolute IRI (the logistics agent the token speaks for)');
     console.log(await holderToken(agent, countOption(values, 'lifetime')));
     return EXIT.ok;
   },
@@ -34,7 +35,8 @@ server first (or export a copy of the directory). Never overwrites a file.`,
     // Loaded here only: it brings the embedded store (Oxigraph's WASM), which no other command needs.
     const { exportDataDirectory } = await import('../store/embedded/export/export.js');
     const { lines, droppedTail } = await exportDataDirectory(dataDir, out);
-    if (droppedTail) console.error(`left out the journal's last record: ${droppedTail} (a write torn by a crash, never acknowledged)`);
+    if (droppedTail)
+      console.error(`left out the journal's last record: ${droppedTail} (a write torn by a crash, never acknowledged)`);
     console.error(`exported ${lines} N-Quads lines from ${dataDir}${out ? ` to ${out}` : ''}`);
     return EXIT.ok;
   },

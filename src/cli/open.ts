@@ -40,10 +40,15 @@ has it may use it until the token expires.`,
   options: { browser: { type: 'boolean' } },
   arity: [0, 1],
   async run({ args, values }, client) {
-    const url = consoleLink(client.baseUrl, await client.bearerToken(), args[0] === undefined ? undefined : client.objectIri(args[0]));
+    const url = consoleLink(
+      client.baseUrl,
+      await client.bearerToken(),
+      args[0] === undefined ? undefined : client.objectIri(args[0]),
+    );
     console.log(url);
     // A script reading the link from a pipe gets the link only, never a browser.
-    if (flagOption(values, 'browser') && process.stdout.isTTY && !(await openInBrowser(url))) console.error(`no ${OPENER} found: open the link above yourself`);
+    if (flagOption(values, 'browser') && process.stdout.isTTY && !(await openInBrowser(url)))
+      console.error(`no ${OPENER} found: open the link above yourself`);
     return EXIT.ok;
   },
 });

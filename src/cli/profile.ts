@@ -22,6 +22,9 @@ export function readProfileFile(path: string): Profile {
     throw new UsageError(`profile ${path}: ${(err as Error).message}`);
   }
   const parsed = profileSchema.safeParse(json);
-  if (!parsed.success) throw new UsageError(`profile ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new UsageError(
+      `profile ${path}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }

@@ -1,13 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseQueryFile, type QueryFile } from '../domain/analytics/query-files.js';
-import { choiceOption, EXIT, readInputFile, remoteCommand, textOption, UsageError, type OptionValues } from './command.js';
+import {
+  choiceOption,
+  EXIT,
+  readInputFile,
+  remoteCommand,
+  textOption,
+  UsageError,
+  type OptionValues,
+} from './command.js';
 import { formatTable, printText } from './output.js';
 
 const SPARQL_JSON = 'application/sparql-results+json';
 
 /** What each --format asks for; a CONSTRUCT or DESCRIBE query is answered in Turtle whatever the format. */
-const FORMAT_ACCEPT = { tsv: 'text/tab-separated-values', table: SPARQL_JSON, csv: 'text/csv', json: SPARQL_JSON } as const;
+const FORMAT_ACCEPT = {
+  tsv: 'text/tab-separated-values',
+  table: SPARQL_JSON,
+  csv: 'text/csv',
+  json: SPARQL_JSON,
+} as const;
 const FORMATS = Object.keys(FORMAT_ACCEPT) as (keyof typeof FORMAT_ACCEPT)[];
 
 interface SparqlJson {
@@ -27,14 +40,18 @@ function readQuery(source: string): QueryFile {
 
 function acceptOf(values: OptionValues): string {
   const accept = textOption(values, 'accept');
-  if (accept !== undefined && textOption(values, 'format') !== undefined) throw new UsageError('give --format or --accept, not both');
+  if (accept !== undefined && textOption(values, 'format') !== undefined)
+    throw new UsageError('give --format or --accept, not both');
   return accept ?? `${FORMAT_ACCEPT[choiceOption(values, 'format', FORMATS, 'tsv')]}, text/turtle;q=0.9`;
 }
 
 function sparqlTable(answer: SparqlJson): string {
   if (answer.boolean !== undefined) return `${answer.boolean}\n`;
   const vars = answer.head.vars ?? [];
-  return formatTable(vars, (answer.results?.bindings ?? []).map((b) => vars.map((v) => b[v]?.value ?? '')));
+  return formatTable(
+    vars,
+    (answer.results?.bindings ?? []).map((b) => vars.map((v) => b[v]?.value ?? '')),
+  );
 }
 
 export const queryCommand = remoteCommand({
@@ -56,7 +73,8 @@ query unless --view is given.`,
       body: query.text,
     });
     const body = await res.text();
-    const tabulate = textOption(values, 'format') === 'table' && res.headers.get('content-type')?.startsWith(SPARQL_JSON);
+    const tabulate =
+      textOption(values, 'format') === 'table' && res.headers.get('content-type')?.startsWith(SPARQL_JSON);
     printText(tabulate ? sparqlTable(JSON.parse(body) as SparqlJson) : body);
     const truncated = res.headers.get('sparql-results-truncated');
     if (truncated) console.error(`(answer cut at the server's row cap: ${truncated})`);

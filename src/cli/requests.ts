@@ -30,7 +30,10 @@ oldest first: all, the pending ones, or those about one Logistics Object. For in
   arity: [0, 0],
   async run({ values }, client) {
     const object = textOption(values, 'object');
-    const query = { status: flagOption(values, 'pending') ? requestStatus.PENDING : undefined, 'logistics-object': object && client.objectIri(object) };
+    const query = {
+      status: flagOption(values, 'pending') ? requestStatus.PENDING : undefined,
+      'logistics-object': object && client.objectIri(object),
+    };
     await printListing(client, '/action-requests', query, values, {
       header: ['request', 'type', 'status', 'object', 'requested by', 'requested at'],
       row: (graph, item) => [

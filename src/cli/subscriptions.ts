@@ -8,8 +8,15 @@ export const subscribeCommand = remoteCommand({
 at --publisher) at another server, through POST /internal/remote-subscriptions of this server
 (--server, the same as --url); prints the SubscriptionRequest the publisher answered. --body asks for
 the object in each notification, --status-changes for action-request status notifications.`,
-  example: 'CONFIG_FILE=a.json npx onerecord subscribe https://onerecord.iata.org/ns/cargo#Piece --type --publisher http://localhost:8082',
-  options: { type: { type: 'boolean' }, publisher: { type: 'string' }, body: { type: 'boolean' }, 'status-changes': { type: 'boolean' }, server: { type: 'string' } },
+  example:
+    'CONFIG_FILE=a.json npx onerecord subscribe https://onerecord.iata.org/ns/cargo#Piece --type --publisher http://localhost:8082',
+  options: {
+    type: { type: 'boolean' },
+    publisher: { type: 'string' },
+    body: { type: 'boolean' },
+    'status-changes': { type: 'boolean' },
+    server: { type: 'string' },
+  },
   arity: [1, 1],
   async run({ args, values }, client) {
     const publisher = textOption(values, 'publisher');

@@ -11,7 +11,10 @@ import { newEmbeddedIri } from './objects/new-objects.js';
  */
 export function apiErrorQuads(error: HttpError, iri: string, graph: Quad['graph'] = defaultGraph()): Quad[] {
   const subject = namedNode(iri);
-  const out = [quad(subject, namedNode(rdf.type), namedNode(api.Error), graph), quad(subject, namedNode(api.hasTitle), literal(error.title), graph)];
+  const out = [
+    quad(subject, namedNode(rdf.type), namedNode(api.Error), graph),
+    quad(subject, namedNode(api.hasTitle), literal(error.title), graph),
+  ];
   for (const d of error.details) {
     const detail = namedNode(newEmbeddedIri());
     out.push(
@@ -31,5 +34,7 @@ export function apiErrorQuads(error: HttpError, iri: string, graph: Quad['graph'
  * written in the older form (by an earlier version of this server or by a peer) are served in the 2.3 form.
  */
 export function withCurrentErrorDetailClass(t: Quad): Quad {
-  return t.predicate.value === rdf.type && t.object.value === api.ErrorDetails ? quad(t.subject, t.predicate, namedNode(api.ErrorDetail), t.graph) : t;
+  return t.predicate.value === rdf.type && t.object.value === api.ErrorDetails
+    ? quad(t.subject, t.predicate, namedNode(api.ErrorDetail), t.graph)
+    : t;
 }

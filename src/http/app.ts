@@ -57,8 +57,17 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
   const { metrics } = services;
-  const observation = new RequestObservation(metrics ? [requestLogLine(services.logger, agentOf), metrics.observeRequest] : [requestLogLine(services.logger, agentOf)]);
-  const listener = withObjectFastPath(services, representations, observation, createExpressApp(services, representations, observation));
+  const observation = new RequestObservation(
+    metrics
+      ? [requestLogLine(services.logger, agentOf), metrics.observeRequest]
+      : [requestLogLine(services.logger, agentOf)],
+  );
+  const listener = withObjectFastPath(
+    services,
+    representations,
+    observation,
+    createExpressApp(services, representations, observation),
+  );
   const ordered = services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
   return withCors(services.config.http.cors.allowedOrigins, ordered);
 }
@@ -83,7 +92,11 @@ function afterEarlierCommits(caughtUp: () => Promise<void>, listener: RequestLis
  * web console (public), then authenticated API routes. `representations` and `observation` are
  * the fast path's too.
  */
-export function createExpressApp(services: Services, representations: Representations, observation: RequestObservation): Express {
+export function createExpressApp(
+  services: Services,
+  representations: Representations,
+  observation: RequestObservation,
+): Express {
   const app = bareApp();
   const { metrics } = services;
   // Each group is one layer of the app: its routers are entered only by requests they may answer,
@@ -130,7 +143,9 @@ export function createExpressApp(services: Services, representations: Representa
 export function createStartingApp(lifecycle: Lifecycle, logger: Logger, origins: readonly string[]): RequestListener {
   const app = bareApp();
   app.use(healthRoutes(lifecycle));
-  app.use((_req, _res, next) => next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' })));
+  app.use((_req, _res, next) =>
+    next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' })),
+  );
   app.use(errorHandler(logger));
   return withCors(origins, app);
 }

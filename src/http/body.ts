@@ -19,20 +19,27 @@ function bodyReadError(err: BodyReadError): HttpError {
     case 'request.aborted':
       return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
     case 'charset.unsupported':
-      return new HttpError(415, 'unsupported_charset', { message: 'the request body\'s charset is not supported; send it as UTF-8' });
+      return new HttpError(415, 'unsupported_charset', {
+        message: "the request body's charset is not supported; send it as UTF-8",
+      });
     case 'parameters.too.many':
       return new HttpError(413, 'body_too_large', { message: 'the form has more fields than this server reads' });
     case 'request.size.invalid':
-      return new HttpError(400, 'unreadable_body', { message: 'the request body does not have the length its Content-Length says' });
+      return new HttpError(400, 'unreadable_body', {
+        message: 'the request body does not have the length its Content-Length says',
+      });
     default:
       // zlib's errors: a body that is not in the format its Content-Encoding names.
-      return new HttpError(400, 'unreadable_body', { message: 'the request body could not be read: it is not encoded as its Content-Encoding says' });
+      return new HttpError(400, 'unreadable_body', {
+        message: 'the request body could not be read: it is not encoded as its Content-Encoding says',
+      });
   }
 }
 
 /** `parser` with its errors (too large, an encoding it cannot read, ...) turned into the answers above. */
 export function answeringReadErrors(parser: RequestHandler): RequestHandler {
-  return (req, res, next) => parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
+  return (req, res, next) =>
+    parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
 }
 
 /** `parser`, once the caller's budget has room for the body (429 otherwise), which counts it until the answer. */

@@ -31,7 +31,11 @@ interface ModuleSource {
   body: string;
 }
 
-const namesIn = (list: string): string[] => list.split(',').map((name) => name.trim()).filter(Boolean);
+const namesIn = (list: string): string[] =>
+  list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
 
 function readModule(name: string, text: string, modulesUrl: string): ModuleSource {
   const imports = new Map<string, string[]>();
@@ -50,8 +54,13 @@ function readModule(name: string, text: string, modulesUrl: string): ModuleSourc
       exports.push(declared);
       return '';
     });
-  const unread = UNREAD_STATEMENT.exec(body.replace(DYNAMIC_IMPORT, '')) ?? [...imports.values(), exports].flat().find((n) => !/^[\w$]+$/.test(n));
-  if (unread) throw new Error(`the console module ${name} has an import or export the bundle does not read: ${String(unread).slice(0, 80)}`);
+  const unread =
+    UNREAD_STATEMENT.exec(body.replace(DYNAMIC_IMPORT, '')) ??
+    [...imports.values(), exports].flat().find((n) => !/^[\w$]+$/.test(n));
+  if (unread)
+    throw new Error(
+      `the console module ${name} has an import or export the bundle does not read: ${String(unread).slice(0, 80)}`,
+    );
   const loaded = body.replace(DYNAMIC_IMPORT, (_, module: string) => {
     loads.push(module);
     return `import(${JSON.stringify(modulesUrl + module)})`;
@@ -110,8 +119,19 @@ export function bundleModules(entry: string, sources: Map<string, string>, modul
   const reExports = new Map(
     [...modules]
       .filter(([name]) => name !== entry)
-      .map(([name, module]) => [name, `// Run as part of the console page's script (src/http/console-bundle.ts).\nexport const { ${module.exports.join(', ')} } = globalThis.${MODULES_GLOBAL}['${name}'];\n`]),
+      .map(([name, module]) => [
+        name,
+        `// Run as part of the console page's script (src/http/console-bundle.ts).\nexport const { ${module.exports.join(', ')} } = globalThis.${MODULES_GLOBAL}['${name}'];\n`,
+      ]),
   );
-  const text = [`// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`, '(() => {', "'use strict';", `const bundled = (globalThis.${MODULES_GLOBAL} = {});`, ...scopes, '})();'].join('\n') + '\n';
+  const text =
+    [
+      `// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`,
+      '(() => {',
+      "'use strict';",
+      `const bundled = (globalThis.${MODULES_GLOBAL} = {});`,
+      ...scopes,
+      '})();',
+    ].join('\n') + '\n';
   return { text, reExports };
 }

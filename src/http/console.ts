@@ -39,7 +39,11 @@ interface StaticFile {
   etag: string;
 }
 
-const staticFile = (body: Buffer, mediaType: string): StaticFile => ({ body, mediaType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+const staticFile = (body: Buffer, mediaType: string): StaticFile => ({
+  body,
+  mediaType,
+  etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+});
 
 /** 304 when the client holds this version, else the file. */
 function send(req: Request, res: Response, file: StaticFile, cacheControl: string, policy: string): void {
@@ -74,21 +78,27 @@ export function consoleRoutes(baseUrl: string): Router {
   // The modules the script in the page holds are served as modules that export what it kept for them, for the other pages' modules.
   const { text: bundle, reExports } = bundleModules(ENTRY_MODULE, modules, `./${assetsUrl}`);
   const assets = new Map(
-    [...modules, ...reExports].filter(([name]) => name !== ENTRY_MODULE).map(([name, text]) => [name, staticFile(Buffer.from(text), MODULE_TYPE)]),
+    [...modules, ...reExports]
+      .filter(([name]) => name !== ENTRY_MODULE)
+      .map(([name, text]) => [name, staticFile(Buffer.from(text), MODULE_TYPE)]),
   );
 
   const scripts = { [START_SCRIPT]: sources.get(START_SCRIPT)!, [ENTRY_MODULE]: bundle };
   const styles = { [STYLESHEET]: sources.get(STYLESHEET)! };
-  for (const [name, text] of Object.entries(scripts)) if (ENDS_SCRIPT.test(text)) throw new Error(`the console's ${name} would end its <script> element early`);
-  for (const [name, text] of Object.entries(styles)) if (ENDS_STYLE.test(text)) throw new Error(`the console's ${name} would end its <style> element early`);
+  for (const [name, text] of Object.entries(scripts))
+    if (ENDS_SCRIPT.test(text)) throw new Error(`the console's ${name} would end its <script> element early`);
+  for (const [name, text] of Object.entries(styles))
+    if (ENDS_STYLE.test(text)) throw new Error(`the console's ${name} would end its <style> element early`);
   const values: Record<string, string> = { ...scripts, ...styles, assets: assetsUrl, 'base-url': escapeHtml(baseUrl) };
   // One pass, so nothing written in is read as a placeholder; a function, so `$` in it is no pattern.
   const html = sources.get('index.html')!.replace(PLACEHOLDER, (placeholder, name: string) => {
-    if (values[name] === undefined) throw new Error(`index.html names ${placeholder}, which the console does not fill in`);
+    if (values[name] === undefined)
+      throw new Error(`index.html names ${placeholder}, which the console does not fill in`);
     return values[name];
   });
   // The page's scripts and styles as written (none of them ends early: checked above), by their hashes.
-  const hashesOf = (tag: string) => [...html.matchAll(new RegExp(`<${tag}>([^]*?)</${tag}>`, 'g'))].map((element) => sha256(element[1]));
+  const hashesOf = (tag: string) =>
+    [...html.matchAll(new RegExp(`<${tag}>([^]*?)</${tag}>`, 'g'))].map((element) => sha256(element[1]));
   const policy = contentSecurityPolicy(hashesOf('script'), hashesOf('style'));
   const page = staticFile(Buffer.from(html), 'text/html; charset=utf-8');
 

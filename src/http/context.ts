@@ -120,7 +120,12 @@ export function requestUrl(services: Services, req: Request): string {
  * other things first): IRIs resolved against `base`, the objects' by default, within the configured
  * limits, JSON-LD outside the fast path's subset on the services' worker, within the caller's share of it.
  */
-export function bodyQuads(services: Services, req: Request, format: BodyFormat, base = services.objects.objectsPrefix): Promise<Quad[]> {
+export function bodyQuads(
+  services: Services,
+  req: Request,
+  format: BodyFormat,
+  base = services.objects.objectsPrefix,
+): Promise<Quad[]> {
   const jsonLd = CallerBudget.jsonLdReader(req.res!, services.jsonLd);
   return parseBody(req.body as Buffer, format, { base, limits: services.config.limits, jsonLd });
 }

@@ -25,6 +25,8 @@ export function collectionTriples(url: string, total: number, items: readonly st
 export function methodNotAllowed(allow: string): RequestHandler {
   return (req, res) => {
     res.setHeader('Allow', allow);
-    throw new HttpError(405, 'method_not_allowed', { message: `${req.method} is not allowed here (allowed: ${allow})` });
+    throw new HttpError(405, 'method_not_allowed', {
+      message: `${req.method} is not allowed here (allowed: ${allow})`,
+    });
   };
 }

@@ -42,20 +42,33 @@ export function sendError(res: Response, error: HttpError): void {
 function conflictError({ slot, resource }: StoreConflictError): HttpError {
   switch (slot) {
     case 'object':
-      return new HttpError(409, 'object_exists', { message: `a Logistics Object with @id ${resource} already exists`, resource });
+      return new HttpError(409, 'object_exists', {
+        message: `a Logistics Object with @id ${resource} already exists`,
+        resource,
+      });
     case 'revision':
-      return new HttpError(409, 'revision_conflict', { message: 'another change of this revision was written first', resource });
+      return new HttpError(409, 'revision_conflict', {
+        message: 'another change of this revision was written first',
+        resource,
+      });
     case 'request':
-      return new HttpError(409, 'request_busy', { message: 'another status change of this action request was written first; retry', resource });
+      return new HttpError(409, 'request_busy', {
+        message: 'another status change of this action request was written first; retry',
+        resource,
+      });
     // Not the client's conflict: two processes numbered a notification alike at the same moment; the retry's number follows the other's.
     case 'outbox':
-      return new HttpError(503, 'storage_busy', { message: 'another server process queued a notification under the same number at the same moment; nothing was changed, try again' });
+      return new HttpError(503, 'storage_busy', {
+        message:
+          'another server process queued a notification under the same number at the same moment; nothing was changed, try again',
+      });
   }
 }
 
 /** A SPARQL query's failure: the query's own fault 400, the server's means to answer it now 503. */
 function queryError({ failure, code, message }: QueryError): HttpError {
-  if (failure === 'invalid' || failure === 'failed') return new HttpError(400, code, { message, property: 'query' }, INVALID_QUERY_TITLE);
+  if (failure === 'invalid' || failure === 'failed')
+    return new HttpError(400, code, { message, property: 'query' }, INVALID_QUERY_TITLE);
   return new HttpError(503, code, { message });
 }
 
@@ -63,7 +76,10 @@ function queryError({ failure, code, message }: QueryError): HttpError {
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
   if (err instanceof StoreUnavailableError) {
-    return new HttpError(503, 'storage_unavailable', { message: 'the store could not be reached, or the change could not be stored durably; nothing was changed, try again later' });
+    return new HttpError(503, 'storage_unavailable', {
+      message:
+        'the store could not be reached, or the change could not be stored durably; nothing was changed, try again later',
+    });
   }
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
   if (err instanceof StoreConflictError) return conflictError(err);
@@ -78,7 +94,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (error.status >= 500) {
       if (err instanceof HttpError || err instanceof QueryError) {
         // Foreseen (starting, a key set out of reach): no stack.
-        logger.warn({ reqId: requestIdOf(res), code: error.code, status: error.status }, error.details[0]?.message ?? error.code);
+        logger.warn(
+          { reqId: requestIdOf(res), code: error.code, status: error.status },
+          error.details[0]?.message ?? error.code,
+        );
       } else {
         // Only the error's message and stack: errors from body parsing carry the body as a property.
         const cause = err instanceof Error ? { message: err.message, stack: err.stack } : { message: String(err) };

@@ -31,7 +31,11 @@ export class EventRepresentations {
    */
   async collection(url: string, page: EventPage, format: ResponseFormat): Promise<Buffer> {
     if (format !== 'jsonld') return serialise(await this.collectionDocument(url, page), format);
-    const head = withContext({ '@id': url, '@type': compactIri(api.Collection), [compactIri(api.hasTotalItems)]: page.total });
+    const head = withContext({
+      '@id': url,
+      '@type': compactIri(api.Collection),
+      [compactIri(api.hasTotalItems)]: page.total,
+    });
     if (page.events.length === 0) return Buffer.from(head);
     const nodes = await Promise.all(page.events.map((record) => this.node(record)));
     const items = nodes.length === 1 ? nodes[0] : `[${nodes.join(',')}]`;
@@ -41,7 +45,11 @@ export class EventRepresentations {
 
   /** The same Collection as triples, for Turtle and N-Triples. */
   private async collectionDocument(url: string, page: EventPage): Promise<NodeDocument> {
-    const triples = collectionTriples(url, page.total, page.events.map((record) => record.iri));
+    const triples = collectionTriples(
+      url,
+      page.total,
+      page.events.map((record) => record.iri),
+    );
     // Only linked nodes (say `<object> a cargo:Shipment`) can occur in several events' graphs.
     const shared = new Set<string>();
     const graphs = await Promise.all(page.events.map((record) => this.events.triples(record)));

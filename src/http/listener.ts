@@ -31,7 +31,13 @@ export class Listener {
   }
 
   /** `keepAliveTimeoutMs`: how long an idle kept-alive connection stays open (Node's default, 5 s, unless given). */
-  static async open(port: number, host: string, lifecycle: Lifecycle, initial: RequestListener, keepAliveTimeoutMs?: number): Promise<Listener> {
+  static async open(
+    port: number,
+    host: string,
+    lifecycle: Lifecycle,
+    initial: RequestListener,
+    keepAliveTimeoutMs?: number,
+  ): Promise<Listener> {
     let listener: Listener | undefined;
     // Per connection with an answer still to finish: the last request that came on it, and what
     // waits for its answer to close (the request pipelined behind it).

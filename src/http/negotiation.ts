@@ -129,7 +129,9 @@ export function chooseOffer<T>(
 
 /** The API version served: the one asked for if supported, else the newest. */
 export function apiVersion(requested: string | undefined): string {
-  return requested && (SUPPORTED_API_VERSIONS as readonly string[]).includes(requested) ? requested : SUPPORTED_API_VERSIONS[0];
+  return requested && (SUPPORTED_API_VERSIONS as readonly string[]).includes(requested)
+    ? requested
+    : SUPPORTED_API_VERSIONS[0];
 }
 
 export interface Negotiated {

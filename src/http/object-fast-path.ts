@@ -50,7 +50,12 @@ function enterExpress(app: ExpressApp, req: IncomingMessage, res: ServerResponse
  * else to the app untouched. What the app adds for these requests must be added here too
  * (test/object-fast-path.test.ts compares the two).
  */
-export function withObjectFastPath(services: Services, representations: Representations, observation: RequestObservation, app: ExpressApp): RequestListener {
+export function withObjectFastPath(
+  services: Services,
+  representations: Representations,
+  observation: RequestObservation,
+  app: ExpressApp,
+): RequestListener {
   const { objects, verifier, access, moves, config, callerBudget } = services;
   const rawBody = readBody(config.limits.bodyBytes);
   const answerError = errorHandler(services.logger);
@@ -71,7 +76,9 @@ export function withObjectFastPath(services: Services, representations: Represen
       }
       const caller = access.caller(agent);
       // A moved object: the app answers its redirect, or the 403 or 404 of a caller who may not learn it.
-      return id !== undefined && moves.any && moves.redirect(objects.objectsPrefix + id, '', caller) ? undefined : caller;
+      return id !== undefined && moves.any && moves.redirect(objects.objectsPrefix + id, '', caller)
+        ? undefined
+        : caller;
     } catch {
       return undefined;
     }
@@ -110,7 +117,14 @@ export function withObjectFastPath(services: Services, representations: Represen
    * Takes a write from here on, if its caller's budget has room (else the app answers): its body is read as the
    * route reads it, then handled by `handle`; any error is answered by the app's error handler.
    */
-  const write = (req: IncomingMessage, res: ServerResponse, url: string, route: string, caller: Caller, handle: (req: Request, res: Response) => Promise<void>): boolean => {
+  const write = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: string,
+    route: string,
+    caller: Caller,
+    handle: (req: Request, res: Response) => Promise<void>,
+  ): boolean => {
     if (!admit(callerBudget, res, caller)) return false;
     const [request, response] = enterExpress(app, req, res);
     observation.start(req, res, url, route);
@@ -128,7 +142,10 @@ export function withObjectFastPath(services: Services, representations: Represen
     if (method === 'POST') {
       if (url !== OBJECTS_ROUTE || repeatedSingleHeader(req.rawHeaders) !== undefined) return false;
       const caller = callerFor(req, res);
-      return caller !== undefined && write(req, res, url, OBJECTS_ROUTE, caller, (request, response) => createObject(services, request, response));
+      return (
+        caller !== undefined &&
+        write(req, res, url, OBJECTS_ROUTE, caller, (request, response) => createObject(services, request, response))
+      );
     }
     if (!url.startsWith(OBJECTS_PATH)) return false;
     const id = url.slice(OBJECTS_PATH.length);
@@ -136,7 +153,10 @@ export function withObjectFastPath(services: Services, representations: Represen
     if (method === 'GET' || method === 'HEAD') return read(req, res, url, id);
     if (method !== 'PATCH') return false;
     const caller = callerFor(req, res, id);
-    return caller !== undefined && write(req, res, url, OBJECT_ROUTE, caller, (request, response) => changeObject(services, id, request, response));
+    return (
+      caller !== undefined &&
+      write(req, res, url, OBJECT_ROUTE, caller, (request, response) => changeObject(services, id, request, response))
+    );
   };
 
   return (req, res) => {

@@ -12,12 +12,18 @@ import { ERROR_TITLES } from '../errors.js';
 const IATA_FILE = fileURLToPath(new URL('../../../ontology/ONE-Record-API-OpenAPI.yaml', import.meta.url));
 
 type Json = Record<string, unknown>;
-export type OpenApiDocument = Json & { paths: Record<string, Record<string, Json>>; components: Json & { schemas: Record<string, unknown> } };
+export type OpenApiDocument = Json & {
+  paths: Record<string, Record<string, Json>>;
+  components: Json & { schemas: Record<string, unknown> };
+};
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const pathParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 const jsonLd = (schema: unknown) => ({ 'application/ld+json': { schema } });
-const rdfText = { 'text/turtle': { schema: { type: 'string' } }, 'application/n-triples': { schema: { type: 'string' } } };
+const rdfText = {
+  'text/turtle': { schema: { type: 'string' } },
+  'application/n-triples': { schema: { type: 'string' } },
+};
 
 /** A compacted JSON-LD document whose `@type` is one of `types` (compact IRIs). */
 const typed = (...types: string[]) => ({
@@ -38,7 +44,8 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
     },
   },
   ApiError: {
-    description: 'An api:Error in compacted JSON-LD (one or more api:ErrorDetails, each with hasCode = the HTTP status)',
+    description:
+      'An api:Error in compacted JSON-LD (one or more api:ErrorDetails, each with hasCode = the HTTP status)',
     allOf: [
       ref('JsonLdDocument'),
       {
@@ -47,7 +54,9 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
         properties: {
           '@type': { const: 'api:Error' },
           'api:hasTitle': { type: 'string' },
-          'api:hasErrorDetail': { oneOf: [ref('ApiErrorDetail'), { type: 'array', minItems: 1, items: ref('ApiErrorDetail') }] },
+          'api:hasErrorDetail': {
+            oneOf: [ref('ApiErrorDetail'), { type: 'array', minItems: 1, items: ref('ApiErrorDetail') }],
+          },
         },
       },
     ],
@@ -66,7 +75,12 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
     allOf: [ref('JsonLdDocument'), { type: 'object', required: ['@id', '@type'] }],
     description: 'A Logistics Object in compacted, nested JSON-LD',
   },
-  ActionRequestDocument: typed('api:ChangeRequest', 'api:AccessDelegationRequest', 'api:SubscriptionRequest', 'api:VerificationRequest'),
+  ActionRequestDocument: typed(
+    'api:ChangeRequest',
+    'api:AccessDelegationRequest',
+    'api:SubscriptionRequest',
+    'api:VerificationRequest',
+  ),
   AuditTrailDocument: typed('api:AuditTrail'),
   CollectionDocument: typed('api:Collection'),
   LogisticsEventDocument: { allOf: [ref('JsonLdDocument'), { type: 'object', required: ['@id', '@type'] }] },
@@ -78,8 +92,16 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       status: { enum: ['live', 'ready', 'starting', 'stopping'] },
       store: {
         type: 'object',
-        description: 'How full the store is (readiness, once the store is open); writes past its capacity are refused with 507',
-        required: ['quads', 'capacityQuads', 'headroomQuads', 'wasmMemoryBytes', 'wasmMemoryLimitBytes', 'memoryReserveBytes'],
+        description:
+          'How full the store is (readiness, once the store is open); writes past its capacity are refused with 507',
+        required: [
+          'quads',
+          'capacityQuads',
+          'headroomQuads',
+          'wasmMemoryBytes',
+          'wasmMemoryLimitBytes',
+          'memoryReserveBytes',
+        ],
         properties: {
           quads: { type: 'integer' },
           capacityQuads: { type: 'integer' },
@@ -97,7 +119,11 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
     required: ['access_token', 'token_type', 'expires_in'],
     properties: { access_token: { type: 'string' }, token_type: { const: 'Bearer' }, expires_in: { type: 'integer' } },
   },
-  OAuthError: { type: 'object', required: ['error'], properties: { error: { type: 'string' }, error_description: { type: 'string' } } },
+  OAuthError: {
+    type: 'object',
+    required: ['error'],
+    properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+  },
   Move: {
     type: 'object',
     required: ['object', 'location', 'permanent', 'movedAt', 'movedBy'],
@@ -117,15 +143,33 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       queue: { type: 'string', description: 'subscriber and topic' },
       callback: { type: 'string' },
       pending: { type: 'integer', minimum: 0 },
-      inMemory: { type: 'integer', minimum: 0, description: 'of the pending ones, how many are held in memory (the rest is read from the store as the queue drains)' },
-      attempts: { type: 'integer', minimum: 0, description: 'failed attempts of the notification at the head of the queue' },
+      inMemory: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'of the pending ones, how many are held in memory (the rest is read from the store as the queue drains)',
+      },
+      attempts: {
+        type: 'integer',
+        minimum: 0,
+        description: 'failed attempts of the notification at the head of the queue',
+      },
       nextAttemptAt: { type: 'string', format: 'date-time' },
       lastError: { type: 'string' },
     },
   },
   DeadLetter: {
     type: 'object',
-    required: ['notification', 'queue', 'subscription', 'callback', 'eventType', 'queuedAt', 'deadLetteredAt', 'reason'],
+    required: [
+      'notification',
+      'queue',
+      'subscription',
+      'callback',
+      'eventType',
+      'queuedAt',
+      'deadLetteredAt',
+      'reason',
+    ],
     properties: {
       notification: { type: 'string', format: 'uri' },
       queue: { type: 'string' },
@@ -160,7 +204,11 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
           type: 'object',
           required: ['notification', 'sequence', 'sender', 'receivedAt', 'eventType'],
           properties: {
-            notification: { type: 'string', format: 'uri', description: 'its @id as sent, or the internal: id given to one sent without' },
+            notification: {
+              type: 'string',
+              format: 'uri',
+              description: 'its @id as sent, or the internal: id given to one sent without',
+            },
             sequence: { type: 'integer', minimum: 1, description: 'arrival number on this server' },
             sender: { type: 'string', format: 'uri', description: 'the logistics agent of the token it was sent with' },
             receivedAt: { type: 'string', format: 'date-time' },
@@ -177,7 +225,11 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
     required: ['total', 'types', 'objects'],
     properties: {
       total: { type: 'integer', minimum: 0, description: 'objects matching the filter' },
-      types: { type: 'object', additionalProperties: { type: 'integer' }, description: 'every object held, counted by most specific type' },
+      types: {
+        type: 'object',
+        additionalProperties: { type: 'integer' },
+        description: 'every object held, counted by most specific type',
+      },
       objects: {
         type: 'array',
         items: {
@@ -195,7 +247,11 @@ const SERVER_SCHEMAS: Record<string, unknown> = {
       },
     },
   },
-  JsonWebKeySet: { type: 'object', required: ['keys'], properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } } },
+  JsonWebKeySet: {
+    type: 'object',
+    required: ['keys'],
+    properties: { keys: { type: 'array', items: { type: 'object', required: ['kty'] } } },
+  },
 };
 
 /** The IATA operations this server implements, and the schema of each success body it answers. */
@@ -206,9 +262,16 @@ const FROM_IATA: Record<string, Record<string, Record<string, Json>>> = {
     get: { '200': { ...jsonLd(ref('LogisticsObjectDocument')), ...rdfText } },
     patch: {},
   },
-  '/logistics-objects/{logisticsObjectId}/audit-trail': { get: { '200': { ...jsonLd(ref('AuditTrailDocument')), 'text/turtle': { schema: { type: 'string' } } } } },
-  '/logistics-objects/{logisticsObjectId}/logistics-events': { get: { '200': jsonLd(ref('CollectionDocument')) }, post: {} },
-  '/logistics-objects/{logisticsObjectId}/logistics-events/{logisticsEventsId}': { get: { '200': jsonLd(ref('LogisticsEventDocument')) } },
+  '/logistics-objects/{logisticsObjectId}/audit-trail': {
+    get: { '200': { ...jsonLd(ref('AuditTrailDocument')), 'text/turtle': { schema: { type: 'string' } } } },
+  },
+  '/logistics-objects/{logisticsObjectId}/logistics-events': {
+    get: { '200': jsonLd(ref('CollectionDocument')) },
+    post: {},
+  },
+  '/logistics-objects/{logisticsObjectId}/logistics-events/{logisticsEventsId}': {
+    get: { '200': jsonLd(ref('LogisticsEventDocument')) },
+  },
   '/action-requests/{actionRequestId}': { get: { '200': jsonLd(ref('ActionRequestDocument')) }, patch: {}, delete: {} },
   '/access-delegations': { post: {} },
   '/subscriptions': { get: { '200': jsonLd(ref('SubscriptionDocument')) }, post: {} },
@@ -216,7 +279,10 @@ const FROM_IATA: Record<string, Record<string, Record<string, Json>>> = {
 };
 
 const publicOperation = { security: [] };
-const apiErrors = (...statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), { description: ERROR_TITLES[s], content: jsonLd(ref('ApiError')) }]));
+const apiErrors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [String(s), { description: ERROR_TITLES[s], content: jsonLd(ref('ApiError')) }]),
+  );
 const metricsText = { 'text/plain; version=0.0.4': { schema: { type: 'string' } } };
 
 const text = { schema: { type: 'string' } };
@@ -232,8 +298,20 @@ const sparqlResults = {
 };
 /** The filters and page of the received-notification listings. */
 const receivedNotificationQuery = [
-  { name: 'sender', in: 'query', required: false, schema: { type: 'string', format: 'uri' }, description: 'the authenticated agent that sent it' },
-  { name: 'event-type', in: 'query', required: false, schema: { type: 'string' }, description: 'LOGISTICS_OBJECT_UPDATED, ... (short or IRI)' },
+  {
+    name: 'sender',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', format: 'uri' },
+    description: 'the authenticated agent that sent it',
+  },
+  {
+    name: 'event-type',
+    in: 'query',
+    required: false,
+    schema: { type: 'string' },
+    description: 'LOGISTICS_OBJECT_UPDATED, ... (short or IRI)',
+  },
   { name: 'logistics-object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
   { name: 'received-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
   { name: 'received-before', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
@@ -241,13 +319,32 @@ const receivedNotificationQuery = [
   { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
 ];
 const sparqlDataset = [
-  { name: 'default-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'graphs whose union is the default graph (replaces the query\'s FROM)' },
-  { name: 'named-graph-uri', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, description: 'the named graphs (replaces the query\'s FROM NAMED)' },
-  { name: 'view', in: 'query', required: false, schema: { enum: ['latest', 'events', 'revisions', 'audit'], default: 'latest' }, description: 'what the query sees (README, "SPARQL analytics")' },
+  {
+    name: 'default-graph-uri',
+    in: 'query',
+    required: false,
+    schema: { type: 'array', items: { type: 'string', format: 'uri' } },
+    description: "graphs whose union is the default graph (replaces the query's FROM)",
+  },
+  {
+    name: 'named-graph-uri',
+    in: 'query',
+    required: false,
+    schema: { type: 'array', items: { type: 'string', format: 'uri' } },
+    description: "the named graphs (replaces the query's FROM NAMED)",
+  },
+  {
+    name: 'view',
+    in: 'query',
+    required: false,
+    schema: { enum: ['latest', 'events', 'revisions', 'audit'], default: 'latest' },
+    description: 'what the query sees (README, "SPARQL analytics")',
+  },
 ];
 const sparqlAnswer = (extra: Json = {}) => ({
   '200': {
-    description: 'The answer; SPARQL-Results-Truncated when cut at sparql.maxRows; SPARQL-Replica-Lag: 0 when it shows every write acknowledged before the query, else `<ms>; writes=<n>` (README, "SPARQL analytics")',
+    description:
+      'The answer; SPARQL-Results-Truncated when cut at sparql.maxRows; SPARQL-Replica-Lag: 0 when it shows every write acknowledged before the query, else `<ms>; writes=<n>` (README, "SPARQL analytics")',
     headers: {
       'SPARQL-Results-Truncated': { required: false, schema: { type: 'string' } },
       'SPARQL-Replica-Lag': { required: false, schema: { type: 'string' } },
@@ -262,11 +359,24 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
     get: {
       tags: ['Action Requests'],
       summary: 'INTERNAL: List action requests',
-      description: 'Action requests as an api:Collection, filtered by status, type and the Logistics Object they concern (internal actors only)',
+      description:
+        'Action requests as an api:Collection, filtered by status, type and the Logistics Object they concern (internal actors only)',
       operationId: 'listActionRequests',
       parameters: [
-        { name: 'status', in: 'query', required: false, schema: { type: 'string' }, description: 'REQUEST_PENDING, REQUEST_ACCEPTED, ... (short or IRI)' },
-        { name: 'type', in: 'query', required: false, schema: { type: 'string' }, description: 'ChangeRequest, ... (short or IRI)' },
+        {
+          name: 'status',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'REQUEST_PENDING, REQUEST_ACCEPTED, ... (short or IRI)',
+        },
+        {
+          name: 'type',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'ChangeRequest, ... (short or IRI)',
+        },
         { name: 'logistics-object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
       ],
       responses: { '200': { description: 'The matching action requests', content: jsonLd(ref('CollectionDocument')) } },
@@ -278,7 +388,10 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       summary: 'Post Logistics Events for several objects at once',
       description: 'Each event names its object (eventFor); the answer tells per event whether it was stored',
       operationId: 'createLogisticsEvents',
-      requestBody: { required: true, content: { ...jsonLd(ref('JsonLdDocument')), 'text/turtle': { schema: { type: 'string' } } } },
+      requestBody: {
+        required: true,
+        content: { ...jsonLd(ref('JsonLdDocument')), 'text/turtle': { schema: { type: 'string' } } },
+      },
       responses: { '207': { description: 'One status per event', content: jsonLd(ref('MultiStatusDocument')) } },
     },
   },
@@ -301,13 +414,32 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       description: 'From the in-memory index, for the web console; `types` counts every object by most specific type',
       operationId: 'listLogisticsObjects',
       parameters: [
-        { name: 'type', in: 'query', required: false, schema: { type: 'string' }, description: 'most specific type: an IRI, cargo:Piece or Piece' },
-        { name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'part of the object IRI (any case)' },
+        {
+          name: 'type',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'most specific type: an IRI, cargo:Piece or Piece',
+        },
+        {
+          name: 'id',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'part of the object IRI (any case)',
+        },
         { name: 'changed-after', in: 'query', required: false, schema: { type: 'string', format: 'date-time' } },
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 } },
+        {
+          name: 'limit',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 0, maximum: 1000, default: 50 },
+        },
         { name: 'skip', in: 'query', required: false, schema: { type: 'integer', minimum: 0, default: 0 } },
       ],
-      responses: { '200': { description: 'The matching objects', content: { 'application/json': { schema: ref('ObjectList') } } } },
+      responses: {
+        '200': { description: 'The matching objects', content: { 'application/json': { schema: ref('ObjectList') } } },
+      },
     },
   },
   '/console': {
@@ -316,7 +448,10 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'The web console (a page; its scripts call this API with the token signed in with)',
       operationId: 'getConsole',
-      responses: { '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } }, '304': { description: 'Not modified (ETag)' } },
+      responses: {
+        '200': { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } },
+        '304': { description: 'Not modified (ETag)' },
+      },
     },
   },
   '/internal/moves': {
@@ -324,7 +459,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Logistics Objects marked as moved',
       operationId: 'listMoves',
-      responses: { '200': { description: 'Every move', content: { 'application/json': { schema: { type: 'array', items: ref('Move') } } } } },
+      responses: {
+        '200': {
+          description: 'Every move',
+          content: { 'application/json': { schema: { type: 'array', items: ref('Move') } } },
+        },
+      },
     },
   },
   '/internal/moves/{logisticsObjectId}': {
@@ -345,7 +485,14 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
         required: true,
         content: {
           'application/json': {
-            schema: { type: 'object', required: ['location'], properties: { location: { type: 'string', format: 'uri' }, permanent: { type: 'boolean', default: true } } },
+            schema: {
+              type: 'object',
+              required: ['location'],
+              properties: {
+                location: { type: 'string', format: 'uri' },
+                permanent: { type: 'boolean', default: true },
+              },
+            },
           },
         },
       },
@@ -362,24 +509,48 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
   '/internal/acl': {
     post: {
       tags: ['Access control'],
-      summary: 'INTERNAL: Grant access (an acl:Authorization, as IATA\'s ACL.json)',
-      description: 'acl:agent or acl:agentClass acl:AuthenticatedAgent; acl:accessTo Logistics Objects (acl:Read = GET_LOGISTICS_OBJECT, acl:Write = PATCH_LOGISTICS_OBJECT) or their /logistics-events (acl:Read = GET_LOGISTICS_EVENT, acl:Append = POST_LOGISTICS_EVENT); acl:mode',
+      summary: "INTERNAL: Grant access (an acl:Authorization, as IATA's ACL.json)",
+      description:
+        'acl:agent or acl:agentClass acl:AuthenticatedAgent; acl:accessTo Logistics Objects (acl:Read = GET_LOGISTICS_OBJECT, acl:Write = PATCH_LOGISTICS_OBJECT) or their /logistics-events (acl:Read = GET_LOGISTICS_EVENT, acl:Append = POST_LOGISTICS_EVENT); acl:mode',
       operationId: 'grantAccess',
-      requestBody: { required: true, content: { ...jsonLd(ref('JsonLdDocument')), 'text/turtle': { schema: { type: 'string' } } } },
-      responses: { '201': { description: 'Granted; Location names the grant', headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } }, Type: { required: true, schema: { type: 'string', format: 'uri' } } } } },
+      requestBody: {
+        required: true,
+        content: { ...jsonLd(ref('JsonLdDocument')), 'text/turtle': { schema: { type: 'string' } } },
+      },
+      responses: {
+        '201': {
+          description: 'Granted; Location names the grant',
+          headers: {
+            Location: { required: true, schema: { type: 'string', format: 'uri' } },
+            Type: { required: true, schema: { type: 'string', format: 'uri' } },
+          },
+        },
+      },
     },
     get: {
       tags: ['Access control'],
       summary: 'INTERNAL: Grants naming an object and/or an agent',
       operationId: 'listGrants',
-      parameters: [{ name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
-      responses: { '200': { description: 'The grants as acl:Authorization nodes in an api:Collection', content: jsonLd(ref('CollectionDocument')) } },
+      parameters: [
+        { name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+        { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+      ],
+      responses: {
+        '200': {
+          description: 'The grants as acl:Authorization nodes in an api:Collection',
+          content: jsonLd(ref('CollectionDocument')),
+        },
+      },
     },
     delete: {
       tags: ['Access control'],
-      summary: 'INTERNAL: Withdraw what grants give an agent (or anyone) on an object (or every object), and what was delegated onward from it',
+      summary:
+        'INTERNAL: Withdraw what grants give an agent (or anyone) on an object (or every object), and what was delegated onward from it',
       operationId: 'withdrawGrants',
-      parameters: [{ name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
+      parameters: [
+        { name: 'object', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+        { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+      ],
       responses: { '204': { description: 'Withdrawn' } },
     },
   },
@@ -389,7 +560,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       summary: 'INTERNAL: One grant',
       operationId: 'getGrant',
       parameters: [pathParam('grantId')],
-      responses: { '200': { description: 'The grant\'s acl:Authorization nodes and bookkeeping', content: jsonLd(ref('JsonLdDocument')) } },
+      responses: {
+        '200': {
+          description: "The grant's acl:Authorization nodes and bookkeeping",
+          content: jsonLd(ref('JsonLdDocument')),
+        },
+      },
     },
     delete: {
       tags: ['Access control'],
@@ -402,12 +578,21 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
   '/internal/access': {
     get: {
       tags: ['Access control'],
-      summary: 'INTERNAL: Explain access: which permissions an agent holds on an object, and the chain of grants and delegations behind each',
+      summary:
+        'INTERNAL: Explain access: which permissions an agent holds on an object, and the chain of grants and delegations behind each',
       operationId: 'explainAccess',
-      parameters: [{ name: 'object', in: 'query', required: true, schema: { type: 'string', format: 'uri' } }, { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } }],
-      responses: { '200': { description: 'Per permission: held, and its sources', content: { 'application/json': { schema: { type: 'object', required: ['object', 'agent', 'permissions'] } } } } },
+      parameters: [
+        { name: 'object', in: 'query', required: true, schema: { type: 'string', format: 'uri' } },
+        { name: 'agent', in: 'query', required: false, schema: { type: 'string', format: 'uri' } },
+      ],
+      responses: {
+        '200': {
+          description: 'Per permission: held, and its sources',
+          content: { 'application/json': { schema: { type: 'object', required: ['object', 'agent', 'permissions'] } } },
+        },
       },
     },
+  },
   '/sparql': {
     get: {
       tags: ['Operations'],
@@ -426,7 +611,13 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
         required: true,
         content: {
           'application/sparql-query': text,
-          'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['query'], properties: { query: { type: 'string' }, view: { type: 'string' } } } },
+          'application/x-www-form-urlencoded': {
+            schema: {
+              type: 'object',
+              required: ['query'],
+              properties: { query: { type: 'string' }, view: { type: 'string' } },
+            },
+          },
         },
       },
       responses: sparqlAnswer(),
@@ -439,7 +630,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       description: 'As an api:Collection in arrival order, each stored once (by @id or Idempotency-Key)',
       operationId: 'listReceivedNotifications',
       parameters: receivedNotificationQuery,
-      responses: { '200': { description: 'The matching notifications', content: { ...jsonLd(ref('CollectionDocument')), ...rdfText } } },
+      responses: {
+        '200': {
+          description: 'The matching notifications',
+          content: { ...jsonLd(ref('CollectionDocument')), ...rdfText },
+        },
+      },
     },
   },
   '/internal/notifications/receipts': {
@@ -449,7 +645,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       description: 'The same notifications, order and pages as /internal/notifications, as JSON, for the web console',
       operationId: 'listNotificationReceipts',
       parameters: receivedNotificationQuery,
-      responses: { '200': { description: 'The matching receipts', content: { 'application/json': { schema: ref('ReceiptList') } } } },
+      responses: {
+        '200': {
+          description: 'The matching receipts',
+          content: { 'application/json': { schema: ref('ReceiptList') } },
+        },
+      },
     },
   },
   '/internal/outbox/queues': {
@@ -457,7 +658,20 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Notification queues with something to deliver (one per subscriber and topic)',
       operationId: 'listOutboxQueues',
-      responses: { '200': { description: 'The queues', content: { 'application/json': { schema: { type: 'object', required: ['queues'], properties: { queues: { type: 'array', items: ref('OutboxQueue') } } } } } } },
+      responses: {
+        '200': {
+          description: 'The queues',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['queues'],
+                properties: { queues: { type: 'array', items: ref('OutboxQueue') } },
+              },
+            },
+          },
+        },
+      },
     },
   },
   '/internal/outbox/dead-letters': {
@@ -465,7 +679,20 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Notifications given up on (retry window over, 410 Gone, refused address)',
       operationId: 'listDeadLetters',
-      responses: { '200': { description: 'The dead letters, oldest first', content: { 'application/json': { schema: { type: 'object', required: ['deadLetters'], properties: { deadLetters: { type: 'array', items: ref('DeadLetter') } } } } } } },
+      responses: {
+        '200': {
+          description: 'The dead letters, oldest first',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['deadLetters'],
+                properties: { deadLetters: { type: 'array', items: ref('DeadLetter') } },
+              },
+            },
+          },
+        },
+      },
     },
   },
   '/internal/outbox/dead-letters/replay': {
@@ -473,8 +700,31 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'INTERNAL: Put dead letters back in their queues',
       operationId: 'replayDeadLetters',
-      parameters: [{ name: 'notification', in: 'query', required: false, schema: { type: 'array', items: { type: 'string', format: 'uri' } }, style: 'form', explode: true, description: 'the dead letters to replay (default: all)' }],
-      responses: { '200': { description: 'How many were replayed', content: { 'application/json': { schema: { type: 'object', required: ['replayed'], properties: { replayed: { type: 'integer', minimum: 0 } } } } } } },
+      parameters: [
+        {
+          name: 'notification',
+          in: 'query',
+          required: false,
+          schema: { type: 'array', items: { type: 'string', format: 'uri' } },
+          style: 'form',
+          explode: true,
+          description: 'the dead letters to replay (default: all)',
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'How many were replayed',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['replayed'],
+                properties: { replayed: { type: 'integer', minimum: 0 } },
+              },
+            },
+          },
+        },
+      },
     },
   },
   '/internal/remote-subscriptions': {
@@ -482,12 +732,26 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Subscriptions'],
       summary: 'INTERNAL: Subscriptions this server holds at other servers',
       operationId: 'listRemoteSubscriptions',
-      responses: { '200': { description: 'Every one, oldest first', content: { 'application/json': { schema: { type: 'object', required: ['subscriptions'], properties: { subscriptions: { type: 'array', items: ref('RemoteSubscription') } } } } } } },
+      responses: {
+        '200': {
+          description: 'Every one, oldest first',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['subscriptions'],
+                properties: { subscriptions: { type: 'array', items: ref('RemoteSubscription') } },
+              },
+            },
+          },
+        },
+      },
     },
     post: {
       tags: ['Subscriptions'],
       summary: 'INTERNAL: Subscribe this server to a topic at another server',
-      description: 'Posts the Subscription this server wants to {publisher}/subscriptions and keeps the SubscriptionRequest it answers',
+      description:
+        'Posts the Subscription this server wants to {publisher}/subscriptions and keeps the SubscriptionRequest it answers',
       operationId: 'createRemoteSubscription',
       requestBody: {
         required: true,
@@ -497,9 +761,20 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
               type: 'object',
               required: ['topic'],
               properties: {
-                topic: { type: 'string', format: 'uri', description: 'a Logistics Object IRI, or a Logistics Object class IRI' },
-                topicType: { type: 'string', description: 'LOGISTICS_OBJECT_IDENTIFIER (default) or LOGISTICS_OBJECT_TYPE' },
-                publisher: { type: 'string', format: 'uri', description: "base URL of the publisher (default: the topic object's origin)" },
+                topic: {
+                  type: 'string',
+                  format: 'uri',
+                  description: 'a Logistics Object IRI, or a Logistics Object class IRI',
+                },
+                topicType: {
+                  type: 'string',
+                  description: 'LOGISTICS_OBJECT_IDENTIFIER (default) or LOGISTICS_OBJECT_TYPE',
+                },
+                publisher: {
+                  type: 'string',
+                  format: 'uri',
+                  description: "base URL of the publisher (default: the topic object's origin)",
+                },
                 sendLogisticsObjectBody: { type: 'boolean' },
                 notifyRequestStatusChange: { type: 'boolean' },
               },
@@ -508,7 +783,11 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
         },
       },
       responses: {
-        '201': { description: 'Subscribed', headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } }, content: { 'application/json': { schema: ref('RemoteSubscription') } } },
+        '201': {
+          description: 'Subscribed',
+          headers: { Location: { required: true, schema: { type: 'string', format: 'uri' } } },
+          content: { 'application/json': { schema: ref('RemoteSubscription') } },
+        },
         '502': { description: 'The publisher could not be reached or did not create a SubscriptionRequest' },
       },
     },
@@ -526,15 +805,28 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
             schema: {
               type: 'object',
               required: ['grant_type'],
-              properties: { grant_type: { const: 'client_credentials' }, client_id: { type: 'string' }, client_secret: { type: 'string' } },
+              properties: {
+                grant_type: { const: 'client_credentials' },
+                client_id: { type: 'string' },
+                client_secret: { type: 'string' },
+              },
             },
           },
         },
       },
       responses: {
-        '200': { description: 'A signed JWT for the client\'s logistics agent', content: { 'application/json': { schema: ref('TokenResponse') } } },
-        '400': { description: 'Unsupported grant or malformed request', content: { 'application/json': { schema: ref('OAuthError') } } },
-        '401': { description: 'Unknown client or wrong secret', content: { 'application/json': { schema: ref('OAuthError') } } },
+        '200': {
+          description: "A signed JWT for the client's logistics agent",
+          content: { 'application/json': { schema: ref('TokenResponse') } },
+        },
+        '400': {
+          description: 'Unsupported grant or malformed request',
+          content: { 'application/json': { schema: ref('OAuthError') } },
+        },
+        '401': {
+          description: 'Unknown client or wrong secret',
+          content: { 'application/json': { schema: ref('OAuthError') } },
+        },
       },
     },
   },
@@ -544,7 +836,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Identity provider'],
       summary: 'Embedded identity provider: public keys',
       operationId: 'getJwks',
-      responses: { '200': { description: 'The key set (with x5c and x5t)', content: { 'application/json': { schema: ref('JsonWebKeySet') } } } },
+      responses: {
+        '200': {
+          description: 'The key set (with x5c and x5t)',
+          content: { 'application/json': { schema: ref('JsonWebKeySet') } },
+        },
+      },
     },
   },
   '/health/live': {
@@ -553,7 +850,9 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'Liveness probe',
       operationId: 'getLiveness',
-      responses: { '200': { description: 'The process answers', content: { 'application/json': { schema: ref('Health') } } } },
+      responses: {
+        '200': { description: 'The process answers', content: { 'application/json': { schema: ref('Health') } } },
+      },
     },
   },
   '/health/ready': {
@@ -563,8 +862,14 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       summary: 'Readiness probe',
       operationId: 'getReadiness',
       responses: {
-        '200': { description: 'The store is loaded: traffic is served', content: { 'application/json': { schema: ref('Health') } } },
-        '503': { description: 'Starting (store loading) or stopping', content: { 'application/json': { schema: ref('Health') } } },
+        '200': {
+          description: 'The store is loaded: traffic is served',
+          content: { 'application/json': { schema: ref('Health') } },
+        },
+        '503': {
+          description: 'Starting (store loading) or stopping',
+          content: { 'application/json': { schema: ref('Health') } },
+        },
       },
     },
   },
@@ -584,7 +889,12 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'This description, as JSON',
       operationId: 'getOpenApiJson',
-      responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } } } },
+      responses: {
+        '200': {
+          description: 'OpenAPI 3.1',
+          content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'paths'] } } },
+        },
+      },
     },
   },
   '/openapi.yaml': {
@@ -593,7 +903,9 @@ const SERVER_PATHS: Record<string, Record<string, Json>> = {
       tags: ['Operations'],
       summary: 'This description, as YAML',
       operationId: 'getOpenApiYaml',
-      responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/yaml': { schema: { type: 'string' } } } } },
+      responses: {
+        '200': { description: 'OpenAPI 3.1', content: { 'application/yaml': { schema: { type: 'string' } } } },
+      },
     },
   },
   '/openapi': {
@@ -634,24 +946,36 @@ function adaptOperation(operation: Json, successBodies?: Record<string, Json>): 
       responses[status] = rest;
     }
   }
-  for (const status of Object.keys(ERROR_TITLES)) responses[status] ??= { description: ERROR_TITLES[Number(status)], content: jsonLd(ref('ApiError')) };
+  for (const status of Object.keys(ERROR_TITLES))
+    responses[status] ??= { description: ERROR_TITLES[Number(status)], content: jsonLd(ref('ApiError')) };
   return { ...operation, responses };
 }
 
 export async function buildOpenApi(baseUrl: string): Promise<OpenApiDocument> {
   // The YAML parser is loaded with the first request for the description, not at start.
   const { parse } = await import('yaml');
-  const iata = parse(readFileSync(IATA_FILE, 'utf8')) as Json & { paths: Record<string, Record<string, Json>>; components: { schemas: Record<string, unknown> } };
+  const iata = parse(readFileSync(IATA_FILE, 'utf8')) as Json & {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Record<string, unknown> };
+  };
   const paths: Record<string, Record<string, Json>> = {};
   for (const [path, operations] of Object.entries(FROM_IATA)) {
     paths[path] = {};
-    for (const [method, bodies] of Object.entries(operations)) paths[path][method] = upgradeSchemas(adaptOperation(iata.paths[path][method], bodies)) as Json;
+    for (const [method, bodies] of Object.entries(operations))
+      paths[path][method] = upgradeSchemas(adaptOperation(iata.paths[path][method], bodies)) as Json;
   }
   const getObject = paths['/logistics-objects/{logisticsObjectId}'].get as { parameters: Json[] };
-  getObject.parameters.push({ name: 'revision', in: 'query', required: false, schema: { type: 'integer', minimum: 1 }, description: 'a revision number instead of the latest (our extension)' });
+  getObject.parameters.push({
+    name: 'revision',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: 1 },
+    description: 'a revision number instead of the latest (our extension)',
+  });
   for (const [path, operations] of Object.entries(SERVER_PATHS)) {
     paths[path] = {};
-    for (const [method, operation] of Object.entries(operations)) paths[path][method] = operation.security ? operation : adaptOperation(operation);
+    for (const [method, operation] of Object.entries(operations))
+      paths[path][method] = operation.security ? operation : adaptOperation(operation);
   }
   const schemas = { ...(upgradeSchemas(iata.components.schemas) as Record<string, unknown>), ...SERVER_SCHEMAS };
   // IATA's description refers to classes (code lists, Thing) it never defines: described as open objects.
@@ -664,16 +988,29 @@ export async function buildOpenApi(baseUrl: string): Promise<OpenApiDocument> {
       ...(iata.info as Json),
       title: 'ONE Record server API',
       description:
-        "The ONE Record API (IATA, version 2.3.0) as this server implements it, with its own routes (operations, identity provider, action request list, bulk events). Answers are compacted JSON-LD; requests may use any JSON-LD form or Turtle.",
+        'The ONE Record API (IATA, version 2.3.0) as this server implements it, with its own routes (operations, identity provider, action request list, bulk events). Answers are compacted JSON-LD; requests may use any JSON-LD form or Turtle.',
     },
     servers: [{ url: baseUrl }],
-    tags: [...(iata.tags as Json[]).filter((t) => Object.values(paths).some((ops) => Object.values(ops).some((op) => (op.tags as string[] | undefined)?.includes(t.name as string)))), { name: 'Identity provider' }, { name: 'Operations' }],
+    tags: [
+      ...(iata.tags as Json[]).filter((t) =>
+        Object.values(paths).some((ops) =>
+          Object.values(ops).some((op) => (op.tags as string[] | undefined)?.includes(t.name as string)),
+        ),
+      ),
+      { name: 'Identity provider' },
+      { name: 'Operations' },
+    ],
     security: [{ bearer: [] }],
     paths,
     components: {
       schemas,
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A JWT from the embedded or a trusted identity provider, carrying logistics_agent_uri' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A JWT from the embedded or a trusted identity provider, carrying logistics_agent_uri',
+        },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'metrics.token from the configuration' },
       },
     },
@@ -689,9 +1026,21 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
 function renderPage(doc: OpenApiDocument): string {
   const sections = Object.entries(doc.paths).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, op]) => {
-      const parameters = ((op.parameters ?? []) as Json[]).map((p) => `<li><code>${escapeHtml(String(p.name))}</code> (${escapeHtml(String(p.in))}${p.required ? ', required' : ''})</li>`).join('');
+      const parameters = ((op.parameters ?? []) as Json[])
+        .map(
+          (p) =>
+            `<li><code>${escapeHtml(String(p.name))}</code> (${escapeHtml(String(p.in))}${p.required ? ', required' : ''})</li>`,
+        )
+        .join('');
       const responses = Object.entries((op.responses ?? {}) as Record<string, Json>)
-        .map(([status, r]) => `<li><b>${status}</b> ${escapeHtml(String(r.description ?? ''))} <small>${Object.keys((r.content ?? {}) as Json).map(escapeHtml).join(', ')}</small></li>`)
+        .map(
+          ([status, r]) =>
+            `<li><b>${status}</b> ${escapeHtml(String(r.description ?? ''))} <small>${Object.keys(
+              (r.content ?? {}) as Json,
+            )
+              .map(escapeHtml)
+              .join(', ')}</small></li>`,
+        )
         .join('');
       return `<section id="${escapeHtml(String(op.operationId ?? `${method}-${path}`))}"><h2><span class="m">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h2><p>${escapeHtml(String(op.summary ?? ''))}</p>${parameters ? `<h3>Parameters</h3><ul>${parameters}</ul>` : ''}<h3>Answers</h3><ul>${responses}</ul></section>`;
     }),
@@ -708,7 +1057,11 @@ export function openApiRoutes(baseUrl: string): Router {
     (built ??= (async () => {
       const doc = await buildOpenApi(baseUrl);
       const { stringify } = await import('yaml');
-      return { json: JSON.stringify(doc), yaml: stringify(doc, { aliasDuplicateObjects: false }), html: renderPage(doc) };
+      return {
+        json: JSON.stringify(doc),
+        yaml: stringify(doc, { aliasDuplicateObjects: false }),
+        html: renderPage(doc),
+      };
     })());
   router.get('/openapi.json', async (_req, res) => {
     res.type('application/json').send((await forms()).json);

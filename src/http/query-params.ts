@@ -38,7 +38,10 @@ export function queryValues(req: Request, names: readonly string[]): { name: str
   if (given.length > 1) throw badQuery(given[1], `give ${given.join(' or ')}, not both`);
   if (given.length === 0) return undefined;
   const raw = query[given[0]];
-  return { name: given[0], values: (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string') };
+  return {
+    name: given[0],
+    values: (Array.isArray(raw) ? raw : [raw]).filter((v): v is string => typeof v === 'string'),
+  };
 }
 
 /** The value of a parameter that may be given once, under any one of its spellings. */
@@ -52,7 +55,8 @@ export function singleQueryValue(req: Request, names: readonly string[]): { name
 export function queryCount(req: Request, name: string, fallback: number, max = 1e9): number {
   const p = singleQueryValue(req, [name]);
   if (!p) return fallback;
-  if (!/^\d{1,10}$/.test(p.value) || Number(p.value) > max) throw badQuery(name, `${name} must be an integer from 0 to ${max}`);
+  if (!/^\d{1,10}$/.test(p.value) || Number(p.value) > max)
+    throw badQuery(name, `${name} must be an integer from 0 to ${max}`);
   return Number(p.value);
 }
 
@@ -69,7 +73,11 @@ export function parseInstant(value: string, parameter: string): Date {
   const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
   const date = new Date(iso);
   // Date rolls impossible days over (2024-02-30 is 1 March): the calendar is checked on the text.
-  if (!rfc3339.test(iso) || Number.isNaN(date.getTime()) || !isWellTyped(iso.replace(/[t ]/, 'T').replace(/z$/, 'Z'), xsd.dateTime)) {
+  if (
+    !rfc3339.test(iso) ||
+    Number.isNaN(date.getTime()) ||
+    !isWellTyped(iso.replace(/[t ]/, 'T').replace(/z$/, 'Z'), xsd.dateTime)
+  ) {
     throw badQuery(parameter, `${parameter} must be YYYYMMDDThhmmssZ or an RFC 3339 date-time`);
   }
   return date;
@@ -89,6 +97,7 @@ export function parseRequestStatus(value: string, parameter: string): string {
 /** An action request type from a query parameter, in the same spellings as statuses. */
 export function parseRequestType(value: string, parameter: string): string {
   const iri = `${API}${apiLocalName(value.trim())}`;
-  if (!REQUEST_TYPES.includes(iri)) throw badQuery(parameter, `${parameter} must be one of ${REQUEST_TYPES.map(apiLocalName).join(', ')}`);
+  if (!REQUEST_TYPES.includes(iri))
+    throw badQuery(parameter, `${parameter} must be one of ${REQUEST_TYPES.map(apiLocalName).join(', ')}`);
   return iri;
 }

@@ -30,7 +30,12 @@ export class Representations {
   }
 
   /** The body of a revision: from the cache when it holds it (no promise then), else built and kept. */
-  render(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Buffer | Promise<Buffer> {
+  render(
+    view: ObjectView,
+    format: ResponseFormat,
+    caller: Caller,
+    options: RepresentationOptions,
+  ): Buffer | Promise<Buffer> {
     const cacheable = !options.at && !options.embedded;
     const hit = cacheable ? this.cached(view, format) : undefined;
     if (hit) return hit;
@@ -47,14 +52,27 @@ export class Representations {
   }
 
   private async document(view: ObjectView): Promise<NodeDocument> {
-    return { iri: view.entry.iri, triples: await this.objects.triples(view.revision), revision: { number: view.revision.number, latest: view.latest.number } };
+    return {
+      iri: view.entry.iri,
+      triples: await this.objects.triples(view.revision),
+      revision: { number: view.revision.number, latest: view.latest.number },
+    };
   }
 
-  private async build(view: ObjectView, format: ResponseFormat, caller: Caller, options: RepresentationOptions): Promise<string> {
+  private async build(
+    view: ObjectView,
+    format: ResponseFormat,
+    caller: Caller,
+    options: RepresentationOptions,
+  ): Promise<string> {
     const root = await this.document(view);
     const linkIri = options.at ? this.atLinker(options.at.raw) : undefined;
     const inlined = options.embedded
-      ? await Promise.all((await this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri]))).map((v) => this.document(v)))
+      ? await Promise.all(
+          (
+            await this.objects.linkedViews(root.triples, caller, { at: options.at?.instant }, new Set([view.entry.iri]))
+          ).map((v) => this.document(v)),
+        )
       : [];
     if (format === 'jsonld') return writeJsonLd(root, { inline: new Map(inlined.map((d) => [d.iri, d])), linkIri });
     const triples = [root, ...inlined].flatMap((doc) => withRevisionNumbers(doc));

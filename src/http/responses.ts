@@ -25,7 +25,12 @@ export function sendNotModified(res: ServerResponse, etag: string): void {
 
 /** 201 for a created resource: `Location` and `Type`, no body (ONE Record API, "Endpoints", Conventions). */
 export function sendCreated(res: Response, location: string, type: string): void {
-  res.status(201).setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+  res
+    .status(201)
+    .setHeader('Location', location)
+    .setHeader('Type', type)
+    .setHeader('Content-Language', CONTENT_LANGUAGE)
+    .end();
 }
 
 /** `Last-Modified` values, per instant: the instants are the index's own Date objects, read again by every GET. */
@@ -46,7 +51,13 @@ function httpDate(date: Date): string {
  * on its own rather than handed to `writeHead` as an object: with `X-Request-Id` set before, Node
  * sets each of those one by one anyway. HEAD gets the same headers; Node drops the body.
  */
-export function sendRepresentation(res: ServerResponse, negotiated: Negotiated, lastModified: Date, extra: Record<string, string>, body: Buffer): void {
+export function sendRepresentation(
+  res: ServerResponse,
+  negotiated: Negotiated,
+  lastModified: Date,
+  extra: Record<string, string>,
+  body: Buffer,
+): void {
   res.setHeader('Content-Type', contentTypeHeader(negotiated));
   res.setHeader('Content-Language', CONTENT_LANGUAGE);
   res.setHeader('Last-Modified', httpDate(lastModified));

@@ -55,7 +55,8 @@ export function gatedRouters(handlers: (Router | RequestHandler)[]): RequestHand
         // from a router's setImmediate, outside express's own catch).
         try {
           const returned = handler(req, res, step) as unknown;
-          if (returned instanceof Promise) returned.catch((error: unknown) => next(error ?? new Error('Rejected promise')));
+          if (returned instanceof Promise)
+            returned.catch((error: unknown) => next(error ?? new Error('Rejected promise')));
         } catch (thrown) {
           next(thrown);
         }

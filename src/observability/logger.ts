@@ -14,7 +14,11 @@ export type { Logger };
  * `X-Request-Id`: no header, no body, no token.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
-  const options = { level, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label: string) => ({ level: label }) } };
+  const options = {
+    level,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
   if (destination) return pino(options, destination);
   if (process.stdout.isTTY) {
     // Loaded only for a terminal: servers under an orchestrator never pay for it.

@@ -16,10 +16,17 @@ export function metricsRoute(metrics: ServerMetrics, token?: string): Router {
   const expected = token === undefined ? undefined : digest(`Bearer ${token}`);
   router.get('/metrics', async (req, res, next) => {
     if (expected && !timingSafeEqual(digest(req.headers.authorization ?? ''), expected)) {
-      next(new HttpError(401, 'metrics_token_required', { message: 'GET /metrics needs Authorization: Bearer <metrics.token>' }));
+      next(
+        new HttpError(401, 'metrics_token_required', {
+          message: 'GET /metrics needs Authorization: Bearer <metrics.token>',
+        }),
+      );
       return;
     }
-    res.setHeader('Content-Type', metrics.registry.contentType).setHeader('Cache-Control', 'no-store').send(await metrics.registry.metrics());
+    res
+      .setHeader('Content-Type', metrics.registry.contentType)
+      .setHeader('Cache-Control', 'no-store')
+      .send(await metrics.registry.metrics());
   });
   return router;
 }

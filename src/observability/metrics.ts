@@ -75,9 +75,21 @@ export class ServerMetrics {
       labelNames: ['type', 'status'],
       registers,
     });
-    this.logisticsEvents = new Counter({ name: 'onerecord_logistics_events_total', help: 'Logistics Events stored (each event of a bulk request counts)', registers });
-    this.notificationsQueued = new Counter({ name: 'onerecord_notifications_queued_total', help: 'Notifications put in the outbox (one per recipient a write notifies)', registers });
-    this.notificationsReceived = new Counter({ name: 'onerecord_notifications_received_total', help: 'Notifications received on POST /notifications and stored (duplicates not counted)', registers });
+    this.logisticsEvents = new Counter({
+      name: 'onerecord_logistics_events_total',
+      help: 'Logistics Events stored (each event of a bulk request counts)',
+      registers,
+    });
+    this.notificationsQueued = new Counter({
+      name: 'onerecord_notifications_queued_total',
+      help: 'Notifications put in the outbox (one per recipient a write notifies)',
+      registers,
+    });
+    this.notificationsReceived = new Counter({
+      name: 'onerecord_notifications_received_total',
+      help: 'Notifications received on POST /notifications and stored (duplicates not counted)',
+      registers,
+    });
     this.deliveries = new Counter({
       name: 'onerecord_notification_deliveries_total',
       help: 'Attempts to deliver a notification by outcome: delivered (2xx), failed (retried later), dropped (subscription ended or object no longer readable), dead_lettered',
@@ -122,16 +134,52 @@ export class ServerMetrics {
           },
         });
     const outboxGauge = gaugeOf(() => sources.outboxDepth());
-    outboxGauge('onerecord_outbox_notifications', 'Notifications in the outbox still to deliver (dead letters not included)', (d) => d.pending);
-    outboxGauge('onerecord_outbox_queues', 'Delivery queues (one per subscriber and topic) with notifications still to deliver', (d) => d.queues);
-    outboxGauge('onerecord_outbox_dead_letters', 'Notifications given up on and kept as dead letters (replayable through /internal/outbox/dead-letters/replay)', (d) => d.deadLetters);
+    outboxGauge(
+      'onerecord_outbox_notifications',
+      'Notifications in the outbox still to deliver (dead letters not included)',
+      (d) => d.pending,
+    );
+    outboxGauge(
+      'onerecord_outbox_queues',
+      'Delivery queues (one per subscriber and topic) with notifications still to deliver',
+      (d) => d.queues,
+    );
+    outboxGauge(
+      'onerecord_outbox_dead_letters',
+      'Notifications given up on and kept as dead letters (replayable through /internal/outbox/dead-letters/replay)',
+      (d) => d.deadLetters,
+    );
     const storeGauge = gaugeOf(() => sources.storeCapacity());
-    storeGauge('onerecord_store_quads', 'Quads in the store (counted at start, then kept by each commit)', (c) => c.quads);
-    storeGauge('onerecord_store_capacity_quads', 'Quads the store may hold (store.capacityQuads); writes past it are refused with 507', (c) => c.capacityQuads);
-    storeGauge('onerecord_store_headroom_quads', 'Quads that may still be written before the store refuses writes', (c) => c.headroomQuads);
-    storeGauge('onerecord_store_writes_refused', '1 while writes are refused (store full, or a change that could not be applied), else 0', (c) => (c.writesRefused ? 1 : 0));
-    storeGauge('onerecord_wasm_memory_bytes', "Size of Oxigraph's WASM linear memory (reserved ahead of need, so more than in use)", (c) => c.wasmMemoryBytes);
-    storeGauge('onerecord_wasm_memory_limit_bytes', "Where Oxigraph's WASM memory ends (4 GiB)", (c) => c.wasmMemoryLimitBytes);
+    storeGauge(
+      'onerecord_store_quads',
+      'Quads in the store (counted at start, then kept by each commit)',
+      (c) => c.quads,
+    );
+    storeGauge(
+      'onerecord_store_capacity_quads',
+      'Quads the store may hold (store.capacityQuads); writes past it are refused with 507',
+      (c) => c.capacityQuads,
+    );
+    storeGauge(
+      'onerecord_store_headroom_quads',
+      'Quads that may still be written before the store refuses writes',
+      (c) => c.headroomQuads,
+    );
+    storeGauge(
+      'onerecord_store_writes_refused',
+      '1 while writes are refused (store full, or a change that could not be applied), else 0',
+      (c) => (c.writesRefused ? 1 : 0),
+    );
+    storeGauge(
+      'onerecord_wasm_memory_bytes',
+      "Size of Oxigraph's WASM linear memory (reserved ahead of need, so more than in use)",
+      (c) => c.wasmMemoryBytes,
+    );
+    storeGauge(
+      'onerecord_wasm_memory_limit_bytes',
+      "Where Oxigraph's WASM memory ends (4 GiB)",
+      (c) => c.wasmMemoryLimitBytes,
+    );
   }
 
   /**

@@ -73,12 +73,18 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
  * connect to, so the check applies to the address actually connected to (a name that resolves to
  * 127.0.0.1 is refused like the literal). Refuses when none is left.
  */
-export function guardedLookup(hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
+export function guardedLookup(
+  hostname: string,
+  options: LookupOneOptions | LookupAllOptions,
+  callback: LookupCallback,
+): void {
   dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const allowed = addresses.filter((a) => isPublicAddress(a.address));
     if (allowed.length === 0) {
-      const refused = new OutboundRefusedError(`${hostname} resolves to ${addresses.map((a) => a.address).join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`);
+      const refused = new OutboundRefusedError(
+        `${hostname} resolves to ${addresses.map((a) => a.address).join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`,
+      );
       return callback(refused as NodeJS.ErrnoException, []);
     }
     if ((options as LookupAllOptions).all) return callback(null, allowed);

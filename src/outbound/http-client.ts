@@ -36,7 +36,12 @@ export interface OutboundResponse {
 /** Why an outbound call failed before an answer came (timeouts, connection errors, refusal). */
 export class OutboundError extends Error {
   constructor(
-    readonly code: 'outbound_address_refused' | 'outbound_connect_timeout' | 'outbound_timeout' | 'outbound_failed' | 'outbound_answer_too_large',
+    readonly code:
+      | 'outbound_address_refused'
+      | 'outbound_connect_timeout'
+      | 'outbound_timeout'
+      | 'outbound_failed'
+      | 'outbound_answer_too_large',
     message: string,
   ) {
     super(message);
@@ -81,11 +86,21 @@ export class CallCancel {
 
 /** An error of a call made in order to `target`, as an OutboundError. */
 function orderedCallError(err: Error, target: { origin: string }): OutboundError {
-  const refused = err instanceof OutboundRefusedError ? err : err.cause instanceof OutboundRefusedError ? err.cause : undefined;
+  const refused =
+    err instanceof OutboundRefusedError ? err : err.cause instanceof OutboundRefusedError ? err.cause : undefined;
   if (refused) return new OutboundError('outbound_address_refused', refused.message);
-  if (err instanceof errors.ConnectTimeoutError) return new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within the time limit`);
-  if (err instanceof errors.ResponseExceededMaxSizeError) return new OutboundError('outbound_answer_too_large', `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`);
-  if (err instanceof OrderedCallTimeout || err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+  if (err instanceof errors.ConnectTimeoutError)
+    return new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within the time limit`);
+  if (err instanceof errors.ResponseExceededMaxSizeError)
+    return new OutboundError(
+      'outbound_answer_too_large',
+      `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`,
+    );
+  if (
+    err instanceof OrderedCallTimeout ||
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof errors.BodyTimeoutError
+  ) {
     return new OutboundError('outbound_timeout', `no complete answer from ${target.origin} within the time limit`);
   }
   return new OutboundError('outbound_failed', `${target.origin}: ${err.message}`);
@@ -147,10 +162,17 @@ export class OutboundClient {
     } catch {
       return `not a URL: ${url}`;
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return `only http and https URLs are called: ${url}`;
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      return `only http and https URLs are called: ${url}`;
     if (!this.guarded(target.origin)) return undefined;
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    const addresses = isIP(host) !== 0 ? [host] : await lookup(host, { all: true }).then((found) => found.map((a) => a.address), () => []);
+    const addresses =
+      isIP(host) !== 0
+        ? [host]
+        : await lookup(host, { all: true }).then(
+            (found) => found.map((a) => a.address),
+            () => [],
+          );
     if (addresses.length > 0 && !addresses.some(isPublicAddress)) {
       return `${host} resolves to ${addresses.join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`;
     }
@@ -170,10 +192,14 @@ export class OutboundClient {
     } catch {
       return new OutboundError('outbound_failed', `not a URL: ${url}`);
     }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') return new OutboundError('outbound_failed', `only http and https URLs are called: ${url}`);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:')
+      return new OutboundError('outbound_failed', `only http and https URLs are called: ${url}`);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     if (this.guarded(target.origin) && isIP(host) !== 0 && !isPublicAddress(host)) {
-      return new OutboundError('outbound_address_refused', `${host} is a loopback, private, link-local or metadata address (outbound.allowPrivateAddresses)`);
+      return new OutboundError(
+        'outbound_address_refused',
+        `${host} is a loopback, private, link-local or metadata address (outbound.allowPrivateAddresses)`,
+      );
     }
     return target;
   }
@@ -188,7 +214,13 @@ export class OutboundClient {
    * `cancel` ends the call. Made with undici's dispatch: no stream or abort signal per call (a
    * server delivering a fan-out makes thousands of them a second).
    */
-  requestInOrder(url: string, init: OutboundRequest, lane: string, pipelining: number, cancel?: CallCancel): Promise<OutboundResponse> {
+  requestInOrder(
+    url: string,
+    init: OutboundRequest,
+    lane: string,
+    pipelining: number,
+    cancel?: CallCancel,
+  ): Promise<OutboundResponse> {
     const target = this.orderedTarget(url);
     if (target instanceof OutboundError) return Promise.reject(target);
     let slots = this.connections.get(target.origin);
@@ -243,7 +275,14 @@ export class OutboundClient {
       try {
         dispatcher.dispatch(
           // Notifications carry an Idempotency-Key: they may be pipelined, and nothing on the way waits long.
-          { path: target.path, method: init.method, headers: init.headers, body: init.body, idempotent: true, blocking: false },
+          {
+            path: target.path,
+            method: init.method,
+            headers: init.headers,
+            body: init.body,
+            idempotent: true,
+            blocking: false,
+          },
           {
             onConnect: (abortCall) => {
               abort = abortCall;
@@ -293,7 +332,10 @@ export class OutboundClient {
     if (target instanceof OutboundError) return Promise.reject(target);
     const requestOptions: RequestOptions = {
       method: init.method,
-      headers: { ...init.headers, ...(init.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(init.body)) }) },
+      headers: {
+        ...init.headers,
+        ...(init.body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(init.body)) }),
+      },
       ...(this.guarded(target.origin) ? { lookup: guardedLookup as RequestOptions['lookup'] } : {}),
     };
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -312,7 +354,13 @@ export class OutboundClient {
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) fail(new OutboundError('outbound_answer_too_large', `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`));
+          if (size > MAX_ANSWER_BYTES)
+            fail(
+              new OutboundError(
+                'outbound_answer_too_large',
+                `the answer of ${target.origin} is larger than ${MAX_ANSWER_BYTES} bytes`,
+              ),
+            );
           else chunks.push(chunk);
         });
         res.on('end', () => {
@@ -323,8 +371,26 @@ export class OutboundClient {
         });
         res.on('error', (err) => fail(new OutboundError('outbound_failed', err.message)));
       });
-      const total = setTimeout(() => fail(new OutboundError('outbound_timeout', `no complete answer from ${target.origin} within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-      const connect = setTimeout(() => fail(new OutboundError('outbound_connect_timeout', `no connection to ${target.origin} within ${this.options.connectTimeoutMs} ms`)), this.options.connectTimeoutMs);
+      const total = setTimeout(
+        () =>
+          fail(
+            new OutboundError(
+              'outbound_timeout',
+              `no complete answer from ${target.origin} within ${this.options.timeoutMs} ms`,
+            ),
+          ),
+        this.options.timeoutMs,
+      );
+      const connect = setTimeout(
+        () =>
+          fail(
+            new OutboundError(
+              'outbound_connect_timeout',
+              `no connection to ${target.origin} within ${this.options.connectTimeoutMs} ms`,
+            ),
+          ),
+        this.options.connectTimeoutMs,
+      );
       req.on('socket', (socket) => {
         const connected = () => clearTimeout(connect);
         if (!socket.connecting) connected();

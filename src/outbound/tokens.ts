@@ -32,7 +32,10 @@ class CachedToken implements TokenSource {
 
 /** Tokens for the data holder signed by the embedded identity provider. */
 export function embeddedTokens(idp: IdentityProvider, holder: string, lifetimeSeconds: number): TokenSource {
-  return new CachedToken(async () => ({ value: await idp.issue(holder, lifetimeSeconds), expiresInSeconds: lifetimeSeconds }));
+  return new CachedToken(async () => ({
+    value: await idp.issue(holder, lifetimeSeconds),
+    expiresInSeconds: lifetimeSeconds,
+  }));
 }
 
 export interface ClientCredentials {
@@ -44,15 +47,22 @@ export interface ClientCredentials {
 /** Tokens from an external identity provider by the client-credentials grant (Basic client authentication). */
 export function clientCredentialsTokens(client: OutboundClient, credentials: ClientCredentials): TokenSource {
   return new CachedToken(async () => {
-    const basic = Buffer.from(`${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`).toString('base64');
+    const basic = Buffer.from(
+      `${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`,
+    ).toString('base64');
     const res = await client.request(credentials.tokenUrl, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Authorization: `Basic ${basic}`, Accept: 'application/json' },
+      headers: {
+        'Content-Type': 'application/x-www-form-urlencoded',
+        Authorization: `Basic ${basic}`,
+        Accept: 'application/json',
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials' }).toString(),
     });
     if (res.status !== 200) throw new Error(`token request to ${credentials.tokenUrl} answered ${res.status}`);
     const body = JSON.parse(res.body) as { access_token?: unknown; expires_in?: unknown };
-    if (typeof body.access_token !== 'string') throw new Error(`token request to ${credentials.tokenUrl} gave no access_token`);
+    if (typeof body.access_token !== 'string')
+      throw new Error(`token request to ${credentials.tokenUrl} gave no access_token`);
     return { value: body.access_token, expiresInSeconds: typeof body.expires_in === 'number' ? body.expires_in : 300 };
   });
 }

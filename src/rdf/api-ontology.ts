@@ -11,7 +11,8 @@ export class ApiOntology {
 
   constructor(turtle: string) {
     for (const q of new Parser().parse(turtle)) {
-      if (q.predicate.value !== rdf.type || q.subject.termType !== 'NamedNode' || q.object.termType !== 'NamedNode') continue;
+      if (q.predicate.value !== rdf.type || q.subject.termType !== 'NamedNode' || q.object.termType !== 'NamedNode')
+        continue;
       const set = this.individuals.get(q.object.value) ?? new Set<string>();
       set.add(q.subject.value);
       this.individuals.set(q.object.value, set);

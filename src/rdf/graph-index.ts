@@ -39,7 +39,9 @@ export class GraphIndex {
   }
 
   objects(subject: Term, predicate: string): Term[] {
-    return this.triplesOf(subject).filter((q) => q.predicate.value === predicate).map((q) => q.object);
+    return this.triplesOf(subject)
+      .filter((q) => q.predicate.value === predicate)
+      .map((q) => q.object);
   }
 
   one(subject: Term, predicate: string): Term | undefined {
@@ -57,6 +59,8 @@ export class GraphIndex {
   }
 
   subjectsOfType(type: string): Term[] {
-    return this.quads.filter((q) => q.predicate.value === `${RDF}type` && q.object.value === type).map((q) => q.subject);
+    return this.quads
+      .filter((q) => q.predicate.value === `${RDF}type` && q.object.value === type)
+      .map((q) => q.subject);
   }
 }

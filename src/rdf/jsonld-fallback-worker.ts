@@ -20,7 +20,8 @@ port.on('message', async ({ text, options }: FallbackRequest) => {
   try {
     reply = { quads: await jsonLdToRawQuads(JSON.parse(text), options as ReadOptions) };
   } catch (err) {
-    const error = err instanceof HttpError ? err : new HttpError(400, 'invalid_jsonld', { message: 'body is not valid JSON-LD' });
+    const error =
+      err instanceof HttpError ? err : new HttpError(400, 'invalid_jsonld', { message: 'body is not valid JSON-LD' });
     reply = { error: { status: error.status, code: error.code, details: error.details } };
   }
   port.postMessage(reply);

@@ -7,7 +7,9 @@ export interface FallbackRequest {
   text: string;
   options: ReadOptions;
 }
-export type FallbackReply = { quads: JsonLdQuad[] } | { error: { status: number; code: string; details: ErrorDetail[] } };
+export type FallbackReply =
+  | { quads: JsonLdQuad[] }
+  | { error: { status: number; code: string; details: ErrorDetail[] } };
 
 /** Documents waiting for the worker; past this many, a request is refused with 503 rather than queued. */
 const MAX_WAITING = 16;
@@ -32,11 +34,20 @@ export class JsonLdFallback {
       maxWaiting: MAX_WAITING,
       eager: false,
       isReady: (message) => message === 'ready',
-      settle: (reply) => ('quads' in reply ? fromRawQuads(reply.quads) : new HttpError(reply.error.status, reply.error.code, reply.error.details)),
+      settle: (reply) =>
+        'quads' in reply
+          ? fromRawQuads(reply.quads)
+          : new HttpError(reply.error.status, reply.error.code, reply.error.details),
       overBudget: tooCostly,
       // Out of memory, or any other end of the thread: the document at hand fails, the next one gets a new worker.
-      lost: () => new HttpError(400, 'jsonld_too_costly', { message: 'the JSON-LD body could not be processed within the server\'s limits; simplify its @context' }),
-      busy: (reason) => new HttpError(503, 'jsonld_busy', { message: `${reason === 'closing' ? 'the server is shutting down' : 'too many JSON-LD documents are waiting to be processed'}; try again shortly` }),
+      lost: () =>
+        new HttpError(400, 'jsonld_too_costly', {
+          message: "the JSON-LD body could not be processed within the server's limits; simplify its @context",
+        }),
+      busy: (reason) =>
+        new HttpError(503, 'jsonld_busy', {
+          message: `${reason === 'closing' ? 'the server is shutting down' : 'too many JSON-LD documents are waiting to be processed'}; try again shortly`,
+        }),
     });
   }
 
@@ -53,4 +64,3 @@ const tooCostly = (budgetMs: number) =>
   new HttpError(400, 'jsonld_too_costly', {
     message: `processing this JSON-LD body took longer than ${budgetMs} ms and was stopped; simplify its @context (fewer terms, fewer scoped contexts) or send Turtle`,
   });
-

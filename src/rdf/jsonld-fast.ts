@@ -201,11 +201,16 @@ function datatypeIri(iri: string | undefined): string {
  * where jsonld.js parts from it), strings as written whatever their datatype (jsonld.js re-reads
  * an xsd:double string as a number, which turns "INF" into "NaN").
  */
-function literalTerm(value: string | number | boolean, datatype: string | undefined, language: string | undefined): Term {
+function literalTerm(
+  value: string | number | boolean,
+  datatype: string | undefined,
+  language: string | undefined,
+): Term {
   if (typeof value === 'boolean') return literal(String(value), namedNode(datatype ?? xsd.boolean));
   if (typeof value === 'number') {
     // For a safe integer String() is the text numberLiteral writes, sooner.
-    if (Number.isSafeInteger(value) && datatype !== xsd.double) return literal(String(value), namedNode(datatype ?? xsd.integer));
+    if (Number.isSafeInteger(value) && datatype !== xsd.double)
+      return literal(String(value), namedNode(datatype ?? xsd.integer));
     const { lexical, datatype: type } = numberLiteral(value, datatype);
     return literal(lexical, namedNode(type));
   }
@@ -233,9 +238,12 @@ interface ValueKey {
 }
 
 const sameValue = (a: ValueKey, b: ValueKey) =>
-  a.id !== undefined ? a.id === b.id : b.id === undefined && a.value === b.value && a.datatype === b.datatype && a.language === b.language;
+  a.id !== undefined
+    ? a.id === b.id
+    : b.id === undefined && a.value === b.value && a.datatype === b.datatype && a.language === b.language;
 /** Datatypes and languages hold no spaces, so the last two fields are always theirs. */
-const keyText = (k: ValueKey) => (k.id !== undefined ? `@id ${k.id}` : `${typeof k.value} ${String(k.value)} ${k.datatype ?? ''} ${k.language ?? ''}`);
+const keyText = (k: ValueKey) =>
+  k.id !== undefined ? `@id ${k.id}` : `${typeof k.value} ${String(k.value)} ${k.datatype ?? ''} ${k.language ?? ''}`;
 
 /** The values of one property of one node without repeats: compared one by one while few, hashed once many. */
 class PropertyValues {
@@ -414,14 +422,19 @@ class NodeMapBuilder {
       const properties = node.sorted ? node.properties.keys() : [...node.properties.keys()].sort();
       for (const property of properties) {
         const predicate = namedNode(property);
-        for (const object of node.properties.get(property)!.objects) quads.push(quad(subject, predicate, object as Quad['object']));
+        for (const object of node.properties.get(property)!.objects)
+          quads.push(quad(subject, predicate, object as Quad['object']));
       }
     }
     return quads;
   }
 }
 
-function scalar(value: string | number | boolean, datatype: string | undefined, language: string | undefined): [Term, ValueKey] {
+function scalar(
+  value: string | number | boolean,
+  datatype: string | undefined,
+  language: string | undefined,
+): [Term, ValueKey] {
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') outside();
   return [literalTerm(value, datatype, language), { value, datatype, language }];
 }

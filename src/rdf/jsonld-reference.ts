@@ -41,7 +41,8 @@ export interface ReadOptions {
   limits: Limits;
 }
 
-export const tooManyTriples = (limits: Limits) => badRequest('too_many_triples', `the body expands to more than ${limits.triples} triples`);
+export const tooManyTriples = (limits: Limits) =>
+  badRequest('too_many_triples', `the body expands to more than ${limits.triples} triples`);
 
 /** Remote documents are never fetched. */
 const refuseRemoteDocuments = (url: string): never => {
@@ -123,14 +124,22 @@ function correctLiterals(expanded: unknown): void {
 
 /** jsonld.js's reading of a document that passed parse.ts's checks, as plain data. */
 export async function jsonLdToRawQuads(document: unknown, options: ReadOptions): Promise<JsonLdQuad[]> {
-  const jsonLdOptions = { base: options.base, documentLoader: refuseRemoteDocuments, safe: true, contextResolver: new ContextResolver({ sharedCache: new Map() }) };
+  const jsonLdOptions = {
+    base: options.base,
+    documentLoader: refuseRemoteDocuments,
+    safe: true,
+    contextResolver: new ContextResolver({ sharedCache: new Map() }),
+  };
   try {
     // Expansion is linear; turning the expanded form into triples is quadratic in the values
     // of one property (jsonld.js de-duplicates by scanning), so the count is checked in between.
     const expanded = await jsonld.expand(document as jsonld.JsonLdDocument, jsonLdOptions as jsonld.Options.Expand);
     if (countStatements(expanded) > options.limits.triples) throw tooManyTriples(options.limits);
     correctLiterals(expanded);
-    const quads = (await jsonld.toRDF(expanded, { ...jsonLdOptions, skipExpansion: true } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
+    const quads = (await jsonld.toRDF(expanded, {
+      ...jsonLdOptions,
+      skipExpansion: true,
+    } as jsonld.Options.ToRdf)) as unknown as JsonLdQuad[];
     for (const { object } of quads) if (object.datatype?.value === DOUBLE_STAND_IN) object.datatype.value = xsd.double;
     return quads;
   } catch (err) {
@@ -138,7 +147,9 @@ export async function jsonLdToRawQuads(document: unknown, options: ReadOptions):
     const details = (err as { details?: { cause?: unknown; event?: { message?: string; details?: unknown } } }).details;
     if (details?.cause instanceof HttpError) throw details.cause;
     // Safe mode reports what it refused (a relative @id, a term without mapping, ...) in an event.
-    const why = details?.event ? `${details.event.message} ${JSON.stringify(details.event.details ?? {}).slice(0, 300)}` : (err as Error).message;
+    const why = details?.event
+      ? `${details.event.message} ${JSON.stringify(details.event.details ?? {}).slice(0, 300)}`
+      : (err as Error).message;
     throw badRequest('invalid_jsonld', `body is not valid JSON-LD: ${why}`);
   }
 }
@@ -159,7 +170,12 @@ function toTerm(t: JsonLdTerm): Term {
 
 export function fromRawQuads(raw: readonly JsonLdQuad[]): Quad[] {
   return raw.map((q) =>
-    quad(toTerm(q.subject) as Quad['subject'], toTerm(q.predicate) as Quad['predicate'], toTerm(q.object) as Quad['object'], toTerm(q.graph) as Quad['graph']),
+    quad(
+      toTerm(q.subject) as Quad['subject'],
+      toTerm(q.predicate) as Quad['predicate'],
+      toTerm(q.object) as Quad['object'],
+      toTerm(q.graph) as Quad['graph'],
+    ),
   );
 }
 

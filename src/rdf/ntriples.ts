@@ -4,7 +4,16 @@ import { literal, namedNode, quad, type Quad } from './terms.js';
 const ESCAPED = /\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))/g;
 /** A quote with an even number of backslashes (none included) before it. */
 const UNESCAPED_QUOTE = /(?:^|[^\\])(?:\\\\)*"/;
-const SINGLE_ESCAPES: Record<string, string> = { t: '\t', b: '\b', n: '\n', r: '\r', f: '\f', '"': '"', "'": "'", '\\': '\\' };
+const SINGLE_ESCAPES: Record<string, string> = {
+  t: '\t',
+  b: '\b',
+  n: '\n',
+  r: '\r',
+  f: '\f',
+  '"': '"',
+  "'": "'",
+  '\\': '\\',
+};
 
 function unescape(text: string): string | undefined {
   let valid = true;
@@ -49,7 +58,8 @@ function readLine(text: string, start: number, end: number, separator: string): 
   if (value === undefined) return undefined;
   const after = text.slice(close + 1, objectEnd);
   if (after === '') return quad(namedNode(subject), namedNode(predicate), literal(value));
-  if (after.startsWith('@') && /^@[a-zA-Z]+(-[a-zA-Z0-9]+)*$/.test(after)) return quad(namedNode(subject), namedNode(predicate), literal(value, after.slice(1)));
+  if (after.startsWith('@') && /^@[a-zA-Z]+(-[a-zA-Z0-9]+)*$/.test(after))
+    return quad(namedNode(subject), namedNode(predicate), literal(value, after.slice(1)));
   if (after.startsWith('^^<') && after.endsWith('>') && !after.slice(3, -1).includes('>')) {
     return quad(namedNode(subject), namedNode(predicate), literal(value, namedNode(after.slice(3, -1))));
   }

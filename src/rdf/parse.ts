@@ -24,7 +24,11 @@ const TURTLE_TYPES = new Set(['text/turtle', 'application/x-turtle']);
 export function bodyFormat(contentType: string | undefined, allowTurtle: boolean): BodyFormat {
   const [type, ...parameters] = (contentType ?? '').split(';');
   const mediaType = type.trim().toLowerCase();
-  const format = JSONLD_TYPES.has(mediaType) ? 'jsonld' : allowTurtle && TURTLE_TYPES.has(mediaType) ? 'turtle' : undefined;
+  const format = JSONLD_TYPES.has(mediaType)
+    ? 'jsonld'
+    : allowTurtle && TURTLE_TYPES.has(mediaType)
+      ? 'turtle'
+      : undefined;
   if (!format) {
     throw new HttpError(415, 'unsupported_content_type', {
       message: `Content-Type ${mediaType || '(none)'} is not supported; use application/ld+json${allowTurtle ? ' or text/turtle' : ''}`,
@@ -34,13 +38,16 @@ export function bodyFormat(contentType: string | undefined, allowTurtle: boolean
     const [name, value = ''] = parameter.split('=').map((part) => part.trim());
     const charset = value.replace(/^"(.*)"$/, '$1').toLowerCase();
     if (name.toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new HttpError(415, 'unsupported_charset', { message: `charset ${JSON.stringify(charset.slice(0, 50))} is not supported; send the body in UTF-8` });
+      throw new HttpError(415, 'unsupported_charset', {
+        message: `charset ${JSON.stringify(charset.slice(0, 50))} is not supported; send the body in UTF-8`,
+      });
     }
   }
   return format;
 }
 
-const isJsonObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isJsonObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * What must be refused before either JSON-LD reader sees the document: nesting past the limit,
@@ -64,7 +71,8 @@ function checkBeforeExpansion(value: unknown, limits: Limits): void {
     if (Object.hasOwn(node, '@context')) {
       const local = (node as Record<string, unknown>)['@context'];
       for (const context of Array.isArray(local) ? local : [local]) {
-        if (typeof context === 'string') throw badRequest('remote_context', 'remote @context references are not supported; give the context inline');
+        if (typeof context === 'string')
+          throw badRequest('remote_context', 'remote @context references are not supported; give the context inline');
         if (!isJsonObject(context)) continue;
         inScope += Object.keys(context).length;
         contextTerms += inScope;
@@ -78,7 +86,8 @@ function checkBeforeExpansion(value: unknown, limits: Limits): void {
     }
     for (const [key, child] of Object.entries(node)) {
       if (key === '__proto__') throw badRequest('forbidden_key', 'a JSON key "__proto__" is not accepted');
-      if (key === '@import') throw badRequest('remote_context', '@import is not supported: remote contexts are never fetched');
+      if (key === '@import')
+        throw badRequest('remote_context', '@import is not supported: remote contexts are never fetched');
       stack.push([child, depth + 1, inScope]);
     }
   }
@@ -98,13 +107,18 @@ export interface ParseOptions extends ReadOptions {
 }
 
 function checkIri(iri: string, limits: Limits): void {
-  if (iri.length > limits.iriLength) throw badRequest('iri_too_long', `an IRI is longer than ${limits.iriLength} characters`);
-  if (!isValidIri(iri)) throw badRequest('invalid_iri', `not a valid absolute IRI: ${JSON.stringify(iri.slice(0, 200))}`);
+  if (iri.length > limits.iriLength)
+    throw badRequest('iri_too_long', `an IRI is longer than ${limits.iriLength} characters`);
+  if (!isValidIri(iri))
+    throw badRequest('invalid_iri', `not a valid absolute IRI: ${JSON.stringify(iri.slice(0, 200))}`);
   // `cargo:x` left as an absolute IRI means the client forgot to define the prefix; stored as is,
   // our own output (whose context defines it) would read back as a different IRI.
   const scheme = iri.slice(0, iri.indexOf(':'));
   if (Object.hasOwn(OUTPUT_CONTEXT, scheme)) {
-    throw badRequest('undefined_prefix', `${JSON.stringify(iri.slice(0, 200))} uses the prefix ${scheme}: without defining it in @context`);
+    throw badRequest(
+      'undefined_prefix',
+      `${JSON.stringify(iri.slice(0, 200))} uses the prefix ${scheme}: without defining it in @context`,
+    );
   }
 }
 
@@ -127,7 +141,8 @@ function checkQuads(quads: Quad[], limits: Limits): Quad[] {
       else if (term.termType === 'Literal' && !term.language) checkIri(term.datatype.value, limits);
     }
     const o = q.object;
-    if (o.termType === 'Literal' && !isWellTyped(o.value, o.datatype.value)) throw illTypedLiteral(o.value, o.datatype.value, q.predicate.value);
+    if (o.termType === 'Literal' && !isWellTyped(o.value, o.datatype.value))
+      throw illTypedLiteral(o.value, o.datatype.value, q.predicate.value);
   }
   return quads;
 }
@@ -139,7 +154,8 @@ async function parseJsonLd(text: string, options: ParseOptions): Promise<Quad[]>
   } catch (err) {
     throw badRequest('invalid_json', `body is not valid JSON: ${(err as Error).message}`);
   }
-  if (typeof document !== 'object' || document === null) throw badRequest('invalid_jsonld', 'a JSON-LD body must be an object or an array');
+  if (typeof document !== 'object' || document === null)
+    throw badRequest('invalid_jsonld', 'a JSON-LD body must be an object or an array');
   checkBeforeExpansion(document, options.limits);
   // The common shapes take a hand-written path that gives jsonld.js's quads exactly; anything
   // else (and everything jsonld.js would refuse) goes to jsonld.js.

@@ -91,7 +91,8 @@ export function termToNt(term: Term): string {
     case 'Literal': {
       const lexical = `"${term.value.replace(LITERAL_ESCAPE, (c) => ESCAPES[c])}"`;
       if (term.language) {
-        if (!LANGUAGE_TAG.test(term.language)) throw new Error(`not a valid language tag: ${JSON.stringify(term.language)}`);
+        if (!LANGUAGE_TAG.test(term.language))
+          throw new Error(`not a valid language tag: ${JSON.stringify(term.language)}`);
         return `${lexical}@${term.language}`;
       }
       return term.datatype.value === xsd.string ? lexical : `${lexical}^^${iriToNt(term.datatype.value)}`;
@@ -136,7 +137,8 @@ export function triplesInGraphToNq(triples: readonly Quad[], graph: string): str
   });
 }
 
-export const xsdLiteral = (value: string | number | boolean, datatype: string) => literal(String(value), namedNode(datatype));
+export const xsdLiteral = (value: string | number | boolean, datatype: string) =>
+  literal(String(value), namedNode(datatype));
 
 /**
  * An xsd:dateTime literal in the canonical form the store keeps (no trailing zeros in the

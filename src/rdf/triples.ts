@@ -9,7 +9,9 @@ export const valueKey = (t: Term) => t.value;
  * hold `|`, and a literal's lexical form is length-prefixed, so keys joined with `|` never collide.
  */
 export const rdfTermKey = (t: Term) =>
-  t.termType === 'Literal' ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}` : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
+  t.termType === 'Literal'
+    ? `L${t.value.length}:${t.value}@${t.language}^${t.datatype.value}`
+    : `${t.termType === 'NamedNode' ? 'I' : 'B'}${t.value}`;
 
 /**
  * A key that is equal exactly when two triples are the same RDF triple (their terms' `rdfTermKey`s).
@@ -43,7 +45,11 @@ export interface ReachOptions {
 }
 
 /** The keys of the subjects reachable from `root` through objects that are subjects too, `root` included. */
-export function reachable(root: string, bySubject: ReadonlyMap<string, readonly Quad[]>, options: ReachOptions = {}): Set<string> {
+export function reachable(
+  root: string,
+  bySubject: ReadonlyMap<string, readonly Quad[]>,
+  options: ReachOptions = {},
+): Set<string> {
   const keyOf = options.keyOf ?? termKey;
   const seen = new Set([root]);
   const todo = [root];

@@ -171,7 +171,8 @@ export const acl = {
 
 /** The local name of an api: term given as `NAME`, `api:NAME` or the full IRI (`#` sent as `%23` or `/`). */
 export function apiLocalName(value: string): string {
-  for (const prefix of [API, `${API.slice(0, -1)}/`, 'api:']) if (value.startsWith(prefix)) return value.slice(prefix.length);
+  for (const prefix of [API, `${API.slice(0, -1)}/`, 'api:'])
+    if (value.startsWith(prefix)) return value.slice(prefix.length);
   return value;
 }
 
@@ -185,7 +186,9 @@ export const requestStatus = {
 } as const;
 
 /** The individuals of cargo:EventTimeType in the cargo ontology. */
-export const EVENT_TIME_TYPES: readonly string[] = ['ACTUAL', 'ESTIMATED', 'EXPECTED', 'PLANNED', 'REQUESTED'].map((name) => `${CARGO}${name}`);
+export const EVENT_TIME_TYPES: readonly string[] = ['ACTUAL', 'ESTIMATED', 'EXPECTED', 'PLANNED', 'REQUESTED'].map(
+  (name) => `${CARGO}${name}`,
+);
 
 /** Bookkeeping predicates of the metadata graph. */
 export const store = {

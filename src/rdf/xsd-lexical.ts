@@ -37,7 +37,9 @@ function isRealDay(month: string, day: string, year?: number): boolean {
 function calendarForm(pattern: RegExp, lexical: string): boolean {
   const match = pattern.exec(lexical);
   if (!match) return false;
-  const yearText = lexical.startsWith('-') ? lexical.slice(0, lexical.indexOf('-', 1)) : lexical.slice(0, lexical.indexOf('-'));
+  const yearText = lexical.startsWith('-')
+    ? lexical.slice(0, lexical.indexOf('-', 1))
+    : lexical.slice(0, lexical.indexOf('-'));
   return isRealDay(match[2], match[3], Number(yearText));
 }
 
@@ -85,7 +87,9 @@ const CHECKS: Readonly<Record<string, (lexical: string) => boolean>> = {
   dayTimeDuration: matches(DAY_TIME_DURATION),
   yearMonthDuration: matches(YEAR_MONTH_DURATION),
   hexBinary: matches(/^([0-9a-fA-F]{2})*$/),
-  base64Binary: matches(/^(([A-Za-z0-9+/] ?){4})*(([A-Za-z0-9+/] ?){3}[A-Za-z0-9+/]|([A-Za-z0-9+/] ?){2}[AEIMQUYcgkosw048] ?=|[A-Za-z0-9+/] ?[AQgw] ?= ?=)?$/),
+  base64Binary: matches(
+    /^(([A-Za-z0-9+/] ?){4})*(([A-Za-z0-9+/] ?){3}[A-Za-z0-9+/]|([A-Za-z0-9+/] ?){2}[AEIMQUYcgkosw048] ?=|[A-Za-z0-9+/] ?[AQgw] ?= ?=)?$/,
+  ),
   anyURI: () => true,
   normalizedString: matches(/^[^\r\n\t]*$/),
   token: matches(/^([^\s]+( [^\s]+)*)?$/),
@@ -93,7 +97,8 @@ const CHECKS: Readonly<Record<string, (lexical: string) => boolean>> = {
 };
 
 /** Whether `datatype` is an XSD datatype this server knows. */
-export const isXsdDatatype = (datatype: string) => datatype.startsWith(XSD) && Object.hasOwn(CHECKS, datatype.slice(XSD.length));
+export const isXsdDatatype = (datatype: string) =>
+  datatype.startsWith(XSD) && Object.hasOwn(CHECKS, datatype.slice(XSD.length));
 
 /** Whether `lexical` is a valid lexical form of `datatype`; datatypes other than the XSD ones above are not checked. */
 export function isWellTyped(lexical: string, datatype: string): boolean {
@@ -103,4 +108,8 @@ export function isWellTyped(lexical: string, datatype: string): boolean {
 
 /** A literal whose text is not of its datatype: 400 naming the property it is a value of. */
 export const illTypedLiteral = (lexical: string, datatype: string, property: string) =>
-  badRequest('ill_typed_literal', `${JSON.stringify(lexical.slice(0, 100))} is not a valid ${datatype} (the value of ${property})`, property);
+  badRequest(
+    'ill_typed_literal',
+    `${JSON.stringify(lexical.slice(0, 100))} is not a valid ${datatype} (the value of ${property})`,
+    property,
+  );

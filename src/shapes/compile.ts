@@ -6,7 +6,15 @@ import { DATATYPE_FAMILIES, SH, UNTYPED_SHAPE } from './vocabulary.js';
 
 /** What each value of a property must be. */
 export type ValueCheck =
-  | { kind: 'datatype'; accepted: ReadonlySet<string>; iris?: true; expected: string; minInclusive?: number; maxLength?: number; pattern?: RegExp }
+  | {
+      kind: 'datatype';
+      accepted: ReadonlySet<string>;
+      iris?: true;
+      expected: string;
+      minInclusive?: number;
+      maxLength?: number;
+      pattern?: RegExp;
+    }
   | { kind: 'in'; values: ReadonlySet<string>; expected: string }
   | { kind: 'class'; classes: readonly string[]; expected: string };
 
@@ -37,11 +45,33 @@ export interface CompiledShapes {
   ancestors(iri: string): ReadonlySet<string>;
 }
 
-const SHAPE_PREDICATES = new Set([`${RDF}type`, `${RDFS}comment`, `${SH}targetClass`, `${SH}targetSubjectsOf`, `${SH}property`, `${SH}closed`, `${SH}ignoredProperties`]);
-const PROPERTY_PREDICATES = new Set([`${SH}path`, `${SH}minCount`, `${SH}maxCount`, `${SH}defaultValue`, `${SH}datatype`, `${SH}or`, `${SH}nodeKind`, `${SH}in`, `${SH}minInclusive`, `${SH}maxLength`, `${SH}pattern`]);
+const SHAPE_PREDICATES = new Set([
+  `${RDF}type`,
+  `${RDFS}comment`,
+  `${SH}targetClass`,
+  `${SH}targetSubjectsOf`,
+  `${SH}property`,
+  `${SH}closed`,
+  `${SH}ignoredProperties`,
+]);
+const PROPERTY_PREDICATES = new Set([
+  `${SH}path`,
+  `${SH}minCount`,
+  `${SH}maxCount`,
+  `${SH}defaultValue`,
+  `${SH}datatype`,
+  `${SH}or`,
+  `${SH}nodeKind`,
+  `${SH}in`,
+  `${SH}minInclusive`,
+  `${SH}maxLength`,
+  `${SH}pattern`,
+]);
 
 const expectedFor = (datatypes: string[]) =>
-  Object.values(DATATYPE_FAMILIES).find((f) => f.accepted.length === datatypes.length && f.accepted.every((d) => datatypes.includes(d)))?.expected ?? `of datatype ${datatypes.join(' or ')}`;
+  Object.values(DATATYPE_FAMILIES).find(
+    (f) => f.accepted.length === datatypes.length && f.accepted.every((d) => datatypes.includes(d)),
+  )?.expected ?? `of datatype ${datatypes.join(' or ')}`;
 
 export function compileShapes(turtles: string[]): CompiledShapes {
   const graph = new GraphIndex(turtles.flatMap((t) => new Parser().parse(t)));
@@ -77,29 +107,51 @@ export function compileShapes(turtles: string[]): CompiledShapes {
         ...(pattern && { pattern: new RegExp(pattern.value, 'u') }),
       };
     };
-    if (datatype) return { kind: 'datatype', accepted: new Set([datatype.value]), expected: expectedFor([datatype.value]), ...facets() };
+    if (datatype)
+      return {
+        kind: 'datatype',
+        accepted: new Set([datatype.value]),
+        expected: expectedFor([datatype.value]),
+        ...facets(),
+      };
     if (alternatives.length === 0) return undefined;
     // ( [ sh:datatype D ] ... ), with [ sh:nodeKind sh:IRI ] where a link is accepted too.
     const isIriAlternative = (a: Term) => one(a, `${SH}nodeKind`)?.value === `${SH}IRI`;
     const datatypes = alternatives.filter((a) => !isIriAlternative(a)).map((a) => one(a, `${SH}datatype`)?.value);
     if (datatypes.length > 0 && datatypes.every((d) => d !== undefined)) {
       const iris = alternatives.some(isIriAlternative);
-      return { kind: 'datatype', accepted: new Set(datatypes), ...(iris && { iris: true as const }), expected: expectedFor(datatypes), ...facets() };
+      return {
+        kind: 'datatype',
+        accepted: new Set(datatypes),
+        ...(iris && { iris: true as const }),
+        expected: expectedFor(datatypes),
+        ...facets(),
+      };
     }
     // ( [ sh:class A ] ... shapes:Untyped ) together with sh:nodeKind sh:BlankNodeOrIRI.
-    if (one(shape, `${SH}nodeKind`)?.value !== `${SH}BlankNodeOrIRI` || alternatives.at(-1)?.value !== UNTYPED_SHAPE) refuse(shape, 'this sh:or');
-    const classes = alternatives.slice(0, -1).map((a) => one(a, `${SH}class`)?.value ?? refuse(shape, 'an sh:or member'));
+    if (one(shape, `${SH}nodeKind`)?.value !== `${SH}BlankNodeOrIRI` || alternatives.at(-1)?.value !== UNTYPED_SHAPE)
+      refuse(shape, 'this sh:or');
+    const classes = alternatives
+      .slice(0, -1)
+      .map((a) => one(a, `${SH}class`)?.value ?? refuse(shape, 'an sh:or member'));
     return { kind: 'class', classes, expected: `a node of class ${classes.map(compactIri).join(' or ')}, or a link` };
   };
 
   const propertyCheck = (shape: Term): PropertyCheck => {
-    for (const q of graph.triplesOf(shape)) if (!PROPERTY_PREDICATES.has(q.predicate.value)) refuse(shape, q.predicate.value);
+    for (const q of graph.triplesOf(shape))
+      if (!PROPERTY_PREDICATES.has(q.predicate.value)) refuse(shape, q.predicate.value);
     const path = one(shape, `${SH}path`);
     if (path?.termType !== 'NamedNode') return refuse(shape, 'a path that is not one IRI');
     const min = one(shape, `${SH}minCount`);
     const max = one(shape, `${SH}maxCount`);
     const value = valueCheck(shape);
-    return { shape: shape.value, path: path.value, ...(min && { min: Number(min.value) }), ...(max && { max: Number(max.value) }), ...(value && { value }) };
+    return {
+      shape: shape.value,
+      path: path.value,
+      ...(min && { min: Number(min.value) }),
+      ...(max && { max: Number(max.value) }),
+      ...(value && { value }),
+    };
   };
 
   const byClass = new Map<string, NodeCheck[]>();
@@ -107,11 +159,14 @@ export function compileShapes(turtles: string[]): CompiledShapes {
   const add = (map: Map<string, NodeCheck[]>, k: string, v: NodeCheck) => map.set(k, [...(map.get(k) ?? []), v]);
   for (const shape of graph.subjectsOfType(`${SH}NodeShape`)) {
     if (shape.value === UNTYPED_SHAPE) continue;
-    for (const p of graph.triplesOf(shape)) if (!SHAPE_PREDICATES.has(p.predicate.value)) refuse(shape, p.predicate.value);
+    for (const p of graph.triplesOf(shape))
+      if (!SHAPE_PREDICATES.has(p.predicate.value)) refuse(shape, p.predicate.value);
     const check: NodeCheck = {
       shape: shape.value,
       properties: out(shape, `${SH}property`).map(propertyCheck),
-      ...(one(shape, `${SH}closed`)?.value === 'true' && { allowed: new Set(list(one(shape, `${SH}ignoredProperties`)).map((t) => t.value)) }),
+      ...(one(shape, `${SH}closed`)?.value === 'true' && {
+        allowed: new Set(list(one(shape, `${SH}ignoredProperties`)).map((t) => t.value)),
+      }),
     };
     for (const c of out(shape, `${SH}targetClass`)) add(byClass, c.value, check);
     for (const p of out(shape, `${SH}targetSubjectsOf`)) add(bySubjectOf, p.value, check);

@@ -4,7 +4,14 @@ import { HttpError } from '../errors.js';
 import type { Quad, Term } from '../rdf/terms.js';
 import { rdfTermKey, valueKey, type NodeTriples } from '../rdf/triples.js';
 import { rdf, XSD } from '../rdf/vocab.js';
-import { compactIri, compileShapes, type CompiledShapes, type NodeCheck, type PropertyCheck, type ValueCheck } from './compile.js';
+import {
+  compactIri,
+  compileShapes,
+  type CompiledShapes,
+  type NodeCheck,
+  type PropertyCheck,
+  type ValueCheck,
+} from './compile.js';
 import { isWellTyped } from '../rdf/xsd-lexical.js';
 
 export const SHAPES_DIR = fileURLToPath(new URL('../../../shapes/', import.meta.url));
@@ -38,7 +45,11 @@ export interface ValidatorOptions {
 
 /** The error that refuses data with `violations`: one detail per violation (property, focus node, message). */
 export function shapeError(violations: readonly Violation[], status: number): HttpError {
-  return new HttpError(status, 'shape_violation', violations.map((v) => ({ message: v.message, property: v.path, resource: v.resource })));
+  return new HttpError(
+    status,
+    'shape_violation',
+    violations.map((v) => ({ message: v.message, property: v.path, resource: v.resource })),
+  );
 }
 
 /** The Turtle of the shapes a validator with `options` enforces, as served by GET /shapes. */
@@ -46,7 +57,11 @@ export function shapesTurtle(options: ValidatorOptions = {}): string {
   return [SHAPES_FILE, ...(options.strict ? [STRICT_SHAPES_FILE] : [])].map((f) => readFileSync(f, 'utf8')).join('\n');
 }
 
-const NUMERIC = new Set(['decimal', 'double', 'float', 'integer', 'int', 'long', 'nonNegativeInteger', 'positiveInteger'].map((t) => `${XSD}${t}`));
+const NUMERIC = new Set(
+  ['decimal', 'double', 'float', 'integer', 'int', 'long', 'nonNegativeInteger', 'positiveInteger'].map(
+    (t) => `${XSD}${t}`,
+  ),
+);
 
 /** The number a well-typed numeric literal stands for, for sh:minInclusive; undefined for other literals. */
 function numericValue(lexical: string, datatype: string): number | undefined {
@@ -56,7 +71,8 @@ function numericValue(lexical: string, datatype: string): number | undefined {
 }
 
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
-const show = (t: Term) => (t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`);
+const show = (t: Term) =>
+  t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`;
 /** Whether a client can name `t` in a request: an IRI, but not an `internal:` id, which may be one this request's blank nodes were given. */
 const isNameable = (t: Term) => t.termType === 'NamedNode' && !t.value.startsWith('internal:');
 const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
@@ -83,7 +99,10 @@ export function changeFocus(triples: readonly Quad[], added: readonly Quad[], re
     if (!values) node.set(t.predicate.value, (values = new Set()));
     if (value) values.add(rdfTermKey(value));
   };
-  for (const [list, isAdded] of [[added, true], [removed, false]] as const) {
+  for (const [list, isAdded] of [
+    [added, true],
+    [removed, false],
+  ] as const) {
     for (const t of list) {
       if (t.predicate.value === rdf.type) {
         focus.set(t.subject.value, 'whole');
@@ -91,7 +110,8 @@ export function changeFocus(triples: readonly Quad[], added: readonly Quad[], re
       } else touch(t, isAdded ? t.object : undefined);
     }
   }
-  if (retyped.size > 0) for (const t of triples) if (t.object.termType !== 'Literal' && retyped.has(t.object.value)) touch(t, t.object);
+  if (retyped.size > 0)
+    for (const t of triples) if (t.object.termType !== 'Literal' && retyped.has(t.object.value)) touch(t, t.object);
   return focus;
 }
 
@@ -124,7 +144,8 @@ function nodesIn(triples: readonly Quad[], focus?: Focus): Map<string, Map<strin
   return nodes;
 }
 
-const objectsOf = (values: ReadonlyMap<string, Quad> | undefined): Term[] => (values ? [...values.values()].map((t) => t.object) : []);
+const objectsOf = (values: ReadonlyMap<string, Quad> | undefined): Term[] =>
+  values ? [...values.values()].map((t) => t.object) : [];
 
 /**
  * Checks triples against the compiled shapes: the checks of the request path. The SHACL engine
@@ -134,7 +155,12 @@ export class ShapeValidator {
   constructor(private readonly shapes: CompiledShapes) {}
 
   static fromFiles(options: ValidatorOptions = {}): ShapeValidator {
-    return new ShapeValidator(compileShapes([readFileSync(SHAPES_FILE, 'utf8'), ...(options.strict ? [readFileSync(STRICT_SHAPES_FILE, 'utf8')] : [])]));
+    return new ShapeValidator(
+      compileShapes([
+        readFileSync(SHAPES_FILE, 'utf8'),
+        ...(options.strict ? [readFileSync(STRICT_SHAPES_FILE, 'utf8')] : []),
+      ]),
+    );
   }
 
   /**
@@ -167,7 +193,8 @@ export class ShapeValidator {
       /** Checks a changed predicate brings: they may be new to the node, so they are run whole. */
       const brought = new Set<NodeCheck>();
       for (const type of objectsOf(data.get(rdf.type))) {
-        for (const c of this.shapes.ancestors(type.value)) for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
+        for (const c of this.shapes.ancestors(type.value))
+          for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
       }
       for (const predicate of data.keys()) {
         for (const check of this.shapes.bySubjectOf.get(predicate) ?? []) {
@@ -182,18 +209,24 @@ export class ShapeValidator {
           if (!whole && !addedValues) continue;
           const values = data.get(property.path);
           const count = values?.size ?? 0;
-          if ((property.min !== undefined && count < property.min) || (property.max !== undefined && count > property.max)) {
+          if (
+            (property.min !== undefined && count < property.min) ||
+            (property.max !== undefined && count > property.max)
+          ) {
             found.push({ node: term, check: property, count });
           }
           if (!property.value || !values) continue;
           // Whole: every value; else the values the change added (the others were checked before).
           const toCheck = whole ? values.values() : [...addedValues!].flatMap((id) => values.get(id) ?? []);
-          for (const { object } of toCheck) if (!this.accepts(property.value, object, typesOf)) found.push({ node: term, check: property, value: object });
+          for (const { object } of toCheck)
+            if (!this.accepts(property.value, object, typesOf))
+              found.push({ node: term, check: property, value: object });
         }
         if (check.allowed) {
           for (const predicate of whole ? data.keys() : changed!.keys()) {
             if (check.allowed.has(predicate)) continue;
-            for (const { object } of data.get(predicate)?.values() ?? []) closed.push({ node: term, check, predicate, value: object });
+            for (const { object } of data.get(predicate)?.values() ?? [])
+              closed.push({ node: term, check, predicate, value: object });
           }
         }
       }
@@ -201,33 +234,38 @@ export class ShapeValidator {
     if (found.length === 0 && closed.length === 0) return [];
 
     const pathTo = this.pathsFromRoots(triples);
-    const at = (node: Term, predicate: string) => [...(pathTo.get(termKey(node))?.path ?? []), compactIri(predicate)].join('/');
+    const at = (node: Term, predicate: string) =>
+      [...(pathTo.get(termKey(node))?.path ?? []), compactIri(predicate)].join('/');
     const resourceOf = (node: Term) => {
       const named = isNameable(node) ? node : pathTo.get(termKey(node))?.root;
       return named && isNameable(named) ? named.value : undefined;
     };
     return [
-      ...found.map(({ node, check, value, count }): Violation => ({
-        focusNode: node.value,
-        resource: resourceOf(node),
-        path: check.path,
-        shape: check.shape,
-        ...(value && { value }),
-        message:
-          value !== undefined
-            ? `${at(node, check.path)} must be ${check.value!.expected}, got ${show(value)}`
-            : check.max !== undefined && count! > check.max
-              ? `${at(node, check.path)} may appear at most ${times(check.max)}, got ${count} values`
-              : `${at(node, check.path)} must appear at least ${times(check.min!)}, got ${count === 0 ? 'none' : count}`,
-      })),
-      ...closed.map(({ node, check, predicate, value }): Violation => ({
-        focusNode: node.value,
-        resource: resourceOf(node),
-        path: predicate,
-        shape: check.shape,
-        value,
-        message: `${at(node, predicate)} is not a property of the ONE Record ontologies (strict mode)`,
-      })),
+      ...found.map(
+        ({ node, check, value, count }): Violation => ({
+          focusNode: node.value,
+          resource: resourceOf(node),
+          path: check.path,
+          shape: check.shape,
+          ...(value && { value }),
+          message:
+            value !== undefined
+              ? `${at(node, check.path)} must be ${check.value!.expected}, got ${show(value)}`
+              : check.max !== undefined && count! > check.max
+                ? `${at(node, check.path)} may appear at most ${times(check.max)}, got ${count} values`
+                : `${at(node, check.path)} must appear at least ${times(check.min!)}, got ${count === 0 ? 'none' : count}`,
+        }),
+      ),
+      ...closed.map(
+        ({ node, check, predicate, value }): Violation => ({
+          focusNode: node.value,
+          resource: resourceOf(node),
+          path: predicate,
+          shape: check.shape,
+          value,
+          message: `${at(node, predicate)} is not a property of the ONE Record ontologies (strict mode)`,
+        }),
+      ),
     ];
   }
 
@@ -238,14 +276,20 @@ export class ShapeValidator {
       case 'class': {
         if (value.termType === 'Literal') return false;
         const types = typesOf(value);
-        return types.length === 0 || types.some((t) => check.classes.some((c) => this.shapes.ancestors(t.value).has(c)));
+        return (
+          types.length === 0 || types.some((t) => check.classes.some((c) => this.shapes.ancestors(t.value).has(c)))
+        );
       }
       case 'datatype': {
         if (value.termType === 'NamedNode') return check.iris === true;
         if (value.termType !== 'Literal') return false;
         const datatype = value.datatype.value;
         if (!check.accepted.has(datatype) || !isWellTyped(value.value, datatype)) return false;
-        if (check.minInclusive !== undefined && !((numericValue(value.value, datatype) ?? -Infinity) >= check.minInclusive)) return false;
+        if (
+          check.minInclusive !== undefined &&
+          !((numericValue(value.value, datatype) ?? -Infinity) >= check.minInclusive)
+        )
+          return false;
         if (check.maxLength !== undefined && value.value.length > check.maxLength) return false;
         return check.pattern === undefined || check.pattern.test(value.value);
       }
@@ -259,7 +303,7 @@ export class ShapeValidator {
     const todo: string[] = [];
     for (const t of triples) {
       const k = termKey(t.subject);
-      if (!referenced.has(k) && !paths.has(k)) (paths.set(k, { root: t.subject, path: [] }), todo.push(k));
+      if (!referenced.has(k) && !paths.has(k)) paths.set(k, { root: t.subject, path: [] }), todo.push(k);
     }
     while (todo.length > 0) {
       const k = todo.shift()!;
@@ -267,7 +311,8 @@ export class ShapeValidator {
       for (const t of triples) {
         if (termKey(t.subject) !== k || t.predicate.value === rdf.type) continue;
         const child = termKey(t.object);
-        if (child && !paths.has(child)) (paths.set(child, { root, path: [...path, compactIri(t.predicate.value)] }), todo.push(child));
+        if (child && !paths.has(child))
+          paths.set(child, { root, path: [...path, compactIri(t.predicate.value)] }), todo.push(child);
       }
     }
     return paths;

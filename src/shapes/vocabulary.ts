@@ -36,5 +36,9 @@ export const DATATYPE_FAMILIES: Readonly<Record<string, DatatypeFamily>> = {
   [`${XSD}dateTime`]: { accepted: [`${XSD}dateTime`], expected: 'an xsd:dateTime' },
   [`${XSD}date`]: { accepted: [`${XSD}date`], expected: 'an xsd:date' },
   [`${XSD}duration`]: { accepted: [`${XSD}duration`], expected: 'an xsd:duration' },
-  [`${XSD}anyURI`]: { accepted: [`${XSD}anyURI`, `${XSD}string`], iris: true, expected: 'an IRI (an xsd:anyURI, a string or a link)' },
+  [`${XSD}anyURI`]: {
+    accepted: [`${XSD}anyURI`, `${XSD}string`],
+    iris: true,
+    expected: 'an IRI (an xsd:anyURI, a string or a link)',
+  },
 };

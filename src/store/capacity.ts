@@ -13,4 +13,5 @@ export interface StoreCapacity {
   writesRefused?: string;
 }
 
-export const MOVE_DATA = 'Move the data to a larger backend: `onerecord export` writes it out as N-Quads (see the README, "Capacity").';
+export const MOVE_DATA =
+  'Move the data to a larger backend: `onerecord export` writes it out as N-Quads (see the README, "Capacity").';

@@ -18,7 +18,8 @@ export interface CommitBytes {
 export const partBytes = (part: Uint8Array) => Buffer.from(part.buffer, part.byteOffset, part.byteLength);
 
 /** One part of a record (its deletions or insertions) as text. */
-export const partText = (part: string | Uint8Array) => (typeof part === 'string' ? part : partBytes(part).toString('utf8'));
+export const partText = (part: string | Uint8Array) =>
+  typeof part === 'string' ? part : partBytes(part).toString('utf8');
 
 const NEWLINE = 0x0a;
 

@@ -25,7 +25,11 @@ export interface ReceivedNotificationStore {
   /** The highest arrival number stored (0 when none). */
   lastSequence(): Promise<number>;
   /** Those matching `filter`, in arrival order: how many, and the page from `skip` of `limit` at most. */
-  list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }>;
+  list(
+    filter: NotificationFilter,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; page: ReceivedNotificationRecord[] }>;
   /** The notification as received (without the receipt). */
   triples(record: ReceivedNotificationRecord): Promise<Quad[]>;
   /** Removes up to `max` of those received before `cutoff` (retention); returns how many. */

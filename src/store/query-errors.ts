@@ -20,10 +20,16 @@ export const invalidQuery = (message: string) => new QueryError('invalid', 'inva
 
 /** The query ran past `sparql.timeBudgetMillis` and was stopped. */
 export const queryTimedOut = (budgetMs: number) =>
-  new QueryError('timed_out', 'sparql_timeout', `the query ran longer than its time budget of ${budgetMs} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget`);
+  new QueryError(
+    'timed_out',
+    'sparql_timeout',
+    `the query ran longer than its time budget of ${budgetMs} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget`,
+  );
 
 /** The query parsed but could not be evaluated (the evaluator's message). */
-export const queryFailed = (why: string) => new QueryError('failed', 'sparql_query_failed', `the query could not be evaluated: ${why}`);
+export const queryFailed = (why: string) =>
+  new QueryError('failed', 'sparql_query_failed', `the query could not be evaluated: ${why}`);
 
 /** Nothing can answer the query now; a later one may be. */
-export const queryUnavailable = (why: string) => new QueryError('unavailable', 'sparql_unavailable', `${why}; try again shortly`);
+export const queryUnavailable = (why: string) =>
+  new QueryError('unavailable', 'sparql_unavailable', `${why}; try again shortly`);

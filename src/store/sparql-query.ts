@@ -49,9 +49,15 @@ export function parseQuery(text: string, maxRows: number): ParsedQuery {
     const at = hash?.loc ? ` (line ${hash.loc.first_line}, column ${hash.loc.first_column + 1})` : '';
     throw invalidQuery(`SPARQL syntax error${at}: ${message}`);
   }
-  if (parsed.type !== 'query') throw invalidQuery('this endpoint is read-only: SPARQL updates are not accepted, only SELECT, ASK, CONSTRUCT and DESCRIBE queries');
+  if (parsed.type !== 'query')
+    throw invalidQuery(
+      'this endpoint is read-only: SPARQL updates are not accepted, only SELECT, ASK, CONSTRUCT and DESCRIBE queries',
+    );
   const modifiable = parsed as { limit?: number };
   if (parsed.queryType !== 'ASK') modifiable.limit = Math.min(modifiable.limit ?? Infinity, maxRows + 1);
-  const from = { default: (parsed.from?.default ?? []).map((g) => g.value), named: (parsed.from?.named ?? []).map((g) => g.value) };
+  const from = {
+    default: (parsed.from?.default ?? []).map((g) => g.value),
+    named: (parsed.from?.named ?? []).map((g) => g.value),
+  };
   return { form: parsed.queryType, text: new sparqljs.Generator().stringify(parsed), from };
 }

@@ -7,7 +7,8 @@ type Binding = SparqlJsonResults['results']['bindings'][number][string];
 
 const XSD_STRING = 'http://www.w3.org/2001/XMLSchema#string';
 
-const escapeXml = (text: string) => text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const escapeXml = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
 function xmlTerm(term: Binding): string {
   if (term.type === 'uri') return `<uri>${escapeXml(term.value)}</uri>`;
@@ -24,7 +25,8 @@ function toXml({ head, results }: SparqlJsonResults): string {
   out.push('</head><results>');
   for (const row of results.bindings) {
     out.push('<result>');
-    for (const [name, term] of Object.entries(row)) out.push(`<binding name="${escapeXml(name)}">${xmlTerm(term)}</binding>`);
+    for (const [name, term] of Object.entries(row))
+      out.push(`<binding name="${escapeXml(name)}">${xmlTerm(term)}</binding>`);
     out.push('</result>');
   }
   out.push('</results></sparql>\n');
@@ -34,11 +36,18 @@ function toXml({ head, results }: SparqlJsonResults): string {
 /** SPARQL 1.1 CSV: plain values, quoted when they hold a quote, comma or line break; CRLF lines. */
 function toCsv({ head, results }: SparqlJsonResults): string {
   const field = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
-  const cell = (term: Binding | undefined) => (term === undefined ? '' : field(term.type === 'bnode' ? `_:${term.value}` : term.value));
-  return [head.vars.map(field).join(','), ...results.bindings.map((row) => head.vars.map((v) => cell(row[v])).join(','))].join('\r\n') + '\r\n';
+  const cell = (term: Binding | undefined) =>
+    term === undefined ? '' : field(term.type === 'bnode' ? `_:${term.value}` : term.value);
+  return (
+    [
+      head.vars.map(field).join(','),
+      ...results.bindings.map((row) => head.vars.map((v) => cell(row[v])).join(',')),
+    ].join('\r\n') + '\r\n'
+  );
 }
 
-const escapeString = (text: string) => text.replace(/[\\"\n\r\t]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!);
+const escapeString = (text: string) =>
+  text.replace(/[\\"\n\r\t]/g, (c) => ({ '\\': '\\\\', '"': '\\"', '\n': '\\n', '\r': '\\r', '\t': '\\t' })[c]!);
 
 function tsvTerm(term: Binding | undefined): string {
   if (term === undefined) return '';
@@ -51,7 +60,12 @@ function tsvTerm(term: Binding | undefined): string {
 
 /** SPARQL 1.1 TSV: terms in Turtle syntax, tab separated. */
 function toTsv({ head, results }: SparqlJsonResults): string {
-  return [head.vars.map((v) => `?${v}`).join('\t'), ...results.bindings.map((row) => head.vars.map((v) => tsvTerm(row[v])).join('\t'))].join('\n') + '\n';
+  return (
+    [
+      head.vars.map((v) => `?${v}`).join('\t'),
+      ...results.bindings.map((row) => head.vars.map((v) => tsvTerm(row[v])).join('\t')),
+    ].join('\n') + '\n'
+  );
 }
 
 /** Writes SELECT results, given as SPARQL JSON, in one of the SPARQL results formats. */
@@ -84,15 +98,20 @@ export function writeBoolean(value: boolean, format: 'json' | 'xml' | 'csv' | 't
 type JsonLdValue = { '@id': string } | { '@value': string; '@language'?: string; '@type'?: string };
 
 const jsonLdValue = (object: Quad['object']): JsonLdValue => {
-  if (object.termType !== 'Literal') return { '@id': object.termType === 'BlankNode' ? `_:${object.value}` : object.value };
+  if (object.termType !== 'Literal')
+    return { '@id': object.termType === 'BlankNode' ? `_:${object.value}` : object.value };
   if (object.language) return { '@language': object.language, '@value': object.value };
-  return object.datatype.value === XSD_STRING ? { '@value': object.value } : { '@type': object.datatype.value, '@value': object.value };
+  return object.datatype.value === XSD_STRING
+    ? { '@value': object.value }
+    : { '@type': object.datatype.value, '@value': object.value };
 };
 
 /** Expanded JSON-LD, one node object per subject (the form Oxigraph writes a CONSTRUCT's graph in). */
 function toExpandedJsonLd(triples: readonly Quad[]): string {
   const nodes = [...groupBySubject(triples).values()].map((group) => {
-    const node: Record<string, unknown> = { '@id': group[0].subject.termType === 'BlankNode' ? `_:${group[0].subject.value}` : group[0].subject.value };
+    const node: Record<string, unknown> = {
+      '@id': group[0].subject.termType === 'BlankNode' ? `_:${group[0].subject.value}` : group[0].subject.value,
+    };
     for (const t of group) ((node[t.predicate.value] ??= []) as JsonLdValue[]).push(jsonLdValue(t.object));
     return node;
   });
@@ -100,7 +119,10 @@ function toExpandedJsonLd(triples: readonly Quad[]): string {
 }
 
 /** Writes the graph a CONSTRUCT or DESCRIBE built in one of the RDF formats. */
-export async function writeTriples(triples: readonly Quad[], format: 'turtle' | 'ntriples' | 'jsonld'): Promise<string> {
+export async function writeTriples(
+  triples: readonly Quad[],
+  format: 'turtle' | 'ntriples' | 'jsonld',
+): Promise<string> {
   switch (format) {
     case 'ntriples':
       return triples.map(tripleToNt).join('');

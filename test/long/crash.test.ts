@@ -28,7 +28,14 @@ describe('crash safety: a server SIGKILLed at random moments while it writes', f
         sampleOlder: 5,
         subscriber,
       });
-      expectCrashRun(report, { rounds: 50, acknowledged: 100, perKind: 20, perRareKind: 5, imageReads: 5, snapshotImageReads: 3 });
+      expectCrashRun(report, {
+        rounds: 50,
+        acknowledged: 100,
+        perKind: 20,
+        perRareKind: 5,
+        imageReads: 5,
+        snapshotImageReads: 3,
+      });
     } finally {
       await subscriber.listener.close();
       await remove();

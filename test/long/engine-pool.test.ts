@@ -15,7 +15,11 @@ describe("the tests' pool of Virtuoso instances", () => {
     const crashed = join(shim, 'crashed');
     const virtuoso = execFileSync('sh', ['-c', 'command -v virtuoso-t'], { encoding: 'utf8' }).trim();
     // A virtuoso-t first in PATH whose first start dies by SIGSEGV before it answers, as Virtuoso 7.2 once did.
-    await writeFile(join(shim, 'virtuoso-t'), `#!/bin/sh\nif [ ! -e '${crashed}' ]; then touch '${crashed}'; kill -SEGV $$; fi\nexec '${virtuoso}' "$@"\n`, { mode: 0o755 });
+    await writeFile(
+      join(shim, 'virtuoso-t'),
+      `#!/bin/sh\nif [ ! -e '${crashed}' ]; then touch '${crashed}'; kill -SEGV $$; fi\nexec '${virtuoso}' "$@"\n`,
+      { mode: 0o755 },
+    );
     const path = process.env.PATH;
     process.env.PATH = `${shim}:${path}`;
     const keys: string[] = [];

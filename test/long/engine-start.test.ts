@@ -12,7 +12,13 @@ import { leaseEngine, releaseEngine, type EngineConnection } from '../support/vi
 
 const engineStore = (engine: EngineConnection, sparql: string) => ({
   backend: 'sparql' as const,
-  sparql: { queryUrl: sparql, updateUrl: sparql, user: engine.user, password: engine.password, authScheme: 'digest' as const },
+  sparql: {
+    queryUrl: sparql,
+    updateUrl: sparql,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest' as const,
+  },
 });
 
 describe('an engine not reachable when the server starts', () => {
@@ -36,7 +42,11 @@ describe('an engine not reachable when the server starts', () => {
     const server = new ServerProcess({ dataDir, port, config: { store: engineStore(engine, sparql) } });
     let proxy: TcpProxy | undefined;
     try {
-      for (const deadline = Date.now() + 20_000; !server.log.some((line) => line.startsWith('the SPARQL engine cannot be read: starting again')) && Date.now() < deadline; ) {
+      for (
+        const deadline = Date.now() + 20_000;
+        !server.log.some((line) => line.startsWith('the SPARQL engine cannot be read: starting again')) &&
+        Date.now() < deadline;
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(server.exit, server.log.join('\n')).to.deep.equal({ code: null, signal: null });

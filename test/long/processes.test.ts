@@ -6,7 +6,12 @@ import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { startBalancer } from '../support/balancer.js';
 import { add, change, createObject, patch, piece, statusOf, str } from '../support/changes.js';
 import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluster.js';
-import { deliveryFaults, pieceSubscription, startNotificationSink, type ReceivedNotification } from '../support/notification-sink.js';
+import {
+  deliveryFaults,
+  pieceSubscription,
+  startNotificationSink,
+  type ReceivedNotification,
+} from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
 import { engineRestarts, killEngine, leaseEngine, releaseEngine, type EngineConnection } from '../support/virtuoso.js';
@@ -84,7 +89,15 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
         const remark = `client ${client} change ${n}`;
         const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
         const body = await res.text();
-        sent.push({ at: Date.now(), revision, object, remark, status: res.status, request: res.headers.get('location') ?? undefined, message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; ') });
+        sent.push({
+          at: Date.now(),
+          revision,
+          object,
+          remark,
+          status: res.status,
+          request: res.headers.get('location') ?? undefined,
+          message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; '),
+        });
         if (res.status === 503) await waitRetryAfter(res);
       }
     }),
@@ -93,29 +106,42 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
   const restarts = engineRestarts(engineKey);
   // 503 only while the engine was down.
   const allowed = restarts > 0 ? [201, 409, 503] : [201, 409];
-  expect(sent.filter((s) => !allowed.includes(s.status)).map((s) => `${s.status} ${s.message}`), `answers other than ${allowed.join(', ')}`).to.deep.equal([]);
+  expect(
+    sent.filter((s) => !allowed.includes(s.status)).map((s) => `${s.status} ${s.message}`),
+    `answers other than ${allowed.join(', ')}`,
+  ).to.deep.equal([]);
   if (restarts === 0) expect(unavailable, 'GETs answered 503 with the engine up').to.equal(0);
   if (killEngineAfterMs !== undefined) {
     // More than one when Virtuoso also died by itself (7.2 aborts now and then under this load).
     expect(restarts, 'engine restarts').to.be.at.least(1);
     // The servers went on by themselves once the engine was back.
-    expect(sent.filter((s) => s.status === 201 && s.at > restartedAt!).length, 'changes acknowledged after the engine came back').to.be.greaterThan(0);
+    expect(
+      sent.filter((s) => s.status === 201 && s.at > restartedAt!).length,
+      'changes acknowledged after the engine came back',
+    ).to.be.greaterThan(0);
   }
   // A lost race: the revision built on was replaced, or another change of it is being (or was) written.
-  for (const refused of sent.filter((s) => s.status === 409)) expect(refused.message, refused.remark).to.match(/revision/);
+  for (const refused of sent.filter((s) => s.status === 409))
+    expect(refused.message, refused.remark).to.match(/revision/);
 
   const remarksOf = (text: string) => [...text.matchAll(/client \d+ change \d+/g)].map((m) => m[0]);
   const mismatchDetail = async (object: string) => {
     const lines = [object];
     for (let i = 0; i < CLUSTER_PROCESSES; i++) {
       const res = await read(object);
-      lines.push(`a process: latest revision ${res.headers.get('latest-revision')}, ${remarksOf(await res.text()).length} remarks`);
+      lines.push(
+        `a process: latest revision ${res.headers.get('latest-revision')}, ${remarksOf(await res.text()).length} remarks`,
+      );
     }
-    for (const s of sent.filter((x) => x.object === object)) lines.push(`sent on revision ${s.revision} at ${s.at}: ${s.remark} ${s.status} ${s.request ? await statusOf(cluster, s.request) : s.message}`);
+    for (const s of sent.filter((x) => x.object === object))
+      lines.push(
+        `sent on revision ${s.revision} at ${s.at}: ${s.remark} ${s.status} ${s.request ? await statusOf(cluster, s.request) : s.message}`,
+      );
     return lines.join('\n');
   };
   const accepted = new Set<string>();
-  for (const s of sent.filter((x) => x.status === 201)) if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+  for (const s of sent.filter((x) => x.status === 201))
+    if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
   expect(accepted.size).to.be.greaterThan(CLIENTS);
   const unanswered = new Set(sent.filter((s) => s.status === 503).map((s) => s.remark));
 
@@ -126,7 +152,8 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
     expect(new Set(stored).size, object).to.equal(stored.length);
     const expected = sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
     // Every accepted change is there; besides them only changes answered 503, whose outcome the client did not learn.
-    const matches = expected.every((r) => stored.includes(r)) && stored.every((r) => accepted.has(r) || unanswered.has(r));
+    const matches =
+      expected.every((r) => stored.includes(r)) && stored.every((r) => accepted.has(r) || unanswered.has(r));
     const detail = matches ? object : await mismatchDetail(object);
     expect([...stored].filter((r) => !unanswered.has(r)).sort(), detail).to.deep.equal([...expected].sort());
     // One revision per applied change, numbered without gaps: revision n + 1 holds one remark more than revision n.
@@ -155,13 +182,16 @@ describe('three processes behind a balancer, 20 clients changing 50 objects for 
   });
   afterEach(() => cluster?.close());
 
-  it('every accepted change is applied once, revisions have no gaps, a 409 is only a lost race, and every process tells the same history', () => soak(cluster, dataDir));
+  it('every accepted change is applied once, revisions have no gaps, a 409 is only a lost race, and every process tells the same history', () =>
+    soak(cluster, dataDir));
 
-  it('the same with the engine SIGKILLed 8 s into the run and started again: the processes answer 503 while it is down, then go on; no acknowledged change is lost or applied twice', () => soak(cluster, dataDir, 8_000));
+  it('the same with the engine SIGKILLed 8 s into the run and started again: the processes answer 503 while it is down, then go on; no acknowledged change is lost or applied twice', () =>
+    soak(cluster, dataDir, 8_000));
 });
 
 /** The paths of the objects that fault messages name (each starts with, or holds, an object's IRI). */
-const objectPaths = (faults: readonly string[]) => faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname);
+const objectPaths = (faults: readonly string[]) =>
+  faults.flatMap((f) => f.match(/https?:\/\/\S+/g) ?? []).map((iri) => new URL(iri).pathname);
 
 /**
  * On a delivery fault: what the engine holds of the objects `faults` name. From the commit feed (every
@@ -170,35 +200,69 @@ const objectPaths = (faults: readonly string[]) => faults.flatMap((f) => f.match
  * that queued an entry under one of those numbers; and the first queue position and compaction past
  * each number. Then the outbox's positions now, and the intents left.
  */
-async function engineStateAbout(engine: EngineConnection, faults: readonly string[], startedAt: number, received: readonly ReceivedNotification[]): Promise<string> {
-  const client = new SparqlClient({ queryUrl: engine.authUrl, updateUrl: engine.authUrl, auth: { user: engine.user, password: engine.password, scheme: 'digest' }, timeoutMs: 20_000 });
+async function engineStateAbout(
+  engine: EngineConnection,
+  faults: readonly string[],
+  startedAt: number,
+  received: readonly ReceivedNotification[],
+): Promise<string> {
+  const client = new SparqlClient({
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+    timeoutMs: 20_000,
+  });
   const ids = [...new Set(objectPaths(faults).map((path) => path.split('/').pop()!))];
-  const feed = (await readFeed(client, 0, [], 1_000_000)).map((e) => ({ position: e.position, intent: e.intent.replace(`${STORE}commit:`, ''), at: `${((e.committedAt.getTime() - startedAt) / 1000).toFixed(2)} s`, text: e.events, events: parseEvents(e.events) }));
-  const queued = (e: (typeof feed)[number]) => e.events.flatMap((d) => (d.kind === 'notification-queued' ? [d.entry.sequence] : []));
+  const feed = (await readFeed(client, 0, [], 1_000_000)).map((e) => ({
+    position: e.position,
+    intent: e.intent.replace(`${STORE}commit:`, ''),
+    at: `${((e.committedAt.getTime() - startedAt) / 1000).toFixed(2)} s`,
+    text: e.events,
+    events: parseEvents(e.events),
+  }));
+  const queued = (e: (typeof feed)[number]) =>
+    e.events.flatMap((d) => (d.kind === 'notification-queued' ? [d.entry.sequence] : []));
   const lines: string[] = [];
   const numbers = new Set<number>();
   for (const entry of feed.filter((e) => ids.some((id) => e.text.includes(id)))) {
-    const stored = await Promise.all(queued(entry).map(async (n) => `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`));
+    const stored = await Promise.all(
+      queued(entry).map(
+        async (n) =>
+          `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`,
+      ),
+    );
     queued(entry).forEach((n) => numbers.add(n));
-    lines.push(`engine: feed ${entry.position} at ${entry.at} by ${entry.intent}: ${entry.events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`);
+    lines.push(
+      `engine: feed ${entry.position} at ${entry.at} by ${entry.intent}: ${entry.events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`,
+    );
     // Its notifications' @ids start with the entry's: whatever body came with them.
     for (const e of entry.events) {
       if (e.kind !== 'notification-queued') continue;
-      const arrivals = received.flatMap((n, i) => (n.id.startsWith(e.entry.iri) ? [`arrival ${i} as ${n.object} ${n.revision} ${n.eventType}`] : []));
-      lines.push(`engine: entry ${e.entry.sequence} (${e.entry.iri}): ${arrivals.length > 0 ? arrivals.join('; ') : 'no notification under its @id arrived'}`);
+      const arrivals = received.flatMap((n, i) =>
+        n.id.startsWith(e.entry.iri) ? [`arrival ${i} as ${n.object} ${n.revision} ${n.eventType}`] : [],
+      );
+      lines.push(
+        `engine: entry ${e.entry.sequence} (${e.entry.iri}): ${arrivals.length > 0 ? arrivals.join('; ') : 'no notification under its @id arrived'}`,
+      );
     }
   }
   for (const n of numbers) {
-    for (const entry of feed.filter((e) => queued(e).includes(n) && !ids.some((id) => e.text.includes(id)))) lines.push(`engine: entry ${n} also queued by feed ${entry.position} at ${entry.at} by ${entry.intent}`);
-    const passed = (kind: 'outbox-advanced' | 'outbox-compacted') => feed.find((e) => e.events.some((d) => d.kind === kind && d.through >= n));
+    for (const entry of feed.filter((e) => queued(e).includes(n) && !ids.some((id) => e.text.includes(id))))
+      lines.push(`engine: entry ${n} also queued by feed ${entry.position} at ${entry.at} by ${entry.intent}`);
+    const passed = (kind: 'outbox-advanced' | 'outbox-compacted') =>
+      feed.find((e) => e.events.some((d) => d.kind === kind && d.through >= n));
     for (const kind of ['outbox-advanced', 'outbox-compacted'] as const) {
       const first = passed(kind);
       const through = first?.events.flatMap((d) => (d.kind === kind ? [d.through] : [])).join(', ');
-      lines.push(`engine: entry ${n}: first ${kind} past it ${first ? `feed ${first.position} at ${first.at} by ${first.intent} (through ${through})` : 'none'}`);
+      lines.push(
+        `engine: entry ${n}: first ${kind} past it ${first ? `feed ${first.position} at ${first.at} by ${first.intent} (through ${through})` : 'none'}`,
+      );
     }
   }
   const positions = await readOutboxPositions(client);
-  lines.push(`engine: outbox compacted through ${positions.compactedThrough}; queues ${positions.queues.map((q) => q.through).join(', ')}`);
+  lines.push(
+    `engine: outbox compacted through ${positions.compactedThrough}; queues ${positions.queues.map((q) => q.through).join(', ')}`,
+  );
   lines.push(`engine: intents stored ${(await storedIntentNames(client)).size}`);
   return lines.join('\n');
 }
@@ -229,7 +293,15 @@ describe('three processes behind a balancer, the one delivering notifications SI
       outbound: { allowPrivateAddresses: true },
       store: {
         backend: 'sparql' as const,
-        sparql: { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true, deliveryLeaseMillis: 4000 },
+        sparql: {
+          queryUrl: engine.authUrl,
+          updateUrl: engine.authUrl,
+          user: engine.user,
+          password: engine.password,
+          authScheme: 'digest' as const,
+          sharedWriters: true,
+          deliveryLeaseMillis: 4000,
+        },
       },
     };
     const dirs = Array.from({ length: CLUSTER_PROCESSES }, (_, i) => join(dataDir, `process-${i + 1}`));
@@ -247,7 +319,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
      */
     const logsAbout = (faults: readonly string[], also?: RegExp) => {
       const paths = objectPaths(faults);
-      const about = (line: string) => paths.some((path) => line.includes(path)) || /write\(s\)/.test(line) || (also?.test(line) ?? false);
+      const about = (line: string) =>
+        paths.some((path) => line.includes(path)) || /write\(s\)/.test(line) || (also?.test(line) ?? false);
       return started.flatMap((p, i) => p.log.filter(about).map((line) => `process ${i + 1}: ${line}`)).join('\n');
     };
     const processes: ServerProcess[] = [];
@@ -262,19 +335,33 @@ describe('three processes behind a balancer, the one delivering notifications SI
     }
     await held.release();
     const balancer = await startBalancer({ port: held.port, upstreams: ports.map((p) => `127.0.0.1:${p}`) });
-    const send = (path: string, init: RequestInit = {}) => fetch(path.startsWith('http') ? path : `${baseUrl}${path}`, { ...init, headers: { ...init.headers, Authorization: `Bearer ${token}` } });
+    const send = (path: string, init: RequestInit = {}) =>
+      fetch(path.startsWith('http') ? path : `${baseUrl}${path}`, {
+        ...init,
+        headers: { ...init.headers, Authorization: `Bearer ${token}` },
+      });
     /** The process delivering the notifications (holding the lease), asked directly. */
     const deliverer = async (): Promise<number> => {
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      for (
+        const deadline = Date.now() + 30_000;
+        Date.now() < deadline;
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      ) {
         for (let i = 0; i < ports.length; i++) {
-          const res = await fetch(`http://127.0.0.1:${ports[i]}/internal/outbox/queues`, { headers: { Authorization: `Bearer ${token}` } }).catch(() => undefined);
+          const res = await fetch(`http://127.0.0.1:${ports[i]}/internal/outbox/queues`, {
+            headers: { Authorization: `Bearer ${token}` },
+          }).catch(() => undefined);
           if (res?.status === 200 && ((await res.json()) as { delivering: boolean }).delivering) return i;
         }
       }
       throw new Error('no process delivers the notifications');
     };
     try {
-      const subscribed = await send('/subscriptions', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(pieceSubscription(sink.organization)) });
+      const subscribed = await send('/subscriptions', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json' },
+        body: JSON.stringify(pieceSubscription(sink.organization)),
+      });
       expect(subscribed.status, await subscribed.text()).to.equal(201);
       const created: string[] = [];
       const changed = new Set<string>();
@@ -282,11 +369,19 @@ describe('three processes behind a balancer, the one delivering notifications SI
       const client = async (i: number) => {
         for (let n = 0; writing; n++) {
           try {
-            const res = await send('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(piece(i % 3)) });
+            const res = await send('/logistics-objects', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/ld+json' },
+              body: JSON.stringify(piece(i % 3)),
+            });
             if (res.status !== 201) continue;
             const object = res.headers.get('location')!;
             created.push(object);
-            const patched = await send(object, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(change(object, 1, [add(object, 'remarks', str(`client ${i} write ${n}`))])) });
+            const patched = await send(object, {
+              method: 'PATCH',
+              headers: { 'Content-Type': 'application/ld+json' },
+              body: JSON.stringify(change(object, 1, [add(object, 'remarks', str(`client ${i} write ${n}`))])),
+            });
             if (patched.status === 201) changed.add(object);
           } catch {
             // The connection died with a process: not acknowledged.
@@ -296,7 +391,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
       const startedAt = Date.now();
       const clients = Array.from({ length: 20 }, (_, i) => client(i));
       const acknowledged = async (count: number) => {
-        for (const deadline = Date.now() + 60_000; created.length < count && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 50));
+        for (const deadline = Date.now() + 60_000; created.length < count && Date.now() < deadline; )
+          await new Promise((resolve) => setTimeout(resolve, 50));
       };
       const kills: string[] = [];
       for (const round of [1, 2]) {
@@ -322,7 +418,8 @@ describe('three processes behind a balancer, the one delivering notifications SI
           if (res.status !== 200) missing.push(`${object} revision ${revision}: ${res.status}`);
         }
         const latest = await send(object);
-        if (latest.status !== 200 || Number(latest.headers.get('latest-revision')) < revisions) missing.push(`${object} latest: ${latest.status} ${latest.headers.get('latest-revision')}`);
+        if (latest.status !== 200 || Number(latest.headers.get('latest-revision')) < revisions)
+          missing.push(`${object} latest: ${latest.status} ${latest.headers.get('latest-revision')}`);
       }
       expect(missing, logsAbout(missing)).to.deep.equal([]);
 
@@ -332,17 +429,26 @@ describe('three processes behind a balancer, the one delivering notifications SI
         expected.add(`${object} 1 LOGISTICS_OBJECT_CREATED`);
         if (changed.has(object)) expected.add(`${object} 2 LOGISTICS_OBJECT_UPDATED`);
       }
-      const covered = () => expected.size - [...expected].filter((key) => !sink.received.some((n) => `${n.object} ${n.revision} ${n.eventType}` === key)).length;
-      for (const deadline = Date.now() + 60_000; covered() < expected.size && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 200));
+      const covered = () =>
+        expected.size -
+        [...expected].filter((key) => !sink.received.some((n) => `${n.object} ${n.revision} ${n.eventType}` === key))
+          .length;
+      for (const deadline = Date.now() + 60_000; covered() < expected.size && Date.now() < deadline; )
+        await new Promise((resolve) => setTimeout(resolve, 200));
       // A write whose answer was lost with its process (not acknowledged) may be there, with its notification.
       const faults = deliveryFaults(sink.received, expected).filter((f) => !f.startsWith('not expected'));
-      const arrivals = (fault: string) => sink.received.flatMap((n, i) => (fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : []));
+      const arrivals = (fault: string) =>
+        sink.received.flatMap((n, i) =>
+          fault.includes(n.object) ? [`arrival ${i}: ${n.id} ${n.object} ${n.revision} ${n.eventType}`] : [],
+        );
       const engineState = faults.length > 0 ? await engineStateAbout(engine, faults, startedAt, sink.received) : '';
-      expect(faults, `${kills.join('\n')}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`).to.deep.equal([]);
+      expect(
+        faults,
+        `${kills.join('\n')}\n${faults.flatMap(arrivals).join('\n')}\n${logsAbout(faults, /lease|deliver/)}\n${engineState}`,
+      ).to.deep.equal([]);
     } finally {
       await balancer.stop();
       for (const p of processes) await p.stop('SIGTERM');
     }
   });
 });
-

@@ -3,14 +3,23 @@ import type { TestServer } from './server.js';
 
 export const API = 'https://onerecord.iata.org/ns/api#';
 export const ACL = 'http://www.w3.org/ns/auth/acl#';
-export const PERMISSION = ['GET_LOGISTICS_OBJECT', 'PATCH_LOGISTICS_OBJECT', 'POST_LOGISTICS_EVENT', 'GET_LOGISTICS_EVENT'] as const;
+export const PERMISSION = [
+  'GET_LOGISTICS_OBJECT',
+  'PATCH_LOGISTICS_OBJECT',
+  'POST_LOGISTICS_EVENT',
+  'GET_LOGISTICS_EVENT',
+] as const;
 export type PermissionName = (typeof PERMISSION)[number];
 
 /** Partner organisations, each a client of the embedded identity provider (pass `PARTNER_CLIENTS` to startTestServer). */
 export const partner = (name: string) => `https://${name}.example.com/logistics-objects/${name}`;
 export const PARTNER_NAMES = ['airline', 'handler', 'trucker', 'broker', 'stranger'] as const;
 export type PartnerName = (typeof PARTNER_NAMES)[number];
-export const PARTNER_CLIENTS = PARTNER_NAMES.map((name) => ({ id: name, secret: `${name}-secret`, agent: partner(name) }));
+export const PARTNER_CLIENTS = PARTNER_NAMES.map((name) => ({
+  id: name,
+  secret: `${name}-secret`,
+  agent: partner(name),
+}));
 
 const tokens = new WeakMap<TestServer, Map<string, string>>();
 
@@ -32,7 +41,12 @@ export async function partnerToken(server: TestServer, name: PartnerName): Promi
 }
 
 /** fetch as a partner (or the holder). */
-export async function as(server: TestServer, who: PartnerName | 'holder', path: string, init: RequestInit = {}): Promise<Response> {
+export async function as(
+  server: TestServer,
+  who: PartnerName | 'holder',
+  path: string,
+  init: RequestInit = {},
+): Promise<Response> {
   if (who === 'holder') return server.request(path, init);
   const headers = new Headers(init.headers);
   headers.set('Authorization', `Bearer ${await partnerToken(server, who)}`);
@@ -55,23 +69,37 @@ export function delegationBody(d: DelegationFields): Record<string, unknown> {
     'api:hasPermission': d.permissions.map((p) => ({ '@id': `api:${p}` })),
     'api:isRequestedFor': Array.isArray(d.for) ? d.for.map((o) => ({ '@id': o })) : { '@id': d.for },
     'api:hasLogisticsObject': d.objects.map((o) => ({ '@id': o })),
-    ...(d.expiresAt ? { 'api:expiresAt': { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime', '@value': d.expiresAt } } : {}),
+    ...(d.expiresAt
+      ? { 'api:expiresAt': { '@type': 'http://www.w3.org/2001/XMLSchema#dateTime', '@value': d.expiresAt } }
+      : {}),
   };
 }
 
 export function postDelegation(server: TestServer, who: PartnerName | 'holder', body: unknown): Promise<Response> {
-  return as(server, who, '/access-delegations', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return as(server, who, '/access-delegations', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/ld+json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** Asks for a delegation and returns the AccessDelegationRequest's URL (201 expected). */
-export async function requestDelegation(server: TestServer, who: PartnerName | 'holder', d: DelegationFields): Promise<string> {
+export async function requestDelegation(
+  server: TestServer,
+  who: PartnerName | 'holder',
+  d: DelegationFields,
+): Promise<string> {
   const res = await postDelegation(server, who, delegationBody(d));
   expect(res.status, await res.clone().text()).to.equal(201);
   expect(res.headers.get('type')).to.equal(`${API}AccessDelegationRequest`);
   return res.headers.get('location')!;
 }
 
-export async function decide(server: TestServer, request: string, status: 'REQUEST_ACCEPTED' | 'REQUEST_REJECTED'): Promise<Response> {
+export async function decide(
+  server: TestServer,
+  request: string,
+  status: 'REQUEST_ACCEPTED' | 'REQUEST_REJECTED',
+): Promise<Response> {
   return server.request(`${request}?status=${status}`, { method: 'PATCH' });
 }
 
@@ -95,17 +123,27 @@ export async function statusOf(server: TestServer, request: string): Promise<str
 }
 
 /** A WAC authorisation body as IATA's ACL.json example has it. */
-export function authorization(agent: string | undefined, accessTo: string[], modes: ('Read' | 'Write' | 'Append')[]): Record<string, unknown> {
+export function authorization(
+  agent: string | undefined,
+  accessTo: string[],
+  modes: ('Read' | 'Write' | 'Append')[],
+): Record<string, unknown> {
   return {
     '@type': `${ACL}Authorization`,
-    ...(agent ? { [`${ACL}agent`]: { '@id': agent } } : { [`${ACL}agentClass`]: { '@id': `${ACL}AuthenticatedAgent` } }),
+    ...(agent
+      ? { [`${ACL}agent`]: { '@id': agent } }
+      : { [`${ACL}agentClass`]: { '@id': `${ACL}AuthenticatedAgent` } }),
     [`${ACL}accessTo`]: accessTo.map((r) => ({ '@id': r })),
     [`${ACL}mode`]: modes.map((m) => ({ '@id': `${ACL}${m}` })),
   };
 }
 
 export async function grant(server: TestServer, body: Record<string, unknown>): Promise<string> {
-  const res = await server.request('/internal/acl', { method: 'POST', headers: { 'Content-Type': 'application/ld+json' }, body: JSON.stringify(body) });
+  const res = await server.request('/internal/acl', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/ld+json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status, await res.clone().text()).to.equal(201);
   return res.headers.get('location')!;
 }

@@ -18,8 +18,14 @@ const INTERNAL_ID = /^internal:[0-9a-f-]{36}$/;
  * api:Error node with an `internal:` @id, hasTitle, and details that are api:ErrorDetail nodes with
  * their own @id, hasCode = `status` and hasMessage. Returns the framed error node.
  */
-export async function expectFramedApiError(body: unknown, status: number, expected: { title?: string; id?: RegExp } = {}): Promise<Json> {
-  const framed = (await jsonld.frame(body as jsonld.JsonLdDocument, {}, { documentLoader: refuseRemote } as jsonld.Options.Frame)) as Json;
+export async function expectFramedApiError(
+  body: unknown,
+  status: number,
+  expected: { title?: string; id?: RegExp } = {},
+): Promise<Json> {
+  const framed = (await jsonld.frame(body as jsonld.JsonLdDocument, {}, {
+    documentLoader: refuseRemote,
+  } as jsonld.Options.Frame)) as Json;
   const nodes = (framed['@graph'] as Json[] | undefined) ?? [framed];
   const errors = nodes.filter((n) => [n['@type']].flat().includes(`${API}Error`));
   expect(errors, JSON.stringify(framed)).to.have.length(1);
@@ -52,7 +58,10 @@ export async function expectApiError(res: Response, status: number, message?: Re
   const title = body['api:hasTitle'] as string;
   expect(status === 400 ? [ERROR_TITLES[400], INVALID_QUERY_TITLE] : [ERROR_TITLES[status]]).to.include(title);
   await expectFramedApiError(body, status, { title });
-  const details = ([body['api:hasErrorDetail']].flat() as Record<string, string>[]).map((d) => ({ code: d['api:hasCode'], message: d['api:hasMessage'] }));
+  const details = ([body['api:hasErrorDetail']].flat() as Record<string, string>[]).map((d) => ({
+    code: d['api:hasCode'],
+    message: d['api:hasMessage'],
+  }));
   if (message) expect(details.map((d) => d.message).join('\n')).to.match(message);
   return { '@type': body['@type'] as string, 'api:hasTitle': body['api:hasTitle'] as string, details };
 }

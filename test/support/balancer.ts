@@ -40,10 +40,12 @@ atProcessEnd(killAll);
 export async function startBalancer(options: BalancerOptions): Promise<Balancer> {
   const tempDir = options.dir === undefined ? await mkdtemp(join(tmpdir(), 'onerecord-nginx-')) : undefined;
   const port = options.port ?? (await freePorts(1))[0];
-  const nginx = await startNginx({ dir: options.dir ?? tempDir!, port, upstreams: options.upstreams }).catch((err: unknown) => {
-    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-    throw err;
-  });
+  const nginx = await startNginx({ dir: options.dir ?? tempDir!, port, upstreams: options.upstreams }).catch(
+    (err: unknown) => {
+      if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+      throw err;
+    },
+  );
   running.set(nginx.pid, tempDir);
   return {
     url: nginx.url,

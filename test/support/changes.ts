@@ -17,7 +17,11 @@ export function piece(extra = 0): Json {
     '@type': 'cargo:Piece',
     'cargo:remarks': 'Books',
     'cargo:coload': false,
-    'cargo:grossWeight': { '@type': 'cargo:Value', 'cargo:unit': { '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' }, 'cargo:numericalValue': { '@type': 'xsd:double', '@value': '20.0' } },
+    'cargo:grossWeight': {
+      '@type': 'cargo:Value',
+      'cargo:unit': { '@id': 'https://onerecord.iata.org/ns/code-lists/MeasurementUnitCode#KGM' },
+      'cargo:numericalValue': { '@type': 'xsd:double', '@value': '20.0' },
+    },
   };
   if (extra > 0) body['cargo:shippingMarks'] = Array.from({ length: extra }, (_, i) => `mark ${i}`);
   return body;
@@ -46,13 +50,29 @@ export interface Op {
   o: Value[];
 }
 
-export const add = (s: string, p: string, ...o: Value[]): Op => ({ op: 'ADD', s, p: p.includes('://') ? p : `${CARGO}${p}`, o });
-export const del = (s: string, p: string, ...o: Value[]): Op => ({ op: 'DELETE', s, p: p.includes('://') ? p : `${CARGO}${p}`, o });
+export const add = (s: string, p: string, ...o: Value[]): Op => ({
+  op: 'ADD',
+  s,
+  p: p.includes('://') ? p : `${CARGO}${p}`,
+  o,
+});
+export const del = (s: string, p: string, ...o: Value[]): Op => ({
+  op: 'DELETE',
+  s,
+  p: p.includes('://') ? p : `${CARGO}${p}`,
+  o,
+});
 
 /** An api:Change document in the shape of the official examples. */
 export function change(object: string, revision: number, operations: Op[], extra: Json = {}): Json {
   return {
-    '@context': { cargo: CARGO, api: API, xsd: XSD, 'api:hasDatatype': { '@type': 'xsd:anyURI' }, 'api:p': { '@type': 'xsd:anyURI' } },
+    '@context': {
+      cargo: CARGO,
+      api: API,
+      xsd: XSD,
+      'api:hasDatatype': { '@type': 'xsd:anyURI' },
+      'api:p': { '@type': 'xsd:anyURI' },
+    },
     '@type': 'api:Change',
     'api:hasLogisticsObject': { '@id': object },
     'api:hasDescription': 'test change',
@@ -61,14 +81,23 @@ export function change(object: string, revision: number, operations: Op[], extra
       'api:op': { '@id': `api:${o.op}` },
       'api:s': o.s,
       'api:p': o.p,
-      'api:o': o.o.map((v) => ({ '@type': 'api:OperationObject', 'api:hasDatatype': v.datatype, 'api:hasValue': v.value })),
+      'api:o': o.o.map((v) => ({
+        '@type': 'api:OperationObject',
+        'api:hasDatatype': v.datatype,
+        'api:hasValue': v.value,
+      })),
     })),
     'api:hasRevision': { '@type': 'xsd:positiveInteger', '@value': String(revision) },
     ...extra,
   };
 }
 
-export async function patch(server: TestServer, object: string, body: unknown, agent: Agent = 'holder'): Promise<Response> {
+export async function patch(
+  server: TestServer,
+  object: string,
+  body: unknown,
+  agent: Agent = 'holder',
+): Promise<Response> {
   return server.request(object, {
     method: 'PATCH',
     headers: { 'Content-Type': 'application/ld+json' },
@@ -78,7 +107,12 @@ export async function patch(server: TestServer, object: string, body: unknown, a
 }
 
 /** PATCHes and expects a ChangeRequest to be created; returns its URI. */
-export async function submit(server: TestServer, object: string, body: unknown, agent: Agent = 'holder'): Promise<string> {
+export async function submit(
+  server: TestServer,
+  object: string,
+  body: unknown,
+  agent: Agent = 'holder',
+): Promise<string> {
   const res = await patch(server, object, body, agent);
   expect(res.status, await res.clone().text()).to.equal(201);
   expect(res.headers.get('type')).to.equal(CHANGE_REQUEST_TYPE);
@@ -89,7 +123,9 @@ export async function submit(server: TestServer, object: string, body: unknown, 
 export async function revisionsOf(server: TestServer, object: string): Promise<RevisionInfo[]> {
   const { index } = server.running.services.objects;
   const entry = index.get(object)!;
-  const revisions = await Promise.all(Array.from({ length: entry.latest.number }, (_, i) => index.revision(entry, i + 1)));
+  const revisions = await Promise.all(
+    Array.from({ length: entry.latest.number }, (_, i) => index.revision(entry, i + 1)),
+  );
   revisions.forEach((r, i) => expect(r, `revision ${i + 1} of ${object}`).to.not.equal(undefined));
   return revisions.map((r) => r!);
 }
@@ -112,4 +148,5 @@ export function errorCodes(request: Json): string[] {
   return errors.flatMap((e) => [e['api:hasErrorDetail']].flat() as Json[]).map((d) => d['api:hasCode'] as string);
 }
 
-export const asList = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+export const asList = <T>(value: T | T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];

@@ -16,7 +16,10 @@ export const CLUSTER_PROCESSES = 3;
 export async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {
   const held = createServer();
   await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
-  return { port: (held.address() as AddressInfo).port, release: () => new Promise<void>((resolve) => held.close(() => resolve())) };
+  return {
+    port: (held.address() as AddressInfo).port,
+    release: () => new Promise<void>((resolve) => held.close(() => resolve())),
+  };
 }
 
 type StartServer = (overrides: ConfigOverrides, existingDataDir?: string) => Promise<TestServer>;
@@ -26,15 +29,31 @@ type StartServer = (overrides: ConfigOverrides, existingDataDir?: string) => Pro
  * is the balancer's, the base URL of all of them; `running` is the first process's (a test that
  * reaches into the server reaches into that one); `dataDir` is the first's, the engine is leased by it.
  */
-export async function startTestCluster(start: StartServer, overrides: ConfigOverrides, dataDir: string, ownsDataDir: boolean): Promise<TestServer> {
+export async function startTestCluster(
+  start: StartServer,
+  overrides: ConfigOverrides,
+  dataDir: string,
+  ownsDataDir: boolean,
+): Promise<TestServer> {
   const engine = await leaseEngine(dataDir);
-  const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const, sharedWriters: true };
+  const sparql = {
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest' as const,
+    sharedWriters: true,
+  };
   // The balancer's port (a test that restarts "the server" on its port and base URL names it),
   // else a free one, held until the balancer takes it so that no process picks it meanwhile.
   const { port: named, ...forEach } = overrides;
   const held = named === undefined ? await holdPort() : undefined;
   const port = named ?? held!.port;
-  const withCluster: ConfigOverrides = { ...forEach, baseUrl: overrides.baseUrl ?? `http://127.0.0.1:${port}`, store: { ...overrides.store, backend: 'sparql', sparql: { ...sparql, ...overrides.store?.sparql } } };
+  const withCluster: ConfigOverrides = {
+    ...forEach,
+    baseUrl: overrides.baseUrl ?? `http://127.0.0.1:${port}`,
+    store: { ...overrides.store, backend: 'sparql', sparql: { ...sparql, ...overrides.store?.sparql } },
+  };
   const servers = [await start(withCluster, dataDir)];
   for (let i = 1; i < CLUSTER_PROCESSES; i++) {
     // One token issuer key for all: a token from any process is good at every other.

@@ -30,13 +30,31 @@ export async function seedConsoleData(server: TestServer): Promise<ConsoleData> 
     'cargo:goodsDescription': 'Books and maps',
     'cargo:pieces': { '@id': pieceIri },
   });
-  await accept(server, await submit(server, pieceIri, change(pieceIri, 1, [add(pieceIri, 'shippingMarks', str('FRAGILE')), del(pieceIri, 'goodsDescription', str('Books')), add(pieceIri, 'goodsDescription', str('Books, hardback'))])));
-  for (const [code, eventDate] of [['DEP', '2024-05-01T10:00:00Z'], ['ARR', '2024-05-01T16:30:00Z']]) {
+  await accept(
+    server,
+    await submit(
+      server,
+      pieceIri,
+      change(pieceIri, 1, [
+        add(pieceIri, 'shippingMarks', str('FRAGILE')),
+        del(pieceIri, 'goodsDescription', str('Books')),
+        add(pieceIri, 'goodsDescription', str('Books, hardback')),
+      ]),
+    ),
+  );
+  for (const [code, eventDate] of [
+    ['DEP', '2024-05-01T10:00:00Z'],
+    ['ARR', '2024-05-01T16:30:00Z'],
+  ]) {
     const res = await postJsonLd(server, `${pieceIri}/logistics-events`, eventJson({ code, eventDate }));
     expect(res.status, await res.clone().text()).to.equal(201);
   }
   const readGrant = await grant(server, authorization(OTHER_AGENT, [pieceIri], ['Read']));
-  const pending = await submit(server, pieceIri, change(pieceIri, 2, [add(pieceIri, 'shippingMarks', str('THIS SIDE UP'))]));
+  const pending = await submit(
+    server,
+    pieceIri,
+    change(pieceIri, 2, [add(pieceIri, 'shippingMarks', str('THIS SIDE UP'))]),
+  );
   return { piece: pieceIri, shipment, pending, grant: readGrant };
 }
 

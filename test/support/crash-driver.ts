@@ -1,6 +1,15 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { Parser } from 'n3';
-import { blankNode, literal, namedNode, quad, termToNt, xsdLiteral, type Quad, type Term } from '../../src/rdf/terms.js';
+import {
+  blankNode,
+  literal,
+  namedNode,
+  quad,
+  termToNt,
+  xsdLiteral,
+  type Quad,
+  type Term,
+} from '../../src/rdf/terms.js';
 import { API, api, CARGO, CODE_LISTS, INTERNAL_SCHEME, rdf, requestStatus, xsd } from '../../src/rdf/vocab.js';
 import type { ConfigOverrides } from '../../src/config.js';
 import { startListener, type LoopbackListener } from './loopback.js';
@@ -77,7 +86,8 @@ const cargo = (local: string) => namedNode(`${CARGO}${local}`);
 const NTRIPLES = 'application/n-triples';
 const SERVER_ADDED: ReadonlySet<string> = new Set([api.hasRevision, api.hasLatestRevision]);
 
-const isEmbedded = (t: Term) => t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
+const isEmbedded = (t: Term) =>
+  t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
 const termKey = (t: Term) => `${t.termType}:${t.value}`;
 
 /**
@@ -109,7 +119,11 @@ function pieceTriples(iri: string, seq: number): Quad[] {
   const height = blankNode('height');
   return [
     quad(piece, namedNode(rdf.type), cargo('Piece')),
-    quad(piece, cargo('goodsDescription'), literal(`Crate ${seq}: "quoted", back\\slash, tab\t, line\nbreak, é, 日本, 🚚 ${randomBytes(6).toString('hex')}`)),
+    quad(
+      piece,
+      cargo('goodsDescription'),
+      literal(`Crate ${seq}: "quoted", back\\slash, tab\t, line\nbreak, é, 日本, 🚚 ${randomBytes(6).toString('hex')}`),
+    ),
     quad(piece, cargo('textualHandlingInstructions'), literal(`KEEP DRY ${seq}`)),
     quad(piece, cargo('slac'), xsdLiteral(seq % 1000, xsd.integer)),
     quad(piece, cargo('stackable'), xsdLiteral(seq % 2 === 0, xsd.boolean)),
@@ -126,7 +140,8 @@ function pieceTriples(iri: string, seq: number): Quad[] {
   ];
 }
 
-const ntLine = (t: Quad) => `${isEmbedded(t.subject) ? `_:${t.subject.value}` : termToNt(t.subject)} ${termToNt(t.predicate)} ${t.object.termType === 'BlankNode' ? `_:${t.object.value}` : termToNt(t.object)} .\n`;
+const ntLine = (t: Quad) =>
+  `${isEmbedded(t.subject) ? `_:${t.subject.value}` : termToNt(t.subject)} ${termToNt(t.predicate)} ${t.object.termType === 'BlankNode' ? `_:${t.object.value}` : termToNt(t.object)} .\n`;
 
 /** Revision `revision` of `iri` must hold exactly `triples`. */
 export function revisionExpectation(label: string, iri: string, revision: number, triples: Quad[]): Expectation {
@@ -142,11 +157,15 @@ function resourceExpectation(label: string, url: string, root: string, triples: 
       const res = await target.request(url, { headers: { Accept: NTRIPLES } });
       const text = await res.text();
       if (res.status === 404 && !acknowledged) return { present: false };
-      if (res.status !== 200) return { present: false, problem: `${label}: GET answered ${res.status} ${text.slice(0, 300)}` };
+      if (res.status !== 200)
+        return { present: false, problem: `${label}: GET answered ${res.status} ${text.slice(0, 300)}` };
       const stored = new Parser({ format: NTRIPLES }).parse(text).filter((t) => !SERVER_ADDED.has(t.predicate.value));
       const actual = canonicalLines(stored, root);
       if (actual.join('\n') === expected.join('\n')) return { present: true };
-      return { present: true, problem: `${label}: stored triples differ from those sent.\nsent:\n${expected.join('\n')}\nstored:\n${actual.join('\n')}` };
+      return {
+        present: true,
+        problem: `${label}: stored triples differ from those sent.\nsent:\n${expected.join('\n')}\nstored:\n${actual.join('\n')}`,
+      };
     },
   };
 }
@@ -159,7 +178,11 @@ const createObject: Operation = {
     return {
       acknowledgedBy: 201,
       send: (target) =>
-        target.request('/logistics-objects', { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
+        target.request('/logistics-objects', {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/turtle' },
+          body: triples.map(ntLine).join(''),
+        }),
       expectation: revisionExpectation(`object ${iri}`, iri, 1, triples),
       notification: notificationKey('LOGISTICS_OBJECT_CREATED', iri, 1),
       onAcknowledged: () => {
@@ -187,7 +210,11 @@ const changeObject: Operation = {
     const { triples, revision } = state.changeable.get(iri)!;
     state.changeable.delete(iri);
     const old = triples.find((t) => t.predicate.value === HANDLING)!;
-    const replacement = quad(old.subject, old.predicate, literal(`handle "${seq}" with care\n é 🚚 ${randomBytes(4).toString('hex')}`));
+    const replacement = quad(
+      old.subject,
+      old.predicate,
+      literal(`handle "${seq}" with care\n é 🚚 ${randomBytes(4).toString('hex')}`),
+    );
     const changed = triples.map((t) => (t === old ? replacement : t));
     const operation = (op: 'ADD' | 'DELETE', value: string) => ({
       '@type': 'api:Operation',
@@ -206,11 +233,20 @@ const changeObject: Operation = {
     let changeRequest: string | null = null;
     const revisionCheck = revisionExpectation(`change ${seq} of ${iri}`, iri, revision + 1, changed);
     // Once the change is in, the revision it replaced is history: read from the revision archive.
-    const historyCheck = revisionExpectation(`revision ${revision} of ${iri}, replaced by change ${seq}`, iri, revision, triples);
+    const historyCheck = revisionExpectation(
+      `revision ${revision} of ${iri}, replaced by change ${seq}`,
+      iri,
+      revision,
+      triples,
+    );
     return {
       acknowledgedBy: 201,
       async send(target) {
-        const res = await target.request(iri, { method: 'PATCH', headers: { 'Content-Type': 'application/ld+json' }, body });
+        const res = await target.request(iri, {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/ld+json' },
+          body,
+        });
         changeRequest = res.headers.get('location');
         return res;
       },
@@ -222,7 +258,10 @@ const changeObject: Operation = {
           const res = await target.request(changeRequest!, { headers: { Accept: NTRIPLES } });
           const text = await res.text();
           if (res.status !== 200 || !text.includes(`<${api.hasRequestStatus}> <${requestStatus.ACCEPTED}>`)) {
-            return { present: true, problem: `${revisionCheck.label}: ChangeRequest ${changeRequest} answered ${res.status}, not REQUEST_ACCEPTED:\n${text.slice(0, 500)}` };
+            return {
+              present: true,
+              problem: `${revisionCheck.label}: ChangeRequest ${changeRequest} answered ${res.status}, not REQUEST_ACCEPTED:\n${text.slice(0, 500)}`,
+            };
           }
           const history = await historyCheck.check(target, true);
           return history.problem ? history : result;
@@ -244,7 +283,14 @@ const postEvent: Operation = {
     const event = namedNode(iri);
     const triples = [
       quad(event, namedNode(rdf.type), cargo('LogisticsEvent')),
-      quad(event, cargo('eventDate'), xsdLiteral(new Date(Date.UTC(2026, 0, 1, 0, 0, seq % 86_400)).toISOString().replace('.000Z', 'Z'), xsd.dateTime)),
+      quad(
+        event,
+        cargo('eventDate'),
+        xsdLiteral(
+          new Date(Date.UTC(2026, 0, 1, 0, 0, seq % 86_400)).toISOString().replace('.000Z', 'Z'),
+          xsd.dateTime,
+        ),
+      ),
       quad(event, cargo('creationDate'), xsdLiteral('2026-01-02T03:04:05Z', xsd.dateTime)),
       quad(event, cargo('eventName'), literal(`departed "${seq}"\t🚚 ${randomBytes(4).toString('hex')}`)),
       quad(event, cargo('eventFor'), namedNode(object)),
@@ -252,7 +298,11 @@ const postEvent: Operation = {
     return {
       acknowledgedBy: 201,
       send: (target) =>
-        target.request(`${object}/logistics-events`, { method: 'POST', headers: { 'Content-Type': 'text/turtle' }, body: triples.map(ntLine).join('') }),
+        target.request(`${object}/logistics-events`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'text/turtle' },
+          body: triples.map(ntLine).join(''),
+        }),
       expectation: resourceExpectation(`event ${iri}`, iri, iri, triples),
       notification: notificationKey('LOGISTICS_EVENT_RECEIVED', object, iri),
     };
@@ -264,17 +314,33 @@ const postEvent: Operation = {
  * GET_LOGISTICS_OBJECT (GET /internal/access) and the request's status. Both must agree, and
  * match what the answers acknowledged (accepted, or revoked).
  */
-async function delegationState(target: Target, object: string, agent: string, request?: string): Promise<{ held: boolean; status?: string; problem?: string }> {
-  const res = await target.request(`/internal/access?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(agent)}`);
-  if (res.status !== 200) return { held: false, problem: `GET /internal/access answered ${res.status} ${(await res.text()).slice(0, 300)}` };
-  const held = ((await res.json()) as { permissions: Record<string, { held: boolean }> }).permissions.GET_LOGISTICS_OBJECT.held;
+async function delegationState(
+  target: Target,
+  object: string,
+  agent: string,
+  request?: string,
+): Promise<{ held: boolean; status?: string; problem?: string }> {
+  const res = await target.request(
+    `/internal/access?object=${encodeURIComponent(object)}&agent=${encodeURIComponent(agent)}`,
+  );
+  if (res.status !== 200)
+    return { held: false, problem: `GET /internal/access answered ${res.status} ${(await res.text()).slice(0, 300)}` };
+  const held = ((await res.json()) as { permissions: Record<string, { held: boolean }> }).permissions
+    .GET_LOGISTICS_OBJECT.held;
   if (!request) return { held };
   const text = await (await target.request(request, { headers: { Accept: NTRIPLES } })).text();
-  const status = [requestStatus.ACCEPTED, requestStatus.REVOKED].find((s) => text.includes(`<${request}> <${api.hasRequestStatus}> <${s}>`));
+  const status = [requestStatus.ACCEPTED, requestStatus.REVOKED].find((s) =>
+    text.includes(`<${request}> <${api.hasRequestStatus}> <${s}>`),
+  );
   return { held, status };
 }
 
-function delegationExpectation(label: string, delegated: () => Delegated | undefined, object: string, agent: string): Expectation {
+function delegationExpectation(
+  label: string,
+  delegated: () => Delegated | undefined,
+  object: string,
+  agent: string,
+): Expectation {
   return {
     label,
     async check(target, acknowledged) {
@@ -285,7 +351,10 @@ function delegationExpectation(label: string, delegated: () => Delegated | undef
       const wanted = d.revoked === 'unknown' ? (found.status === requestStatus.REVOKED ? false : true) : !d.revoked;
       const status = wanted ? requestStatus.ACCEPTED : requestStatus.REVOKED;
       if (found.held !== wanted || found.status !== status) {
-        return { present: true, problem: `${label}: the delegate ${found.held ? 'holds' : 'does not hold'} GET_LOGISTICS_OBJECT and the request is ${found.status}; expected ${wanted ? 'held' : 'withdrawn'} and ${status}` };
+        return {
+          present: true,
+          problem: `${label}: the delegate ${found.held ? 'holds' : 'does not hold'} GET_LOGISTICS_OBJECT and the request is ${found.status}; expected ${wanted ? 'held' : 'withdrawn'} and ${status}`,
+        };
       }
       return { present: true };
     },
@@ -366,10 +435,16 @@ const receiveNotification: Operation = {
       'api:hasLogisticsObject': { '@id': object },
       'api:hasChangedProperty': { '@type': xsd.anyURI, '@value': `${CARGO}goodsDescription` },
     });
-    const send = (target: Target) => target.request('/notifications', { method: 'POST', headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': `key-${seq}` }, body });
+    const send = (target: Target) =>
+      target.request('/notifications', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': `key-${seq}` },
+        body,
+      });
     const listed = async (target: Target): Promise<string[] | string> => {
       const res = await target.request(`/internal/notifications?logistics-object=${encodeURIComponent(object)}`);
-      if (res.status !== 200) return `GET /internal/notifications answered ${res.status} ${(await res.text()).slice(0, 300)}`;
+      if (res.status !== 200)
+        return `GET /internal/notifications answered ${res.status} ${(await res.text()).slice(0, 300)}`;
       const items = ((await res.json()) as { 'api:hasItem'?: { '@id': string } | { '@id': string }[] })['api:hasItem'];
       return (items === undefined ? [] : Array.isArray(items) ? items : [items]).map((item) => item['@id']);
     };
@@ -381,13 +456,17 @@ const receiveNotification: Operation = {
         async check(target, acknowledged) {
           const ids = await listed(target);
           if (typeof ids === 'string') return { present: false, problem: `${label}: ${ids}` };
-          if (ids.length > 1 || ids.some((listedId) => listedId !== id)) return { present: true, problem: `${label}: listed as ${JSON.stringify(ids)}` };
+          if (ids.length > 1 || ids.some((listedId) => listedId !== id))
+            return { present: true, problem: `${label}: listed as ${JSON.stringify(ids)}` };
           if (!acknowledged) return { present: ids.length === 1 };
           if (ids.length === 0) return { present: false, problem: `${label}: acknowledged but not listed` };
           const again = await send(target);
           const after = await listed(target);
           if (again.status !== 204 || typeof after === 'string' || after.length !== 1) {
-            return { present: true, problem: `${label}: sent again, answered ${again.status} and is listed as ${JSON.stringify(after)}` };
+            return {
+              present: true,
+              problem: `${label}: sent again, answered ${again.status} and is listed as ${JSON.stringify(after)}`,
+            };
           }
           return { present: true };
         },
@@ -459,7 +538,11 @@ export interface NotificationRecorder {
 }
 
 export async function startNotificationRecorder(): Promise<NotificationRecorder> {
-  const recorder = { organization: 'https://subscriber.example.com/org', keys: [] as string[], ids: [] as string[] } as NotificationRecorder;
+  const recorder = {
+    organization: 'https://subscriber.example.com/org',
+    keys: [] as string[],
+    ids: [] as string[],
+  } as NotificationRecorder;
   const id = (value: unknown) => ((value ?? {}) as { '@id'?: string })['@id'] ?? '';
   recorder.listener = await startListener((req, res) => {
     const chunks: Buffer[] = [];
@@ -467,7 +550,13 @@ export async function startNotificationRecorder(): Promise<NotificationRecorder>
     req.on('end', () => {
       const n = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       const event = id(n['api:hasLogisticsEvent']);
-      recorder.keys.push(notificationKey(id(n['api:hasEventType']), id(n['api:hasLogisticsObject']), event || (n['api:hasRevision'] as number)));
+      recorder.keys.push(
+        notificationKey(
+          id(n['api:hasEventType']),
+          id(n['api:hasLogisticsObject']),
+          event || (n['api:hasRevision'] as number),
+        ),
+      );
       recorder.ids.push(n['@id'] as string);
       res.writeHead(204).end();
     });
@@ -479,7 +568,11 @@ export async function startNotificationRecorder(): Promise<NotificationRecorder>
 const publisherConfig = (subscriber: NotificationRecorder): ConfigOverrides => ({
   internalAgents: [subscriber.organization],
   outbound: { allowPrivateAddresses: true },
-  delivery: { initialBackoffMs: 50, maxBackoffMs: 500, callbacks: [{ organization: subscriber.organization, url: `${subscriber.listener.url}/notifications` }] },
+  delivery: {
+    initialBackoffMs: 50,
+    maxBackoffMs: 500,
+    callbacks: [{ organization: subscriber.organization, url: `${subscriber.listener.url}/notifications` }],
+  },
 });
 
 /** `subscriber` subscribes to every Logistics Object and every event type. */
@@ -493,7 +586,11 @@ async function subscribeToEverything(target: Target, subscriber: NotificationRec
       'api:hasSubscriber': { '@id': subscriber.organization },
       'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
       'api:hasTopic': { '@type': xsd.anyURI, '@value': `${CARGO}LogisticsObject` },
-      'api:includeSubscriptionEventType': ['LOGISTICS_OBJECT_CREATED', 'LOGISTICS_OBJECT_UPDATED', 'LOGISTICS_EVENT_RECEIVED'].map((e) => ({ '@id': `api:${e}` })),
+      'api:includeSubscriptionEventType': [
+        'LOGISTICS_OBJECT_CREATED',
+        'LOGISTICS_OBJECT_UPDATED',
+        'LOGISTICS_EVENT_RECEIVED',
+      ].map((e) => ({ '@id': `api:${e}` })),
     }),
   });
   if (res.status !== 201) throw new Error(`subscribing answered ${res.status}: ${await res.text()}`);
@@ -515,7 +612,11 @@ async function outboxDrained(target: Target, ms: number): Promise<boolean> {
  * Every acknowledged write's notification arrived, and for each object they first arrived in
  * order: created, then its revisions upwards (duplicates of earlier ones may follow).
  */
-function checkNotifications(subscriber: NotificationRecorder, expected: readonly string[], report: CrashRunReport): void {
+function checkNotifications(
+  subscriber: NotificationRecorder,
+  expected: readonly string[],
+  report: CrashRunReport,
+): void {
   const received = new Set(subscriber.keys);
   for (const key of expected) if (!received.has(key)) report.failures.push(`notification never delivered: ${key}`);
   const last = new Map<string, number>();
@@ -526,7 +627,8 @@ function checkNotifications(subscriber: NotificationRecorder, expected: readonly
     const [type, object, about] = key.split(' ');
     if (type === 'LOGISTICS_EVENT_RECEIVED') continue;
     const revision = Number(about);
-    if ((last.get(object) ?? 0) >= revision) report.failures.push(`${key} arrived after revision ${last.get(object)} of the same object`);
+    if ((last.get(object) ?? 0) >= revision)
+      report.failures.push(`${key} arrived after revision ${last.get(object)} of the same object`);
     last.set(object, revision);
   }
   report.notificationsExpected = expected.length;
@@ -576,7 +678,12 @@ function retryingTarget(server: ServerProcess): Target {
   };
 }
 
-async function verify(target: Target, sent: readonly Sent[], concurrency: number, report: CrashRunReport): Promise<void> {
+async function verify(
+  target: Target,
+  sent: readonly Sent[],
+  concurrency: number,
+  report: CrashRunReport,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < sent.length) {
@@ -600,7 +707,14 @@ async function snapshotWritten(server: ServerProcess): Promise<void> {
 }
 
 /** Posts writes as fast as `concurrency` allows until the server is SIGKILLed: after a random time, or once `killAfter` resolves. */
-async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq: { next: number }, options: CrashRunOptions, killAfter: Promise<void>, report: CrashRunReport): Promise<Sent[]> {
+async function writeUntilKilled(
+  server: ServerProcess,
+  state: WorkloadState,
+  seq: { next: number },
+  options: CrashRunOptions,
+  killAfter: Promise<void>,
+  report: CrashRunReport,
+): Promise<Sent[]> {
   const sent: Sent[] = [];
   let killed = false;
   const kill = killAfter.then(() => {
@@ -627,7 +741,9 @@ async function writeUntilKilled(server: ServerProcess, state: WorkloadState, seq
         report.acknowledgedByKind[operation.kind] = (report.acknowledgedByKind[operation.kind] ?? 0) + 1;
         write.onAcknowledged?.();
       } else {
-        report.failures.push(`${write.expectation.label}: answered ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`);
+        report.failures.push(
+          `${write.expectation.label}: answered ${res.status} ${(await res.text().catch(() => '')).slice(0, 300)}`,
+        );
       }
       await res.body?.cancel().catch(() => {});
     }
@@ -652,7 +768,9 @@ async function stopCleanly(server: ServerProcess, report: CrashRunReport, which:
   await server.stop('SIGTERM');
   const { code, signal } = server.exit;
   if (code !== 0 || !server.log.some((line) => IMAGE_WRITTEN.test(line))) {
-    report.failures.push(`${which} ended with ${signal ?? `exit code ${code}`}${code === 0 ? ' but wrote no memory image' : ''}; its last log lines:\n${server.log.slice(-20).join('\n')}`);
+    report.failures.push(
+      `${which} ended with ${signal ?? `exit code ${code}`}${code === 0 ? ' but wrote no memory image' : ''}; its last log lines:\n${server.log.slice(-20).join('\n')}`,
+    );
   }
 }
 
@@ -662,8 +780,23 @@ async function stopCleanly(server: ServerProcess, report: CrashRunReport, which:
  * At the end every acknowledged write is checked, then again after a clean stop (SIGTERM) and start.
  */
 export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRunReport> {
-  const report: CrashRunReport = { rounds: 0, acknowledged: 0, acknowledgedByKind: {}, unanswered: 0, unansweredPresent: 0, killsWhileStarting: 0, storeLog: [], failures: [] };
-  const state: WorkloadState = { runId: randomBytes(4).toString('hex'), objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`, objects: [], changeable: new Map(), delegations: [] };
+  const report: CrashRunReport = {
+    rounds: 0,
+    acknowledged: 0,
+    acknowledgedByKind: {},
+    unanswered: 0,
+    unansweredPresent: 0,
+    killsWhileStarting: 0,
+    storeLog: [],
+    failures: [],
+  };
+  const state: WorkloadState = {
+    runId: randomBytes(4).toString('hex'),
+    objectsPrefix: `http://127.0.0.1:${options.port}/logistics-objects/`,
+    objects: [],
+    changeable: new Map(),
+    delegations: [],
+  };
   const seq = { next: 0 };
   const acknowledged: Sent[] = [];
   let unchecked: Sent[] = [];
@@ -675,7 +808,10 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       snapshotAfterBytes: options.snapshotAfterBytes,
       // Its stores are small: images at any size, so that rounds start from them (the images are
       // what this checks), with a smaller reserve free, as an image reads and writes the whole memory.
-      config: { store: { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20 }, ...(options.subscriber ? publisherConfig(options.subscriber) : {}) },
+      config: {
+        store: { memoryImageMinQuads: 0, memoryReserveBytes: 16 * 2 ** 20 },
+        ...(options.subscriber ? publisherConfig(options.subscriber) : {}),
+      },
     });
     try {
       await use(server);
@@ -710,9 +846,13 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
       }
       await server.ready;
       const target = retryingTarget(server);
-      const older = Array.from({ length: Math.min(options.sampleOlder, acknowledged.length) }, () => acknowledged[randomInt(acknowledged.length)]);
+      const older = Array.from(
+        { length: Math.min(options.sampleOlder, acknowledged.length) },
+        () => acknowledged[randomInt(acknowledged.length)],
+      );
       await verify(target, [...unchecked, ...older], options.concurrency, report);
-      const killAfter = round % options.snapshotRoundEvery === 0 ? snapshotWritten(server) : sleep(randomInt(10, options.maxWriteMs));
+      const killAfter =
+        round % options.snapshotRoundEvery === 0 ? snapshotWritten(server) : sleep(randomInt(10, options.maxWriteMs));
       const sent = await writeUntilKilled(server, state, seq, options, killAfter, report);
       unchecked = sent;
       for (const s of sent) {
@@ -720,7 +860,9 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
         else report.unanswered += 1;
       }
       report.acknowledged = acknowledged.length;
-      options.progress?.(`round ${round}: ${sent.filter((s) => s.acknowledged).length} acknowledged, ${sent.filter((s) => !s.acknowledged).length} unanswered`);
+      options.progress?.(
+        `round ${round}: ${sent.filter((s) => s.acknowledged).length} acknowledged, ${sent.filter((s) => !s.acknowledged).length} unanswered`,
+      );
     });
   }
 
@@ -735,10 +877,15 @@ export async function runCrashRounds(options: CrashRunOptions): Promise<CrashRun
   if (subscriber) {
     await withServer(async (server) => {
       await server.ready;
-      if (!(await outboxDrained(retryingTarget(server), 60_000))) report.failures.push('the outbox was not empty a minute after the last restart');
+      if (!(await outboxDrained(retryingTarget(server), 60_000)))
+        report.failures.push('the outbox was not empty a minute after the last restart');
       await stopCleanly(server, report, 'the clean stop after the outbox drained');
     });
-    checkNotifications(subscriber, acknowledged.flatMap((s) => (s.notification ? [s.notification] : [])), report);
+    checkNotifications(
+      subscriber,
+      acknowledged.flatMap((s) => (s.notification ? [s.notification] : [])),
+      report,
+    );
   }
   return report;
 }

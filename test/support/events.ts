@@ -5,7 +5,12 @@ export const STATUS_CODE = `${CODE_LISTS}StatusCode#`;
 
 /** Creates a Logistics Object as the holder (with the given @id if any) and returns its IRI. */
 export async function createObject(server: TestServer, type = 'cargo:Shipment', iri?: string): Promise<string> {
-  const res = await postJsonLd(server, '/logistics-objects', { '@context': { cargo: CARGO }, ...(iri ? { '@id': iri } : {}), '@type': type, 'cargo:goodsDescription': 'events test' });
+  const res = await postJsonLd(server, '/logistics-objects', {
+    '@context': { cargo: CARGO },
+    ...(iri ? { '@id': iri } : {}),
+    '@type': type,
+    'cargo:goodsDescription': 'events test',
+  });
   if (res.status !== 201) throw new Error(`object not created: ${res.status} ${await res.text()}`);
   return res.headers.get('location')!;
 }
@@ -18,7 +23,12 @@ export interface EventFields {
 }
 
 /** A compact JSON-LD LogisticsEvent: `code` is a StatusCode short code, dates are xsd:dateTime. */
-export function eventJson({ code = 'DEP', eventDate = '2024-05-01T10:00:00Z', creationDate, ...rest }: EventFields = {}): Record<string, unknown> {
+export function eventJson({
+  code = 'DEP',
+  eventDate = '2024-05-01T10:00:00Z',
+  creationDate,
+  ...rest
+}: EventFields = {}): Record<string, unknown> {
   const dateTime = (value: string) => ({ '@type': `${XSD}dateTime`, '@value': value });
   return {
     '@context': { cargo: CARGO },
@@ -30,7 +40,12 @@ export function eventJson({ code = 'DEP', eventDate = '2024-05-01T10:00:00Z', cr
   };
 }
 
-export function postEvent(server: TestServer, objectIri: string, body: unknown, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
+export function postEvent(
+  server: TestServer,
+  objectIri: string,
+  body: unknown,
+  agent: 'holder' | 'other' = 'holder',
+): Promise<Response> {
   return postJsonLd(server, `${objectIri}/logistics-events`, body, agent);
 }
 

@@ -44,8 +44,13 @@ const refuseRemote = (url: string): never => {
 /** The example files whose top-level node has a type that is a LogisticsObject subclass. */
 export async function logisticsObjectExamples(ontology: CargoOntology): Promise<string[]> {
   const names: string[] = [];
-  for (const name of readdirSync(EXAMPLES_DIR).filter((n) => n.endsWith('.json')).sort()) {
-    const expanded = await jsonld.expand(JSON.parse(readExample(name)) as jsonld.JsonLdDocument, { documentLoader: refuseRemote } as jsonld.Options.Expand);
+  for (const name of readdirSync(EXAMPLES_DIR)
+    .filter((n) => n.endsWith('.json'))
+    .sort()) {
+    const expanded = await jsonld.expand(
+      JSON.parse(readExample(name)) as jsonld.JsonLdDocument,
+      { documentLoader: refuseRemote } as jsonld.Options.Expand,
+    );
     const types = expanded.length === 1 ? ((expanded[0]['@type'] ?? []) as string[]) : [];
     if (types.some((t) => ontology.isLogisticsObjectClass(t))) names.push(name);
   }

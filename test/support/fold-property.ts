@@ -38,15 +38,25 @@ interface Step {
 
 const pick = fc.record({ s: fc.nat(1), p: fc.nat(1), v: fc.nat(VALUES.length - 1), g: fc.nat(2) });
 // A snapshot starts a worker thread: one step in five takes one.
-const step: fc.Arbitrary<Step> = fc.record({ insert: fc.array(pick, { maxLength: 6 }), delete: fc.array(pick, { maxLength: 4 }), snapshot: fc.nat(4).map((n) => n === 0) });
+const step: fc.Arbitrary<Step> = fc.record({
+  insert: fc.array(pick, { maxLength: 6 }),
+  delete: fc.array(pick, { maxLength: 4 }),
+  snapshot: fc.nat(4).map((n) => n === 0),
+});
 
-export const toQuad = ({ s, p, v, g }: QuadPick): Quad => quad(namedNode(`${EX}s${s}`), namedNode(`${EX}p${p}`), VALUES[v], g === 2 ? defaultGraph() : namedNode(`${EX}g${g}`));
+export const toQuad = ({ s, p, v, g }: QuadPick): Quad =>
+  quad(namedNode(`${EX}s${s}`), namedNode(`${EX}p${p}`), VALUES[v], g === 2 ? defaultGraph() : namedNode(`${EX}g${g}`));
 
 /** Folds the whole data directory (newest snapshot + journal) into a set of lines. */
 async function foldedLines(dir: string): Promise<string[]> {
   const chunks: Buffer[] = [];
   const snapshot = await latestSnapshot(dir);
-  await foldDataDirectory(dir, { snapshot, from: snapshot ?? 1 }, async (data) => void chunks.push(Buffer.from(data)), 'refuse');
+  await foldDataDirectory(
+    dir,
+    { snapshot, from: snapshot ?? 1 },
+    async (data) => void chunks.push(Buffer.from(data)),
+    'refuse',
+  );
   return [...new Set(Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean))].sort();
 }
 

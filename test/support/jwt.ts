@@ -1,7 +1,16 @@
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SignJWT, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK, type JWTHeaderParameters, type JWTPayload } from 'jose';
+import {
+  SignJWT,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type CryptoKey,
+  type JWK,
+  type JWTHeaderParameters,
+  type JWTPayload,
+} from 'jose';
 import { noteSecret } from './log-sink.js';
 import { startListener, type LoopbackListener } from './loopback.js';
 
@@ -17,7 +26,11 @@ export interface SigningKey {
 
 /** The embedded identity provider's key as stored in a server's data directory. */
 export async function embeddedKey(dataDir: string): Promise<SigningKey & { issuer: string }> {
-  const state = JSON.parse(await readFile(join(dataDir, 'identity-provider.json'), 'utf8')) as { kid: string; privateJwk: JWK; issuer: string };
+  const state = JSON.parse(await readFile(join(dataDir, 'identity-provider.json'), 'utf8')) as {
+    kid: string;
+    privateJwk: JWK;
+    issuer: string;
+  };
   const { kty, n, e } = state.privateJwk;
   return {
     alg: 'RS256',
@@ -36,7 +49,8 @@ export async function newSigningKey(alg: 'RS256' | 'PS256' | 'ES256' | 'RS384', 
 /** Signs `payload` with `key`; `header` adds to or overrides the protected header (typ JWT, kid, alg by default). */
 export function sign(key: SigningKey, payload: JWTPayload, header: Partial<JWTHeaderParameters> = {}): Promise<string> {
   const protectedHeader = { alg: key.alg, typ: 'JWT', kid: key.kid, ...header } as JWTHeaderParameters;
-  for (const name of Object.keys(protectedHeader) as (keyof JWTHeaderParameters)[]) if (protectedHeader[name] === undefined) delete protectedHeader[name];
+  for (const name of Object.keys(protectedHeader) as (keyof JWTHeaderParameters)[])
+    if (protectedHeader[name] === undefined) delete protectedHeader[name];
   return new SignJWT(payload)
     .setProtectedHeader(protectedHeader)
     .sign(key.privateKey)

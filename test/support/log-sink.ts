@@ -13,7 +13,9 @@ import { RUN_LOG_DIR } from './run-log-check.js';
  * test/support/run-fixtures.ts checks once every file is done; a file run alone keeps its own log
  * file, which test/logs.test.ts checks.
  */
-const LOG_FILE = RUN_LOG_DIR ? join(RUN_LOG_DIR, `log-${process.pid}.ndjson`) : join(tmpdir(), `onerecord-test-log-${process.pid}.ndjson`);
+const LOG_FILE = RUN_LOG_DIR
+  ? join(RUN_LOG_DIR, `log-${process.pid}.ndjson`)
+  : join(tmpdir(), `onerecord-test-log-${process.pid}.ndjson`);
 const SECRETS_FILE = RUN_LOG_DIR && join(RUN_LOG_DIR, `secrets-${process.pid}.txt`);
 const destination = pino.destination({ dest: LOG_FILE, sync: true, append: true });
 const secrets = new Set<string>();

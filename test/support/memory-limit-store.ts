@@ -13,7 +13,12 @@ import type { DurableStore } from '../../src/store/embedded/durable-store.js';
 import { graphQuads, openStore } from './store-data.js';
 
 const [mode, dataDir, memoryReserveBytes, then] = process.argv.slice(2);
-const options = { fsync: false, snapshotAfterBytes: 2 ** 40, capacityQuads: Number.MAX_SAFE_INTEGER, memoryReserveBytes: Number(memoryReserveBytes) };
+const options = {
+  fsync: false,
+  snapshotAfterBytes: 2 ** 40,
+  capacityQuads: Number.MAX_SAFE_INTEGER,
+  memoryReserveBytes: Number(memoryReserveBytes),
+};
 
 /** Commits graphs of 2,000 quads until the memory reserve refuses one; any other refusal is a failure. */
 async function fillUntilRefused(store: DurableStore, graphPrefix: string): Promise<void> {

@@ -16,7 +16,13 @@ export async function scrapeMetrics(url: string, token: string | undefined = MET
  * (e.g. `view="latest",outcome="answered"`); throws when there is none.
  */
 export function metricSample(text: string, name: string, labels = ''): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `) || (labels && l.startsWith(`${name}{`) && l.includes(labels)));
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith(`${name}${labels ? `{${labels}}` : ''} `) ||
+        (labels && l.startsWith(`${name}{`) && l.includes(labels)),
+    );
   if (!line) throw new Error(`no sample ${name}{${labels}} in:\n${text}`);
   return Number(line.slice(line.lastIndexOf(' ') + 1));
 }

@@ -14,7 +14,9 @@ export interface ReceivedNotification {
  * for the Organization `{url}/logistics-objects/subscriber` go): answers 204 and keeps what came,
  * in arrival order.
  */
-export async function startNotificationSink(): Promise<LoopbackListener & { organization: string; received: ReceivedNotification[] }> {
+export async function startNotificationSink(): Promise<
+  LoopbackListener & { organization: string; received: ReceivedNotification[] }
+> {
   const received: ReceivedNotification[] = [];
   const listener = await startListener((req, res) => {
     const chunks: Buffer[] = [];
@@ -42,8 +44,14 @@ export function pieceSubscription(subscriber: string): Record<string, unknown> {
     'api:hasContentType': 'application/ld+json',
     'api:hasSubscriber': { '@id': subscriber },
     'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_TYPE' },
-    'api:includeSubscriptionEventType': [{ '@id': 'api:LOGISTICS_OBJECT_CREATED' }, { '@id': 'api:LOGISTICS_OBJECT_UPDATED' }],
-    'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': 'https://onerecord.iata.org/ns/cargo#Piece' },
+    'api:includeSubscriptionEventType': [
+      { '@id': 'api:LOGISTICS_OBJECT_CREATED' },
+      { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
+    ],
+    'api:hasTopic': {
+      '@type': 'http://www.w3.org/2001/XMLSchema#anyURI',
+      '@value': 'https://onerecord.iata.org/ns/cargo#Piece',
+    },
   };
 }
 
@@ -76,7 +84,8 @@ export function deliveryFaults(received: readonly ReceivedNotification[], expect
   }
   for (const [object, list] of byObject) {
     const order = [...list].sort((a, b) => a.at - b.at).map((x) => x.revision);
-    if (order.some((r, i) => i > 0 && r < order[i - 1])) faults.push(`${object}: revisions arrived as ${order.join(',')}`);
+    if (order.some((r, i) => i > 0 && r < order[i - 1]))
+      faults.push(`${object}: revisions arrived as ${order.join(',')}`);
   }
   return faults;
 }

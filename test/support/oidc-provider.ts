@@ -27,13 +27,28 @@ export async function startExternalProvider(agent: string): Promise<ExternalProv
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: 'external-1', alg: 'RS256', use: 'sig' };
   let server: Server | undefined;
-  const provider: ExternalProvider = { issuer: '', jwksUrl: '', audience: AUDIENCE, agent, jwksFetches: 0 } as ExternalProvider;
+  const provider: ExternalProvider = {
+    issuer: '',
+    jwksUrl: '',
+    audience: AUDIENCE,
+    agent,
+    jwksFetches: 0,
+  } as ExternalProvider;
   server = createServer();
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   provider.issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   provider.jwksUrl = `${provider.issuer}/jwks`;
   const oidc = new Provider(provider.issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' }],
+    clients: [
+      {
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
     jwks: { keys: [signingKey] },
     features: {
       devInteractions: { enabled: false },
@@ -42,7 +57,13 @@ export async function startExternalProvider(agent: string): Promise<ExternalProv
         enabled: true,
         defaultResource: () => AUDIENCE,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: 'onerecord', audience: AUDIENCE, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: () => ({
+          scope: 'onerecord',
+          audience: AUDIENCE,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: 600,
+          jwt: { sign: { alg: 'RS256' } },
+        }),
       },
     },
     extraTokenClaims: () => ({ logistics_agent_uri: agent }),
@@ -57,11 +78,15 @@ export async function startExternalProvider(agent: string): Promise<ExternalProv
   provider.token = async () => {
     const res = await fetch(`${provider.issuer}/token`, {
       method: 'POST',
-      headers: { Authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+      headers: {
+        Authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
+        'Content-Type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'onerecord' }),
     });
     const body = (await res.json()) as { access_token?: string };
-    if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+    if (res.status !== 200 || !body.access_token)
+      throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
     noteSecret(body.access_token);
     return body.access_token;
   };

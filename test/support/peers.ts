@@ -7,7 +7,10 @@ import { freePort, startTestServer, type TestServer } from './server.js';
  * calls to loopback allowed. `overrides(i, urls)` adds per-server configuration (`urls`: every
  * peer's base URL, known before any starts).
  */
-export async function startPeers(count: number, overrides: (i: number, urls: string[]) => ConfigOverrides = () => ({})): Promise<TestServer[]> {
+export async function startPeers(
+  count: number,
+  overrides: (i: number, urls: string[]) => ConfigOverrides = () => ({}),
+): Promise<TestServer[]> {
   const ports: number[] = [];
   while (ports.length < count) {
     const port = await freePort();
@@ -23,7 +26,9 @@ export async function startPeers(count: number, overrides: (i: number, urls: str
         outbound: { allowPrivateAddresses: true, ...own.outbound },
         port,
         baseUrl: base(port),
-        trustedIssuers: ports.filter((p) => p !== port).map((p) => ({ issuer: `${base(p)}/idp`, jwksUrl: `${base(p)}/idp/.well-known/jwks.json` })),
+        trustedIssuers: ports
+          .filter((p) => p !== port)
+          .map((p) => ({ issuer: `${base(p)}/idp`, jwksUrl: `${base(p)}/idp/.well-known/jwks.json` })),
       });
     }),
   );

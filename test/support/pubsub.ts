@@ -17,7 +17,11 @@ export function subscription(subscriber: TestServer, topic: string, extra: Json 
     'api:hasContentType': 'application/ld+json',
     'api:hasSubscriber': { '@id': holderOf(subscriber) },
     'api:hasTopicType': { '@id': byType ? 'api:LOGISTICS_OBJECT_TYPE' : 'api:LOGISTICS_OBJECT_IDENTIFIER' },
-    'api:includeSubscriptionEventType': ['LOGISTICS_OBJECT_UPDATED', 'LOGISTICS_OBJECT_CREATED', 'LOGISTICS_EVENT_RECEIVED'].map((e) => ({ '@id': `api:${e}` })),
+    'api:includeSubscriptionEventType': [
+      'LOGISTICS_OBJECT_UPDATED',
+      'LOGISTICS_OBJECT_CREATED',
+      'LOGISTICS_EVENT_RECEIVED',
+    ].map((e) => ({ '@id': `api:${e}` })),
     'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': topic },
     ...extra,
   };
@@ -50,12 +54,18 @@ export async function receivedNotifications(server: TestServer, query = ''): Pro
 }
 
 /** Waits until `server` received at least `count` notifications matching `query`. */
-export async function waitForNotifications(server: TestServer, count: number, query = '', timeoutMs = 15_000): Promise<Json[]> {
+export async function waitForNotifications(
+  server: TestServer,
+  count: number,
+  query = '',
+  timeoutMs = 15_000,
+): Promise<Json[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const got = await receivedNotifications(server, query);
     if (got.length >= count) return got;
-    if (Date.now() > deadline) throw new Error(`expected ${count} notifications${query ? ` (${query})` : ''}, got ${got.length}`);
+    if (Date.now() > deadline)
+      throw new Error(`expected ${count} notifications${query ? ` (${query})` : ''}, got ${got.length}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -64,9 +74,18 @@ export const eventTypeOf = (n: Json) => ((n['api:hasEventType'] as Json)['@id'] 
 export const anyUris = (value: unknown) => asList(value as Json | Json[] | undefined).map((v) => v['@value'] as string);
 
 /** For a loopback stand-in of a subscriber's endpoint: passes a notification on to the real subscriber and answers with its status. */
-export function forwardNotification(subscriberUrl: string, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<void> {
-  const headers = Object.fromEntries(['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]));
-  return fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then((r) => void res.writeHead(r.status).end());
+export function forwardNotification(
+  subscriberUrl: string,
+  req: IncomingMessage,
+  body: Buffer,
+  res: ServerResponse,
+): Promise<void> {
+  const headers = Object.fromEntries(
+    ['authorization', 'content-type', 'idempotency-key'].map((h) => [h, req.headers[h] as string]),
+  );
+  return fetch(`${subscriberUrl}/notifications`, { method: 'POST', headers, body: new Uint8Array(body) }).then(
+    (r) => void res.writeHead(r.status).end(),
+  );
 }
 
 /**

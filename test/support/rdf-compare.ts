@@ -1,5 +1,14 @@
 import jsonld from 'jsonld';
-import { blankNode, defaultGraph, literal, namedNode, quad, termToNt, type Quad, type Term } from '../../src/rdf/terms.js';
+import {
+  blankNode,
+  defaultGraph,
+  literal,
+  namedNode,
+  quad,
+  termToNt,
+  type Quad,
+  type Term,
+} from '../../src/rdf/terms.js';
 import { SERVER_MANAGED } from '../../src/domain/objects/new-objects.js';
 import { xsd } from '../../src/rdf/vocab.js';
 
@@ -17,18 +26,28 @@ export const refuseRemote = (url: string): never => {
 function fromJsonLd(t: JsonLdTerm): Term {
   if (t.termType === 'NamedNode') return namedNode(t.value);
   if (t.termType === 'BlankNode') return blankNode(t.value.replace(/^_:/, ''));
-  if (t.termType === 'Literal') return t.language ? literal(t.value, t.language) : literal(t.value, namedNode(t.datatype!.value));
+  if (t.termType === 'Literal')
+    return t.language ? literal(t.value, t.language) : literal(t.value, namedNode(t.datatype!.value));
   return defaultGraph();
 }
 
 /** The triples jsonld.js (the reference processor) reads from a JSON-LD document. */
 export async function jsonLdToQuads(document: unknown, base?: string): Promise<Quad[]> {
-  const raw = (await jsonld.toRDF(document as jsonld.JsonLdDocument, { base, documentLoader: refuseRemote } as jsonld.Options.ToRdf)) as unknown as {
+  const raw = (await jsonld.toRDF(
+    document as jsonld.JsonLdDocument,
+    { base, documentLoader: refuseRemote } as jsonld.Options.ToRdf,
+  )) as unknown as {
     subject: JsonLdTerm;
     predicate: JsonLdTerm;
     object: JsonLdTerm;
   }[];
-  return raw.map((q) => quad(fromJsonLd(q.subject) as Quad['subject'], fromJsonLd(q.predicate) as Quad['predicate'], fromJsonLd(q.object) as Quad['object']));
+  return raw.map((q) =>
+    quad(
+      fromJsonLd(q.subject) as Quad['subject'],
+      fromJsonLd(q.predicate) as Quad['predicate'],
+      fromJsonLd(q.object) as Quad['object'],
+    ),
+  );
 }
 
 const termNt = (t: Term) => (t.termType === 'BlankNode' ? `_:${t.value}` : termToNt(t));
@@ -41,7 +60,11 @@ export function ntLines(quads: readonly Quad[]): string[] {
 /** Canonical N-Quads (RDFC-1.0 / URDNA2015): equal for two graphs exactly when they are isomorphic. */
 export function canonicalForm(quads: readonly Quad[]): Promise<string> {
   const nquads = ntLines(quads).join('\n') + '\n';
-  return jsonld.canonize(nquads as unknown as jsonld.JsonLdDocument, { algorithm: 'URDNA2015', inputFormat: 'application/n-quads', format: 'application/n-quads' });
+  return jsonld.canonize(nquads as unknown as jsonld.JsonLdDocument, {
+    algorithm: 'URDNA2015',
+    inputFormat: 'application/n-quads',
+    format: 'application/n-quads',
+  });
 }
 
 /** Replaces the IRIs `isLocal` picks (server-minted ids) by blank nodes, one per IRI. */
@@ -78,7 +101,9 @@ export function withoutServerManaged(quads: readonly Quad[]): Quad[] {
 export function doubleValuesAsJsonLdReadsThem(quads: readonly Quad[]): Quad[] {
   return quads.map((q) => {
     if (q.object.termType !== 'Literal' || q.object.datatype.value !== xsd.double) return q;
-    const canonical = parseFloat(q.object.value).toExponential(15).replace(/(\d)0*e\+?/, '$1E');
+    const canonical = parseFloat(q.object.value)
+      .toExponential(15)
+      .replace(/(\d)0*e\+?/, '$1E');
     return quad(q.subject, q.predicate, literal(canonical, q.object.datatype));
   });
 }

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-if (process.env.ONERECORD_TEST_LOG_DIR === undefined) process.env.ONERECORD_TEST_LOG_DIR = mkdtempSync(join(tmpdir(), 'onerecord-test-logs-'));
+if (process.env.ONERECORD_TEST_LOG_DIR === undefined)
+  process.env.ONERECORD_TEST_LOG_DIR = mkdtempSync(join(tmpdir(), 'onerecord-test-logs-'));
 
 /**
  * Once every test file of the run is done, in whichever process: no log line of the whole run holds
@@ -19,7 +20,8 @@ export async function mochaGlobalTeardown(): Promise<void> {
   try {
     expectNoSecretLogged(lines, secrets);
   } catch (err) {
-    (err as Error).message = `no log line of the whole test run holds a token or a client secret (logs in ${dir}): ${(err as Error).message}`;
+    (err as Error).message =
+      `no log line of the whole test run holds a token or a client secret (logs in ${dir}): ${(err as Error).message}`;
     throw err;
   }
   rmSync(dir, { recursive: true, force: true });

@@ -42,11 +42,19 @@ export class ServerProcess {
   private readonly child: ChildProcess;
 
   constructor(options: ServerProcessOptions) {
-    const args = [CRASH_WRITER, options.dataDir, String(options.port), String(options.snapshotAfterBytes ?? 64 * 1024 * 1024), ...(options.config ? [JSON.stringify(options.config)] : [])];
+    const args = [
+      CRASH_WRITER,
+      options.dataDir,
+      String(options.port),
+      String(options.snapshotAfterBytes ?? 64 * 1024 * 1024),
+      ...(options.config ? [JSON.stringify(options.config)] : []),
+    ];
     this.child =
       options.fileSizeLimitKiB === undefined
         ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-        : spawn('bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+        : spawn('bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB} && exec "$0" "$@"`, process.execPath, ...args], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
     createInterface({ input: this.child.stderr! }).on('line', (line) => {
       // Native code writes to the same stderr, without a line end (LMDB on a full disk: "Write
       // error: …"): only our JSON log lines go to the run's log, which test/logs.test.ts parses.

@@ -19,13 +19,22 @@ import { leaseEngine, releaseEngine } from './virtuoso.js';
  * or `cluster` (`npm run test:cluster`): each test server is three processes over such a Virtuoso
  * behind nginx (cluster.ts).
  */
-export const TEST_STORE_BACKEND = process.env.TEST_STORE_BACKEND === 'sparql' || process.env.TEST_STORE_BACKEND === 'cluster' ? process.env.TEST_STORE_BACKEND : 'embedded';
+export const TEST_STORE_BACKEND =
+  process.env.TEST_STORE_BACKEND === 'sparql' || process.env.TEST_STORE_BACKEND === 'cluster'
+    ? process.env.TEST_STORE_BACKEND
+    : 'embedded';
 
 async function storeOverrides(dataDir: string, overrides: ConfigOverrides): Promise<ConfigOverrides> {
   // A test that names its backend gets that one.
   if (TEST_STORE_BACKEND === 'embedded' || overrides.store?.backend !== undefined) return overrides;
   const engine = await leaseEngine(dataDir);
-  const sparql = { queryUrl: engine.authUrl, updateUrl: engine.authUrl, user: engine.user, password: engine.password, authScheme: 'digest' as const };
+  const sparql = {
+    queryUrl: engine.authUrl,
+    updateUrl: engine.authUrl,
+    user: engine.user,
+    password: engine.password,
+    authScheme: 'digest' as const,
+  };
   return { ...overrides, store: { ...overrides.store, backend: 'sparql', sparql } };
 }
 
@@ -56,19 +65,23 @@ export interface TestServer {
 export async function startTestServer(overrides: ConfigOverrides = {}, existingDataDir?: string): Promise<TestServer> {
   const dataDir = existingDataDir ?? (await mkdtemp(join(tmpdir(), 'onerecord-test-')));
   // A test that names its backend gets that one.
-  if (TEST_STORE_BACKEND === 'cluster' && overrides.store?.backend === undefined) return startTestCluster(startTestServer, overrides, dataDir, existingDataDir === undefined);
+  if (TEST_STORE_BACKEND === 'cluster' && overrides.store?.backend === undefined)
+    return startTestCluster(startTestServer, overrides, dataDir, existingDataDir === undefined);
   const port = await freePort();
-  const config = loadConfig({}, {
-    port,
-    host: '127.0.0.1',
-    baseUrl: `http://127.0.0.1:${port}`,
-    dataDir,
-    ...(await storeOverrides(dataDir, overrides)),
-    identityProvider: {
-      clients: [{ id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT }],
-      ...(overrides.identityProvider ?? {}),
+  const config = loadConfig(
+    {},
+    {
+      port,
+      host: '127.0.0.1',
+      baseUrl: `http://127.0.0.1:${port}`,
+      dataDir,
+      ...(await storeOverrides(dataDir, overrides)),
+      identityProvider: {
+        clients: [{ id: 'partner', secret: 'partner-secret', agent: OTHER_AGENT }],
+        ...(overrides.identityProvider ?? {}),
+      },
     },
-  });
+  );
   let running = await startServer(config, testLogger());
   noteSecret('partner-secret');
   const devClient = running.services.identityProvider?.devClient;
@@ -82,7 +95,11 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     const res = await fetch(`${running.url}/idp/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials.id, client_secret: credentials.secret }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: credentials.id,
+        client_secret: credentials.secret,
+      }),
     });
     if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
     const value = ((await res.json()) as { access_token: string }).access_token;
@@ -102,7 +119,8 @@ export async function startTestServer(overrides: ConfigOverrides = {}, existingD
     async request(path, init = {}) {
       const headers = new Headers(init.headers);
       const agent = init.agent ?? 'holder';
-      if (agent !== 'none' && !headers.has('Authorization')) headers.set('Authorization', `Bearer ${await token(agent)}`);
+      if (agent !== 'none' && !headers.has('Authorization'))
+        headers.set('Authorization', `Bearer ${await token(agent)}`);
       return fetch(path.startsWith('http') ? path : `${running.url}${path}`, { ...init, headers });
     },
     async stop() {
@@ -132,11 +150,18 @@ export async function storedQuads(server: TestServer): Promise<number> {
 
 /** `storedQuads` of a store or an engine read directly. */
 export async function quadsStoredIn(store: SparqlReader): Promise<number> {
-  const answer = await store.select(`SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER (?g NOT IN (${iriToNt(LEASES_GRAPH)}, ${iriToNt(PROCESSES_GRAPH)})) }`);
+  const answer = await store.select(
+    `SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER (?g NOT IN (${iriToNt(LEASES_GRAPH)}, ${iriToNt(PROCESSES_GRAPH)})) }`,
+  );
   return Number(answer.results.bindings[0].n.value);
 }
 
-export async function postJsonLd(server: TestServer, path: string, body: unknown, agent: 'holder' | 'other' = 'holder'): Promise<Response> {
+export async function postJsonLd(
+  server: TestServer,
+  path: string,
+  body: unknown,
+  agent: 'holder' | 'other' = 'holder',
+): Promise<Response> {
   return server.request(path, {
     method: 'POST',
     headers: { 'Content-Type': 'application/ld+json' },

@@ -19,7 +19,9 @@ export class ReferenceValidator {
   private readonly hierarchy: Quad[];
 
   constructor(options: { strict?: boolean } = {}) {
-    const quads = [SHAPES_FILE, ...(options.strict ? [STRICT_SHAPES_FILE] : [])].flatMap((f) => new Parser().parse(readFileSync(f, 'utf8')));
+    const quads = [SHAPES_FILE, ...(options.strict ? [STRICT_SHAPES_FILE] : [])].flatMap((f) =>
+      new Parser().parse(readFileSync(f, 'utf8')),
+    );
     this.validator = new Validator(rdf.dataset(quads), { factory: rdf });
     // SHACL reads rdfs:subClassOf from the data graph; the shapes carry the ontology's hierarchy.
     this.hierarchy = quads.filter((q) => q.predicate.value === 'http://www.w3.org/2000/01/rdf-schema#subClassOf');

@@ -18,7 +18,12 @@ export async function tempDir(): Promise<{ dir: string; remove: () => Promise<vo
 export function graphQuads(g: string, count: number, salt = ''): Quad[] {
   const graph = namedNode(`${EX}${g}`);
   return Array.from({ length: count }, (_, i) =>
-    quad(namedNode(`${EX}${g}/s${i % 3}`), namedNode(`${EX}p${i}`), literal(`value ${salt}${i} "quoted" \\ line\nbreak é 🚚`), graph),
+    quad(
+      namedNode(`${EX}${g}/s${i % 3}`),
+      namedNode(`${EX}p${i}`),
+      literal(`value ${salt}${i} "quoted" \\ line\nbreak é 🚚`),
+      graph,
+    ),
   );
 }
 
@@ -30,7 +35,13 @@ export interface OpenedStore {
 /** Opens a store on `dir`, collecting its log lines. */
 export async function openStore(dir: string, options: Partial<DurableStoreOptions> = {}): Promise<OpenedStore> {
   const log: string[] = [];
-  const store = await DurableStore.open({ dataDir: dir, ...DEFAULTS.journal, ...DEFAULTS.store, log: (m) => log.push(m), ...options });
+  const store = await DurableStore.open({
+    dataDir: dir,
+    ...DEFAULTS.journal,
+    ...DEFAULTS.store,
+    log: (m) => log.push(m),
+    ...options,
+  });
   return { store, log };
 }
 

@@ -44,7 +44,10 @@ const WIPE_SQL = `SPARQL DELETE { GRAPH ?g { ?s ?p ?o } } WHERE { GRAPH ?g { ?s 
 `;
 const RESET_SQL = `RDF_GLOBAL_RESET ();
 `;
-async function startInto(pooled: PooledEngine, ports: { httpPort?: number; sqlPort?: number } = {}): Promise<RunningVirtuoso> {
+async function startInto(
+  pooled: PooledEngine,
+  ports: { httpPort?: number; sqlPort?: number } = {},
+): Promise<RunningVirtuoso> {
   pooled.dir ??= await mkdtemp(join(tmpdir(), 'onerecord-virtuoso-'));
   const engine = await startVirtuoso({ dir: pooled.dir, ...ports });
   pooled.pid = engine.pid;

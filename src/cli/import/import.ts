@@ -68,9 +68,17 @@ when every object is on the server, 1 when some were refused (run it again after
     progress.finish();
     if (source.note) console.error(source.note);
     const seconds = progress.elapsedSeconds.toFixed(1);
-    console.error(`${input}: ${counts.created} created, ${counts.present} already there, ${refused.length} refused, of ${source.total} (${seconds} s)`);
+    console.error(
+      `${input}: ${counts.created} created, ${counts.present} already there, ${refused.length} refused, of ${source.total} (${seconds} s)`,
+    );
     // Requests run side by side; the summary lists refusals in the order of the input.
-    if (refused.length > 0) console.error(`refused:\n${refused.sort((a, b) => a.position - b.position).map((r) => r.line).join('\n')}`);
+    if (refused.length > 0)
+      console.error(
+        `refused:\n${refused
+          .sort((a, b) => a.position - b.position)
+          .map((r) => r.line)
+          .join('\n')}`,
+      );
     if (unreachable) console.error(`stopped: ${unreachable.message}; run the same command again to go on`);
     return refused.length > 0 || unreachable ? EXIT.refused : EXIT.ok;
   },

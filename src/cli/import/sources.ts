@@ -44,7 +44,11 @@ function turtleIri(body: string, objectsPrefix: string): string | undefined {
   try {
     const triples = new Parser({ baseIRI: objectsPrefix }).parse(body);
     const pointedTo = new Set(triples.map((t) => t.object.value));
-    const tops = new Set(triples.filter((t) => t.subject.termType === 'NamedNode' && !pointedTo.has(t.subject.value)).map((t) => t.subject.value));
+    const tops = new Set(
+      triples
+        .filter((t) => t.subject.termType === 'NamedNode' && !pointedTo.has(t.subject.value))
+        .map((t) => t.subject.value),
+    );
     return tops.size === 1 ? [...tops][0] : undefined;
   } catch {
     return undefined;
@@ -58,11 +62,13 @@ function item(label: string, body: string, contentType: string, objectsPrefix: s
   return { label, body, contentType, iri: ownIri(iri, objectsPrefix) };
 }
 
-
 function directorySource(dir: string, objectsPrefix: string): ImportSource {
-  const files = readdirSync(dir).filter((f) => objectFileType(f) && statSync(join(dir, f)).isFile()).sort();
+  const files = readdirSync(dir)
+    .filter((f) => objectFileType(f) && statSync(join(dir, f)).isFile())
+    .sort();
   async function* items(): AsyncIterable<ImportItem> {
-    for (const file of files) yield item(file, readFileSync(join(dir, file), 'utf8'), objectFileType(file)!, objectsPrefix);
+    for (const file of files)
+      yield item(file, readFileSync(join(dir, file), 'utf8'), objectFileType(file)!, objectsPrefix);
   }
   return { total: files.length, items: items() };
 }
@@ -80,7 +86,8 @@ async function lineSource(path: string, objectsPrefix: string): Promise<ImportSo
   let total = 0;
   for await (const _ of lines(path)) total++;
   async function* items(): AsyncIterable<ImportItem> {
-    for await (const line of lines(path)) yield item(`line ${line.number}`, line.text, 'application/ld+json', objectsPrefix);
+    for await (const line of lines(path))
+      yield item(`line ${line.number}`, line.text, 'application/ld+json', objectsPrefix);
   }
   return { total, items: items() };
 }
@@ -98,17 +105,34 @@ function nQuadsSource(path: string, objectsPrefix: string): ImportSource {
     if (list) list.push(q);
     else graphs.set(q.graph.value, [q]);
   }
-  const isObjectGraph = (name: string, quads: Quad[]) => !name.includes('/logistics-events/') && quads.some((q) => q.subject.value === name && q.predicate.value === rdf.type);
+  const isObjectGraph = (name: string, quads: Quad[]) =>
+    !name.includes('/logistics-events/') &&
+    quads.some((q) => q.subject.value === name && q.predicate.value === rdf.type);
   const objects = [...graphs].filter(([name, quads]) => isObjectGraph(name, quads));
-  const blank = (t: Term) => (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME) ? DataFactory.blankNode(t.value.slice(INTERNAL_SCHEME.length)) : t);
+  const blank = (t: Term) =>
+    t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME)
+      ? DataFactory.blankNode(t.value.slice(INTERNAL_SCHEME.length))
+      : t;
   async function* items(): AsyncIterable<ImportItem> {
     for (const [name, quads] of objects) {
-      const triples = quads.map((q) => DataFactory.quad(blank(q.subject) as Quad['subject'], q.predicate, blank(q.object) as Quad['object']));
-      yield { label: name, body: new Writer({ format: 'N-Triples' }).quadsToString(triples), contentType: 'text/turtle', iri: ownIri(name, objectsPrefix) };
+      const triples = quads.map((q) =>
+        DataFactory.quad(blank(q.subject) as Quad['subject'], q.predicate, blank(q.object) as Quad['object']),
+      );
+      yield {
+        label: name,
+        body: new Writer({ format: 'N-Triples' }).quadsToString(triples),
+        contentType: 'text/turtle',
+        iri: ownIri(name, objectsPrefix),
+      };
     }
   }
   const left = graphs.size - objects.length;
-  return { total: objects.length, items: items(), note: left > 0 ? `left out ${left} graphs that are not Logistics Objects (revisions, events, bookkeeping)` : undefined };
+  return {
+    total: objects.length,
+    items: items(),
+    note:
+      left > 0 ? `left out ${left} graphs that are not Logistics Objects (revisions, events, bookkeeping)` : undefined,
+  };
 }
 
 /** The objects of a directory of .jsonld/.json/.ttl files, an .ndjson file or an .nq file. */
@@ -123,5 +147,7 @@ export async function openSource(path: string, objectsPrefix: string): Promise<I
   const extension = extname(path).toLowerCase();
   if (LINE_FILES.has(extension)) return lineSource(path, objectsPrefix);
   if (extension === '.nq') return nQuadsSource(path, objectsPrefix);
-  throw new UsageError(`${path}: give a directory of .jsonld/.json/.ttl files, an .ndjson file (one object per line) or an .nq file`);
+  throw new UsageError(
+    `${path}: give a directory of .jsonld/.json/.ttl files, an .ndjson file (one object per line) or an .nq file`,
+  );
 }

@@ -17,7 +17,12 @@ export class ImportState {
     private readonly server: string,
   ) {
     const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
-    this.done = new Set(text.split('\n').filter(Boolean).map((line) => line.split(' ')[0]));
+    this.done = new Set(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ')[0]),
+    );
   }
 
   /** The state of importing `input` (a file or a directory) into `server`, kept beside the input. */

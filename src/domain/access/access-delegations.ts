@@ -2,7 +2,16 @@ import type { Authorizer, Caller } from './authorizer.js';
 import type { DecisionPolicy } from '../../config.js';
 import { HttpError, badRequest } from '../../errors.js';
 import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad, type Term } from '../../rdf/terms.js';
-import { INTERNAL_SCHEME, PERMISSIONS, api, apiLocalName, rdf, requestStatus, xsd, type Permission } from '../../rdf/vocab.js';
+import {
+  INTERNAL_SCHEME,
+  PERMISSIONS,
+  api,
+  apiLocalName,
+  rdf,
+  requestStatus,
+  xsd,
+  type Permission,
+} from '../../rdf/vocab.js';
 import type { ActionRequestRecord } from '../requests/action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from '../requests/action-requests.js';
 import type { Grants } from './grants.js';
@@ -27,21 +36,42 @@ const ONE_DELEGATE_SHAPE = `${SHAPES}api-AccessDelegation-api-isRequestedFor`;
 const PERMISSION_NAMES = new Map(PERMISSIONS.map((p) => [apiLocalName(p), p]));
 
 /** Reads the one api:AccessDelegation node of `triples`; 400 naming the property at fault. */
-export function parseDelegation(triples: readonly Quad[], isLocalObject: (iri: string) => boolean, now: Date): Delegation {
-  const nodes = [...new Set(triples.filter((t) => t.predicate.value === rdf.type && t.object.value === api.AccessDelegation).map((t) => t.subject.value))];
-  if (nodes.length !== 1) throw badRequest('one_access_delegation', `the body must hold exactly one api:AccessDelegation, not ${nodes.length}`, rdf.type);
+export function parseDelegation(
+  triples: readonly Quad[],
+  isLocalObject: (iri: string) => boolean,
+  now: Date,
+): Delegation {
+  const nodes = [
+    ...new Set(
+      triples
+        .filter((t) => t.predicate.value === rdf.type && t.object.value === api.AccessDelegation)
+        .map((t) => t.subject.value),
+    ),
+  ];
+  if (nodes.length !== 1)
+    throw badRequest(
+      'one_access_delegation',
+      `the body must hold exactly one api:AccessDelegation, not ${nodes.length}`,
+      rdf.type,
+    );
   const own = triples.filter((t) => t.subject.value === nodes[0]);
   const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
   const iris = (p: string, what: string): string[] => {
     const found = values(p);
-    if (found.length === 0) throw badRequest('missing_property', `${apiLocalName(p)} must name at least one ${what}`, p);
+    if (found.length === 0)
+      throw badRequest('missing_property', `${apiLocalName(p)} must name at least one ${what}`, p);
     const bad = found.find((t) => t.termType !== 'NamedNode' || t.value.startsWith(INTERNAL_SCHEME));
     if (bad) throw badRequest('invalid_property', `${apiLocalName(p)} must name ${what}s by their @id`, p);
     return [...new Set(found.map((t) => t.value))];
   };
 
-  const permissions = values(api.hasPermission).map((t) => PERMISSION_NAMES.get(apiLocalName(t.value)) ?? fail(api.hasPermission, `${t.value} is not a Permission (${[...PERMISSION_NAMES.keys()].join(', ')})`));
-  if (permissions.length === 0) fail(api.hasPermission, `hasPermission must name at least one of ${[...PERMISSION_NAMES.keys()].join(', ')}`);
+  const permissions = values(api.hasPermission).map(
+    (t) =>
+      PERMISSION_NAMES.get(apiLocalName(t.value)) ??
+      fail(api.hasPermission, `${t.value} is not a Permission (${[...PERMISSION_NAMES.keys()].join(', ')})`),
+  );
+  if (permissions.length === 0)
+    fail(api.hasPermission, `hasPermission must name at least one of ${[...PERMISSION_NAMES.keys()].join(', ')}`);
   const delegates = iris(api.isRequestedFor, 'organisation');
   const objects = iris(api.hasLogisticsObject, 'Logistics Object');
   const foreign = objects.find((o) => !isLocalObject(o));
@@ -49,21 +79,33 @@ export function parseDelegation(triples: readonly Quad[], isLocalObject: (iri: s
   const description = single(values(api.hasDescription), api.hasDescription);
   if (description && description.termType !== 'Literal') fail(api.hasDescription, 'hasDescription must be a string');
   const notify = single(values(api.notifyRequestStatusChange), api.notifyRequestStatusChange);
-  if (notify && !(notify.termType === 'Literal' && (notify.value === 'true' || notify.value === 'false'))) fail(api.notifyRequestStatusChange, 'notifyRequestStatusChange must be true or false');
+  if (notify && !(notify.termType === 'Literal' && (notify.value === 'true' || notify.value === 'false')))
+    fail(api.notifyRequestStatusChange, 'notifyRequestStatusChange must be true or false');
   const expires = single(values(api.expiresAt), api.expiresAt);
   let expiresAt: Date | undefined;
   if (expires) {
     expiresAt = new Date(expires.value);
-    if (expires.termType !== 'Literal' || !/^\d{4}-\d\d-\d\dT/.test(expires.value) || Number.isNaN(expiresAt.getTime())) fail(api.expiresAt, 'expiresAt must be an xsd:dateTime');
+    if (expires.termType !== 'Literal' || !/^\d{4}-\d\d-\d\dT/.test(expires.value) || Number.isNaN(expiresAt.getTime()))
+      fail(api.expiresAt, 'expiresAt must be an xsd:dateTime');
     if (expiresAt.getTime() <= now.getTime()) fail(api.expiresAt, 'expiresAt must be in the future');
   }
-  return { permissions: [...new Set(permissions)], delegates, objects, description: description?.value, notifyRequestStatusChange: notify?.value === 'true', expiresAt };
+  return {
+    permissions: [...new Set(permissions)],
+    delegates,
+    objects,
+    description: description?.value,
+    notifyRequestStatusChange: notify?.value === 'true',
+    expiresAt,
+  };
 }
 
 /** The body with permissions given by bare name (`"GET_LOGISTICS_OBJECT"`) as the IRIs the shapes list. */
 function withPermissionIris(body: readonly Quad[]): readonly Quad[] {
   return body.map((t) => {
-    const permission = t.predicate.value === api.hasPermission && t.object.termType === 'Literal' ? PERMISSION_NAMES.get(t.object.value) : undefined;
+    const permission =
+      t.predicate.value === api.hasPermission && t.object.termType === 'Literal'
+        ? PERMISSION_NAMES.get(t.object.value)
+        : undefined;
     return permission ? quad(t.subject, t.predicate, namedNode(permission)) : t;
   });
 }
@@ -116,15 +158,25 @@ export class AccessDelegations implements AcceptHandler {
   async submit(body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
     // The data model's shapes first (one error detail per violation), with what this server reads
     // beyond API 2.3: permissions by bare name, and a list of Delegates (API 2.0–2.2, one grant each).
-    const violations = this.objects.shapeViolations(withPermissionIris(body)).filter((v) => v.shape !== ONE_DELEGATE_SHAPE);
+    const violations = this.objects
+      .shapeViolations(withPermissionIris(body))
+      .filter((v) => v.shape !== ONE_DELEGATE_SHAPE);
     if (violations.length > 0) throw shapeError(violations, 400);
     const delegation = this.parse(body);
     const missing = this.unheld(caller, delegation);
     if (missing) throw missing;
-    const record = this.requests.newRecord(api.AccessDelegationRequest, caller.agent, delegation.objects, delegation.notifyRequestStatusChange);
+    const record = this.requests.newRecord(
+      api.AccessDelegationRequest,
+      caller.agent,
+      delegation.objects,
+      delegation.notifyRequestStatusChange,
+    );
     const node = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-delegation`;
     const write = this.requests.write();
-    write.create(record, [quad(namedNode(record.iri), namedNode(api.hasAccessDelegation), namedNode(node)), ...delegationQuads(node, delegation)]);
+    write.create(record, [
+      quad(namedNode(record.iri), namedNode(api.hasAccessDelegation), namedNode(node)),
+      ...delegationQuads(node, delegation),
+    ]);
     // Only the holder delegates: the policy accepts at once what the holder's own side asks for.
     if (this.policy !== 'manual' && caller.internal) {
       this.settle(write, record, delegation, this.holder);
@@ -148,11 +200,20 @@ export class AccessDelegations implements AcceptHandler {
   }
 
   /** Accepts into `write` (grants for every Delegate), or rejects with the error that stops it (returned). */
-  private settle(write: RequestWrite, record: ActionRequestRecord, delegation: Delegation, decidedBy: string): HttpError | undefined {
+  private settle(
+    write: RequestWrite,
+    record: ActionRequestRecord,
+    delegation: Delegation,
+    decidedBy: string,
+  ): HttpError | undefined {
     const requester = this.access.caller(record.requestedBy);
     let error: HttpError | undefined = this.unheld(requester, delegation);
     if (!error && delegation.expiresAt && delegation.expiresAt.getTime() <= Date.now()) {
-      error = new HttpError(422, 'delegation_expired', { message: 'the delegation expired before it was accepted', property: api.expiresAt, resource: record.iri });
+      error = new HttpError(422, 'delegation_expired', {
+        message: 'the delegation expired before it was accepted',
+        property: api.expiresAt,
+        resource: record.iri,
+      });
     }
     if (error) {
       write.transition(record, { to: requestStatus.REJECTED, by: decidedBy, errors: [error] });
@@ -161,7 +222,18 @@ export class AccessDelegations implements AcceptHandler {
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
     const derivedFrom = this.parentGrants(requester, delegation);
     for (const agent of delegation.delegates) {
-      this.grants.add(write.tx, { agent, objects: delegation.objects, permissions: delegation.permissions, expiresAt: delegation.expiresAt, delegation: record.iri, derivedFrom: agent === requester.agent ? [] : derivedFrom }, decidedBy);
+      this.grants.add(
+        write.tx,
+        {
+          agent,
+          objects: delegation.objects,
+          permissions: delegation.permissions,
+          expiresAt: delegation.expiresAt,
+          delegation: record.iri,
+          derivedFrom: agent === requester.agent ? [] : derivedFrom,
+        },
+        decidedBy,
+      );
     }
     return undefined;
   }

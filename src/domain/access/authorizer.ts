@@ -72,7 +72,11 @@ export class Authorizer {
 
   /** Does `caller` hold `wanted` on `object`? */
   holds(caller: Caller, object: LogisticsObjectEntry, wanted: Permission): boolean {
-    return caller.internal || caller.agent === object.creator || this.grants.holds(caller.agent, object.iri, wanted, Date.now());
+    return (
+      caller.internal ||
+      caller.agent === object.creator ||
+      this.grants.holds(caller.agent, object.iri, wanted, Date.now())
+    );
   }
 
   /** Where each of the four permissions of `caller` on `object` comes from (none: not held). */
@@ -83,7 +87,8 @@ export class Authorizer {
       const sources: AccessSource[] = [];
       if (caller.internal) sources.push({ kind: 'internal-actor' });
       if (caller.agent === object.creator) sources.push({ kind: 'creator' });
-      for (const grant of this.grants.sources(caller.agent, object.iri, wanted, now)) sources.push({ kind: 'grant', grant });
+      for (const grant of this.grants.sources(caller.agent, object.iri, wanted, now))
+        sources.push({ kind: 'grant', grant });
       out.set(wanted, sources);
     }
     return out;
@@ -110,7 +115,10 @@ export class Authorizer {
   check(caller: Caller, access: Access): void {
     if (this.allows(caller, access)) return;
     const internalOnly = access.kind === 'operate' ? access.what : INTERNAL_ONLY[access.kind];
-    if (internalOnly) throw new HttpError(403, 'internal_only', { message: `${internalOnly} is for internal actors of this server only` });
+    if (internalOnly)
+      throw new HttpError(403, 'internal_only', {
+        message: `${internalOnly} is for internal actors of this server only`,
+      });
     throw this.denied(resourceOf(access));
   }
 

@@ -8,7 +8,8 @@ export type { GrantRecord };
 const ANY_AGENT = '';
 
 /** True while `grant` is in force at `now` (epoch ms). */
-export const inForce = (grant: GrantRecord, now: number) => grant.expiresAt === undefined || grant.expiresAt.getTime() > now;
+export const inForce = (grant: GrantRecord, now: number) =>
+  grant.expiresAt === undefined || grant.expiresAt.getTime() > now;
 
 /**
  * In-memory index of the grants the store holds, kept by the after-commit stream (and so rebuilt
@@ -50,7 +51,8 @@ export class GrantIndex {
     if (!perAgent) return [];
     const out: GrantRecord[] = [];
     for (const key of [agent, ANY_AGENT]) {
-      for (const grant of perAgent.get(key) ?? []) if (grant.permissions.includes(permission) && inForce(grant, now)) out.push(grant);
+      for (const grant of perAgent.get(key) ?? [])
+        if (grant.permissions.includes(permission) && inForce(grant, now)) out.push(grant);
     }
     return out;
   }
@@ -61,7 +63,8 @@ export class GrantIndex {
     if (!perAgent) return false;
     for (const key of [agent, ANY_AGENT]) {
       const grants = perAgent.get(key);
-      if (grants) for (const grant of grants) if (grant.permissions.includes(permission) && inForce(grant, now)) return true;
+      if (grants)
+        for (const grant of grants) if (grant.permissions.includes(permission) && inForce(grant, now)) return true;
     }
     return false;
   }

@@ -50,7 +50,10 @@ const withdrawKey = (grant: string) => `withdraw ${claimKey.grant(grant)}`;
 const deriveKey = (grant: string) => `derive ${claimKey.grant(grant)}`;
 
 const busy = (grant: string) =>
-  new HttpError(409, 'grant_busy', { message: 'a grant this depends on is being withdrawn or delegated onward in a write in flight; retry', resource: grant });
+  new HttpError(409, 'grant_busy', {
+    message: 'a grant this depends on is being withdrawn or delegated onward in a write in flight; retry',
+    resource: grant,
+  });
 
 /**
  * Grants (acl:Authorization graphs, src/store/schema/grants.ts): adding them to a transaction,
@@ -100,7 +103,12 @@ export class Grants {
    * from them at any depth, into `write`. An accepted AccessDelegationRequest left without grants
    * becomes REQUEST_REVOKED in the same write (except those in `revoking`, revoked by the caller).
    */
-  withdraw(write: RequestWrite, roots: readonly Withdrawal[], by: string, revoking: ReadonlySet<string> = new Set()): void {
+  withdraw(
+    write: RequestWrite,
+    roots: readonly Withdrawal[],
+    by: string,
+    revoking: ReadonlySet<string> = new Set(),
+  ): void {
     const removed = new Map<GrantRecord, Set<string>>();
     const covered = new Map<GrantRecord, Set<string>>();
     const queue = [...roots];
@@ -132,7 +140,9 @@ export class Grants {
       tx.events.push({ kind: 'grant-withdrawn', grant, objects: whole ? [...grant.objects] : [...gone] });
       if (whole) emptied.add(grant.iri);
     }
-    const delegations = new Set([...removed.keys()].flatMap((g) => (g.delegation && emptied.has(g.iri) ? [g.delegation] : [])));
+    const delegations = new Set(
+      [...removed.keys()].flatMap((g) => (g.delegation && emptied.has(g.iri) ? [g.delegation] : [])),
+    );
     for (const delegation of delegations) {
       if (revoking.has(delegation)) continue;
       const record = this.requests.index.get(delegation);
@@ -184,7 +194,10 @@ export class Grants {
   /** DELETE /internal/acl?object=&agent=: withdraws what grants give `agent` (or anyone) on `object` (or every object). */
   async revokeMatching(filter: GrantFilter, caller: Caller): Promise<number> {
     const grants = this.list(caller, filter);
-    await this.commitWithdrawal(grants.map((grant) => ({ grant, objects: filter.object ? [filter.object] : grant.objects })), caller.agent);
+    await this.commitWithdrawal(
+      grants.map((grant) => ({ grant, objects: filter.object ? [filter.object] : grant.objects })),
+      caller.agent,
+    );
     return grants.length;
   }
 
@@ -206,15 +219,29 @@ export class Grants {
   }
 
   /** GET /internal/access: which permissions `agent` holds on `object`, and the chain of grants and delegations behind each. */
-  explain(objectIri: string | undefined, agent: string, caller: Caller): { object: string; agent: string; internal: boolean; creator: boolean; permissions: Record<string, { held: boolean; sources: unknown[] }> } {
+  explain(
+    objectIri: string | undefined,
+    agent: string,
+    caller: Caller,
+  ): {
+    object: string;
+    agent: string;
+    internal: boolean;
+    creator: boolean;
+    permissions: Record<string, { held: boolean; sources: unknown[] }>;
+  } {
     this.operate(caller);
-    if (objectIri === undefined) throw badQuery('object', 'object (the Logistics Object to explain access to) is required');
+    if (objectIri === undefined)
+      throw badQuery('object', 'object (the Logistics Object to explain access to) is required');
     const entry = this.objects.index.get(objectIri);
     if (!entry) throw notFound(objectIri, 'Logistics Object not found');
     const subject = this.access.caller(agent);
     const permissions: Record<string, { held: boolean; sources: unknown[] }> = {};
     for (const [wanted, sources] of this.access.explain(subject, entry)) {
-      permissions[localName(wanted)] = { held: sources.length > 0, sources: sources.map((s) => this.describe(s, new Set())) };
+      permissions[localName(wanted)] = {
+        held: sources.length > 0,
+        sources: sources.map((s) => this.describe(s, new Set())),
+      };
     }
     return { object: entry.iri, agent, internal: subject.internal, creator: entry.creator === agent, permissions };
   }
@@ -235,7 +262,11 @@ export class Grants {
       grantedBy: grant.grantedBy,
       grantedAt: grant.grantedAt.toISOString(),
       expiresAt: grant.expiresAt?.toISOString(),
-      delegation: request && { request: request.iri, requestedBy: request.requestedBy, status: localName(currentStatus(request)) },
+      delegation: request && {
+        request: request.iri,
+        requestedBy: request.requestedBy,
+        status: localName(currentStatus(request)),
+      },
       derivedFrom: grant.derivedFrom.flatMap((parent) => {
         const g = this.index.get(parent);
         return g && !seen.has(g.iri) ? [this.chain(g, seen)] : [];
@@ -249,8 +280,19 @@ export class Grants {
    * Write) or their `/logistics-events` (Read, Append), acl:mode. One grant per kind of resource.
    */
   private parseAuthorization(body: Quad[]): GrantSpec[] {
-    const nodes = [...new Set(body.filter((t) => t.predicate.value === rdf.type && t.object.value === acl.Authorization).map((t) => t.subject.value))];
-    if (nodes.length !== 1) throw badRequest('one_authorization', `the body must hold exactly one acl:Authorization, not ${nodes.length}`, rdf.type);
+    const nodes = [
+      ...new Set(
+        body
+          .filter((t) => t.predicate.value === rdf.type && t.object.value === acl.Authorization)
+          .map((t) => t.subject.value),
+      ),
+    ];
+    if (nodes.length !== 1)
+      throw badRequest(
+        'one_authorization',
+        `the body must hold exactly one acl:Authorization, not ${nodes.length}`,
+        rdf.type,
+      );
     const own = body.filter((t) => t.subject.value === nodes[0]);
     const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
     const agents = values(acl.agent);
@@ -259,32 +301,48 @@ export class Grants {
       throw badRequest('invalid_agent', 'name exactly one acl:agent (by IRI) or one acl:agentClass', acl.agent);
     }
     if (classes.length === 1 && !PUBLIC_CLASSES.has(classes[0].value)) {
-      throw badRequest('invalid_agent_class', `acl:agentClass must be ${acl.AuthenticatedAgent} (or foaf:Agent): every caller is authenticated`, acl.agentClass);
+      throw badRequest(
+        'invalid_agent_class',
+        `acl:agentClass must be ${acl.AuthenticatedAgent} (or foaf:Agent): every caller is authenticated`,
+        acl.agentClass,
+      );
     }
     const modes = values(acl.mode).map((m) => m.value);
-    if (modes.length === 0 || modes.some((m) => !MODES.has(m))) throw badRequest('invalid_mode', 'acl:mode must be acl:Read, acl:Write or acl:Append (at least one)', acl.mode);
+    if (modes.length === 0 || modes.some((m) => !MODES.has(m)))
+      throw badRequest('invalid_mode', 'acl:mode must be acl:Read, acl:Write or acl:Append (at least one)', acl.mode);
     const resources = values(acl.accessTo);
-    if (resources.length === 0) throw badRequest('missing_access_to', 'acl:accessTo must name at least one Logistics Object', acl.accessTo);
+    if (resources.length === 0)
+      throw badRequest('missing_access_to', 'acl:accessTo must name at least one Logistics Object', acl.accessTo);
     const onObjects: string[] = [];
     const onEvents: string[] = [];
     for (const r of resources) {
       const events = r.value.endsWith(EVENTS_SUFFIX);
       const object = events ? r.value.slice(0, -EVENTS_SUFFIX.length) : r.value;
       if (r.termType !== 'NamedNode' || !this.objects.index.get(object)) {
-        throw badRequest('unknown_object', `acl:accessTo ${r.value} is not a Logistics Object of this server (or its logistics-events)`, acl.accessTo);
+        throw badRequest(
+          'unknown_object',
+          `acl:accessTo ${r.value} is not a Logistics Object of this server (or its logistics-events)`,
+          acl.accessTo,
+        );
       }
       (events ? onEvents : onObjects).push(object);
     }
     const agent = agents[0]?.value;
     const specs: GrantSpec[] = [];
-    const objectPermissions = modes.flatMap((m) => (m === acl.Read ? [permission.GET_LOGISTICS_OBJECT] : m === acl.Write ? [permission.PATCH_LOGISTICS_OBJECT] : []));
-    const eventPermissions = modes.map((m) => (m === acl.Read ? permission.GET_LOGISTICS_EVENT : permission.POST_LOGISTICS_EVENT));
+    const objectPermissions = modes.flatMap((m) =>
+      m === acl.Read ? [permission.GET_LOGISTICS_OBJECT] : m === acl.Write ? [permission.PATCH_LOGISTICS_OBJECT] : [],
+    );
+    const eventPermissions = modes.map((m) =>
+      m === acl.Read ? permission.GET_LOGISTICS_EVENT : permission.POST_LOGISTICS_EVENT,
+    );
     if (onObjects.length > 0) {
-      if (objectPermissions.length === 0) throw badRequest('invalid_mode', 'acl:Append applies to logistics-events, not to a Logistics Object', acl.mode);
+      if (objectPermissions.length === 0)
+        throw badRequest('invalid_mode', 'acl:Append applies to logistics-events, not to a Logistics Object', acl.mode);
       specs.push({ agent, objects: onObjects, permissions: objectPermissions });
     }
     if (onEvents.length > 0) specs.push({ agent, objects: onEvents, permissions: eventPermissions });
-    if (specs.length === 2 && sameSet(specs[0].objects, specs[1].objects)) return [{ agent, objects: onObjects, permissions: [...objectPermissions, ...eventPermissions] }];
+    if (specs.length === 2 && sameSet(specs[0].objects, specs[1].objects))
+      return [{ agent, objects: onObjects, permissions: [...objectPermissions, ...eventPermissions] }];
     return specs;
   }
 }
@@ -293,4 +351,5 @@ const EVENTS_SUFFIX = '/logistics-events';
 const MODES = new Set<string>([acl.Read, acl.Write, acl.Append]);
 const PUBLIC_CLASSES = new Set([acl.AuthenticatedAgent, 'http://xmlns.com/foaf/0.1/Agent']);
 const localName = (iri: string) => iri.slice(iri.lastIndexOf('#') + 1);
-const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && new Set([...a, ...b]).size === a.length;

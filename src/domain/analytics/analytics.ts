@@ -39,7 +39,11 @@ export interface FinishedQuery {
   seconds: number;
 }
 
-const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = { sparql_timeout: 'timed_out', sparql_unavailable: 'unavailable', sparql_caller_busy: 'unavailable' };
+const OUTCOME_OF_ERROR: Readonly<Record<string, QueryOutcome>> = {
+  sparql_timeout: 'timed_out',
+  sparql_unavailable: 'unavailable',
+  sparql_caller_busy: 'unavailable',
+};
 
 /**
  * SPARQL analytics: who may query, and which graphs a query may see. Internal actors see each
@@ -61,7 +65,11 @@ export class Analytics {
     private readonly observeQuery?: (finished: FinishedQuery) => void,
   ) {
     this.openToPartners = options.openToPartners;
-    this.queue = new QueryQueue({ parallel: queries.parallel, maxWaiting: options.maxWaiting, maxWaitingPerCaller: options.maxWaitingPerCaller });
+    this.queue = new QueryQueue({
+      parallel: queries.parallel,
+      maxWaiting: options.maxWaiting,
+      maxWaitingPerCaller: options.maxWaitingPerCaller,
+    });
   }
 
   get maxRows(): number {
@@ -71,22 +79,30 @@ export class Analytics {
   /** Checks that `caller` may query `view` and that `text` is a read-only query (400 otherwise). */
   prepare(caller: Caller, text: string, view: View): ParsedQuery {
     if (!caller.internal && (!this.openToPartners || view === 'revisions')) {
-      this.access.check(caller, { kind: 'operate', what: view === 'revisions' && this.openToPartners ? 'querying all revisions' : 'the SPARQL endpoint' });
+      this.access.check(caller, {
+        kind: 'operate',
+        what: view === 'revisions' && this.openToPartners ? 'querying all revisions' : 'the SPARQL endpoint',
+      });
     }
     return this.queries.parse(text);
   }
 
   async run(caller: Caller, request: AnalyticsQuery): Promise<QueryResult> {
     const started = performance.now();
-    const finished = (outcome: QueryOutcome) => this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
+    const finished = (outcome: QueryOutcome) =>
+      this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
     try {
       const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
       const dataset = datasetFor(request, visible);
-      const result = await this.queue.run(caller.agent, () => this.queries.run({ query: request.query, view: request.view, format: request.format, dataset }));
+      const result = await this.queue.run(caller.agent, () =>
+        this.queries.run({ query: request.query, view: request.view, format: request.format, dataset }),
+      );
       finished(result.truncated ? 'truncated' : 'answered');
       return result;
     } catch (error) {
-      finished(((error instanceof HttpError || error instanceof QueryError) && OUTCOME_OF_ERROR[error.code]) || 'failed');
+      finished(
+        ((error instanceof HttpError || error instanceof QueryError) && OUTCOME_OF_ERROR[error.code]) || 'failed',
+      );
       throw error;
     }
   }
@@ -96,16 +112,19 @@ export class Analytics {
     const graphs = new Set<string>();
     if (view === 'latest' || view === 'events') {
       // The replica names an object's latest graph after the object, as the hot store does.
-      for (const object of this.objects.all()) if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
+      for (const object of this.objects.all())
+        if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
     }
     if (view === 'events') {
       for (const event of this.events.all()) {
         const object = this.objects.get(event.object);
-        if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event })) graphs.add(event.iri);
+        if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event }))
+          graphs.add(event.iri);
       }
     }
     if (view === 'audit') {
-      for (const request of this.requests.all()) if (this.access.allows(caller, { kind: 'read-action-request', request })) graphs.add(request.iri);
+      for (const request of this.requests.all())
+        if (this.access.allows(caller, { kind: 'read-action-request', request })) graphs.add(request.iri);
     }
     // 'revisions' never gets here: prepare refuses it to callers who are not internal actors.
     return graphs;
@@ -120,7 +139,11 @@ export class Analytics {
 function datasetFor(request: AnalyticsQuery, visible: ReadonlySet<string> | undefined): Dataset | undefined {
   const fromProtocol = request.defaultGraphs.length > 0 || request.namedGraphs.length > 0;
   const fromQuery = request.query.from.default.length > 0 || request.query.from.named.length > 0;
-  const explicit = fromProtocol ? { default: request.defaultGraphs, named: request.namedGraphs } : fromQuery ? request.query.from : undefined;
+  const explicit = fromProtocol
+    ? { default: request.defaultGraphs, named: request.namedGraphs }
+    : fromQuery
+      ? request.query.from
+      : undefined;
   if (!visible) return explicit;
   if (!explicit) return { default: [...visible], named: [...visible] };
   const isVisible = (g: string) => visible.has(g);

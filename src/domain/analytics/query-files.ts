@@ -12,10 +12,14 @@ export interface QueryFile {
 }
 
 export function parseQueryFile(name: string, text: string): QueryFile {
-  const comments = text.split('\n').filter((line) => line.startsWith('#')).map((line) => line.replace(/^#\s*/, ''));
+  const comments = text
+    .split('\n')
+    .filter((line) => line.startsWith('#'))
+    .map((line) => line.replace(/^#\s*/, ''));
   const viewLine = comments.find((line) => /^view:/i.test(line));
   const view = viewLine?.replace(/^view:\s*/i, '').trim() ?? 'latest';
-  if (!(VIEWS as readonly string[]).includes(view)) throw new Error(`${name}: unknown view "${view}" (one of ${VIEWS.join(', ')})`);
+  if (!(VIEWS as readonly string[]).includes(view))
+    throw new Error(`${name}: unknown view "${view}" (one of ${VIEWS.join(', ')})`);
   return { name, description: comments.find((line) => !/^view:/i.test(line)) ?? name, view: view as View, text };
 }
 

@@ -1,6 +1,16 @@
 import { badRequest } from '../../errors.js';
 import type { CargoOntology } from '../../rdf/ontology.js';
-import { dateTimeLiteral, defaultGraph, isValidIri, literal, namedNode, quad, type Quad, type RDF, type Term } from '../../rdf/terms.js';
+import {
+  dateTimeLiteral,
+  defaultGraph,
+  isValidIri,
+  literal,
+  namedNode,
+  quad,
+  type Quad,
+  type RDF,
+  type Term,
+} from '../../rdf/terms.js';
 import { CARGO, CODE_LISTS, EVENT_TIME_TYPES, INTERNAL_SCHEME, cargo, rdf, xsd } from '../../rdf/vocab.js';
 import { groupBySubject, reachable, termKey as key } from '../../rdf/triples.js';
 import { newEmbeddedIri, newObjectIri } from '../objects/new-objects.js';
@@ -36,7 +46,8 @@ const EVENT_ID = /^[A-Za-z0-9._~-]{1,200}$/;
 const XSD_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-](\d{2}):(\d{2}))?$/;
 const CODE_LIST_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 
-const isEmbedded = (t: Term) => t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
+const isEmbedded = (t: Term) =>
+  t.termType === 'BlankNode' || (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME));
 
 export const eventsPrefixOf = (objectIri: string) => `${objectIri}/logistics-events/`;
 
@@ -46,10 +57,17 @@ export const eventsPrefixOf = (objectIri: string) => `${objectIri}/logistics-eve
  */
 export function eventsInBody(triples: Quad[], ontology: CargoOntology): EventDraft[] {
   const bySubject = groupBySubject(triples);
-  const isEvent = (k: string) => (bySubject.get(k) ?? []).some((t) => t.predicate.value === rdf.type && ontology.isLogisticsEventClass(t.object.value));
+  const isEvent = (k: string) =>
+    (bySubject.get(k) ?? []).some(
+      (t) => t.predicate.value === rdf.type && ontology.isLogisticsEventClass(t.object.value),
+    );
   const eventKeys = [...bySubject.keys()].filter(isEvent);
   if (eventKeys.length === 0) {
-    throw badRequest('not_a_logistics_event', 'the body holds no node whose @type is cargo:LogisticsEvent or a subclass of it', rdf.type);
+    throw badRequest(
+      'not_a_logistics_event',
+      'the body holds no node whose @type is cargo:LogisticsEvent or a subclass of it',
+      rdf.type,
+    );
   }
   const claimed = new Set<string>();
   const drafts = eventKeys.map((k) => {
@@ -63,7 +81,11 @@ export function eventsInBody(triples: Quad[], ontology: CargoOntology): EventDra
     };
   });
   for (const k of bySubject.keys()) {
-    if (!claimed.has(k)) throw badRequest('disconnected_node', `node ${k.split(':').slice(1).join(':')} is not part of any Logistics Event in the body`);
+    if (!claimed.has(k))
+      throw badRequest(
+        'disconnected_node',
+        `node ${k.split(':').slice(1).join(':')} is not part of any Logistics Event in the body`,
+      );
   }
   return drafts;
 }
@@ -77,7 +99,8 @@ export function parseXsdDateTime(lexical: string): number | undefined {
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0);
   // Date rolls over out-of-range parts (February 30 becomes March 2); a real date does not.
-  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
+    return undefined;
   const offset = m[9] ? (m[8].startsWith('-') ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10])) : 0;
   if (Math.abs(offset) > 14 * 60) return undefined;
   return date.getTime() - offset * 60_000;
@@ -89,15 +112,18 @@ function valuesOf(own: Quad[], property: string): Term[] {
 
 function atMostOne(own: Quad[], property: string, name: string): Term | undefined {
   const values = valuesOf(own, property);
-  if (values.length > 1) throw badRequest('too_many_values', `${name} takes one value, the event has ${values.length}`, property);
+  if (values.length > 1)
+    throw badRequest('too_many_values', `${name} takes one value, the event has ${values.length}`, property);
   return values[0];
 }
 
 /** A date property as a typed xsd:dateTime literal; a plain string in date-time form is accepted. */
 function dateValue(term: Term, property: string, name: string): { ms: number; literal: RDF.Literal } {
-  const typed = term.termType === 'Literal' && (term.datatype.value === xsd.dateTime || term.datatype.value === xsd.string);
+  const typed =
+    term.termType === 'Literal' && (term.datatype.value === xsd.dateTime || term.datatype.value === xsd.string);
   const ms = typed ? parseXsdDateTime(term.value) : undefined;
-  if (ms === undefined) throw badRequest('invalid_date', `${name} must be an xsd:dateTime such as 2024-05-01T10:00:00Z`, property);
+  if (ms === undefined)
+    throw badRequest('invalid_date', `${name} must be an xsd:dateTime such as 2024-05-01T10:00:00Z`, property);
   return { ms, literal: literal(term.value, namedNode(xsd.dateTime)) };
 }
 
@@ -105,9 +131,18 @@ function dateValue(term: Term, property: string, name: string): { ms: number; li
 function eventTimeType(term: Term): RDF.NamedNode {
   let iri: string | undefined;
   if (term.termType === 'NamedNode') iri = term.value;
-  else if (term.termType === 'Literal') iri = term.value.startsWith('cargo:') ? CARGO + term.value.slice('cargo:'.length) : term.value.includes(':') ? term.value : CARGO + term.value;
+  else if (term.termType === 'Literal')
+    iri = term.value.startsWith('cargo:')
+      ? CARGO + term.value.slice('cargo:'.length)
+      : term.value.includes(':')
+        ? term.value
+        : CARGO + term.value;
   if (iri === undefined || !EVENT_TIME_TYPES.includes(iri)) {
-    throw badRequest('invalid_event_time_type', `eventTimeType must be one of ${EVENT_TIME_TYPES.map((t) => t.slice(CARGO.length)).join(', ')}`, cargo.eventTimeType);
+    throw badRequest(
+      'invalid_event_time_type',
+      `eventTimeType must be one of ${EVENT_TIME_TYPES.map((t) => t.slice(CARGO.length)).join(', ')}`,
+      cargo.eventTimeType,
+    );
   }
   return namedNode(iri);
 }
@@ -124,10 +159,16 @@ function codeListIri(value: string): string | undefined {
  */
 function eventCodes(code: Term, bySubject: Map<string, Quad[]>): string[] {
   if (code.termType === 'Literal') {
-    throw badRequest('invalid_event_code', 'eventCode must be a code-list IRI ({"@id": …}) or a CodeListElement node, not a string', cargo.eventCode);
+    throw badRequest(
+      'invalid_event_code',
+      'eventCode must be a code-list IRI ({"@id": …}) or a CodeListElement node, not a string',
+      cargo.eventCode,
+    );
   }
   const props = bySubject.get(key(code)) ?? [];
-  const shortCodes = valuesOf(props, cargo.code).filter((t) => t.termType === 'Literal').map((t) => t.value);
+  const shortCodes = valuesOf(props, cargo.code)
+    .filter((t) => t.termType === 'Literal')
+    .map((t) => t.value);
   if (!isEmbedded(code)) return [...new Set([code.value, ...shortCodes])];
   const lists = [...valuesOf(props, cargo.codeListReference), ...valuesOf(props, cargo.codeListName)]
     .filter((t) => t.termType !== 'BlankNode')
@@ -140,7 +181,11 @@ function eventCodes(code: Term, bySubject: Map<string, Quad[]>): string[] {
 function eventIri(node: Term, eventsPrefix: string): string {
   if (isEmbedded(node)) return newObjectIri(eventsPrefix);
   const id = node.value.startsWith(eventsPrefix) ? node.value.slice(eventsPrefix.length) : '';
-  if (!EVENT_ID.test(id)) throw badRequest('foreign_id', `@id ${node.value} is not of the form ${eventsPrefix}<id>; leave it out to get a generated one`);
+  if (!EVENT_ID.test(id))
+    throw badRequest(
+      'foreign_id',
+      `@id ${node.value} is not of the form ${eventsPrefix}<id>; leave it out to get a generated one`,
+    );
   return node.value;
 }
 
@@ -154,7 +199,8 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
   const bySubject = groupBySubject(draft.triples);
   const own = bySubject.get(eventKey)!;
   const eventDateTerm = atMostOne(own, cargo.eventDate, 'eventDate');
-  if (!eventDateTerm) throw badRequest('missing_event_date', 'eventDate is required on every Logistics Event', cargo.eventDate);
+  if (!eventDateTerm)
+    throw badRequest('missing_event_date', 'eventDate is required on every Logistics Event', cargo.eventDate);
   const eventDate = dateValue(eventDateTerm, cargo.eventDate, 'eventDate');
   const creationTerm = atMostOne(own, cargo.creationDate, 'creationDate');
   const creation = creationTerm
@@ -176,7 +222,11 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
     }
     return fresh;
   };
-  const replaced: Record<string, Quad['object'] | undefined> = { [cargo.creationDate]: creation.literal, [cargo.eventDate]: eventDate.literal, [cargo.eventTimeType]: timeType };
+  const replaced: Record<string, Quad['object'] | undefined> = {
+    [cargo.creationDate]: creation.literal,
+    [cargo.eventDate]: eventDate.literal,
+    [cargo.eventTimeType]: timeType,
+  };
   const subject = namedNode(iri);
   const stored: Quad[] = [quad(subject, namedNode(cargo.eventFor), namedNode(object), defaultGraph())];
   if (!creationTerm) stored.push(quad(subject, namedNode(cargo.creationDate), creation.literal, defaultGraph()));
@@ -184,9 +234,14 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
     const isEventNode = key(t.subject) === eventKey;
     if (isEventNode && t.predicate.value === cargo.eventFor) continue;
     if (!isEventNode && t.subject.value.startsWith(ctx.objectsPrefix) && t.predicate.value !== rdf.type) {
-      throw badRequest('linked_object_properties', `${t.subject.value} is a Logistics Object of this server: an event may link it, not describe it`, t.predicate.value);
+      throw badRequest(
+        'linked_object_properties',
+        `${t.subject.value} is a Logistics Object of this server: an event may link it, not describe it`,
+        t.predicate.value,
+      );
     }
-    const value = isEventNode && Object.hasOwn(replaced, t.predicate.value) ? replaced[t.predicate.value]! : rename(t.object);
+    const value =
+      isEventNode && Object.hasOwn(replaced, t.predicate.value) ? replaced[t.predicate.value]! : rename(t.object);
     stored.push(quad(rename(t.subject) as Quad['subject'], t.predicate, value as Quad['object'], defaultGraph()));
   }
   // eventFor now names `object` only: drop what only the other targets of a bulk event held.

@@ -58,7 +58,8 @@ interface ObjectEvents {
  * Arrival order. Two processes on one engine may give events written at the same moment the same
  * number: those are ordered by IRI, so every process lists them alike.
  */
-const arrival = (a: EventRecord, b: EventRecord) => a.sequence - b.sequence || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
+const arrival = (a: EventRecord, b: EventRecord) =>
+  a.sequence - b.sequence || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
 
 /** Inserts in arrival order; commits are applied in claim order, so this is nearly always a push. */
 function insertInOrder(list: EventRecord[], record: EventRecord): void {

@@ -7,7 +7,14 @@ import { claimKey } from '../../store/claims.js';
 import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { eventQuads } from '../../store/schema/events.js';
 import type { WriteTransaction } from '../../store/transaction.js';
-import { eventsInBody, eventsPrefixOf, prepareEvent, type EventDraft, type PrepareContext, type PreparedEvent } from './event-body.js';
+import {
+  eventsInBody,
+  eventsPrefixOf,
+  prepareEvent,
+  type EventDraft,
+  type PrepareContext,
+  type PreparedEvent,
+} from './event-body.js';
 import { type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
 import { shapeError } from '../../shapes/validator.js';
@@ -30,7 +37,9 @@ export interface EventView {
 }
 
 /** What became of one (event, Logistics Object) pair of a bulk request. */
-export type CreationOutcome = { object: string; event: EventRecord; error?: undefined } | { object: string; error: HttpError; event?: undefined };
+export type CreationOutcome =
+  | { object: string; event: EventRecord; error?: undefined }
+  | { object: string; error: HttpError; event?: undefined };
 
 /**
  * Logistics Events: append-only, immutable status updates of Logistics Objects. Each event is
@@ -56,11 +65,19 @@ export class LogisticsEvents {
   async create(entry: LogisticsObjectEntry, body: Quad[], caller: Caller): Promise<EventRecord> {
     const drafts = eventsInBody(body, this.ontology);
     if (drafts.length !== 1) {
-      throw badRequest('one_event', `the body must hold exactly one Logistics Event, not ${drafts.length}; POST /logistics-events takes several`);
+      throw badRequest(
+        'one_event',
+        `the body must hold exactly one Logistics Event, not ${drafts.length}; POST /logistics-events takes several`,
+      );
     }
     const [draft] = drafts;
     const other = draft.targets.find((t) => t.value !== entry.iri);
-    if (other) throw badRequest('event_for_mismatch', `eventFor ${other.value} is not the Logistics Object posted to (${entry.iri})`, cargo.eventFor);
+    if (other)
+      throw badRequest(
+        'event_for_mismatch',
+        `eventFor ${other.value} is not the Logistics Object posted to (${entry.iri})`,
+        cargo.eventFor,
+      );
     const tx = this.writes.begin();
     const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
     return (await this.commit(tx, [prepared], caller.agent))[0];
@@ -74,14 +91,20 @@ export class LogisticsEvents {
   async createMany(body: Quad[], caller: Caller): Promise<CreationOutcome[]> {
     const drafts = eventsInBody(body, this.ontology);
     if (drafts.some((d) => d.targets.length === 0)) {
-      throw badRequest('missing_event_for', 'every event posted to /logistics-events needs cargo:eventFor naming the Logistics Object(s) it is for', cargo.eventFor);
+      throw badRequest(
+        'missing_event_for',
+        'every event posted to /logistics-events needs cargo:eventFor naming the Logistics Object(s) it is for',
+        cargo.eventFor,
+      );
     }
     const targets = drafts.flatMap((d) => d.targets);
     if (targets.some((t) => t.termType !== 'NamedNode' || t.value.startsWith(INTERNAL_SCHEME))) {
       throw badRequest('invalid_event_for', 'eventFor must link Logistics Objects by their @id', cargo.eventFor);
     }
     if (targets.length > MAX_BULK_EVENTS) {
-      throw new HttpError(413, 'too_many_events', { message: `one request may create at most ${MAX_BULK_EVENTS} events (one per event and eventFor object), not ${targets.length}` });
+      throw new HttpError(413, 'too_many_events', {
+        message: `one request may create at most ${MAX_BULK_EVENTS} events (one per event and eventFor object), not ${targets.length}`,
+      });
     }
 
     const context = this.context();
@@ -103,7 +126,9 @@ export class LogisticsEvents {
     }
     const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
     const stored = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
-    return attempts.map((a) => (a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! }));
+    return attempts.map((a) =>
+      a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! },
+    );
   }
 
   /**
@@ -120,7 +145,9 @@ export class LogisticsEvents {
     this.access.check(caller, { kind: 'read-event', object: entry, iri, event: record });
     if (!record) throw notFound(iri, 'Logistics Event not found');
     const triples = await this.triples(record);
-    const types = triples.filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type).map((t) => t.object.value);
+    const types = triples
+      .filter((t) => t.subject.value === record.iri && t.predicate.value === rdf.type)
+      .map((t) => t.object.value);
     return { record, triples, type: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
   }
 
@@ -133,7 +160,8 @@ export class LogisticsEvents {
   /** The stored graph of one event. */
   async triples(record: EventRecord): Promise<Quad[]> {
     const triples = await this.reads.graphTriples(record.iri);
-    if (triples.length === 0) throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
+    if (triples.length === 0)
+      throw new HttpError(500, 'event_missing', { message: 'an event listed in the index has no data' });
     return triples;
   }
 
@@ -149,12 +177,20 @@ export class LogisticsEvents {
   }
 
   /** Checks the event and claims its id for `tx`: 409 if it exists or a write in flight creates it. */
-  private prepareAndClaim(tx: WriteTransaction, draft: EventDraft, object: string, context: PrepareContext): PreparedEvent {
+  private prepareAndClaim(
+    tx: WriteTransaction,
+    draft: EventDraft,
+    object: string,
+    context: PrepareContext,
+  ): PreparedEvent {
     const prepared = prepareEvent(draft, object, context);
     const violations = this.objects.shapeViolations(prepared.triples);
     if (violations.length > 0) throw shapeError(violations, 400);
     if (this.index.get(prepared.iri) || !tx.claim(claimKey.event(prepared.iri))) {
-      throw new HttpError(409, 'event_exists', { message: `a Logistics Event with @id ${prepared.iri} already exists`, resource: prepared.iri });
+      throw new HttpError(409, 'event_exists', {
+        message: `a Logistics Event with @id ${prepared.iri} already exists`,
+        resource: prepared.iri,
+      });
     }
     return prepared;
   }

@@ -60,7 +60,8 @@ export class MovedObjects {
     if (!/^https?:\/\//i.test(location) || !isValidIri(location) || !URL.canParse(location)) {
       throw badRequest('invalid_location', 'location must be an absolute http or https URL', 'location');
     }
-    if (location === object) throw badRequest('invalid_location', 'location must differ from the object\'s own URL', 'location');
+    if (location === object)
+      throw badRequest('invalid_location', "location must differ from the object's own URL", 'location');
     const move: MoveRecord = { object, location, permanent, movedAt: new Date(), movedBy: caller.agent };
     const previous = this.moves.get(object);
     const tx = this.claimed(object);
@@ -95,7 +96,11 @@ export class MovedObjects {
   /** A transaction holding the claim on `object`'s move: 409 while another move of it is being written. */
   private claimed(object: string): WriteTransaction {
     const tx = this.store.begin();
-    if (!tx.claim(claimKey.move(object))) throw new HttpError(409, 'move_busy', { message: 'another move of this Logistics Object is being written; retry', resource: object });
+    if (!tx.claim(claimKey.move(object)))
+      throw new HttpError(409, 'move_busy', {
+        message: 'another move of this Logistics Object is being written; retry',
+        resource: object,
+      });
     return tx;
   }
 }

@@ -93,7 +93,8 @@ export class LogisticsObjects {
    */
   shapeViolations(triples: readonly Quad[], change?: RevisionChange): Violation[] {
     if (!this.shapes) return [];
-    const focus = change && this.conforming.has(change.previous) ? changeFocus(triples, change.added, change.removed) : undefined;
+    const focus =
+      change && this.conforming.has(change.previous) ? changeFocus(triples, change.added, change.removed) : undefined;
     const violations = this.shapes.validate(triples, focus, focus && change?.byNode);
     if (violations.length === 0) this.conforming.add(triples);
     return violations;
@@ -104,7 +105,14 @@ export class LogisticsObjects {
     const createdAt = new Date();
     for (const o of objects) {
       tx.claim(claimKey.object(o.iri));
-      const revision = { object: o.iri, number: 1, graph: revisionGraph(o.iri, 1), createdAt, createdBy: agent, mostSpecificType: this.mostSpecificType(o.types) };
+      const revision = {
+        object: o.iri,
+        number: 1,
+        graph: revisionGraph(o.iri, 1),
+        createdAt,
+        createdBy: agent,
+        mostSpecificType: this.mostSpecificType(o.types),
+      };
       tx.revisions.push({ revision, triples: o.triples });
       // As written is as stored when every literal is one the store keeps so (the usual forms): then the
       // first change reads the triples checked here, not the store, and checks only what it touches.
@@ -134,7 +142,14 @@ export class LogisticsObjects {
    * `triples` must be in the store's canonical form (read from it, or canonicalised): the
    * after-commit stream hands them to the parsed-revision cache, which the next change reads.
    */
-  addRevision(tx: WriteTransaction, entry: LogisticsObjectEntry, number: number, triples: Quad[], agent: string, change: RevisionChange): RevisionInfo {
+  addRevision(
+    tx: WriteTransaction,
+    entry: LogisticsObjectEntry,
+    number: number,
+    triples: Quad[],
+    agent: string,
+    change: RevisionChange,
+  ): RevisionInfo {
     const latest = this.index.latest(entry);
     const revision: RevisionInfo = {
       object: entry.iri,
@@ -143,10 +158,15 @@ export class LogisticsObjects {
       createdAt: new Date(Math.max(Date.now(), latest.createdAt.getTime() + 1)),
       createdBy: agent,
       // A change that leaves the object's types alone leaves its most specific type too.
-      mostSpecificType:
-        ![...change.added, ...change.removed].some((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type)
-          ? latest.mostSpecificType
-          : this.mostSpecificType(triples.filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type).map((t) => t.object.value)),
+      mostSpecificType: ![...change.added, ...change.removed].some(
+        (t) => t.subject.value === entry.iri && t.predicate.value === rdf.type,
+      )
+        ? latest.mostSpecificType
+        : this.mostSpecificType(
+            triples
+              .filter((t) => t.subject.value === entry.iri && t.predicate.value === rdf.type)
+              .map((t) => t.object.value),
+          ),
     };
     const replaces = { revision: latest, triples: change.previous, added: change.added, removed: change.removed };
     tx.revisions.push({ revision, triples, replaces });
@@ -159,7 +179,8 @@ export class LogisticsObjects {
     for (const e of events) {
       if (e.kind !== 'revision-written' && e.kind !== 'object-created') continue;
       // The revision it replaces is rarely read again.
-      if (e.kind === 'revision-written') this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
+      if (e.kind === 'revision-written')
+        this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
       // Without its triples (another process's commit), whatever is kept under its graph is not it.
       if (e.triples) this.parsedRevisions.set(e.revision.graph, e.triples);
       else this.parsedRevisions.delete(e.revision.graph);
@@ -171,7 +192,16 @@ export class LogisticsObjects {
     if (this.isTaken(iri)) return;
     const subject = namedNode(iri);
     await this.createObjects(
-      [{ iri, types: [cargo.Organization], triples: [quad(subject, namedNode(rdf.type), namedNode(cargo.Organization)), quad(subject, namedNode(cargo.name), literal(name))] }],
+      [
+        {
+          iri,
+          types: [cargo.Organization],
+          triples: [
+            quad(subject, namedNode(rdf.type), namedNode(cargo.Organization)),
+            quad(subject, namedNode(cargo.name), literal(name)),
+          ],
+        },
+      ],
       iri,
     );
   }
@@ -220,13 +250,21 @@ export class LogisticsObjects {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
     const triples = await this.reads.graphTriples(revision.graph);
-    if (triples.length === 0) throw new HttpError(500, 'revision_missing', { message: `revision ${revision.number} of ${revision.object} is listed in the index but has no data` });
+    if (triples.length === 0)
+      throw new HttpError(500, 'revision_missing', {
+        message: `revision ${revision.number} of ${revision.object} is listed in the index but has no data`,
+      });
     this.parsedRevisions.set(revision.graph, triples);
     return triples;
   }
 
   /** Linked Logistics Objects of this server that the caller may read, for `embedded=true`. */
-  async linkedViews(triples: readonly Quad[], caller: Caller, selector: RevisionSelector, skip: ReadonlySet<string>): Promise<ObjectView[]> {
+  async linkedViews(
+    triples: readonly Quad[],
+    caller: Caller,
+    selector: RevisionSelector,
+    skip: ReadonlySet<string>,
+  ): Promise<ObjectView[]> {
     const views: ObjectView[] = [];
     const seen = new Set(skip);
     for (const t of triples) {

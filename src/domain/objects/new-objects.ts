@@ -40,13 +40,17 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
   for (const q of quads) {
     for (const t of [q.subject, q.object]) {
       if (t.termType === 'NamedNode' && t.value.startsWith(INTERNAL_SCHEME)) {
-        throw badRequest('client_internal_id', `${t.value}: internal: ids are given by the server; describe an embedded object without @id (or with a blank node _:label)`);
+        throw badRequest(
+          'client_internal_id',
+          `${t.value}: internal: ids are given by the server; describe an embedded object without @id (or with a blank node _:label)`,
+        );
       }
     }
     if (q.object.termType !== 'Literal') referenced.add(key(q.object));
   }
 
-  const typesOf = (k: string) => (bySubject.get(k) ?? []).filter((q) => q.predicate.value === rdf.type).map((q) => q.object.value);
+  const typesOf = (k: string) =>
+    (bySubject.get(k) ?? []).filter((q) => q.predicate.value === rdf.type).map((q) => q.object.value);
   const hasProperties = (k: string) => (bySubject.get(k) ?? []).some((q) => q.predicate.value !== rdf.type);
   const isObjectNode = (k: string) => typesOf(k).some((t) => ctx.ontology.isLogisticsObjectClass(t));
 
@@ -57,7 +61,10 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
     const topLevel = !referenced.has(k);
     if (subject.termType === 'NamedNode' && !topLevel && hasProperties(k) && ctx.exists(subject.value)) {
       // Whatever its type: the properties would land in the new object's graph, not in that object.
-      throw badRequest('nested_existing_object', `${subject.value} already exists; change it with PATCH instead of nesting its properties`);
+      throw badRequest(
+        'nested_existing_object',
+        `${subject.value} already exists; change it with PATCH instead of nesting its properties`,
+      );
     }
     if (!isObjectNode(k)) {
       if (topLevel) {
@@ -79,14 +86,26 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
     if (!hasProperties(k) && !topLevel) continue; // a typed link
     const iri = subject.value;
     if (!iri.startsWith(ctx.objectsPrefix) || !OBJECT_ID.test(iri.slice(ctx.objectsPrefix.length))) {
-      throw badRequest('foreign_id', `@id ${iri} is not of the form ${ctx.objectsPrefix}<id>: only objects of this server can be created here`);
+      throw badRequest(
+        'foreign_id',
+        `@id ${iri} is not of the form ${ctx.objectsPrefix}<id>: only objects of this server can be created here`,
+      );
     }
-    if (ctx.exists(iri)) throw new HttpError(409, 'object_exists', { message: `a Logistics Object with @id ${iri} already exists`, resource: iri });
+    if (ctx.exists(iri))
+      throw new HttpError(409, 'object_exists', {
+        message: `a Logistics Object with @id ${iri} already exists`,
+        resource: iri,
+      });
     objectIris.set(k, iri);
   }
   const roots = [...objectIris.keys()].filter((k) => !referenced.has(k));
   if (roots.length !== 1) {
-    throw badRequest('one_root', roots.length === 0 ? 'the body holds no Logistics Object' : 'the body must describe exactly one top-level Logistics Object');
+    throw badRequest(
+      'one_root',
+      roots.length === 0
+        ? 'the body holds no Logistics Object'
+        : 'the body must describe exactly one top-level Logistics Object',
+    );
   }
 
   const embeddedIris = new Map<string, string>();
@@ -108,12 +127,22 @@ export function splitIntoObjects(input: Quad[], ctx: SplitContext): NewObject[] 
   for (const [k, iri] of objectIris) {
     // Embedded nodes belong to the object that reaches them; other objects of the body are links.
     const seen = reachable(k, bySubject, { follow: (_, child) => !objectIris.has(child) });
-    const triples = [...seen].flatMap((s) => bySubject.get(s)!.map((q) => quad(rename(q.subject) as Quad['subject'], q.predicate, rename(q.object) as Quad['object'], defaultGraph())));
+    const triples = [...seen].flatMap((s) =>
+      bySubject
+        .get(s)!
+        .map((q) =>
+          quad(rename(q.subject) as Quad['subject'], q.predicate, rename(q.object) as Quad['object'], defaultGraph()),
+        ),
+    );
     for (const s of seen) claimed.add(s);
     objects.push({ iri, types: typesOf(k), triples });
   }
   for (const k of bySubject.keys()) {
-    if (!claimed.has(k)) throw badRequest('disconnected_node', `node ${k.split(':').slice(1).join(':')} is not part of any Logistics Object in the body`);
+    if (!claimed.has(k))
+      throw badRequest(
+        'disconnected_node',
+        `node ${k.split(':').slice(1).join(':')} is not part of any Logistics Object in the body`,
+      );
   }
   // The top-level object first: it answers the request.
   return objects.sort((a, b) => (a.iri === objectIris.get(roots[0]) ? -1 : b.iri === objectIris.get(roots[0]) ? 1 : 0));

@@ -50,7 +50,8 @@ export class RevisionIndex {
 
   /** Consumer of the after-commit stream. */
   onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) if (e.kind === 'object-created' || e.kind === 'revision-written') this.addRevision(e.revision);
+    for (const e of events)
+      if (e.kind === 'object-created' || e.kind === 'revision-written') this.addRevision(e.revision);
   }
 
   private addRevision(info: RevisionInfo): void {

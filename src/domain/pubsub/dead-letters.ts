@@ -47,7 +47,9 @@ export class DeadLetters {
   }
 
   private async replayNow(notifications?: readonly string[]): Promise<number> {
-    const chosen = (await readParkedNotifications(this.store, { dead: true })).filter((d) => notifications === undefined || notifications.includes(d.notification.iri));
+    const chosen = (await readParkedNotifications(this.store, { dead: true })).filter(
+      (d) => notifications === undefined || notifications.includes(d.notification.iri),
+    );
     if (chosen.length === 0) return 0;
     const tx = this.store.begin({ delete: chosen.flatMap((d) => deadLetterQuads(d.notification, d.dead!)) });
     for (const d of chosen) tx.events.push({ kind: 'notification-replayed', notification: d.notification });

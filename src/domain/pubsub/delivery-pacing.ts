@@ -70,7 +70,10 @@ export class SendPacer<Q extends { ready: boolean }> {
       if (serving) {
         const now = performance.now();
         const burst = Math.min(this.options.inFlightWhileServing, this.options.maxInFlight);
-        this.servingTokens = Math.min(burst, this.servingTokens + ((now - this.tokensAt) * this.options.sendsPerSecondWhileServing) / 1000);
+        this.servingTokens = Math.min(
+          burst,
+          this.servingTokens + ((now - this.tokensAt) * this.options.sendsPerSecondWhileServing) / 1000,
+        );
         this.tokensAt = now;
         limit = Math.min(burst, this.inFlight + Math.floor(this.servingTokens));
       }
@@ -83,7 +86,10 @@ export class SendPacer<Q extends { ready: boolean }> {
       }
       // Held back while serving: look again once a send may start (or the requests paused).
       if (serving && this.ready.length > 0 && this.resumeTimer === undefined) {
-        const wait = Math.max(PAUSE_POLL_MS, ((1 - this.servingTokens) * 1000) / this.options.sendsPerSecondWhileServing);
+        const wait = Math.max(
+          PAUSE_POLL_MS,
+          ((1 - this.servingTokens) * 1000) / this.options.sendsPerSecondWhileServing,
+        );
         this.resumeTimer = setTimeout(() => {
           this.resumeTimer = undefined;
           this.schedule();

@@ -1,7 +1,16 @@
 import { BoundedCache } from '../../bounded-cache.js';
 import type { CallCancel } from '../../outbound/http-client.js';
 import type { StoreReader } from '../../store/graph-store.js';
-import { parkedBefore, readOutboxEntry, readParkedNotifications, type NotificationContent, type OutboxEntry, type ParkedNotification, type ParkedPosition, type Recipient } from '../../store/schema/outbox.js';
+import {
+  parkedBefore,
+  readOutboxEntry,
+  readParkedNotifications,
+  type NotificationContent,
+  type OutboxEntry,
+  type ParkedNotification,
+  type ParkedPosition,
+  type Recipient,
+} from '../../store/schema/outbox.js';
 import { notificationIri, recipientsOf } from './outbox.js';
 import type { SettleCommits } from './delivery-settle.js';
 import type { SubscriptionIndex } from './subscriptions.js';
@@ -97,7 +106,10 @@ export class QueueWindows {
    * them: lagging queues (a subscriber server down with many subscriptions) read, parse and
    * address each entry once, not once per queue.
    */
-  private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(ADDRESSED_ENTRIES_KEPT, (a) => 1 + (a?.recipients ?? 0));
+  private readonly addressedEntries = new BoundedCache<number, AddressedEntry | null>(
+    ADDRESSED_ENTRIES_KEPT,
+    (a) => 1 + (a?.recipients ?? 0),
+  );
   /**
    * Recipients by queue, per list of recipients: the entries of writes to one object share the
    * list the subscription index found (until a subscription changes), and so their grouping.
@@ -126,7 +138,8 @@ export class QueueWindows {
 
   /** The entries after `from` up to `through` are removed from the store. */
   forgetEntries(from: number, through: number): void {
-    if (this.addressedEntries.size > 0) for (let sequence = from + 1; sequence <= through; sequence++) this.addressedEntries.delete(sequence);
+    if (this.addressedEntries.size > 0)
+      for (let sequence = from + 1; sequence <= through; sequence++) this.addressedEntries.delete(sequence);
   }
 
   /** The highest entry number no queue still needs, at most `low`: the first entry of a notification not settled yet, less one. */
@@ -143,14 +156,34 @@ export class QueueWindows {
     let q = this.queues.get(recipient.queue);
     if (!q) {
       const cursor = this.settle.position(recipient.queue);
-      q = { key: recipient.queue, callback: recipient.callback, window: [], cursor, backlog: 0, parkedBacklog: 0, unsettled: 0, sending: 0, attempts: 0, nextAttemptAt: 0, retrying: false, ready: false };
+      q = {
+        key: recipient.queue,
+        callback: recipient.callback,
+        window: [],
+        cursor,
+        backlog: 0,
+        parkedBacklog: 0,
+        unsettled: 0,
+        sending: 0,
+        attempts: 0,
+        nextAttemptAt: 0,
+        retrying: false,
+        ready: false,
+      };
       this.queues.set(q.key, q);
     }
     return q;
   }
 
   private itemsOf(entry: OutboxEntry, recipients: readonly Recipient[]): Item[] {
-    return recipients.map((recipient) => ({ iri: notificationIri(entry, recipient), sequence: entry.sequence, queuedAt: entry.queuedAt, recipient, content: entry.content, state: 'waiting' }));
+    return recipients.map((recipient) => ({
+      iri: notificationIri(entry, recipient),
+      sequence: entry.sequence,
+      queuedAt: entry.queuedAt,
+      recipient,
+      content: entry.content,
+      state: 'waiting',
+    }));
   }
 
   /**
@@ -198,7 +231,8 @@ export class QueueWindows {
     if (held) this.addressedEntries.set(entry.sequence, addressed);
     // Read from the store below the entries removed, and no queue's: left behind by a removal (a
     // late one, published after the entries after it were removed, stays until every queue is past it).
-    else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0)) this.settle.removeEntry(entry.sequence);
+    else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0))
+      this.settle.removeEntry(entry.sequence);
     return held || taken ? undefined : passed ? 'its queues are past it' : 'no recipient';
   }
 
@@ -206,7 +240,13 @@ export class QueueWindows {
   private insertLate(entry: OutboxEntry, recipients: readonly Recipient[]): void {
     const q = this.queueOf(recipients[0]);
     let i = q.window.length;
-    while (i > 0 && !q.window[i - 1].parked && q.window[i - 1].state === 'waiting' && q.window[i - 1].sequence > entry.sequence) i -= 1;
+    while (
+      i > 0 &&
+      !q.window[i - 1].parked &&
+      q.window[i - 1].state === 'waiting' &&
+      q.window[i - 1].sequence > entry.sequence
+    )
+      i -= 1;
     q.window.splice(i, 0, ...this.itemsOf(entry, recipients));
     q.unsettled += recipients.length;
     this.settle.rewind(q.key, entry.sequence - 1);
@@ -214,7 +254,10 @@ export class QueueWindows {
   }
 
   /** An entry with its recipients by queue (`recipientsOf` unless known). */
-  private addressed(entry: OutboxEntry, recipients: readonly Recipient[] = recipientsOf(entry, this.index)): AddressedEntry {
+  private addressed(
+    entry: OutboxEntry,
+    recipients: readonly Recipient[] = recipientsOf(entry, this.index),
+  ): AddressedEntry {
     let byQueue = this.grouped.get(recipients);
     if (!byQueue) {
       const groups = new Map<string, Recipient[]>();
@@ -288,7 +331,8 @@ export class QueueWindows {
   advance(q: Queue): void {
     let settled = 0;
     while (settled < q.window.length && q.window[settled].state === 'settled') settled += 1;
-    for (const item of q.window.splice(0, settled)) if (item.parked && !item.deadLettered) this.settle.removeParked(item.parked);
+    for (const item of q.window.splice(0, settled))
+      if (item.parked && !item.deadLettered) this.settle.removeParked(item.parked);
     const next = q.window.find((i) => !i.parked);
     this.settle.moveTo(q.key, next ? next.sequence - 1 : q.cursor);
     this.refill(q);
@@ -336,7 +380,9 @@ export class QueueWindows {
     const heldBefore = q.window.findIndex((item) => !item.parked);
     const limit = this.queueWindow - (heldBefore === -1 ? q.window.length : heldBefore);
     if (limit <= 0) return;
-    const read = (await readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit })).map((p) => p.notification);
+    const read = (
+      await readParkedNotifications(this.store, { dead: false, queue: q.key, after: q.parkedCursor, limit })
+    ).map((p) => p.notification);
     if (this.settle.stopped) return;
     // Replays during the read may have put some of them in the window already, and moved the cursor.
     const cursor = q.parkedCursor;
@@ -359,7 +405,12 @@ export class QueueWindows {
   private async pageIn(q: Queue): Promise<void> {
     let scanned = 0;
     // The last entry is read afresh each time: entries arrive during the reads (they add to the backlog).
-    while (q.backlog > 0 && q.unsettled < this.queueWindow && q.cursor < this.settle.lastSequence && scanned++ < PAGE_IN_SCAN) {
+    while (
+      q.backlog > 0 &&
+      q.unsettled < this.queueWindow &&
+      q.cursor < this.settle.lastSequence &&
+      scanned++ < PAGE_IN_SCAN
+    ) {
       const addressed = await this.addressedEntry(q.cursor + 1);
       if (this.settle.stopped) return;
       q.cursor += 1;

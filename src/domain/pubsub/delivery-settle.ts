@@ -172,7 +172,8 @@ export class SettleCommits {
       case 'outbox-compacted':
         this.removedThrough = Math.max(this.removedThrough ?? 0, e.through);
         // Positions up to the entries removed need no write: no queue can be behind them.
-        for (const queue of this.moved) if (this.positions.get(queue)! <= this.removedThrough && !this.rewound.has(queue)) this.moved.delete(queue);
+        for (const queue of this.moved)
+          if (this.positions.get(queue)! <= this.removedThrough && !this.rewound.has(queue)) this.moved.delete(queue);
         this.latest = Math.max(this.latest, e.through);
         break;
       default:
@@ -189,7 +190,12 @@ export class SettleCommits {
       if (this.settlement || this.closed) return;
       void this.settle(POSITION_SLACK);
     };
-    const wait = delay > 0 ? delay : this.lastSettleAt + (this.sources.serving() ? SETTLE_INTERVAL_WHILE_SERVING_MS : SETTLE_INTERVAL_MS) - Date.now();
+    const wait =
+      delay > 0
+        ? delay
+        : this.lastSettleAt +
+          (this.sources.serving() ? SETTLE_INTERVAL_WHILE_SERVING_MS : SETTLE_INTERVAL_MS) -
+          Date.now();
     if (wait > 0) setTimeout(run, wait);
     else setImmediate(run);
   }
@@ -218,7 +224,14 @@ export class SettleCommits {
         this.failures = 0;
         const removed = this.removedThrough ?? this.latest;
         const removable = Math.min(this.sources.lowWater(), this.sources.recordCap()) > removed;
-        if (this.parkedToRemove.length > 0 || this.deadToWrite.length > 0 || this.entriesToRemove.length > 0 || removable || this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0) this.schedule();
+        if (
+          this.parkedToRemove.length > 0 ||
+          this.deadToWrite.length > 0 ||
+          this.entriesToRemove.length > 0 ||
+          removable ||
+          this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0
+        )
+          this.schedule();
       },
       (err: Error) => {
         this.settlement = undefined;

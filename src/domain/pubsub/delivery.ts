@@ -24,7 +24,10 @@ export interface DeliveryOptions extends PacingOptions {
 }
 
 /** What came of one attempt, before it is recorded. */
-type Attempt = { outcome: 'delivered' | 'dropped' } | { outcome: 'dead'; reason: string } | { outcome: 'failed'; reason: string; retryAfter?: number };
+type Attempt =
+  | { outcome: 'delivered' | 'dropped' }
+  | { outcome: 'dead'; reason: string }
+  | { outcome: 'failed'; reason: string; retryAfter?: number };
 
 /** What became of one attempt to deliver a notification (counted by the metrics). */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'dropped' | 'dead_lettered';
@@ -59,8 +62,14 @@ export function retryAfterMs(header: string | string[] | undefined, now = Date.n
 }
 
 /** Exponential backoff with full jitter: a random delay up to min(cap, initial × 2^(attempt - 1)). */
-export function backoffMs(attempt: number, options: Pick<DeliveryOptions, 'initialBackoffMs' | 'maxBackoffMs'>, random = Math.random): number {
-  return Math.floor(random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)));
+export function backoffMs(
+  attempt: number,
+  options: Pick<DeliveryOptions, 'initialBackoffMs' | 'maxBackoffMs'>,
+  random = Math.random,
+): number {
+  return Math.floor(
+    random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)),
+  );
 }
 
 /**
@@ -68,7 +77,8 @@ export function backoffMs(attempt: number, options: Pick<DeliveryOptions, 'initi
  * subscriber, a ChangeRequest or AccessDelegationRequest to its requester): sent whatever the
  * request's status and whatever its recipient may read now.
  */
-const isOwnStatus = (item: Item) => (item.parked?.triggeredBy ?? item.content?.triggeredBy) === item.recipient.subscription;
+const isOwnStatus = (item: Item) =>
+  (item.parked?.triggeredBy ?? item.content?.triggeredBy) === item.recipient.subscription;
 
 /** Notifications of entries published meanwhile that may wait for a pause in the requests before they join their queues. */
 const ARRIVALS_HELD = 50_000;
@@ -188,14 +198,18 @@ export class Delivery {
     const run = () => {
       this.arrivalsScheduled = false;
       if (this.settle.stopped || this.arrived.length === 0) return;
-      if (this.arrivedRecipients <= ARRIVALS_HELD && this.pacer.waiting && this.serving()) return this.scheduleArrivals(PAUSE_POLL_MS);
+      if (this.arrivedRecipients <= ARRIVALS_HELD && this.pacer.waiting && this.serving())
+        return this.scheduleArrivals(PAUSE_POLL_MS);
       const entries = this.arrived;
       this.arrived = [];
       this.arrivedRecipients = 0;
       for (const { entry, recipients, late, live } of entries) {
         const missed = this.windows.enqueue(entry, recipients, late);
         // An entry published while sending goes to every queue it is for: none past it, none without it.
-        if (missed && live) this.log(`outbox entry ${entry.sequence}${entry.content.object ? ` about ${entry.content.object}` : ''} went to no queue: ${missed}`);
+        if (missed && live)
+          this.log(
+            `outbox entry ${entry.sequence}${entry.content.object ? ` about ${entry.content.object}` : ''} went to no queue: ${missed}`,
+          );
       }
     };
     if (delay > 0) setTimeout(run, delay);
@@ -291,8 +305,13 @@ export class Delivery {
       const object = objectOf(item);
       const about = object === undefined ? '' : ` about ${object}`;
       // Said once per notification: what a subscriber missed, and why, is an operator's question.
-      if (!s || !this.index.isActive(s)) return this.dropped(item, `${about}: its subscription ${recipient.subscription} is not active`);
-      if (object !== undefined && !this.index.mayRead(s, object)) return this.dropped(item, `${about}: the subscriber may not read that object (or this process does not know it)`);
+      if (!s || !this.index.isActive(s))
+        return this.dropped(item, `${about}: its subscription ${recipient.subscription} is not active`);
+      if (object !== undefined && !this.index.mayRead(s, object))
+        return this.dropped(
+          item,
+          `${about}: the subscriber may not read that object (or this process does not know it)`,
+        );
     }
     // Handed to the client in the order sent, whatever the time its body takes to read.
     const turn = q.handedOver;
@@ -310,7 +329,14 @@ export class Delivery {
     return { outcome: 'dropped' };
   }
 
-  private async call(item: Item, s: Subscription | undefined, own: boolean, cancel: CallCancel, turn: Promise<void> | undefined, handOver: () => void): Promise<Attempt> {
+  private async call(
+    item: Item,
+    s: Subscription | undefined,
+    own: boolean,
+    cancel: CallCancel,
+    turn: Promise<void> | undefined,
+    handOver: () => void,
+  ): Promise<Attempt> {
     const { recipient } = item;
     const body = await this.bodies.body(item, own ? undefined : s);
     const token = await this.tokens?.token();
@@ -325,21 +351,34 @@ export class Delivery {
     if (token) headers.Authorization = `Bearer ${token}`;
     let res;
     try {
-      const call = this.client.requestInOrder(recipient.callback, { method: 'POST', headers, body }, recipient.queue, this.options.queueInFlight, cancel);
+      const call = this.client.requestInOrder(
+        recipient.callback,
+        { method: 'POST', headers, body },
+        recipient.queue,
+        this.options.queueInFlight,
+        cancel,
+      );
       handOver();
       res = await call;
     } catch (err) {
-      if (err instanceof OutboundError && err.code === 'outbound_address_refused') return { outcome: 'dead', reason: err.message };
+      if (err instanceof OutboundError && err.code === 'outbound_address_refused')
+        return { outcome: 'dead', reason: err.message };
       return { outcome: 'failed', reason: (err as Error).message };
     }
     if (res.status >= 200 && res.status < 300) return { outcome: 'delivered' };
     if (res.status === 410) {
       if (!s) return { outcome: 'dead', reason: `${recipient.callback} answered 410 Gone` };
       // Ended before the queue goes on: its next notifications are dropped, not sent to be refused again.
-      await this.subscriptions.end(s, `${recipient.callback} answered 410 Gone`).catch((err: Error) => this.log(`subscription ${s.request.iri} could not be ended: ${err.message}`));
+      await this.subscriptions
+        .end(s, `${recipient.callback} answered 410 Gone`)
+        .catch((err: Error) => this.log(`subscription ${s.request.iri} could not be ended: ${err.message}`));
       return { outcome: 'dead', reason: `${recipient.callback} answered 410 Gone: the subscription ends` };
     }
-    return { outcome: 'failed', reason: `${recipient.callback} answered ${res.status}`, retryAfter: retryAfterMs(res.headers['retry-after']) };
+    return {
+      outcome: 'failed',
+      reason: `${recipient.callback} answered ${res.status}`,
+      retryAfter: retryAfterMs(res.headers['retry-after']),
+    };
   }
 
   /** Records what came of an attempt: settled (delivered, dropped, dead), or to be retried. */
@@ -355,11 +394,17 @@ export class Delivery {
         this.observe('failed');
         this.sendAgainAfter(q, item);
         // The subscriber's Retry-After wins over the backoff, up to the end of the retry window.
-        const delay = result.retryAfter !== undefined ? Math.min(result.retryAfter, windowEnd - now) : backoffMs(q.attempts, this.options);
+        const delay =
+          result.retryAfter !== undefined
+            ? Math.min(result.retryAfter, windowEnd - now)
+            : backoffMs(q.attempts, this.options);
         q.nextAttemptAt = Math.max(q.nextAttemptAt, now + delay);
         return;
       }
-      return this.record(q, item, { outcome: 'dead', reason: `not delivered within the retry window: ${result.reason}` });
+      return this.record(q, item, {
+        outcome: 'dead',
+        reason: `not delivered within the retry window: ${result.reason}`,
+      });
     }
     // Order is back once the notification a failure held up is settled.
     if (q.window.find((i) => i.state !== 'settled') === item) q.retrying = false;

@@ -97,7 +97,9 @@ export class EntryOrder {
     if (sequence <= this.through) {
       if (this.givenUp.delete(sequence)) {
         this.awaited.delete(sequence);
-        this.options.log(`outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`);
+        this.options.log(
+          `outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`,
+        );
         return this.hand(queued, true);
       }
       // Published again (a takeover reads what the feed also brings): once is enough. Another entry
@@ -112,7 +114,9 @@ export class EntryOrder {
   }
 
   private another(queued: QueuedEntry): void {
-    this.options.log(`outbox entry ${queued.entry.sequence} (${queued.entry.iri}) shares its number with another entry: delivered out of order`);
+    this.options.log(
+      `outbox entry ${queued.entry.sequence} (${queued.entry.iri}) shares its number with another entry: delivered out of order`,
+    );
     this.hand(queued, true);
   }
 

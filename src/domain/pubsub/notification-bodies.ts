@@ -18,7 +18,10 @@ const BODY_CHARACTERS_KEPT = 8_000_000;
  */
 export class NotificationBodies {
   /** Per entry, its notifications' body around the @id: without the object's body at 2 × its number, with it at 2 × its number + 1 (no key string made per send). */
-  private readonly bodies = new BoundedCache<number, { before: string; after: string }>(BODY_CHARACTERS_KEPT, (b) => b.before.length + b.after.length);
+  private readonly bodies = new BoundedCache<number, { before: string; after: string }>(
+    BODY_CHARACTERS_KEPT,
+    (b) => b.before.length + b.after.length,
+  );
 
   constructor(
     private readonly store: StoreReader,
@@ -36,13 +39,16 @@ export class NotificationBodies {
     const id = JSON.stringify(item.iri);
     const at = body.indexOf(id);
     // The @id once only (as the root's): the rest of the body is the same for every recipient.
-    if (at >= 0 && body.indexOf(id, at + id.length) < 0) this.bodies.set(key, { before: body.slice(0, at), after: body.slice(at + id.length) });
+    if (at >= 0 && body.indexOf(id, at + id.length) < 0)
+      this.bodies.set(key, { before: body.slice(0, at), after: body.slice(at + id.length) });
     return body;
   }
 
   /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
   private async triples(item: Item, s: Subscription | undefined): Promise<Quad[]> {
-    const triples = item.parked ? payloadTriples(item.parked.graph, await this.store.graphTriples(item.parked.graph)) : notificationQuads(item.iri, item.content!);
+    const triples = item.parked
+      ? payloadTriples(item.parked.graph, await this.store.graphTriples(item.parked.graph))
+      : notificationQuads(item.iri, item.content!);
     const [object, number] = [objectOf(item), revisionOf(item)];
     if (!s?.sendLogisticsObjectBody || object === undefined || number === undefined) return triples;
     const entry = this.index.revisions.get(object);

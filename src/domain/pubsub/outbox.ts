@@ -3,7 +3,13 @@ import { BoundedCache } from '../../bounded-cache.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { tripleKey } from '../../rdf/triples.js';
 import { API, api, apiLocalName, rdf, requestStatus, subscriptionEventType, xsd } from '../../rdf/vocab.js';
-import { notifiedAfterQuad, outboxEntryQuads, type NotificationContent, type OutboxEntry, type Recipient } from '../../store/schema/outbox.js';
+import {
+  notifiedAfterQuad,
+  outboxEntryQuads,
+  type NotificationContent,
+  type OutboxEntry,
+  type Recipient,
+} from '../../store/schema/outbox.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../../store/schema/action-requests.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
@@ -11,7 +17,9 @@ import type { RevisionIndex } from '../objects/revision-index.js';
 import type { Asked, Subscription, SubscriptionIndex } from './subscriptions.js';
 
 /** What decides who receives an entry: its number, event type, topics and the recipients it names. */
-type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & { content: Pick<NotificationContent, 'eventType'> };
+type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & {
+  content: Pick<NotificationContent, 'eventType'>;
+};
 
 /** The subscriptions an entry goes to besides those it names, and their recipients (same order). */
 type Matching = Pick<Asked, 'subscriptions' | 'recipients'>;
@@ -33,7 +41,8 @@ function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Mat
   for (const { subscriptions: asking, startedThrough } of asked) {
     const startedBefore = startedThrough < entry.sequence;
     for (const s of asking) {
-      if ((!startedBefore && index.notifiedAfter(s) >= entry.sequence) || named?.has(s.request.iri) || seen?.has(s)) continue;
+      if ((!startedBefore && index.notifiedAfter(s) >= entry.sequence) || named?.has(s.request.iri) || seen?.has(s))
+        continue;
       seen?.add(s);
       subscriptions.push(s);
       recipients.push(s.recipient);
@@ -63,7 +72,9 @@ export function notificationIri(entry: Pick<OutboxEntry, 'iri'>, recipient: Pick
 
 /** The NotificationEventType of an action request's status, e.g. CHANGE_REQUEST_ACCEPTED. */
 export function statusEventType(request: ActionRequestRecord, status: string): string {
-  const kind = apiLocalName(request.type).replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+  const kind = apiLocalName(request.type)
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toUpperCase();
   return `${API}${kind}_${apiLocalName(status).replace(/^REQUEST_/, '')}`;
 }
 
@@ -74,7 +85,9 @@ export function statusEventType(request: ActionRequestRecord, status: string): s
  */
 export function changedProperties(object: string, before: readonly Quad[], after: readonly Quad[]): string[] {
   const parent = new Map<string, { subject: string; predicate: string }>();
-  for (const t of [...before, ...after]) if (t.object.termType === 'NamedNode' && t.subject.value !== t.object.value) parent.set(t.object.value, { subject: t.subject.value, predicate: t.predicate.value });
+  for (const t of [...before, ...after])
+    if (t.object.termType === 'NamedNode' && t.subject.value !== t.object.value)
+      parent.set(t.object.value, { subject: t.subject.value, predicate: t.predicate.value });
   const topLevel = (t: Quad): string | undefined => {
     let subject = t.subject.value;
     let predicate = t.predicate.value;
@@ -126,7 +139,8 @@ export class Outbox {
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
       if (e.kind === 'notification-queued') this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
-      else if (e.kind === 'outbox-compacted' || e.kind === 'outbox-advanced') this.lastSequence = Math.max(this.lastSequence, e.through);
+      else if (e.kind === 'outbox-compacted' || e.kind === 'outbox-advanced')
+        this.lastSequence = Math.max(this.lastSequence, e.through);
       else if (e.kind === 'subscription-started') this.lastSequence = Math.max(this.lastSequence, e.after);
     }
   }
@@ -180,13 +194,24 @@ export class Outbox {
             const written = tx.revisions.find((w) => w.revision.graph === e.revision.graph);
             const after = e.triples ?? written?.triples ?? [];
             const before = written?.replaces?.triples ?? [];
-            const accepted = tx.events.find((d) => d.kind === 'action-request-decided' && d.status.status === requestStatus.ACCEPTED && d.request.objects.includes(e.revision.object));
-            return { changed: changedProperties(e.revision.object, before, after), ...(accepted && 'request' in accepted ? { triggeredBy: accepted.request.iri } : {}) };
+            const accepted = tx.events.find(
+              (d) =>
+                d.kind === 'action-request-decided' &&
+                d.status.status === requestStatus.ACCEPTED &&
+                d.request.objects.includes(e.revision.object),
+            );
+            return {
+              changed: changedProperties(e.revision.object, before, after),
+              ...(accepted && 'request' in accepted ? { triggeredBy: accepted.request.iri } : {}),
+            };
           });
           break;
         case 'event-appended': {
           const entry = this.revisions.get(e.event.object);
-          if (entry) this.aboutObject(tx, this.revisions.latest(entry), subscriptionEventType.EVENT_RECEIVED, () => ({ event: e.event.iri }));
+          if (entry)
+            this.aboutObject(tx, this.revisions.latest(entry), subscriptionEventType.EVENT_RECEIVED, () => ({
+              event: e.event.iri,
+            }));
           break;
         }
         case 'action-request-created':
@@ -200,18 +225,43 @@ export class Outbox {
     }
     // After this write's own entries: a subscription it accepts receives what later writes cause.
     for (const e of [...tx.events]) {
-      if (e.kind !== 'action-request-decided' || e.request.type !== api.SubscriptionRequest || e.status.status !== requestStatus.ACCEPTED) continue;
+      if (
+        e.kind !== 'action-request-decided' ||
+        e.request.type !== api.SubscriptionRequest ||
+        e.status.status !== requestStatus.ACCEPTED
+      )
+        continue;
       tx.insert.push(notifiedAfterQuad(e.request.iri, this.lastSequence));
       tx.events.push({ kind: 'subscription-started', subscription: e.request.iri, after: this.lastSequence });
     }
   }
 
   /** `details` is computed only when some subscription wants the notification (a diff costs a revision read). */
-  private aboutObject(tx: WriteTransaction, revision: RevisionRecord, eventType: string, details: () => Partial<NotificationContent>): void {
+  private aboutObject(
+    tx: WriteTransaction,
+    revision: RevisionRecord,
+    eventType: string,
+    details: () => Partial<NotificationContent>,
+  ): void {
     const topics = [{ object: revision.object, type: revision.mostSpecificType }];
-    const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] }, this.subscriptions);
+    const matching = matchingSubscriptions(
+      { sequence: this.lastSequence + 1, content: { eventType }, topics, addressed: [] },
+      this.subscriptions,
+    );
     if (matching.recipients.length === 0) return;
-    this.queue(tx, { eventType, object: revision.object, objectType: revision.mostSpecificType, revision: revision.number, ...details() }, topics, [], matching);
+    this.queue(
+      tx,
+      {
+        eventType,
+        object: revision.object,
+        objectType: revision.mostSpecificType,
+        revision: revision.number,
+        ...details(),
+      },
+      topics,
+      [],
+      matching,
+    );
   }
 
   /**
@@ -228,14 +278,24 @@ export class Outbox {
     const eventType = statusEventType(request, status.status);
     const own = this.subscriptions.forRequest(request.iri);
     const addressed: Recipient[] = own?.notifyRequestStatusChange ? [own.recipient] : [];
-    const matching = matchingSubscriptions({ sequence: this.lastSequence + 1, content: { eventType }, topics, addressed }, this.subscriptions);
+    const matching = matchingSubscriptions(
+      { sequence: this.lastSequence + 1, content: { eventType }, topics, addressed },
+      this.subscriptions,
+    );
     const object = request.objects[0];
     const requester = request.requestedBy;
     const notified = [...(addressed.length > 0 ? [own!] : []), ...matching.subscriptions];
     if (request.notifiesRequester && requester !== this.holder && !notified.some((s) => s.subscriber === requester)) {
       // Queued with the requester's subscription to the object, if it has one, so their order holds.
-      const topic = object === undefined ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}` : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
-      addressed.push({ queue: `${requester} ${topic}`, subscription: request.iri, callback: this.subscriptions.callbackOf(requester) });
+      const topic =
+        object === undefined
+          ? `${api.LOGISTICS_OBJECT_IDENTIFIER} ${request.iri}`
+          : `${api.LOGISTICS_OBJECT_IDENTIFIER} ${object}`;
+      addressed.push({
+        queue: `${requester} ${topic}`,
+        subscription: request.iri,
+        callback: this.subscriptions.callbackOf(requester),
+      });
     }
     if (addressed.length + matching.recipients.length === 0) return;
     const entry = object === undefined ? undefined : this.revisions.get(object);
@@ -251,9 +311,23 @@ export class Outbox {
   }
 
   /** `matching`: whom it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
-  private queue(tx: WriteTransaction, content: NotificationContent, topics: OutboxEntry['topics'], addressed: readonly Recipient[], matching: Matching): void {
+  private queue(
+    tx: WriteTransaction,
+    content: NotificationContent,
+    topics: OutboxEntry['topics'],
+    addressed: readonly Recipient[],
+    matching: Matching,
+  ): void {
     const recipients = addressed.length === 0 ? matching.recipients : [...addressed, ...matching.recipients];
-    const entry: OutboxEntry = { sequence: ++this.lastSequence, iri: `${this.baseUrl}/notifications/${randomUUID()}`, queuedAt: new Date(), content, topics, addressed, recipients: recipients.length };
+    const entry: OutboxEntry = {
+      sequence: ++this.lastSequence,
+      iri: `${this.baseUrl}/notifications/${randomUUID()}`,
+      queuedAt: new Date(),
+      content,
+      topics,
+      addressed,
+      recipients: recipients.length,
+    };
     tx.insert.push(...outboxEntryQuads(entry));
     tx.events.push({ kind: 'notification-queued', entry, recipients });
   }
@@ -262,9 +336,13 @@ export class Outbox {
 /** The triples of a Notification (without the object's body, which is added when it is sent). */
 export function notificationQuads(iri: string, c: NotificationContent): Quad[] {
   const n = namedNode(iri);
-  const out: Quad[] = [quad(n, namedNode(rdf.type), namedNode(api.Notification)), quad(n, namedNode(api.hasEventType), namedNode(c.eventType))];
+  const out: Quad[] = [
+    quad(n, namedNode(rdf.type), namedNode(api.Notification)),
+    quad(n, namedNode(api.hasEventType), namedNode(c.eventType)),
+  ];
   if (c.object !== undefined) out.push(quad(n, namedNode(api.hasLogisticsObject), namedNode(c.object)));
-  if (c.objectType !== undefined) out.push(quad(n, namedNode(api.hasLogisticsObjectType), xsdLiteral(c.objectType, xsd.anyURI)));
+  if (c.objectType !== undefined)
+    out.push(quad(n, namedNode(api.hasLogisticsObjectType), xsdLiteral(c.objectType, xsd.anyURI)));
   // The object's revision the notification is about, so a receiver can tell a gap (an integer: sent as a JSON number).
   if (c.revision !== undefined) out.push(quad(n, namedNode(api.hasRevision), xsdLiteral(c.revision, xsd.integer)));
   for (const p of c.changed ?? []) out.push(quad(n, namedNode(api.hasChangedProperty), xsdLiteral(p, xsd.anyURI)));

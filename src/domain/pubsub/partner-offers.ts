@@ -34,7 +34,9 @@ export class PartnerOffers {
       for (const partner of this.partners) {
         const types = partner.types.length > 0 ? partner.types : [cargo.LogisticsObject];
         if (types.some((t) => this.ontology.isSubClassOf(e.revision.mostSpecificType, t))) {
-          void this.ask(partner.url.replace(/\/+$/, ''), e.revision).catch((err: Error) => this.log(`partner ${partner.url}: ${err.message}`));
+          void this.ask(partner.url.replace(/\/+$/, ''), e.revision).catch((err: Error) =>
+            this.log(`partner ${partner.url}: ${err.message}`),
+          );
         }
       }
     }
@@ -49,7 +51,11 @@ export class PartnerOffers {
     });
     if (res.status !== 200) throw new Error(`GET /subscriptions answered ${res.status}`);
     const quads = await parseBody(Buffer.from(res.body), 'jsonld', { base: `${partner}/`, limits: this.limits });
-    const nodes = new Set(quads.filter((q) => q.predicate.value === rdf.type && q.object.value === api.Subscription).map((q) => q.subject.value));
+    const nodes = new Set(
+      quads
+        .filter((q) => q.predicate.value === rdf.type && q.object.value === api.Subscription)
+        .map((q) => q.subject.value),
+    );
     for (const node of nodes) {
       const own = quads.filter((q) => q.subject.value === node);
       // The publisher compares what it asked for with what it got.

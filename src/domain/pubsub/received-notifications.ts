@@ -50,12 +50,21 @@ const iriValued = (t: Term) => t.termType === 'NamedNode' || (t.termType === 'Li
  * hasLogisticsEvent (IRIs) and hasLogisticsObjectType (an IRI, as xsd:anyURI or as a node), and
  * IRIs in hasChangedProperty. Every problem found is named in one 400.
  */
-export function checkNotification(quads: readonly Quad[], ontology: ApiOntology, shapes: ShapeCheck = () => []): ValidNotification {
-  const roots = quads.filter((q) => q.predicate.value === rdf.type && q.object.value === api.Notification).map((q) => q.subject);
+export function checkNotification(
+  quads: readonly Quad[],
+  ontology: ApiOntology,
+  shapes: ShapeCheck = () => [],
+): ValidNotification {
+  const roots = quads
+    .filter((q) => q.predicate.value === rdf.type && q.object.value === api.Notification)
+    .map((q) => q.subject);
   const distinct = [...new Map(roots.map((r) => [`${r.termType}:${r.value}`, r])).values()];
   if (distinct.length !== 1) {
     throw new HttpError(400, 'invalid_notification', {
-      message: distinct.length === 0 ? 'the body holds no node of type api:Notification' : 'the body must hold exactly one api:Notification',
+      message:
+        distinct.length === 0
+          ? 'the body holds no node of type api:Notification'
+          : 'the body must hold exactly one api:Notification',
       property: rdf.type,
     });
   }
@@ -63,7 +72,10 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology,
   const rootIndex = quads.findIndex((q) => q.subject.equals(distinct[0]));
   const root = named[rootIndex].subject.value;
   const own = groupBySubject(named, (t) => t.value).get(root) ?? [];
-  const violations = shapes(own).filter((v) => !(v.shape === EVENT_TYPE_LIST_SHAPE && v.value !== undefined && ontology.isNotificationEventType(v.value.value)));
+  const violations = shapes(own).filter(
+    (v) =>
+      !(v.shape === EVENT_TYPE_LIST_SHAPE && v.value !== undefined && ontology.isNotificationEventType(v.value.value)),
+  );
   if (violations.length > 0) throw shapeError(violations, 400);
   const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
   const problems: ErrorDetail[] = [];
@@ -73,16 +85,27 @@ export function checkNotification(quads: readonly Quad[], ontology: ApiOntology,
     else if (v.length === 1 && !ok(v[0])) problems.push({ message: `${what} must be an IRI`, property: p });
   };
   const eventTypes = values(api.hasEventType);
-  if (eventTypes.length !== 1) problems.push({ message: `a Notification has exactly one hasEventType (found ${eventTypes.length})`, property: api.hasEventType });
+  if (eventTypes.length !== 1)
+    problems.push({
+      message: `a Notification has exactly one hasEventType (found ${eventTypes.length})`,
+      property: api.hasEventType,
+    });
   else if (eventTypes[0].termType !== 'NamedNode' || !ontology.isNotificationEventType(eventTypes[0].value)) {
-    problems.push({ message: `hasEventType ${eventTypes[0].value} is not a NotificationEventType of the API ontology`, property: api.hasEventType });
+    problems.push({
+      message: `hasEventType ${eventTypes[0].value} is not a NotificationEventType of the API ontology`,
+      property: api.hasEventType,
+    });
   }
   atMostOne(api.hasLogisticsObject, 'hasLogisticsObject', (t) => t.termType === 'NamedNode');
   atMostOne(api.isTriggeredBy, 'isTriggeredBy', (t) => t.termType === 'NamedNode');
   atMostOne(api.hasLogisticsEvent, 'hasLogisticsEvent', (t) => t.termType === 'NamedNode');
   atMostOne(api.hasLogisticsObjectType, 'hasLogisticsObjectType', iriValued);
   for (const changed of values(api.hasChangedProperty)) {
-    if (!iriValued(changed)) problems.push({ message: `hasChangedProperty ${JSON.stringify(changed.value)} must be a property IRI`, property: api.hasChangedProperty });
+    if (!iriValued(changed))
+      problems.push({
+        message: `hasChangedProperty ${JSON.stringify(changed.value)} must be a property IRI`,
+        property: api.hasChangedProperty,
+      });
   }
   if (problems.length > 0) throw new HttpError(400, 'invalid_notification', problems);
   const object = values(api.hasLogisticsObject)[0];
@@ -106,7 +129,12 @@ export class ReceivedNotifications {
   ) {}
 
   /** Numbering goes on after the last notification the store holds. */
-  static async open(store: GraphStore, ontology: ApiOntology, access: Authorizer, shapes: ShapeCheck = () => []): Promise<ReceivedNotifications> {
+  static async open(
+    store: GraphStore,
+    ontology: ApiOntology,
+    access: Authorizer,
+    shapes: ShapeCheck = () => [],
+  ): Promise<ReceivedNotifications> {
     return new ReceivedNotifications(store, ontology, access, shapes, await store.receivedNotifications.lastSequence());
   }
 
@@ -128,7 +156,9 @@ export class ReceivedNotifications {
       const retention = this.retention;
       if (!retention || retention.sweeping) return;
       retention.sweeping = sweep()
-        .catch((err: Error) => log(`retention: removing old received notifications failed (tried again within the hour): ${err.message}`))
+        .catch((err: Error) =>
+          log(`retention: removing old received notifications failed (tried again within the hour): ${err.message}`),
+        )
         .finally(() => (retention.sweeping = undefined));
     };
     this.retention = { timer: setInterval(run, RETENTION_EVERY_MS).unref() };
@@ -148,7 +178,9 @@ export class ReceivedNotifications {
   async receive(quads: readonly Quad[], caller: Caller, idempotencyKey?: string): Promise<Receipt> {
     const notification = checkNotification(quads, this.ontology, this.shapes);
     const stored = this.store.receivedNotifications;
-    const storedBefore = async () => (await stored.withId(notification.iri)) ?? (idempotencyKey === undefined ? undefined : await stored.withKey(caller.agent, idempotencyKey));
+    const storedBefore = async () =>
+      (await stored.withId(notification.iri)) ??
+      (idempotencyKey === undefined ? undefined : await stored.withKey(caller.agent, idempotencyKey));
     // Claimed before the store is asked: once claimed, the store holds every earlier one of it.
     const tx = this.store.begin();
     const keys = [notification.iri, ...(idempotencyKey === undefined ? [] : [senderKey(caller.agent, idempotencyKey)])];
@@ -160,7 +192,10 @@ export class ReceivedNotifications {
     if (seen || !claimed) {
       tx.release();
       if (seen) return { record: seen, duplicate: true };
-      throw new HttpError(409, 'notification_in_flight', { message: 'the same notification is being stored by another request; send it again later', resource: notification.iri });
+      throw new HttpError(409, 'notification_in_flight', {
+        message: 'the same notification is being stored by another request; send it again later',
+        resource: notification.iri,
+      });
     }
     const record: ReceivedNotificationRecord = {
       iri: notification.iri,
@@ -184,7 +219,12 @@ export class ReceivedNotifications {
   }
 
   /** Received notifications matching `filter`, in arrival order: how many, and one page of them (internal actors only). */
-  list(caller: Caller, filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
+  list(
+    caller: Caller,
+    filter: NotificationFilter,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
     this.access.check(caller, { kind: 'operate', what: 'listing received notifications' });
     return this.store.receivedNotifications.list(filter, skip, limit);
   }

@@ -27,7 +27,9 @@ export function wantedSubscription(holder: string, topic: Topic): SubscriptionDo
       quad(s, namedNode(api.hasContentType), literal(NOTIFICATION_CONTENT_TYPE)),
       quad(s, namedNode(api.hasTopicType), namedNode(topic.type)),
       quad(s, namedNode(api.hasTopic), xsdLiteral(topic.topic, xsd.anyURI)),
-      ...Object.values(subscriptionEventType).map((e) => quad(s, namedNode(api.includeSubscriptionEventType), namedNode(e))),
+      ...Object.values(subscriptionEventType).map((e) =>
+        quad(s, namedNode(api.includeSubscriptionEventType), namedNode(e)),
+      ),
     ],
   };
 }

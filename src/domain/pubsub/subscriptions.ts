@@ -58,10 +58,21 @@ const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
 
 /** The node of a body that is the Subscription: the one typed api:Subscription, or else the one naming a subscriber. */
 function subscriptionNode(quads: readonly Quad[]): Term {
-  const typed = new Map(quads.filter((q) => q.predicate.value === rdf.type && q.object.value === api.Subscription).map((q) => [q.subject.value, q.subject]));
-  const candidates = typed.size > 0 ? typed : new Map(quads.filter((q) => q.predicate.value === api.hasSubscriber).map((q) => [q.subject.value, q.subject]));
+  const typed = new Map(
+    quads
+      .filter((q) => q.predicate.value === rdf.type && q.object.value === api.Subscription)
+      .map((q) => [q.subject.value, q.subject]),
+  );
+  const candidates =
+    typed.size > 0
+      ? typed
+      : new Map(quads.filter((q) => q.predicate.value === api.hasSubscriber).map((q) => [q.subject.value, q.subject]));
   if (candidates.size !== 1) {
-    throw badRequest('invalid_subscription', candidates.size === 0 ? 'the body holds no api:Subscription' : 'the body must hold exactly one api:Subscription', rdf.type);
+    throw badRequest(
+      'invalid_subscription',
+      candidates.size === 0 ? 'the body holds no api:Subscription' : 'the body must hold exactly one api:Subscription',
+      rdf.type,
+    );
   }
   return [...candidates.values()][0];
 }
@@ -82,33 +93,57 @@ function readTerms(own: readonly Quad[], ontology: CargoOntology, checkExpiry = 
   };
   const flag = (p: string, name: string): boolean => {
     const v = values(p);
-    if (v.length > 1 || (v.length === 1 && (v[0].termType !== 'Literal' || !['true', 'false', '1', '0'].includes(v[0].value)))) fail(`${name} must be one boolean`, p);
+    if (
+      v.length > 1 ||
+      (v.length === 1 && (v[0].termType !== 'Literal' || !['true', 'false', '1', '0'].includes(v[0].value)))
+    )
+      fail(`${name} must be one boolean`, p);
     return v.length === 1 && (v[0].value === 'true' || v[0].value === '1');
   };
   const subscriber = one(api.hasSubscriber, 'hasSubscriber');
-  if (subscriber && (subscriber.termType !== 'NamedNode' || !/^https?:\/\//.test(subscriber.value))) fail('hasSubscriber must be the http(s) IRI of the subscribing Organization', api.hasSubscriber);
+  if (subscriber && (subscriber.termType !== 'NamedNode' || !/^https?:\/\//.test(subscriber.value)))
+    fail('hasSubscriber must be the http(s) IRI of the subscribing Organization', api.hasSubscriber);
   const typeTerm = one(api.hasTopicType, 'hasTopicType');
   const topicTerm = one(api.hasTopic, 'hasTopic');
   let topic: Topic | undefined;
   try {
     if (typeTerm && topicTerm) {
-      if (topicTerm.termType === 'BlankNode' || !isValidIri(topicTerm.value)) throw inBody(api.hasTopic, 'hasTopic must be an IRI (xsd:anyURI)');
-      topic = checkTopic(parseTopicType(typeTerm.value, api.hasTopicType, inBody), topicTerm.value, ontology, api.hasTopic, inBody);
+      if (topicTerm.termType === 'BlankNode' || !isValidIri(topicTerm.value))
+        throw inBody(api.hasTopic, 'hasTopic must be an IRI (xsd:anyURI)');
+      topic = checkTopic(
+        parseTopicType(typeTerm.value, api.hasTopicType, inBody),
+        topicTerm.value,
+        ontology,
+        api.hasTopic,
+        inBody,
+      );
     }
   } catch (err) {
     if (!(err instanceof HttpError)) throw err;
     problems.push(...err.details);
   }
   const eventTypes = values(api.includeSubscriptionEventType);
-  if (eventTypes.length === 0) fail('includeSubscriptionEventType must name at least one of LOGISTICS_OBJECT_CREATED, LOGISTICS_OBJECT_UPDATED, LOGISTICS_EVENT_RECEIVED', api.includeSubscriptionEventType);
-  for (const e of eventTypes) if (!EVENT_TYPES.includes(e.value)) fail(`${e.value} is not a SubscriptionEventType`, api.includeSubscriptionEventType);
+  if (eventTypes.length === 0)
+    fail(
+      'includeSubscriptionEventType must name at least one of LOGISTICS_OBJECT_CREATED, LOGISTICS_OBJECT_UPDATED, LOGISTICS_EVENT_RECEIVED',
+      api.includeSubscriptionEventType,
+    );
+  for (const e of eventTypes)
+    if (!EVENT_TYPES.includes(e.value))
+      fail(`${e.value} is not a SubscriptionEventType`, api.includeSubscriptionEventType);
   const contentTypes = values(api.hasContentType).map((t) => t.value.split(';')[0].trim().toLowerCase());
-  if (contentTypes.length > 0 && !contentTypes.includes(NOTIFICATION_CONTENT_TYPE)) fail(`notifications are sent as ${NOTIFICATION_CONTENT_TYPE} only`, api.hasContentType);
+  if (contentTypes.length > 0 && !contentTypes.includes(NOTIFICATION_CONTENT_TYPE))
+    fail(`notifications are sent as ${NOTIFICATION_CONTENT_TYPE} only`, api.hasContentType);
   const expires = values(api.expiresAt);
   let expiresAt: Date | undefined;
-  if (expires.length > 1 || (expires.length === 1 && (expires[0].termType !== 'Literal' || Number.isNaN(Date.parse(expires[0].value))))) fail('expiresAt must be one xsd:dateTime', api.expiresAt);
+  if (
+    expires.length > 1 ||
+    (expires.length === 1 && (expires[0].termType !== 'Literal' || Number.isNaN(Date.parse(expires[0].value))))
+  )
+    fail('expiresAt must be one xsd:dateTime', api.expiresAt);
   else if (expires.length === 1) expiresAt = new Date(expires[0].value);
-  if (expiresAt && expiresAt.getTime() <= Date.now() && checkExpiry) fail(`expiresAt ${expires[0].value} is not in the future`, api.expiresAt);
+  if (expiresAt && expiresAt.getTime() <= Date.now() && checkExpiry)
+    fail(`expiresAt ${expires[0].value} is not in the future`, api.expiresAt);
   const notify = flag(api.notifyRequestStatusChange, 'notifyRequestStatusChange');
   const body = flag(api.sendLogisticsObjectBody, 'sendLogisticsObjectBody');
   if (problems.length > 0) throw new HttpError(400, 'invalid_subscription', problems);
@@ -160,18 +195,34 @@ export class SubscriptionIndex {
 
   /** Where notifications for `subscriber` go: configured, or `{its origin}/notifications`. */
   callbackOf(subscriber: string): string {
-    return this.callbacks.find((c) => c.organization === subscriber)?.url ?? `${new URL(subscriber).origin}/notifications`;
+    return (
+      this.callbacks.find((c) => c.organization === subscriber)?.url ?? `${new URL(subscriber).origin}/notifications`
+    );
   }
 
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
       if (e.kind === 'subscription-started') this.started.set(e.subscription, e.after);
-      if (e.kind === 'subscription-started' || (isRequestEvent(e) && e.request.type === api.SubscriptionRequest)) this.asked.clear();
-      if (e.kind !== 'action-request-created' || e.request.type !== api.SubscriptionRequest || this.byRequest.has(e.request.iri)) continue;
+      if (e.kind === 'subscription-started' || (isRequestEvent(e) && e.request.type === api.SubscriptionRequest))
+        this.asked.clear();
+      if (
+        e.kind !== 'action-request-created' ||
+        e.request.type !== api.SubscriptionRequest ||
+        this.byRequest.has(e.request.iri)
+      )
+        continue;
       const stored = e.body ?? [];
       const link = stored.find((t) => t.subject.value === e.request.iri && t.predicate.value === api.hasSubscription);
       if (!link) continue;
-      this.add(this.subscriptionOf(e.request, readTerms(stored.filter((t) => t.subject.value === link.object.value), this.ontology)));
+      this.add(
+        this.subscriptionOf(
+          e.request,
+          readTerms(
+            stored.filter((t) => t.subject.value === link.object.value),
+            this.ontology,
+          ),
+        ),
+      );
     }
   }
 
@@ -200,7 +251,11 @@ export class SubscriptionIndex {
 
   /** Accepted and not expired: notifications are planned and sent for it. */
   isActive(s: Subscription, now = Date.now()): boolean {
-    return s.request.statuses.length > 0 && currentStatus(s.request) === requestStatus.ACCEPTED && (s.expiresAt === undefined || s.expiresAt.getTime() > now);
+    return (
+      s.request.statuses.length > 0 &&
+      currentStatus(s.request) === requestStatus.ACCEPTED &&
+      (s.expiresAt === undefined || s.expiresAt.getTime() > now)
+    );
   }
 
   /**
@@ -212,8 +267,15 @@ export class SubscriptionIndex {
    * are shared by every caller until then (an entry's notifications, its event): never changed.
    */
   asking(object: string, mostSpecificType: string, eventType: string): Asked {
-    const byObject = this.byObject.has(object) ? this.askingOf(`${eventType} ${object}`, this.byObject.get(object)!, eventType) : undefined;
-    const byType = this.byType.length > 0 ? this.askingOf(`${eventType} ${mostSpecificType} type`, this.byType, eventType, (s) => this.ontology.isSubClassOf(mostSpecificType, s.topic)) : undefined;
+    const byObject = this.byObject.has(object)
+      ? this.askingOf(`${eventType} ${object}`, this.byObject.get(object)!, eventType)
+      : undefined;
+    const byType =
+      this.byType.length > 0
+        ? this.askingOf(`${eventType} ${mostSpecificType} type`, this.byType, eventType, (s) =>
+            this.ontology.isSubClassOf(mostSpecificType, s.topic),
+          )
+        : undefined;
     if (!byType || byType.subscriptions.length === 0) return byObject ?? NONE_ASKING;
     if (!byObject || byObject.subscriptions.length === 0) return byType;
     return {
@@ -223,11 +285,18 @@ export class SubscriptionIndex {
     };
   }
 
-  private askingOf(key: string, candidates: readonly Subscription[], eventType: string, topical: (s: Subscription) => boolean = () => true): Asking {
+  private askingOf(
+    key: string,
+    candidates: readonly Subscription[],
+    eventType: string,
+    topical: (s: Subscription) => boolean = () => true,
+  ): Asking {
     const now = Date.now();
     const known = this.asked.get(key);
     if (known && now < known.until) return known;
-    const asks = OBJECT_EVENT_TYPES.has(eventType) ? (s: Subscription) => s.eventTypes.has(eventType) : (s: Subscription) => s.notifyRequestStatusChange;
+    const asks = OBJECT_EVENT_TYPES.has(eventType)
+      ? (s: Subscription) => s.eventTypes.has(eventType)
+      : (s: Subscription) => s.notifyRequestStatusChange;
     const found: Asking = { subscriptions: [], recipients: [], startedThrough: 0, until: Infinity };
     for (const s of candidates) {
       if (!asks(s) || !topical(s) || !this.isActive(s, now)) continue;
@@ -251,7 +320,10 @@ export class SubscriptionIndex {
   /** True if the subscriber may read `object` now (notifications about it, and its body, depend on it). */
   mayRead(s: Subscription, object: string): boolean {
     const entry = this.revisions.get(object);
-    return entry !== undefined && this.access.allows(this.access.caller(s.subscriber), { kind: 'read-object', object: entry });
+    return (
+      entry !== undefined &&
+      this.access.allows(this.access.caller(s.subscriber), { kind: 'read-object', object: entry })
+    );
   }
 }
 
@@ -274,7 +346,11 @@ export class Subscriptions implements AcceptHandler {
    * makes the request REQUEST_FAILED with that error. `accept`: the publisher itself asked for
    * it (publisher-initiated), so it is accepted whatever the policy.
    */
-  async submit(body: readonly Quad[], caller: Caller, options: { accept?: boolean } = {}): Promise<ActionRequestRecord> {
+  async submit(
+    body: readonly Quad[],
+    caller: Caller,
+    options: { accept?: boolean } = {},
+  ): Promise<ActionRequestRecord> {
     const { index } = this;
     const named = nameBlankNodes(body, newInternalIri);
     // Found before the search below: an empty body has no quad to call it on, and is a 400.
@@ -283,24 +359,45 @@ export class Subscriptions implements AcceptHandler {
     const own = groupBySubject(named, (t) => t.value).get(node.value) ?? [];
     // The data model's shapes first (one error detail per violation), on the body as received,
     // its Subscription typed as such even where the body leaves the type out.
-    const violations = this.options.shapeViolations([...named, quad(node as Quad['subject'], namedNode(rdf.type), namedNode(api.Subscription))]);
+    const violations = this.options.shapeViolations([
+      ...named,
+      quad(node as Quad['subject'], namedNode(rdf.type), namedNode(api.Subscription)),
+    ]);
     if (violations.length > 0) throw shapeError(violations, 400);
     const terms = readTerms(own, index.ontology, true);
     if (terms.type === api.LOGISTICS_OBJECT_IDENTIFIER && !index.revisions.get(terms.topic)) {
-      throw badRequest('invalid_subscription', `hasTopic ${terms.topic} is not a Logistics Object of this server`, api.hasTopic);
+      throw badRequest(
+        'invalid_subscription',
+        `hasTopic ${terms.topic} is not a Logistics Object of this server`,
+        api.hasTopic,
+      );
     }
     if (!caller.internal && caller.agent !== terms.subscriber) {
-      throw new HttpError(403, 'not_the_subscriber', { message: 'only the subscribing Organization (hasSubscriber) or an internal actor may subscribe', resource: terms.subscriber });
+      throw new HttpError(403, 'not_the_subscriber', {
+        message: 'only the subscribing Organization (hasSubscriber) or an internal actor may subscribe',
+        resource: terms.subscriber,
+      });
     }
     const refused = await this.options.refuseCallback(index.callbackOf(terms.subscriber));
-    const record = this.requests.newRecord(api.SubscriptionRequest, caller.agent, terms.type === api.LOGISTICS_OBJECT_IDENTIFIER ? [terms.topic] : []);
+    const record = this.requests.newRecord(
+      api.SubscriptionRequest,
+      caller.agent,
+      terms.type === api.LOGISTICS_OBJECT_IDENTIFIER ? [terms.topic] : [],
+    );
     const write = this.requests.write();
-    write.create(record, [quad(namedNode(record.iri), namedNode(api.hasSubscription), node as Quad['object']), ...named.filter((t) => t.subject.value === node.value).map(normalisedTopic)]);
+    write.create(record, [
+      quad(namedNode(record.iri), namedNode(api.hasSubscription), node as Quad['object']),
+      ...named.filter((t) => t.subject.value === node.value).map(normalisedTopic),
+    ]);
     const subscription = index.subscriptionOf(record, terms);
     // Known before its commit, so the commit can queue its own status notification.
     index.add(subscription);
     if (refused) {
-      write.transition(record, { to: requestStatus.FAILED, by: this.options.holder, errors: [new HttpError(400, 'callback_refused', { message: refused, resource: terms.subscriber })] });
+      write.transition(record, {
+        to: requestStatus.FAILED,
+        by: this.options.holder,
+        errors: [new HttpError(400, 'callback_refused', { message: refused, resource: terms.subscriber })],
+      });
     } else if (options.accept || this.acceptsAtOnce(subscription)) {
       write.transition(record, { to: requestStatus.ACCEPTED, by: this.options.holder });
     }

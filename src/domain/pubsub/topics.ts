@@ -23,9 +23,14 @@ export const inBody: Blame = (name, message) => badRequest('invalid_subscription
 
 /** A TopicType given as full IRI (`#` as `%23` or as `/`), `api:` name or short name. */
 export function parseTopicType(value: string, name: string, blame: Blame = inQuery): string {
-  if (WITHOUT_FRAGMENT.includes(value)) throw blame(name, `${name} ${value} lost its fragment: a '#' in a query must be sent as %23 (or replaced by '/')`);
+  if (WITHOUT_FRAGMENT.includes(value))
+    throw blame(name, `${name} ${value} lost its fragment: a '#' in a query must be sent as %23 (or replaced by '/')`);
   const iri = `${API}${apiLocalName(value.trim())}`;
-  if (!TOPIC_TYPES.includes(iri)) throw blame(name, `${name} must be LOGISTICS_OBJECT_TYPE or LOGISTICS_OBJECT_IDENTIFIER (as ${API}…, with '#' sent as %23 or '/')`);
+  if (!TOPIC_TYPES.includes(iri))
+    throw blame(
+      name,
+      `${name} must be LOGISTICS_OBJECT_TYPE or LOGISTICS_OBJECT_IDENTIFIER (as ${API}…, with '#' sent as %23 or '/')`,
+    );
   return iri;
 }
 
@@ -33,10 +38,21 @@ export function parseTopicType(value: string, name: string, blame: Blame = inQue
  * Checks a topic against its type: a Logistics Object class of the cargo ontology, or the IRI of
  * a Logistics Object (`…/logistics-objects/{id}`, on this or another server).
  */
-export function checkTopic(type: string, topic: string, ontology: CargoOntology, name: string, blame: Blame = inQuery): Topic {
-  if (WITHOUT_FRAGMENT.includes(topic)) throw blame(name, `${name} ${topic} lost its fragment: a '#' in a query must be sent as %23`);
+export function checkTopic(
+  type: string,
+  topic: string,
+  ontology: CargoOntology,
+  name: string,
+  blame: Blame = inQuery,
+): Topic {
+  if (WITHOUT_FRAGMENT.includes(topic))
+    throw blame(name, `${name} ${topic} lost its fragment: a '#' in a query must be sent as %23`);
   if (type === api.LOGISTICS_OBJECT_TYPE) {
-    if (!ontology.isLogisticsObjectClass(topic)) throw blame(name, `${topic} is not a Logistics Object type of the cargo ontology: Logistics Object Type not supported`);
+    if (!ontology.isLogisticsObjectClass(topic))
+      throw blame(
+        name,
+        `${topic} is not a Logistics Object type of the cargo ontology: Logistics Object Type not supported`,
+      );
     return { type, topic };
   }
   let url: URL | undefined;
@@ -45,7 +61,13 @@ export function checkTopic(type: string, topic: string, ontology: CargoOntology,
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hash !== '' || url.search !== '' || !OBJECT_PATH.test(url.pathname)) {
+  if (
+    !url ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.hash !== '' ||
+    url.search !== '' ||
+    !OBJECT_PATH.test(url.pathname)
+  ) {
     throw blame(name, `${topic} is not a Logistics Object IRI (…/logistics-objects/{id})`);
   }
   return { type, topic };

@@ -36,7 +36,11 @@ export class WebhookForwarder {
     }
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       try {
-        const res = await this.client.request(this.url, { method: 'POST', headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': iri }, body });
+        const res = await this.client.request(this.url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/ld+json', 'Idempotency-Key': iri },
+          body,
+        });
         if (res.status >= 200 && res.status < 300) return;
         this.log(`webhook ${this.url} answered ${res.status} for notification ${iri} (attempt ${attempt})`);
       } catch (err) {

@@ -8,7 +8,12 @@ import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { requestQuads, statusEntryQuads, type StatusEntry } from '../../store/schema/action-requests.js';
 import type { WriteTransaction } from '../../store/transaction.js';
 import { apiErrorQuads, withCurrentErrorDetailClass } from '../api-errors.js';
-import { byRequestTime, currentStatus, type ActionRequestIndex, type ActionRequestRecord } from './action-request-index.js';
+import {
+  byRequestTime,
+  currentStatus,
+  type ActionRequestIndex,
+  type ActionRequestRecord,
+} from './action-request-index.js';
 
 /** A status change to write: who made it, when, and what it records. */
 export interface Transition {
@@ -70,7 +75,9 @@ const TYPE_BY_LINK: ReadonlyMap<string, string> = new Map([
 
 /** `triples` plus the type of every node linked by a property in TYPE_BY_LINK, each stated once. */
 function withImpliedTypes(triples: Quad[]): Quad[] {
-  const typed = new Set(triples.filter((t) => t.predicate.value === rdf.type).map((t) => `${t.subject.value} ${t.object.value}`));
+  const typed = new Set(
+    triples.filter((t) => t.predicate.value === rdf.type).map((t) => `${t.subject.value} ${t.object.value}`),
+  );
   const out = [...triples];
   for (const t of triples) {
     const type = TYPE_BY_LINK.get(t.predicate.value);
@@ -118,7 +125,12 @@ export class RequestWrite {
     const status = this.entry(record, t);
     const finished = this.finishes(record, t.to);
     if (finished) this.tx.finished.push(record.iri);
-    this.tx.events.push({ kind: t.revoked ? 'action-request-revoked' : 'action-request-decided', request: record, status, finished });
+    this.tx.events.push({
+      kind: t.revoked ? 'action-request-revoked' : 'action-request-decided',
+      request: record,
+      status,
+      finished,
+    });
   }
 
   /**
@@ -134,12 +146,21 @@ export class RequestWrite {
 
   private entry(record: ActionRequestRecord, t: Transition): StatusEntry {
     const number = (this.planned.get(record) ?? record.statuses.length) + 1;
-    const entry = { iri: `${INTERNAL_SCHEME}${randomUUID()}`, number, status: t.to, since: t.at ?? new Date(), changedBy: t.by };
+    const entry = {
+      iri: `${INTERNAL_SCHEME}${randomUUID()}`,
+      number,
+      status: t.to,
+      since: t.at ?? new Date(),
+      changedBy: t.by,
+    };
     this.tx.insert.push(...statusEntryQuads(record.iri, entry, t));
     const g = namedNode(record.iri);
     for (const error of t.errors ?? []) {
       const errorIri = `${record.iri}/errors/${randomUUID()}`;
-      this.tx.insert.push(quad(g, namedNode(api.hasError), namedNode(errorIri), g), ...apiErrorQuads(error, errorIri, g));
+      this.tx.insert.push(
+        quad(g, namedNode(api.hasError), namedNode(errorIri), g),
+        ...apiErrorQuads(error, errorIri, g),
+      );
     }
     this.planned.set(record, number);
     return entry;
@@ -170,7 +191,15 @@ export class ActionRequests {
 
   /** `notifiesRequester`: the request's content asks for status notifications to the requester (notifyRequestStatusChange). */
   newRecord(type: string, requestedBy: string, objects: string[], notifiesRequester = false): ActionRequestRecord {
-    return { iri: `${this.prefix}${randomUUID()}`, type, requestedBy, requestedAt: new Date(), objects, statuses: [], ...(notifiesRequester ? { notifiesRequester: true as const } : {}) };
+    return {
+      iri: `${this.prefix}${randomUUID()}`,
+      type,
+      requestedBy,
+      requestedAt: new Date(),
+      objects,
+      statuses: [],
+      ...(notifiesRequester ? { notifiesRequester: true as const } : {}),
+    };
   }
 
   /** A RequestWrite into a new transaction. */
@@ -195,7 +224,9 @@ export class ActionRequests {
 
   /** Every ChangeRequest about `object`, decided ones included, oldest first. */
   async changeRequestsOf(object: string): Promise<ActionRequestRecord[]> {
-    return [...this.index.forObject(object), ...(await this.reads.finishedRequests(object))].filter((r) => r.type === api.ChangeRequest).sort(byRequestTime);
+    return [...this.index.forObject(object), ...(await this.reads.finishedRequests(object))]
+      .filter((r) => r.type === api.ChangeRequest)
+      .sort(byRequestTime);
   }
 
   /** A request the caller may read (requester, data holder, internal actors). */
@@ -207,7 +238,11 @@ export class ActionRequests {
 
   /** 409 while another status change of the request is being written. */
   ensureIdle(record: ActionRequestRecord): void {
-    if (this.isBusy(record)) throw new HttpError(409, 'request_busy', { message: 'another status change of this action request is being written; retry', resource: record.iri });
+    if (this.isBusy(record))
+      throw new HttpError(409, 'request_busy', {
+        message: 'another status change of this action request is being written; retry',
+        resource: record.iri,
+      });
   }
 
   /** The stored triples of a request: its content, every status entry and error. */
@@ -226,17 +261,24 @@ export class ActionRequests {
     for (const t of await this.storedTriples(record)) {
       if (t.predicate.value.startsWith(STORE)) continue;
       if (t.subject.value !== current) out.push(withCurrentErrorDetailClass(t));
-      else if (t.predicate.value === api.hasRequestStatus || t.predicate.value === api.hasRequestStatusSince) out.push(quad(subject, t.predicate, t.object));
+      else if (t.predicate.value === api.hasRequestStatus || t.predicate.value === api.hasRequestStatusSince)
+        out.push(quad(subject, t.predicate, t.object));
     }
-    for (const entry of record.statuses.slice(0, -1)) out.push(quad(subject, namedNode(api.hasRequestStatusHistory), namedNode(entry.iri)));
+    for (const entry of record.statuses.slice(0, -1))
+      out.push(quad(subject, namedNode(api.hasRequestStatusHistory), namedNode(entry.iri)));
     return withImpliedTypes(out);
   }
 
   /** GET /action-requests: internal actors only. */
   async list(caller: Caller, filter: ActionRequestFilter): Promise<ActionRequestRecord[]> {
     this.access.check(caller, { kind: 'list-action-requests' });
-    const source = [...(filter.object ? this.index.forObject(filter.object) : this.index.all()), ...(await this.reads.finishedRequests(filter.object))].sort(byRequestTime);
-    return source.filter((r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status));
+    const source = [
+      ...(filter.object ? this.index.forObject(filter.object) : this.index.all()),
+      ...(await this.reads.finishedRequests(filter.object)),
+    ].sort(byRequestTime);
+    return source.filter(
+      (r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status),
+    );
   }
 
   /**
@@ -247,11 +289,13 @@ export class ActionRequests {
    */
   async decide(iri: string, to: string, caller: Caller): Promise<ActionRequestRecord> {
     this.access.check(caller, { kind: 'decide-action-request' });
-    if (!DECISIONS.includes(to)) throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
+    if (!DECISIONS.includes(to))
+      throw badQuery('status', 'status must be REQUEST_ACCEPTED, REQUEST_REJECTED or REQUEST_REVOKED');
     const record = await this.get(iri);
     const current = currentStatus(record);
     if (current === to) return record;
-    if (to === requestStatus.REVOKED) throw badQuery('status', 'a request is revoked with DELETE /action-requests/{id}, not with PATCH');
+    if (to === requestStatus.REVOKED)
+      throw badQuery('status', 'a request is revoked with DELETE /action-requests/{id}, not with PATCH');
     if (current !== requestStatus.PENDING) {
       throw new HttpError(422, 'not_pending', {
         message: `the request is already ${apiLocalName(current)}, a final status: it cannot become ${apiLocalName(to)} (only pending requests can be decided)`,
@@ -260,7 +304,11 @@ export class ActionRequests {
     }
     this.ensureIdle(record);
     const acceptor = this.acceptors.get(record.type);
-    if (to === requestStatus.ACCEPTED && !acceptor) throw new HttpError(422, 'not_acceptable_here', { message: `${apiLocalName(record.type)}s cannot be accepted on this server`, resource: iri });
+    if (to === requestStatus.ACCEPTED && !acceptor)
+      throw new HttpError(422, 'not_acceptable_here', {
+        message: `${apiLocalName(record.type)}s cannot be accepted on this server`,
+        resource: iri,
+      });
     const write = this.write();
     write.hold(record);
     try {
@@ -283,7 +331,10 @@ export class ActionRequests {
     this.access.check(caller, { kind: 'revoke-action-request', request: record });
     const status = currentStatus(record);
     if (!(REVOCABLE[record.type] ?? []).includes(status)) {
-      throw new HttpError(422, 'not_revocable', { message: `a ${apiLocalName(record.type)} that is ${apiLocalName(status)} cannot be revoked`, resource: iri });
+      throw new HttpError(422, 'not_revocable', {
+        message: `a ${apiLocalName(record.type)} that is ${apiLocalName(status)} cannot be revoked`,
+        resource: iri,
+      });
     }
     this.ensureIdle(record);
     const write = this.write();

@@ -6,7 +6,15 @@ import { namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { INTERNAL_SCHEME, api, requestStatus } from '../../rdf/vocab.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
-import { applyChange, changeLiterals, changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
+import {
+  applyChange,
+  changeLiterals,
+  changeQuads,
+  parseChange,
+  requireChangeType,
+  type Change,
+  type ChangeContext,
+} from './changes.js';
 import type { LogisticsObjects, RevisionChange } from '../objects/logistics-objects.js';
 import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { newEmbeddedIri } from '../objects/new-objects.js';
@@ -33,7 +41,8 @@ export interface AuditTrail {
 
 const REVISION_CONFLICT = 'Conflict with Logistics Object revision number';
 
-const revisionConflict = (message: string, object: string) => new HttpError(409, 'revision_conflict', { message, resource: object }, REVISION_CONFLICT);
+const revisionConflict = (message: string, object: string) =>
+  new HttpError(409, 'revision_conflict', { message, resource: object }, REVISION_CONFLICT);
 
 function inWindow(record: ActionRequestRecord, filter: AuditFilter): boolean {
   if (filter.statuses && !filter.statuses.has(currentStatus(record))) return false;
@@ -75,7 +84,10 @@ export class ChangeRequests implements AcceptHandler {
 
   /** `auto` accepts at once when the requester holds PATCH_LOGISTICS_OBJECT (internal actors, the creator, a grant). */
   private acceptsAtOnce(caller: Caller, entry: LogisticsObjectEntry): boolean {
-    return this.policy === 'all' || (this.policy === 'auto' && this.access.allows(caller, { kind: 'change-object', object: entry }));
+    return (
+      this.policy === 'all' ||
+      (this.policy === 'auto' && this.access.allows(caller, { kind: 'change-object', object: entry }))
+    );
   }
 
   /**
@@ -132,10 +144,20 @@ export class ChangeRequests implements AcceptHandler {
    * operation cannot apply, else ACCEPTED with the new revision, rejecting every other pending
    * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
    */
-  private async settle(entry: LogisticsObjectEntry, record: ActionRequestRecord, change: Change, write: RequestWrite, decidedBy: string): Promise<HttpError | undefined> {
+  private async settle(
+    entry: LogisticsObjectEntry,
+    record: ActionRequestRecord,
+    change: Change,
+    write: RequestWrite,
+    decidedBy: string,
+  ): Promise<HttpError | undefined> {
     const prepared = await this.prepare(write.tx, entry, change);
     if (prepared instanceof HttpError) {
-      write.transition(record, { to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED, by: decidedBy, errors: [prepared] });
+      write.transition(record, {
+        to: prepared.status === 422 ? requestStatus.FAILED : requestStatus.REJECTED,
+        by: decidedBy,
+        errors: [prepared],
+      });
       await this.requests.commit(write);
       return prepared;
     }
@@ -143,8 +165,12 @@ export class ChangeRequests implements AcceptHandler {
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
     const others = this.pendingOn(entry.iri, record);
     if (others.size > 0) {
-      const superseded = revisionConflict(`revision ${change.revision} was superseded: another change of it was accepted`, entry.iri);
-      for (const other of others) write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
+      const superseded = revisionConflict(
+        `revision ${change.revision} was superseded: another change of it was accepted`,
+        entry.iri,
+      );
+      for (const other of others)
+        write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
     this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy, made);
     await this.requests.commit(write);
@@ -152,7 +178,11 @@ export class ChangeRequests implements AcceptHandler {
   }
 
   /** The new revision's triples and its claimed number, or the error that stops the Change. */
-  private async prepare(tx: WriteTransaction, entry: LogisticsObjectEntry, change: Change): Promise<{ triples: Quad[]; number: number; change: RevisionChange } | HttpError> {
+  private async prepare(
+    tx: WriteTransaction,
+    entry: LogisticsObjectEntry,
+    change: Change,
+  ): Promise<{ triples: Quad[]; number: number; change: RevisionChange } | HttpError> {
     const stale = this.outdated(entry, change.revision);
     if (stale) return stale;
     const current = await this.objects.triples(this.objects.index.latest(entry));
@@ -168,11 +198,20 @@ export class ChangeRequests implements AcceptHandler {
     });
     if (!applied.ok) return applied.error;
     // The resulting revision is what must fit the data model, whatever earlier revisions held.
-    const violations = this.objects.shapeViolations(applied.triples, { previous: current, added: applied.added, removed: applied.removed, byNode: applied.byNode });
+    const violations = this.objects.shapeViolations(applied.triples, {
+      previous: current,
+      added: applied.added,
+      removed: applied.removed,
+      byNode: applied.byNode,
+    });
     if (violations.length > 0) return shapeError(violations, 422);
     const number = this.objects.claimNextRevision(tx, entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
-    return { triples: applied.triples, number, change: { previous: current, added: applied.added, removed: applied.removed } };
+    return {
+      triples: applied.triples,
+      number,
+      change: { previous: current, added: applied.added, removed: applied.removed },
+    };
   }
 
   /**
@@ -182,15 +221,21 @@ export class ChangeRequests implements AcceptHandler {
    */
   private outdated(entry: LogisticsObjectEntry, revision: number): HttpError | undefined {
     const latest = this.objects.index.latest(entry).number;
-    if (this.objects.isNextRevisionClaimed(entry)) return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
-    if (revision !== latest) return revisionConflict(`the Change was built on revision ${revision}, which is not the latest revision of the Logistics Object`, entry.iri);
+    if (this.objects.isNextRevisionClaimed(entry))
+      return revisionConflict('the next revision of this Logistics Object is being written', entry.iri);
+    if (revision !== latest)
+      return revisionConflict(
+        `the Change was built on revision ${revision}, which is not the latest revision of the Logistics Object`,
+        entry.iri,
+      );
     return undefined;
   }
 
   /** Pending ChangeRequests of an object that an accept must reject with it, stored or being stored. */
   private pendingOn(object: string, accepted: ActionRequestRecord): Set<ActionRequestRecord> {
     const out = new Set<ActionRequestRecord>();
-    for (const r of this.requests.index.pendingFor(object)) if (r.type === api.ChangeRequest && !this.requests.isBusy(r)) out.add(r);
+    for (const r of this.requests.index.pendingFor(object))
+      if (r.type === api.ChangeRequest && !this.requests.isBusy(r)) out.add(r);
     for (const r of this.claims.holders(claimKey.pendingChanges(object)) as ReadonlySet<ActionRequestRecord>) {
       if (r.statuses.length === 0 || currentStatus(r) === requestStatus.PENDING) out.add(r);
     }

@@ -1,7 +1,28 @@
 import { HttpError, badRequest, type ErrorDetail } from '../../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../../rdf/terms.js';
-import { groupBySubject, rdfTermKey, reachable, termKey, termsKey, tripleKey, valueKey, type NodeTriples } from '../../rdf/triples.js';
-import { API, CODE_LISTS, INTERNAL_SCHEME, OUTPUT_CONTEXT, RDF as RDF_NS, RDFS, XSD, api, cargo, rdf, xsd } from '../../rdf/vocab.js';
+import {
+  groupBySubject,
+  rdfTermKey,
+  reachable,
+  termKey,
+  termsKey,
+  tripleKey,
+  valueKey,
+  type NodeTriples,
+} from '../../rdf/triples.js';
+import {
+  API,
+  CODE_LISTS,
+  INTERNAL_SCHEME,
+  OUTPUT_CONTEXT,
+  RDF as RDF_NS,
+  RDFS,
+  XSD,
+  api,
+  cargo,
+  rdf,
+  xsd,
+} from '../../rdf/vocab.js';
 import { illTypedLiteral, isWellTyped, isXsdDatatype } from '../../rdf/xsd-lexical.js';
 
 /** An OperationObject as the client wrote it (kept verbatim in the stored Change). */
@@ -47,8 +68,12 @@ export interface ChangeContext {
 /** The "datatype" under which a plain link (an `{ "@id" }` object) is stored in a Change. */
 const LINK_DATATYPE = `${RDFS}Resource`;
 const OP_NAMES = new Map<string, 'ADD' | 'DELETE'>([
-  [api.ADD, 'ADD'], ['ADD', 'ADD'], ['api:ADD', 'ADD'],
-  [api.DELETE, 'DELETE'], ['DELETE', 'DELETE'], ['api:DELETE', 'DELETE'],
+  [api.ADD, 'ADD'],
+  ['ADD', 'ADD'],
+  ['api:ADD', 'ADD'],
+  [api.DELETE, 'DELETE'],
+  ['DELETE', 'DELETE'],
+  ['api:DELETE', 'DELETE'],
 ]);
 /** Properties a Change may not touch: events are linked by the events endpoint, revisions by the server. */
 const FORBIDDEN_PROPERTIES = new Map<string, string>([
@@ -69,7 +94,8 @@ class Nodes {
 
   subjectsWith(predicate: string): Term[] {
     const out: Term[] = [];
-    for (const list of this.bySubject.values()) if (list.some((q) => q.predicate.value === predicate)) out.push(list[0].subject);
+    for (const list of this.bySubject.values())
+      if (list.some((q) => q.predicate.value === predicate)) out.push(list[0].subject);
     return out;
   }
 
@@ -78,7 +104,9 @@ class Nodes {
   }
 
   values(node: Term, predicate: string): Term[] {
-    return (this.bySubject.get(termKey(node)) ?? []).filter((q) => q.predicate.value === predicate).map((q) => q.object);
+    return (this.bySubject.get(termKey(node)) ?? [])
+      .filter((q) => q.predicate.value === predicate)
+      .map((q) => q.object);
   }
 
   /** The single value of a property as text; 400 if absent (when required) or repeated. */
@@ -90,46 +118,89 @@ class Nodes {
       if (required) throw badRequest('invalid_change', `${what} is missing`, predicate);
       return undefined;
     }
-    if (values.length > 1) throw badRequest('invalid_change', `${what} must have one value, not ${values.length}`, predicate);
-    if (values[0].termType === 'BlankNode') throw badRequest('invalid_change', `${what} must be a string or an IRI, not a node`, predicate);
+    if (values.length > 1)
+      throw badRequest('invalid_change', `${what} must have one value, not ${values.length}`, predicate);
+    if (values[0].termType === 'BlankNode')
+      throw badRequest('invalid_change', `${what} must be a string or an IRI, not a node`, predicate);
     return values[0].value;
   }
 }
 
 function literalTarget(datatype: string, value: string, property: string): OperationTarget {
-  if (datatype === rdf.langString) throw badRequest('invalid_operation', 'rdf:langString values cannot be given in an OperationObject (it has no language)', api.hasDatatype);
-  if (datatype.startsWith(XSD) && !isXsdDatatype(datatype)) throw badRequest('unknown_datatype', `hasDatatype ${datatype} is not an XSD datatype`, api.hasDatatype);
+  if (datatype === rdf.langString)
+    throw badRequest(
+      'invalid_operation',
+      'rdf:langString values cannot be given in an OperationObject (it has no language)',
+      api.hasDatatype,
+    );
+  if (datatype.startsWith(XSD) && !isXsdDatatype(datatype))
+    throw badRequest('unknown_datatype', `hasDatatype ${datatype} is not an XSD datatype`, api.hasDatatype);
   if (!isWellTyped(value, datatype)) throw illTypedLiteral(value, datatype, property);
   return { kind: 'term', term: literal(value, namedNode(datatype)) };
 }
 
 /** A class a non-literal hasDatatype may name: of the cargo ontology, the code lists or the API ontology. */
-const isKnownClass = (iri: string, ctx: ChangeContext) => ctx.isClass(iri) || iri.startsWith(CODE_LISTS) || iri.startsWith(API);
+const isKnownClass = (iri: string, ctx: ChangeContext) =>
+  ctx.isClass(iri) || iri.startsWith(CODE_LISTS) || iri.startsWith(API);
 
 /** `xsd:double` written as a plain string (not coerced by the client's context) means the XSD IRI. */
 function expandDatatype(datatype: string): string {
   const prefix = datatype.slice(0, datatype.indexOf(':'));
-  return Object.hasOwn(OUTPUT_CONTEXT, prefix) ? OUTPUT_CONTEXT[prefix as keyof typeof OUTPUT_CONTEXT] + datatype.slice(prefix.length + 1) : datatype;
+  return Object.hasOwn(OUTPUT_CONTEXT, prefix)
+    ? OUTPUT_CONTEXT[prefix as keyof typeof OUTPUT_CONTEXT] + datatype.slice(prefix.length + 1)
+    : datatype;
 }
 
-function readTarget(value: OperationValue, op: 'ADD' | 'DELETE', property: string, ctx: ChangeContext): OperationTarget {
-  if (!isValidIri(value.datatype)) throw badRequest('invalid_operation', `hasDatatype must be an IRI, not ${JSON.stringify(value.datatype.slice(0, 100))}`, api.hasDatatype);
-  if (value.datatype.startsWith(XSD) || value.datatype.startsWith(RDF_NS)) return literalTarget(value.datatype, value.value, property);
+function readTarget(
+  value: OperationValue,
+  op: 'ADD' | 'DELETE',
+  property: string,
+  ctx: ChangeContext,
+): OperationTarget {
+  if (!isValidIri(value.datatype))
+    throw badRequest(
+      'invalid_operation',
+      `hasDatatype must be an IRI, not ${JSON.stringify(value.datatype.slice(0, 100))}`,
+      api.hasDatatype,
+    );
+  if (value.datatype.startsWith(XSD) || value.datatype.startsWith(RDF_NS))
+    return literalTarget(value.datatype, value.value, property);
   if (value.datatype !== LINK_DATATYPE && !isKnownClass(value.datatype, ctx)) {
-    throw badRequest('unknown_datatype', `hasDatatype ${value.datatype} is neither an XSD datatype nor a class of the ONE Record ontologies`, api.hasDatatype);
+    throw badRequest(
+      'unknown_datatype',
+      `hasDatatype ${value.datatype} is neither an XSD datatype nor a class of the ONE Record ontologies`,
+      api.hasDatatype,
+    );
   }
   if (isLabel(value.value)) {
     if (ctx.isLogisticsObjectClass(value.datatype)) {
-      throw badRequest('creates_logistics_object', `PATCH cannot create Logistics Objects (${value.datatype}); create it first and link it by its URI`, api.hasDatatype);
+      throw badRequest(
+        'creates_logistics_object',
+        `PATCH cannot create Logistics Objects (${value.datatype}); create it first and link it by its URI`,
+        api.hasDatatype,
+      );
     }
-    if (op === 'DELETE') throw badRequest('invalid_operation', `DELETE cannot refer to a new embedded object (${value.value})`, api.hasValue);
+    if (op === 'DELETE')
+      throw badRequest(
+        'invalid_operation',
+        `DELETE cannot refer to a new embedded object (${value.value})`,
+        api.hasValue,
+      );
     return { kind: 'new', label: value.value, type: value.datatype };
   }
   if (!isValidIri(value.value)) {
-    throw badRequest('invalid_operation', `the value of a ${value.datatype} must be an IRI or a blank-node label, not ${JSON.stringify(value.value.slice(0, 100))}`, api.hasValue);
+    throw badRequest(
+      'invalid_operation',
+      `the value of a ${value.datatype} must be an IRI or a blank-node label, not ${JSON.stringify(value.value.slice(0, 100))}`,
+      api.hasValue,
+    );
   }
   if (value.value.startsWith(ctx.objectsPrefix) && !ctx.exists(value.value)) {
-    throw badRequest('creates_logistics_object', `${value.value} is not a Logistics Object of this server; PATCH can only link existing ones`, api.hasValue);
+    throw badRequest(
+      'creates_logistics_object',
+      `${value.value} is not a Logistics Object of this server; PATCH can only link existing ones`,
+      api.hasValue,
+    );
   }
   return { kind: 'term', term: namedNode(value.value) };
 }
@@ -141,11 +212,18 @@ function readValues(nodes: Nodes, operation: Term): OperationValue[] {
       out.push({ datatype: o.datatype.value === rdf.langString ? xsd.string : o.datatype.value, value: o.value });
     } else if (nodes.has(o)) {
       const datatype = nodes.text(o, api.hasDatatype, 'hasDatatype of an OperationObject', false);
-      out.push({ datatype: datatype === undefined ? xsd.string : expandDatatype(datatype), value: nodes.text(o, api.hasValue, 'hasValue of an OperationObject', true) });
+      out.push({
+        datatype: datatype === undefined ? xsd.string : expandDatatype(datatype),
+        value: nodes.text(o, api.hasValue, 'hasValue of an OperationObject', true),
+      });
     } else if (o.termType === 'NamedNode') {
       out.push({ datatype: LINK_DATATYPE, value: o.value });
     } else {
-      throw badRequest('invalid_operation', 'an operation object must be an OperationObject, a string or an IRI', api.o);
+      throw badRequest(
+        'invalid_operation',
+        'an operation object must be an OperationObject, a string or an IRI',
+        api.o,
+      );
     }
   }
   if (out.length === 0) throw badRequest('invalid_operation', 'an operation needs at least one object (api:o)', api.o);
@@ -153,16 +231,31 @@ function readValues(nodes: Nodes, operation: Term): OperationValue[] {
 }
 
 function readOperation(nodes: Nodes, node: Term, ctx: ChangeContext): Operation {
-  if (!nodes.has(node)) throw badRequest('invalid_operation', 'each hasOperation must be an api:Operation with op, s, p and o', api.hasOperation);
+  if (!nodes.has(node))
+    throw badRequest(
+      'invalid_operation',
+      'each hasOperation must be an api:Operation with op, s, p and o',
+      api.hasOperation,
+    );
   const opName = nodes.text(node, api.op, 'op of an Operation', true);
   const op = OP_NAMES.get(opName);
-  if (!op) throw badRequest('invalid_operation', `unknown operation ${JSON.stringify(opName.slice(0, 100))}; only ADD and DELETE exist`, api.op);
+  if (!op)
+    throw badRequest(
+      'invalid_operation',
+      `unknown operation ${JSON.stringify(opName.slice(0, 100))}; only ADD and DELETE exist`,
+      api.op,
+    );
   const s = nodes.text(node, api.s, 's of an Operation', true);
   if (!isLabel(s) && s !== ctx.object && !(s.startsWith(INTERNAL_SCHEME) && isValidIri(s))) {
-    throw badRequest('foreign_subject', `s must be ${ctx.object}, one of its internal: embedded objects or a _:label; PATCH cannot change or create other objects`, api.s);
+    throw badRequest(
+      'foreign_subject',
+      `s must be ${ctx.object}, one of its internal: embedded objects or a _:label; PATCH cannot change or create other objects`,
+      api.s,
+    );
   }
   const p = nodes.text(node, api.p, 'p of an Operation', true);
-  if (!isValidIri(p)) throw badRequest('invalid_operation', `p must be a property IRI, not ${JSON.stringify(p.slice(0, 100))}`, api.p);
+  if (!isValidIri(p))
+    throw badRequest('invalid_operation', `p must be a property IRI, not ${JSON.stringify(p.slice(0, 100))}`, api.p);
   const forbidden = FORBIDDEN_PROPERTIES.get(p);
   if (forbidden) throw badRequest('forbidden_property', `${p} cannot be changed: ${forbidden}`, p);
   const o = readValues(nodes, node);
@@ -174,22 +267,43 @@ function checkLabels(operations: Operation[]): void {
   for (const operation of operations) {
     for (const t of operation.targets) {
       if (t.kind !== 'new') continue;
-      if ((types.get(t.label) ?? t.type) !== t.type) throw badRequest('invalid_operation', `${t.label} is given two different classes`, api.hasDatatype);
+      if ((types.get(t.label) ?? t.type) !== t.type)
+        throw badRequest('invalid_operation', `${t.label} is given two different classes`, api.hasDatatype);
       types.set(t.label, t.type);
     }
   }
   for (const operation of operations) {
     if (isLabel(operation.s) && !types.has(operation.s)) {
-      throw badRequest('unknown_label', `${operation.s} is not introduced by an ADD whose hasValue is that label and whose hasDatatype is its class`, api.s);
+      throw badRequest(
+        'unknown_label',
+        `${operation.s} is not introduced by an ADD whose hasValue is that label and whose hasDatatype is its class`,
+        api.s,
+      );
     }
   }
 }
 
 /** A PATCH body's Change must say it is one: an api:Change (not an api:ChangeRequest, which only the server makes). */
 export function requireChangeType(quads: Quad[]): Quad[] {
-  const typed = (type: string) => quads.some((q) => q.predicate.value === rdf.type && q.object.value === type && quads.some((o) => o.subject.equals(q.subject) && o.predicate.value === api.hasOperation));
-  if (typed(api.ChangeRequest)) throw badRequest('invalid_change', 'a PATCH body is an api:Change; api:ChangeRequests are made by the server', rdf.type);
-  if (!typed(api.Change)) throw badRequest('invalid_change', 'the body is not typed api:Change (an api:Change with at least one hasOperation)', rdf.type);
+  const typed = (type: string) =>
+    quads.some(
+      (q) =>
+        q.predicate.value === rdf.type &&
+        q.object.value === type &&
+        quads.some((o) => o.subject.equals(q.subject) && o.predicate.value === api.hasOperation),
+    );
+  if (typed(api.ChangeRequest))
+    throw badRequest(
+      'invalid_change',
+      'a PATCH body is an api:Change; api:ChangeRequests are made by the server',
+      rdf.type,
+    );
+  if (!typed(api.Change))
+    throw badRequest(
+      'invalid_change',
+      'the body is not typed api:Change (an api:Change with at least one hasOperation)',
+      rdf.type,
+    );
   return quads;
 }
 
@@ -202,13 +316,25 @@ export function parseChange(quads: Quad[], ctx: ChangeContext): Change {
   const nodes = new Nodes(quads);
   const changes = nodes.subjectsWith(api.hasOperation);
   if (changes.length !== 1) {
-    throw badRequest('invalid_change', changes.length === 0 ? 'the body is not an api:Change with at least one hasOperation' : 'the body must hold exactly one api:Change', api.hasOperation);
+    throw badRequest(
+      'invalid_change',
+      changes.length === 0
+        ? 'the body is not an api:Change with at least one hasOperation'
+        : 'the body must hold exactly one api:Change',
+      api.hasOperation,
+    );
   }
   const change = changes[0];
   const object = nodes.text(change, api.hasLogisticsObject, 'hasLogisticsObject', true);
-  if (object !== ctx.object) throw badRequest('object_mismatch', `hasLogisticsObject ${object} is not the Logistics Object addressed (${ctx.object})`, api.hasLogisticsObject);
+  if (object !== ctx.object)
+    throw badRequest(
+      'object_mismatch',
+      `hasLogisticsObject ${object} is not the Logistics Object addressed (${ctx.object})`,
+      api.hasLogisticsObject,
+    );
   const revisionText = nodes.text(change, api.hasRevision, 'hasRevision', true);
-  if (!/^\+?0*[1-9]\d{0,8}$/.test(revisionText)) throw badRequest('invalid_change', 'hasRevision must be a positive integer', api.hasRevision);
+  if (!/^\+?0*[1-9]\d{0,8}$/.test(revisionText))
+    throw badRequest('invalid_change', 'hasRevision must be a positive integer', api.hasRevision);
   const notifyText = nodes.text(change, api.notifyRequestStatusChange, 'notifyRequestStatusChange', false);
   if (notifyText !== undefined && !isWellTyped(notifyText, xsd.boolean)) {
     throw badRequest('invalid_change', 'notifyRequestStatusChange must be a boolean', api.notifyRequestStatusChange);
@@ -236,7 +362,8 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
     quad(node, namedNode(api.hasRevision), xsdLiteral(change.revision, xsd.positiveInteger)),
     quad(node, namedNode(api.notifyRequestStatusChange), xsdLiteral(change.notify, xsd.boolean)),
   ];
-  if (change.description !== undefined) out.push(quad(node, namedNode(api.hasDescription), literal(change.description)));
+  if (change.description !== undefined)
+    out.push(quad(node, namedNode(api.hasDescription), literal(change.description)));
   change.operations.forEach((operation, i) => {
     const opNode = namedNode(`${changeIri}-op-${i + 1}`);
     out.push(
@@ -260,7 +387,8 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
 /** The literal values of a Change's operations, in order: what `ApplyContext.canonicalLiterals` holds in canonical form. */
 export function changeLiterals(change: Change): RDF.Literal[] {
   const literals: RDF.Literal[] = [];
-  for (const operation of change.operations) for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
+  for (const operation of change.operations)
+    for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
   return literals;
 }
 
@@ -349,12 +477,20 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
   let nextLiteral = 0;
   const newNodes = new Map<string, { iri: string; type: string }>();
   for (const operation of change.operations) {
-    for (const t of operation.targets) if (t.kind === 'new' && !newNodes.has(t.label)) newNodes.set(t.label, { iri: ctx.newEmbeddedIri(), type: t.type });
+    for (const t of operation.targets)
+      if (t.kind === 'new' && !newNodes.has(t.label))
+        newNodes.set(t.label, { iri: ctx.newEmbeddedIri(), type: t.type });
   }
   const resolved = change.operations.map((operation) => ({
     operation,
     subject: namedNode(isLabel(operation.s) ? newNodes.get(operation.s)!.iri : operation.s),
-    objects: operation.targets.map((t) => (t.kind === 'new' ? namedNode(newNodes.get(t.label)!.iri) : t.term.termType === 'Literal' ? canonical[nextLiteral++] : t.term)),
+    objects: operation.targets.map((t) =>
+      t.kind === 'new'
+        ? namedNode(newNodes.get(t.label)!.iri)
+        : t.term.termType === 'Literal'
+          ? canonical[nextLiteral++]
+          : t.term,
+    ),
   }));
 
   const keyed = takeKeyed(current);
@@ -376,8 +512,18 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
       for (const [i, object] of objects.entries()) {
         const key = termsKey(subject, predicate, object);
         const present = triples.get(key);
-        if (group === 'DELETE' && !present) failures.push({ message: `DELETE ${describe(operation, i)}: no such value`, property: operation.p, resource: operation.s });
-        if (group === 'ADD' && present) failures.push({ message: `ADD ${describe(operation, i)}: the value is already present`, property: operation.p, resource: operation.s });
+        if (group === 'DELETE' && !present)
+          failures.push({
+            message: `DELETE ${describe(operation, i)}: no such value`,
+            property: operation.p,
+            resource: operation.s,
+          });
+        if (group === 'ADD' && present)
+          failures.push({
+            message: `ADD ${describe(operation, i)}: the value is already present`,
+            property: operation.p,
+            resource: operation.s,
+          });
         if (group === 'DELETE') {
           if (present) removed.set(key, present);
           keyed.delete(key);
@@ -400,7 +546,11 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
     const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: followed });
     for (const { operation, subject } of resolved) {
       if (operation.op === 'ADD' && !kept.has(subject.value)) {
-        failures.push({ message: `ADD on ${operation.s}: it is not part of this Logistics Object`, property: operation.p, resource: operation.s });
+        failures.push({
+          message: `ADD on ${operation.s}: it is not part of this Logistics Object`,
+          property: operation.p,
+          resource: operation.s,
+        });
       }
     }
     if (failures.length === 0) {
@@ -411,10 +561,17 @@ export function applyChange(current: readonly Quad[], change: Change, ctx: Apply
       }
     }
   }
-  if ([...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) || !closedBefore) {
+  if (
+    [...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) ||
+    !closedBefore
+  ) {
     const types = [...(byNode.get(change.object)?.get(rdf.type)?.values() ?? [])].map((t) => t.object.value);
     if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
-      failures.push({ message: 'the Logistics Object would no longer have a Logistics Object type', property: rdf.type, resource: change.object });
+      failures.push({
+        message: 'the Logistics Object would no longer have a Logistics Object type',
+        property: rdf.type,
+        resource: change.object,
+      });
     }
   }
   if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };

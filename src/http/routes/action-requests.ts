@@ -35,8 +35,13 @@ export function actionRequestRoutes(services: Services): Router {
       object: queryParam(req, 'logistics-object'),
     });
     const url = requestUrl(services, req);
-    const triples = collectionTriples(url, records.length, records.map((r) => r.iri));
-    for (const representation of await Promise.all(records.map((r) => actionRequests.representation(r)))) triples.push(...representation);
+    const triples = collectionTriples(
+      url,
+      records.length,
+      records.map((r) => r.iri),
+    );
+    for (const representation of await Promise.all(records.map((r) => actionRequests.representation(r))))
+      triples.push(...representation);
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
     res.send(body);
@@ -47,7 +52,10 @@ export function actionRequestRoutes(services: Services): Router {
     const record = await actionRequests.readable(iriOf(req), callerOf(res));
     const validators = requestValidators(record, negotiated);
     if (notModified(req.headers, validators)) return sendNotModified(res, validators.etag);
-    const body = await serialise({ iri: record.iri, triples: await actionRequests.representation(record) }, negotiated.format);
+    const body = await serialise(
+      { iri: record.iri, triples: await actionRequests.representation(record) },
+      negotiated.format,
+    );
     setRepresentationHeaders(res, negotiated, validators.lastModified).setHeader('Type', record.type);
     res.setHeader('ETag', validators.etag);
     res.send(body);
@@ -57,7 +65,12 @@ export function actionRequestRoutes(services: Services): Router {
     const status = queryParam(req, 'status');
     if (status === undefined) throw badQuery('status', 'status is required: REQUEST_ACCEPTED or REQUEST_REJECTED');
     const record = await actionRequests.decide(iriOf(req), parseRequestStatus(status, 'status'), callerOf(res));
-    res.status(204).setHeader('Location', record.iri).setHeader('Type', record.type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+    res
+      .status(204)
+      .setHeader('Location', record.iri)
+      .setHeader('Type', record.type)
+      .setHeader('Content-Language', CONTENT_LANGUAGE)
+      .end();
   });
 
   router.delete('/action-requests/:id', async (req, res) => {

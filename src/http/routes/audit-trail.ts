@@ -19,7 +19,8 @@ function readFilter(req: Request): AuditFilter {
     to: to && parseInstant(to.value, to.name),
     statuses: status === undefined ? undefined : new Set(status.split(',').map((v) => parseRequestStatus(v, 'status'))),
   };
-  if (filter.from && filter.to && filter.from > filter.to) throw badQuery(from!.name, `${from!.name} must not be after ${to!.name}`);
+  if (filter.from && filter.to && filter.from > filter.to)
+    throw badQuery(from!.name, `${from!.name} must not be after ${to!.name}`);
   return filter;
 }
 
@@ -31,13 +32,22 @@ export function auditTrailRoutes(services: Services): Router {
 
   router.get(path, async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
-    const trail = await changeRequests.auditTrail(objects.objectsPrefix + (req.params.id as string), callerOf(res), readFilter(req));
+    const trail = await changeRequests.auditTrail(
+      objects.objectsPrefix + (req.params.id as string),
+      callerOf(res),
+      readFilter(req),
+    );
     const iri = `${trail.entry.iri}/audit-trail`;
     const s = namedNode(iri);
-    const triples: Quad[] = [quad(s, namedNode(rdf.type), namedNode(api.AuditTrail)), quad(s, namedNode(api.hasLatestRevision), xsdLiteral(trail.latestRevision, xsd.positiveInteger))];
+    const triples: Quad[] = [
+      quad(s, namedNode(rdf.type), namedNode(api.AuditTrail)),
+      quad(s, namedNode(api.hasLatestRevision), xsdLiteral(trail.latestRevision, xsd.positiveInteger)),
+    ];
     // 2.3 names the list hasActionRequest, 2.0 hasChangeRequest; the JSON-LD writer nests each request under the first.
-    for (const predicate of [api.hasActionRequest, api.hasChangeRequest]) for (const r of trail.requests) triples.push(quad(s, namedNode(predicate), namedNode(r.iri)));
-    for (const representation of await Promise.all(trail.requests.map((r) => actionRequests.representation(r)))) triples.push(...representation);
+    for (const predicate of [api.hasActionRequest, api.hasChangeRequest])
+      for (const r of trail.requests) triples.push(quad(s, namedNode(predicate), namedNode(r.iri)));
+    for (const representation of await Promise.all(trail.requests.map((r) => actionRequests.representation(r))))
+      triples.push(...representation);
     const body = await serialise({ iri, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.AuditTrail);
     res.send(body);

@@ -9,7 +9,10 @@ import { queryParam } from '../query-params.js';
 import { sendCreated, setRepresentationHeaders } from '../responses.js';
 import { readBody } from '../body.js';
 
-const filterOf = (req: Request): GrantFilter => ({ object: queryParam(req, 'object'), agent: queryParam(req, 'agent') });
+const filterOf = (req: Request): GrantFilter => ({
+  object: queryParam(req, 'object'),
+  agent: queryParam(req, 'agent'),
+});
 
 /**
  * Operator routes of access control (internal actors only, docs/access-control.md):
@@ -36,7 +39,11 @@ export function internalAclRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const list = grants.list(callerOf(res), filterOf(req));
     const url = requestUrl(services, req);
-    const triples = collectionTriples(url, list.length, list.map((g) => g.iri));
+    const triples = collectionTriples(
+      url,
+      list.length,
+      list.map((g) => g.iri),
+    );
     for (const g of list) triples.push(...grants.representation(g));
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);

@@ -24,8 +24,17 @@ export function internalObjectRoutes(services: Services): Router {
 
   router.get('/internal/logistics-objects', (req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'listing Logistics Objects' });
-    const filter = { type: typeIri(req), idContains: queryParam(req, 'id'), changedAfter: queryInstant(req, ['changed-after']) };
-    const { total, page, types } = listObjects(objects.index, filter, queryCount(req, 'skip', 0), queryCount(req, 'limit', 50, 1000));
+    const filter = {
+      type: typeIri(req),
+      idContains: queryParam(req, 'id'),
+      changedAfter: queryInstant(req, ['changed-after']),
+    };
+    const { total, page, types } = listObjects(
+      objects.index,
+      filter,
+      queryCount(req, 'skip', 0),
+      queryCount(req, 'limit', 50, 1000),
+    );
     res.setHeader('Content-Language', CONTENT_LANGUAGE).json({
       total,
       types,

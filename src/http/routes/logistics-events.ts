@@ -19,10 +19,15 @@ import { sendCreated, sendNotModified, setRepresentationHeaders } from '../respo
 /** The filters, order and page of a list request (docs/behaviour.md, "Audit trail and Logistics Events"); 400 naming the parameter at fault. */
 export function readEventQuery(req: Request): EventQuery {
   const codeParam = queryValues(req, ['eventType', 'event-code']);
-  const codes = codeParam?.values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
-  if (codeParam && codes!.length === 0) throw badQuery(codeParam.name, `${codeParam.name} must name at least one event code`);
+  const codes = codeParam?.values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  if (codeParam && codes!.length === 0)
+    throw badQuery(codeParam.name, `${codeParam.name} must name at least one event code`);
   const sort = singleQueryValue(req, ['sort']);
-  if (sort && !(EVENT_SORTS as string[]).includes(sort.value)) throw badQuery('sort', `sort must be one of ${EVENT_SORTS.join(', ')}`);
+  if (sort && !(EVENT_SORTS as string[]).includes(sort.value))
+    throw badQuery('sort', `sort must be one of ${EVENT_SORTS.join(', ')}`);
   return {
     codes,
     createdAfter: queryInstant(req, ['created-after', 'created_after']),

@@ -17,8 +17,10 @@ function readOptions(req: Request): { selector: RevisionSelector; options: Repre
   const rawAt = queryParam(req, 'at');
   const rawRevision = queryParam(req, 'revision');
   const rawEmbedded = queryParam(req, 'embedded');
-  if (rawEmbedded !== undefined && rawEmbedded !== 'true' && rawEmbedded !== 'false') throw badQuery('embedded', 'embedded must be true or false');
-  if (rawRevision !== undefined && !/^[1-9][0-9]{0,8}$/.test(rawRevision)) throw badQuery('revision', 'revision must be a positive integer');
+  if (rawEmbedded !== undefined && rawEmbedded !== 'true' && rawEmbedded !== 'false')
+    throw badQuery('embedded', 'embedded must be true or false');
+  if (rawRevision !== undefined && !/^[1-9][0-9]{0,8}$/.test(rawRevision))
+    throw badQuery('revision', 'revision must be a positive integer');
   if (rawAt !== undefined && rawRevision !== undefined) throw badQuery('at', 'give either at or revision, not both');
   const at = rawAt === undefined ? undefined : { raw: rawAt, instant: parseInstant(rawAt, 'at') };
   return {

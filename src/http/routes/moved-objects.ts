@@ -19,28 +19,45 @@ function pathUnderObject(req: Request): string {
 export function movedObjectRedirects(services: Services): RequestHandler {
   const router = express.Router();
   router.use('/logistics-objects/:id', (req, res, next) => {
-    const redirect = services.moves.redirect(services.objects.objectsPrefix + (req.params.id as string), pathUnderObject(req), callerOf(res));
+    const redirect = services.moves.redirect(
+      services.objects.objectsPrefix + (req.params.id as string),
+      pathUnderObject(req),
+      callerOf(res),
+    );
     if (!redirect) return next();
-    res.status(redirect.status).setHeader('Location', redirect.location).setHeader('Content-Language', CONTENT_LANGUAGE).end();
+    res
+      .status(redirect.status)
+      .setHeader('Location', redirect.location)
+      .setHeader('Content-Language', CONTENT_LANGUAGE)
+      .end();
   });
   // Entered only while some object is moved: every GET of an object would otherwise pass through
   // a router that does not answer it (a match, its allocations, and a setImmediate on the way out).
   return (req, res, next) => (services.moves.any ? router(req, res, next) : next());
 }
 
-const moveJson = (m: MoveRecord) => ({ object: m.object, location: m.location, permanent: m.permanent, movedAt: m.movedAt.toISOString(), movedBy: m.movedBy });
+const moveJson = (m: MoveRecord) => ({
+  object: m.object,
+  location: m.location,
+  permanent: m.permanent,
+  movedAt: m.movedAt.toISOString(),
+  movedBy: m.movedBy,
+});
 
 /** `{ "location": "<absolute URL>", "permanent": true|false }` (permanent by default). */
 function readMoveBody(req: Request): { location: string; permanent: boolean } {
-  if (!req.is('application/json')) throw new HttpError(415, 'unsupported_content_type', { message: 'send the move as application/json' });
+  if (!req.is('application/json'))
+    throw new HttpError(415, 'unsupported_content_type', { message: 'send the move as application/json' });
   let body: { location?: unknown; permanent?: unknown } | null;
   try {
     body = JSON.parse((req.body as Buffer).toString('utf8')) as typeof body;
   } catch {
     throw badRequest('invalid_move', 'the body is not JSON');
   }
-  if (typeof body?.location !== 'string') throw badRequest('invalid_move', 'location (an absolute URL) is required', 'location');
-  if (body.permanent !== undefined && typeof body.permanent !== 'boolean') throw badRequest('invalid_move', 'permanent must be true or false', 'permanent');
+  if (typeof body?.location !== 'string')
+    throw badRequest('invalid_move', 'location (an absolute URL) is required', 'location');
+  if (body.permanent !== undefined && typeof body.permanent !== 'boolean')
+    throw badRequest('invalid_move', 'permanent must be true or false', 'permanent');
   return { location: body.location, permanent: body.permanent ?? true };
 }
 
@@ -49,7 +66,8 @@ export function internalMoveRoutes(services: Services): Router {
   const router = express.Router();
   const { moves, objects } = services;
   const objectOf = (req: Request) => objects.objectsPrefix + (req.params.id as string);
-  const json = (res: express.Response, value: unknown) => res.setHeader('Content-Language', CONTENT_LANGUAGE).json(value);
+  const json = (res: express.Response, value: unknown) =>
+    res.setHeader('Content-Language', CONTENT_LANGUAGE).json(value);
 
   // Checked before any body is read, so others learn nothing from how a body is judged.
   router.use('/internal/moves', (_req, res, next) => {

@@ -1,4 +1,10 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import { badRequest } from '../../errors.js';
 import { bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
@@ -46,7 +52,11 @@ export function notificationRoutes(services: Services): Router {
     const format = bodyFormat(req.headers['content-type'], false);
     const key = req.headers['idempotency-key'];
     if (typeof key === 'string' && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY)) {
-      throw badRequest('invalid_idempotency_key', `the Idempotency-Key header must have 1 to ${MAX_IDEMPOTENCY_KEY} characters`, 'Idempotency-Key');
+      throw badRequest(
+        'invalid_idempotency_key',
+        `the Idempotency-Key header must have 1 to ${MAX_IDEMPOTENCY_KEY} characters`,
+        'Idempotency-Key',
+      );
     }
     const quads = await bodyQuads(services, req, format, `${config.baseUrl}/notifications/`);
     await receivedNotifications.receive(quads, callerOf(res), typeof key === 'string' ? key : undefined);
@@ -63,8 +73,13 @@ export function notificationRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const { total, page } = await list(req, res);
     const url = requestUrl(services, req);
-    const triples = collectionTriples(url, total, page.map((r) => r.iri));
-    for (const received of await Promise.all(page.map((r) => receivedNotifications.triples(r)))) triples.push(...received);
+    const triples = collectionTriples(
+      url,
+      total,
+      page.map((r) => r.iri),
+    );
+    for (const received of await Promise.all(page.map((r) => receivedNotifications.triples(r))))
+      triples.push(...received);
     const body = await serialise({ iri: url, triples }, negotiated.format);
     setRepresentationHeaders(res, negotiated).setHeader('Type', api.Collection);
     res.send(body);

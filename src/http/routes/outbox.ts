@@ -8,7 +8,8 @@ import { queryValues } from '../query-params.js';
 export function outboxRoutes(services: Services): Router {
   const router = express.Router();
   const { access, delivery, deadLetters } = services;
-  const json = (res: express.Response, body: unknown) => res.status(200).setHeader('Content-Language', CONTENT_LANGUAGE).json(body);
+  const json = (res: express.Response, body: unknown) =>
+    res.status(200).setHeader('Content-Language', CONTENT_LANGUAGE).json(body);
 
   router.get('/internal/outbox/queues', (_req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'reading the notification outbox' });

@@ -1,6 +1,13 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { HttpError, badQuery } from '../../errors.js';
-import { FORMATS_OF, RESULT_MEDIA_TYPES, VIEWS, type QueryForm, type ResultFormat, type View } from '../../domain/analytics/analytics.js';
+import {
+  FORMATS_OF,
+  RESULT_MEDIA_TYPES,
+  VIEWS,
+  type QueryForm,
+  type ResultFormat,
+  type View,
+} from '../../domain/analytics/analytics.js';
 import { answeringReadErrors, withinCallerBudget } from '../body.js';
 import { callerOf, type Services } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
@@ -43,7 +50,9 @@ function resultFormat(accept: string | undefined, form: QueryForm): ResultFormat
   const offered = FORMATS_OF[form];
   const choice = chooseOffer(accept, offered, mediaTypesOf);
   if (choice) return choice.offer;
-  throw new HttpError(406, 'not_acceptable', { message: `a ${form} query can be answered as ${offered.map((f) => RESULT_MEDIA_TYPES[f]).join(', ')}` });
+  throw new HttpError(406, 'not_acceptable', {
+    message: `a ${form} query can be answered as ${offered.map((f) => RESULT_MEDIA_TYPES[f]).join(', ')}`,
+  });
 }
 
 type Parameters = Record<string, unknown>;
@@ -65,16 +74,25 @@ function protocolParameters(req: Request): { params: Parameters; query?: string 
   if (req.method !== 'POST') return { params, query: single(params, 'query') };
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (type === 'application/sparql-query') {
-    if (params.query !== undefined) throw badQuery('query', 'with an application/sparql-query body, the query is the body: leave out the query parameter');
+    if (params.query !== undefined)
+      throw badQuery(
+        'query',
+        'with an application/sparql-query body, the query is the body: leave out the query parameter',
+      );
     return { params, query: typeof req.body === 'string' ? req.body : '' };
   }
   if (type === 'application/x-www-form-urlencoded') {
     const form = (req.body ?? {}) as Parameters;
-    for (const [name, value] of Object.entries(form)) params[name] = params[name] === undefined ? value : [...values(params, name), ...values(form, name)];
+    for (const [name, value] of Object.entries(form))
+      params[name] = params[name] === undefined ? value : [...values(params, name), ...values(form, name)];
     return { params, query: single(params, 'query') };
   }
-  if (type === 'application/sparql-update') throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
-  throw new HttpError(415, 'unsupported_content_type', { message: 'send the query as application/sparql-query or as the query field of an application/x-www-form-urlencoded body' });
+  if (type === 'application/sparql-update')
+    throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
+  throw new HttpError(415, 'unsupported_content_type', {
+    message:
+      'send the query as application/sparql-query or as the query field of an application/x-www-form-urlencoded body',
+  });
 }
 
 /**
@@ -89,10 +107,13 @@ export function sparqlRoutes(services: Services): Router {
   const handle = async (req: Request, res: Response) => {
     const caller = callerOf(res);
     const { params, query } = protocolParameters(req);
-    if (params.update !== undefined) throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
-    if (query === undefined || query.trim() === '') throw badQuery('query', 'give a SPARQL query in the query parameter (or as an application/sparql-query body)');
+    if (params.update !== undefined)
+      throw badQuery('update', 'this endpoint is read-only: SPARQL updates are not accepted');
+    if (query === undefined || query.trim() === '')
+      throw badQuery('query', 'give a SPARQL query in the query parameter (or as an application/sparql-query body)');
     const viewName = single(params, 'view') ?? 'latest';
-    if (!(VIEWS as readonly string[]).includes(viewName)) throw badQuery('view', `view must be one of ${VIEWS.join(', ')}`);
+    if (!(VIEWS as readonly string[]).includes(viewName))
+      throw badQuery('view', `view must be one of ${VIEWS.join(', ')}`);
     const view = viewName as View;
     const parsed = analytics.prepare(caller, query, view);
     const format = resultFormat(req.headers.accept, parsed.form);
@@ -107,7 +128,10 @@ export function sparqlRoutes(services: Services): Router {
     res.setHeader('Content-Language', CONTENT_LANGUAGE);
     res.setHeader('Cache-Control', 'no-store');
     if (result.truncated) res.setHeader(TRUNCATED_HEADER, `true; max-rows=${analytics.maxRows}`);
-    res.setHeader(REPLICA_LAG_HEADER, result.lag.commits === 0 ? '0' : `${result.lag.millis}; writes=${result.lag.commits}`);
+    res.setHeader(
+      REPLICA_LAG_HEADER,
+      result.lag.commits === 0 ? '0' : `${result.lag.millis}; writes=${result.lag.commits}`,
+    );
     res.send(result.body);
   };
   router.get('/sparql', handle);

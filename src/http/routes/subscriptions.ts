@@ -15,14 +15,16 @@ import { methodNotAllowed } from '../documents.js';
 
 /** The JSON body of POST /internal/remote-subscriptions (its fields are checked by RemoteSubscriptions). */
 function readRemoteSubscription(req: Request): RemoteSubscriptionInput {
-  if (!req.is('application/json')) throw new HttpError(415, 'unsupported_content_type', { message: 'send the subscription as application/json' });
+  if (!req.is('application/json'))
+    throw new HttpError(415, 'unsupported_content_type', { message: 'send the subscription as application/json' });
   let body: unknown;
   try {
     body = JSON.parse((req.body as Buffer).toString('utf8'));
   } catch {
     throw badRequest('invalid_remote_subscription', 'the body is not JSON');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('invalid_remote_subscription', 'the body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw badRequest('invalid_remote_subscription', 'the body must be a JSON object');
   return body as RemoteSubscriptionInput;
 }
 
@@ -57,7 +59,9 @@ export function subscriptionRoutes(services: Services): Router {
     res.status(201).setHeader('Location', record.request).setHeader('Content-Language', CONTENT_LANGUAGE).json(record);
   });
   router.get('/internal/remote-subscriptions', (_req, res) => {
-    res.setHeader('Content-Language', CONTENT_LANGUAGE).json({ subscriptions: services.remoteSubscriptions.list(callerOf(res)) });
+    res
+      .setHeader('Content-Language', CONTENT_LANGUAGE)
+      .json({ subscriptions: services.remoteSubscriptions.list(callerOf(res)) });
   });
   router.all('/internal/remote-subscriptions', methodNotAllowed('GET, HEAD, POST'));
   return router;

@@ -82,9 +82,19 @@ export class DurableStore implements GraphStore {
   private constructor(private readonly options: DurableStoreOptions) {
     // A WASM instance of its own: once compacted, the memory of the old one can be released (see compaction.ts).
     this.index = new OxigraphIndex(options.memoryReserveBytes, loadOxigraphBindings());
-    const snapshotOf = { index: this.index, journal: () => this.journal, archive: () => this.archive, failed: () => this.admission.failed !== undefined, quads: () => this.admission.quads };
+    const snapshotOf = {
+      index: this.index,
+      journal: () => this.journal,
+      archive: () => this.archive,
+      failed: () => this.admission.failed !== undefined,
+      quads: () => this.admission.quads,
+    };
     this.snapshots = new Snapshots(snapshotOf, options);
-    this.compactor = new IndexCompactor(this.index, { afterDeletedQuads: options.compactAfterDeletedQuads, memoryReserveBytes: options.memoryReserveBytes, log: options.log });
+    this.compactor = new IndexCompactor(this.index, {
+      afterDeletedQuads: options.compactAfterDeletedQuads,
+      memoryReserveBytes: options.memoryReserveBytes,
+      log: options.log,
+    });
     this.admission = new CapacityAdmission(this.index, this.compactor, options);
   }
 
@@ -105,7 +115,11 @@ export class DurableStore implements GraphStore {
    */
   private async recover(): Promise<void> {
     const { dataDir, log } = this.options;
-    const { archive, journal, revisions, migration, quads } = await recoverDataDir(this.index, this.options, (snapshot) => this.snapshots.found(snapshot));
+    const { archive, journal, revisions, migration, quads } = await recoverDataDir(
+      this.index,
+      this.options,
+      (snapshot) => this.snapshots.found(snapshot),
+    );
     this.archive = archive;
     // The metadata of every object, read once at start: publishStored takes it unless a write came first.
     if (migration.moved === 0) this.recovered = this.unchangedRevisions = revisions;
@@ -115,7 +129,8 @@ export class DurableStore implements GraphStore {
       segment: journal.segment,
       fsync: this.options.fsync,
       snapshotAfterBytes: this.options.snapshotAfterBytes,
-      onFlushed: this.options.observer && ((seconds, records) => this.options.observer?.journalFlushed(seconds, records)),
+      onFlushed:
+        this.options.observer && ((seconds, records) => this.options.observer?.journalFlushed(seconds, records)),
       onSizeExceeded: () => {
         // A snapshot rewrites the whole store, so wait until the journal is as large as the last
         // one: snapshot work then stays proportional to what was written, however large the store.
@@ -228,7 +243,9 @@ export class DurableStore implements GraphStore {
       this.admission.failed ??= err as Error;
       this.compactor.stop(); // the index no longer matches the journal: only a restart rebuilds it
       this.options.log(`a journaled change could not be applied (${message}): writes are refused until restart`);
-      throw new StoreFailedError(`the change was journaled but could not be applied (${message}); writes are refused until the server restarts`);
+      throw new StoreFailedError(
+        `the change was journaled but could not be applied (${message}); writes are refused until the server restarts`,
+      );
     }
   }
 
@@ -248,13 +265,18 @@ export class DurableStore implements GraphStore {
       this.unchangedRevisions = undefined;
       return revisions;
     };
-    this.replica = new QueryReplica(replicaSource(this.index, this.archive, { closing: () => this.closing, takeUnchangedRevisions: unchanged }), options);
+    this.replica = new QueryReplica(
+      replicaSource(this.index, this.archive, { closing: () => this.closing, takeUnchangedRevisions: unchanged }),
+      options,
+    );
     this.committed.subscribeData((record) => this.replica?.onCommitted(record));
     return this.replica;
   }
 
   /** Folds the journal into a snapshot (Snapshots.write); `withImage`: with the memory image of the index taken at its rotation. */
-  snapshot(withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.admission.quads)): Promise<void> {
+  snapshot(
+    withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.admission.quads),
+  ): Promise<void> {
     return this.snapshots.write(withImage);
   }
 
@@ -271,6 +293,7 @@ export class DurableStore implements GraphStore {
     await this.archive.flushed();
     await this.archive.close();
     // Not after a failed apply: the index no longer matches the journal.
-    if (imageWorthWriting(this.options, this.admission.quads) && !this.admission.failed) await writeImage(this.index, this.snapshots.segment, this.options);
+    if (imageWorthWriting(this.options, this.admission.quads) && !this.admission.failed)
+      await writeImage(this.index, this.snapshots.segment, this.options);
   }
 }

@@ -53,7 +53,9 @@ export function requestQuads(record: ActionRequestRecord, body: readonly Quad[])
     quad(subject, namedNode(api.isRequestedBy), namedNode(record.requestedBy), g),
     quad(subject, namedNode(api.isRequestedAt), dateTimeLiteral(record.requestedAt), g),
     ...record.objects.map((o) => quad(subject, namedNode(meta.concerns), namedNode(o), g)),
-    ...(record.notifiesRequester ? [quad(subject, namedNode(meta.notifiesRequester), xsdLiteral(true, xsd.boolean), g)] : []),
+    ...(record.notifiesRequester
+      ? [quad(subject, namedNode(meta.notifiesRequester), xsdLiteral(true, xsd.boolean), g)]
+      : []),
     ...body.map((t) => quad(t.subject, t.predicate, t.object, g)),
   ];
 }
@@ -71,7 +73,10 @@ export function statusEntryQuads(request: string, entry: StatusEntry, extras: St
     quad(node, namedNode(api.isChangedBy), namedNode(entry.changedBy), g),
   ];
   if (extras.revoked) {
-    out.push(quad(subject, namedNode(api.isRevokedBy), namedNode(entry.changedBy), g), quad(subject, namedNode(api.isRevokedAt), dateTimeLiteral(entry.since), g));
+    out.push(
+      quad(subject, namedNode(api.isRevokedBy), namedNode(entry.changedBy), g),
+      quad(subject, namedNode(api.isRevokedAt), dateTimeLiteral(entry.since), g),
+    );
   }
   return out;
 }
@@ -90,7 +95,14 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
     ?r ${p(api.isRequestedBy)} ?by ; ${p(rdf.type)} ?type ; ${p(api.isRequestedAt)} ?at }
     FILTER NOT EXISTS { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } } }`);
   for (const b of requests.results.bindings) {
-    records.set(b.r.value, { iri: b.r.value, type: b.type.value, requestedBy: b.by.value, requestedAt: new Date(b.at.value), objects: [], statuses: [] });
+    records.set(b.r.value, {
+      iri: b.r.value,
+      type: b.type.value,
+      requestedBy: b.by.value,
+      requestedAt: new Date(b.at.value),
+      objects: [],
+      statuses: [],
+    });
   }
   const concerns = await reader.select(`SELECT ?r ?lo WHERE { GRAPH ?r { ?r ${p(meta.concerns)} ?lo } }`);
   for (const b of concerns.results.bindings) records.get(b.r.value)?.objects.push(b.lo.value);
@@ -103,7 +115,16 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
     ?r ${p(meta.statusEntry)} ?e . ?e ${p(meta.statusNumber)} ?n ; ${p(api.hasRequestStatus)} ?s ;
        ${p(api.hasRequestStatusSince)} ?since ; ${p(api.isChangedBy)} ?by } }`);
   const entries = statuses.results.bindings
-    .map((b) => ({ request: b.r.value, entry: { iri: b.e.value, number: Number(b.n.value), status: b.s.value, since: new Date(b.since.value), changedBy: b.by.value } }))
+    .map((b) => ({
+      request: b.r.value,
+      entry: {
+        iri: b.e.value,
+        number: Number(b.n.value),
+        status: b.s.value,
+        since: new Date(b.since.value),
+        changedBy: b.by.value,
+      },
+    }))
     .sort((a, b) => a.entry.number - b.entry.number);
   for (const { request, entry } of entries) records.get(request)?.statuses.push(entry);
   return [...records.values()].filter((r) => r.statuses.length > 0).sort(byRequestTime);
@@ -111,7 +132,8 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
 
 /** One request from the triples of its graph (a request kept outside the hot store); undefined without a status entry. */
 export function actionRequestFromTriples(iri: string, triples: readonly Quad[]): ActionRequestRecord | undefined {
-  const of = (subject: string, predicate: string) => triples.filter((t) => t.subject.value === subject && t.predicate.value === predicate).map((t) => t.object.value);
+  const of = (subject: string, predicate: string) =>
+    triples.filter((t) => t.subject.value === subject && t.predicate.value === predicate).map((t) => t.object.value);
   const [type] = of(iri, rdf.type);
   const [requestedBy] = of(iri, api.isRequestedBy);
   const [requestedAt] = of(iri, api.isRequestedAt);

@@ -6,7 +6,11 @@ import { namedNode, quad, type Quad } from '../../rdf/terms.js';
  * payload's triples put in `graph`, plus statements whose subject is the graph's own IRI, in it.
  * `about` lists them as [predicate, value]; absent ones (undefined) are left out.
  */
-export function annotatedGraphQuads(graph: string, payload: readonly Quad[], about: readonly ([string, Quad['object']] | undefined)[]): Quad[] {
+export function annotatedGraphQuads(
+  graph: string,
+  payload: readonly Quad[],
+  about: readonly ([string, Quad['object']] | undefined)[],
+): Quad[] {
   const g = namedNode(graph);
   const out = payload.map((t) => quad(t.subject, t.predicate, t.object, g));
   for (const statement of about) if (statement) out.push(quad(g, namedNode(statement[0]), statement[1], g));

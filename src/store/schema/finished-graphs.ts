@@ -7,7 +7,12 @@ import { partBytes, partLines, startsComment, type CommitRecord, type CommitByte
  * start leaves a marked graph to the store, as the embedded store's archive does.
  */
 export const finishedQuad = (graph: string): Quad =>
-  quad(namedNode(graph), namedNode(meta.finishedGraph), literal('true', namedNode(xsd.boolean)), namedNode(meta.finishedGraphs));
+  quad(
+    namedNode(graph),
+    namedNode(meta.finishedGraph),
+    literal('true', namedNode(xsd.boolean)),
+    namedNode(meta.finishedGraphs),
+  );
 
 /*
  * Graphs a commit finishes (a ChangeRequest once decided: nothing writes to it again) leave the
@@ -25,7 +30,11 @@ export const asArchiveLines = (lines: readonly string[]) => lines.map((line) => 
 /** The graphs a record finishes, each with its final content as N-Triples. */
 export function finishedGraphsIn(record: CommitRecord | CommitBytes): { graph: string; ntriples: string }[] {
   const insert = record.insert;
-  const has = typeof insert === 'string' ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`) : partBytes(insert).subarray(0, 3).toString() === ARCHIVE_LINE || partBytes(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
+  const has =
+    typeof insert === 'string'
+      ? insert.startsWith(ARCHIVE_LINE) || insert.includes(`\n${ARCHIVE_LINE}`)
+      : partBytes(insert).subarray(0, 3).toString() === ARCHIVE_LINE ||
+        partBytes(insert).indexOf(ARCHIVE_LINE_BYTES) >= 0;
   if (!has) return [];
   const graphs = new Map<string, string[]>();
   for (const line of partLines(insert, startsComment)) {

@@ -54,7 +54,8 @@ const PLACEMENT: Readonly<Record<Permission, { events: boolean; mode: string }>>
   [permission.POST_LOGISTICS_EVENT]: { events: true, mode: acl.Append },
 };
 
-export const sortPermissions = (list: Iterable<Permission>): Permission[] => [...new Set(list)].sort((a, b) => PERMISSIONS.indexOf(a) - PERMISSIONS.indexOf(b));
+export const sortPermissions = (list: Iterable<Permission>): Permission[] =>
+  [...new Set(list)].sort((a, b) => PERMISSIONS.indexOf(a) - PERMISSIONS.indexOf(b));
 
 /** The permission a (node kind, mode) pair stands for. */
 function permissionOf(events: boolean, mode: string): Permission | undefined {
@@ -62,11 +63,19 @@ function permissionOf(events: boolean, mode: string): Permission | undefined {
 }
 
 /** The authorisation nodes of a grant, each with the resources it names for `objects`. */
-function nodes(grant: GrantRecord, objects: readonly string[]): { iri: string; modes: string[]; resources: string[] }[] {
+function nodes(
+  grant: GrantRecord,
+  objects: readonly string[],
+): { iri: string; modes: string[]; resources: string[] }[] {
   const out = [];
   for (const events of [false, true]) {
     const modes = grant.permissions.filter((p) => PLACEMENT[p].events === events).map((p) => PLACEMENT[p].mode);
-    if (modes.length > 0) out.push({ iri: events ? eventsNode(grant.iri) : grant.iri, modes, resources: events ? objects.map(eventsOf) : [...objects] });
+    if (modes.length > 0)
+      out.push({
+        iri: events ? eventsNode(grant.iri) : grant.iri,
+        modes,
+        resources: events ? objects.map(eventsOf) : [...objects],
+      });
   }
   return out;
 }
@@ -85,7 +94,11 @@ export function grantQuads(grant: GrantRecord): Quad[] {
   for (const node of nodes(grant, grant.objects)) {
     const n = namedNode(node.iri);
     out.push(quad(n, namedNode(rdf.type), namedNode(acl.Authorization), g));
-    out.push(grant.agent ? quad(n, namedNode(acl.agent), namedNode(grant.agent), g) : quad(n, namedNode(acl.agentClass), namedNode(acl.AuthenticatedAgent), g));
+    out.push(
+      grant.agent
+        ? quad(n, namedNode(acl.agent), namedNode(grant.agent), g)
+        : quad(n, namedNode(acl.agentClass), namedNode(acl.AuthenticatedAgent), g),
+    );
     for (const mode of node.modes) out.push(quad(n, namedNode(acl.mode), namedNode(mode), g));
     for (const resource of node.resources) out.push(quad(n, namedNode(acl.accessTo), namedNode(resource), g));
   }
@@ -95,15 +108,22 @@ export function grantQuads(grant: GrantRecord): Quad[] {
 /** The quads that name `objects` in a grant: deleting them withdraws the grant from those objects only. */
 export function accessToQuads(grant: GrantRecord, objects: readonly string[]): Quad[] {
   const g = namedNode(grant.iri);
-  return nodes(grant, objects).flatMap((node) => node.resources.map((r) => quad(namedNode(node.iri), namedNode(acl.accessTo), namedNode(r), g)));
+  return nodes(grant, objects).flatMap((node) =>
+    node.resources.map((r) => quad(namedNode(node.iri), namedNode(acl.accessTo), namedNode(r), g)),
+  );
 }
 
 /** What withdrawing a whole grant deletes and inserts. */
 export function withdrawalQuads(grant: GrantRecord, at: Date, by: string): { delete: Quad[]; insert: Quad[] } {
   const g = namedNode(grant.iri);
   return {
-    delete: nodes(grant, []).map((node) => quad(namedNode(node.iri), namedNode(rdf.type), namedNode(acl.Authorization), g)),
-    insert: [quad(g, namedNode(meta.grantWithdrawnAt), dateTimeLiteral(at), g), quad(g, namedNode(meta.grantWithdrawnBy), namedNode(by), g)],
+    delete: nodes(grant, []).map((node) =>
+      quad(namedNode(node.iri), namedNode(rdf.type), namedNode(acl.Authorization), g),
+    ),
+    insert: [
+      quad(g, namedNode(meta.grantWithdrawnAt), dateTimeLiteral(at), g),
+      quad(g, namedNode(meta.grantWithdrawnBy), namedNode(by), g),
+    ],
   };
 }
 
@@ -116,12 +136,21 @@ export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
     FILTER NOT EXISTS { ?g ${p(meta.grantWithdrawnAt)} ?withdrawn }
     OPTIONAL { ?g ${p(meta.grantDelegation)} ?delegation } OPTIONAL { ?g ${p(meta.grantExpiresAt)} ?expires } } }`);
   for (const b of heads.results.bindings) {
-    const grant: GrantRecord = { iri: b.g.value, objects: [], permissions: [], grantedBy: b.by.value, grantedAt: new Date(b.at.value), derivedFrom: [] };
+    const grant: GrantRecord = {
+      iri: b.g.value,
+      objects: [],
+      permissions: [],
+      grantedBy: b.by.value,
+      grantedAt: new Date(b.at.value),
+      derivedFrom: [],
+    };
     if (b.delegation) grant.delegation = b.delegation.value;
     if (b.expires) grant.expiresAt = new Date(b.expires.value);
     grants.set(grant.iri, grant);
   }
-  for (const b of (await reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`)).results.bindings) {
+  for (const b of (
+    await reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`)
+  ).results.bindings) {
     grants.get(b.g.value)?.derivedFrom.push(b.parent.value);
   }
   const objects = new Map<string, Set<string>>();
@@ -136,7 +165,10 @@ export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
     const granted = permissionOf(events, b.mode.value);
     if (granted) permissions.set(grant.iri, (permissions.get(grant.iri) ?? new Set()).add(granted));
     if (b.resource) {
-      const object = events && b.resource.value.endsWith(EVENTS_SUFFIX) ? b.resource.value.slice(0, -EVENTS_SUFFIX.length) : b.resource.value;
+      const object =
+        events && b.resource.value.endsWith(EVENTS_SUFFIX)
+          ? b.resource.value.slice(0, -EVENTS_SUFFIX.length)
+          : b.resource.value;
       objects.set(grant.iri, (objects.get(grant.iri) ?? new Set()).add(object));
     }
   }
@@ -145,5 +177,7 @@ export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
     grant.permissions = sortPermissions(permissions.get(grant.iri) ?? []);
     grant.derivedFrom.sort();
   }
-  return [...grants.values()].sort((a, b) => a.grantedAt.getTime() - b.grantedAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0));
+  return [...grants.values()].sort(
+    (a, b) => a.grantedAt.getTime() - b.grantedAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0),
+  );
 }

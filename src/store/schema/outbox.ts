@@ -1,4 +1,13 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, termToNt, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import {
+  dateTimeLiteral,
+  iriToNt,
+  literal,
+  namedNode,
+  quad,
+  termToNt,
+  xsdLiteral,
+  type Quad,
+} from '../../rdf/terms.js';
 import { STORE, api, store as meta, xsd } from '../../rdf/vocab.js';
 import type { GraphReader, SparqlReader } from '../readers.js';
 import { annotatedGraphQuads } from './annotated-graph.js';
@@ -60,7 +69,9 @@ export const outboxEntryGraph = (sequence: number) => `${ENTRY_PREFIX}${sequence
 export function outboxEntryQuads(entry: OutboxEntry): Quad[] {
   const g = namedNode(outboxEntryGraph(entry.sequence));
   const { sequence: _sequence, queuedAt, ...rest } = entry;
-  return [quad(g, namedNode(meta.outboxEntry), literal(JSON.stringify({ ...rest, queuedAt: queuedAt.toISOString() })), g)];
+  return [
+    quad(g, namedNode(meta.outboxEntry), literal(JSON.stringify({ ...rest, queuedAt: queuedAt.toISOString() })), g),
+  ];
 }
 
 function entryOf(sequence: number, json: string): OutboxEntry {
@@ -70,7 +81,9 @@ function entryOf(sequence: number, json: string): OutboxEntry {
 
 /** Entry number `sequence`, if the store still holds it. */
 export async function readOutboxEntry(reader: GraphReader, sequence: number): Promise<OutboxEntry | undefined> {
-  const stored = (await reader.graphTriples(outboxEntryGraph(sequence))).find((t) => t.predicate.value === meta.outboxEntry);
+  const stored = (await reader.graphTriples(outboxEntryGraph(sequence))).find(
+    (t) => t.predicate.value === meta.outboxEntry,
+  );
   return stored && entryOf(sequence, stored.object.value);
 }
 
@@ -91,12 +104,18 @@ const queueNode = (queue: string) => namedNode(`${STORE}outbox-queue:${encodeURI
 /** Queue `queue` has settled every notification of the entries up to number `through`. */
 export function queuePositionQuads(queue: string, through: number): Quad[] {
   const q = queueNode(queue);
-  return [quad(q, namedNode(meta.outboxQueue), literal(queue), POSITIONS), quad(q, namedNode(meta.settledThrough), xsdLiteral(through, xsd.integer), POSITIONS)];
+  return [
+    quad(q, namedNode(meta.outboxQueue), literal(queue), POSITIONS),
+    quad(q, namedNode(meta.settledThrough), xsdLiteral(through, xsd.integer), POSITIONS),
+  ];
 }
 
 /** What moves a queue's position from `from` (0: none stored yet) to `to`: the quads to delete and to insert. */
 export function movedQueuePosition(queue: string, from: number, to: number): { delete: Quad[]; insert: Quad[] } {
-  return { delete: from > 0 ? queuePositionQuads(queue, from).slice(1) : [], insert: from > 0 ? queuePositionQuads(queue, to).slice(1) : queuePositionQuads(queue, to) };
+  return {
+    delete: from > 0 ? queuePositionQuads(queue, from).slice(1) : [],
+    insert: from > 0 ? queuePositionQuads(queue, to).slice(1) : queuePositionQuads(queue, to),
+  };
 }
 
 /** The subscription (its SubscriptionRequest) receives the entries numbered after `after` (those written before it started are not its). */
@@ -105,7 +124,8 @@ export function notifiedAfterQuad(subscription: string, after: number): Quad {
 }
 
 /** Entries up to number `through` are gone (every queue was past them). */
-export const compactedThroughQuad = (through: number): Quad => quad(POSITIONS, namedNode(meta.compactedThrough), xsdLiteral(through, xsd.integer), POSITIONS);
+export const compactedThroughQuad = (through: number): Quad =>
+  quad(POSITIONS, namedNode(meta.compactedThrough), xsdLiteral(through, xsd.integer), POSITIONS);
 
 export interface OutboxPositions {
   queues: { queue: string; through: number }[];
@@ -115,7 +135,8 @@ export interface OutboxPositions {
 
 export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxPositions> {
   const p = iriToNt;
-  const rows = await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
+  const rows =
+    await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
     { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through } UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
   // A queue with two positions (two processes delivering for a moment, each writing its own): the higher one holds.
   const queues = new Map<string, number>();
@@ -174,15 +195,20 @@ export function parkedNotificationQuads(parked: ParkedNotification, notification
 
 /** What a dead letter adds to its graph (and what a replay deletes again). */
 export function deadLetterQuads(parked: ParkedNotification, dead: DeadLetter): Quad[] {
-  return annotatedGraphQuads(parked.graph, [], [
-    [meta.deadLetteredAt, dateTimeLiteral(dead.at)],
-    [meta.deadLetterReason, literal(dead.reason)],
-  ]);
+  return annotatedGraphQuads(
+    parked.graph,
+    [],
+    [
+      [meta.deadLetteredAt, dateTimeLiteral(dead.at)],
+      [meta.deadLetterReason, literal(dead.reason)],
+    ],
+  );
 }
 
 /** Where a parked notification stands in its queue: by entry number, then by @id. */
 export type ParkedPosition = Pick<ParkedNotification, 'sequence' | 'iri'>;
-export const parkedBefore = (a: ParkedPosition, b: ParkedPosition) => a.sequence < b.sequence || (a.sequence === b.sequence && a.iri < b.iri);
+export const parkedBefore = (a: ParkedPosition, b: ParkedPosition) =>
+  a.sequence < b.sequence || (a.sequence === b.sequence && a.iri < b.iri);
 
 export interface ParkedSelection {
   /** Dead letters only (true), none of them (false), or both (undefined). */
@@ -194,15 +220,27 @@ export interface ParkedSelection {
 }
 
 /** The parked notifications (dead letters included unless `dead` says), in queuing order (see `parkedBefore`). */
-export async function readParkedNotifications(reader: SparqlReader, selection: ParkedSelection = {}): Promise<StoredParkedNotification[]> {
+export async function readParkedNotifications(
+  reader: SparqlReader,
+  selection: ParkedSelection = {},
+): Promise<StoredParkedNotification[]> {
   const p = iriToNt;
   const deadPattern = `?g ${p(meta.deadLetteredAt)} ?deadAt ; ${p(meta.deadLetterReason)} ?reason`;
-  const dead = selection.dead === undefined ? `OPTIONAL { ${deadPattern} }` : selection.dead ? deadPattern : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
+  const dead =
+    selection.dead === undefined
+      ? `OPTIONAL { ${deadPattern} }`
+      : selection.dead
+        ? deadPattern
+        : `FILTER NOT EXISTS { ?g ${p(meta.deadLetteredAt)} ?deadAt }`;
   const queue = selection.queue === undefined ? '?queue' : termToNt(literal(selection.queue));
   const { after } = selection;
-  const position = after === undefined ? '' : `FILTER(?seq > ${after.sequence} || (?seq = ${after.sequence} && STR(?n) > ${termToNt(literal(after.iri))}))`;
+  const position =
+    after === undefined
+      ? ''
+      : `FILTER(?seq > ${after.sequence} || (?seq = ${after.sequence} && STR(?n) > ${termToNt(literal(after.iri))}))`;
   const page = selection.limit === undefined ? '' : `ORDER BY ?seq STR(?n) LIMIT ${selection.limit}`;
-  const rows = await reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
+  const rows =
+    await reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
     ?g ${p(meta.outboxQueue)} ${queue} ; ${p(meta.outboxSequence)} ?seq ; ${p(meta.outboxNotification)} ?n ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ${position}
@@ -226,7 +264,9 @@ export async function readParkedNotifications(reader: SparqlReader, selection: P
         ...(b.rev ? { revision: Number(b.rev.value) } : {}),
         ...(b.trigger ? { triggeredBy: b.trigger.value } : {}),
       };
-      return b.deadAt ? { notification, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } } : { notification };
+      return b.deadAt
+        ? { notification, dead: { at: new Date(b.deadAt.value), reason: b.reason.value } }
+        : { notification };
     })
     .sort((a, b) => (parkedBefore(a.notification, b.notification) ? -1 : 1));
 }

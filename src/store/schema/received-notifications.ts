@@ -47,17 +47,30 @@ export function receivedNotificationQuads(record: ReceivedNotificationRecord, tr
  * line): only the lines of the receipt and of the notification node are parsed, not a Logistics
  * Object the notification may carry. Undefined if the receipt is incomplete.
  */
-export function receivedNotificationFromNTriples(graph: string, ntriples: string): ReceivedNotificationRecord | undefined {
+export function receivedNotificationFromNTriples(
+  graph: string,
+  ntriples: string,
+): ReceivedNotificationRecord | undefined {
   const receipt = `${iriToNt(graph)} `;
   const lines = ntriples.split('\n');
-  const about = new Map(readStoreNTriples(lines.filter((l) => l.startsWith(receipt)).join('\n')).map((t) => [t.predicate.value, t.object.value]));
+  const about = new Map(
+    readStoreNTriples(lines.filter((l) => l.startsWith(receipt)).join('\n')).map((t) => [
+      t.predicate.value,
+      t.object.value,
+    ]),
+  );
   const iri = about.get(meta.receivedNotification);
   const sender = about.get(meta.receivedFrom);
   const at = about.get(meta.receivedAt);
   const sequence = about.get(meta.receivedSequence);
   if (iri === undefined || sender === undefined || at === undefined || sequence === undefined) return undefined;
   const node = `${iriToNt(iri)} `;
-  const own = new Map(readStoreNTriples(lines.filter((l) => l.startsWith(node)).join('\n')).map((t) => [t.predicate.value, t.object.value]));
+  const own = new Map(
+    readStoreNTriples(lines.filter((l) => l.startsWith(node)).join('\n')).map((t) => [
+      t.predicate.value,
+      t.object.value,
+    ]),
+  );
   const eventType = own.get(api.hasEventType);
   if (eventType === undefined) return undefined;
   const key = about.get(meta.idempotencyKey);

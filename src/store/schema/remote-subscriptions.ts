@@ -33,6 +33,12 @@ export async function readRemoteSubscriptions(reader: SparqlReader): Promise<Rem
   const rows = await reader.select(`SELECT ?r ?pub ?type ?topic ?at WHERE { GRAPH ${p(meta.remoteSubscriptionsGraph)} {
     ?r ${p(meta.remotePublisher)} ?pub ; ${p(meta.remoteTopicType)} ?type ; ${p(meta.remoteTopic)} ?topic ; ${p(meta.remoteSubscribedAt)} ?at } }`);
   return rows.results.bindings
-    .map((b) => ({ request: b.r.value, publisher: b.pub.value, topicType: b.type.value, topic: b.topic.value, subscribedAt: new Date(b.at.value) }))
+    .map((b) => ({
+      request: b.r.value,
+      publisher: b.pub.value,
+      topicType: b.type.value,
+      topic: b.topic.value,
+      subscribedAt: new Date(b.at.value),
+    }))
     .sort((a, b) => a.subscribedAt.getTime() - b.subscribedAt.getTime() || (a.request < b.request ? -1 : 1));
 }

@@ -70,7 +70,10 @@ type RevisionFields = Record<'object' | 'number' | 'createdAt' | 'createdBy' | '
  * metadata graph whose object ends at `objectEnd`: split as text, which is exact for these lines
  * (IRIs are never escaped, see iriToNt, and numbers and dates need no escapes).
  */
-function splitMetaLine(line: string, objectEnd: number): { subject: string; predicate: string; value: string } | undefined {
+function splitMetaLine(
+  line: string,
+  objectEnd: number,
+): { subject: string; predicate: string; value: string } | undefined {
   const subjectEnd = line.indexOf('> <');
   if (!line.startsWith('<') || subjectEnd < 0) return undefined;
   const predicateEnd = line.indexOf('> ', subjectEnd + 3);
@@ -101,7 +104,13 @@ export class RevisionMetadata {
 
   constructor(revisions: readonly RevisionRecord[] = []) {
     for (const r of revisions) {
-      this.found.set(r.graph, { object: r.object, number: String(r.number), createdAt: r.createdAt.toISOString(), createdBy: r.createdBy, type: r.mostSpecificType });
+      this.found.set(r.graph, {
+        object: r.object,
+        number: String(r.number),
+        createdAt: r.createdAt.toISOString(),
+        createdBy: r.createdBy,
+        type: r.mostSpecificType,
+      });
     }
   }
 
@@ -138,8 +147,22 @@ export class RevisionMetadata {
   records(): RevisionRecord[] {
     const out: RevisionRecord[] = [];
     for (const [graph, f] of this.found) {
-      if (f.object === undefined || f.number === undefined || f.createdAt === undefined || f.createdBy === undefined || f.type === undefined) continue;
-      out.push({ object: f.object, graph, number: Number(f.number), createdAt: new Date(f.createdAt), createdBy: f.createdBy, mostSpecificType: f.type });
+      if (
+        f.object === undefined ||
+        f.number === undefined ||
+        f.createdAt === undefined ||
+        f.createdBy === undefined ||
+        f.type === undefined
+      )
+        continue;
+      out.push({
+        object: f.object,
+        graph,
+        number: Number(f.number),
+        createdAt: new Date(f.createdAt),
+        createdBy: f.createdBy,
+        mostSpecificType: f.type,
+      });
     }
     return out.sort((a, b) => a.number - b.number);
   }
@@ -147,19 +170,23 @@ export class RevisionMetadata {
 
 /** Revision metadata as JSON text, for a memory image to carry (index-image.ts): read back by revisionsFromJson. */
 export function revisionsToJson(revisions: readonly RevisionRecord[]): string {
-  return JSON.stringify(revisions.map((r) => [r.object, r.number, r.graph, r.createdAt.getTime(), r.createdBy, r.mostSpecificType]));
+  return JSON.stringify(
+    revisions.map((r) => [r.object, r.number, r.graph, r.createdAt.getTime(), r.createdBy, r.mostSpecificType]),
+  );
 }
 
 export function revisionsFromJson(text: string): RevisionRecord[] {
   // Built as readRevisions builds them (the same keys in the same order).
-  return (JSON.parse(text) as [string, number, string, number, string, string][]).map(([object, number, graph, at, createdBy, mostSpecificType]) => ({
-    object,
-    graph,
-    number,
-    createdAt: new Date(at),
-    createdBy,
-    mostSpecificType,
-  }));
+  return (JSON.parse(text) as [string, number, string, number, string, string][]).map(
+    ([object, number, graph, at, createdBy, mostSpecificType]) => ({
+      object,
+      graph,
+      number,
+      createdAt: new Date(at),
+      createdBy,
+      mostSpecificType,
+    }),
+  );
 }
 
 /** A revision as a journal record writes it: its metadata and its change to the object's graph, as N-Triples lines. */
@@ -181,7 +208,8 @@ const META_SUFFIX_BYTES = Buffer.from(META_SUFFIX);
 const NEWLINE = 0x0a;
 
 /** Whether one part of a record holds `text`, without decoding it. */
-const holds = (part: string | Uint8Array, text: string) => (typeof part === 'string' ? part.includes(text) : partBytes(part).includes(text));
+const holds = (part: string | Uint8Array, text: string) =>
+  typeof part === 'string' ? part.includes(text) : partBytes(part).includes(text);
 const hasMeta = (part: string | Uint8Array) => holds(part, META_SUFFIX);
 
 /**
@@ -190,7 +218,9 @@ const hasMeta = (part: string | Uint8Array) => holds(part, META_SUFFIX);
  * of it, and read by no one here.
  */
 function metaLinesOf(part: string | Uint8Array): string[] {
-  return typeof part === 'string' ? part.split('\n').filter((line) => line.endsWith(META_SUFFIX)) : metaLinesInBytes(partBytes(part));
+  return typeof part === 'string'
+    ? part.split('\n').filter((line) => line.endsWith(META_SUFFIX))
+    : metaLinesInBytes(partBytes(part));
 }
 
 /** The lines of N-Quads bytes in the metadata graph, decoded: only they are. */
@@ -198,7 +228,8 @@ function metaLinesInBytes(data: Buffer): string[] {
   const lines: string[] = [];
   for (let at = data.indexOf(META_SUFFIX_BYTES); at >= 0; at = data.indexOf(META_SUFFIX_BYTES, at + 1)) {
     const end = at + META_SUFFIX_BYTES.length;
-    if (end === data.length || data[end] === NEWLINE) lines.push(data.toString('utf8', data.lastIndexOf(NEWLINE, at) + 1, end));
+    if (end === data.length || data[end] === NEWLINE)
+      lines.push(data.toString('utf8', data.lastIndexOf(NEWLINE, at) + 1, end));
   }
   return lines;
 }
@@ -244,7 +275,9 @@ export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRev
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
     // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its lines).
-    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph((insertedByGraph ??= byGraph(record.insert)), graph) : '';
+    const whole = holds(record.insert, ` ${iriToNt(graph)} .`)
+      ? inGraph((insertedByGraph ??= byGraph(record.insert)), graph)
+      : '';
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;

@@ -19,30 +19,45 @@ export async function storedOutboxEvents(reader: SparqlReader): Promise<DomainEv
   const events: DomainEvent[] = [];
   const positions = await readOutboxPositions(reader);
   if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
-  for (const { subscription, after } of positions.subscriptions) events.push({ kind: 'subscription-started', subscription, after });
+  for (const { subscription, after } of positions.subscriptions)
+    events.push({ kind: 'subscription-started', subscription, after });
   for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
   for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
   for (const { notification, dead } of await readParkedNotifications(reader)) {
-    events.push(dead ? { kind: 'notification-dead-lettered', notification, dead } : { kind: 'notification-replayed', notification });
+    events.push(
+      dead
+        ? { kind: 'notification-dead-lettered', notification, dead }
+        : { kind: 'notification-replayed', notification },
+    );
   }
   return events;
 }
 
-export async function storedDomainEvents(reader: SparqlReader & GraphReader, revisions: readonly RevisionRecord[]): Promise<DomainEvent[]> {
+export async function storedDomainEvents(
+  reader: SparqlReader & GraphReader,
+  revisions: readonly RevisionRecord[],
+): Promise<DomainEvent[]> {
   const events: DomainEvent[] = [];
-  for (const revision of revisions) events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
+  for (const revision of revisions)
+    events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
   for (const event of await readEvents(reader)) events.push({ kind: 'event-appended', event });
   for (const stored of await readActionRequests(reader)) {
     const request = { ...stored, statuses: [] };
     const body = request.type === api.SubscriptionRequest ? await reader.graphTriples(request.iri) : undefined;
     stored.statuses.forEach((status, i) => {
       if (i === 0) events.push({ kind: 'action-request-created', request, status, ...(body && { body }) });
-      else events.push({ kind: status.status === requestStatus.REVOKED ? 'action-request-revoked' : 'action-request-decided', request, status });
+      else
+        events.push({
+          kind: status.status === requestStatus.REVOKED ? 'action-request-revoked' : 'action-request-decided',
+          request,
+          status,
+        });
     });
   }
   for (const move of await readMoves(reader)) events.push({ kind: 'object-moved', move });
   for (const grant of await readGrants(reader)) events.push({ kind: 'grant-added', grant });
   events.push(...(await storedOutboxEvents(reader)));
-  for (const subscription of await readRemoteSubscriptions(reader)) events.push({ kind: 'remote-subscription-recorded', subscription });
+  for (const subscription of await readRemoteSubscriptions(reader))
+    events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
 }

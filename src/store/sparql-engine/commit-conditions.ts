@@ -23,7 +23,12 @@ export interface CommitCondition {
 const p = iriToNt;
 
 function revisionSlot(graph: string, object: string, slot: WriteSlot = 'revision'): CommitCondition {
-  return { key: `revision ${graph}`, filled: `GRAPH ${p(meta.metaGraph)} { ${p(graph)} ${p(meta.revisionOf)} ?object }`, slot, resource: object };
+  return {
+    key: `revision ${graph}`,
+    filled: `GRAPH ${p(meta.metaGraph)} { ${p(graph)} ${p(meta.revisionOf)} ?object }`,
+    slot,
+    resource: object,
+  };
 }
 
 /**
@@ -44,11 +49,21 @@ function outboxSlot(sequence: number): CommitCondition {
   const graph = outboxEntryGraph(sequence);
   const positions = p(meta.outboxPositionsGraph);
   const removed = `GRAPH ${positions} { ${positions} ${p(meta.compactedThrough)} ?removedThrough FILTER (?removedThrough >= ${sequence}) }`;
-  return { key: `outbox ${graph}`, filled: `{ GRAPH ${p(graph)} { ?entry ?p ?o } } UNION { ${removed} }`, slot: 'outbox', resource: graph };
+  return {
+    key: `outbox ${graph}`,
+    filled: `{ GRAPH ${p(graph)} { ?entry ?p ?o } } UNION { ${removed} }`,
+    slot: 'outbox',
+    resource: graph,
+  };
 }
 
 function statusSlot(request: string, number: number): CommitCondition {
-  return { key: `status ${number} ${request}`, filled: `GRAPH ${p(request)} { ${p(request)} ${p(meta.statusEntry)} ?entry . ?entry ${p(meta.statusNumber)} ${number} }`, slot: 'request', resource: request };
+  return {
+    key: `status ${number} ${request}`,
+    filled: `GRAPH ${p(request)} { ${p(request)} ${p(meta.statusEntry)} ?entry . ?entry ${p(meta.statusNumber)} ${number} }`,
+    slot: 'request',
+    resource: request,
+  };
 }
 
 /**
@@ -64,13 +79,17 @@ export function commitConditions(events: readonly DomainEvent[]): CommitConditio
   ];
   for (const e of events) {
     if (e.kind === 'revision-written') conditions.push(revisionSlot(e.revision.graph, e.revision.object));
-    else if ((e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') && e.status.number > 1) conditions.push(statusSlot(e.request.iri, e.status.number));
+    else if ((e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') && e.status.number > 1)
+      conditions.push(statusSlot(e.request.iri, e.status.number));
   }
   return conditions;
 }
 
 /** The events of `kind`, if there are CONDITIONED_CREATIONS at most; else none (a bulk is not conditioned). */
-function fewOf<K extends DomainEvent['kind']>(events: readonly DomainEvent[], kind: K): Extract<DomainEvent, { kind: K }>[] {
+function fewOf<K extends DomainEvent['kind']>(
+  events: readonly DomainEvent[],
+  kind: K,
+): Extract<DomainEvent, { kind: K }>[] {
   const found = events.filter((e): e is Extract<DomainEvent, { kind: K }> => e.kind === kind);
   return found.length <= CONDITIONED_CREATIONS ? found : [];
 }

@@ -147,7 +147,9 @@ export class CommitFeedFollower {
     for (const entry of entries) {
       if (entry.position <= this.published) {
         if (this.missing.delete(entry.position)) {
-          this.options.log(`commit feed: position ${entry.position} showed up after it was skipped; published out of order`);
+          this.options.log(
+            `commit feed: position ${entry.position} showed up after it was skipped; published out of order`,
+          );
           this.deliver(entry);
         }
         continue;
@@ -155,8 +157,11 @@ export class CommitFeedFollower {
       if (entry.position > this.published + 1) {
         this.gapSince ??= now;
         if (now - this.gapSince < this.options.gapWaitMs) return false;
-        for (let p = this.published + 1; p < entry.position && this.missing.size < LATE_POSITIONS; p++) this.missing.set(p, now);
-        this.options.log(`commit feed: positions ${this.published + 1}-${entry.position - 1} not filled after ${this.options.gapWaitMs} ms (operations the engine rolled back): skipped`);
+        for (let p = this.published + 1; p < entry.position && this.missing.size < LATE_POSITIONS; p++)
+          this.missing.set(p, now);
+        this.options.log(
+          `commit feed: positions ${this.published + 1}-${entry.position - 1} not filled after ${this.options.gapWaitMs} ms (operations the engine rolled back): skipped`,
+        );
       }
       this.gapSince = undefined;
       this.published = entry.position;

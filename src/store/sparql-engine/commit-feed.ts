@@ -61,7 +61,8 @@ export function feedEntryParts(intent: string, events: readonly DomainEvent[], a
  */
 export function serialiseEvents(events: readonly DomainEvent[]): string {
   const sent = events.map((e) => {
-    if ((e.kind === 'revision-written' || e.kind === 'object-created') && e.triples) return { ...e, triples: undefined };
+    if ((e.kind === 'revision-written' || e.kind === 'object-created') && e.triples)
+      return { ...e, triples: undefined };
     if (e.kind === 'action-request-created' && e.body) return { ...e, body: e.body.map(tripleToNt).join('\n') };
     return e;
   });
@@ -73,9 +74,15 @@ export function serialiseEvents(events: readonly DomainEvent[]): string {
 
 export function parseEvents(text: string): DomainEvent[] {
   const events = JSON.parse(text, (_key, value: unknown) =>
-    value !== null && typeof value === 'object' && '$date' in value && typeof value.$date === 'number' ? new Date(value.$date) : value,
+    value !== null && typeof value === 'object' && '$date' in value && typeof value.$date === 'number'
+      ? new Date(value.$date)
+      : value,
   ) as (DomainEvent | (Omit<Extract<DomainEvent, { kind: 'action-request-created' }>, 'body'> & { body?: string }))[];
-  return events.map((e) => (e.kind === 'action-request-created' && typeof e.body === 'string' ? { ...e, body: readStoreNTriples(e.body) } : (e as DomainEvent)));
+  return events.map((e) =>
+    e.kind === 'action-request-created' && typeof e.body === 'string'
+      ? { ...e, body: readStoreNTriples(e.body) }
+      : (e as DomainEvent),
+  );
 }
 
 /** The position the next commit of any process will take: every commit acknowledged so far has one below it. */
@@ -89,9 +96,12 @@ async function nextFeedPosition(reader: SparqlReader): Promise<number> {
  * (after an engine crash a sequence may go back; Virtuoso's `sequence_set` mode 1 only raises it).
  */
 export async function feedStartPosition(reader: SparqlReader): Promise<number> {
-  const rows = await reader.select(`SELECT (MAX(?position) AS ?last) WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?entry ${iriToNt(FEED_POSITION)} ?position } }`);
+  const rows = await reader.select(
+    `SELECT (MAX(?position) AS ?last) WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?entry ${iriToNt(FEED_POSITION)} ?position } }`,
+  );
   const last = rows.results.bindings[0]?.last?.value;
-  if (last !== undefined) await reader.select(`SELECT (bif:sequence_set ("${FEED_SEQUENCE}", ${Number(last) + 1}, 1) AS ?next) WHERE {}`);
+  if (last !== undefined)
+    await reader.select(`SELECT (bif:sequence_set ("${FEED_SEQUENCE}", ${Number(last) + 1}, 1) AS ?next) WHERE {}`);
   return nextFeedPosition(reader);
 }
 
@@ -110,7 +120,10 @@ export function feedTrim(cutoff: Date): string {
 export async function appliedIntents(reader: SparqlReader, intents: readonly string[]): Promise<Set<string>> {
   const created = new Map<string, CreatedParts>();
   for (let from = 0; from < intents.length; from += APPLIED_ASKED_TOGETHER) {
-    const values = intents.slice(from, from + APPLIED_ASKED_TOGETHER).map(iriToNt).join(' ');
+    const values = intents
+      .slice(from, from + APPLIED_ASKED_TOGETHER)
+      .map(iriToNt)
+      .join(' ');
     const rows = await reader.select(
       `SELECT ?intent ?events WHERE { VALUES ?intent { ${values} } GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position OPTIONAL { ?intent ${iriToNt(FEED_EVENTS)} ?events } } }`,
     );
@@ -125,9 +138,14 @@ export async function appliedIntents(reader: SparqlReader, intents: readonly str
   const entries = [...created.values()].flatMap((parts) => parts.outboxEntries);
   // Entries up to it are removed once delivered: gone, not lost.
   const removedThrough = entries.length > 0 ? (await readOutboxPositions(reader)).compactedThrough : 0;
-  const needed = (parts: CreatedParts) => [...parts.graphs, ...parts.outboxEntries.filter((n) => n > removedThrough).map(outboxEntryGraph)];
+  const needed = (parts: CreatedParts) => [
+    ...parts.graphs,
+    ...parts.outboxEntries.filter((n) => n > removedThrough).map(outboxEntryGraph),
+  ];
   const empty = await emptyGraphs(reader, [...new Set([...created.values()].flatMap(needed))]);
-  return new Set([...created].filter(([, parts]) => !needed(parts).some((g) => empty.has(g))).map(([intent]) => intent));
+  return new Set(
+    [...created].filter(([, parts]) => !needed(parts).some((g) => empty.has(g))).map(([intent]) => intent),
+  );
 }
 
 const APPLIED_ASKED_TOGETHER = 200;
@@ -151,7 +169,10 @@ function addCreatedParts(parts: CreatedParts, events: readonly DomainEvent[]): v
 async function emptyGraphs(reader: SparqlReader, graphs: readonly string[]): Promise<Set<string>> {
   const empty = new Set(graphs);
   for (let from = 0; from < graphs.length; from += APPLIED_ASKED_TOGETHER) {
-    const values = graphs.slice(from, from + APPLIED_ASKED_TOGETHER).map(iriToNt).join(' ');
+    const values = graphs
+      .slice(from, from + APPLIED_ASKED_TOGETHER)
+      .map(iriToNt)
+      .join(' ');
     const rows = await reader.select(`SELECT DISTINCT ?g WHERE { VALUES ?g { ${values} } GRAPH ?g { ?s ?p ?o } }`);
     for (const b of rows.results.bindings) if (b.g) empty.delete(b.g.value);
   }
@@ -167,7 +188,12 @@ export interface FeedEntry {
 }
 
 /** Entries from `after` on (and at the `missing` positions), in position order, `limit` at most. */
-export async function readFeed(reader: SparqlReader, after: number, missing: readonly number[], limit: number): Promise<FeedEntry[]> {
+export async function readFeed(
+  reader: SparqlReader,
+  after: number,
+  missing: readonly number[],
+  limit: number,
+): Promise<FeedEntry[]> {
   const late = missing.length > 0 ? ` || ?position IN (${missing.join(', ')})` : '';
   const rows = await reader.select(
     `SELECT ?intent ?position ?events ?time WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position ; ${iriToNt(FEED_EVENTS)} ?events ; ${iriToNt(FEED_TIME)} ?time } FILTER (?position > ${after}${late}) } ORDER BY ?position LIMIT ${limit}`,
@@ -175,5 +201,10 @@ export async function readFeed(reader: SparqlReader, after: number, missing: rea
   // Virtuoso may answer a row of a commit being written without its long literal: not there yet.
   return rows.results.bindings
     .filter((b) => b.intent && b.position && b.events && b.time)
-    .map((b) => ({ position: Number(b.position.value), intent: b.intent.value, events: b.events.value, committedAt: new Date(b.time.value) }));
+    .map((b) => ({
+      position: Number(b.position.value),
+      intent: b.intent.value,
+      events: b.events.value,
+      committedAt: new Date(b.time.value),
+    }));
 }

@@ -14,7 +14,8 @@ const SLOT_PREFIX = `${STORE}slot:`;
 const slotIri = (key: string) => `${SLOT_PREFIX}${encodeURIComponent(key)}`;
 
 /** The graph pattern that matches while an intent (bound to ?claimant) claims the slot `key`. */
-export const claimedPattern = (key: string, claimant = '?claimant') => `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(slotIri(key))} ${iriToNt(CLAIMED_BY)} ${claimant} }`;
+export const claimedPattern = (key: string, claimant = '?claimant') =>
+  `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(slotIri(key))} ${iriToNt(CLAIMED_BY)} ${claimant} }`;
 
 /** The highest number `n` of the slots `{prefix}{n}` that an intent claims; 0 if none. */
 export async function highestClaimedNumber(reader: SparqlReader, prefix: string): Promise<number> {
@@ -128,7 +129,9 @@ export function completionClaimRemoval(intent: string, completer: string): strin
 
 /** The process that claims the completion of `intent`, if one does. */
 export async function completerOf(reader: SparqlReader, intent: string): Promise<string | undefined> {
-  const rows = await reader.select(`SELECT ?completer WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ?completer } } LIMIT 1`);
+  const rows = await reader.select(
+    `SELECT ?completer WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ?completer } } LIMIT 1`,
+  );
   return rows.results.bindings[0]?.completer?.value;
 }
 
@@ -139,7 +142,9 @@ export async function completerOf(reader: SparqlReader, intent: string): Promise
 export function intentsRemoval(iris: readonly string[]): string {
   const g = iriToNt(INTENTS_GRAPH);
   const selected = `VALUES ?intent { ${iris.map(iriToNt).join(' ')} }`;
-  return [`?intent ?p ?o`, `?slot ${iriToNt(CLAIMED_BY)} ?intent`].map((row) => `DELETE { GRAPH ${g} { ${row} } } WHERE { ${selected} GRAPH ${g} { ${row} } }`).join(' ;\n');
+  return [`?intent ?p ?o`, `?slot ${iriToNt(CLAIMED_BY)} ?intent`]
+    .map((row) => `DELETE { GRAPH ${g} { ${row} } } WHERE { ${selected} GRAPH ${g} { ${row} } }`)
+    .join(' ;\n');
 }
 
 /**
@@ -147,7 +152,8 @@ export function intentsRemoval(iris: readonly string[]): string {
  * each operation did ("Insert into <…>, 3 (or less) triples -- done"). Any other answer (nothing
  * stored, another engine's) is checked by reading the intent back (`isStored`).
  */
-export const reportsInsert = (answer: string): boolean => /Insert into <[^>]*>, [1-9][0-9]* \(or less\) triples -- done/.test(answer);
+export const reportsInsert = (answer: string): boolean =>
+  /Insert into <[^>]*>, [1-9][0-9]* \(or less\) triples -- done/.test(answer);
 
 /** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */
 export async function isStored(reader: SparqlReader, intent: CommitIntent): Promise<boolean> {
@@ -155,10 +161,16 @@ export async function isStored(reader: SparqlReader, intent: CommitIntent): Prom
 }
 
 /** The first of `conditions` that another writer filled or claims (of `intent`, which failed them). */
-export async function failedCondition(reader: SparqlReader, conditions: readonly CommitCondition[], intent: CommitIntent): Promise<CommitCondition | undefined> {
+export async function failedCondition(
+  reader: SparqlReader,
+  conditions: readonly CommitCondition[],
+  intent: CommitIntent,
+): Promise<CommitCondition | undefined> {
   for (const condition of conditions) {
     const claimedByOther = `${claimedPattern(condition.key)} FILTER (?claimant != ${iriToNt(intent.iri)})`;
-    const rows = await reader.select(`SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedByOther} BIND (2 AS ?found) } } LIMIT 1`);
+    const rows = await reader.select(
+      `SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedByOther} BIND (2 AS ?found) } } LIMIT 1`,
+    );
     if (rows.results.bindings.length > 0) return condition;
   }
   return undefined;
@@ -171,13 +183,19 @@ export async function failedCondition(reader: SparqlReader, conditions: readonly
 export async function storedIntentNames(reader: SparqlReader, among?: readonly string[]): Promise<Set<string>> {
   const g = iriToNt(INTENTS_GRAPH);
   const values = among ? `VALUES ?intent { ${among.map(iriToNt).join(' ')} } ` : '';
-  const rows = await reader.select(`SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`);
+  const rows = await reader.select(
+    `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`,
+  );
   return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
 }
 
 /** Every stored intent, oldest first. */
 export async function storedIntents(reader: SparqlReader): Promise<CommitIntent[]> {
-  const rows = await reader.select(`SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } } ORDER BY ?intent`);
+  const rows = await reader.select(
+    `SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } } ORDER BY ?intent`,
+  );
   // A row without its text: an intent another process removed while it was read (applied).
-  return rows.results.bindings.filter((b) => b.intent && b.update).map((b) => ({ iri: b.intent.value, update: b.update.value }));
+  return rows.results.bindings
+    .filter((b) => b.intent && b.update)
+    .map((b) => ({ iri: b.intent.value, update: b.update.value }));
 }

@@ -24,7 +24,10 @@ export function parseDigestChallenge(header: string | undefined): DigestChalleng
   const nonce = params.get('nonce');
   const algorithm = (params.get('algorithm') ?? 'MD5').toUpperCase();
   if (realm === undefined || nonce === undefined || (algorithm !== 'MD5' && algorithm !== 'SHA-256')) return undefined;
-  const qops = params.get('qop')?.split(',').map((qop) => qop.trim());
+  const qops = params
+    .get('qop')
+    ?.split(',')
+    .map((qop) => qop.trim());
   if (qops && !qops.includes('auth')) return undefined;
   return { realm, nonce, opaque: params.get('opaque'), qop: qops ? 'auth' : undefined, algorithm };
 }

@@ -39,10 +39,14 @@ function* nodesOf(node: unknown): Generator<Node> {
  */
 function checkOnEngine(query: sparqljs.SparqlQuery): void {
   for (const node of nodesOf(query)) {
-    if (node.type === 'service') throw invalidQuery('SERVICE is not available on this server (store.backend sparql): a query runs over this server\'s data only');
+    if (node.type === 'service')
+      throw invalidQuery(
+        "SERVICE is not available on this server (store.backend sparql): a query runs over this server's data only",
+      );
     if (node.type === 'functionCall') {
       const name = (node.function as { value?: string } | undefined)?.value ?? '';
-      if (!name.startsWith(XSD)) throw invalidQuery(`the function <${name}> is not available: only SPARQL's own functions and XSD casts are`);
+      if (!name.startsWith(XSD))
+        throw invalidQuery(`the function <${name}> is not available: only SPARQL's own functions and XSD casts are`);
     }
   }
 }
@@ -57,7 +61,8 @@ export function checkEngineQuery(text: string): void {
 /** The query with exactly `dataset` as its FROM and FROM NAMED (a graph no store holds for an empty list). */
 export function withDataset(text: string, dataset: Dataset): string {
   const query = parse(text);
-  const graphs = (list: readonly string[]) => (list.length > 0 ? list : [NO_GRAPH]).map((value) => ({ termType: 'NamedNode', value }) as sparqljs.IriTerm);
+  const graphs = (list: readonly string[]) =>
+    (list.length > 0 ? list : [NO_GRAPH]).map((value) => ({ termType: 'NamedNode', value }) as sparqljs.IriTerm);
   query.from = { default: graphs(dataset.default), named: graphs(dataset.named) };
   return new sparqljs.Generator().stringify(query);
 }

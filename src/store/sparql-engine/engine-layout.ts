@@ -18,7 +18,12 @@ const selectOf = (variables: readonly string[]) => `SELECT ${variables.map((v) =
 
 /** What the start's reads need of the engine: a SELECT answered as CSV, row by row (SparqlClient.selectCsv). */
 export interface CsvReader {
-  selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows?: number): Promise<number>;
+  selectCsv(
+    query: string,
+    variables: readonly string[],
+    onRow: (values: string[]) => void,
+    expectedRows?: number,
+  ): Promise<number>;
 }
 
 /**
@@ -29,9 +34,19 @@ export interface CsvReader {
  * again in pages (pagedRows) in the order of `key`, a variable of `where` bound to one value per
  * row, which need not be among `variables`. `onRow` may see a row twice.
  */
-async function allRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
+async function allRows(
+  reader: CsvReader,
+  variables: readonly string[],
+  where: string,
+  key: string,
+  onRow: (values: string[]) => void,
+): Promise<void> {
   let counted = 0;
-  await reader.selectCsv(`SELECT (COUNT(*) AS ?rows) WHERE { ${where} }`, ['rows'], ([rows]) => (counted = Number(rows)));
+  await reader.selectCsv(
+    `SELECT (COUNT(*) AS ?rows) WHERE { ${where} }`,
+    ['rows'],
+    ([rows]) => (counted = Number(rows)),
+  );
   const read = await reader.selectCsv(`${selectOf(variables)} WHERE { ${where} }`, variables, onRow, counted);
   if (read < counted) await pagedRows(reader, variables, where, key, onRow);
 }
@@ -41,15 +56,25 @@ async function allRows(reader: CsvReader, variables: readonly string[], where: s
  * key of the one before: within any row limit of the engine, though each page has the engine order
  * every row again, so the whole read grows with the square of the rows.
  */
-async function pagedRows(reader: CsvReader, variables: readonly string[], where: string, key: string, onRow: (values: string[]) => void): Promise<void> {
+async function pagedRows(
+  reader: CsvReader,
+  variables: readonly string[],
+  where: string,
+  key: string,
+  onRow: (values: string[]) => void,
+): Promise<void> {
   const withKey = [...variables, key];
   for (let after: string | undefined; ; ) {
     const from = after === undefined ? '' : `FILTER (STR(?${key}) > ${JSON.stringify(after)})`;
     let last: string | undefined;
-    const rows = await reader.selectCsv(`${selectOf(withKey)} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`, withKey, (values) => {
-      last = values[variables.length];
-      onRow(values.slice(0, variables.length));
-    });
+    const rows = await reader.selectCsv(
+      `${selectOf(withKey)} WHERE { ${where} ${from} } ORDER BY STR(?${key}) LIMIT ${PAGE_ROWS}`,
+      withKey,
+      (values) => {
+        last = values[variables.length];
+        onRow(values.slice(0, variables.length));
+      },
+    );
     if (rows < PAGE_ROWS || last === undefined) return;
     after = last;
   }
@@ -78,7 +103,14 @@ export async function readCreatedAndLatestRevisions(reader: CsvReader): Promise<
   await allRows(reader, ['o', 'n', 'at', 'by', 'type'], where, 'g', ([iri, n, at, by, type]) => {
     const number = Number(n);
     const object = detached(iri);
-    const r = { object, number, graph: revisionGraph(object, number), createdAt: new Date(at), createdBy: once(by), mostSpecificType: once(type) };
+    const r = {
+      object,
+      number,
+      graph: revisionGraph(object, number),
+      createdAt: new Date(at),
+      createdBy: once(by),
+      mostSpecificType: once(type),
+    };
     if (number === 1) first.set(object, r);
     if (number > (latest.get(object)?.number ?? 0)) latest.set(object, r);
   });
@@ -98,14 +130,28 @@ export async function readRevision(reader: SparqlReader, graph: string): Promise
   const rows = await reader.select(`SELECT ?o ?n ?at ?by ?type WHERE { GRAPH ${p(meta.metaGraph)} {
     ${p(graph)} ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type } } LIMIT 1`);
   const b = rows.results.bindings[0];
-  return b && { object: b.o.value, number: Number(b.n.value), graph, createdAt: new Date(b.at.value), createdBy: b.by.value, mostSpecificType: b.type.value };
+  return (
+    b && {
+      object: b.o.value,
+      number: Number(b.n.value),
+      graph,
+      createdAt: new Date(b.at.value),
+      createdBy: b.by.value,
+      mostSpecificType: b.type.value,
+    }
+  );
 }
 
 /** The finished action requests (about `object`, or all), read from their graphs in one query. */
-export async function readFinishedRequests(reader: { triplesByGraph(where: string): Promise<Map<string, Quad[]>> }, object?: string): Promise<ActionRequestRecord[]> {
+export async function readFinishedRequests(
+  reader: { triplesByGraph(where: string): Promise<Map<string, Quad[]>> },
+  object?: string,
+): Promise<ActionRequestRecord[]> {
   if (object !== undefined && !isValidIri(object)) return [];
   const about = object === undefined ? '' : `GRAPH ?g { ?g ${p(meta.concerns)} ${p(object)} }`;
-  const graphs = await reader.triplesByGraph(`GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ${p(api.isRequestedBy)} ?by }`);
+  const graphs = await reader.triplesByGraph(
+    `GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ${p(api.isRequestedBy)} ?by }`,
+  );
   const records = [...graphs].map(([iri, triples]) => actionRequestFromTriples(iri, triples));
   return records.filter((r): r is ActionRequestRecord => r !== undefined);
 }

@@ -70,7 +70,9 @@ export class EngineLease implements Lease {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.ticking = this.tick()
-        .catch((err: unknown) => this.options.log(`lease ${this.name}: the engine did not answer: ${(err as Error).message}`))
+        .catch((err: unknown) =>
+          this.options.log(`lease ${this.name}: the engine did not answer: ${(err as Error).message}`),
+        )
         .finally(() => this.schedule(this.nextTickIn()));
     }, ms);
     this.timer.unref();
@@ -140,7 +142,9 @@ export class EngineLease implements Lease {
       `INSERT { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ${termToNt(literal(this.process))} ; ${iriToNt(LEASE_NAME)} ${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ${term} } }
 WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ?holder } } }`,
     );
-    const rows = await this.engine.select(`SELECT ?holder WHERE { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ?holder } } ORDER BY ?holder LIMIT 1`);
+    const rows = await this.engine.select(
+      `SELECT ?holder WHERE { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ?holder } } ORDER BY ?holder LIMIT 1`,
+    );
     return rows.results.bindings[0]?.holder.value;
   }
 

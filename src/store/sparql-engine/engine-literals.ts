@@ -48,14 +48,23 @@ export function normalisedResults(answer: SparqlJsonResults): SparqlJsonResults 
     for (const [name, term] of Object.entries(binding)) {
       if (term.type !== 'literal' && term.type !== 'typed-literal') continue;
       const l = fromEngine(term.value, term.datatype, term['xml:lang']);
-      binding[name] = { type: 'literal', value: l.value, ...(l.language ? { 'xml:lang': l.language } : l.datatype.value !== xsd.string ? { datatype: l.datatype.value } : {}) };
+      binding[name] = {
+        type: 'literal',
+        value: l.value,
+        ...(l.language
+          ? { 'xml:lang': l.language }
+          : l.datatype.value !== xsd.string
+            ? { datatype: l.datatype.value }
+            : {}),
+      };
     }
   }
   return answer;
 }
 
 /** "10:00:00.120Z" -> "10:00:00.12Z", "10:00:00.000Z" -> "10:00:00Z": the fraction of a second as Oxigraph writes it. */
-const withoutTrailingZeros = (value: string) => value.replace(/(\.\d*?)0+(?=$|[Z+-])/, '$1').replace(/\.(?=$|[Z+-])/, '');
+const withoutTrailingZeros = (value: string) =>
+  value.replace(/(\.\d*?)0+(?=$|[Z+-])/, '$1').replace(/\.(?=$|[Z+-])/, '');
 
 /** The infinities and NaN, however the engine spells them. */
 const SPECIAL_FLOATS = new Map([
@@ -79,6 +88,8 @@ function canonicalFloat(value: string): string {
 export function readEngineNTriples(text: string): Quad[] {
   return readStoreNTriples(text, '\t').map((t) => {
     const o = t.object;
-    return o.termType === 'Literal' ? quad(t.subject, t.predicate, fromEngine(o.value, o.datatype.value, o.language || undefined)) : t;
+    return o.termType === 'Literal'
+      ? quad(t.subject, t.predicate, fromEngine(o.value, o.datatype.value, o.language || undefined))
+      : t;
   });
 }

@@ -24,25 +24,37 @@ export class EngineNotifications implements ReceivedNotificationStore {
   }
 
   async withKey(sender: string, key: string): Promise<ReceivedNotificationRecord | undefined> {
-    return this.first(`GRAPH ?g { ?g ${p(meta.receivedFrom)} ${p(sender)} ; ${p(meta.idempotencyKey)} ${termToNt(literal(key))} }`);
+    return this.first(
+      `GRAPH ?g { ?g ${p(meta.receivedFrom)} ${p(sender)} ; ${p(meta.idempotencyKey)} ${termToNt(literal(key))} }`,
+    );
   }
 
   async lastSequence(): Promise<number> {
-    const rows = await this.engine.select(`SELECT (MAX(?n) AS ?last) WHERE { GRAPH ?g { ?g ${p(meta.receivedSequence)} ?n } }`);
+    const rows = await this.engine.select(
+      `SELECT (MAX(?n) AS ?last) WHERE { GRAPH ?g { ?g ${p(meta.receivedSequence)} ?n } }`,
+    );
     const last = rows.results.bindings[0]?.last?.value;
     return last === undefined ? 0 : Number(last);
   }
 
-  async list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
+  async list(
+    filter: NotificationFilter,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
     // An IRI no notification can carry (from a query parameter) matches none.
-    if ([filter.sender, filter.eventType, filter.object].some((iri) => iri !== undefined && !isValidIri(iri))) return { total: 0, page: [] };
+    if ([filter.sender, filter.eventType, filter.object].some((iri) => iri !== undefined && !isValidIri(iri)))
+      return { total: 0, page: [] };
     const where = matching(filter);
     const [count, rows] = await Promise.all([
       this.engine.select(`SELECT (COUNT(?g) AS ?total) WHERE { ${where} }`),
       this.engine.select(`SELECT ?g ?n WHERE { ${where} } ORDER BY ?n OFFSET ${skip} LIMIT ${limit}`),
     ]);
     const page = await Promise.all(rows.results.bindings.map((b) => this.record(b.g.value)));
-    return { total: Number(count.results.bindings[0]?.total?.value ?? 0), page: page.filter((r): r is ReceivedNotificationRecord => r !== undefined) };
+    return {
+      total: Number(count.results.bindings[0]?.total?.value ?? 0),
+      page: page.filter((r): r is ReceivedNotificationRecord => r !== undefined),
+    };
   }
 
   async triples(record: ReceivedNotificationRecord): Promise<Quad[]> {
@@ -50,7 +62,9 @@ export class EngineNotifications implements ReceivedNotificationStore {
   }
 
   async removeReceivedBefore(cutoff: Date, max: number): Promise<number> {
-    const rows = await this.engine.select(`SELECT ?g WHERE { GRAPH ?g { ?g ${p(meta.receivedAt)} ?at } FILTER (?at < ${termToNt(dateTimeLiteral(cutoff))}) } LIMIT ${max}`);
+    const rows = await this.engine.select(
+      `SELECT ?g WHERE { GRAPH ?g { ?g ${p(meta.receivedAt)} ?at } FILTER (?at < ${termToNt(dateTimeLiteral(cutoff))}) } LIMIT ${max}`,
+    );
     const graphs = rows.results.bindings.map((b) => b.g.value);
     if (graphs.length > 0) await this.removeGraphs(graphs);
     return graphs.length;

@@ -56,21 +56,27 @@ export class EngineQueries implements QueryService {
 
   async run(request: QueryRequest): Promise<QueryResult> {
     const view = this.views[request.view];
-    const text = request.dataset ? withDataset(request.query.text, checkedSize(inView(request.dataset, view))) : overWholeView(request.query.text, view);
+    const text = request.dataset
+      ? withDataset(request.query.text, checkedSize(inView(request.dataset, view)))
+      : overWholeView(request.query.text, view);
     const { body, truncated } = await this.engineCall(() => this.answer(request, text));
     return { body, truncated, lag: NO_LAG };
   }
 
   private async answer({ query, format }: QueryRequest, text: string): Promise<{ body: string; truncated: boolean }> {
     const maxRows = this.options.maxRows;
-    if (query.form === 'ASK') return { body: writeBoolean(await this.engine.ask(text), format as 'json'), truncated: false };
+    if (query.form === 'ASK')
+      return { body: writeBoolean(await this.engine.ask(text), format as 'json'), truncated: false };
     if (query.form === 'SELECT') {
       const answer = normalisedResults(await this.engine.select(text));
       // Only what the SPARQL 1.1 JSON format holds (Virtuoso adds head.link, results.distinct and ordered).
       const bindings = answer.results.bindings;
       const truncated = bindings.length > maxRows;
       if (truncated) bindings.length = maxRows;
-      return { body: writeSolutions({ head: { vars: answer.head.vars }, results: { bindings } }, format as 'json'), truncated };
+      return {
+        body: writeSolutions({ head: { vars: answer.head.vars }, results: { bindings } }, format as 'json'),
+        truncated,
+      };
     }
     const triples = readEngineNTriples(await this.engine.construct(text));
     const truncated = triples.length > maxRows;

@@ -28,9 +28,12 @@ DELETE { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ?before } } WHERE { GRAPH ${g} { 
 
 /** When each process was last seen. */
 export async function lastSeen(reader: SparqlReader): Promise<Map<string, number>> {
-  const rows = await reader.select(`SELECT ?process ?at WHERE { GRAPH ${iriToNt(PROCESSES_GRAPH)} { ?process ${iriToNt(SEEN_AT)} ?at } }`);
+  const rows = await reader.select(
+    `SELECT ?process ?at WHERE { GRAPH ${iriToNt(PROCESSES_GRAPH)} { ?process ${iriToNt(SEEN_AT)} ?at } }`,
+  );
   const seen = new Map<string, number>();
-  for (const b of rows.results.bindings) if (b.process && b.at) seen.set(b.process.value, Math.max(seen.get(b.process.value) ?? 0, Date.parse(b.at.value)));
+  for (const b of rows.results.bindings)
+    if (b.process && b.at) seen.set(b.process.value, Math.max(seen.get(b.process.value) ?? 0, Date.parse(b.at.value)));
   return seen;
 }
 

@@ -69,15 +69,22 @@ export class SparqlClient {
   private readonly connections: Agent;
 
   constructor(private readonly options: SparqlClientOptions) {
-    this.connections = new Agent({ connections: options.connections ?? DEFAULT_CONNECTIONS, keepAliveTimeout: KEEP_ALIVE_MS });
+    this.connections = new Agent({
+      connections: options.connections ?? DEFAULT_CONNECTIONS,
+      keepAliveTimeout: KEEP_ALIVE_MS,
+    });
     const auth = options.auth;
-    this.digest = auth && 'user' in auth && auth.scheme === 'digest' ? new DigestCredentials(auth.user, auth.password) : undefined;
+    this.digest =
+      auth && 'user' in auth && auth.scheme === 'digest' ? new DigestCredentials(auth.user, auth.password) : undefined;
   }
 
   async select(query: string): Promise<SparqlJsonResults> {
     const url = this.options.queryUrl;
     const answer = parseJson(url, await this.query(query, RESULTS_JSON)) as Partial<SparqlJsonResults>;
-    if (!Array.isArray(answer.head?.vars) || !Array.isArray(answer.results?.bindings)) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without head.vars and results.bindings`);
+    if (!Array.isArray(answer.head?.vars) || !Array.isArray(answer.results?.bindings))
+      throw new StoreFailedError(
+        `the SPARQL engine at ${url} answered a SELECT without head.vars and results.bindings`,
+      );
     // SPARQL 1.0's JSON (Virtuoso's) marks datatyped literals "typed-literal"; 1.1 says "literal".
     for (const binding of answer.results.bindings) {
       for (const term of Object.values(binding)) if (term.type === 'typed-literal') term.type = 'literal';
@@ -92,7 +99,12 @@ export class SparqlClient {
    * MS_PER_EXPECTED_ROW per expected row; a query sent again after a lost connection hands its rows
    * again. Answers the rows read.
    */
-  async selectCsv(query: string, variables: readonly string[], onRow: (values: string[]) => void, expectedRows = 0): Promise<number> {
+  async selectCsv(
+    query: string,
+    variables: readonly string[],
+    onRow: (values: string[]) => void,
+    expectedRows = 0,
+  ): Promise<number> {
     const url = this.options.queryUrl;
     const read = async (answer: Answer) => {
       const rows = new CsvRows();
@@ -100,9 +112,12 @@ export class SparqlClient {
       let columns: string[] | undefined;
       let count = 0;
       const take = (values: string[]) => {
-        if (columns) return void (count += 1, onRow(values));
+        if (columns) return void ((count += 1), onRow(values));
         columns = values;
-        if (columns.join() !== variables.join()) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${columns.join(', ')}`);
+        if (columns.join() !== variables.join())
+          throw new StoreFailedError(
+            `the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${columns.join(', ')}`,
+          );
       };
       for await (const chunk of answer.body) rows.push(decoder.decode(chunk, { stream: true }), take);
       rows.end(decoder.decode(), take);
@@ -115,7 +130,8 @@ export class SparqlClient {
   async ask(query: string): Promise<boolean> {
     const url = this.options.queryUrl;
     const answer = parseJson(url, await this.query(query, RESULTS_JSON)) as { boolean?: unknown };
-    if (typeof answer.boolean !== 'boolean') throw new StoreFailedError(`the SPARQL engine at ${url} answered an ASK without a boolean`);
+    if (typeof answer.boolean !== 'boolean')
+      throw new StoreFailedError(`the SPARQL engine at ${url} answered an ASK without a boolean`);
     return answer.boolean;
   }
 
@@ -126,18 +142,41 @@ export class SparqlClient {
 
   /** Runs an update; answers the engine's answer as it came (Virtuoso's counts what each operation did in it). */
   update(text: string): Promise<string> {
-    return this.send(this.options.updateUrl, 'application/sparql-update; charset=UTF-8', text, `${RESULTS_JSON}, */*;q=0.1`);
+    return this.send(
+      this.options.updateUrl,
+      'application/sparql-update; charset=UTF-8',
+      text,
+      `${RESULTS_JSON}, */*;q=0.1`,
+    );
   }
 
   // Queries are POSTed as a form, the protocol's other way: Virtuoso 7.2 never answers a query
   // POSTed as application/sparql-query (openlink/virtuoso-opensource#842).
   // A query that met a connection the engine had just closed is asked again, once: it changes nothing.
   private async query(query: string, accept: string): Promise<string>;
-  private async query<T>(query: string, accept: string, read: (answer: Answer) => Promise<T>, timeoutMs?: number): Promise<T>;
-  private async query(query: string, accept: string, read: (answer: Answer) => Promise<unknown> = (answer) => answer.body.text(), timeoutMs = this.options.timeoutMs): Promise<unknown> {
+  private async query<T>(
+    query: string,
+    accept: string,
+    read: (answer: Answer) => Promise<T>,
+    timeoutMs?: number,
+  ): Promise<T>;
+  private async query(
+    query: string,
+    accept: string,
+    read: (answer: Answer) => Promise<unknown> = (answer) => answer.body.text(),
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<unknown> {
     const form = new URLSearchParams({ query });
     if (this.options.engineTimeout) form.set('timeout', String(timeoutMs));
-    const send = () => this.exchange(this.options.queryUrl, 'application/x-www-form-urlencoded', form.toString(), accept, read, timeoutMs);
+    const send = () =>
+      this.exchange(
+        this.options.queryUrl,
+        'application/x-www-form-urlencoded',
+        form.toString(),
+        accept,
+        read,
+        timeoutMs,
+      );
     try {
       return await send();
     } catch (err) {
@@ -151,7 +190,14 @@ export class SparqlClient {
   }
 
   /** Sends a request and hands its answer to `read` once it is known to be a success, all within `timeoutMs`. */
-  private async exchange<T>(url: string, contentType: string, body: string, accept: string, read: (answer: Answer) => Promise<T>, timeoutMs: number): Promise<T> {
+  private async exchange<T>(
+    url: string,
+    contentType: string,
+    body: string,
+    accept: string,
+    read: (answer: Answer) => Promise<T>,
+    timeoutMs: number,
+  ): Promise<T> {
     const signal = AbortSignal.timeout(timeoutMs);
     const headers = { 'Content-Type': contentType, Accept: accept };
     try {
@@ -161,7 +207,8 @@ export class SparqlClient {
         await answer.body.dump();
         answer = await this.post(url, headers, body, signal);
       }
-      if (answer.statusCode < 200 || answer.statusCode > 299) throw refusal(url, answer.statusCode, await answer.body.text());
+      if (answer.statusCode < 200 || answer.statusCode > 299)
+        throw refusal(url, answer.statusCode, await answer.body.text());
       // Virtuoso answers 200 and puts the error in these headers when a deadlock ended the request
       // (SR172) or its query time limit cut a query short (a partial result).
       const sqlMessage = header(answer, 'x-sql-message');
@@ -170,7 +217,8 @@ export class SparqlClient {
         const state = header(answer, 'x-sql-state') ?? '';
         const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
         // Virtuoso 7.2 sends a deadlock's state in the message at times, with state 00000.
-        if (DEADLOCK.test(state) || DEADLOCK.test(sqlMessage.split(':')[0].trim())) throw new EngineDeadlockError(message);
+        if (DEADLOCK.test(state) || DEADLOCK.test(sqlMessage.split(':')[0].trim()))
+          throw new EngineDeadlockError(message);
         throw state === QUERY_TIMED_OUT ? new EngineTimeoutError(message) : new StoreUnavailableError(message);
       }
       return await read(answer);
@@ -182,7 +230,13 @@ export class SparqlClient {
 
   private async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
     const authorization = await this.authorization(url, signal);
-    return request(url, { method: 'POST', headers: authorization ? { ...headers, Authorization: authorization } : headers, body, signal, dispatcher: this.connections });
+    return request(url, {
+      method: 'POST',
+      headers: authorization ? { ...headers, Authorization: authorization } : headers,
+      body,
+      signal,
+      dispatcher: this.connections,
+    });
   }
 
   private async authorization(url: string, signal: AbortSignal): Promise<string | undefined> {
@@ -191,7 +245,8 @@ export class SparqlClient {
     if ('token' in auth) return `Bearer ${auth.token}`;
     if (auth.scheme === 'basic') return `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`;
     const digest = this.digest!;
-    if (!digest.hasChallenge) await (this.challengeAsked ??= this.askChallenge(url, signal).finally(() => (this.challengeAsked = undefined)));
+    if (!digest.hasChallenge)
+      await (this.challengeAsked ??= this.askChallenge(url, signal).finally(() => (this.challengeAsked = undefined)));
     if (!digest.hasChallenge) return undefined;
     const target = new URL(url);
     return digest.authorization('POST', target.pathname + target.search);
@@ -247,7 +302,10 @@ function readRows(text: string, onRow: (values: string[]) => void, final: boolea
   CSV_FIELD.lastIndex = 0;
   while (start < text.length) {
     const field = CSV_FIELD.exec(text);
-    if (!field && final) throw new StoreFailedError(`the SPARQL engine answered CSV that does not parse: ${text.slice(start, start + 200)}`);
+    if (!field && final)
+      throw new StoreFailedError(
+        `the SPARQL engine answered CSV that does not parse: ${text.slice(start, start + 200)}`,
+      );
     // A quoted field the text cuts short, or a row that may go on in the next chunk: wait for it.
     if (!field || (field[3] === '' && !final)) return text.slice(start);
     values.push(field[1] === undefined ? field[2] : field[1].replaceAll('""', '"'));
@@ -260,7 +318,10 @@ function readRows(text: string, onRow: (values: string[]) => void, final: boolea
 }
 
 function engineMessage(body: string): string {
-  return body.split(/\n\s*SPARQL query:/)[0].trim().slice(0, MESSAGE_CHARS);
+  return body
+    .split(/\n\s*SPARQL query:/)[0]
+    .trim()
+    .slice(0, MESSAGE_CHARS);
 }
 
 /**
@@ -270,16 +331,21 @@ function engineMessage(body: string): string {
  */
 function refusal(url: string, status: number, body: string): Error {
   const message = engineMessage(body);
-  if (status === 401 || status === 403) return new StoreFailedError(`the SPARQL engine at ${url} refused the credentials (${status}) ${message}`.trim());
-  if (status < 500) return new StoreFailedError(`the SPARQL engine at ${url} refused the request (${status}): ${message}`);
+  if (status === 401 || status === 403)
+    return new StoreFailedError(`the SPARQL engine at ${url} refused the credentials (${status}) ${message}`.trim());
+  if (status < 500)
+    return new StoreFailedError(`the SPARQL engine at ${url} refused the request (${status}): ${message}`);
   const sqlState = ENGINE_ERROR.exec(body)?.[1];
-  if (sqlState !== undefined && !/^(40|08|S1T|HYT)/.test(sqlState)) return new StoreFailedError(`the SPARQL engine at ${url} failed the request (${status}): ${message}`);
-  if (sqlState !== undefined && DEADLOCK.test(sqlState)) return new EngineDeadlockError(`the SPARQL engine at ${url} rolled the request back to end a deadlock: ${message}`);
+  if (sqlState !== undefined && !/^(40|08|S1T|HYT)/.test(sqlState))
+    return new StoreFailedError(`the SPARQL engine at ${url} failed the request (${status}): ${message}`);
+  if (sqlState !== undefined && DEADLOCK.test(sqlState))
+    return new EngineDeadlockError(`the SPARQL engine at ${url} rolled the request back to end a deadlock: ${message}`);
   return new StoreUnavailableError(`the SPARQL engine at ${url} is unavailable (${status}): ${message}`);
 }
 
 function unreachable(url: string, err: unknown, timeoutMs: number): StoreUnavailableError {
-  if (err instanceof Error && err.name === 'TimeoutError') return new EngineTimeoutError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
+  if (err instanceof Error && err.name === 'TimeoutError')
+    return new EngineTimeoutError(`the SPARQL engine at ${url} did not answer within ${timeoutMs} ms`);
   const failure = err instanceof Error ? (err.cause instanceof Error ? err.cause : err) : undefined;
   const message = `the SPARQL engine at ${url} could not be reached: ${failure?.message ?? String(err)}`;
   // undici's SocketError: a kept-alive connection the engine closed as the request went out.

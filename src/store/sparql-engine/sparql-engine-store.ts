@@ -13,8 +13,31 @@ import { EngineNotifications } from './engine-notifications.js';
 import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
 import { randomUUID } from 'node:crypto';
 import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './commit-conditions.js';
-import { CommitIntents, completerOf, completionClaim, completionClaimRemoval, failedCondition, highestClaimedNumber, INTENTS_REMOVED_TOGETHER, intentsRemoval, isStored, processOf, reportsInsert, storedIntentNames, storedIntents, type CommitIntent } from './commit-intents.js';
-import { engineWrite, INLINE_QUADS, STAGED_SUBJECT, stagedWrite, stagingGraph, updateOperation, type EngineWrite } from './update-text.js';
+import {
+  CommitIntents,
+  completerOf,
+  completionClaim,
+  completionClaimRemoval,
+  failedCondition,
+  highestClaimedNumber,
+  INTENTS_REMOVED_TOGETHER,
+  intentsRemoval,
+  isStored,
+  processOf,
+  reportsInsert,
+  storedIntentNames,
+  storedIntents,
+  type CommitIntent,
+} from './commit-intents.js';
+import {
+  engineWrite,
+  INLINE_QUADS,
+  STAGED_SUBJECT,
+  stagedWrite,
+  stagingGraph,
+  updateOperation,
+  type EngineWrite,
+} from './update-text.js';
 import { EngineDeadlockError } from './sparql-client.js';
 import { appliedIntents, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
 import { CommitFeedFollower } from './commit-feed-follower.js';
@@ -35,7 +58,8 @@ const RENUMBER_ATTEMPTS = 10;
 const RENUMBER_BACKOFF_MS = 10;
 const SETTLE_POLL_MS = 250;
 
-const outboxNumbers = (events: readonly DomainEvent[]) => events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
+const outboxNumbers = (events: readonly DomainEvent[]) =>
+  events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -76,7 +100,8 @@ export function termOf(b: BoundTerm): RDF.Term {
   return fromEngine(b.value, b.datatype, b['xml:lang']);
 }
 
-const tripleOf = (b: Binding): Quad => quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']);
+const tripleOf = (b: Binding): Quad =>
+  quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']);
 
 /**
  * The store on a SPARQL 1.1 engine (`store.backend: sparql`): every commit is one Update request,
@@ -109,7 +134,11 @@ export class SparqlEngineStore implements GraphStore {
     this.receivedNotifications = new EngineNotifications(this, (graphs) => this.removeGraphs(graphs));
     this.follower =
       shared &&
-      new CommitFeedFollower(this, { ...shared, isOwn: (intent) => this.intents.isOwn(intent), publish: (events) => this.committed.publishOthers(events) });
+      new CommitFeedFollower(this, {
+        ...shared,
+        isOwn: (intent) => this.intents.isOwn(intent),
+        publish: (events) => this.committed.publishOthers(events),
+      });
   }
 
   /**
@@ -135,7 +164,10 @@ export class SparqlEngineStore implements GraphStore {
   async commit(tx: WriteTransaction): Promise<void> {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
-      if (this.unresolved) throw new StoreUnavailableError('an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again');
+      if (this.unresolved)
+        throw new StoreUnavailableError(
+          'an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again',
+        );
       await this.apply(tx);
     } finally {
       tx.release();
@@ -156,13 +188,23 @@ export class SparqlEngineStore implements GraphStore {
       const prepared = await this.prepare(engineWrite(tx), feed);
       if (!prepared) return this.committed.publish(tx.events);
       try {
-        await this.complete({ iri, update: prepared.apply }, tx.events, prepared.staging, this.shared ? commitConditions(tx.events) : []);
+        await this.complete(
+          { iri, update: prepared.apply },
+          tx.events,
+          prepared.staging,
+          this.shared ? commitConditions(tx.events) : [],
+        );
         this.releaseNumbers(released);
         return;
       } catch (err) {
         const numbers = outboxNumbers(tx.events);
         // Another process numbered a notification alike: numbered again, once this process knows the numbers taken.
-        if (err instanceof StoreConflictError && err.slot === 'outbox' && tx.renumberOutbox && attempt < RENUMBER_ATTEMPTS) {
+        if (
+          err instanceof StoreConflictError &&
+          err.slot === 'outbox' &&
+          tx.renumberOutbox &&
+          attempt < RENUMBER_ATTEMPTS
+        ) {
           released.push(...numbers.filter((n) => outboxEntryGraph(n) !== err.resource));
           // The numbers written (learnt from the feed) and those claimed by writes under way; after a
           // pause of random length, so that writers who collided do not collide again.
@@ -185,7 +227,12 @@ export class SparqlEngineStore implements GraphStore {
    * not answer within SETTLE_WAIT_MS too, and the commit is then completed in the background
    * (`unresolved`).
    */
-  private async complete(intent: CommitIntent, events: readonly DomainEvent[], staging: readonly string[], conditions: readonly CommitCondition[]): Promise<void> {
+  private async complete(
+    intent: CommitIntent,
+    events: readonly DomainEvent[],
+    staging: readonly string[],
+    conditions: readonly CommitCondition[],
+  ): Promise<void> {
     const steps = async () => {
       const recorded = await this.update(this.intents.recording(intent, conditions));
       // Sent again after a lost answer, the recording finds its own claims: the stored intent tells;
@@ -239,7 +286,9 @@ export class SparqlEngineStore implements GraphStore {
     if (!this.shared || numbers.length === 0) return;
     const tx = this.begin();
     tx.events.push({ kind: 'outbox-numbers-released', numbers });
-    this.commit(tx).catch((err: unknown) => this.shared!.log(`announcing unused outbox numbers failed: ${(err as Error).message}`));
+    this.commit(tx).catch((err: unknown) =>
+      this.shared!.log(`announcing unused outbox numbers failed: ${(err as Error).message}`),
+    );
   }
 
   /** Removes the intents of applied commits, a batch at a time, after the commit that completed one. */
@@ -254,7 +303,10 @@ export class SparqlEngineStore implements GraphStore {
    * staged first (stagedWrite) and applied by one operation of constant size; undefined when it
    * changes nothing.
    */
-  private async prepare(write: EngineWrite, feed: FeedEntryParts | undefined): Promise<{ apply: string; staging: string[] } | undefined> {
+  private async prepare(
+    write: EngineWrite,
+    feed: FeedEntryParts | undefined,
+  ): Promise<{ apply: string; staging: string[] } | undefined> {
     const quads = write.insert.length + write.remove.length;
     if (quads <= INLINE_QUADS) {
       const text = updateOperation(write.remove, write.insert, write.removedGraphs, feed);
@@ -280,9 +332,17 @@ export class SparqlEngineStore implements GraphStore {
    * `complete` (one process at a time: `claimCompletion`); an unapplied one holds its slots, so no
    * later write of another process touched what it writes. Removes those applied and those it sent.
    */
-  async completeIntents(of: (intent: string) => boolean = () => true, complete?: (intent: string) => Promise<boolean>): Promise<number> {
+  async completeIntents(
+    of: (intent: string) => boolean = () => true,
+    complete?: (intent: string) => Promise<boolean>,
+  ): Promise<number> {
     const stored = (await storedIntents(this.engine)).filter((i) => of(i.iri));
-    const applied = this.shared ? await appliedIntents(this, stored.map((i) => i.iri)) : new Set<string>();
+    const applied = this.shared
+      ? await appliedIntents(
+          this,
+          stored.map((i) => i.iri),
+        )
+      : new Set<string>();
     const sent: string[] = [];
     for (const intent of stored) {
       if (applied.has(intent.iri) || (complete && !(await complete(intent.iri)))) continue;
@@ -324,7 +384,8 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   private async removeIntentsNamed(iris: readonly string[]): Promise<void> {
-    for (let from = 0; from < iris.length; from += INTENTS_REMOVED_TOGETHER) await this.update(intentsRemoval(iris.slice(from, from + INTENTS_REMOVED_TOGETHER)));
+    for (let from = 0; from < iris.length; from += INTENTS_REMOVED_TOGETHER)
+      await this.update(intentsRemoval(iris.slice(from, from + INTENTS_REMOVED_TOGETHER)));
   }
 
   private async removeGraphs(graphs: readonly string[]): Promise<void> {
@@ -360,7 +421,9 @@ export class SparqlEngineStore implements GraphStore {
   async graphTriples(graph: string): Promise<Quad[]> {
     // No graph can be named so (an id from a client, say): nothing to ask.
     if (!isValidIri(graph)) return [];
-    return readEngineNTriples(await this.engine.construct(`CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`));
+    return readEngineNTriples(
+      await this.engine.construct(`CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ${iriToNt(graph)} { ?s ?p ?o } }`),
+    );
   }
 
   /** The triples of every graph `?g` that the pattern `where` binds, by graph, in one query. */
@@ -396,7 +459,9 @@ export class SparqlEngineStore implements GraphStore {
     const out = [...literals];
     const asked = out.map((l, i) => [l, i] as const).filter(([l]) => !this.keepsAsWritten(l));
     if (asked.length === 0) return out;
-    const rows = await this.engine.select(`SELECT ?i ?v WHERE { VALUES (?i ?v) { ${asked.map(([l, i]) => `(${i} ${termToNt(toEngine(l))})`).join(' ')} } }`);
+    const rows = await this.engine.select(
+      `SELECT ?i ?v WHERE { VALUES (?i ?v) { ${asked.map(([l, i]) => `(${i} ${termToNt(toEngine(l))})`).join(' ')} } }`,
+    );
     for (const b of rows.results.bindings) {
       const i = Number(b.i.value);
       out[i] = fromEngine(b.v.value, literals[i].datatype.value, literals[i].language || undefined);
@@ -445,12 +510,18 @@ export class SparqlEngineStore implements GraphStore {
    */
   private scheduleLiveness(shared: SharedWritersOptions, tick = 0): void {
     if (this.closed) return;
-    this.livenessTimer = setTimeout(() => {
-      if (tick % 2 === 1) this.completeAbandoned(shared).catch((err: unknown) => shared.log(`completing the writes of dead processes failed: ${(err as Error).message}`));
-      this.update(heartbeat(this.intents.process, new Date()))
-        .catch((err: unknown) => shared.log(`recording this process as alive failed: ${(err as Error).message}`))
-        .finally(() => this.scheduleLiveness(shared, tick + 1));
-    }, tick === 0 ? 0 : shared.deadAfterMs / 5);
+    this.livenessTimer = setTimeout(
+      () => {
+        if (tick % 2 === 1)
+          this.completeAbandoned(shared).catch((err: unknown) =>
+            shared.log(`completing the writes of dead processes failed: ${(err as Error).message}`),
+          );
+        this.update(heartbeat(this.intents.process, new Date()))
+          .catch((err: unknown) => shared.log(`recording this process as alive failed: ${(err as Error).message}`))
+          .finally(() => this.scheduleLiveness(shared, tick + 1));
+      },
+      tick === 0 ? 0 : shared.deadAfterMs / 5,
+    );
     this.livenessTimer.unref();
   }
 
@@ -477,7 +548,9 @@ export class SparqlEngineStore implements GraphStore {
       waiting = await unapplied(waiting);
       if (waiting.length === 0) return;
     }
-    shared.log(`${waiting.length} write(s) by ${processes()} still neither applied nor completed after ${3 * shared.deadAfterMs} ms: reading the engine all the same`);
+    shared.log(
+      `${waiting.length} write(s) by ${processes()} still neither applied nor completed after ${3 * shared.deadAfterMs} ms: reading the engine all the same`,
+    );
   }
 
   /** One run at a time in a process: two would each find their own claim on an intent and both send it. */
@@ -500,19 +573,25 @@ export class SparqlEngineStore implements GraphStore {
       return true;
     };
     const completed = await this.completeIntents(abandoned, (intent) => this.claimCompletion(intent, isDead));
-    if (completed > 0) shared.log(`completed ${completed} write(s) left by ${dead.size} process(es) not seen for ${shared.deadAfterMs} ms: ${[...dead].join(', ')}`);
+    if (completed > 0)
+      shared.log(
+        `completed ${completed} write(s) left by ${dead.size} process(es) not seen for ${shared.deadAfterMs} ms: ${[...dead].join(', ')}`,
+      );
   }
 
   private scheduleTrim(shared: SharedWritersOptions): void {
     if (this.closed) return;
-    this.trimTimer = setTimeout(() => {
-      Promise.resolve()
-        .then(() => this.removeAppliedIntents())
-        .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
-        .then(() => this.update(livenessTrim(new Date(Date.now() - shared.retentionMs))))
-        .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
-        .finally(() => this.scheduleTrim(shared));
-    }, Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2));
+    this.trimTimer = setTimeout(
+      () => {
+        Promise.resolve()
+          .then(() => this.removeAppliedIntents())
+          .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
+          .then(() => this.update(livenessTrim(new Date(Date.now() - shared.retentionMs))))
+          .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
+          .finally(() => this.scheduleTrim(shared));
+      },
+      Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2),
+    );
     this.trimTimer.unref();
   }
 

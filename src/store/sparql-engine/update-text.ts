@@ -51,16 +51,23 @@ class TemplateLiterals {
 const constants = { term: (l: RDF.Literal) => termToNt(l) };
 
 /** The quads as the body of a template (or of INSERT DATA): grouped by graph. */
-function template(quads: readonly Quad[], literals: Pick<TemplateLiterals, 'term'>, graphPatterns: readonly string[] = []): string {
+function template(
+  quads: readonly Quad[],
+  literals: Pick<TemplateLiterals, 'term'>,
+  graphPatterns: readonly string[] = [],
+): string {
   const byGraph = new Map<string, string[]>();
   for (const q of quads) {
     const graph = q.graph.termType === 'NamedNode' ? q.graph.value : '';
     let lines = byGraph.get(graph);
     if (!lines) byGraph.set(graph, (lines = []));
-    lines.push(`${termToNt(q.subject)} ${termToNt(q.predicate)} ${q.object.termType === 'Literal' ? literals.term(toEngine(q.object)) : termToNt(q.object)} .`);
+    lines.push(
+      `${termToNt(q.subject)} ${termToNt(q.predicate)} ${q.object.termType === 'Literal' ? literals.term(toEngine(q.object)) : termToNt(q.object)} .`,
+    );
   }
   const parts: string[] = [];
-  for (const [graph, lines] of byGraph) parts.push(graph === '' ? lines.join('\n') : `GRAPH ${iriToNt(graph)} {\n${lines.join('\n')}\n}`);
+  for (const [graph, lines] of byGraph)
+    parts.push(graph === '' ? lines.join('\n') : `GRAPH ${iriToNt(graph)} {\n${lines.join('\n')}\n}`);
   return [...parts, ...graphPatterns].join('\n');
 }
 
@@ -78,7 +85,10 @@ function revisionWrites(tx: WriteTransaction): { insert: Quad[]; delete: Quad[] 
       insert.push(...inGraph(triples, latest));
       continue;
     }
-    const { added, removed } = replaces.added && replaces.removed ? { added: replaces.added, removed: replaces.removed } : difference(replaces.triples, triples);
+    const { added, removed } =
+      replaces.added && replaces.removed
+        ? { added: replaces.added, removed: replaces.removed }
+        : difference(replaces.triples, triples);
     insert.push(...inGraph(added, latest));
     remove.push(...inGraph(removed, latest));
   }
@@ -94,14 +104,22 @@ function inGraph(triples: readonly Quad[], graph: string): Quad[] {
 function difference(previous: readonly Quad[], next: readonly Quad[]): { added: Quad[]; removed: Quad[] } {
   const before = new Set(previous.map(tripleToNt));
   const after = new Set(next.map(tripleToNt));
-  return { added: next.filter((t) => !before.has(tripleToNt(t))), removed: previous.filter((t) => !after.has(tripleToNt(t))) };
+  return {
+    added: next.filter((t) => !before.has(tripleToNt(t))),
+    removed: previous.filter((t) => !after.has(tripleToNt(t))),
+  };
 }
 
 /**
  * The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`, and writing
  * `feed` (the commit's feed entry, bound in the branch that is otherwise empty); empty when it does nothing.
  */
-export function updateOperation(remove: readonly Quad[], insert: readonly Quad[], removedGraphs: readonly string[] = [], feed?: FeedEntryParts): string {
+export function updateOperation(
+  remove: readonly Quad[],
+  insert: readonly Quad[],
+  removedGraphs: readonly string[] = [],
+  feed?: FeedEntryParts,
+): string {
   if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0 && !feed) return '';
   // Never INSERT DATA, though cheaper for Virtuoso: when the caller's connection drops while it runs,
   // Virtuoso keeps the graphs inserted so far; an aborted template operation keeps nothing.
@@ -109,8 +127,10 @@ export function updateOperation(remove: readonly Quad[], insert: readonly Quad[]
   const first = feed?.branch ?? '{}';
   const branches = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
   const literals = new TemplateLiterals();
-  const deleted = remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, literals, patterns)}\n}\n` : '';
-  const inserted = insert.length > 0 || feed ? `INSERT {\n${[template(insert, literals), feed?.template ?? ''].join('\n')}\n}\n` : '';
+  const deleted =
+    remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, literals, patterns)}\n}\n` : '';
+  const inserted =
+    insert.length > 0 || feed ? `INSERT {\n${[template(insert, literals), feed?.template ?? ''].join('\n')}\n}\n` : '';
   const binds = literals.binds();
   const gate = feed?.gate ?? '';
   return `${deleted}${inserted}WHERE ${binds || gate ? `{ ${gate} ${binds} ${branches} }` : branches}`;
@@ -125,7 +145,11 @@ export interface EngineWrite {
 
 export function engineWrite(tx: WriteTransaction): EngineWrite {
   const revisions = revisionWrites(tx);
-  return { remove: [...tx.delete, ...revisions.delete], insert: [...tx.insert, ...revisions.insert, ...tx.finished.map(finishedQuad)], removedGraphs: tx.removedGraphs };
+  return {
+    remove: [...tx.delete, ...revisions.delete],
+    insert: [...tx.insert, ...revisions.insert, ...tx.finished.map(finishedQuad)],
+    removedGraphs: tx.removedGraphs,
+  };
 }
 
 /**
@@ -179,7 +203,12 @@ export function stagedWrite(write: EngineWrite, id: string, feed?: FeedEntryPart
   const describedAs = (prefix: string) =>
     `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
   const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
-  const branches = [`{ GRAPH ${del} { ${describedAs('d')} } }`, `{ GRAPH ${ins} { ${describedAs('i')} } }`, ...removed.map((r) => `{ ${r} }`), ...(feed ? [feed.branch] : [])];
+  const branches = [
+    `{ GRAPH ${del} { ${describedAs('d')} } }`,
+    `{ GRAPH ${ins} { ${describedAs('i')} } }`,
+    ...removed.map((r) => `{ ${r} }`),
+    ...(feed ? [feed.branch] : []),
+  ];
   // The staging graphs stay: sent again, the operation must find them (they go once it is applied).
   const apply = `DELETE {
 GRAPH ?dg { ?ds ?dp ?do }

@@ -20,8 +20,8 @@ type Node = Record<string, unknown>;
 const variable = (value: string) => ({ termType: 'Variable', value }) as sparqljs.VariableTerm;
 const namedNode = (value: string) => ({ termType: 'NamedNode', value }) as sparqljs.IriTerm;
 
-
-const isVariable = (term: unknown): term is sparqljs.VariableTerm => (term as { termType?: string } | undefined)?.termType === 'Variable';
+const isVariable = (term: unknown): term is sparqljs.VariableTerm =>
+  (term as { termType?: string } | undefined)?.termType === 'Variable';
 
 /**
  * The variables in scope of a group's patterns (SPARQL 1.1, 18.2.1), in order of first appearance:
@@ -62,7 +62,8 @@ export function inScopeVariables(patterns: readonly Pattern[], into: string[] = 
 }
 
 function projectedVariables(query: sparqljs.SelectQuery): string[] {
-  if (query.variables.length === 1 && 'termType' in query.variables[0] && query.variables[0].termType === 'Wildcard') return inScopeVariables(query.where ?? []);
+  if (query.variables.length === 1 && 'termType' in query.variables[0] && query.variables[0].termType === 'Wildcard')
+    return inScopeVariables(query.where ?? []);
   return (query.variables as sparqljs.Variable[]).map((v) => ('variable' in v ? v.variable.value : v.value));
 }
 
@@ -86,16 +87,25 @@ class ViewRewriter {
   private graphsHidden(where: readonly Pattern[]): Pattern[] {
     const variables = inScopeVariables(where).map((name) => variable(name));
     const rewritten = this.group(where, false);
-    return variables.length === 0 ? rewritten : [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables, where: rewritten } as sparqljs.SelectQuery];
+    return variables.length === 0
+      ? rewritten
+      : [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables, where: rewritten } as sparqljs.SelectQuery];
   }
 
   /** DESCRIBE as the engine would answer it from every graph it holds, so as a CONSTRUCT of the described resources' triples in the view. */
   private describedAsConstruct(query: sparqljs.DescribeQuery): sparqljs.ConstructQuery {
     const wildcard = query.variables.length === 1 && query.variables[0].termType === 'Wildcard';
-    const resources = wildcard ? inScopeVariables(query.where ?? []).map((name) => variable(name)) : (query.variables as (sparqljs.VariableTerm | sparqljs.IriTerm)[]);
-    const template = resources.map((subject) => ({ subject, predicate: this.freshVariable(), object: this.freshVariable() }));
+    const resources = wildcard
+      ? inScopeVariables(query.where ?? []).map((name) => variable(name))
+      : (query.variables as (sparqljs.VariableTerm | sparqljs.IriTerm)[]);
+    const template = resources.map((subject) => ({
+      subject,
+      predicate: this.freshVariable(),
+      object: this.freshVariable(),
+    }));
     const each: Pattern[] = template.map((triple) => ({ type: 'bgp', triples: [triple] }));
-    const described: Pattern = each.length === 1 ? each[0] : { type: 'union', patterns: each.map((p) => ({ type: 'group', patterns: [p] })) };
+    const described: Pattern =
+      each.length === 1 ? each[0] : { type: 'union', patterns: each.map((p) => ({ type: 'group', patterns: [p] })) };
     const { variables: _described, queryType: _form, ...rest } = query;
     return { ...rest, queryType: 'CONSTRUCT', template, where: [...(query.where ?? []), described] };
   }
@@ -118,7 +128,11 @@ class ViewRewriter {
           else for (const triple of pattern.triples) out.push(...this.triple(this.withoutBlankNodes(triple), filters));
           break;
         case 'graph':
-          out.push({ ...pattern, name: this.graphName(pattern.name, filters), patterns: this.group(pattern.patterns, true) });
+          out.push({
+            ...pattern,
+            name: this.graphName(pattern.name, filters),
+            patterns: this.group(pattern.patterns, true),
+          });
           break;
         case 'group':
         case 'optional':
@@ -126,7 +140,13 @@ class ViewRewriter {
           out.push({ ...pattern, patterns: this.group(pattern.patterns, inGraph) });
           break;
         case 'union':
-          out.push({ ...pattern, patterns: pattern.patterns.map((branch) => ({ type: 'group', patterns: this.group(branch.type === 'group' ? branch.patterns : [branch], inGraph) })) });
+          out.push({
+            ...pattern,
+            patterns: pattern.patterns.map((branch) => ({
+              type: 'group',
+              patterns: this.group(branch.type === 'group' ? branch.patterns : [branch], inGraph),
+            })),
+          });
           break;
         case 'filter':
         case 'bind':
@@ -152,9 +172,16 @@ class ViewRewriter {
     if (typeof expression !== 'object' || expression === null || 'termType' in expression) return expression;
     const node = expression as Node;
     if (node.type === 'operation' && (node.operator === 'exists' || node.operator === 'notexists')) {
-      return { ...node, args: (node.args as Pattern[]).map((group) => ({ type: 'group', patterns: this.group(group.type === 'group' ? group.patterns : [group], inGraph) })) };
+      return {
+        ...node,
+        args: (node.args as Pattern[]).map((group) => ({
+          type: 'group',
+          patterns: this.group(group.type === 'group' ? group.patterns : [group], inGraph),
+        })),
+      };
     }
-    if (node.type === 'operation' || node.type === 'functionCall') return { ...node, args: this.expression(node.args, inGraph) };
+    if (node.type === 'operation' || node.type === 'functionCall')
+      return { ...node, args: this.expression(node.args, inGraph) };
     if (node.type === 'aggregate') return { ...node, expression: this.expression(node.expression, inGraph) };
     return expression;
   }
@@ -192,25 +219,42 @@ class ViewRewriter {
         return out;
       }
       case '^':
-        return this.triple({ subject: object as Triple['subject'], predicate: predicate.items[0], object: subject }, filters);
+        return this.triple(
+          { subject: object as Triple['subject'], predicate: predicate.items[0], object: subject },
+          filters,
+        );
       case '|':
-        return [{ type: 'union', patterns: predicate.items.map((step) => ({ type: 'group', patterns: this.group([{ type: 'bgp', triples: [{ subject, predicate: step, object }] }], false) })) }];
+        return [
+          {
+            type: 'union',
+            patterns: predicate.items.map((step) => ({
+              type: 'group',
+              patterns: this.group([{ type: 'bgp', triples: [{ subject, predicate: step, object }] }], false),
+            })),
+          },
+        ];
       default:
         // `*`, `+` and `?` repeat a step any number of times, and the steps of one path may lie in different graphs.
-        throw invalidQuery(`a property path with ${predicate.pathType} over the whole view is not available on this server (store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`);
+        throw invalidQuery(
+          `a property path with ${predicate.pathType} over the whole view is not available on this server (store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`,
+        );
     }
   }
 
   private inDefaultGraph(triple: Triple, filters: Pattern[]): Pattern {
     const set = this.view.default;
-    if ('iri' in set) return { type: 'graph', name: namedNode(set.iri), patterns: [{ type: 'bgp', triples: [triple] }] };
+    if ('iri' in set)
+      return { type: 'graph', name: namedNode(set.iri), patterns: [{ type: 'bgp', triples: [triple] }] };
     const graph = this.freshVariable();
     filters.push(memberFilter(graph, set));
     return { type: 'graph', name: graph, patterns: [{ type: 'bgp', triples: [triple] }] };
   }
 
   /** The name of a GRAPH pattern kept to the view's named graphs. */
-  private graphName(name: sparqljs.IriTerm | sparqljs.VariableTerm, filters: Pattern[]): sparqljs.IriTerm | sparqljs.VariableTerm {
+  private graphName(
+    name: sparqljs.IriTerm | sparqljs.VariableTerm,
+    filters: Pattern[],
+  ): sparqljs.IriTerm | sparqljs.VariableTerm {
     const set = this.view.named;
     if (!isVariable(name)) return inGraphSet(set, name.value) ? name : namedNode(NO_GRAPH);
     filters.push(memberFilter(name, set));
@@ -219,10 +263,18 @@ class ViewRewriter {
 }
 
 function memberFilter(graph: sparqljs.VariableTerm, set: GraphSet): sparqljs.FilterPattern {
-  const literal = (value: string) => ({ termType: 'Literal', value, language: '', datatype: namedNode('http://www.w3.org/2001/XMLSchema#string') }) as unknown as sparqljs.LiteralTerm;
+  const literal = (value: string) =>
+    ({
+      termType: 'Literal',
+      value,
+      language: '',
+      datatype: namedNode('http://www.w3.org/2001/XMLSchema#string'),
+    }) as unknown as sparqljs.LiteralTerm;
   const str: sparqljs.OperationExpression = { type: 'operation', operator: 'str', args: [graph] };
   const expression: sparqljs.OperationExpression =
-    'iri' in set ? { type: 'operation', operator: '=', args: [graph, namedNode(set.iri)] } : { type: 'operation', operator: 'regex', args: [str, literal(set.pattern)] };
+    'iri' in set
+      ? { type: 'operation', operator: '=', args: [graph, namedNode(set.iri)] }
+      : { type: 'operation', operator: 'regex', args: [str, literal(set.pattern)] };
   return { type: 'filter', expression };
 }
 

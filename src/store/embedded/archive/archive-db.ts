@@ -89,7 +89,11 @@ export class ArchiveDb<K extends Key, V> {
   /** Entries from `start` (inclusive) to `end` (exclusive), committed or not (`within` tells which pending keys are in that range); all when both are absent. */
   range(start: K | undefined, end: K | undefined, within: (key: K) => boolean): { key: K; value: V }[] {
     const found = new Map<string, { key: K; value: V }>();
-    for (const { key, value } of this.db.getRange({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) })) found.set(JSON.stringify(key), { key, value });
+    for (const { key, value } of this.db.getRange({
+      ...(start !== undefined && { start }),
+      ...(end !== undefined && { end }),
+    }))
+      found.set(JSON.stringify(key), { key, value });
     for (const [id, { key, value }] of this.pending) {
       if (!within(key)) continue;
       if (value === REMOVED) found.delete(id);
@@ -103,7 +107,8 @@ export class ArchiveDb<K extends Key, V> {
     const pending = [...this.pending].filter(([, entry]) => within(entry.key));
     const ids = new Set(pending.map(([id]) => id));
     const keys: K[] = [];
-    for (const key of this.db.getKeys({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) })) if (ids.size === 0 || !ids.has(JSON.stringify(key))) keys.push(key);
+    for (const key of this.db.getKeys({ ...(start !== undefined && { start }), ...(end !== undefined && { end }) }))
+      if (ids.size === 0 || !ids.has(JSON.stringify(key))) keys.push(key);
     for (const [, entry] of pending) if (entry.value !== REMOVED) keys.push(entry.key);
     return keys;
   }
@@ -130,7 +135,8 @@ export class ArchiveDb<K extends Key, V> {
   lastKey(): K | undefined {
     let last: K | undefined;
     for (const key of this.db.getKeys({ reverse: true, limit: 1 })) last = key;
-    for (const { key, value } of this.pending.values()) if (value !== REMOVED && (last === undefined || (key as number | string) > (last as number | string))) last = key;
+    for (const { key, value } of this.pending.values())
+      if (value !== REMOVED && (last === undefined || (key as number | string) > (last as number | string))) last = key;
     return last;
   }
 

@@ -6,7 +6,13 @@ import { RequestArchive, type ArchivedRequest, type RequestByObjectKey, type Req
 import { RevisionArchive, type ArchivedRevision, type RevisionKey } from './revision-archive.js';
 import { finishedGraphsIn } from '../../schema/finished-graphs.js';
 import { revisionWritesIn, type WrittenRevision } from '../../schema/revisions.js';
-import { NotificationArchive, type ArchivedNotification, type NotificationByKey, type NotificationIdKey, type NotificationKey } from './notification-archive.js';
+import {
+  NotificationArchive,
+  type ArchivedNotification,
+  type NotificationByKey,
+  type NotificationIdKey,
+  type NotificationKey,
+} from './notification-archive.js';
 import { isReceivedNotificationGraph } from '../../schema/received-notifications.js';
 
 /** A graph a record finishes, with its final content as N-Triples. */
@@ -30,7 +36,10 @@ export interface ArchiveParts {
 }
 
 /** The archive's parts of a record, read back from its text. */
-const archivePartsOf = (record: CommitRecord | CommitBytes): ArchiveParts => ({ revisions: revisionWritesIn(record), finished: finishedGraphsIn(record) });
+const archivePartsOf = (record: CommitRecord | CommitBytes): ArchiveParts => ({
+  revisions: revisionWritesIn(record),
+  finished: finishedGraphsIn(record),
+});
 
 /** The archive's directory inside a data directory. */
 export const ARCHIVE_DIR = 'archive';
@@ -61,7 +70,12 @@ export class Archive {
     // Compressed: a decided request (~4 KB of N-Triples) would otherwise take two overflow pages
     // of 4 KB, and compressing it costs little CPU.
     const dbs: Pick<ArchiveDb<never, never>, 'write'>[] = [];
-    const db = <K extends RevisionKey | RequestKey | RequestByObjectKey | NotificationKey | NotificationIdKey | NotificationByKey, V>(name: string) => {
+    const db = <
+      K extends RevisionKey | RequestKey | RequestByObjectKey | NotificationKey | NotificationIdKey | NotificationByKey,
+      V,
+    >(
+      name: string,
+    ) => {
       const made = new ArchiveDb<K, V>(env.openDB<V, K>({ name, compression: true }), (err) => failed.on(err));
       dbs.push(made);
       return made;
@@ -88,7 +102,10 @@ export class Archive {
    * hands them over): the revisions it writes and the graphs it finishes. Returns how many
    * revisions were new and the graphs that left the hot store.
    */
-  applyRecord(record: CommitRecord | CommitBytes, parts: ArchiveParts = archivePartsOf(record)): { revisions: number; finished: readonly FinishedGraph[] } {
+  applyRecord(
+    record: CommitRecord | CommitBytes,
+    parts: ArchiveParts = archivePartsOf(record),
+  ): { revisions: number; finished: readonly FinishedGraph[] } {
     const revisions = this.revisions.applyRevisions(parts.revisions);
     for (const { graph, ntriples, created, triples } of parts.finished) {
       if (isReceivedNotificationGraph(graph)) this.notifications.archive(graph, ntriples);

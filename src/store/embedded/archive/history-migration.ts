@@ -20,9 +20,14 @@ function ourLines(ntriples: string): string {
  * the archive is on disk), so the journal stays the one source of what the hot store holds. Returns
  * the records and how many revisions were archived (none for data of today's layout).
  */
-export function migrateRevisionGraphs(index: OxigraphIndex, archive: RevisionArchive): { moved: number; records: MigrationRecord[] } {
+export function migrateRevisionGraphs(
+  index: OxigraphIndex,
+  archive: RevisionArchive,
+): { moved: number; records: MigrationRecord[] } {
   const p = iriToNt;
-  const old = index.select(`SELECT ?g WHERE { GRAPH ${p(meta.metaGraph)} { ?g ${p(meta.revisionOf)} ?o } GRAPH ?g { ?s ?p ?x } } LIMIT 1`);
+  const old = index.select(
+    `SELECT ?g WHERE { GRAPH ${p(meta.metaGraph)} { ?g ${p(meta.revisionOf)} ?o } GRAPH ?g { ?s ?p ?x } } LIMIT 1`,
+  );
   if (old.results.bindings.length === 0) return { moved: 0, records: [] };
   const graphs = new Set(index.listGraphs());
   const byObject = new Map<string, RevisionRecord[]>();
@@ -47,7 +52,9 @@ export function migrateRevisionGraphs(index: OxigraphIndex, archive: RevisionArc
       deletions.push(text.replaceAll(' .\n', ` ${iriToNt(r.graph)} .\n`));
       moved += 1;
     }
-    deletions.push(...revisions.filter((r) => r.number !== 1 && r !== latest).flatMap((r) => revisionQuads(r).map(quadToNq)));
+    deletions.push(
+      ...revisions.filter((r) => r.number !== 1 && r !== latest).flatMap((r) => revisionQuads(r).map(quadToNq)),
+    );
     const insert = latestLines.replaceAll(' .\n', ` ${iriToNt(latestGraph(object))} .\n`);
     records.push({ delete: deletions.join(''), insert, emptied: kept.map((r) => r.graph) });
   }

@@ -4,7 +4,10 @@ import { readStoreNTriples } from '../../../rdf/ntriples.js';
 import type { ArchiveDb } from './archive-db.js';
 import type { NotificationFilter, ReceivedNotificationStore } from '../../graph-store.js';
 import { payloadTriples } from '../../schema/annotated-graph.js';
-import { receivedNotificationFromNTriples, type ReceivedNotificationRecord } from '../../schema/received-notifications.js';
+import {
+  receivedNotificationFromNTriples,
+  type ReceivedNotificationRecord,
+} from '../../schema/received-notifications.js';
 
 /** A received notification in the archive: its graph as N-Triples and its record, the time as epoch ms. */
 export interface ArchivedNotification {
@@ -21,14 +24,18 @@ export type NotificationByKey = [string, string | number, number];
 
 /** LMDB keys stay well below its limit (1978 bytes) whatever the IRIs: long values are keyed by their hash. */
 const KEY_PART_BYTES = 400;
-const keyPart = (value: string) => (Buffer.byteLength(value) <= KEY_PART_BYTES ? value : `sha256:${createHash('sha256').update(value).digest('hex')}`);
+const keyPart = (value: string) =>
+  Buffer.byteLength(value) <= KEY_PART_BYTES ? value : `sha256:${createHash('sha256').update(value).digest('hex')}`;
 const idKey = (iri: string): NotificationIdKey => `id ${keyPart(iri)}`;
 const senderKey = (sender: string, key: string): NotificationIdKey => `key ${keyPart(sender)} ${keyPart(key)}`;
 const LAST = Number.MAX_SAFE_INTEGER;
 /** The `notification-ids` entry holding the highest arrival number archived before retention removed some. */
 const LAST_NUMBER = 'last';
 
-const toRecord = ({ record }: ArchivedNotification): ReceivedNotificationRecord => ({ ...record, receivedAt: new Date(record.receivedAt) });
+const toRecord = ({ record }: ArchivedNotification): ReceivedNotificationRecord => ({
+  ...record,
+  receivedAt: new Date(record.receivedAt),
+});
 
 /**
  * Received notifications on disk, never in the hot store: the notification and its receipt by
@@ -68,7 +75,9 @@ export class NotificationArchive implements ReceivedNotificationStore {
    */
   async removeReceivedBefore(cutoff: Date, max: number): Promise<number> {
     const before = cutoff.getTime();
-    const old = this.by.keysIn(['time', 0, 0], ['time', before, 0], (key) => key[0] === 'time' && (key[1] as number) < before).slice(0, max);
+    const old = this.by
+      .keysIn(['time', 0, 0], ['time', before, 0], (key) => key[0] === 'time' && (key[1] as number) < before)
+      .slice(0, max);
     // Kept apart from the entries before any is removed, so that arrival numbers are never given
     // twice: written here rather than with each notification (one LMDB write fewer per notification).
     if (old.length > 0) this.ids.put(LAST_NUMBER, this.highestNumber());
@@ -79,7 +88,10 @@ export class NotificationArchive implements ReceivedNotificationStore {
       if (!entry) continue;
       const { record } = entry;
       this.notifications.remove(n);
-      const ids = [idKey(record.iri), ...(record.idempotencyKey === undefined ? [] : [senderKey(record.sender, record.idempotencyKey)])];
+      const ids = [
+        idKey(record.iri),
+        ...(record.idempotencyKey === undefined ? [] : [senderKey(record.sender, record.idempotencyKey)]),
+      ];
       for (const id of ids) if (this.ids.get(id) === n) this.ids.remove(id);
       this.by.remove(['sender', keyPart(record.sender), n]);
       this.by.remove(['type', keyPart(record.eventType), n]);
@@ -96,7 +108,10 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return this.found(this.ids.get(senderKey(sender, key)), (r) => r.sender === sender && r.idempotencyKey === key);
   }
 
-  private found(n: NotificationKey | undefined, same: (record: ReceivedNotificationRecord) => boolean): ReceivedNotificationRecord | undefined {
+  private found(
+    n: NotificationKey | undefined,
+    same: (record: ReceivedNotificationRecord) => boolean,
+  ): ReceivedNotificationRecord | undefined {
     const entry = n === undefined ? undefined : this.notifications.get(n);
     const record = entry && toRecord(entry);
     return record && same(record) ? record : undefined;
@@ -110,7 +125,11 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return Math.max(this.ids.get(LAST_NUMBER) ?? 0, this.notifications.lastKey() ?? 0);
   }
 
-  async list(filter: NotificationFilter, skip: number, limit: number): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
+  async list(
+    filter: NotificationFilter,
+    skip: number,
+    limit: number,
+  ): Promise<{ total: number; page: ReceivedNotificationRecord[] }> {
     const after = filter.receivedAfter?.getTime();
     const before = filter.receivedBefore?.getTime();
     const timed = after !== undefined || before !== undefined;
@@ -123,7 +142,8 @@ export class NotificationArchive implements ReceivedNotificationStore {
     let numbers: number[];
     if (indexes.length > 0) {
       const [what, from, to] = indexes[0];
-      const inRange = (key: NotificationByKey) => key[0] === what && (what === 'time' ? key[1] >= from && key[1] <= to : key[1] === from);
+      const inRange = (key: NotificationByKey) =>
+        key[0] === what && (what === 'time' ? key[1] >= from && key[1] <= to : key[1] === from);
       numbers = this.by.keysIn([what, from, 0], [what, to, LAST], inRange).map((key) => key[2]);
     } else {
       numbers = this.notifications.keysIn(undefined, undefined, () => true);
@@ -136,14 +156,16 @@ export class NotificationArchive implements ReceivedNotificationStore {
     };
     // One filter: its index answers alone, so the count is its keys' and only the page's notifications are read.
     if (indexes.length <= 1) return { total: numbers.length, page: numbers.slice(skip, skip + limit).flatMap(record) };
-    const matching = numbers.flatMap(record).filter(
-      (r) =>
-        (filter.sender === undefined || r.sender === filter.sender) &&
-        (filter.eventType === undefined || r.eventType === filter.eventType) &&
-        (filter.object === undefined || r.object === filter.object) &&
-        (after === undefined || r.receivedAt.getTime() >= after) &&
-        (before === undefined || r.receivedAt.getTime() <= before),
-    );
+    const matching = numbers
+      .flatMap(record)
+      .filter(
+        (r) =>
+          (filter.sender === undefined || r.sender === filter.sender) &&
+          (filter.eventType === undefined || r.eventType === filter.eventType) &&
+          (filter.object === undefined || r.object === filter.object) &&
+          (after === undefined || r.receivedAt.getTime() >= after) &&
+          (before === undefined || r.receivedAt.getTime() <= before),
+      );
     return { total: matching.length, page: matching.slice(skip, skip + limit) };
   }
 
@@ -154,6 +176,10 @@ export class NotificationArchive implements ReceivedNotificationStore {
 
   /** Every received notification as N-Quads of its graph, in arrival order (for exports, with nothing written meanwhile). */
   *nquads(): Generator<{ graph: string; nquads: string }> {
-    for (const { value } of this.notifications.all()) yield { graph: value.record.graph, nquads: value.ntriples.replaceAll(' .\n', ` ${iriToNt(value.record.graph)} .\n`) };
+    for (const { value } of this.notifications.all())
+      yield {
+        graph: value.record.graph,
+        nquads: value.ntriples.replaceAll(' .\n', ` ${iriToNt(value.record.graph)} .\n`),
+      };
   }
 }

@@ -7,7 +7,10 @@ import { readStoreNTriples } from '../../../rdf/ntriples.js';
 /** A finished action request: its graph as N-Triples and what the domain keeps of it, dates as epoch ms. */
 export interface ArchivedRequest {
   ntriples: string;
-  record: Omit<ActionRequestRecord, 'requestedAt' | 'statuses'> & { requestedAt: number; statuses: { iri: string; number: number; status: string; since: number; changedBy: string }[] };
+  record: Omit<ActionRequestRecord, 'requestedAt' | 'statuses'> & {
+    requestedAt: number;
+    statuses: { iri: string; number: number; status: string; since: number; changedBy: string }[];
+  };
 }
 
 export type RequestKey = string;
@@ -55,7 +58,10 @@ export class RequestArchive {
     const record = actionRequestFromTriples(graph, triples ?? readStoreNTriples(recordLines(graph, ntriples)));
     if (!record) return false;
     const requestedAt = record.requestedAt.getTime();
-    this.requests.put(graph, { ntriples, record: { ...record, requestedAt, statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })) } });
+    this.requests.put(graph, {
+      ntriples,
+      record: { ...record, requestedAt, statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })) },
+    });
     for (const object of record.objects) this.byObject.put([object, requestedAt, graph], 1);
     return true;
   }
@@ -89,13 +95,20 @@ export class RequestArchive {
    * it), as its index key (the graph is its last part); nothing else is read. Walking an object's
    * requests from the newest down costs one key read per request, however many it has.
    */
-  newestAbout(object: string, olderThan: RequestByObjectKey = [object, Number.MAX_SAFE_INTEGER, '']): RequestByObjectKey | undefined {
+  newestAbout(
+    object: string,
+    olderThan: RequestByObjectKey = [object, Number.MAX_SAFE_INTEGER, ''],
+  ): RequestByObjectKey | undefined {
     return this.byObject.keyBelow(olderThan, [object, 0, '']);
   }
 
   /** The finished requests about `object` (every one when absent), oldest first. */
   list(object?: string): ActionRequestRecord[] {
-    if (object === undefined) return this.requests.range(undefined, undefined, () => true).map(({ value }) => toRecord(value)).sort(byRequestTime);
+    if (object === undefined)
+      return this.requests
+        .range(undefined, undefined, () => true)
+        .map(({ value }) => toRecord(value))
+        .sort(byRequestTime);
     return this.byObject
       .range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (key) => key[0] === object)
       .flatMap(({ key }) => this.request(key[2]) ?? [])

@@ -39,7 +39,6 @@ type ChainPosition = Pick<ArchivedRevision, 'base' | 'size' | 'chain'> & { numbe
 /** Objects whose chain position is kept in memory (the most recently written): a change to one of them reads nothing back from LMDB. */
 const CHAIN_POSITIONS = 20_000;
 
-
 /**
  * The history of every Logistics Object on disk (LMDB, a memory-mapped B+tree): every revision
  * ever written, including the latest, which the hot store (Oxigraph) also holds. It is derived
@@ -127,7 +126,15 @@ export class RevisionArchive {
     if (this.get(revision.object, revision.number)) return false;
     const at = revision.createdAt.getTime();
     this.positions.delete(revision.object);
-    this.put(revision.object, revision.number, { at, by: revision.createdBy, type: revision.mostSpecificType, base: revision.number, size: lines.length, chain: 0, full: lines });
+    this.put(revision.object, revision.number, {
+      at,
+      by: revision.createdBy,
+      type: revision.mostSpecificType,
+      base: revision.number,
+      size: lines.length,
+      chain: 0,
+      full: lines,
+    });
     return true;
   }
 
@@ -138,7 +145,16 @@ export class RevisionArchive {
   /** The metadata of a revision, undefined if the archive does not hold it. */
   revision(object: string, number: number): RevisionRecord | undefined {
     const entry = this.get(object, number);
-    return entry && { object, number, graph: revisionGraph(object, number), createdAt: new Date(entry.at), createdBy: entry.by, mostSpecificType: entry.type };
+    return (
+      entry && {
+        object,
+        number,
+        graph: revisionGraph(object, number),
+        createdAt: new Date(entry.at),
+        createdBy: entry.by,
+        mostSpecificType: entry.type,
+      }
+    );
   }
 
   /** The graph of every archived revision, written or being written. */
@@ -170,7 +186,8 @@ export class RevisionArchive {
   /** The N-Triples lines of a revision: its chain's whole copy with the changes after it applied. */
   private lines(object: string, number: number, entry: ArchivedRevision): Set<string> {
     const base = entry.base === number ? entry : this.get(object, entry.base);
-    if (!base?.full) throw new ArchiveCorruptError(`the revision archive lacks the whole copy of revision ${entry.base} of ${object}`);
+    if (!base?.full)
+      throw new ArchiveCorruptError(`the revision archive lacks the whole copy of revision ${entry.base} of ${object}`);
     const lines = new Set(splitLines(base.full));
     for (let n = entry.base + 1; n <= number; n++) {
       const step = n === number ? entry : this.get(object, n);
@@ -203,7 +220,6 @@ export class RevisionArchive {
     }
     return lines;
   }
-
 }
 
 const splitLines = (text: string) => (text === '' ? [] : text.slice(0, -1).split('\n'));

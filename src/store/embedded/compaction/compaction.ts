@@ -93,7 +93,7 @@ export class IndexCopy implements IndexFollower {
 
   /** Grows the copy's WASM memory ahead of need in large steps, as the index does (see OxigraphIndex.makeRoom). */
   private grow(chars: number): void {
-    if (!this.copy.makeRoom(chars, 0)) throw new Error("the compacted copy does not fit in a WASM memory of its own");
+    if (!this.copy.makeRoom(chars, 0)) throw new Error('the compacted copy does not fit in a WASM memory of its own');
   }
 }
 
@@ -145,14 +145,19 @@ export class IndexCompactor {
     const { afterDeletedQuads, memoryReserveBytes } = this.options;
     if (this.running || afterDeletedQuads === 0) return;
     if (this.deletedSince >= Math.max(afterDeletedQuads, held * DEAD_SHARE)) this.start(held, 'deleted quads');
-    else if (this.writes % CHECK_EVERY === 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL && !this.index.canTake(memoryReserveBytes + NEARLY_FULL_BYTES)) {
+    else if (
+      this.writes % CHECK_EVERY === 0 &&
+      this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL &&
+      !this.index.canTake(memoryReserveBytes + NEARLY_FULL_BYTES)
+    ) {
       this.start(held, 'memory nearly full');
     }
   }
 
   /** A write was refused for lack of WASM memory: compacting may free enough for the next ones. */
   memoryFull(held: number): void {
-    if (!this.running && this.options.afterDeletedQuads > 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL) this.start(held, 'memory full');
+    if (!this.running && this.options.afterDeletedQuads > 0 && this.deletedSince >= held * DEAD_SHARE_NEARLY_FULL)
+      this.start(held, 'memory full');
   }
 
   /** Stops a compaction under way (the index keeps its store). */
@@ -163,7 +168,9 @@ export class IndexCompactor {
   }
 
   private start(held: number, why: string): void {
-    this.options.log(`compacting the store (${why}): ${held} quads held, ${this.deletedSince} deleted since the last compaction`);
+    this.options.log(
+      `compacting the store (${why}): ${held} quads held, ${this.deletedSince} deleted since the last compaction`,
+    );
     this.deletedSince = 0;
     this.running = { copy: new IndexCopy(this.index), started: performance.now() };
     this.timer = setImmediate(() => this.step());

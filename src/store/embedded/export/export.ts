@@ -45,7 +45,8 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
     // Finished graphs (decided ChangeRequests, received notifications), each with the mark that
     // tells a SPARQL engine backend to leave it in the engine at start (docs/sparql-engine.md).
     const requests = function* () {
-      for (const graph of archive.requests.graphs()) yield { graph, nquads: archive.requests.ntriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`) };
+      for (const graph of archive.requests.graphs())
+        yield { graph, nquads: archive.requests.ntriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`) };
     };
     for (const { graph, nquads } of [...requests(), ...archive.notifications.nquads()]) {
       const text = `${nquads}${quadToNq(finishedQuad(graph))}`;

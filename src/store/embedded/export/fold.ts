@@ -67,7 +67,9 @@ export async function foldDataDirectory(
     }
   });
   if (first.tail && tornTail === 'refuse') {
-    throw new JournalCorruptError(`journal ${segmentName(first.tail.segment)} ends in ${first.tail.scan.damagedTail} at byte ${first.tail.scan.validBytes}`);
+    throw new JournalCorruptError(
+      `journal ${segmentName(first.tail.segment)} ends in ${first.tail.scan.damagedTail} at byte ${first.tail.scan.validBytes}`,
+    );
   }
   let lines = 0;
   const writeLines = async (kept: string[]) => {
@@ -94,7 +96,8 @@ export async function foldDataDirectory(
     let runStart = 0;
     // A run of records that only insert: no record in it deletes, so a line is left out only if a record after the run deletes it.
     const endRun = () => {
-      if (run.length > 0) for (const line of canonicalLines(run)) if ((lastDelete.get(line) ?? -1) <= runStart) kept.push(line);
+      if (run.length > 0)
+        for (const line of canonicalLines(run)) if ((lastDelete.get(line) ?? -1) <= runStart) kept.push(line);
       run = [];
     };
     for (const record of records) {
@@ -103,13 +106,18 @@ export async function foldDataDirectory(
         run.push(record.insert);
       } else {
         endRun();
-        if (record.insert.length > 0) for (const line of canonicalLines([record.insert])) if ((lastDelete.get(line) ?? -1) < position) kept.push(line);
+        if (record.insert.length > 0)
+          for (const line of canonicalLines([record.insert]))
+            if ((lastDelete.get(line) ?? -1) < position) kept.push(line);
       }
       position += 1;
     }
     endRun();
     await writeLines(kept);
   });
-  if (second.records !== first.records) throw new Error(`the journal changed while it was read (${first.records} records, then ${second.records}): stop the server that writes it`);
+  if (second.records !== first.records)
+    throw new Error(
+      `the journal changed while it was read (${first.records} records, then ${second.records}): stop the server that writes it`,
+    );
   return { lines, records: first.records, droppedTail: first.tail?.scan.damagedTail };
 }

@@ -56,7 +56,9 @@ interface ImageHeader extends Omit<IndexMemory, 'chunks'>, Omit<ImageContents, '
 /** The data directory's position: its newest snapshot, and the journal segments from it on with their sizes. */
 export async function storePosition(dir: string, snapshot: number | undefined): Promise<StorePosition> {
   const segments = (await listSegments(dir)).filter((n) => n >= (snapshot ?? 1));
-  const journal = await Promise.all(segments.map(async (n): Promise<[number, number]> => [n, (await stat(join(dir, segmentName(n)))).size]));
+  const journal = await Promise.all(
+    segments.map(async (n): Promise<[number, number]> => [n, (await stat(join(dir, segmentName(n)))).size]),
+  );
   return { snapshot: snapshot ?? null, journal };
 }
 
@@ -120,7 +122,11 @@ export function indexMemory(index: OxigraphIndex, buffers?: (Uint8Array | undefi
  * rest (an image taken at a snapshot is complete once the snapshot is). The file is renamed only
  * then; if `complete` or a write fails, nothing is left. Returns the image's size.
  */
-export async function writeIndexImage(dir: string, memory: IndexMemory, complete: () => Promise<ImageContents>): Promise<number> {
+export async function writeIndexImage(
+  dir: string,
+  memory: IndexMemory,
+  complete: () => Promise<ImageContents>,
+): Promise<number> {
   const { storePointer, memoryBytes, held, chunks } = memory;
   let bytes = 0;
   await writeFileDurably(dir, IMAGE_FILE, async (file) => {
@@ -143,7 +149,16 @@ export async function writeIndexImage(dir: string, memory: IndexMemory, complete
     }
     await file.truncate(HEADER_BYTES + memoryBytes);
     const { quads, position, attachment } = await complete();
-    const header: Omit<ImageHeader, 'crc'> = { wasm: wasmDigest(), storePointer, memoryBytes, held, quads, position, chunks: flags, attachmentBytes: attachment.length };
+    const header: Omit<ImageHeader, 'crc'> = {
+      wasm: wasmDigest(),
+      storePointer,
+      memoryBytes,
+      held,
+      quads,
+      position,
+      chunks: flags,
+      attachmentBytes: attachment.length,
+    };
     const text = (crc: number) => MAGIC + JSON.stringify({ ...header, crc }) + '\n';
     if (text(0).length + 20 > HEADER_BYTES) throw new Error('its header would not fit');
     crc = crc32(attachment, crc);
@@ -199,8 +214,13 @@ export async function readIndexImage(
       return refused('its header is damaged');
     }
     if (header.wasm !== wasmDigest()) return refused('written by another version of Oxigraph');
-    if (!reflects(header.position, position)) return refused('it does not reflect the newest snapshot and the journal after it');
-    if ((await file.stat()).size !== HEADER_BYTES + header.memoryBytes + header.attachmentBytes || header.chunks.length !== Math.ceil(header.memoryBytes / CHUNK_BYTES)) return refused('its size does not match its header');
+    if (!reflects(header.position, position))
+      return refused('it does not reflect the newest snapshot and the journal after it');
+    if (
+      (await file.stat()).size !== HEADER_BYTES + header.memoryBytes + header.attachmentBytes ||
+      header.chunks.length !== Math.ceil(header.memoryBytes / CHUNK_BYTES)
+    )
+      return refused('its size does not match its header');
     const bindings = bindingsForImage(header.memoryBytes, header.held);
     const memory = new Uint8Array(bindings.allocator.memory.buffer);
     let crc = 0;
@@ -216,13 +236,22 @@ export async function readIndexImage(
       crc = crc32(memory.subarray(at, at + got), crc);
     }
     const attachment = Buffer.alloc(header.attachmentBytes);
-    if ((await file.read(attachment, 0, attachment.length, HEADER_BYTES + header.memoryBytes)).bytesRead !== attachment.length) return refused('cut short');
+    if (
+      (await file.read(attachment, 0, attachment.length, HEADER_BYTES + header.memoryBytes)).bytesRead !==
+      attachment.length
+    )
+      return refused('cut short');
     crc = crc32(attachment, crc);
     const { crc: expected, ...checked } = header;
     if (crc32(headerText(checked), crc) !== expected) return refused('damaged: checksum mismatch');
     const index = new OxigraphIndex(0, bindings, header.storePointer);
-    const journal = header.position.journal.length > 0 ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes` : '';
-    log(`memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`);
+    const journal =
+      header.position.journal.length > 0
+        ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes`
+        : '';
+    log(
+      `memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`,
+    );
     return { index, quads: header.quads, ofSnapshot: ofSnapshot(header.position), attachment };
   } catch (err) {
     log(`memory image ${IMAGE_FILE} not used (${(err as Error).message}): the store loads its snapshot`);
@@ -236,7 +265,11 @@ export async function readIndexImage(
 export async function removeIndexImage(dir: string, keep = false): Promise<void> {
   let removed = false;
   for (const name of keep ? [`${IMAGE_FILE}.tmp`] : [IMAGE_FILE, `${IMAGE_FILE}.tmp`]) {
-    removed = (await rm(join(dir, name)).then(() => true, () => false)) || removed;
+    removed =
+      (await rm(join(dir, name)).then(
+        () => true,
+        () => false,
+      )) || removed;
   }
   if (removed) await syncDirectory(dir);
 }

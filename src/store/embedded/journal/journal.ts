@@ -4,7 +4,6 @@ import { crc32 } from 'node:zlib';
 import type { CommitBytes, CommitRecord } from '../../commit-record.js';
 import { StoreUnavailableError } from '../../errors.js';
 
-
 /**
  * Record layout, little endian: u32 payload length, u32 length of the delete part, u32 CRC-32
  * of the payload, u32 CRC-32 of the 12 header bytes before it; then the payload (delete N-Quads
@@ -86,7 +85,11 @@ class ForwardReader {
  * cut before its data reached the disk). Damage followed by anything else means the middle of
  * the journal is corrupt, which is fatal: dropping it would silently lose acknowledged writes.
  */
-export async function scanSegment(path: string, name: string, onRecords: (records: CommitBytes[]) => unknown): Promise<SegmentScan> {
+export async function scanSegment(
+  path: string,
+  name: string,
+  onRecords: (records: CommitBytes[]) => unknown,
+): Promise<SegmentScan> {
   const file = await open(path, 'r');
   try {
     const reader = new ForwardReader(file, (await file.stat()).size);
@@ -150,7 +153,11 @@ export async function listSegments(dir: string): Promise<number[]> {
  * Writes file `name` in `dir` whole or not at all: `write` fills a temp file, which is then
  * fsync'ed and renamed over `name`, and the directory fsync'ed. Nothing is left behind if `write` fails.
  */
-export async function writeFileDurably(dir: string, name: string, write: (file: FileHandle) => Promise<void>): Promise<void> {
+export async function writeFileDurably(
+  dir: string,
+  name: string,
+  write: (file: FileHandle) => Promise<void>,
+): Promise<void> {
   const finalPath = join(dir, name);
   const tempPath = `${finalPath}.tmp`;
   const file = await open(tempPath, 'w');
@@ -197,7 +204,8 @@ export async function readJournal(
       );
     }
   });
-  if (to !== Number.POSITIVE_INFINITY && segments.length !== to - from) throw new JournalCorruptError(`journal ${segmentName(from + segments.length)} is missing`);
+  if (to !== Number.POSITIVE_INFINITY && segments.length !== to - from)
+    throw new JournalCorruptError(`journal ${segmentName(from + segments.length)} is missing`);
   const sizes = await Promise.all(segments.map(async (n) => (await stat(join(dir, segmentName(n)))).size));
   let lastWithData = sizes.length - 1;
   while (lastWithData > 0 && sizes[lastWithData] === 0) lastWithData -= 1;
@@ -233,7 +241,9 @@ export async function recoverJournal(
   const { segments, records, tail } = await readJournal(dir, { from }, replay);
   if (tail) {
     const { segment, scan } = tail;
-    log(`journal ${segmentName(segment)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`);
+    log(
+      `journal ${segmentName(segment)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`,
+    );
     const file = await open(join(dir, segmentName(segment)), 'r+');
     try {
       await file.truncate(scan.validBytes);
@@ -276,7 +286,6 @@ interface RotationWaiter {
   reject: (err: Error) => void;
 }
 
-
 /**
  * Append-only, group-committed log. Records queued while a flush runs go out together in the
  * next write + fdatasync. `apply` callbacks run in log order once their record is on disk (while
@@ -310,7 +319,14 @@ export class Journal {
     /** Called after each durable batch with the time its write + fdatasync took. */
     onFlushed?: (seconds: number, records: number) => void;
   }): Promise<Journal> {
-    const journal = new Journal(opts.dir, opts.segment, opts.fsync, opts.onSizeExceeded, opts.snapshotAfterBytes, opts.onFlushed);
+    const journal = new Journal(
+      opts.dir,
+      opts.segment,
+      opts.fsync,
+      opts.onSizeExceeded,
+      opts.snapshotAfterBytes,
+      opts.onFlushed,
+    );
     [journal.file, journal.size] = await journal.openSegment(opts.segment);
     return journal;
   }
@@ -434,7 +450,9 @@ export class Journal {
       await this.file.truncate(goodSize);
       if (this.fsync) await this.file.datasync();
     } catch (truncateErr) {
-      this.failed = new Error(`${err.message}; and could not cut the partial write off: ${(truncateErr as Error).message}`);
+      this.failed = new Error(
+        `${err.message}; and could not cut the partial write off: ${(truncateErr as Error).message}`,
+      );
     }
   }
 

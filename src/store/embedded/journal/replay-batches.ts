@@ -95,7 +95,11 @@ class Batch {
       if (this.deleted.has(line)) return { ok: false };
       const parsed = parse(line);
       if (parsed.kind === 'unknown') return { ok: false };
-      if (parsed.kind === 'literal' && (parsed.exact ? this.inexactLiterals.has(parsed.key) : this.literals.has(parsed.key))) return { ok: false };
+      if (
+        parsed.kind === 'literal' &&
+        (parsed.exact ? this.inexactLiterals.has(parsed.key) : this.literals.has(parsed.key))
+      )
+        return { ok: false };
     }
     return { ok: true, lines };
   }
@@ -129,7 +133,8 @@ class Batch {
         kept.push(partText(part));
         continue;
       }
-      for (const line of lines ?? partText(part).split('\n')) if (line !== '' && !this.deleted.has(line)) kept.push(line);
+      for (const line of lines ?? partText(part).split('\n'))
+        if (line !== '' && !this.deleted.has(line)) kept.push(line);
     }
     // Every line ends in a newline: a part not ending its last line would run into the next.
     return { insert: kept.length === 0 ? '' : `${kept.join('\n')}\n`, delete: this.deletes.join('\n') };

@@ -55,14 +55,19 @@ export function surelyCanonical(l: RDF.Literal): boolean {
  * (plain strings, and the usual forms of numbers, booleans and dates) skip the query, which
  * costs more than the rest of writing a small object.
  */
-export function canonicalLiterals(index: { select(sparql: string): SparqlJsonResults }, literals: readonly RDF.Literal[]): RDF.Literal[] {
+export function canonicalLiterals(
+  index: { select(sparql: string): SparqlJsonResults },
+  literals: readonly RDF.Literal[],
+): RDF.Literal[] {
   const out = [...literals];
   const asked = out.map((l, i) => [l, i] as const).filter(([l]) => !surelyCanonical(l));
   if (asked.length === 0) return out;
   const rows = asked.map(([l, i]) => `(${i} ${termToNt(l)})`).join(' ');
   for (const b of index.select(`SELECT ?i ?v WHERE { VALUES (?i ?v) { ${rows} } }`).results.bindings) {
     const v = b.v;
-    out[Number(b.i.value)] = v['xml:lang'] ? literal(v.value, v['xml:lang']) : literal(v.value, namedNode(v.datatype ?? xsd.string));
+    out[Number(b.i.value)] = v['xml:lang']
+      ? literal(v.value, v['xml:lang'])
+      : literal(v.value, namedNode(v.datatype ?? xsd.string));
   }
   return out;
 }

@@ -55,7 +55,9 @@ export function loadOxigraphBindings(): OxigraphBindings {
     delete require.cache[path];
   }
   if (typeof allocator?.__wbindgen_malloc !== 'function' || typeof allocator.__wbindgen_free !== 'function') {
-    throw new Error('could not reach the WASM allocator of oxigraph: load it through src/store/embedded/oxigraph/oxigraph-bindings.ts only');
+    throw new Error(
+      'could not reach the WASM allocator of oxigraph: load it through src/store/embedded/oxigraph/oxigraph-bindings.ts only',
+    );
   }
   return { oxigraph, allocator: allocator as WasmAllocator };
 }
@@ -113,7 +115,8 @@ export function heldValues({ allocator }: OxigraphBindings): HeldValues | string
   for (let i = HELD_VALUES_FROM; i < table.length; i++) {
     const value: unknown = table.get(i);
     if (value === null || value === undefined) continue;
-    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return `the WASM code holds a JS ${typeof value} (table slot ${i})`;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+      return `the WASM code holds a JS ${typeof value} (table slot ${i})`;
     values.push([i, value]);
   }
   return { tableLength: table.length, values };
@@ -129,7 +132,8 @@ export function bindingsForImage(memoryBytes: number, held: HeldValues): Oxigrap
   const bindings = loadOxigraphBindings();
   const { memory, __wbindgen_externrefs: table } = bindings.allocator;
   const pages = (memoryBytes - memory.buffer.byteLength) / WASM_PAGE_BYTES;
-  if (!Number.isInteger(pages) || pages < 0) throw new Error(`a memory of ${memoryBytes} bytes cannot replace one of ${memory.buffer.byteLength}`);
+  if (!Number.isInteger(pages) || pages < 0)
+    throw new Error(`a memory of ${memoryBytes} bytes cannot replace one of ${memory.buffer.byteLength}`);
   if (pages > 0) memory.grow(pages);
   if (table.length < held.tableLength) table.grow(held.tableLength - table.length, null);
   for (let i = HELD_VALUES_FROM; i < table.length; i++) table.set(i, null);

@@ -1,7 +1,14 @@
 import { partBytes, partText, startsComment, type CommitRecord, type CommitBytes } from '../../commit-record.js';
 import { iriToNt } from '../../../rdf/terms.js';
 import type { SparqlJsonResults } from '../../readers.js';
-import { canAllocate, loadOxigraphBindings, storeAt, storePointer, WASM_MEMORY_LIMIT_BYTES, type OxigraphBindings } from './oxigraph-bindings.js';
+import {
+  canAllocate,
+  loadOxigraphBindings,
+  storeAt,
+  storePointer,
+  WASM_MEMORY_LIMIT_BYTES,
+  type OxigraphBindings,
+} from './oxigraph-bindings.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -17,7 +24,10 @@ export function quadsEnd(nquads: string | Uint8Array): number {
   // From the last line back: a record without archive lines is decided by its last line alone.
   for (let end = text.length; end > 0; ) {
     // The line ending at `end` (its newline included) starts after the newline before it.
-    const start = end < 2 ? 0 : (typeof text === 'string' ? text.lastIndexOf('\n', end - 2) : text.lastIndexOf(NEWLINE, end - 2)) + 1;
+    const start =
+      end < 2
+        ? 0
+        : (typeof text === 'string' ? text.lastIndexOf('\n', end - 2) : text.lastIndexOf(NEWLINE, end - 2)) + 1;
     const first = typeof text === 'string' ? text.charCodeAt(start) : text[start];
     if (!startsComment(first) && first !== NEWLINE) return end;
     end = start;
@@ -26,7 +36,8 @@ export function quadsEnd(nquads: string | Uint8Array): number {
 }
 
 /** The leading `length` characters or bytes of a record's part (a view of the bytes, not a copy). */
-const leading = (part: string | Uint8Array, length: number) => (typeof part === 'string' ? part.slice(0, length) : part.subarray(0, length));
+const leading = (part: string | Uint8Array, length: number) =>
+  typeof part === 'string' ? part.slice(0, length) : part.subarray(0, length);
 
 const initialBindings = loadOxigraphBindings();
 /** The first instance of the oxigraph bindings (the SPARQL replica's thread builds its store with them too). */
@@ -60,7 +71,11 @@ function splitQuadLine(line: string): { subject: string; predicateObject: string
     i = line.indexOf(' ', i);
   }
   // `i` is at the space after the object: then either ` .` or ` <graph> .`.
-  return { subject: line.slice(0, subjectEnd), predicateObject: line.slice(subjectEnd + 1, i), graph: line.slice(i + 1, line.length - 2) };
+  return {
+    subject: line.slice(0, subjectEnd),
+    predicateObject: line.slice(subjectEnd + 1, i),
+    graph: line.slice(i + 1, line.length - 2),
+  };
 }
 
 /**
@@ -223,7 +238,9 @@ export class OxigraphIndex {
   }
 
   select(sparql: string): SparqlJsonResults {
-    return JSON.parse(this.store.query(sparql, { results_format: 'application/sparql-results+json' }) as string) as SparqlJsonResults;
+    return JSON.parse(
+      this.store.query(sparql, { results_format: 'application/sparql-results+json' }) as string,
+    ) as SparqlJsonResults;
   }
 
   /** Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs. */

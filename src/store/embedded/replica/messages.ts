@@ -25,7 +25,15 @@ export interface QueryJob {
  * query sent after a batch runs after it.
  */
 export type FeedMessage =
-  | { kind: 'start'; historyMaxQuads: number; queryReserveBytes?: number; memoryLimitBytes?: number; longGrowthFrom?: number; standby: boolean; handedOverFor?: number }
+  | {
+      kind: 'start';
+      historyMaxQuads: number;
+      queryReserveBytes?: number;
+      memoryLimitBytes?: number;
+      longGrowthFrom?: number;
+      standby: boolean;
+      handedOverFor?: number;
+    }
   | { kind: 'meta'; nquads: string }
   | { kind: 'hot'; nquads: string }
   | { kind: 'history'; entries: string[] }

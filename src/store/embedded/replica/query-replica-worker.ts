@@ -27,7 +27,10 @@ const threadId = (() => {
   }
 })();
 type Priority = 'apply' | 'query';
-const NICE: Readonly<Record<Priority, number>> = { apply: threadId === undefined ? 0 : getPriority(threadId), query: constants.priority.PRIORITY_LOW };
+const NICE: Readonly<Record<Priority, number>> = {
+  apply: threadId === undefined ? 0 : getPriority(threadId),
+  query: constants.priority.PRIORITY_LOW,
+};
 let priority: Priority = 'apply';
 /**
  * A successor making its copy while the replica before it still serves: nobody waits on it, so it
@@ -48,7 +51,10 @@ function prioritise(wanted: Priority): void {
   } catch (err) {
     if (wanted !== 'apply') return;
     mayRaise = false;
-    port.postMessage({ kind: 'priority', message: `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs CAP_SYS_NICE or RLIMIT_NICE)` } satisfies WorkerMessage);
+    port.postMessage({
+      kind: 'priority',
+      message: `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs CAP_SYS_NICE or RLIMIT_NICE)`,
+    } satisfies WorkerMessage);
   }
 }
 
@@ -71,7 +77,11 @@ function feed(apply: () => void): boolean {
     if (!(err instanceof ReplicaFullError)) throw err;
     full = true;
     // Deleted quads keep their memory (Oxigraph): when they are a good part of it, a new copy would fit again.
-    port.postMessage({ kind: 'full', message: err.message, reclaimable: replica.deletedQuads * 4 >= replica.size } satisfies WorkerMessage);
+    port.postMessage({
+      kind: 'full',
+      message: err.message,
+      reclaimable: replica.deletedQuads * 4 >= replica.size,
+    } satisfies WorkerMessage);
     return false;
   }
 }
@@ -81,7 +91,12 @@ port.on('message', (message: WorkerRequest) => {
   prioritise(message.kind === 'query' || standby ? 'query' : 'apply');
   switch (message.kind) {
     case 'start':
-      replica = new ReplicaStore(message.historyMaxQuads, message.queryReserveBytes, message.memoryLimitBytes, message.longGrowthFrom);
+      replica = new ReplicaStore(
+        message.historyMaxQuads,
+        message.queryReserveBytes,
+        message.memoryLimitBytes,
+        message.longGrowthFrom,
+      );
       return;
     case 'meta':
       feed(() => replica.copyMeta(message.nquads));
@@ -94,10 +109,12 @@ port.on('message', (message: WorkerRequest) => {
       return;
     case 'loaded':
       replica.copied();
-      if (!feed(() => {
-        const tables = replica.growPastNextPoint(handedOverFor);
-        if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
-      }))
+      if (
+        !feed(() => {
+          const tables = replica.growPastNextPoint(handedOverFor);
+          if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
+        })
+      )
         return;
       standby = false;
       loaded = true;
@@ -106,13 +123,24 @@ port.on('message', (message: WorkerRequest) => {
       port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
       return;
     case 'commits':
-      if (!feed(() => replica.applyRecords(unpackCommits(message.commits).map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }))))) return;
+      if (
+        !feed(() =>
+          replica.applyRecords(
+            unpackCommits(message.commits).map((c) => ({
+              insert: utf8.decode(c.insert),
+              delete: utf8.decode(c.delete),
+            })),
+          ),
+        )
+      )
+        return;
       position = message.position;
       if (!loaded) return;
       port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
       if (!standby) {
         const point = replica.growthAhead();
-        if (point !== undefined) port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
+        if (point !== undefined)
+          port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
       }
       return;
     case 'query': {

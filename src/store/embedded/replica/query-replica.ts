@@ -156,12 +156,14 @@ export class QueryReplica implements QueryService {
       isReady: (message) => (message as { kind?: string }).kind === 'loaded',
       // The worker may apply a batch of writes first; the budget is the query's own time.
       isStarted: (message) => (message as { kind?: string }).kind === 'started',
-      isNotice: (message) => ['applied', 'full', 'priority', 'growing', 'tables'].includes((message as { kind?: string }).kind ?? ''),
+      isNotice: (message) =>
+        ['applied', 'full', 'priority', 'growing', 'tables'].includes((message as { kind?: string }).kind ?? ''),
       onNotice: (message, worker) => this.onNotice(message as Notice, worker),
       settle: (reply: QueryReply) => ('error' in reply ? queryFailed(reply.error) : reply),
       overBudget: queryTimedOut,
-      lost: () => queryUnavailable('the query could not be evaluated within the server\'s memory limits'),
-      busy: (reason) => queryUnavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
+      lost: () => queryUnavailable("the query could not be evaluated within the server's memory limits"),
+      busy: (reason) =>
+        queryUnavailable(reason === 'closing' ? 'the server is shutting down' : 'too many SPARQL queries are waiting'),
       started: (worker, successor) => this.started(worker, successor),
       tookOver: (worker) => this.tookOver(worker),
       successorGone: (worker) => {
@@ -178,7 +180,11 @@ export class QueryReplica implements QueryService {
   private workers(): BudgetedWorker<QueryJob, QueryReply, QueryAnswer> {
     if (this.queries) return this.queries;
     this.warming = true;
-    this.options.log(this.lastQueryAt === 0 ? 'SPARQL replica: started by the first query; it copies the store' : `SPARQL replica: started again by a query; it copies the store`);
+    this.options.log(
+      this.lastQueryAt === 0
+        ? 'SPARQL replica: started by the first query; it copies the store'
+        : `SPARQL replica: started again by a query; it copies the store`,
+    );
     this.queries = this.startWorkers();
     return this.queries;
   }
@@ -203,7 +209,9 @@ export class QueryReplica implements QueryService {
       const queries = this.queries;
       this.queries = this.serving = this.successor = undefined;
       this.sayWorkers();
-      this.options.log(`SPARQL replica: stopped after ${Math.round(idleMs / 1000)} s without a query; writes no longer feed it, and the next query starts it again`);
+      this.options.log(
+        `SPARQL replica: stopped after ${Math.round(idleMs / 1000)} s without a query; writes no longer feed it, and the next query starts it again`,
+      );
       void queries.close();
     };
     this.idleTimer = setTimeout(check, Math.max(0, this.lastQueryAt + idleMs - performance.now()));
@@ -217,7 +225,6 @@ export class QueryReplica implements QueryService {
     this.workersSaid = workers;
     this.options.observeWorkers?.(workers);
   }
-
 
   get maxRows(): number {
     return this.options.maxRows;
@@ -241,11 +248,14 @@ export class QueryReplica implements QueryService {
     const commit = { insert: record.insert, delete: record.delete };
     const maxBacklog = this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
     const successor = this.successor;
-    if (successor && successor.add(commit, this.committed) > maxBacklog) this.giveUpSuccessor(`more than ${maxBacklog} bytes of commits wait for it`);
+    if (successor && successor.add(commit, this.committed) > maxBacklog)
+      this.giveUpSuccessor(`more than ${maxBacklog} bytes of commits wait for it`);
     const serving = this.serving;
     if (serving && serving.add(commit, this.committed) > maxBacklog) {
       // Copying the store is bounded by its size; a backlog is not.
-      this.options.log(`SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`);
+      this.options.log(
+        `SPARQL replica is ${serving.waitingCommits} commits behind; a new one copies the store instead`,
+      );
       this.queries?.replace(queryUnavailable('the query replica fell too far behind and is being reloaded'));
     }
   }
@@ -275,7 +285,8 @@ export class QueryReplica implements QueryService {
           : 'the query replica is copying the store (after a start or a reload)',
       );
     }
-    if (this.serving.applied < target && !this.serving.flushed()) await this.caughtUp(target, this.options.freshnessWaitMs);
+    if (this.serving.applied < target && !this.serving.flushed())
+      await this.caughtUp(target, this.options.freshnessWaitMs);
     this.refuseIfFull();
     const reply = await queries.run({
       kind: 'query',
@@ -298,7 +309,8 @@ export class QueryReplica implements QueryService {
 
   /** Resolves when the serving worker has applied commit `target`, or after `waitMs`, whichever comes first. */
   private caughtUp(target: number, waitMs: number): Promise<void> {
-    if (this.waiting.size >= MAX_WAITING) return Promise.reject(queryUnavailable('too many SPARQL queries are waiting'));
+    if (this.waiting.size >= MAX_WAITING)
+      return Promise.reject(queryUnavailable('too many SPARQL queries are waiting'));
     return new Promise((resolve) => {
       const waiter = {
         target,
@@ -331,7 +343,9 @@ export class QueryReplica implements QueryService {
     if (notice.kind === 'priority') return this.onPriorityStuck(notice.message);
     if (notice.kind === 'tables') {
       const { point, quads, grown } = notice;
-      return this.options.log(`SPARQL replica: ${grown ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once` : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`}`);
+      return this.options.log(
+        `SPARQL replica: ${grown ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once` : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`}`,
+      );
     }
     if (notice.kind === 'growing') return this.onGrowing(feed, notice);
     if (notice.kind === 'applied') return this.onApplied(feed, notice.position);
@@ -353,7 +367,9 @@ export class QueryReplica implements QueryService {
    */
   private onFull(message: string, reclaimable: boolean): void {
     if (reclaimable && this.serving?.copied) {
-      this.options.log(`${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`);
+      this.options.log(
+        `${message}, much of it taken by deleted quads: a new query replica copies the store into fresh memory`,
+      );
       this.queries?.replace(queryUnavailable('the query replica is being copied into fresh memory'));
       return;
     }
@@ -361,7 +377,9 @@ export class QueryReplica implements QueryService {
     this.queries?.dropSuccessor();
     this.serving = undefined;
     this.sayWorkers();
-    this.options.log(`${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`);
+    this.options.log(
+      `${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`,
+    );
     for (const waiter of this.waiting) waiter.wake();
   }
 
@@ -369,7 +387,9 @@ export class QueryReplica implements QueryService {
   private onPriorityStuck(message: string): void {
     if (this.prioritySaid) return;
     this.prioritySaid = true;
-    this.options.log(`SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`);
+    this.options.log(
+      `SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`,
+    );
   }
 
   private onApplied(feed: ReplicaFeed, position: number): void {
@@ -388,7 +408,8 @@ export class QueryReplica implements QueryService {
     if (observe) {
       const now = performance.now();
       // The commits whose times are no longer kept (more than COMMIT_TIMES behind) are not counted.
-      for (let n = Math.max(this.visibleThrough + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++) observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
+      for (let n = Math.max(this.visibleThrough + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++)
+        observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
     }
     this.visibleThrough = Math.max(this.visibleThrough, position);
     for (const waiter of this.waiting) if (waiter.target <= position) waiter.wake();
@@ -402,7 +423,9 @@ export class QueryReplica implements QueryService {
     this.successorFor = notice.point;
     if (!this.queries?.startSuccessor()) return;
     this.successorStarted = performance.now();
-    this.options.log(`SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`);
+    this.options.log(
+      `SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`,
+    );
   }
 
   private giveUpSuccessor(why: string): void {
@@ -461,7 +484,14 @@ export class QueryReplica implements QueryService {
     // The metadata goes first, in this turn: the commits after it reach the worker after it.
     const { meta, hotGraphs: listHotGraphs, history } = this.source.copy();
     const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
-    const start = { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom, standby: feed.successor, handedOverFor: feed.successor ? this.successorFor : 0 };
+    const start = {
+      historyMaxQuads,
+      queryReserveBytes,
+      memoryLimitBytes,
+      longGrowthFrom,
+      standby: feed.successor,
+      handedOverFor: feed.successor ? this.successorFor : 0,
+    };
     worker.postMessage({ kind: 'start', ...start } satisfies WorkerRequest);
     worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
     await nextTurn();
@@ -470,7 +500,9 @@ export class QueryReplica implements QueryService {
     for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
       await nextTurn();
       if (!this.isFed(feed)) return;
-      const chunk = hotGraphs.slice(i, i + GRAPHS_PER_TURN).map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
+      const chunk = hotGraphs
+        .slice(i, i + GRAPHS_PER_TURN)
+        .map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
       worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
     }
     let quads = 0;
@@ -492,7 +524,10 @@ export class QueryReplica implements QueryService {
     }
     if (!this.isFed(feed)) return;
     feed.loaded(this.committed);
-    if (hotGraphs.length > 0) this.options.log(`SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`);
+    if (hotGraphs.length > 0)
+      this.options.log(
+        `SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`,
+      );
   }
 }
 

@@ -111,7 +111,9 @@ export class ReplicaFeed {
   private post(commits: ReplicaCommit[], position: number): boolean {
     try {
       const packed = packCommits(commits);
-      this.worker.postMessage({ kind: 'commits', commits: packed, position } satisfies WorkerRequest, [packed.bytes.buffer as ArrayBuffer]);
+      this.worker.postMessage({ kind: 'commits', commits: packed, position } satisfies WorkerRequest, [
+        packed.bytes.buffer as ArrayBuffer,
+      ]);
       return true;
     } catch (err) {
       // The write is durable whatever happens here; a replica that missed commits is copied again.

@@ -2,7 +2,6 @@ import { STORE, store as bookkeeping } from '../../../rdf/vocab.js';
 import type { View } from '../../query-service.js';
 import { revisionOfGraph } from '../../schema/revisions.js';
 
-
 /**
  * What a graph of the main store is to the replica: the latest graph of an object (named after
  * the object, changed in place as in the hot store), an event, an action request or grant, a

@@ -93,10 +93,8 @@ function* replicaHistory(
         more = true;
         const revision = archive.revisions.revision(object, number - 1 - round);
         if (revision)
-          yield (
-            nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) +
-            revisionQuads(revision).map(quadToNq).join('')
-          );
+          yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) +
+            revisionQuads(revision).map(quadToNq).join('');
       }
       const before = lastRequest.get(object);
       if (before === null) continue;

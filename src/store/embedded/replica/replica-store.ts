@@ -3,7 +3,13 @@ import { BoundedCache } from '../../../bounded-cache.js';
 import { readStoreNTriples } from '../../../rdf/ntriples.js';
 import { tripleToNt } from '../../../rdf/terms.js';
 import { store as bookkeeping, xsd } from '../../../rdf/vocab.js';
-import { deleteData, OxigraphIndex, oxigraph, WASM_BYTES_PER_TEXT_BYTE, WASM_MEMORY_LIMIT_BYTES } from '../oxigraph/oxigraph-index.js';
+import {
+  deleteData,
+  OxigraphIndex,
+  oxigraph,
+  WASM_BYTES_PER_TEXT_BYTE,
+  WASM_MEMORY_LIMIT_BYTES,
+} from '../oxigraph/oxigraph-index.js';
 import type { SparqlJsonResults } from '../../readers.js';
 import type { QueryAnswer, QueryJob } from './messages.js';
 import type { View } from '../../query-service.js';
@@ -48,7 +54,9 @@ export class ReplicaFullError extends Error {
   constructor(wasmBytes: number, reserveBytes: number, limitBytes: number) {
     const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
     const limit = limitBytes < WASM_MEMORY_LIMIT_BYTES ? ` of the ${mb(limitBytes)} MB it may take` : '';
-    super(`the query replica's memory is full (${mb(wasmBytes)} MB of WebAssembly memory in use or reserved${limit}, ${mb(reserveBytes)} MB of it to stay free for queries)`);
+    super(
+      `the query replica's memory is full (${mb(wasmBytes)} MB of WebAssembly memory in use or reserved${limit}, ${mb(reserveBytes)} MB of it to stay free for queries)`,
+    );
   }
 }
 
@@ -60,8 +68,16 @@ export interface ReplicaRecord {
 
 /** The graphs whose view's default graph is a union, and that union. */
 type UnionKind = 'object' | 'event' | 'audit';
-const UNION_OF: Readonly<Record<UnionKind, string>> = { object: LAYOUT.latestUnion, event: LAYOUT.eventsUnion, audit: LAYOUT.auditUnion };
-const VIEWS_OF: Readonly<Record<UnionKind, readonly View[]>> = { object: ['latest', 'events'], event: ['events'], audit: ['audit'] };
+const UNION_OF: Readonly<Record<UnionKind, string>> = {
+  object: LAYOUT.latestUnion,
+  event: LAYOUT.eventsUnion,
+  audit: LAYOUT.auditUnion,
+};
+const VIEWS_OF: Readonly<Record<UnionKind, readonly View[]>> = {
+  object: ['latest', 'events'],
+  event: ['events'],
+  audit: ['audit'],
+};
 
 /** The union graphs each view's default graph is made of (the revisions view: the revision metadata). */
 const DEFAULT_GRAPHS: Readonly<Record<View, readonly string[]>> = {
@@ -244,7 +260,11 @@ export class ReplicaStore extends OxigraphIndex {
       const revisions = this.newRevisions(lines);
       const deletions = splitLines(record.delete).filter((line) => this.unionKind(graphOf(line)) !== undefined);
       const replacing = this.window.open ? revisions.filter((r) => r.replaces !== undefined) : [];
-      if (deletions.some((line) => pending.graphs.has(graphOf(line))) || replacing.some((r) => pending.graphs.has(r.object))) this.load(pending.take());
+      if (
+        deletions.some((line) => pending.graphs.has(graphOf(line))) ||
+        replacing.some((r) => pending.graphs.has(r.object))
+      )
+        this.load(pending.take());
       const links: string[] = [];
       for (const revision of replacing) this.replace(revision, pending, links);
       this.keepLatest(deletions, lines);
@@ -321,7 +341,9 @@ export class ReplicaStore extends OxigraphIndex {
   /** The long growth point the replica is near (it should be handed over to a new copy before it gets there), if any. */
   growthAhead(): number | undefined {
     const point = nextGrowthPoint(this.loadedQuads);
-    return point >= this.longGrowthFrom && point > this.shortOfRoomFor && this.loadedQuads >= HANDOVER_AT * point ? point : undefined;
+    return point >= this.longGrowthFrom && point > this.shortOfRoomFor && this.loadedQuads >= HANDOVER_AT * point
+      ? point
+      : undefined;
   }
 
   /**
@@ -469,7 +491,8 @@ export class ReplicaStore extends OxigraphIndex {
       // A finished request (its final content, kept for the audit view while it is in the window).
       if (archived) finished.set(graph, (finished.get(graph) ?? 0) + 1);
     }
-    for (const [graph, quads] of finished) if (!this.window.has(graph)) this.window.add({ graph, quads, kind: 'request' });
+    for (const [graph, quads] of finished)
+      if (!this.window.has(graph)) this.window.add({ graph, quads, kind: 'request' });
   }
 
   /** Takes the oldest entries of the history window out while it holds more than its bound. */
@@ -478,7 +501,16 @@ export class ReplicaStore extends OxigraphIndex {
     if (gone.length === 0) return;
     const requests = gone.filter(({ kind }) => kind === 'request').map(({ graph }) => iri(graph));
     // A finished request's quads leave the audit union too, unless a graph that stays holds them.
-    const leaving = requests.length === 0 ? [] : [unionDeletion('audit', `VALUES ?leaving { ${requests.join(' ')} } GRAPH ?leaving { ?s ?p ?o }`, `FILTER (?g NOT IN (${requests.join(', ')}))`)];
+    const leaving =
+      requests.length === 0
+        ? []
+        : [
+            unionDeletion(
+              'audit',
+              `VALUES ?leaving { ${requests.join(' ')} } GRAPH ?leaving { ?s ?p ?o }`,
+              `FILTER (?g NOT IN (${requests.join(', ')}))`,
+            ),
+          ];
     const drops = gone.map(({ graph, kind }) => {
       const view = LAYOUT.view(kind === 'revision' ? 'revisions' : 'audit');
       return `DROP SILENT GRAPH ${iri(graph)} ; DELETE WHERE { GRAPH ${iri(bookkeeping.metaGraph)} { ${iri(graph)} ?p ?o } } ; DELETE DATA { GRAPH ${iri(LAYOUT.membership)} { ${iri(graph)} ${iri(LAYOUT.inView)} ${iri(view)} } }`;
@@ -519,14 +551,22 @@ export class ReplicaStore extends OxigraphIndex {
     const bytes = Buffer.from(lines.join(''));
     // Oxigraph aborts when its memory runs out mid-load: data that may not fit is refused before it goes in.
     // Room is made in large steps that grow the memory ahead of need: past the limit, the step taken is refused too.
-    if (!this.makeRoom(bytes.byteLength) || this.wasmMemoryBytes > this.memoryLimitBytes) throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes, this.memoryLimitBytes);
+    if (!this.makeRoom(bytes.byteLength) || this.wasmMemoryBytes > this.memoryLimitBytes)
+      throw new ReplicaFullError(this.wasmMemoryBytes, this.queryReserveBytes, this.memoryLimitBytes);
     this.store.load(bytes, { format: NQUADS, lenient: true });
     this.loadedQuads += lines.length;
   }
 
   /** Whether `graph` is one of the named graphs of `view`. */
   private inView(graph: string, view: View): boolean {
-    return this.store.match(oxigraph.namedNode(graph), oxigraph.namedNode(LAYOUT.inView), oxigraph.namedNode(LAYOUT.view(view)), oxigraph.namedNode(LAYOUT.membership)).length > 0;
+    return (
+      this.store.match(
+        oxigraph.namedNode(graph),
+        oxigraph.namedNode(LAYOUT.inView),
+        oxigraph.namedNode(LAYOUT.view(view)),
+        oxigraph.namedNode(LAYOUT.membership),
+      ).length > 0
+    );
   }
 
   /** Runs a query over its view (or the part of it `job.dataset` names); `position` is filled in by the caller. */
@@ -539,14 +579,29 @@ export class ReplicaStore extends OxigraphIndex {
     } else {
       options.default_graph = DEFAULT_GRAPHS[job.view].map((g) => oxigraph.namedNode(g));
     }
-    const text = scopedToView(job.text, job.view, (probe) => (JSON.parse(this.store.query(probe, { results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults).head.vars);
+    const text = scopedToView(
+      job.text,
+      job.view,
+      (probe) =>
+        (
+          JSON.parse(
+            this.store.query(probe, { results_format: RESULT_MEDIA_TYPES.json }) as string,
+          ) as SparqlJsonResults
+        ).head.vars,
+    );
     if (job.form === 'SELECT') {
-      const results = JSON.parse(this.store.query(text, { ...options, results_format: RESULT_MEDIA_TYPES.json }) as string) as SparqlJsonResults;
+      const results = JSON.parse(
+        this.store.query(text, { ...options, results_format: RESULT_MEDIA_TYPES.json }) as string,
+      ) as SparqlJsonResults;
       const truncated = results.results.bindings.length > job.maxRows;
       if (truncated) results.results.bindings.length = job.maxRows;
       return { body: writeSolutions(results, job.format as 'json'), truncated };
     }
-    if (job.form === 'ASK') return { body: this.store.query(text, { ...options, results_format: RESULT_MEDIA_TYPES[job.format] }) as string, truncated: false };
+    if (job.form === 'ASK')
+      return {
+        body: this.store.query(text, { ...options, results_format: RESULT_MEDIA_TYPES[job.format] }) as string,
+        truncated: false,
+      };
     const ntriples = this.store.query(text, { ...options, results_format: NTRIPLES }) as string;
     const lines = ntriples.split('\n').filter((line) => line.length > 0);
     const truncated = lines.length > job.maxRows;
@@ -554,7 +609,10 @@ export class ReplicaStore extends OxigraphIndex {
     if (job.format === 'ntriples') return { body: lines.map((l) => `${l}\n`).join(''), truncated };
     const graph = new oxigraph.Store();
     graph.load(lines.join('\n'), { format: NTRIPLES, lenient: true });
-    return { body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }), truncated };
+    return {
+      body: graph.dump({ format: RESULT_MEDIA_TYPES[job.format], from_graph_name: oxigraph.defaultGraph() }),
+      truncated,
+    };
   }
 
   /**
@@ -563,14 +621,18 @@ export class ReplicaStore extends OxigraphIndex {
    * holds when there are none (an empty list would mean "no restriction").
    */
   private graphsIn(iris: readonly string[], view: View) {
-    const held = iris.flatMap((graph) => (this.inView(graph, view) ? [graph] : view === 'revisions' ? this.latestNamed(graph) : []));
+    const held = iris.flatMap((graph) =>
+      this.inView(graph, view) ? [graph] : view === 'revisions' ? this.latestNamed(graph) : [],
+    );
     return (held.length > 0 ? held : [LAYOUT.empty]).map((graph) => oxigraph.namedNode(graph));
   }
 
   /** The object whose latest revision `graph` names, in the revisions view (none when the window is off). */
   private latestNamed(graph: string): string[] {
     const revision = revisionOfGraph(graph);
-    return this.window.open && revision && this.objects.get(revision.object)?.number === revision.number ? [revision.object] : [];
+    return this.window.open && revision && this.objects.get(revision.object)?.number === revision.number
+      ? [revision.object]
+      : [];
   }
 }
 
@@ -597,9 +659,11 @@ function unionDeletion(kind: UnionKind, triples: string, others = ''): string {
   return `DELETE { GRAPH ${iri(UNION_OF[kind])} { ?s ?p ?o } } WHERE { ${triples} FILTER NOT EXISTS { GRAPH ?g { ?s ?p ?o } ${OF_KIND[kind]} ${others} } }`;
 }
 
-const membership = (graph: string, view: View) => `${iri(graph)} ${iri(LAYOUT.inView)} ${iri(LAYOUT.view(view))} ${iri(LAYOUT.membership)} .\n`;
+const membership = (graph: string, view: View) =>
+  `${iri(graph)} ${iri(LAYOUT.inView)} ${iri(LAYOUT.view(view))} ${iri(LAYOUT.membership)} .\n`;
 /** The name an object's latest graph has in the revisions view. */
-const latestLink = (object: string, number: number) => `${iri(object)} ${iri(LAYOUT.latestRevision)} ${iri(revisionGraph(object, number))} ${iri(LAYOUT.membership)} .\n`;
+const latestLink = (object: string, number: number) =>
+  `${iri(object)} ${iri(LAYOUT.latestRevision)} ${iri(revisionGraph(object, number))} ${iri(LAYOUT.membership)} .\n`;
 
 /** Lines of N-Quads text, without their newlines (archive lines included). */
 const splitLines = (text: string) => text.split('\n').filter((line) => line.length > 0);
@@ -614,14 +678,19 @@ const tripleOf = (line: string) => line.slice(0, line.lastIndexOf(' <'));
 
 type SparqlNode = Record<string, unknown>;
 const isGraphPattern = (node: unknown): node is SparqlNode & { type: 'graph'; name: unknown; patterns: unknown[] } =>
-  typeof node === 'object' && node !== null && (node as SparqlNode).type === 'graph' && Array.isArray((node as SparqlNode).patterns);
+  typeof node === 'object' &&
+  node !== null &&
+  (node as SparqlNode).type === 'graph' &&
+  Array.isArray((node as SparqlNode).patterns);
 const term = (value: string) => ({ termType: 'NamedNode', value });
 
 const variable = (value: string) => ({ termType: 'Variable', value });
 const inViewPattern = (graph: unknown, view: View) => ({
   type: 'graph',
   name: term(LAYOUT.membership),
-  patterns: [{ type: 'bgp', triples: [{ subject: graph, predicate: term(LAYOUT.inView), object: term(LAYOUT.view(view)) }] }],
+  patterns: [
+    { type: 'bgp', triples: [{ subject: graph, predicate: term(LAYOUT.inView), object: term(LAYOUT.view(view)) }] },
+  ],
 });
 
 /**
@@ -636,8 +705,10 @@ export function scopedToView(text: string, view: View, projected?: (probe: strin
   if (!/graph/i.test(text)) return text;
   const query = new sparqljs.Parser().parse(text) as sparqljs.Query & { where?: unknown[] };
   const generator = new sparqljs.Generator();
-  const selectAll = query.queryType === 'SELECT' && query.variables.some((v) => 'termType' in v && v.termType === 'Wildcard');
-  const probe = view === 'revisions' && selectAll ? generator.stringify({ ...query, limit: 0 } as sparqljs.SelectQuery) : undefined;
+  const selectAll =
+    query.queryType === 'SELECT' && query.variables.some((v) => 'termType' in v && v.termType === 'Wildcard');
+  const probe =
+    view === 'revisions' && selectAll ? generator.stringify({ ...query, limit: 0 } as sparqljs.SelectQuery) : undefined;
   let scoped = false;
   let latestVariables = 0;
   const latestVariable = () => {
@@ -658,7 +729,13 @@ export function scopedToView(text: string, view: View, projected?: (probe: strin
           return;
         }
         const held = latestVariable();
-        const link = { type: 'graph', name: term(LAYOUT.membership), patterns: [{ type: 'bgp', triples: [{ subject: held, predicate: term(LAYOUT.latestRevision), object: item.name }] }] };
+        const link = {
+          type: 'graph',
+          name: term(LAYOUT.membership),
+          patterns: [
+            { type: 'bgp', triples: [{ subject: held, predicate: term(LAYOUT.latestRevision), object: item.name }] },
+          ],
+        };
         const latest = { type: 'group', patterns: [{ ...structuredClone(item), name: held }, link] };
         node[i] = { type: 'union', patterns: [inView, latest] };
       });

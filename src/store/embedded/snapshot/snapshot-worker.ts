@@ -41,7 +41,12 @@ async function write({ dir, range, image }: SnapshotJob): Promise<SnapshotReply>
   let written = false;
   const snapshot = async (metadata?: RevisionMetadata) => {
     await writeSnapshotFile(dir, range.to, async (write) => {
-      folded = await foldDataDirectory(dir, range, metadata ? (data) => (metadata.addNQuads(data), write(data)) : write, 'refuse');
+      folded = await foldDataDirectory(
+        dir,
+        range,
+        metadata ? (data) => (metadata.addNQuads(data), write(data)) : write,
+        'refuse',
+      );
     });
     written = true;
   };
@@ -51,7 +56,11 @@ async function write({ dir, range, image }: SnapshotJob): Promise<SnapshotReply>
         const metadata = new RevisionMetadata();
         const bytes = await writeIndexImage(dir, image, async () => {
           await snapshot(metadata);
-          return { quads: null, position: { snapshot: range.to, journal: [] }, attachment: Buffer.from(revisionsToJson(metadata.records())) };
+          return {
+            quads: null,
+            position: { snapshot: range.to, journal: [] },
+            attachment: Buffer.from(revisionsToJson(metadata.records())),
+          };
         });
         return { folded: folded!, image: { bytes } };
       } catch (err) {

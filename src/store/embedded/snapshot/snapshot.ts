@@ -18,7 +18,9 @@ export const snapshotName = (segment: number) => `snapshot-${String(segment).pad
 export class SnapshotCorruptError extends Error {}
 
 const corruptSnapshot = (segment: number, why: string) =>
-  new SnapshotCorruptError(`snapshot ${snapshotName(segment)} ${why}; refusing to start. Restore the data directory from a backup.`);
+  new SnapshotCorruptError(
+    `snapshot ${snapshotName(segment)} ${why}; refusing to start. Restore the data directory from a backup.`,
+  );
 
 /**
  * The newest snapshot: it holds everything written before journal segment `segment`, so
@@ -88,7 +90,12 @@ export async function readSnapshot(dir: string, segment: number, onBody: (body: 
  * Streams a snapshot into the store (see readSnapshot). `makeRoom` is told each chunk's size
  * before it is loaded (it throws to stop the load).
  */
-export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: number, makeRoom: (bytes: number) => void): Promise<void> {
+export async function loadSnapshot(
+  index: OxigraphIndex,
+  dir: string,
+  segment: number,
+  makeRoom: (bytes: number) => void,
+): Promise<void> {
   await readSnapshot(dir, segment, (body) => {
     makeRoom(body.length);
     try {
@@ -105,7 +112,11 @@ export async function loadSnapshot(index: OxigraphIndex, dir: string, segment: n
  * whole lines): temp file, end line with the CRC, fsync, rename, fsync dir. Nothing is left
  * behind if `produce` fails.
  */
-export async function writeSnapshotFile(dir: string, segment: number, produce: (write: (data: string | Buffer) => Promise<void>) => Promise<void>): Promise<void> {
+export async function writeSnapshotFile(
+  dir: string,
+  segment: number,
+  produce: (write: (data: string | Buffer) => Promise<void>) => Promise<void>,
+): Promise<void> {
   await writeFileDurably(dir, snapshotName(segment), async (file) => {
     let crc = 0;
     let unsynced = 0;
