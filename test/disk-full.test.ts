@@ -20,7 +20,7 @@ describe('write errors: disk full, file too large', () => {
   describe('a journal segment on a full device (/dev/full: every write fails with ENOSPC)', () => {
     let server: TestServer;
     let segment: string;
-    before(async function () {
+    before(async () => {
       server = await startTestServer();
       const next = Math.max(...(await listSegments(server.dataDir))) + 1;
       segment = join(server.dataDir, segmentName(next));

@@ -10,7 +10,7 @@ import {
   scanSegment,
   segmentName,
 } from '../src/store/embedded/journal/journal.js';
-import { type CommitRecord, type CommitBytes } from '../src/store/commit-record.js';
+import type { CommitRecord, CommitBytes } from '../src/store/commit-record.js';
 import { namedNode, quad } from '../src/rdf/terms.js';
 import { allQuads, EX, graphQuads, openStore, tempDir } from './support/store-data.js';
 

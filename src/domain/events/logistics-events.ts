@@ -15,7 +15,7 @@ import {
   type PrepareContext,
   type PreparedEvent,
 } from './event-body.js';
-import { type EventIndex, type EventPage, type EventQuery, type EventRecord } from './event-index.js';
+import type { EventIndex, EventPage, EventQuery, EventRecord } from './event-index.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
 import { shapeError } from '../../shapes/validator.js';
 import type { LogisticsObjectEntry } from '../objects/revision-index.js';

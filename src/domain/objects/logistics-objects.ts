@@ -11,7 +11,7 @@ import type { StoreReader, StoreWriter } from '../../store/graph-store.js';
 import { revisionGraph } from '../../store/schema/revisions.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
 import { splitIntoObjects, type NewObject } from './new-objects.js';
-import { type LogisticsObjectEntry, type RevisionIndex, type RevisionInfo } from './revision-index.js';
+import type { LogisticsObjectEntry, RevisionIndex, RevisionInfo } from './revision-index.js';
 
 /** Which revision a read asks for: the latest by default. */
 export interface RevisionSelector {

@@ -1,5 +1,5 @@
 import { JournalCorruptError, readJournal, segmentName } from '../journal/journal.js';
-import { type CommitBytes } from '../../commit-record.js';
+import type { CommitBytes } from '../../commit-record.js';
 import { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
 import { readSnapshot } from '../snapshot/snapshot.js';
 

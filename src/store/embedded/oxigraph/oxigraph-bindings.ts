@@ -35,6 +35,7 @@ export function loadOxigraphBindings(): OxigraphBindings {
   const path = require.resolve('oxigraph');
   const Instance = WebAssembly.Instance;
   let allocator: Partial<WasmAllocator> | undefined;
+  // biome-ignore lint/complexity/useArrowFunction: the bindings call it with new, which an arrow function cannot serve
   WebAssembly.Instance = function (module: WebAssembly.Module, imports?: WebAssembly.Imports) {
     const instance = new Instance(module, imports);
     // Other modules may instantiate WASM meanwhile: oxigraph's is the one that exports its Store.
