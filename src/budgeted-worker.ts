@@ -9,7 +9,9 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   budgetMs: number;
   /** Jobs that may wait; past this many a job is refused with `busy`. */
   maxWaiting: number;
-  /** Start a worker at once and again right after a replacement (a worker that holds state), or only when a job waits. */
+  /**
+   * Start a worker at once and again right after a replacement (a worker that holds state), or only when a job waits.
+   */
   eager: boolean;
   /** Whether a message is the worker's "ready for jobs"; anything else is the reply to the job it runs. */
   isReady(message: unknown): boolean;
@@ -19,7 +21,10 @@ export interface BudgetedWorkerOptions<Reply, Result> {
    * writes posted before the job); absent, from the moment the job is posted.
    */
   isStarted?(message: unknown): boolean;
-  /** Whether a message is a notice the owner handles (`onNotice`, with the worker that sent it), neither ready, started nor a reply. */
+  /**
+   * Whether a message is a notice the owner handles (`onNotice`, with the worker that sent it), neither ready,
+   * started nor a reply.
+   */
   isNotice?(message: unknown): boolean;
   onNotice?(message: unknown, worker: Worker): void;
   /** The job's result, or the error it fails with. */
@@ -29,9 +34,15 @@ export interface BudgetedWorkerOptions<Reply, Result> {
   lost(): Error;
   /** A job refused: the server is closing, or `maxWaiting` jobs already wait. */
   busy(reason: 'closing' | 'queue full'): Error;
-  /** Each new worker, before any job is posted to it (e.g. to load its state); `successor`: started by `startSuccessor`. */
+  /**
+   * Each new worker, before any job is posted to it (e.g. to load its state); `successor`: started by
+   * `startSuccessor`.
+   */
   started?(worker: Worker, successor: boolean): void;
-  /** A successor took over from the worker before it (which is stopped), or was given up (stopped, see `dropSuccessor`, or it ended). */
+  /**
+   * A successor took over from the worker before it (which is stopped), or was given up (stopped, see
+   * `dropSuccessor`, or it ended).
+   */
   tookOver?(worker: Worker): void;
   successorGone?(worker: Worker): void;
   log?(message: string): void;
@@ -207,7 +218,10 @@ export class BudgetedWorker<Job, Reply, Result> {
 
   /** A successor's notices go to the owner; once it is ready and handed over to, it takes over when no job runs. */
   private fromSuccessor(worker: Worker, message: unknown): void {
-    if (this.options.isNotice?.(message)) return this.options.onNotice?.(message, worker);
+    if (this.options.isNotice?.(message)) {
+      this.options.onNotice?.(message, worker);
+      return;
+    }
     if (!this.options.isReady(message)) return;
     this.successorReady = true;
     if (this.handingOver && !this.running) this.takeOver();

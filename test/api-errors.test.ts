@@ -280,14 +280,12 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       {
         route: 'GET …/logistics-events',
         status: 400,
-        call: fc
-          .tuple(fc.constantFrom('created-after', 'occurred-before', 'sort', 'limit', 'skip'), junkQueryArb)
-          .map(
-            ([p, v]): Call => ({
-              method: 'GET',
-              url: `${path(object)}/logistics-events?${p}=${encodeURIComponent(v)}`,
-            }),
-          ),
+        call: fc.tuple(fc.constantFrom('created-after', 'occurred-before', 'sort', 'limit', 'skip'), junkQueryArb).map(
+          ([p, v]): Call => ({
+            method: 'GET',
+            url: `${path(object)}/logistics-events?${p}=${encodeURIComponent(v)}`,
+          }),
+        ),
       },
       {
         route: 'GET /action-requests',
@@ -367,16 +365,14 @@ describe('api:Error: identified nodes a strict client can frame', () => {
       {
         route: 'POST /logistics-objects',
         status: 413,
-        call: fc
-          .integer({ min: 5000, max: 20000 })
-          .map(
-            (n): Call => ({
-              method: 'POST',
-              url: '/logistics-objects',
-              headers: json,
-              body: `{"x":"${'a'.repeat(n)}"}`,
-            }),
-          ),
+        call: fc.integer({ min: 5000, max: 20000 }).map(
+          (n): Call => ({
+            method: 'POST',
+            url: '/logistics-objects',
+            headers: json,
+            body: `{"x":"${'a'.repeat(n)}"}`,
+          }),
+        ),
       },
       // 415: unsupported request content types.
       ...[

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createExpressApp } from '../src/http/app.js';
 import { Representations } from '../src/http/representations.js';
 import { RequestObservation } from '../src/observability/request-log.js';
+import { RequestPipeline } from '../src/http/pipeline.js';
 import { delegationBody } from './support/access.js';
 import { add, change, piece, str } from './support/changes.js';
 import { eventJson } from './support/events.js';
@@ -70,7 +71,7 @@ interface Row {
   /** Expected status per persona; `authenticated` covers every persona with a valid token not listed. */
   expect: Partial<Record<Persona | 'authenticated', number>>;
   /** What else `persona` must find in the answer, or by following it with its own token (`read`). */
-  then?(persona: Persona, res: Response, read: (url: string) => Promise<Response>): Promise<void>;
+  checkAnswer?(persona: Persona, res: Response, read: (url: string) => Promise<Response>): Promise<void>;
 }
 
 const API = 'https://onerecord.iata.org/ns/api#';
@@ -158,7 +159,7 @@ const TABLE: Row[] = [
     body: (w) => change(w.object, 1, [add(w.object, 'goodsDescription', str('matrix'))]),
     expect: { authenticated: 201 },
     // The `manual` policy: pending for everyone.
-    then: async (persona, res, read) => {
+    checkAnswer: async (persona, res, read) => {
       expect(await requestStatus(res, read), persona).to.equal('REQUEST_PENDING');
     },
   },
@@ -170,7 +171,7 @@ const TABLE: Row[] = [
     url: (w) => w.object,
     body: (w) => change(w.object, 2, [add(w.object, 'goodsDescription', str('matrix'))]),
     expect: { authenticated: 201 },
-    then: async (persona, res, read) => {
+    checkAnswer: async (persona, res, read) => {
       expect(await requestStatus(res, read), persona).to.equal(
         OBJECT_READERS.includes(persona) ? 'REQUEST_REJECTED' : 'REQUEST_PENDING',
       );
@@ -207,7 +208,7 @@ const TABLE: Row[] = [
     route: '/logistics-events',
     body: (w) => ({ ...eventJson(), 'cargo:eventFor': { '@id': w.object } }),
     expect: { authenticated: 207 },
-    then: async (persona, res) => {
+    checkAnswer: async (persona, res) => {
       const body = (await res.json()) as { 'api:hasCreationResult': { 'api:hasHTTPStatus': number } };
       const allowed = ['internal', 'creator', 'postEvent'].includes(persona);
       expect(body['api:hasCreationResult']['api:hasHTTPStatus'], persona).to.equal(allowed ? 201 : 403);
@@ -379,25 +380,31 @@ function expected(row: Row, persona: Persona): number {
  */
 function declaredRoutes(server: TestServer): Set<string> {
   const out = new Set<string>();
+  type Handler = { stack?: Layer[]; gated?: Handler[] };
   type Layer = {
     rawPath?: string;
-    handle: { stack?: Layer[] };
+    handle: Handler;
     route?: { path: string; methods: Record<string, boolean> };
+  };
+  // Into routers, the routers they mount, and the routers a gated middleware (router-gate.ts) holds.
+  const walk = (handler: Handler, prefix: string): void => {
+    for (const inner of handler.gated ?? []) walk(inner, prefix);
+    for (const layer of handler.stack ?? []) {
+      if (!layer.route) {
+        walk(layer.handle, layer.rawPath && layer.rawPath !== '/' ? prefix + layer.rawPath : prefix);
+        continue;
+      }
+      for (const method of Object.keys(layer.route.methods))
+        if (method !== '_all') out.add(`${method.toUpperCase()} ${prefix}${layer.route.path}`);
+    }
   };
   const { services } = server.running;
   const app = createExpressApp(
     services,
     new Representations(services.objects, 1),
-    new RequestObservation([]),
-  ) as unknown as { router: { stack: Layer[] } };
-  for (const layer of app.router.stack) {
-    const prefix = layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : '';
-    for (const inner of layer.handle.stack ?? []) {
-      if (!inner.route) continue;
-      for (const method of Object.keys(inner.route.methods))
-        if (method !== '_all') out.add(`${method.toUpperCase()} ${prefix}${inner.route.path}`);
-    }
-  }
+    new RequestPipeline(services, new RequestObservation([])),
+  ) as unknown as { router: Handler };
+  walk(app.router, '');
   return out;
 }
 
@@ -546,8 +553,8 @@ describe('authorisation matrix: every route x method x caller', () => {
         const res = await call(persona, row.method, url, row.body?.(world), row.contentType);
         outcomes.push(`${persona} ${res.status}`);
         wanted.push(`${persona} ${expected(row, persona)}`);
-        if (row.then && res.status === expected(row, persona) && res.status < 400)
-          await row.then(persona, res, (u) => call(persona, 'GET', u));
+        if (row.checkAnswer && res.status === expected(row, persona) && res.status < 400)
+          await row.checkAnswer(persona, res, (u) => call(persona, 'GET', u));
       }
       expect(outcomes).to.deep.equal(wanted);
     });

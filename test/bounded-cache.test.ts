@@ -47,7 +47,10 @@ describe('BoundedCache', () => {
     const cache = new BoundedCache<number, string>(50);
     const model = new Map<number, string>();
     let seed = 7;
-    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let i = 0; i < 20_000; i++) {
       const key = Math.floor(random() * 120);
       if (random() < 0.3) {

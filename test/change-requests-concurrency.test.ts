@@ -92,7 +92,11 @@ describe('change requests under concurrency', () => {
       limits: services.config.limits,
     });
     // Both start in the same tick: the submission's commit is still in flight when the accept is planned.
-    const submitted = services.changeRequests.submit(object, quads, services.access.caller(OTHER_AGENT));
+    const submitted = services.changeRequests.submit(
+      services.objects.existing(object),
+      quads,
+      services.access.caller(OTHER_AGENT),
+    );
     const decided = services.actionRequests.decide(
       first,
       `${API}REQUEST_ACCEPTED`,

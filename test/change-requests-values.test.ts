@@ -133,9 +133,9 @@ describe('canonical literals: the store compares values as it stores them', () =
             .parse(index.graphNTriples(graph))
             .map((q) => [q.predicate.value, q.object as RDF.Literal]),
         );
-        canonicalLiterals(index, literals).forEach((l, i) =>
-          expect(termToNt(l), termToNt(literals[i])).to.equal(termToNt(stored.get(`urn:p${i}`)!)),
-        );
+        canonicalLiterals(index, literals).forEach((l, i) => {
+          expect(termToNt(l), termToNt(literals[i])).to.equal(termToNt(stored.get(`urn:p${i}`)!));
+        });
       }),
       { numRuns: 500 },
     );

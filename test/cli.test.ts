@@ -734,7 +734,9 @@ describe('onerecord import (CLI against a running server)', function () {
     expect(code, output).to.equal(0);
     const bars = output.split('\r').filter((line) => line.startsWith('['));
     expect(bars.length, output).to.be.greaterThan(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the bar ends with the erase-line escape ESC [K
     for (const bar of bars) expect(bar).to.match(/^\[[= ]{30}\] \d+\/40 \d+% {2}\d+\.\d\/s {2}ETA \d+:\d{2}\x1b\[K$/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the bar ends with the erase-line escape ESC [K
     expect(bars.at(-1)).to.match(/^\[={30}\] 40\/40 100% {2}\d+\.\d\/s {2}ETA 0:00\x1b\[K$/);
     // The bar's line is cleared, then the summary is the last thing on the terminal.
     expect(output).to.match(

@@ -23,7 +23,8 @@ import {
   type SparqlClientOptions,
 } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
-import { SparqlEngineStore, type SharedWritersOptions } from '../src/store/sparql-engine/sparql-engine-store.js';
+import type { SharedWritersOptions } from '../src/store/sparql-engine/shared-writers.js';
+import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
 import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
 
@@ -473,7 +474,7 @@ describe('the commit feed', function () {
     // Each store holds its sending of the intent until the other sends it too, or 1.5 s have passed
     // (past deadAfterMs: the holder must go on recording that it is alive meanwhile).
     let arrived = 0;
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     const bothSending = new Promise<void>((resolve) => (release = resolve));
     class HeldClient extends SparqlClient {
       override async update(text: string): Promise<string> {
@@ -569,7 +570,7 @@ describe('the commit feed', function () {
     // What it read at start holds revision 2 whole.
     expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
     expect(second.all.flat().some((e) => e.kind === 'revision-written' && e.revision.number === 2)).to.equal(true);
-    expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
+    expect(logged.some((m) => m.startsWith(`waiting for 1 write(s) under way by ${killed.process}`))).to.equal(true);
   });
 
   it('a write cut off with its feed entry kept but not its new revision graph counts as not applied: a store that starts waits for it, and it is completed', async () => {
@@ -585,7 +586,7 @@ describe('the commit feed', function () {
     const second = await openStore(300, 60_000, 600);
     expect((await second.store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
     expect((await second.store.graphTriples(latestGraph(object))).map((q) => q.object.value)).to.deep.equal(['two']);
-    expect(logged.some((m) => m.startsWith('waiting for 1 write(s) under way by ' + killed.process))).to.equal(true);
+    expect(logged.some((m) => m.startsWith(`waiting for 1 write(s) under way by ${killed.process}`))).to.equal(true);
     expect(logged.some((m) => m.startsWith('completed 1 write(s)') && m.includes(killed.process))).to.equal(true);
   });
 

@@ -15,6 +15,7 @@ describe('console bundle (the landing modules as one script in the page)', () =>
     ['math.js', "const local = 'math';\nexport const twice = (n) => n * 2;\nexport { local as unused };\n"],
     [
       'text.js',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: module source text with a template literal in it
       "import { twice } from './math.js';\nconst local = 'text';\nexport function label(n) {\n  return `${local}:${n}:${twice(1)}:`;\n}\n",
     ],
     ['later.js', "import { label } from './text.js';\nexport const later = label(0);\n"],
@@ -67,6 +68,7 @@ describe('console bundle (the landing modules as one script in the page)', () =>
     expect(() => bundle(new Map([['main.js', "const page = () => import('./gone.js');\n"]]))).to.throw(
       /main\.js loads gone\.js, which is not in/,
     );
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a module's source text, importing a computed path.
     expect(() => bundle(new Map([['main.js', 'const page = (name) => import(`./${name}`);\n']]))).to.throw(
       /main\.js has an import or export the bundle does not read/,
     );

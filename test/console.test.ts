@@ -90,13 +90,13 @@ describe('web console (headless Chromium)', function () {
     const html = await res.text();
     // The page carries its stylesheet and its one script: start.js, which sends the landing page's list request,
     // then the landing page's modules, bundled; the policy allows them by their hashes (still no unsafe-inline).
-    const inline = [...html.matchAll(/<script>([^]*?)<\/script>/g)].map((m) => m[1]);
+    const inline = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
     expect(inline).to.have.length(1);
     expect(inline[0].indexOf('window.consoleStart =')).to.be.lessThan(inline[0].indexOf("bundled['api.js'] = "));
     for (const name of ['api.js', 'dom.js', 'object-list-page.js', 'rdf.js', 'main.js'])
       expect(inline[0]).to.contain(`bundled['${name}'] = `);
     expect(inline[0]).to.not.contain("bundled['object-page.js']");
-    const style = /<style>([^]*?)<\/style>/.exec(html)![1];
+    const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1];
     expect(style).to.contain('table.stack');
     expect(html).to.not.match(/<script[^>]* src=|<link rel="stylesheet"/);
     const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
@@ -565,7 +565,9 @@ describe('web console (headless Chromium)', function () {
         /console\/assets\/[0-9a-f]{16}\/health-page\.js/.exec(document.querySelector('script')!.textContent!)![0],
         location.href,
       ).href;
-      window.addEventListener('hashchange', () => location.hash === '#/health' && (location.hash = '#/objects'));
+      window.addEventListener('hashchange', () => {
+        if (location.hash === '#/health') location.hash = '#/objects';
+      });
       location.hash = '#/health';
       await new Promise((resolve) => window.addEventListener('hashchange', resolve, { once: true }));
       await import(healthModule);

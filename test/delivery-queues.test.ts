@@ -39,7 +39,9 @@ describe('delivery queue windows', () => {
       backoffMs: () => 1000,
       log: () => {},
     });
-    store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
+    store.committed.subscribe((events) => {
+      for (const e of events) settle.onCommitted(e);
+    });
     // Told when a queue has notifications to send: after a refill from the store, which reads asynchronously.
     let kicked: (q: Queue) => void = () => {};
     const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, (q) => kicked(q));
@@ -89,7 +91,9 @@ describe('delivery queue windows', () => {
       backoffMs: () => 1000,
       log: () => {},
     });
-    store.committed.subscribe((events) => events.forEach((e) => settle.onCommitted(e)));
+    store.committed.subscribe((events) => {
+      for (const e of events) settle.onCommitted(e);
+    });
     const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
     const queued = async (sequence: number) => {
       const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });

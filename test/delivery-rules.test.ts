@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { namedNode, quad, literal, type Quad } from '../src/rdf/terms.js';
-import { backoffMs, retryAfterMs } from '../src/domain/pubsub/delivery.js';
+import { backoffMs, retryAfterMs } from '../src/domain/pubsub/retry-timing.js';
 import { changedProperties, statusEventType } from '../src/domain/pubsub/outbox.js';
 import type { ActionRequestRecord } from '../src/store/schema/action-requests.js';
 

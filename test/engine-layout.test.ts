@@ -52,7 +52,10 @@ describe('revisions read at start', () => {
       queries,
       async selectCsv(query, variables, onRow) {
         queries.push(query);
-        if (query.startsWith('SELECT (COUNT(*)')) return (onRow([String(stored.length)]), 1);
+        if (query.startsWith('SELECT (COUNT(*)')) {
+          onRow([String(stored.length)]);
+          return 1;
+        }
         expect(query.startsWith(`SELECT ${variables.map((v) => `?${v}`).join(' ')} WHERE`), query).to.equal(true);
         const after = /STR\(\?g\) > "([^"]*)"/.exec(query)?.[1];
         const limit = Number(/LIMIT (\d+)/.exec(query)?.[1] ?? Infinity);
@@ -60,7 +63,7 @@ describe('revisions read at start', () => {
           (r) => after === undefined || r.g > after,
         );
         const answered = rows.slice(0, Number.isFinite(limit) ? limit : maxRows);
-        answered.forEach((r) => onRow(variables.map((v) => r[v as keyof Row])));
+        for (const r of answered) onRow(variables.map((v) => r[v as keyof Row]));
         return answered.length;
       },
     };

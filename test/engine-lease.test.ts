@@ -88,8 +88,14 @@ describe('a lease among processes in the engine', function () {
     // after the halfway point and the lease lapsed for a moment within a few terms.
     const engine = client();
     const slow = {
-      select: async (sparql: string) => (await pause(40), engine.select(sparql)),
-      update: async (text: string) => (await pause(40), engine.update(text)),
+      select: async (sparql: string) => {
+        await pause(40);
+        return engine.select(sparql);
+      },
+      update: async (text: string) => {
+        await pause(40);
+        return engine.update(text);
+      },
     };
     const changes: string[] = [];
     const lease = new EngineLease(slow, 'slow', { termMs: TERM_MS, log: () => {} });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CargoOntology } from '../src/rdf/ontology.js';
 import { rdf } from '../src/rdf/vocab.js';
-import { ONTOLOGY_FILE } from '../src/server.js';
+import { ONTOLOGY_FILE } from '../src/server/domain.js';
 import { expectApiError } from './support/api-error.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
 import {

@@ -239,9 +239,9 @@ describe('journal', () => {
         ),
       );
       expect(applied).to.deep.equal(Array.from({ length: count }, (_, i) => i));
-      fileSizeWhenApplied.forEach((size, i) =>
-        expect(size).to.be.at.least(ends[i], `record ${i} was applied before it was in the file`),
-      );
+      fileSizeWhenApplied.forEach((size, i) => {
+        expect(size).to.be.at.least(ends[i], `record ${i} was applied before it was in the file`);
+      });
       expect(await scan(path)).to.deep.equal(records);
       expect(journal.flushes).to.be.lessThan(count / 4);
       expect(journal.flushes).to.be.greaterThan(1);

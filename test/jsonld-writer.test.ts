@@ -7,7 +7,7 @@ import { CargoOntology } from '../src/rdf/ontology.js';
 import { parseBody } from '../src/rdf/parse.js';
 import { literal, namedNode, quad, xsdLiteral, type Quad } from '../src/rdf/terms.js';
 import { API, CARGO, XSD, api, rdf, xsd } from '../src/rdf/vocab.js';
-import { ONTOLOGY_FILE } from '../src/server.js';
+import { ONTOLOGY_FILE } from '../src/server/domain.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
 import {
   blankNodesAsInternalIds,

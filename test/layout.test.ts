@@ -12,6 +12,7 @@ const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const LAYERS: Record<string, number> = {
   'main.ts': 5,
   'server.ts': 5,
+  'server/': 5,
   'cli.ts': 5,
   'cli/': 5,
   'http/': 4,
@@ -23,6 +24,7 @@ const LAYERS: Record<string, number> = {
   'shapes/': 2,
   'rdf/': 1,
   'config.ts': 0,
+  'config/': 0,
   'errors.ts': 0,
   'bounded-cache.ts': 0,
   'budgeted-worker.ts': 0,
@@ -33,10 +35,45 @@ const LAYERS: Record<string, number> = {
 const BACKENDS = ['store/embedded/', 'store/sparql-engine/'];
 const backendOf = (file: string) => BACKENDS.find((b) => file.startsWith(b));
 
+/**
+ * The domain's folders, lowest first: a domain module may import its own folder or one earlier in
+ * this list, never a later one, so the capabilities depend on each other one way (docs/ARCHITECTURE.md).
+ * Folders that import none of each other (events and requests; moves, analytics and pubsub) are in
+ * an arbitrary order among themselves.
+ */
+const DOMAIN_ORDER = [
+  'domain/access/',
+  'domain/objects/',
+  'domain/api-errors.ts',
+  'domain/events/',
+  'domain/requests/',
+  'domain/moves/',
+  'domain/analytics/',
+  'domain/pubsub/',
+];
+
+/** A domain module's place in DOMAIN_ORDER (undefined outside the domain). */
+function domainRankOf(file: string): number | undefined {
+  if (!file.startsWith('domain/')) return undefined;
+  const rank = DOMAIN_ORDER.findIndex((p) => file === p || (p.endsWith('/') && file.startsWith(p)));
+  if (rank < 0)
+    throw new Error(`${file} is in no domain folder: add its folder to DOMAIN_ORDER and to docs/ARCHITECTURE.md`);
+  return rank;
+}
+
 interface Edge {
   from: string;
   to: string;
 }
+
+/** Imports from a domain folder of a later one in DOMAIN_ORDER. */
+const upwardInDomain = (edges: readonly Edge[]) =>
+  edges
+    .filter(({ from, to }) => {
+      const [fromRank, toRank] = [domainRankOf(from), domainRankOf(to)];
+      return fromRank !== undefined && toRank !== undefined && toRank > fromRank;
+    })
+    .map(({ from, to }) => `${from} -> ${to}`);
 
 /** Imports by the store of `errors.ts`, where HttpError and its builders are: the store says why it fails, the HTTP layer picks the status. */
 const httpErrorsInStore = (edges: readonly Edge[]) =>
@@ -125,6 +162,10 @@ describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () 
     expect(upward).to.deep.equal([]);
   });
 
+  it('never imports a domain folder above its own (DOMAIN_ORDER)', () => {
+    expect(upwardInDomain(edges)).to.deep.equal([]);
+  });
+
   it('reaches a store backend only from the composition root and the backend itself', () => {
     const intoEngine = edges
       .filter(({ from, to }) => backendOf(to) !== undefined && backendOf(to) !== backendOf(from) && layerOf(from) !== 5)
@@ -159,5 +200,26 @@ describe('source layout: imports follow the layers of docs/ARCHITECTURE.md', () 
       backendOf('store/embedded/durable-store.ts'),
     );
     expect(backendOf('store/graph-store.ts')).to.equal(undefined);
+  });
+
+  it('finds an import of a domain folder above its own when there is one (the check can fail)', () => {
+    expect(
+      upwardInDomain([
+        { from: 'domain/access/authorizer.ts', to: 'domain/objects/revision-index.ts' },
+        { from: 'domain/objects/logistics-objects.ts', to: 'domain/requests/grants.ts' },
+      ]),
+    ).to.deep.equal([
+      'domain/access/authorizer.ts -> domain/objects/revision-index.ts',
+      'domain/objects/logistics-objects.ts -> domain/requests/grants.ts',
+    ]);
+    expect(
+      upwardInDomain([
+        { from: 'domain/requests/grants.ts', to: 'domain/access/authorizer.ts' },
+        { from: 'domain/requests/grants.ts', to: 'domain/requests/action-requests.ts' },
+        { from: 'domain/objects/logistics-objects.ts', to: 'store/claims.ts' },
+        { from: 'http/context.ts', to: 'domain/pubsub/outbox.ts' },
+      ]),
+    ).to.deep.equal([]);
+    expect(() => domainRankOf('domain/new-capability/thing.ts')).to.throw(/DOMAIN_ORDER/);
   });
 });

@@ -23,7 +23,9 @@ function expectSame(text: string, separator: ' ' | '\t' = ' '): void {
   const fast = readStoreNTriples(text, separator);
   const slow = reference(text);
   expect(fast.map(shape)).to.deep.equal(slow.map(shape));
-  fast.forEach((q, i) => expect(q.equals(slow[i]) || text.includes('_:'), `${i}`).to.equal(true));
+  fast.forEach((q, i) => {
+    expect(q.equals(slow[i]) || text.includes('_:'), `${i}`).to.equal(true);
+  });
 }
 
 const iri = fc.webUrl({ withFragments: true, withQueryParameters: true }).filter((u) => !/[<>"{}|^`\\ ]/.test(u));

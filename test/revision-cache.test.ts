@@ -49,7 +49,10 @@ describe('parsed revisions kept in memory', () => {
     const store = server.running.store;
     const read: string[] = [];
     const graphTriples = store.graphTriples;
-    store.graphTriples = (graph: string) => (read.push(graph), graphTriples.call(store, graph));
+    store.graphTriples = (graph: string) => {
+      read.push(graph);
+      return graphTriples.call(store, graph);
+    };
     try {
       await run();
     } finally {

@@ -16,7 +16,7 @@ describe('Shapes generated from the ontologies', () => {
 
   it('reports the three "[-9]+" patterns instead of enforcing them, and enforces the sound one (anchored)', () => {
     const typos = generated.reports.filter((r) => r.includes('"[-9]+"'));
-    expect(typos.map((r) => r.split(':')[0] + ':' + r.split(':')[1])).to.deep.equal([
+    expect(typos.map((r) => `${r.split(':')[0]}:${r.split(':')[1]}`)).to.deep.equal([
       'cargo:iataCargoAgentCode',
       'cargo:iataCargoAgentLocationIdentifier',
       'cargo:prefix',

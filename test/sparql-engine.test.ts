@@ -105,7 +105,9 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
 
       served = await startTestServer({ baseUrl: embedded.url, store: engineStore(engine) }, embedded.dataDir);
       const after = await Promise.all(paths.map((path) => triplesOf(served!, path)));
-      paths.forEach((path, i) => expect(after[i], path).to.deep.equal(before[i]));
+      paths.forEach((path, i) => {
+        expect(after[i], path).to.deep.equal(before[i]);
+      });
       expect((await readJson(served, '/internal/notifications'))['api:hasTotalItems']).to.equal(receivedBefore);
       // And it goes on from there: revision 4 on the engine.
       const fourth = await served.request(pathOf(object, embedded.url), {
@@ -269,7 +271,7 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
       await releaseEngine(key);
     });
 
-    const objectCount = async () => (await readJson(server, '/internal/logistics-objects'))['total'] as number;
+    const objectCount = async () => (await readJson(server, '/internal/logistics-objects')).total as number;
 
     it('applied by the engine: the server sends it again, answers 201 and serves it', async () => {
       nextUpdate = 'lose-answer';

@@ -1,14 +1,12 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { expect } from 'chai';
 import { toHttpError } from '../src/http/error-responses.js';
-import { QueryReplica, type ReplicaSource } from '../src/store/embedded/replica/query-replica.js';
+import { QueryReplica } from '../src/store/embedded/replica/query-replica.js';
+import type { ReplicaSource } from '../src/store/embedded/replica/replica-copy.js';
 import type { QueryJob } from '../src/store/embedded/replica/messages.js';
-import {
-  HANDOVER_AT,
-  ReplicaStore,
-  scopedToView,
-  type ReplicaRecord,
-} from '../src/store/embedded/replica/replica-store.js';
+import { HANDOVER_AT } from '../src/store/embedded/replica/replica-growth.js';
+import { ReplicaStore, type ReplicaRecord } from '../src/store/embedded/replica/replica-store.js';
+import { scopedToView } from '../src/store/embedded/replica/view-scoping.js';
 import type { View } from '../src/store/query-service.js';
 import { nextGrowthPoint } from '../src/store/embedded/oxigraph/table-growth.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
@@ -108,7 +106,7 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     replica.applyRecords([
       created('a', ['a1']),
       event('a', 'e1'),
-      { insert: grantLine + `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' },
+      { insert: `${grantLine}<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' },
     ]);
     expect(select(replica, 'events', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1', 'event e1']);
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1']);

@@ -11,7 +11,7 @@ import type { ConfigOverrides } from '../../src/config.js';
 import { quad, termToNt, type Quad } from '../../src/rdf/terms.js';
 import { INTERNAL_SCHEME } from '../../src/rdf/vocab.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
-import { termOf } from '../../src/store/sparql-engine/sparql-engine-store.js';
+import { termOf } from '../../src/store/sparql-engine/engine-literals.js';
 import { bulkLoad } from '../virtuoso/bulk-load.js';
 import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { CAPACITY_PIECE } from './fixtures.js';

@@ -168,6 +168,41 @@ function child(args: string[], cpus: string | undefined): ChildProcess {
   return c;
 }
 
+/** The forked publisher and subscriber servers, as the driver uses them. */
+interface Bench {
+  /** The publisher's base URL, and a client sending requests to it as its holder. */
+  url: string;
+  client: LoadClient;
+  pub: ChildProcess;
+  subs: ChildProcess;
+  /** The publisher's CPU time so far, in µs. */
+  publisherCpu(): Promise<number>;
+  /** Resolves once the subscribers have stored `more` notifications beyond those awaited before. */
+  stored(more: number): Promise<unknown>;
+}
+
+/** An object of the publisher and the revision its next change is based on. */
+interface Tracked {
+  iri: string;
+  revision: number;
+}
+
+interface Round {
+  latencies: number[];
+  seconds: number;
+}
+
+interface RoundResults {
+  without: Round;
+  with: Round;
+  /**
+   * Publisher CPU µs: in the rounds without subscriptions, in those with (answers only), and in those with until all
+   * was delivered; subscribers' CPU µs in the rounds with, until delivered.
+   */
+  cpu: { without: number; withAnswering: number; withDelivered: number; subscribers: number };
+  drainMs: number;
+}
+
 async function driver(): Promise<void> {
   const changes = Number(process.argv[2] ?? 20);
   const rounds = Number(process.argv[3] ?? 2);
@@ -179,106 +214,135 @@ async function driver(): Promise<void> {
   const subs = child(['subscribers', ready.url, subscriberPorts.join(',')], cpus.subscribers);
   await once(subs, 'message');
   const nice = Number(process.env.SUBSCRIBERS_NICE ?? 0);
-  /** The publisher's CPU time so far, in µs. */
-  const publisherCpu = async () => {
-    pub.send('cpu');
-    const [micros] = (await once(pub, 'message')) as [number];
-    return micros;
+  let expected = 0;
+  const bench: Bench = {
+    url: ready.url,
+    client: new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' }),
+    pub,
+    subs,
+    publisherCpu: async () => {
+      pub.send('cpu');
+      const [micros] = (await once(pub, 'message')) as [number];
+      return micros;
+    },
+    stored: (more) => {
+      expected += more;
+      subs.send(expected);
+      return once(subs, 'message');
+    },
   };
-  /** Resolves once the subscribers have stored `n` notifications in all. */
-  const stored = (n: number) => {
-    subs.send(n);
-    return once(subs, 'message');
-  };
-  const organisation = (i: number) => `${base(subscriberPorts[i % SERVERS])}/logistics-objects/org-${i}`;
-
-  const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
-  const create = async (remarks: string) => {
-    const res = await client.send(`${ready.url}/logistics-objects`, 'POST', markedPiece(remarks));
+  const create = async (remarks: string): Promise<Tracked> => {
+    const res = await bench.client.send(`${ready.url}/logistics-objects`, 'POST', markedPiece(remarks));
     return { iri: res.headers.location as string, revision: 1 };
   };
   const subscribed = await create('fan-out: 1,000 subscriptions');
   const unsubscribed = await create('fan-out: no subscription');
 
   const started = Date.now();
+  await subscribeAll(bench, subscribed.iri, (i) => `${base(subscriberPorts[i % SERVERS])}/logistics-objects/org-${i}`);
+  console.log(
+    `# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)` +
+      (nice > 0 ? `; subscriber servers at nice ${nice}` : '') +
+      `; CPUs: publisher ${cpus.publisher ?? 'any'}, subscriber servers ${cpus.subscribers ?? 'any'}`,
+  );
+  await measureFanOut(bench, subscribed);
+  reportRounds(await alternatingRounds(bench, { unsubscribed, subscribed }, changes, rounds), changes, rounds);
+  bench.client.close();
+  for (const c of [subs, pub]) {
+    c.kill('SIGTERM');
+    await once(c, 'exit');
+  }
+}
+
+/** Grants each subscriber (the Organization `organisation(i)`) read access to `object`, and subscribes it. */
+async function subscribeAll(bench: Bench, object: string, organisation: (i: number) => string): Promise<void> {
   for (let i = 0; i < SUBSCRIBERS; i++) {
     const acl = JSON.stringify({
       '@type': `${ACL}Authorization`,
       [`${ACL}agent`]: { '@id': organisation(i) },
-      [`${ACL}accessTo`]: { '@id': subscribed.iri },
+      [`${ACL}accessTo`]: { '@id': object },
       [`${ACL}mode`]: { '@id': `${ACL}Read` },
     });
-    const granted = await client.send(`${ready.url}/internal/acl`, 'POST', acl);
+    const granted = await bench.client.send(`${bench.url}/internal/acl`, 'POST', acl);
     if (granted.status !== 201) throw new Error(`grant ${i}: ${granted.status}`);
     const body = JSON.stringify({
       '@context': { api: API },
       '@type': 'api:Subscription',
       'api:hasSubscriber': { '@id': organisation(i) },
       'api:hasTopicType': { '@id': 'api:LOGISTICS_OBJECT_IDENTIFIER' },
-      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': subscribed.iri },
+      'api:hasTopic': { '@type': 'http://www.w3.org/2001/XMLSchema#anyURI', '@value': object },
       'api:includeSubscriptionEventType': { '@id': 'api:LOGISTICS_OBJECT_UPDATED' },
     });
-    const res = await client.send(`${ready.url}/subscriptions`, 'POST', body);
+    const res = await bench.client.send(`${bench.url}/subscriptions`, 'POST', body);
     if (res.status !== 201) throw new Error(`subscription ${i}: ${res.status}`);
   }
-  console.log(
-    `# fan-out: ${machine()}; ${SUBSCRIBERS} subscriptions over ${SERVERS} subscriber servers (granted and created in ${fmt((Date.now() - started) / 1000, 1)} s)` +
-      (nice > 0 ? `; subscriber servers at nice ${nice}` : '') +
-      `; CPUs: publisher ${cpus.publisher ?? 'any'}, subscriber servers ${cpus.subscribers ?? 'any'}`,
-  );
+}
 
-  // Fan-out: one change at a time, until the subscribers stored all its notifications.
-  let expected = 0;
+/** Fan-out: one change at a time, until the subscribers stored all its notifications. */
+async function measureFanOut(bench: Bench, subscribed: Tracked): Promise<void> {
   const fanOut: number[] = [];
   for (let run = 0; run < 3; run++) {
-    expected += SUBSCRIBERS;
     const t0 = performance.now();
-    const res = await client.send(subscribed.iri, 'PATCH', replaceMarkChange(subscribed.iri, subscribed.revision++));
-    if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
-    await stored(expected);
+    await patch(bench.client, subscribed);
+    await bench.stored(SUBSCRIBERS);
     fanOut.push(performance.now() - t0);
   }
   console.log(
     `one change -> ${SUBSCRIBERS} notifications stored by the subscribers: ${fanOut.map((ms) => `${fmt(ms)} ms`).join(', ')} (target < 5000 ms)`,
   );
+}
 
-  /** `changes` PATCHes of `object` one after the other: their latencies and the changes per second. */
-  const patchInTurn = async (object: { iri: string; revision: number }) => {
-    const latencies: number[] = [];
-    const t0 = performance.now();
-    for (let i = 0; i < changes; i++) {
-      const t = performance.now();
-      const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision++));
-      if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
-      latencies.push(performance.now() - t);
-    }
-    return { latencies, seconds: (performance.now() - t0) / 1000 };
+async function patch(client: LoadClient, object: Tracked): Promise<void> {
+  const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision++));
+  if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+}
+
+/** `changes` PATCHes of `object` one after the other: their latencies and how long they took in all. */
+async function patchInTurn(client: LoadClient, object: Tracked, changes: number): Promise<Round> {
+  const latencies: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < changes; i++) {
+    const t = performance.now();
+    await patch(client, object);
+    latencies.push(performance.now() - t);
+  }
+  return { latencies, seconds: (performance.now() - t0) / 1000 };
+}
+
+/**
+ * Alternating rounds. A change with subscriptions is answered once its outbox entry is durable;
+ * its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored
+ * and the publisher is quiet again (it records where each queue stands and removes the delivered
+ * entries after the last one is stored), so the rounds without subscriptions run on a quiet server.
+ * A first round of each kind warms the server's JIT and caches on the same work and is not counted.
+ */
+async function alternatingRounds(
+  bench: Bench,
+  objects: { unsubscribed: Tracked; subscribed: Tracked },
+  changes: number,
+  rounds: number,
+): Promise<RoundResults> {
+  const { subs, pub } = bench;
+  const results: RoundResults = {
+    without: { latencies: [], seconds: 0 },
+    with: { latencies: [], seconds: 0 },
+    cpu: { without: 0, withAnswering: 0, withDelivered: 0, subscribers: 0 },
+    drainMs: 0,
   };
-  // Alternating rounds. A change with subscriptions is answered once its outbox entry is durable;
-  // its 1,000 notifications are delivered meanwhile, and the next round waits until all are stored
-  // and the publisher is quiet again (it records where each queue stands and removes the delivered
-  // entries after the last one is stored), so the rounds without subscriptions run on a quiet server.
-  // A first round of each kind warms the server's JIT and caches on the same work and is not counted.
-  const results = {
-    without: { latencies: [] as number[], seconds: 0 },
-    with: { latencies: [] as number[], seconds: 0 },
-  };
-  /** Publisher CPU µs: in the rounds without subscriptions, in those with (answers only), and in those with until all was delivered; subscribers' CPU µs in the rounds with, until delivered. */
-  const cpu = { without: 0, withAnswering: 0, withDelivered: 0, subscribers: 0 };
-  let drainMs = 0;
+  const { cpu } = results;
   for (let round = -1; round < rounds; round++) {
     const counted = round >= 0;
     for (const [kind, object] of [
-      ['without', unsubscribed],
-      ['with', subscribed],
+      ['without', objects.unsubscribed],
+      ['with', objects.subscribed],
     ] as const) {
-      const [before, subscribersBefore] = [await publisherCpu(), processCpuMicros(subs.pid!)];
+      const [before, subscribersBefore] = [await bench.publisherCpu(), processCpuMicros(subs.pid!)];
       const startedAt = process.hrtime.bigint() / 1000n;
-      const r = await patchInTurn(object);
+      const r = await patchInTurn(bench.client, object, changes);
       // On the clock of the CPU profiles' sample times (monotonic, µs): their samples can be cut by round.
       if (process.env.PROFILE_DIR)
         console.error(`round ${kind} ${round} ${startedAt} ${process.hrtime.bigint() / 1000n}`);
-      const answered = await publisherCpu();
+      const answered = await bench.publisherCpu();
       if (counted) {
         results[kind].latencies.push(...r.latencies);
         results[kind].seconds += r.seconds;
@@ -287,20 +351,24 @@ async function driver(): Promise<void> {
         if (counted) cpu.without += answered - before;
         continue;
       }
-      expected += changes * SUBSCRIBERS;
       const t0 = performance.now();
-      await stored(expected);
+      await bench.stored(changes * SUBSCRIBERS);
       const drained = performance.now() - t0;
-      const [delivered, subscribersAfter] = [await publisherCpu(), processCpuMicros(subs.pid!)];
+      const [delivered, subscribersAfter] = [await bench.publisherCpu(), processCpuMicros(subs.pid!)];
       await quiet(pub.pid!);
       if (!counted) continue;
       cpu.withAnswering += answered - before;
-      drainMs += drained;
+      results.drainMs += drained;
       cpu.withDelivered += delivered - before;
       cpu.subscribers += subscribersAfter - subscribersBefore;
     }
   }
-  const summary = (r: { latencies: number[]; seconds: number }) => ({
+  return results;
+}
+
+function reportRounds(results: RoundResults, changes: number, rounds: number): void {
+  const { cpu, drainMs } = results;
+  const summary = (r: Round) => ({
     median: median(r.latencies),
     perSecond: r.latencies.length / r.seconds,
   });
@@ -319,11 +387,6 @@ async function driver(): Promise<void> {
       `${perChange(cpu.withDelivered)} µs until its notifications were stored (ratio ${fmt(cpu.withDelivered / cpu.without, 2)}); ` +
       `subscriber servers' CPU per PATCH with ${SUBSCRIBERS}: ${perChange(cpu.subscribers)} µs (${fmt(cpu.subscribers / (rounds * changes * SUBSCRIBERS))} µs per notification stored)`,
   );
-  client.close();
-  for (const c of [subs, pub]) {
-    c.kill('SIGTERM');
-    await once(c, 'exit');
-  }
 }
 
 if (process.argv[2] === 'publisher') await publisher();

@@ -21,7 +21,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { parseBody } from '../../src/rdf/parse.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { BENCH_PIECE, CAPACITY_PIECE, stringOperation as operation } from './fixtures.js';
-import { LoadClient, fmt, freePort, machine } from './harness.js';
+import { LoadClient, type SentRequest, fmt, freePort, machine } from './harness.js';
 import { fillThroughStore } from './history-fill.js';
 import type { DurableStore } from '../../src/store/embedded/durable-store.js';
 
@@ -102,7 +102,7 @@ async function fillOverHttp(server: RunningServer, clients: number, target: numb
   const more = () => !refusal && performance.now() < DEADLINE && server.services.objects.index.size < target;
   let dropped = 0;
   const send = async (url: string, method: 'POST' | 'PATCH', body: string): Promise<string | undefined> => {
-    let res;
+    let res: SentRequest;
     try {
       res = await client.send(url, method, body, jsonLd);
     } catch (err) {

@@ -72,7 +72,10 @@ function asObject(parsed: readonly Quad[], iri: string, base: string): Quad[] {
     )
       return term;
     let name = names.get(term.value);
-    if (!name) names.set(term.value, (name = `internal:${iri.slice(base.length)}-${names.size}`));
+    if (!name) {
+      name = `internal:${iri.slice(base.length)}-${names.size}`;
+      names.set(term.value, name);
+    }
     return namedNode(name);
   };
   return parsed.map((t) => quad(rename(t.subject) as Quad['subject'], t.predicate, rename(t.object) as Quad['object']));

@@ -42,8 +42,12 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 /** The creation record again, for an object (and embedded nodes) of new ids. */
 const another = (): ReplicaRecord => {
   const ids = new Map<string, string>();
+  const renamed = (id: string) => {
+    if (!ids.has(id)) ids.set(id, randomUUID());
+    return ids.get(id)!;
+  };
   return {
-    insert: created.insert.replace(UUID, (id) => ids.get(id) ?? (ids.set(id, randomUUID()), ids.get(id)!)),
+    insert: created.insert.replace(UUID, renamed),
     delete: '',
   };
 };

@@ -150,7 +150,9 @@ async function openLoop(send: () => Promise<number>, rate: number, stop: Promise
           if (status >= 300) failed += 1;
           latencies.push(performance.now() - scheduled);
         },
-        () => void (failed += 1),
+        () => {
+          failed += 1;
+        },
       );
       inFlight.add(request);
       void request.finally(() => inFlight.delete(request));

@@ -74,14 +74,20 @@ const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function driver(): Promise<void> {
-  const seconds = Number(process.argv[2] ?? 60);
-  const rate = Number(process.argv[3] ?? 100);
-  const baselineSeconds = Number(process.argv[4] ?? seconds);
+/** The subscriber's stand-in: a bare HTTP server answering 204, counting what arrives. */
+interface Endpoint {
+  server: Server;
+  port: number;
   /** Revisions each object's notifications carried, in arrival order (duplicates included). */
+  arrived: Map<string, number[]>;
+  received(): number;
+}
+
+/** The endpoint, bound once to learn a free port and closed again: the subscriber starts down. */
+async function closedEndpoint(): Promise<Endpoint> {
   const arrived = new Map<string, number[]>();
   let received = 0;
-  const endpoint: Server = createServer((req, res) => {
+  const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -92,20 +98,27 @@ async function driver(): Promise<void> {
       res.writeHead(204).end();
     });
   });
-  endpoint.listen(0, '127.0.0.1');
-  await once(endpoint, 'listening');
-  const endpointPort = (endpoint.address() as { port: number }).port;
-  endpoint.close();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  server.close();
+  return { server, port, arrived, received: () => received };
+}
 
+/** The publisher's process, as the driver talks to it. */
+interface Publisher {
+  ready: Ready;
+  /** The publisher's memory and outbox after a garbage collection. */
+  memory(): Promise<Memory>;
+  stop(): Promise<void>;
+}
+
+async function forkPublisher(callback: string): Promise<Publisher> {
   const port = 19000 + Math.floor(Math.random() * 500);
-  const child = fork(
-    fileURLToPath(import.meta.url),
-    ['publisher', String(port), `http://127.0.0.1:${endpointPort}/notifications`],
-    {
-      // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
-      execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.PROFILE_DIR)],
-    },
-  );
+  const child = fork(fileURLToPath(import.meta.url), ['publisher', String(port), callback], {
+    // PROFILE_DIR=dir: the publisher writes a V8 CPU profile there (node --cpu-prof) when it stops.
+    execArgv: [...SERVER_NODE_FLAGS, '--expose-gc', ...cpuProfileFlags(process.env.PROFILE_DIR)],
+  });
   // A driver stopped half-way (timeout, ^C) must not leave the publisher running.
   process.once('exit', () => child.kill('SIGKILL'));
   process.once('SIGTERM', () => process.exit(1));
@@ -117,52 +130,74 @@ async function driver(): Promise<void> {
     process.exit(1);
   });
   const [ready] = (await once(child, 'message')) as [Ready];
-  const memory = async (): Promise<Memory> => {
-    child.send('memory');
-    return ((await once(child, 'message')) as [Memory])[0];
+  return {
+    ready,
+    memory: async () => {
+      child.send('memory');
+      return ((await once(child, 'message')) as [Memory])[0];
+    },
+    stop: async () => {
+      stopping = true;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
   };
+}
+
+interface Tracked {
+  iri: string;
+  revision: number;
+}
+
+/** `rate` changes/s for `seconds`, each object changed in turn by its own lane: latencies and the rate reached. */
+async function load(client: LoadClient, objects: Tracked[], rate: number, seconds: number) {
+  const latencies: number[] = [];
+  const interval = (1000 * OBJECTS) / rate;
+  const t0 = performance.now();
+  const deadline = t0 + seconds * 1000;
+  await Promise.all(
+    objects.map(async (object, lane) => {
+      for (let next = t0 + (lane * interval) / OBJECTS; next < deadline; next += interval) {
+        const wait = next - performance.now();
+        if (wait > 0) await sleep(wait);
+        const t = performance.now();
+        const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision));
+        if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
+        object.revision += 1;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return {
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    perSecond: (latencies.length * 1000) / (performance.now() - t0),
+    changes: latencies.length,
+  };
+}
+
+async function driver(): Promise<void> {
+  const seconds = Number(process.argv[2] ?? 60);
+  const rate = Number(process.argv[3] ?? 100);
+  const baselineSeconds = Number(process.argv[4] ?? seconds);
+  const endpoint = await closedEndpoint();
+  const pub = await forkPublisher(`http://127.0.0.1:${endpoint.port}/notifications`);
+  const { ready } = pub;
   const client = new LoadClient({ Authorization: `Bearer ${ready.token}`, 'Content-Type': 'application/ld+json' });
-  const objects: { iri: string; revision: number }[] = [];
+  const objects: Tracked[] = [];
   for (let i = 0; i < OBJECTS; i++) {
     const res = await client.send(`${ready.url}/logistics-objects`, 'POST', markedPiece(`object ${i}`));
     objects.push({ iri: res.headers.location as string, revision: 1 });
   }
 
-  /** `rate` changes/s for `seconds`, each object changed in turn by its own lane: latencies and the rate reached. */
-  const load = async (seconds: number) => {
-    const latencies: number[] = [];
-    const interval = (1000 * OBJECTS) / rate;
-    const t0 = performance.now();
-    const deadline = t0 + seconds * 1000;
-    await Promise.all(
-      objects.map(async (object, lane) => {
-        for (let next = t0 + (lane * interval) / OBJECTS; next < deadline; next += interval) {
-          const wait = next - performance.now();
-          if (wait > 0) await sleep(wait);
-          const t = performance.now();
-          const res = await client.send(object.iri, 'PATCH', replaceMarkChange(object.iri, object.revision));
-          if (res.status !== 201) throw new Error(`PATCH ${res.status}`);
-          object.revision += 1;
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
-    return {
-      p50: percentile(latencies, 0.5),
-      p99: percentile(latencies, 0.99),
-      perSecond: (latencies.length * 1000) / (performance.now() - t0),
-      changes: latencies.length,
-    };
-  };
-
   console.log(
     `# subscriber down: ${machine()}; ${rate} changes/s over ${OBJECTS} objects for ${baselineSeconds} s without subscription, then ${seconds} s with the subscriber down`,
   );
-  const baseline = await load(baselineSeconds);
+  const baseline = await load(client, objects, rate, baselineSeconds);
   console.log(
     `phase 1, no subscription: ${baseline.changes} changes, ${fmt(baseline.perSecond, 1)}/s, PATCH p50 ${fmt(baseline.p50, 1)} ms, p99 ${fmt(baseline.p99, 1)} ms`,
   );
-  const before = await memory();
+  const before = await pub.memory();
 
   const subscribed = await client.send(
     `${ready.url}/subscriptions`,
@@ -171,29 +206,59 @@ async function driver(): Promise<void> {
   );
   if (subscribed.status !== 201) throw new Error(`subscription: ${subscribed.status}`);
   const firstQueued = new Map(objects.map((o) => [o.iri, o.revision + 1]));
-  const down = await load(seconds);
+  const down = await load(client, objects, rate, seconds);
   console.log(
     `phase 2, subscriber down: ${down.changes} changes, ${fmt(down.perSecond, 1)}/s, PATCH p50 ${fmt(down.p50, 1)} ms, p99 ${fmt(down.p99, 1)} ms; p50 ratio ${fmt(down.p50 / baseline.p50, 2)}, p99 ratio ${fmt(down.p99 / baseline.p99, 2)}`,
   );
-  const backlog = await memory();
+  const backlog = await pub.memory();
 
-  endpoint.listen(endpointPort, '127.0.0.1');
-  await once(endpoint, 'listening');
+  const { drainedMs, peak } = await drain(endpoint, pub, down.changes, backlog);
+  const after = await pub.memory();
+  const { lost, outOfOrder } = arrivalFaults(objects, firstQueued, endpoint.arrived);
+  const received = endpoint.received();
+  const distinct = [...endpoint.arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0);
+  console.log(
+    `phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - distinct}`,
+  );
+  console.log(
+    `publisher heap after gc: ${fmt(before.heapUsedMb, 1)} MB before the downtime, ${fmt(backlog.heapUsedMb, 1)} MB with ${backlog.pending} notifications pending (${backlog.inMemory} of them in memory), ` +
+      `peak ${fmt(peak.heapUsedMb, 1)} MB while draining, ${fmt(after.heapUsedMb, 1)} MB after; RSS ${fmt(before.rssMb)} / ${fmt(backlog.rssMb)} / ${fmt(after.rssMb)} MB (the outbox lives in the store)`,
+  );
+  client.close();
+  await pub.stop();
+  endpoint.server.close();
+}
+
+/** Brings the endpoint back and waits until `queued` notifications arrived (30 minutes at most). */
+async function drain(
+  endpoint: Endpoint,
+  pub: Publisher,
+  queued: number,
+  backlog: Memory,
+): Promise<{ drainedMs: number; peak: Memory }> {
+  endpoint.server.listen(endpoint.port, '127.0.0.1');
+  await once(endpoint.server, 'listening');
   const back = performance.now();
   let peak = backlog;
-  for (let second = 1; received < down.changes; second++) {
+  for (let second = 1; endpoint.received() < queued; second++) {
     await sleep(1000);
-    const now = await memory();
+    const now = await pub.memory();
     if (now.heapUsedMb > peak.heapUsedMb) peak = now;
     if (second % 10 === 0)
       console.log(
-        `  ${second} s after the subscriber came back: ${received} of ${down.changes} received; publisher heap ${fmt(now.heapUsedMb, 1)} MB, ${now.pending} pending`,
+        `  ${second} s after the subscriber came back: ${endpoint.received()} of ${queued} received; publisher heap ${fmt(now.heapUsedMb, 1)} MB, ${now.pending} pending`,
       );
     if (performance.now() - back > 30 * 60_000) break;
   }
-  const drainedMs = performance.now() - back;
-  const after = await memory();
+  return { drainedMs: performance.now() - back, peak };
+}
 
+/** Revisions from `firstQueued` on that never arrived, and arrivals (first of each revision) out of order. */
+function arrivalFaults(
+  objects: Tracked[],
+  firstQueued: Map<string, number>,
+  arrived: Map<string, number[]>,
+): { lost: number; outOfOrder: number } {
   let lost = 0;
   let outOfOrder = 0;
   for (const o of objects) {
@@ -202,18 +267,7 @@ async function driver(): Promise<void> {
     for (let r = firstQueued.get(o.iri)!; r <= o.revision; r++) if (!firsts.includes(r)) lost += 1;
     for (let i = 1; i < firsts.length; i++) if (firsts[i] < firsts[i - 1]) outOfOrder += 1;
   }
-  console.log(
-    `phase 3, subscriber back: ${received} notifications received (${down.changes} queued) in ${fmt(drainedMs / 1000, 1)} s (target: within 60 s); lost ${lost}, out of order ${outOfOrder}, duplicates ${received - [...arrived.values()].reduce((sum, s) => sum + new Set(s).size, 0)}`,
-  );
-  console.log(
-    `publisher heap after gc: ${fmt(before.heapUsedMb, 1)} MB before the downtime, ${fmt(backlog.heapUsedMb, 1)} MB with ${backlog.pending} notifications pending (${backlog.inMemory} of them in memory), ` +
-      `peak ${fmt(peak.heapUsedMb, 1)} MB while draining, ${fmt(after.heapUsedMb, 1)} MB after; RSS ${fmt(before.rssMb)} / ${fmt(backlog.rssMb)} / ${fmt(after.rssMb)} MB (the outbox lives in the store)`,
-  );
-  client.close();
-  stopping = true;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-  endpoint.close();
+  return { lost, outOfOrder };
 }
 
 if (process.argv[2] === 'publisher') await publisher();

@@ -263,12 +263,18 @@ export async function runCollection(baseUrl: string, token: string): Promise<Out
   variables.set('baseUrl', baseUrl);
   variables.set('token', token);
   const steps: { key: string; request: PostmanRequest }[] = [];
-  const walk = (items: PostmanItem[], into: (item: PostmanItem) => void) =>
-    items.forEach((i) => (i.item ? walk(i.item, into) : into(i)));
-  walk(collection.item, (i) => i.request && steps.push({ key: i.name, request: i.request }));
-  walk(collection.item, (i) =>
-    (i.response ?? []).forEach((r) => steps.push({ key: `${i.name} / ${r.name}`, request: r.originalRequest })),
-  );
+  const walk = (items: PostmanItem[], into: (item: PostmanItem) => void): void => {
+    for (const i of items) {
+      if (i.item) walk(i.item, into);
+      else into(i);
+    }
+  };
+  walk(collection.item, (i) => {
+    if (i.request) steps.push({ key: i.name, request: i.request });
+  });
+  walk(collection.item, (i) => {
+    for (const r of i.response ?? []) steps.push({ key: `${i.name} / ${r.name}`, request: r.originalRequest });
+  });
 
   const outcomes: Outcome[] = [];
   let pieceCreatedAt = 0;

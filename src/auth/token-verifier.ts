@@ -5,6 +5,8 @@ import {
   errors,
   jwtVerify,
   type JWK,
+  type JWTHeaderParameters,
+  type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
 import { BoundedCache } from '../bounded-cache.js';
@@ -56,8 +58,8 @@ function remoteKeySet(jwksUrl: string, fetching: KeySetFetching): JWTVerifyGetKe
 }
 
 /**
- * Verifies bearer tokens (ONE Record API, "Authentication") against the configured issuers only. Key sets come from configuration,
- * never from the token (`jku`, `x5u`, `jwk` headers are ignored). Verified tokens are cached
+ * Verifies bearer tokens (ONE Record API, "Authentication") against the configured issuers only. Key sets come
+ * from configuration, never from the token (`jku`, `x5u`, `jwk` headers are ignored). Verified tokens are cached
  * until they expire, since a token's signature never changes.
  */
 export class TokenVerifier {
@@ -105,9 +107,9 @@ export class TokenVerifier {
     }
     const issuer = issuerName ? this.issuers.get(issuerName) : undefined;
     if (!issuerName || !issuer) throw unauthenticated('the token was not issued by a trusted identity provider');
-    let payload;
+    let payload: JWTPayload;
     try {
-      let protectedHeader;
+      let protectedHeader: JWTHeaderParameters;
       ({ payload, protectedHeader } = await jwtVerify(token, issuer.keys, {
         issuer: issuerName,
         algorithms: ALLOWED_ALGORITHMS,

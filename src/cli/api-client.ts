@@ -47,7 +47,8 @@ export class ApiClient {
 
   /** The bearer token the requests carry (fetched at the first use). */
   bearerToken(): Promise<string> {
-    return (this.token ??= this.fetchToken());
+    this.token ??= this.fetchToken();
+    return this.token;
   }
 
   /** Sends one request; any HTTP answer comes back, refusals included. */

@@ -70,12 +70,10 @@ export async function readErrorAnswer(res: Response): Promise<ApiErrorReport> {
 /** The api:Error nodes a resource holds under `api:hasError` (a failed or rejected ChangeRequest). */
 export function storedErrors(graph: Graph, subject: string): ApiErrorReport[] {
   return graph.values(subject, api.hasError).map((error) => {
-    const details = graph
-      .values(error, api.hasErrorDetail)
-      .map((d) => ({
-        message: graph.value(d, api.hasMessage),
-        property: graph.value(d, api.hasProperty) || undefined,
-      }));
+    const details = graph.values(error, api.hasErrorDetail).map((d) => ({
+      message: graph.value(d, api.hasMessage),
+      property: graph.value(d, api.hasProperty) || undefined,
+    }));
     const code = graph
       .values(error, api.hasErrorDetail)
       .map((d) => graph.value(d, api.hasCode))

@@ -66,7 +66,8 @@ given, applied together. A property is a full IRI, cargo:name or a bare cargo na
 (typed like the property's current values, else xsd:string), text^^xsd:type, or <iri> to link.
 Prints the ChangeRequest's IRI and, on stderr, its status; exit 1 if it failed or was rejected.`,
   example:
-    'npx onerecord change "$PIECE" --delete goodsDescription=Books --add goodsDescription=Magazines --add "grossWeight=<$WEIGHT>"',
+    'npx onerecord change "$PIECE" --delete goodsDescription=Books --add goodsDescription=Magazines --add ' +
+    '"grossWeight=<$WEIGHT>"',
   options: {
     add: { type: 'string', multiple: true },
     delete: { type: 'string', multiple: true },

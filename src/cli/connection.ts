@@ -8,12 +8,14 @@ import { localConfig } from './local-config.js';
 import { holderToken } from './local-token.js';
 import type { Profile } from './profile.js';
 
-export const PROFILE_HELP = `The server is --url, else ONERECORD_URL, else "url" of the profile, else the configured baseUrl.
-The token is ONERECORD_TOKEN, else "token" of the profile, else one fetched with its "clientId" and
-"clientSecret" (from "tokenUrl", default {url}/idp/token), else one of the embedded identity provider
-for the data holder when run beside the server's data directory (DATA_DIR or CONFIG_FILE).
-The profile is --profile <file>, else ~/.config/onerecord/profile.json if it exists, e.g.
-  {"url": "https://onerecord.example.com", "clientId": "my-client", "clientSecret": "…"}`;
+export const PROFILE_HELP = [
+  'The server is --url, else ONERECORD_URL, else "url" of the profile, else the configured baseUrl.',
+  'The token is ONERECORD_TOKEN, else "token" of the profile, else one fetched with its "clientId" and',
+  '"clientSecret" (from "tokenUrl", default {url}/idp/token), else one of the embedded identity provider',
+  "for the data holder when run beside the server's data directory (DATA_DIR or CONFIG_FILE).",
+  'The profile is --profile <file>, else ~/.config/onerecord/profile.json if it exists, e.g.',
+  '  {"url": "https://onerecord.example.com", "clientId": "my-client", "clientSecret": "…"}',
+].join('\n');
 
 function defaultProfilePath(): string {
   return join(process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'onerecord', 'profile.json');
@@ -42,12 +44,16 @@ async function dataDirectoryToken(): Promise<string> {
     return await holderToken(undefined, undefined);
   } catch (err) {
     throw new Error(
-      `no token: set ONERECORD_TOKEN or a profile (onerecord <command> --help), or run beside the server's data directory (${(err as Error).message})`,
+      'no token: set ONERECORD_TOKEN or a profile (onerecord <command> --help), ' +
+        `or run beside the server's data directory (${(err as Error).message})`,
     );
   }
 }
 
-/** The client of a remote command: flags, then environment variables, then the profile, then the local server's configuration. */
+/**
+ * The client of a remote command: flags, then environment variables, then the profile, then the local server's
+ * configuration.
+ */
 export async function connect(flags: { url?: string; profile?: string }): Promise<ApiClient> {
   const profile = await readProfile(flags.profile);
   const url = (flags.url ?? process.env.ONERECORD_URL ?? profile.url ?? (await localConfig()).baseUrl).replace(

@@ -45,12 +45,14 @@ function authorizations(object: string, agent: string, permissions: Permission[]
 export const grantCommand = remoteCommand({
   name: 'grant',
   synopsis:
-    '<object iri|id> <agent iri> [--permission GET_LOGISTICS_OBJECT|PATCH_LOGISTICS_OBJECT|GET_LOGISTICS_EVENT|POST_LOGISTICS_EVENT]...',
+    '<object iri|id> <agent iri> [--permission ' +
+    'GET_LOGISTICS_OBJECT|PATCH_LOGISTICS_OBJECT|GET_LOGISTICS_EVENT|POST_LOGISTICS_EVENT]...',
   description: `Grants an organisation permissions on a Logistics Object (default GET_LOGISTICS_OBJECT), through
 POST /internal/acl (internal actors only), and prints the IRI of each grant made: one, or two when the
 object and its events get different modes. Withdraw one with DELETE /internal/acl/{id}.`,
   example:
-    'npx onerecord grant "$PIECE" https://partner.example.com/logistics-objects/partner --permission GET_LOGISTICS_OBJECT,GET_LOGISTICS_EVENT',
+    'npx onerecord grant "$PIECE" https://partner.example.com/logistics-objects/partner --permission ' +
+    'GET_LOGISTICS_OBJECT,GET_LOGISTICS_EVENT',
   options: { permission: { type: 'string', multiple: true } },
   arity: [2, 2],
   async run({ args, values }, client) {

@@ -7,7 +7,7 @@ export function printText(text: string): void {
 export function formatTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
 
 /** The part of an IRI after `#` (or the last `/`): codes, statuses and types read better short in a table. */

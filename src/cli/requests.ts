@@ -50,11 +50,15 @@ oldest first: all, the pending ones, or those about one Logistics Object. For in
 });
 
 function decisionCommand(name: 'accept' | 'reject', status: string): Command {
+  const code = localName(status);
+  const note = name === 'accept' ? ' (a Change that no longer applies fails)' : '';
   return remoteCommand({
     name,
     synopsis: '<request iri|id>',
-    description: `${name === 'accept' ? 'Accepts' : 'Rejects'} a pending action request (PATCH ?status=${localName(status)}), then prints its
-IRI and, on stderr, the status it has now. Exit 1 if it does not end ${localName(status)}${name === 'accept' ? ' (a Change that no longer applies fails)' : ''}.`,
+    description: [
+      `${name === 'accept' ? 'Accepts' : 'Rejects'} a pending action request (PATCH ?status=${code}), then prints its`,
+      `IRI and, on stderr, the status it has now. Exit 1 if it does not end ${code}${note}.`,
+    ].join('\n'),
     example: `npx onerecord ${name} "$REQUEST"`,
     options: {},
     arity: [1, 1],

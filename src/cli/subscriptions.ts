@@ -9,7 +9,8 @@ at --publisher) at another server, through POST /internal/remote-subscriptions o
 (--server, the same as --url); prints the SubscriptionRequest the publisher answered. --body asks for
 the object in each notification, --status-changes for action-request status notifications.`,
   example:
-    'CONFIG_FILE=a.json npx onerecord subscribe https://onerecord.iata.org/ns/cargo#Piece --type --publisher http://localhost:8082',
+    'CONFIG_FILE=a.json npx onerecord subscribe https://onerecord.iata.org/ns/cargo#Piece --type --publisher ' +
+    'http://localhost:8082',
   options: {
     type: { type: 'boolean' },
     publisher: { type: 'string' },

@@ -1,36 +1,26 @@
 import type { RequestListener } from 'node:http';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import { HttpError } from '../errors.js';
 import { healthRoutes, type Lifecycle } from '../observability/health.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 import { metricsRoute } from '../observability/metrics-route.js';
 import { requestLogLine, RequestObservation } from '../observability/request-log.js';
-import { agentOf, authenticate, type Services } from './context.js';
+import { agentOf, type Services } from './context.js';
 import type { Logger } from '../observability/logger.js';
-import { errorHandler } from './error-responses.js';
+import { errorAnswer, errorHandler } from './error-responses.js';
 import { checkRequestHead } from './request-checks.js';
 import { openApiRoutes } from './openapi.js';
 import { identityProviderRoutes } from './routes/identity-provider.js';
-import { logisticsEventRoutes } from './routes/logistics-events.js';
-import { logisticsObjectRoutes } from './routes/logistics-objects.js';
-import { actionRequestRoutes } from './routes/action-requests.js';
-import { auditTrailRoutes } from './routes/audit-trail.js';
-import { accessDelegationRoutes } from './routes/access-delegations.js';
-import { internalAclRoutes } from './routes/internal-acl.js';
-import { serverInformationRoutes } from './routes/server-information.js';
-import { internalMoveRoutes, movedObjectRedirects } from './routes/moved-objects.js';
-import { shapesRoutes } from './routes/shapes.js';
-import { sparqlRoutes } from './routes/sparql.js';
+import { apiRoutes } from './routes/api-routes.js';
 import { sparqlPage } from './sparql-page.js';
 import { shippedQueries } from '../domain/analytics/query-files.js';
-import { notificationRoutes } from './routes/notifications.js';
-import { subscriptionRoutes } from './routes/subscriptions.js';
-import { outboxRoutes } from './routes/outbox.js';
-import { internalObjectRoutes } from './routes/internal-objects.js';
 import { consoleRoutes } from './console.js';
 import { gatedRouters } from './router-gate.js';
 import { withObjectFastPath } from './object-fast-path.js';
+import { objectHandlers } from './routes/logistics-objects.js';
 import { withCors } from './cors.js';
+import { RequestPipeline } from './pipeline.js';
+import { stageMiddleware } from './stage.js';
 import { Representations } from './representations.js';
 
 function bareApp(): Express {
@@ -38,7 +28,13 @@ function bareApp(): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(checkRequestHead);
+  return app;
+}
+
+/** An app that is not the API's (starting, metrics port): the request head's check, then `handlers`. */
+function smallApp(...handlers: (Router | RequestHandler)[]): Express {
+  const app = bareApp();
+  app.use(stageMiddleware(checkRequestHead), ...handlers);
   return app;
 }
 
@@ -50,24 +46,20 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 }
 
 /**
- * The API's request listener: GET and HEAD of a Logistics Object when they can be answered at once,
- * and POST and PATCH of objects, on their fast path (object-fast-path.ts); everything else by the
- * express application. CORS (cors.ts) around both, when origins are configured.
+ * The API's request listener: GET and HEAD of a Logistics Object's latest revision, POST of objects
+ * and PATCH of one by the object fast path (object-fast-path.ts), everything else by the express application, both through the one
+ * request pipeline (pipeline.ts). CORS (cors.ts) around both, when origins are configured.
  */
 export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
-  const { metrics } = services;
+  const { metrics, logger } = services;
   const observation = new RequestObservation(
-    metrics
-      ? [requestLogLine(services.logger, agentOf), metrics.observeRequest]
-      : [requestLogLine(services.logger, agentOf)],
+    metrics ? [requestLogLine(logger, agentOf), metrics.observeRequest] : [requestLogLine(logger, agentOf)],
   );
-  const listener = withObjectFastPath(
-    services,
-    representations,
-    observation,
-    createExpressApp(services, representations, observation),
-  );
+  const pipeline = new RequestPipeline(services, observation);
+  const app = createExpressApp(services, representations, pipeline);
+  const handlers = objectHandlers(services, representations);
+  const listener = withObjectFastPath(handlers, pipeline, errorAnswer(logger), app);
   const ordered = services.caughtUp ? afterEarlierCommits(services.caughtUp, listener) : listener;
   return withCors(services.config.http.cors.allowedOrigins, ordered);
 }
@@ -87,63 +79,43 @@ function afterEarlierCommits(caughtUp: () => Promise<void>, listener: RequestLis
 }
 
 /**
- * The express application: health probes (public, not logged), request ids, logs and metrics,
- * `/metrics` when a metrics token is configured, the identity provider, the SPARQL page and the
- * web console (public), then authenticated API routes. `representations` and `observation` are
- * the fast path's too.
+ * The express application: the request pipeline (pipeline.ts) with the routers at their places:
+ * health probes (public, not logged); `/metrics` when a metrics token is configured, the OpenAPI
+ * document, the web console, the identity provider and the SPARQL page (public); the API routes.
+ * `representations` and `pipeline` are the object fast path's too.
  */
 export function createExpressApp(
   services: Services,
   representations: Representations,
-  observation: RequestObservation,
+  pipeline: RequestPipeline,
 ): Express {
+  const { metrics, identityProvider, config } = services;
+  const publicRouters: (Router | RequestHandler)[] = [
+    ...(metrics && config.metrics.token ? [metricsRoute(metrics, config.metrics.token)] : []),
+    openApiRoutes(config.baseUrl),
+    consoleRoutes(config.baseUrl),
+    ...(identityProvider ? [express.Router().use('/idp', identityProviderRoutes(identityProvider))] : []),
+    express.Router().get('/sparql', sparqlPage(shippedQueries())),
+  ];
   const app = bareApp();
-  const { metrics } = services;
-  // Each group is one layer of the app: its routers are entered only by requests they may answer,
-  // its plain middleware by every request (router-gate.ts). Within a group, routers with paths of
-  // their own, so their order does not change which one answers.
+  // One layer: each router is entered only by requests it may answer, each stage by every request
+  // (router-gate.ts). Routers at one place have paths of their own: their order there does not
+  // change which one answers.
   app.use(
-    gatedRouters([
-      healthRoutes(services.lifecycle),
-      observation.middleware,
-      ...(metrics && services.config.metrics.token ? [metricsRoute(metrics, services.config.metrics.token)] : []),
-      openApiRoutes(services.config.baseUrl),
-      consoleRoutes(services.config.baseUrl),
-    ]),
-  );
-  if (services.identityProvider) app.use('/idp', identityProviderRoutes(services.identityProvider));
-  app.get('/sparql', sparqlPage(shippedQueries()));
-  app.use(
-    gatedRouters([
-      authenticate(services),
-      // First of the API routes: the one a server receiving a fan-out is called on most.
-      ...[
-        notificationRoutes,
-        serverInformationRoutes,
-        movedObjectRedirects,
-        shapesRoutes,
-        (s: Services) => logisticsObjectRoutes(s, representations),
-        auditTrailRoutes,
-        actionRequestRoutes,
-        logisticsEventRoutes,
-        subscriptionRoutes,
-        outboxRoutes,
-        internalMoveRoutes,
-        accessDelegationRoutes,
-        internalAclRoutes,
-        internalObjectRoutes,
-        sparqlRoutes,
-      ].map((routes) => routes(services)),
-    ]),
+    gatedRouters(
+      pipeline.expressHandlers({
+        unobserved: [healthRoutes(services.lifecycle)],
+        public: publicRouters,
+        api: apiRoutes(services, representations),
+      }),
+    ),
   );
   return withNotFoundAndErrors(app, services.logger);
 }
 
 /** While the store loads: health probes, and 503 for everything else (which pages of allowed origins can read). */
 export function createStartingApp(lifecycle: Lifecycle, logger: Logger, origins: readonly string[]): RequestListener {
-  const app = bareApp();
-  app.use(healthRoutes(lifecycle));
-  app.use((_req, _res, next) =>
+  const app = smallApp(healthRoutes(lifecycle), (_req, _res, next) =>
     next(new HttpError(503, 'starting', { message: 'the server is starting (loading its store); try again shortly' })),
   );
   app.use(errorHandler(logger));
@@ -152,8 +124,5 @@ export function createStartingApp(lifecycle: Lifecycle, logger: Logger, origins:
 
 /** The separate metrics port: `/metrics` without a token (the port's address protects it) and health probes. */
 export function createMetricsApp(metrics: ServerMetrics, lifecycle: Lifecycle, logger: Logger): Express {
-  const app = bareApp();
-  app.use(healthRoutes(lifecycle));
-  app.use(metricsRoute(metrics));
-  return withNotFoundAndErrors(app, logger);
+  return withNotFoundAndErrors(smallApp(healthRoutes(lifecycle), metricsRoute(metrics)), logger);
 }

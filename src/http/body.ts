@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { HttpError } from '../errors.js';
 import { CallerBudget } from './caller-budget.js';
@@ -14,7 +15,9 @@ function bodyReadError(err: BodyReadError): HttpError {
       return new HttpError(413, 'body_too_large', { message: 'the request body is larger than the configured limit' });
     case 'encoding.unsupported':
       return new HttpError(415, 'unsupported_content_encoding', {
-        message: `Content-Encoding ${JSON.stringify(String(err.encoding ?? '').slice(0, 50))} is not supported; send the body as is, or with gzip, deflate or br`,
+        message:
+          `Content-Encoding ${JSON.stringify(String(err.encoding ?? '').slice(0, 50))} is not supported; ` +
+          'send the body as is, or with gzip, deflate or br',
       });
     case 'request.aborted':
       return new HttpError(400, 'request_aborted', { message: 'the request was aborted' });
@@ -36,14 +39,23 @@ function bodyReadError(err: BodyReadError): HttpError {
   }
 }
 
+/** A request whose body `readBody` has read. */
+export type BodyRequest = IncomingMessage & { body?: unknown };
+
+/**
+ * A body reader over Node's request and response: express mounts it as middleware, and the object
+ * fast path calls it as it is.
+ */
+export type BodyReader = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
 /** `parser` with its errors (too large, an encoding it cannot read, ...) turned into the answers above. */
-export function answeringReadErrors(parser: RequestHandler): RequestHandler {
+export function answeringReadErrors(parser: BodyReader): BodyReader {
   return (req, res, next) =>
     parser(req, res, (err?: unknown) => next(err === undefined ? undefined : bodyReadError(err as BodyReadError)));
 }
 
 /** `parser`, once the caller's budget has room for the body (429 otherwise), which counts it until the answer. */
-export function withinCallerBudget(parser: RequestHandler): RequestHandler {
+export function withinCallerBudget(parser: BodyReader): BodyReader {
   return (req, res, next) => {
     const refused = CallerBudget.countBody(req, res);
     if (refused) next(refused);
@@ -58,11 +70,11 @@ const EMPTY = Buffer.alloc(0);
  * `req.body`; a request without one (neither Content-Length nor Transfer-Encoding, which
  * body-parser skips) gets an empty Buffer, refused as the empty body it is.
  */
-export function readBody(limitBytes: number): RequestHandler {
+export function readBody(limitBytes: number): BodyReader {
   const raw = withinCallerBudget(answeringReadErrors(express.raw({ type: () => true, limit: limitBytes })));
   return (req, res, next) =>
     raw(req, res, (err?: unknown) => {
-      req.body ??= EMPTY;
+      (req as BodyRequest).body ??= EMPTY;
       next(err);
     });
 }

@@ -32,7 +32,8 @@ type CountedRequest = IncomingMessage & { [RESPONSE]: Counted };
 const callerBusy = (message: string) => new HttpError(429, 'caller_busy', { message });
 const jsonLdBusy = (limit: number) =>
   callerBusy(
-    `${limit} of your JSON-LD bodies are being read by jsonld.js, the most it takes at once for one caller (limits.perCaller.jsonLdDocuments); retry once they are answered`,
+    `${limit} of your JSON-LD bodies are being read by jsonld.js, the most it takes at once for one caller ` +
+      '(limits.perCaller.jsonLdDocuments); retry once they are answered',
   );
 
 /** The response is done (answered or cut off): what its request held is released. */
@@ -80,7 +81,8 @@ export class CallerBudget {
   /** The answer to a request `enter` refused. */
   refusal(): HttpError {
     return callerBusy(
-      `you have ${this.options.requestsInFlight} requests in flight, the most this server works on at once for one caller (limits.perCaller.requestsInFlight); retry once some are answered`,
+      `you have ${this.options.requestsInFlight} requests in flight, the most this server works on at once ` +
+        'for one caller (limits.perCaller.requestsInFlight); retry once some are answered',
     );
   }
 
@@ -130,7 +132,9 @@ export class CallerBudget {
     if (usage.jsonLdDocuments >= jsonLdDocuments) return jsonLdBusy(jsonLdDocuments);
     if (usage.bodyBytes > 0 && usage.bodyBytes + declared > bodyBytesInFlight) {
       return callerBusy(
-        `you have ${usage.bodyBytes} bytes of request bodies in flight; with this one's ${declared} that is more than this server holds at once for one caller (limits.perCaller.bodyBytesInFlight, ${bodyBytesInFlight}); retry once some are answered`,
+        `you have ${usage.bodyBytes} bytes of request bodies in flight; with this one's ${declared} that is ` +
+          'more than this server holds at once for one caller ' +
+          `(limits.perCaller.bodyBytesInFlight, ${bodyBytesInFlight}); retry once some are answered`,
       );
     }
     counted[BODY_BYTES] = declared;

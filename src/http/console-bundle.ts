@@ -121,17 +121,18 @@ export function bundleModules(entry: string, sources: Map<string, string>, modul
       .filter(([name]) => name !== entry)
       .map(([name, module]) => [
         name,
-        `// Run as part of the console page's script (src/http/console-bundle.ts).\nexport const { ${module.exports.join(', ')} } = globalThis.${MODULES_GLOBAL}['${name}'];\n`,
+        "// Run as part of the console page's script (src/http/console-bundle.ts).\n" +
+          `export const { ${module.exports.join(', ')} } = globalThis.${MODULES_GLOBAL}['${name}'];\n`,
       ]),
   );
-  const text =
-    [
-      `// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`,
-      '(() => {',
-      "'use strict';",
-      `const bundled = (globalThis.${MODULES_GLOBAL} = {});`,
-      ...scopes,
-      '})();',
-    ].join('\n') + '\n';
+  const lines = [
+    `// ${entry} and the modules it imports, bundled by src/http/console-bundle.ts.`,
+    '(() => {',
+    "'use strict';",
+    `const bundled = (globalThis.${MODULES_GLOBAL} = {});`,
+    ...scopes,
+    '})();',
+  ];
+  const text = `${lines.join('\n')}\n`;
   return { text, reExports };
 }

@@ -10,15 +10,29 @@ import { bundleModules } from './console-bundle.js';
  * Same-origin scripts (the other pages' modules) and the page's own scripts and style by their hashes; the
  * console calls the API of the origin that served it.
  */
-const contentSecurityPolicy = (scriptHashes: string[], styleHashes: string[]) =>
-  `default-src 'none'; script-src 'self' ${scriptHashes.map((hash) => `'sha256-${hash}'`).join(' ')}; style-src ${styleHashes.map((hash) => `'sha256-${hash}'`).join(' ')}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const contentSecurityPolicy = (scriptHashes: string[], styleHashes: string[]) => {
+  const hashes = (list: string[]) => list.map((hash) => `'sha256-${hash}'`).join(' ');
+  return [
+    "default-src 'none'",
+    `script-src 'self' ${hashes(scriptHashes)}`,
+    `style-src ${hashes(styleHashes)}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+};
 /** What the assets are: the other pages' modules. */
 const MODULE_TYPE = 'text/javascript; charset=utf-8';
 /** A placeholder in index.html: `{{name}}`. */
 const PLACEHOLDER = /\{\{([\w.-]+)\}\}/g;
 /** The module the page starts: written into it with all it imports statically, as one script (console-bundle.ts). */
 const ENTRY_MODULE = 'main.js';
-/** The script written first into the page's one script: it sends the landing page's list request before the modules run. */
+/**
+ * The script written first into the page's one script: it sends the landing page's list request before the modules
+ * run.
+ */
 const START_SCRIPT = 'start.js';
 /** The stylesheet, written into index.html. */
 const STYLESHEET = 'console.css';
@@ -75,7 +89,8 @@ export function consoleRoutes(baseUrl: string): Router {
     .slice(0, 16);
   const assetsUrl = `console/assets/${version}/`;
   const modules = new Map([...sources].filter(([name]) => extname(name) === '.js' && name !== START_SCRIPT));
-  // The modules the script in the page holds are served as modules that export what it kept for them, for the other pages' modules.
+  // The modules the script in the page holds are served as modules that export what it kept for them, for the other
+  // pages' modules.
   const { text: bundle, reExports } = bundleModules(ENTRY_MODULE, modules, `./${assetsUrl}`);
   const assets = new Map(
     [...modules, ...reExports]

@@ -1,18 +1,20 @@
 import type { ServerResponse } from 'node:http';
-import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import type { Request } from 'express';
 import type { Authorizer, Caller } from '../domain/access/authorizer.js';
 import type { IdentityProvider } from '../auth/identity-provider.js';
 import type { TokenVerifier } from '../auth/token-verifier.js';
-import type { Config } from '../config.js';
+import type { Config, Limits } from '../config.js';
+import type { BodyRequest } from './body.js';
 import { CallerBudget } from './caller-budget.js';
+import type { Stage } from './stage.js';
 import { parseBody, type BodyFormat } from '../rdf/parse.js';
 import type { Quad } from '../rdf/terms.js';
 import type { LogisticsEvents } from '../domain/events/logistics-events.js';
 import type { LogisticsObjects } from '../domain/objects/logistics-objects.js';
 import type { ActionRequests } from '../domain/requests/action-requests.js';
 import type { ChangeRequests } from '../domain/requests/change-requests.js';
-import type { AccessDelegations } from '../domain/access/access-delegations.js';
-import type { Grants } from '../domain/access/grants.js';
+import type { AccessDelegations } from '../domain/requests/access-delegations.js';
+import type { Grants } from '../domain/requests/grants.js';
 import type { Analytics } from '../domain/analytics/analytics.js';
 import type { ReceivedNotifications } from '../domain/pubsub/received-notifications.js';
 import type { CargoOntology } from '../rdf/ontology.js';
@@ -26,7 +28,10 @@ import type { Lifecycle } from '../observability/health.js';
 import type { Logger } from '../observability/logger.js';
 import type { ServerMetrics } from '../observability/metrics.js';
 
-/** Everything the routes use, created once in main and passed down. */
+/**
+ * What the composition root built for the HTTP layer, created once and passed down: the app takes what
+ * its pipeline uses and gives each router its own part (routes/api-routes.ts).
+ */
 export interface Services {
   config: Config;
   /** Every access decision goes through it. */
@@ -51,8 +56,8 @@ export interface Services {
   remoteSubscriptions: RemoteSubscriptions;
   /** Each caller's requests and body bytes in flight, within `limits.perCaller`. */
   callerBudget: CallerBudget;
-  /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
-  jsonLd: JsonLdFallback;
+  /** What reading a request's RDF body takes (limits, the JSON-LD worker, the default base). */
+  bodyReading: BodyReading;
   moves: MovedObjects;
   holder: string;
   startedAt: Date;
@@ -60,42 +65,37 @@ export interface Services {
   lifecycle: Lifecycle;
   /** Present when `metrics.token` or `metrics.port` is set. */
   metrics?: ServerMetrics;
-  /** With several server processes over one store: resolves once this process has seen every commit acknowledged before the call. */
+  /**
+   * With several server processes over one store: resolves once this process has seen every commit
+   * acknowledged before the call.
+   */
   caughtUp?: () => Promise<void>;
 }
 
 const CALLER = Symbol('caller');
-const VERIFYING = Symbol('verifying');
-type WithCaller = ServerResponse & { [CALLER]?: Caller; [VERIFYING]?: Promise<string> };
+type WithCaller = ServerResponse & { [CALLER]?: Caller };
 
 /**
- * Remembers the authenticated caller of a request, for its route and its log line (which names a
- * refused caller too), and lets the request in if the caller's budget has room (caller-budget.ts).
+ * The stage that finds a request's caller: its bearer token verified (at once when verified before),
+ * the caller remembered for the route and the log line (which names a refused caller too) and let in
+ * if its budget has room (caller-budget.ts), else 429.
  */
-export function admit(budget: CallerBudget, res: ServerResponse, caller: Caller): boolean {
-  (res as WithCaller)[CALLER] = caller;
-  return budget.enter(res, caller);
-}
-
-/**
- * Hands the verification of a request's token, begun before express (object-fast-path.ts), to
- * `authenticate`, which would otherwise verify the token a second time.
- */
-export function handOverVerification(res: ServerResponse, verifying: Promise<string>): void {
-  (res as WithCaller)[VERIFYING] = verifying;
-}
-
-/** Verifies the bearer token and remembers the caller for the route; 429 for a caller past its budget. */
-export function authenticate(services: Services): RequestHandler {
-  const { callerBudget } = services;
-  const admitted = (res: Response, next: NextFunction, agent: string) => {
-    next(admit(callerBudget, res, services.access.caller(agent)) ? undefined : callerBudget.refusal());
+export function authenticate({
+  verifier,
+  access,
+  callerBudget,
+}: Pick<Services, 'verifier' | 'access' | 'callerBudget'>): Stage {
+  const admit = (res: ServerResponse, agent: string): undefined => {
+    const caller = access.caller(agent);
+    (res as WithCaller)[CALLER] = caller;
+    if (!callerBudget.enter(res, caller)) throw callerBudget.refusal();
+    return undefined;
   };
-  return (req: Request, res: Response, next: NextFunction) => {
-    const agent = (res as WithCaller)[VERIFYING] ?? services.verifier.verify(req.headers.authorization);
+  return (req, res) => {
+    const agent = verifier.verify(req.headers.authorization);
     // A token verified before: no closure, no promise.
-    if (typeof agent === 'string') return admitted(res, next, agent);
-    return agent.then((verified) => admitted(res, next, verified));
+    if (typeof agent === 'string') return admit(res, agent);
+    return agent.then((verified) => admit(res, verified));
   };
 }
 
@@ -111,21 +111,31 @@ export function callerOf(res: ServerResponse): Caller {
 }
 
 /** The absolute URL of the request, on the configured base. */
-export function requestUrl(services: Services, req: Request): string {
-  return `${services.config.baseUrl}${req.originalUrl}`;
+export function requestUrl(baseUrl: string, req: Request): string {
+  return `${baseUrl}${req.originalUrl}`;
+}
+
+/** What reading a request's RDF body takes; the routes that accept RDF get it. */
+export interface BodyReading {
+  limits: Limits;
+  /** jsonld.js off the request thread, for bodies the fast JSON-LD reader leaves to it. */
+  jsonLd: JsonLdFallback;
+  /** The base IRIs in a body resolve against unless the route names another. */
+  objectsPrefix: string;
 }
 
 /**
  * A request's body, read by `readBody`, as quads in `format` (decided by the route, which may check
  * other things first): IRIs resolved against `base`, the objects' by default, within the configured
- * limits, JSON-LD outside the fast path's subset on the services' worker, within the caller's share of it.
+ * limits, JSON-LD outside the fast path's subset on the worker, within the caller's share of it.
  */
 export function bodyQuads(
-  services: Services,
-  req: Request,
+  reading: BodyReading,
+  req: BodyRequest,
+  res: ServerResponse,
   format: BodyFormat,
-  base = services.objects.objectsPrefix,
+  base = reading.objectsPrefix,
 ): Promise<Quad[]> {
-  const jsonLd = CallerBudget.jsonLdReader(req.res!, services.jsonLd);
-  return parseBody(req.body as Buffer, format, { base, limits: services.config.limits, jsonLd });
+  const jsonLd = CallerBudget.jsonLdReader(res, reading.jsonLd);
+  return parseBody(req.body as Buffer, format, { base, limits: reading.limits, jsonLd });
 }

@@ -1,4 +1,5 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler } from 'express';
 import { HttpError, INVALID_QUERY_TITLE } from '../errors.js';
 import { apiErrorQuads } from '../domain/api-errors.js';
 import { newEmbeddedIri } from '../domain/objects/new-objects.js';
@@ -11,7 +12,8 @@ import { CONTENT_LANGUAGE, apiVersion } from './negotiation.js';
 
 /**
  * The api:Error node of an answer, with an `internal:` id (as IATA's error examples), written by the
- * same JSON-LD writer as every stored resource; `hasErrorDetail` is always a list, as in those examples (ONE Record API, "Errors").
+ * same JSON-LD writer as every stored resource; `hasErrorDetail` is always a list, as in those
+ * examples (ONE Record API, "Errors").
  */
 export function errorDocument(error: HttpError): JsonObject {
   const iri = newEmbeddedIri();
@@ -28,17 +30,22 @@ export function errorDocument(error: HttpError): JsonObject {
  */
 const retryAfterSeconds = (error: HttpError) => (error.code === 'starting' || error.code === 'caller_busy' ? 1 : 5);
 
-export function sendError(res: Response, error: HttpError): void {
+/** The api:Error answer: JSON-LD in UTF-8, its length given, no body for HEAD (Node drops it). */
+export function sendError(res: ServerResponse, error: HttpError): void {
   if (error.status === 401) res.setHeader('WWW-Authenticate', 'Bearer');
   if (error.status === 503 || error.status === 429) res.setHeader('Retry-After', String(retryAfterSeconds(error)));
-  res
-    .status(error.status)
-    .setHeader('Content-Type', `application/ld+json; version=${apiVersion(undefined)}`)
-    .setHeader('Content-Language', CONTENT_LANGUAGE)
-    .send(withContext(errorDocument(error)));
+  const body = Buffer.from(withContext(errorDocument(error)));
+  res.statusCode = error.status;
+  res.setHeader('Content-Type', `application/ld+json; version=${apiVersion(undefined)}; charset=utf-8`);
+  res.setHeader('Content-Language', CONTENT_LANGUAGE);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
 }
 
-/** The 409 of a write another server process came first to, as the same write refused by this process's claims answers. */
+/**
+ * The 409 of a write another server process came first to, as the same write refused by this
+ * process's claims answers.
+ */
 function conflictError({ slot, resource }: StoreConflictError): HttpError {
   switch (slot) {
     case 'object':
@@ -56,11 +63,13 @@ function conflictError({ slot, resource }: StoreConflictError): HttpError {
         message: 'another status change of this action request was written first; retry',
         resource,
       });
-    // Not the client's conflict: two processes numbered a notification alike at the same moment; the retry's number follows the other's.
+    // Not the client's conflict: two processes numbered a notification alike at the same moment; the
+    // retry's number follows the other's.
     case 'outbox':
       return new HttpError(503, 'storage_busy', {
         message:
-          'another server process queued a notification under the same number at the same moment; nothing was changed, try again',
+          'another server process queued a notification under the same number at the same moment; ' +
+          'nothing was changed, try again',
       });
   }
 }
@@ -78,7 +87,8 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof StoreUnavailableError) {
     return new HttpError(503, 'storage_unavailable', {
       message:
-        'the store could not be reached, or the change could not be stored durably; nothing was changed, try again later',
+        'the store could not be reached, or the change could not be stored durably; ' +
+        'nothing was changed, try again later',
     });
   }
   if (err instanceof StoreFullError) return new HttpError(507, 'store_full', { message: err.message });
@@ -88,8 +98,11 @@ export function toHttpError(err: unknown): HttpError {
   return new HttpError(500, 'internal_error', { message: 'an unexpected error occurred' });
 }
 
-export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (err: unknown, _req, res, _next) => {
+/** Answers whatever a request's handling threw as its api:Error (5xx logged); the one place that does. */
+export type ErrorAnswer = (err: unknown, res: ServerResponse) => void;
+
+export function errorAnswer(logger: Logger): ErrorAnswer {
+  return (err, res) => {
     const error = toHttpError(err);
     if (error.status >= 500) {
       if (err instanceof HttpError || err instanceof QueryError) {
@@ -110,4 +123,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     sendError(res, error);
   };
+}
+
+/** `errorAnswer` as express's error handler. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  const answer = errorAnswer(logger);
+  return (err: unknown, _req, res, _next) => answer(err, res);
 }

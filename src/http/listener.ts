@@ -6,7 +6,7 @@ import type { Lifecycle } from '../observability/health.js';
 /** An answer not yet closed on its connection, and the request to handle once it is. */
 interface Answering {
   res: ServerResponse;
-  then: (() => void) | undefined;
+  next: (() => void) | undefined;
 }
 
 /**
@@ -48,7 +48,7 @@ export class Listener {
       answering.add(res);
       const socket = req.socket;
       const before = last.get(socket);
-      const current: Answering = { res, then: undefined };
+      const current: Answering = { res, next: undefined };
       last.set(socket, current);
       // A listener, not a promise per request: this runs on every request, and a pipelined one is
       // rare. `on`, not `once`: a response emits 'close' once, and `once` wraps and unhooks each time.
@@ -59,7 +59,7 @@ export class Listener {
         // Its connection has nothing left to answer: the next request on it is handled at once.
         if (last.get(socket) === current) last.delete(socket);
         // After the other close listeners (request log, metrics), as before.
-        if (current.then) queueMicrotask(current.then);
+        if (current.next) queueMicrotask(current.next);
       });
       const handle = () => {
         // Behind an answer that closed the connection, nothing is handled (RFC 9112, 9.6): the
@@ -71,7 +71,7 @@ export class Listener {
       // A pipelined request waits for the one before it on its connection (HTTP/1.1 answers them in
       // that order anyway): requests are handled in the order they arrived, as a publisher that
       // pipelines a queue's notifications relies on.
-      if (before) before.then = handle;
+      if (before) before.next = handle;
       else handle();
     });
     // Node times a request's headers (`headersTimeout`, 60 s) and the whole request

@@ -142,12 +142,14 @@ export interface Negotiated {
 const ALL_FORMATS: readonly ResponseFormat[] = ['jsonld', 'turtle', 'ntriples'];
 const formatMediaTypes = (format: ResponseFormat) => FORMAT_MEDIA_TYPES[format];
 
+const mediaTypeOf = (format: ResponseFormat) => CONTENT_TYPES[format];
+
 /** The format `Accept` prefers (`chooseOffer`), with the `version` of the range that decided; 406 when none fits. */
 export function negotiate(accept: string | undefined, offered: readonly ResponseFormat[] = ALL_FORMATS): Negotiated {
   const choice = chooseOffer(accept, offered, formatMediaTypes);
   if (choice) return { format: choice.offer, version: apiVersion(choice.range?.version) };
   throw new HttpError(406, 'not_acceptable', {
-    message: `none of the accepted media types can be served; available: ${offered.map((f) => CONTENT_TYPES[f]).join(', ')}`,
+    message: `none of the accepted media types can be served; available: ${offered.map(mediaTypeOf).join(', ')}`,
   });
 }
 

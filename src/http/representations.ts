@@ -95,7 +95,8 @@ function withRevisionNumbers(doc: NodeDocument): Quad[] {
 }
 
 /**
- * Every link to an object of this server becomes its `?at=` IRI (ONE Record API, "GET /logistics-objects/<logistics_object_id>", rules for `at`), and so does the subject of an
+ * Every link to an object of this server becomes its `?at=` IRI (ONE Record API,
+ * "GET /logistics-objects/<logistics_object_id>", rules for `at`), and so does the subject of an
  * embedded object: its data then sits on the IRI that links to it and names that revision, as in
  * JSON-LD. The root keeps its own IRI.
  */

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { badRequest } from '../errors.js';
 
 /** Headers that must not be repeated: with two values, which one counts is a guess. */
@@ -30,8 +30,10 @@ export function repeatedSingleHeader(rawHeaders: string[]): string | undefined {
  * Refuses requests the routes would otherwise read by guessing: a path with malformed
  * percent-encoding (`%zz`, a lone `%`, bytes that are not UTF-8) and repeated single headers.
  */
-export const checkRequestHead: RequestHandler = (req, _res, next) => {
-  const path = req.path;
+export function checkRequestHead(req: IncomingMessage): undefined {
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
   // Only a percent sign can make it malformed.
   if (path.includes('%')) {
     try {
@@ -42,5 +44,5 @@ export const checkRequestHead: RequestHandler = (req, _res, next) => {
   }
   const repeated = repeatedSingleHeader(req.rawHeaders);
   if (repeated) throw badRequest('repeated_header', `the ${repeated} header is given more than once`, repeated);
-  next();
-};
+  return undefined;
+}

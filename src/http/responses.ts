@@ -24,13 +24,9 @@ export function sendNotModified(res: ServerResponse, etag: string): void {
 }
 
 /** 201 for a created resource: `Location` and `Type`, no body (ONE Record API, "Endpoints", Conventions). */
-export function sendCreated(res: Response, location: string, type: string): void {
-  res
-    .status(201)
-    .setHeader('Location', location)
-    .setHeader('Type', type)
-    .setHeader('Content-Language', CONTENT_LANGUAGE)
-    .end();
+export function sendCreated(res: ServerResponse, location: string, type: string): void {
+  res.statusCode = 201;
+  res.setHeader('Location', location).setHeader('Type', type).setHeader('Content-Language', CONTENT_LANGUAGE).end();
 }
 
 /** `Last-Modified` values, per instant: the instants are the index's own Date objects, read again by every GET. */

@@ -25,7 +25,10 @@ function layerPattern(layer: LayerLike): string | undefined {
   return `${escapeRegExp(path.replace(/\/+$/, ''))}/*$`;
 }
 
-/** A test of the request path that passes at least every path one of the router's layers matches; undefined: any path may match. */
+/**
+ * A test of the request path that passes at least every path one of the router's layers matches;
+ * undefined: any path may match.
+ */
 function mayMatch(handler: Router | RequestHandler): RegExp | undefined {
   const stack = (handler as Partial<Router>).stack as LayerLike[] | undefined;
   if (!Array.isArray(stack) || stack.length === 0) return undefined;
@@ -34,15 +37,18 @@ function mayMatch(handler: Router | RequestHandler): RegExp | undefined {
   return new RegExp(`^(?:${[...new Set(patterns)].join('|')})`, 'i');
 }
 
+/** The one middleware of `gatedRouters`, with the handlers it gates, for whoever lists the app's routes. */
+export type GatedRouters = RequestHandler & { readonly gated: readonly (Router | RequestHandler)[] };
+
 /**
  * Routers (or middleware) mounted at the root as one middleware, each entered only when the path may
  * match one of its layers, since every layer passed and every router left unanswered costs each request
  * a match, allocations and a `setImmediate`. Routers must be complete when given (the tests come from
  * their own paths); one whose paths cannot be read, and a plain middleware, is always entered.
  */
-export function gatedRouters(handlers: (Router | RequestHandler)[]): RequestHandler {
+export function gatedRouters(handlers: (Router | RequestHandler)[]): GatedRouters {
   const gated = handlers.map((handler) => ({ handler, test: mayMatch(handler) }));
-  return (req: Request, res: Response, next: NextFunction) => {
+  const middleware = (req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     let i = 0;
     const step = (err?: unknown) => {
@@ -66,4 +72,5 @@ export function gatedRouters(handlers: (Router | RequestHandler)[]): RequestHand
     };
     step();
   };
+  return Object.assign(middleware, { gated: handlers });
 }

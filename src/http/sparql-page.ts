@@ -50,14 +50,20 @@ async function runQuery(event) {
   const started = performance.now();
   const res = await fetch('sparql?view=' + encodeURIComponent($('view').value), {
     method: 'POST',
-    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/sparql-query', Accept: 'application/sparql-results+json, application/n-triples;q=0.9' },
+    headers: {
+      Authorization: 'Bearer ' + token,
+      'Content-Type': 'application/sparql-query',
+      Accept: 'application/sparql-results+json, application/n-triples;q=0.9',
+    },
     body: $('query').value,
   });
   const text = await res.text();
   const millis = Math.round(performance.now() - started);
   if (!res.ok) {
     let message = text;
-    try { message = [].concat(JSON.parse(text)['api:hasErrorDetail']).map((d) => d['api:hasMessage']).join('; '); } catch {}
+    try {
+      message = [].concat(JSON.parse(text)['api:hasErrorDetail']).map((d) => d['api:hasMessage']).join('; ');
+    } catch {}
     status.className = 'error';
     status.textContent = res.status + ': ' + message;
     return;
@@ -86,7 +92,12 @@ async function runQuery(event) {
   results.append(table);
   status.textContent = body.results.bindings.length + ' rows in ' + millis + ' ms' + truncated;
 }
-$('form').addEventListener('submit', (event) => runQuery(event).catch((err) => { $('status').className = 'error'; $('status').textContent = String(err); }));`;
+$('form').addEventListener('submit', (event) =>
+  runQuery(event).catch((err) => {
+    $('status').className = 'error';
+    $('status').textContent = String(err);
+  }),
+);`;
 
 /** What GET /sparql may answer: query results (preferred on a tie, as the endpoint's own answer) or this page. */
 const PAGE_OR_RESULTS = ['results', 'page'] as const;
@@ -106,8 +117,9 @@ function page(examples: readonly QueryFile[]): string {
 <body>
 <h1>SPARQL</h1>
 <p>Read-only SPARQL 1.1 queries over this server's data. Views: <b>latest</b> (latest revision of every object),
-<b>events</b> (the same plus Logistics Events), <b>revisions</b> (one named graph per revision, revision metadata in the default graph),
-<b>audit</b> (action requests and access grants). Queries need a bearer token of an internal actor (<code>npx onerecord token</code>).</p>
+<b>events</b> (the same plus Logistics Events), <b>revisions</b> (one named graph per revision, revision metadata
+in the default graph), <b>audit</b> (action requests and access grants). Queries need a bearer token of an internal
+actor (<code>npx onerecord token</code>).</p>
 <form id="form">
 <p><label>Token <input id="token" type="password" size="40" autocomplete="off"></label>
 <label>Example <select id="example"><option value="">(choose a shipped query)</option></select></label>

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Request, RequestHandler } from 'express';
 import type { Logger } from './logger.js';
 
 /** What is known about a request once its answer is sent (or the connection closed). */
@@ -23,9 +22,21 @@ export type RequestObserver = (res: ServerResponse, finished: FinishedRequest) =
 /** A client's own request id is kept when it is short and plain; otherwise a new one is made. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function routeOf(req: Request): string {
-  const route = (req as Request & { route?: { path: unknown } }).route;
-  return route ? `${req.baseUrl}${String(route.path)}` : 'unmatched';
+const ROUTE = Symbol('route');
+/** What express leaves on a request its router matched, and what `answeredBy` leaves on a response. */
+type Routed = IncomingMessage & { route?: { path: unknown }; baseUrl?: string; originalUrl?: string };
+
+/** Names the route that answers a request express does not route (src/http/object-fast-path.ts). */
+export function answeredBy(res: ServerResponse, route: string): void {
+  (res as ServerResponse & { [ROUTE]?: string })[ROUTE] = route;
+}
+
+/** The route pattern that answered (`/logistics-objects/:id`), or `unmatched`. */
+export function routeOf(req: IncomingMessage, res: ServerResponse): string {
+  const named = (res as ServerResponse & { [ROUTE]?: string })[ROUTE];
+  if (named !== undefined) return named;
+  const { route, baseUrl } = req as Routed;
+  return route ? `${baseUrl ?? ''}${String(route.path)}` : 'unmatched';
 }
 
 export function requestIdOf(res: ServerResponse): string | undefined {
@@ -35,18 +46,16 @@ export function requestIdOf(res: ServerResponse): string | undefined {
 
 /**
  * Gives each request an id (`X-Request-Id`, also on the answer) and hands every finished request
- * to the observers: as express middleware, or started by a handler that answers before express
- * (src/http/object-fast-path.ts).
+ * to the observers, the route read once the answer is finished (express names it on the way).
  */
 export class RequestObservation {
   constructor(private readonly observers: readonly RequestObserver[]) {}
 
-  /**
-   * Observes one request from now on; `route` is the pattern that answers it, or a function that
-   * reads it once the answer is finished (express sets it on the way).
-   */
-  start(req: IncomingMessage, res: ServerResponse, url: string, route: string | (() => string)): void {
+  /** Observes one request from now on: a stage of the request pipeline (src/http/pipeline.ts). */
+  start(req: IncomingMessage, res: ServerResponse): undefined {
     const started = performance.now();
+    // The request target as it came, whatever express's routers later make of `req.url`.
+    const url = (req as Routed).originalUrl ?? req.url!;
     const incoming = req.headers['x-request-id'];
     const id = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
@@ -55,7 +64,7 @@ export class RequestObservation {
       const finished: FinishedRequest = {
         id,
         method: req.method!,
-        route: typeof route === 'string' ? route : route(),
+        route: routeOf(req, res),
         url,
         status: res.statusCode,
         seconds: (performance.now() - started) / 1e3,
@@ -63,13 +72,8 @@ export class RequestObservation {
       };
       for (const observe of this.observers) observe(res, finished);
     });
+    return undefined;
   }
-
-  /** The express form: the route is the one that answered, if any. */
-  readonly middleware: RequestHandler = (req, res, next) => {
-    this.start(req, res, req.originalUrl, () => routeOf(req));
-    next();
-  };
 }
 
 /** One info line per request: id, method, route, path, status, latency, agent; never headers or bodies. */

@@ -68,6 +68,14 @@ export class OutboundRefusedError extends Error {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+/** Why a call to `host` is refused: every address it resolves to is one the guard keeps out. */
+export function privateAddressRefusal(host: string, addresses: readonly string[]): string {
+  return (
+    `${host} resolves to ${addresses.join(', ')}: loopback, private, link-local and metadata addresses are not ` +
+    'called (outbound.allowPrivateAddresses)'
+  );
+}
+
 /**
  * A `lookup` for http.request that resolves the name and keeps only the addresses the call may
  * connect to, so the check applies to the address actually connected to (a name that resolves to
@@ -83,7 +91,10 @@ export function guardedLookup(
     const allowed = addresses.filter((a) => isPublicAddress(a.address));
     if (allowed.length === 0) {
       const refused = new OutboundRefusedError(
-        `${hostname} resolves to ${addresses.map((a) => a.address).join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`,
+        privateAddressRefusal(
+          hostname,
+          addresses.map((a) => a.address),
+        ),
       );
       return callback(refused as NodeJS.ErrnoException, []);
     }

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { createHash } from 'node:crypto';
 import { Client, errors, util } from 'undici';
 import { BoundedCache } from '../bounded-cache.js';
-import { guardedLookup, isPublicAddress, OutboundRefusedError } from './address-guard.js';
+import { guardedLookup, isPublicAddress, OutboundRefusedError, privateAddressRefusal } from './address-guard.js';
 
 export interface OutboundOptions {
   /** Allow loopback, private, link-local and metadata addresses (tests, local demos). */
@@ -131,11 +131,13 @@ class OrderedAnswer implements OutboundResponse {
   ) {}
 
   get headers(): IncomingHttpHeaders {
-    return (this.decodedHeaders ??= util.parseHeaders(this.rawHeaders) as IncomingHttpHeaders);
+    this.decodedHeaders ??= util.parseHeaders(this.rawHeaders) as IncomingHttpHeaders;
+    return this.decodedHeaders;
   }
 
   get body(): string {
-    return (this.decodedBody ??= Buffer.concat(this.chunks).toString('utf8'));
+    this.decodedBody ??= Buffer.concat(this.chunks).toString('utf8');
+    return this.decodedBody;
   }
 }
 
@@ -174,7 +176,7 @@ export class OutboundClient {
             () => [],
           );
     if (addresses.length > 0 && !addresses.some(isPublicAddress)) {
-      return `${host} resolves to ${addresses.join(', ')}: loopback, private, link-local and metadata addresses are not called (outbound.allowPrivateAddresses)`;
+      return privateAddressRefusal(host, addresses);
     }
     return undefined;
   }
@@ -205,14 +207,14 @@ export class OutboundClient {
   }
 
   /**
-   * Like `request`, for calls that must reach the other side in the order they are made within
-   * `lane` (a notification queue, ONE Record API, "Events", Delivery model): a lane's calls share one kept-alive connection, on which up to
-   * `pipelining` calls are outstanding at once (HTTP/1.1 pipelining), so the other side reads them
-   * in the order they were made and answers them in that order. Lanes to one origin share
-   * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes
-   * its connection (the calls behind it on that connection fail and are made again by the caller).
-   * `cancel` ends the call. Made with undici's dispatch: no stream or abort signal per call (a
-   * server delivering a fan-out makes thousands of them a second).
+   * Like `request`, for calls that must reach the other side in the order they are made within `lane` (a
+   * notification queue, ONE Record API, "Events", Delivery model): a lane's calls share one kept-alive
+   * connection, on which up to `pipelining` calls are outstanding at once (HTTP/1.1 pipelining), so the other
+   * side reads them in the order they were made and answers them in that order. Lanes to one origin share
+   * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes its connection
+   * (the calls behind it on that connection fail and are made again by the caller). `cancel` ends the call. Made
+   * with undici's dispatch: no stream or abort signal per call (a server delivering a fan-out makes thousands of
+   * them a second).
    */
   requestInOrder(
     url: string,
@@ -264,7 +266,10 @@ export class OutboundClient {
         if (err) reject(orderedCallError(err, target));
         else resolve(new OrderedAnswer(status, rawHeaders, chunks));
       };
-      /** A time limit or the caller: the call fails now; once (or if ever) it is on the connection, that exchange is ended. */
+      /**
+       * A time limit or the caller: the call fails now; once (or if ever) it is on the connection, that exchange is
+       * ended.
+       */
       const stop = (err: Error) => {
         stopped ??= err;
         abort?.(err);

@@ -13,7 +13,10 @@ export type FallbackReply =
 
 /** Documents waiting for the worker; past this many, a request is refused with 503 rather than queued. */
 const MAX_WAITING = 16;
-/** jsonld.js's heap in the worker: a body within the size limit needs far less; a hostile one fails the worker, not the server. */
+/**
+ * jsonld.js's heap in the worker: a body within the size limit needs far less; a hostile one fails the worker, not
+ * the server.
+ */
 const WORKER_HEAP_MB = 512;
 
 /**
@@ -44,10 +47,13 @@ export class JsonLdFallback {
         new HttpError(400, 'jsonld_too_costly', {
           message: "the JSON-LD body could not be processed within the server's limits; simplify its @context",
         }),
-      busy: (reason) =>
-        new HttpError(503, 'jsonld_busy', {
-          message: `${reason === 'closing' ? 'the server is shutting down' : 'too many JSON-LD documents are waiting to be processed'}; try again shortly`,
-        }),
+      busy: (reason) => {
+        const why =
+          reason === 'closing'
+            ? 'the server is shutting down'
+            : 'too many JSON-LD documents are waiting to be processed';
+        return new HttpError(503, 'jsonld_busy', { message: `${why}; try again shortly` });
+      },
     });
   }
 
@@ -62,5 +68,7 @@ export class JsonLdFallback {
 
 const tooCostly = (budgetMs: number) =>
   new HttpError(400, 'jsonld_too_costly', {
-    message: `processing this JSON-LD body took longer than ${budgetMs} ms and was stopped; simplify its @context (fewer terms, fewer scoped contexts) or send Turtle`,
+    message:
+      `processing this JSON-LD body took longer than ${budgetMs} ms and was stopped; ` +
+      'simplify its @context (fewer terms, fewer scoped contexts) or send Turtle',
   });

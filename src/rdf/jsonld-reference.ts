@@ -75,7 +75,8 @@ function countStatements(expanded: unknown): number {
         count += Array.isArray(value) ? value.length : 1;
         stack.push(value);
       }
-      // Other keywords (@id, @value, @language, @index, @direction) make no triple; @value may hold JSON and is not entered.
+      // Other keywords (@id, @value, @language, @index, @direction) make no triple; @value may hold JSON and is not
+      // entered.
     }
   }
   return count;

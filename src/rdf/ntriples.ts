@@ -15,7 +15,7 @@ const SINGLE_ESCAPES: Record<string, string> = {
   '\\': '\\',
 };
 
-function unescape(text: string): string | undefined {
+function unescapeText(text: string): string | undefined {
   let valid = true;
   const out = text.replace(ESCAPED, (_, u4: string | undefined, u8: string | undefined, single: string | undefined) => {
     if (u4 ?? u8) return String.fromCodePoint(parseInt((u4 ?? u8)!, 16));
@@ -26,7 +26,10 @@ function unescape(text: string): string | undefined {
   return valid ? out : undefined;
 }
 
-/** The triples of one line, or undefined where it is not in the form the store writes (its terms separated by `separator`). */
+/**
+ * The triples of one line, or undefined where it is not in the form the store writes (its terms separated by
+ * `separator`).
+ */
 function readLine(text: string, start: number, end: number, separator: string): Quad | undefined {
   // Subject and predicate: IRIs (the store holds no blank nodes; n3 renames those it reads).
   if (text.charCodeAt(start) !== 60 /* < */) return undefined;
@@ -54,7 +57,7 @@ function readLine(text: string, start: number, end: number, separator: string): 
   if (close <= objectStart) return undefined;
   const raw = text.slice(objectStart + 1, close);
   if (raw.includes('"') && UNESCAPED_QUOTE.test(raw)) return undefined;
-  const value = raw.includes('\\') ? unescape(raw) : raw;
+  const value = raw.includes('\\') ? unescapeText(raw) : raw;
   if (value === undefined) return undefined;
   const after = text.slice(close + 1, objectEnd);
   if (after === '') return quad(namedNode(subject), namedNode(predicate), literal(value));

@@ -31,7 +31,9 @@ export function bodyFormat(contentType: string | undefined, allowTurtle: boolean
       : undefined;
   if (!format) {
     throw new HttpError(415, 'unsupported_content_type', {
-      message: `Content-Type ${mediaType || '(none)'} is not supported; use application/ld+json${allowTurtle ? ' or text/turtle' : ''}`,
+      message:
+        `Content-Type ${mediaType || '(none)'} is not supported; ` +
+        `use application/ld+json${allowTurtle ? ' or text/turtle' : ''}`,
     });
   }
   for (const parameter of parameters) {
@@ -80,7 +82,8 @@ function checkBeforeExpansion(value: unknown, limits: Limits): void {
       if (contextTerms > limits.contextTerms) {
         throw badRequest(
           'context_too_large',
-          `the contexts of this body define too many terms to process: each @context counts the terms it defines and those of the contexts around it, more than ${limits.contextTerms} in all`,
+          'the contexts of this body define too many terms to process: each @context counts the terms it defines ' +
+            `and those of the contexts around it, more than ${limits.contextTerms} in all`,
         );
       }
     }

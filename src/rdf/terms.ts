@@ -11,7 +11,10 @@ export const { namedNode, quad, defaultGraph, blankNode } = DataFactory;
 const DATATYPES = new Map<string, N3NamedNode>();
 const datatypeNode = (iri: string) => {
   let node = DATATYPES.get(iri);
-  if (!node) DATATYPES.set(iri, (node = namedNode(iri)));
+  if (!node) {
+    node = namedNode(iri);
+    DATATYPES.set(iri, node);
+  }
   return node;
 };
 
@@ -56,6 +59,7 @@ export function literal(value: string | number, languageOrDatatype?: string | RD
 
 const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r' };
 const LITERAL_ESCAPE = /["\\\n\r]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: IRIREF of N-Triples and Turtle excludes #x00-#x20
 const IRI_FORBIDDEN = /[\u0000-\u0020<>"{}|^`\\]/;
 const LANGUAGE_TAG = /^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$/;
 

@@ -200,7 +200,10 @@ export const store = {
   revisionType: `${STORE}mostSpecificType`,
   /** What `revisionType` was called before; still read, never written. */
   revisionTypeBefore: `${STORE}typeHeader`,
-  /** On a SPARQL engine: the graphs commits finished (WriteTransaction.finished), which the in-memory indexes leave to the engine. */
+  /**
+   * On a SPARQL engine: the graphs commits finished (WriteTransaction.finished), which the in-memory indexes leave to
+   * the engine.
+   */
   finishedGraphs: `${STORE}finished-graphs`,
   finishedGraph: `${STORE}finished`,
   /** Graph of Logistics Event metadata (which object, dates, codes), read once at start. */
@@ -224,7 +227,10 @@ export const store = {
   movedPermanently: `${STORE}movedPermanently`,
   movedAt: `${STORE}movedAt`,
   movedBy: `${STORE}movedBy`,
-  /** Grants (acl:Authorization graphs): who granted, when, from which AccessDelegationRequest, derived from which grants, until when. */
+  /**
+   * Grants (acl:Authorization graphs): who granted, when, from which AccessDelegationRequest, derived from which
+   * grants, until when.
+   */
   grantedBy: `${STORE}grantedBy`,
   grantedAt: `${STORE}grantedAt`,
   grantDelegation: `${STORE}delegation`,
@@ -238,7 +244,10 @@ export const store = {
   receivedSequence: `${STORE}receivedSequence`,
   receivedNotification: `${STORE}receivedNotification`,
   idempotencyKey: `${STORE}idempotencyKey`,
-  /** The outbox (see store/schema/outbox.ts): one entry per notifying write, the positions of its queues, parked notifications. */
+  /**
+   * The outbox (see store/schema/outbox.ts): one entry per notifying write, the positions of its queues, parked
+   * notifications.
+   */
   outboxEntry: `${STORE}outboxEntry`,
   outboxPositionsGraph: `${STORE}outbox-positions`,
   settledThrough: `${STORE}settledThrough`,

@@ -73,105 +73,117 @@ const expectedFor = (datatypes: string[]) =>
     (f) => f.accepted.length === datatypes.length && f.accepted.every((d) => datatypes.includes(d)),
   )?.expected ?? `of datatype ${datatypes.join(' or ')}`;
 
-export function compileShapes(turtles: string[]): CompiledShapes {
-  const graph = new GraphIndex(turtles.flatMap((t) => new Parser().parse(t)));
-  const out = (s: Term, p: string) => graph.objects(s, p);
-  const one = (s: Term, p: string) => graph.one(s, p);
-  const list = (head: Term | undefined) => graph.list(head);
-  const refuse = (shape: Term, what: string): never => {
-    throw new Error(`shape ${shape.value}: ${what} is not supported by the compiled checks`);
-  };
+const refuse = (shape: Term, what: string): never => {
+  throw new Error(`shape ${shape.value}: ${what} is not supported by the compiled checks`);
+};
 
+/** The facets of a datatype check: sh:minInclusive, sh:maxLength, sh:pattern. */
+function facets(graph: GraphIndex, shape: Term) {
+  const min = graph.one(shape, `${SH}minInclusive`);
+  const maxLength = graph.one(shape, `${SH}maxLength`);
+  const pattern = graph.one(shape, `${SH}pattern`);
+  return {
+    ...(min && { minInclusive: Number(min.value) }),
+    ...(maxLength && { maxLength: Number(maxLength.value) }),
+    ...(pattern && { pattern: new RegExp(pattern.value, 'u') }),
+  };
+}
+
+/**
+ * The check of an sh:or: `( [ sh:datatype D ] ... )`, with `[ sh:nodeKind sh:IRI ]` where a link is
+ * accepted too; or `( [ sh:class A ] ... shapes:Untyped )` together with sh:nodeKind sh:BlankNodeOrIRI.
+ */
+function alternativesCheck(graph: GraphIndex, shape: Term, alternatives: Term[]): ValueCheck {
+  const isIriAlternative = (a: Term) => graph.one(a, `${SH}nodeKind`)?.value === `${SH}IRI`;
+  const datatypes = alternatives.filter((a) => !isIriAlternative(a)).map((a) => graph.one(a, `${SH}datatype`)?.value);
+  if (datatypes.length > 0 && datatypes.every((d) => d !== undefined)) {
+    const iris = alternatives.some(isIriAlternative);
+    return {
+      kind: 'datatype',
+      accepted: new Set(datatypes),
+      ...(iris && { iris: true as const }),
+      expected: expectedFor(datatypes),
+      ...facets(graph, shape),
+    };
+  }
+  const nodeKind = graph.one(shape, `${SH}nodeKind`)?.value;
+  if (nodeKind !== `${SH}BlankNodeOrIRI` || alternatives.at(-1)?.value !== UNTYPED_SHAPE) refuse(shape, 'this sh:or');
+  const classes = alternatives
+    .slice(0, -1)
+    .map((a) => graph.one(a, `${SH}class`)?.value ?? refuse(shape, 'an sh:or member'));
+  return { kind: 'class', classes, expected: `a node of class ${classes.map(compactIri).join(' or ')}, or a link` };
+}
+
+/** What each value of a property shape must be: sh:in, sh:datatype or sh:or; undefined: anything. */
+function valueCheck(graph: GraphIndex, shape: Term): ValueCheck | undefined {
+  const enumeration = graph.one(shape, `${SH}in`);
+  if (enumeration) {
+    const values = graph.list(enumeration).map((v) => v.value);
+    return { kind: 'in', values: new Set(values), expected: `one of ${values.map(compactIri).join(', ')}` };
+  }
+  const datatype = graph.one(shape, `${SH}datatype`);
+  if (datatype)
+    return {
+      kind: 'datatype',
+      accepted: new Set([datatype.value]),
+      expected: expectedFor([datatype.value]),
+      ...facets(graph, shape),
+    };
+  const alternatives = graph.list(graph.one(shape, `${SH}or`));
+  return alternatives.length === 0 ? undefined : alternativesCheck(graph, shape, alternatives);
+}
+
+function propertyCheck(graph: GraphIndex, shape: Term): PropertyCheck {
+  for (const q of graph.triplesOf(shape))
+    if (!PROPERTY_PREDICATES.has(q.predicate.value)) refuse(shape, q.predicate.value);
+  const path = graph.one(shape, `${SH}path`);
+  if (path?.termType !== 'NamedNode') return refuse(shape, 'a path that is not one IRI');
+  const min = graph.one(shape, `${SH}minCount`);
+  const max = graph.one(shape, `${SH}maxCount`);
+  const value = valueCheck(graph, shape);
+  return {
+    shape: shape.value,
+    path: path.value,
+    ...(min && { min: Number(min.value) }),
+    ...(max && { max: Number(max.value) }),
+    ...(value && { value }),
+  };
+}
+
+function nodeCheck(graph: GraphIndex, shape: Term): NodeCheck {
+  for (const p of graph.triplesOf(shape))
+    if (!SHAPE_PREDICATES.has(p.predicate.value)) refuse(shape, p.predicate.value);
+  return {
+    shape: shape.value,
+    properties: graph.objects(shape, `${SH}property`).map((p) => propertyCheck(graph, p)),
+    ...(graph.one(shape, `${SH}closed`)?.value === 'true' && {
+      allowed: new Set(graph.list(graph.one(shape, `${SH}ignoredProperties`)).map((t) => t.value)),
+    }),
+  };
+}
+
+/** Every class a class is an instance of, from the rdfs:subClassOf triples next to the shapes. */
+function classAncestors(graph: GraphIndex): (iri: string) => ReadonlySet<string> {
   const superClasses = new Map<string, string[]>();
   for (const q of graph.quads) {
     if (q.predicate.value !== `${RDFS}subClassOf`) continue;
     superClasses.set(q.subject.value, [...(superClasses.get(q.subject.value) ?? []), q.object.value]);
   }
-  const ancestors = ancestorLookup(superClasses);
+  return ancestorLookup(superClasses);
+}
 
-  const valueCheck = (shape: Term): ValueCheck | undefined => {
-    const datatype = one(shape, `${SH}datatype`);
-    const alternatives = list(one(shape, `${SH}or`));
-    const enumeration = one(shape, `${SH}in`);
-    if (enumeration) {
-      const values = list(enumeration).map((v) => v.value);
-      return { kind: 'in', values: new Set(values), expected: `one of ${values.map(compactIri).join(', ')}` };
-    }
-    const facets = () => {
-      const min = one(shape, `${SH}minInclusive`);
-      const maxLength = one(shape, `${SH}maxLength`);
-      const pattern = one(shape, `${SH}pattern`);
-      return {
-        ...(min && { minInclusive: Number(min.value) }),
-        ...(maxLength && { maxLength: Number(maxLength.value) }),
-        ...(pattern && { pattern: new RegExp(pattern.value, 'u') }),
-      };
-    };
-    if (datatype)
-      return {
-        kind: 'datatype',
-        accepted: new Set([datatype.value]),
-        expected: expectedFor([datatype.value]),
-        ...facets(),
-      };
-    if (alternatives.length === 0) return undefined;
-    // ( [ sh:datatype D ] ... ), with [ sh:nodeKind sh:IRI ] where a link is accepted too.
-    const isIriAlternative = (a: Term) => one(a, `${SH}nodeKind`)?.value === `${SH}IRI`;
-    const datatypes = alternatives.filter((a) => !isIriAlternative(a)).map((a) => one(a, `${SH}datatype`)?.value);
-    if (datatypes.length > 0 && datatypes.every((d) => d !== undefined)) {
-      const iris = alternatives.some(isIriAlternative);
-      return {
-        kind: 'datatype',
-        accepted: new Set(datatypes),
-        ...(iris && { iris: true as const }),
-        expected: expectedFor(datatypes),
-        ...facets(),
-      };
-    }
-    // ( [ sh:class A ] ... shapes:Untyped ) together with sh:nodeKind sh:BlankNodeOrIRI.
-    if (one(shape, `${SH}nodeKind`)?.value !== `${SH}BlankNodeOrIRI` || alternatives.at(-1)?.value !== UNTYPED_SHAPE)
-      refuse(shape, 'this sh:or');
-    const classes = alternatives
-      .slice(0, -1)
-      .map((a) => one(a, `${SH}class`)?.value ?? refuse(shape, 'an sh:or member'));
-    return { kind: 'class', classes, expected: `a node of class ${classes.map(compactIri).join(' or ')}, or a link` };
-  };
-
-  const propertyCheck = (shape: Term): PropertyCheck => {
-    for (const q of graph.triplesOf(shape))
-      if (!PROPERTY_PREDICATES.has(q.predicate.value)) refuse(shape, q.predicate.value);
-    const path = one(shape, `${SH}path`);
-    if (path?.termType !== 'NamedNode') return refuse(shape, 'a path that is not one IRI');
-    const min = one(shape, `${SH}minCount`);
-    const max = one(shape, `${SH}maxCount`);
-    const value = valueCheck(shape);
-    return {
-      shape: shape.value,
-      path: path.value,
-      ...(min && { min: Number(min.value) }),
-      ...(max && { max: Number(max.value) }),
-      ...(value && { value }),
-    };
-  };
-
+export function compileShapes(turtles: string[]): CompiledShapes {
+  const graph = new GraphIndex(turtles.flatMap((t) => new Parser().parse(t)));
   const byClass = new Map<string, NodeCheck[]>();
   const bySubjectOf = new Map<string, NodeCheck[]>();
   const add = (map: Map<string, NodeCheck[]>, k: string, v: NodeCheck) => map.set(k, [...(map.get(k) ?? []), v]);
   for (const shape of graph.subjectsOfType(`${SH}NodeShape`)) {
     if (shape.value === UNTYPED_SHAPE) continue;
-    for (const p of graph.triplesOf(shape))
-      if (!SHAPE_PREDICATES.has(p.predicate.value)) refuse(shape, p.predicate.value);
-    const check: NodeCheck = {
-      shape: shape.value,
-      properties: out(shape, `${SH}property`).map(propertyCheck),
-      ...(one(shape, `${SH}closed`)?.value === 'true' && {
-        allowed: new Set(list(one(shape, `${SH}ignoredProperties`)).map((t) => t.value)),
-      }),
-    };
-    for (const c of out(shape, `${SH}targetClass`)) add(byClass, c.value, check);
-    for (const p of out(shape, `${SH}targetSubjectsOf`)) add(bySubjectOf, p.value, check);
+    const check = nodeCheck(graph, shape);
+    for (const c of graph.objects(shape, `${SH}targetClass`)) add(byClass, c.value, check);
+    for (const p of graph.objects(shape, `${SH}targetSubjectsOf`)) add(bySubjectOf, p.value, check);
   }
-  return { byClass, bySubjectOf, ancestors };
+  return { byClass, bySubjectOf, ancestors: classAncestors(graph) };
 }
 
 const PREFIXES: [string, string][] = [

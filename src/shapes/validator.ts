@@ -73,7 +73,10 @@ function numericValue(lexical: string, datatype: string): number | undefined {
 const termKey = (t: Term) => (t.termType === 'Literal' ? '' : `${t.termType}:${t.value}`);
 const show = (t: Term) =>
   t.termType === 'Literal' ? JSON.stringify(t.value) : t.termType === 'BlankNode' ? 'a blank node' : `<${t.value}>`;
-/** Whether a client can name `t` in a request: an IRI, but not an `internal:` id, which may be one this request's blank nodes were given. */
+/**
+ * Whether a client can name `t` in a request: an IRI, but not an `internal:` id, which may be one this
+ * request's blank nodes were given.
+ */
 const isNameable = (t: Term) => t.termType === 'NamedNode' && !t.value.startsWith('internal:');
 const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
 
@@ -94,9 +97,15 @@ export function changeFocus(triples: readonly Quad[], added: readonly Quad[], re
   const touch = (t: Quad, value?: Term) => {
     let node = focus.get(t.subject.value);
     if (node === 'whole') return;
-    if (!node) focus.set(t.subject.value, (node = new Map()));
+    if (!node) {
+      node = new Map();
+      focus.set(t.subject.value, node);
+    }
     let values = node.get(t.predicate.value);
-    if (!values) node.set(t.predicate.value, (values = new Set()));
+    if (!values) {
+      values = new Set();
+      node.set(t.predicate.value, values);
+    }
     if (value) values.add(rdfTermKey(value));
   };
   for (const [list, isAdded] of [
@@ -135,9 +144,15 @@ function nodesIn(triples: readonly Quad[], focus?: Focus): Map<string, Map<strin
     if (focus && !focus.has(t.subject.value)) continue;
     const k = termKey(t.subject);
     let node = nodes.get(k);
-    if (!node) nodes.set(k, (node = new Map()));
+    if (!node) {
+      node = new Map();
+      nodes.set(k, node);
+    }
     let values = node.get(t.predicate.value);
-    if (!values) node.set(t.predicate.value, (values = new Map()));
+    if (!values) {
+      values = new Map();
+      node.set(t.predicate.value, values);
+    }
     // A graph is a set: a triple given twice counts once.
     values.set(rdfTermKey(t.object), t);
   }
@@ -146,6 +161,36 @@ function nodesIn(triples: readonly Quad[], focus?: Focus): Map<string, Map<strin
 
 const objectsOf = (values: ReadonlyMap<string, Quad> | undefined): Term[] =>
   values ? [...values.values()].map((t) => t.object) : [];
+
+type TypesOf = (t: Term) => Term[];
+/** The predicates a change touched, with the values it added (see `Focus`); undefined: the whole node. */
+type Changed = ReadonlyMap<string, ReadonlySet<string>> | undefined;
+/** A property check a node fails: a value it refuses, or the count of values. */
+interface Found {
+  node: Term;
+  check: PropertyCheck;
+  value?: Term;
+  count?: number;
+}
+/** A predicate a closed node shape (strict mode) does not allow. */
+interface Closed {
+  node: Term;
+  check: NodeCheck;
+  predicate: string;
+  value: Term;
+}
+interface Findings {
+  found: Found[];
+  closed: Closed[];
+}
+
+/** The message of a failed property check, at `where` (the path from the node nothing points to). */
+function foundMessage(where: string, { check, value, count }: Found): string {
+  if (value !== undefined) return `${where} must be ${check.value!.expected}, got ${show(value)}`;
+  if (check.max !== undefined && count! > check.max)
+    return `${where} may appear at most ${times(check.max)}, got ${count} values`;
+  return `${where} must appear at least ${times(check.min!)}, got ${count === 0 ? 'none' : count}`;
+}
 
 /**
  * Checks triples against the compiled shapes: the checks of the request path. The SHACL engine
@@ -180,59 +225,77 @@ export class ShapeValidator {
       return otherTypes.get(termKey(t)) ?? [];
     };
     const checked = byNode && focus ? [...focus.keys()].flatMap((iri) => byNode.get(iri) ?? []) : nodes.values();
-
-    const found: { node: Term; check: PropertyCheck; value?: Term; count?: number }[] = [];
-    const closed: { node: Term; check: NodeCheck; predicate: string; value: Term }[] = [];
+    const findings: Findings = { found: [], closed: [] };
     for (const data of checked) {
       const term = data.values().next().value!.values().next().value!.subject;
       const scope = focus?.get(term.value);
       if (focus && !scope) continue;
       // Undefined: every check of the node; else only what concerns the changed predicates.
-      const changed = scope === 'whole' ? undefined : scope;
-      const checks = new Set<NodeCheck>();
-      /** Checks a changed predicate brings: they may be new to the node, so they are run whole. */
-      const brought = new Set<NodeCheck>();
-      for (const type of objectsOf(data.get(rdf.type))) {
-        for (const c of this.shapes.ancestors(type.value))
-          for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
-      }
-      for (const predicate of data.keys()) {
-        for (const check of this.shapes.bySubjectOf.get(predicate) ?? []) {
-          checks.add(check);
-          if (changed?.has(predicate)) brought.add(check);
-        }
-      }
-      for (const check of checks) {
-        const whole = !changed || brought.has(check);
-        for (const property of check.properties) {
-          const addedValues = changed?.get(property.path);
-          if (!whole && !addedValues) continue;
-          const values = data.get(property.path);
-          const count = values?.size ?? 0;
-          if (
-            (property.min !== undefined && count < property.min) ||
-            (property.max !== undefined && count > property.max)
-          ) {
-            found.push({ node: term, check: property, count });
-          }
-          if (!property.value || !values) continue;
-          // Whole: every value; else the values the change added (the others were checked before).
-          const toCheck = whole ? values.values() : [...addedValues!].flatMap((id) => values.get(id) ?? []);
-          for (const { object } of toCheck)
-            if (!this.accepts(property.value, object, typesOf))
-              found.push({ node: term, check: property, value: object });
-        }
-        if (check.allowed) {
-          for (const predicate of whole ? data.keys() : changed!.keys()) {
-            if (check.allowed.has(predicate)) continue;
-            for (const { object } of data.get(predicate)?.values() ?? [])
-              closed.push({ node: term, check, predicate, value: object });
-          }
-        }
+      this.checkNode(term, data, scope === 'whole' ? undefined : scope, typesOf, findings);
+    }
+    if (findings.found.length === 0 && findings.closed.length === 0) return [];
+    return this.describe(triples, findings);
+  }
+
+  /**
+   * The checks that apply to a node, by its classes and by the predicates it has; `brought`: those a
+   * changed predicate brings, which may be new to the node, so they are run whole.
+   */
+  private checksOf(data: NodeTriples, changed: Changed): { checks: Set<NodeCheck>; brought: Set<NodeCheck> } {
+    const checks = new Set<NodeCheck>();
+    const brought = new Set<NodeCheck>();
+    for (const type of objectsOf(data.get(rdf.type))) {
+      for (const c of this.shapes.ancestors(type.value))
+        for (const check of this.shapes.byClass.get(c) ?? []) checks.add(check);
+    }
+    for (const predicate of data.keys()) {
+      for (const check of this.shapes.bySubjectOf.get(predicate) ?? []) {
+        checks.add(check);
+        if (changed?.has(predicate)) brought.add(check);
       }
     }
-    if (found.length === 0 && closed.length === 0) return [];
+    return { checks, brought };
+  }
 
+  private checkNode(term: Term, data: NodeTriples, changed: Changed, typesOf: TypesOf, findings: Findings): void {
+    const { checks, brought } = this.checksOf(data, changed);
+    for (const check of checks) {
+      const whole = !changed || brought.has(check);
+      for (const property of check.properties) {
+        const added = whole ? 'all' : changed.get(property.path);
+        if (added) this.checkProperty(term, data, property, added, typesOf, findings.found);
+      }
+      if (!check.allowed) continue;
+      for (const predicate of whole ? data.keys() : changed.keys()) {
+        if (check.allowed.has(predicate)) continue;
+        for (const { object } of data.get(predicate)?.values() ?? [])
+          findings.closed.push({ node: term, check, predicate, value: object });
+      }
+    }
+  }
+
+  /** Checks one property of a node: its count, and its values (`added`: all, or the keys of those a change added). */
+  private checkProperty(
+    node: Term,
+    data: NodeTriples,
+    property: PropertyCheck,
+    added: 'all' | ReadonlySet<string>,
+    typesOf: TypesOf,
+    found: Found[],
+  ): void {
+    const values = data.get(property.path);
+    const count = values?.size ?? 0;
+    if ((property.min !== undefined && count < property.min) || (property.max !== undefined && count > property.max))
+      found.push({ node, check: property, count });
+    if (!property.value || !values) return;
+    // All: every value; else the values the change added (the others were checked before).
+    const toCheck = added === 'all' ? values.values() : [...added].flatMap((id) => values.get(id) ?? []);
+    for (const { object } of toCheck)
+      if (!this.accepts(property.value, object, typesOf)) found.push({ node, check: property, value: object });
+  }
+
+  /** The findings as violations, each message saying where the value is from the node nothing points to. */
+  private describe(triples: readonly Quad[], { found, closed }: Findings): Violation[] {
     const pathTo = this.pathsFromRoots(triples);
     const at = (node: Term, predicate: string) =>
       [...(pathTo.get(termKey(node))?.path ?? []), compactIri(predicate)].join('/');
@@ -242,18 +305,13 @@ export class ShapeValidator {
     };
     return [
       ...found.map(
-        ({ node, check, value, count }): Violation => ({
-          focusNode: node.value,
-          resource: resourceOf(node),
-          path: check.path,
-          shape: check.shape,
-          ...(value && { value }),
-          message:
-            value !== undefined
-              ? `${at(node, check.path)} must be ${check.value!.expected}, got ${show(value)}`
-              : check.max !== undefined && count! > check.max
-                ? `${at(node, check.path)} may appear at most ${times(check.max)}, got ${count} values`
-                : `${at(node, check.path)} must appear at least ${times(check.min!)}, got ${count === 0 ? 'none' : count}`,
+        (f): Violation => ({
+          focusNode: f.node.value,
+          resource: resourceOf(f.node),
+          path: f.check.path,
+          shape: f.check.shape,
+          ...(f.value && { value: f.value }),
+          message: foundMessage(at(f.node, f.check.path), f),
         }),
       ),
       ...closed.map(
@@ -303,7 +361,9 @@ export class ShapeValidator {
     const todo: string[] = [];
     for (const t of triples) {
       const k = termKey(t.subject);
-      if (!referenced.has(k) && !paths.has(k)) paths.set(k, { root: t.subject, path: [] }), todo.push(k);
+      if (referenced.has(k) || paths.has(k)) continue;
+      paths.set(k, { root: t.subject, path: [] });
+      todo.push(k);
     }
     while (todo.length > 0) {
       const k = todo.shift()!;
@@ -311,8 +371,9 @@ export class ShapeValidator {
       for (const t of triples) {
         if (termKey(t.subject) !== k || t.predicate.value === rdf.type) continue;
         const child = termKey(t.object);
-        if (child && !paths.has(child))
-          paths.set(child, { root, path: [...path, compactIri(t.predicate.value)] }), todo.push(child);
+        if (!child || paths.has(child)) continue;
+        paths.set(child, { root, path: [...path, compactIri(t.predicate.value)] });
+        todo.push(child);
       }
     }
     return paths;

@@ -1,3 +1,5 @@
+import { entryOf } from './map-entry.js';
+
 /**
  * The one concurrency rule of the write path (docs/ARCHITECTURE.md, "Concurrency"): whatever a
  * write decides from in-memory state (a new object's id, the next revision number, an event id,
@@ -19,9 +21,7 @@ export class Claims {
 
   /** Claims `key` for `holder` alongside any other holders of it. */
   share(key: string, holder: unknown): void {
-    const holders = this.held.get(key);
-    if (holders) holders.add(holder);
-    else this.held.set(key, new Set([holder]));
+    entryOf(this.held, key, () => new Set()).add(holder);
   }
 
   isHeld(key: string): boolean {

@@ -9,10 +9,16 @@ export class StoreFailedError extends Error {}
 /** The data directory holds more than the embedded store can load: the start stops, nothing on disk changed. */
 export class StoreTooLargeError extends Error {}
 
-/** A write that could not be made durable (the journal, or the engine, cannot take it now): nothing of it was applied; a later one may succeed. */
+/**
+ * A write that could not be made durable (the journal, or the engine, cannot take it now): nothing of it was applied; a
+ * later one may succeed.
+ */
 export class StoreUnavailableError extends Error {}
 
-/** What another writer filled first: a new object's first revision, an object's next revision, an action request's next status, an outbox entry's number. */
+/**
+ * What another writer filled first: a new object's first revision, an object's next revision, an action request's next
+ * status, an outbox entry's number.
+ */
 export type WriteSlot = 'object' | 'revision' | 'request' | 'outbox';
 
 /**

@@ -63,9 +63,15 @@ export interface StoreReader extends SparqlReader, GraphReader {
   graphTriples(graph: string): Promise<Quad[]>;
   /** The metadata of revision `number` of `object`, latest or historical; undefined if there is none. */
   revision(object: string, number: number): Promise<RevisionRecord | undefined>;
-  /** `literals` in the form the store keeps them (equal values, equal strings: how a Change's values are compared with stored ones). */
+  /**
+   * `literals` in the form the store keeps them (equal values, equal strings: how a Change's values are compared with
+   * stored ones).
+   */
   canonicalLiterals(literals: readonly RDF.Literal[]): Promise<RDF.Literal[]>;
-  /** Whether the store surely keeps `literal` exactly as written, known without asking it (false: ask `canonicalLiterals`). */
+  /**
+   * Whether the store surely keeps `literal` exactly as written, known without asking it (false: ask
+   * `canonicalLiterals`).
+   */
   keepsAsWritten(literal: RDF.Literal): boolean;
   /** The notifications this server received (kept out of the hot store): duplicates, the list, their content. */
   readonly receivedNotifications: ReceivedNotificationStore;

@@ -23,7 +23,8 @@ export const queryTimedOut = (budgetMs: number) =>
   new QueryError(
     'timed_out',
     'sparql_timeout',
-    `the query ran longer than its time budget of ${budgetMs} ms and was stopped; narrow it down (filters, LIMIT) or ask the operator for a larger budget`,
+    `the query ran longer than its time budget of ${budgetMs} ms and was stopped; narrow it down (filters, LIMIT) or ` +
+      `ask the operator for a larger budget`,
   );
 
 /** The query parsed but could not be evaluated (the evaluator's message). */

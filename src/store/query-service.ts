@@ -3,9 +3,9 @@ import type { ParsedQuery, ResultFormat } from './sparql-query.js';
 // The SPARQL analytics service as the domain sees it, whatever answers the queries.
 
 /**
- * What a query sees (the embedded store's replica worker builds them): the latest revision of every object (with the Logistics
- * Events: `events`), the revisions of the history window (one named graph each, metadata in the
- * default graph), the action requests and grants.
+ * What a query sees (the embedded store's replica worker builds them): the latest revision of every object (with the
+ * Logistics Events: `events`), the revisions of the history window (one named graph each, metadata in the default
+ * graph), the action requests and grants.
  */
 export type View = 'latest' | 'revisions' | 'events' | 'audit';
 export const VIEWS: readonly View[] = ['latest', 'revisions', 'events', 'audit'];
@@ -40,7 +40,10 @@ export interface QueryResult {
 /** The SPARQL service as the domain sees it: check a query, run it off the request thread. */
 export interface QueryService {
   readonly maxRows: number;
-  /** Queries it runs at once; others handed to it wait in its own queue, so the domain hands it no more (analytics/query-queue.ts). */
+  /**
+   * Queries it runs at once; others handed to it wait in its own queue, so the domain hands it no more
+   * (analytics/query-queue.ts).
+   */
   readonly parallel: number;
   parse(text: string): ParsedQuery;
   run(request: QueryRequest): Promise<QueryResult>;

@@ -38,12 +38,11 @@ function toCsv({ head, results }: SparqlJsonResults): string {
   const field = (value: string) => (/[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
   const cell = (term: Binding | undefined) =>
     term === undefined ? '' : field(term.type === 'bnode' ? `_:${term.value}` : term.value);
-  return (
-    [
-      head.vars.map(field).join(','),
-      ...results.bindings.map((row) => head.vars.map((v) => cell(row[v])).join(',')),
-    ].join('\r\n') + '\r\n'
-  );
+  const lines = [
+    head.vars.map(field).join(','),
+    ...results.bindings.map((row) => head.vars.map((v) => cell(row[v])).join(',')),
+  ];
+  return `${lines.join('\r\n')}\r\n`;
 }
 
 const escapeString = (text: string) =>
@@ -60,12 +59,11 @@ function tsvTerm(term: Binding | undefined): string {
 
 /** SPARQL 1.1 TSV: terms in Turtle syntax, tab separated. */
 function toTsv({ head, results }: SparqlJsonResults): string {
-  return (
-    [
-      head.vars.map((v) => `?${v}`).join('\t'),
-      ...results.bindings.map((row) => head.vars.map((v) => tsvTerm(row[v])).join('\t')),
-    ].join('\n') + '\n'
-  );
+  const lines = [
+    head.vars.map((v) => `?${v}`).join('\t'),
+    ...results.bindings.map((row) => head.vars.map((v) => tsvTerm(row[v])).join('\t')),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /** Writes SELECT results, given as SPARQL JSON, in one of the SPARQL results formats. */
@@ -88,7 +86,10 @@ export function writeBoolean(value: boolean, format: 'json' | 'xml' | 'csv' | 't
     case 'json':
       return JSON.stringify({ head: {}, boolean: value });
     case 'xml':
-      return `<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head></head><boolean>${value}</boolean></sparql>`;
+      return (
+        `<?xml version="1.0"?><sparql ` +
+        `xmlns="http://www.w3.org/2005/sparql-results#"><head></head><boolean>${value}</boolean></sparql>`
+      );
     case 'csv':
     case 'tsv':
       return String(value);
@@ -112,7 +113,10 @@ function toExpandedJsonLd(triples: readonly Quad[]): string {
     const node: Record<string, unknown> = {
       '@id': group[0].subject.termType === 'BlankNode' ? `_:${group[0].subject.value}` : group[0].subject.value,
     };
-    for (const t of group) ((node[t.predicate.value] ??= []) as JsonLdValue[]).push(jsonLdValue(t.object));
+    for (const t of group) {
+      node[t.predicate.value] ??= [];
+      (node[t.predicate.value] as JsonLdValue[]).push(jsonLdValue(t.object));
+    }
     return node;
   });
   return JSON.stringify(nodes);

@@ -15,7 +15,9 @@ import type { RevisionRecord } from './schema/revisions.js';
  * events for what the store holds, so consumers rebuild their state with the code that keeps it.
  */
 export type DomainEvent =
-  /** `triples` (both kinds): the new revision as the store keeps it, when the writer has it parsed so (not on replay). */
+  /**
+   * `triples` (both kinds): the new revision as the store keeps it, when the writer has it parsed so (not on replay).
+   */
   | { kind: 'object-created'; revision: RevisionRecord; triples?: readonly Quad[] }
   | { kind: 'revision-written'; revision: RevisionRecord; triples?: readonly Quad[] }
   | { kind: 'event-appended'; event: EventRecord }
@@ -24,7 +26,10 @@ export type DomainEvent =
    * (at start: for SubscriptionRequests only, whose index holds their terms).
    */
   | { kind: 'action-request-created'; request: ActionRequestRecord; status: StatusEntry; body?: readonly Quad[] }
-  /** `finished`: the request's graph is complete (WriteTransaction.finished): it is read from the store from now on, not kept in memory. */
+  /**
+   * `finished`: the request's graph is complete (WriteTransaction.finished): it is read from the store from now on, not
+   * kept in memory.
+   */
   | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
   | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
   /** An operator marked an object as moved (replacing an earlier move of it). */
@@ -90,11 +95,17 @@ export class WriteTransaction {
   readonly insert: Quad[] = [];
   /** New revisions of Logistics Objects. */
   readonly revisions: RevisionWrite[] = [];
-  /** Named graphs this commit completes: nothing writes to them again (a decided ChangeRequest), so the store may keep them out of its hot part. */
+  /**
+   * Named graphs this commit completes: nothing writes to them again (a decided ChangeRequest), so the store may keep
+   * them out of its hot part.
+   */
   readonly finished: string[] = [];
   /** Named graphs this commit creates (a new action request): the store holds nothing of them before it. */
   readonly created = new Set<string>();
-  /** Named graphs this commit removes whole, whatever they hold (a settled outbox entry or parked notification): nothing is read to write it. */
+  /**
+   * Named graphs this commit removes whole, whatever they hold (a settled outbox entry or parked notification): nothing
+   * is read to write it.
+   */
   readonly removedGraphs: string[] = [];
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
@@ -126,7 +137,9 @@ export class WriteTransaction {
     this.held.push({ key, holder });
   }
 
-  /** Releases every claim: done by the store when the commit settles, or by a writer that gives up before committing. */
+  /**
+   * Releases every claim: done by the store when the commit settles, or by a writer that gives up before committing.
+   */
   release(): void {
     for (const { key, holder } of this.held.splice(0)) this.claims.release(key, holder);
   }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
-import { leaseEngine, releaseEngine } from '../support/virtuoso.js';
+import { type EngineConnection, leaseEngine, releaseEngine } from '../support/virtuoso.js';
 
 // The tests' pool of Virtuoso instances (test/support/virtuoso.ts) when Virtuoso dies as it starts.
 
@@ -25,7 +25,7 @@ describe("the tests' pool of Virtuoso instances", () => {
     const keys: string[] = [];
     try {
       // Idle instances are leased first: lease until one is started anew.
-      let engine;
+      let engine: EngineConnection | undefined;
       while (!existsSync(crashed) && keys.length < 10) {
         keys.push(`pool-${process.pid}-${keys.length}`);
         engine = await leaseEngine(keys.at(-1)!);

@@ -231,7 +231,7 @@ async function engineStateAbout(
           `${n}${(await client.ask(`ASK { GRAPH <${outboxEntryGraph(n)}> { ?s ?p ?o } }`)) ? ' stored' : ' not stored'}`,
       ),
     );
-    queued(entry).forEach((n) => numbers.add(n));
+    for (const n of queued(entry)) numbers.add(n);
     lines.push(
       `engine: feed ${entry.position} at ${entry.at} by ${entry.intent}: ${entry.events.map((e) => e.kind).join(', ')}; entries ${stored.join(', ')}`,
     );

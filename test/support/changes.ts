@@ -126,7 +126,9 @@ export async function revisionsOf(server: TestServer, object: string): Promise<R
   const revisions = await Promise.all(
     Array.from({ length: entry.latest.number }, (_, i) => index.revision(entry, i + 1)),
   );
-  revisions.forEach((r, i) => expect(r, `revision ${i + 1} of ${object}`).to.not.equal(undefined));
+  revisions.forEach((r, i) => {
+    expect(r, `revision ${i + 1} of ${object}`).to.not.equal(undefined);
+  });
   return revisions.map((r) => r!);
 }
 

@@ -348,7 +348,7 @@ function delegationExpectation(
       const found = await delegationState(target, object, agent, d?.request);
       if (found.problem) return { present: false, problem: `${label}: ${found.problem}` };
       if (!acknowledged || !d) return { present: found.held };
-      const wanted = d.revoked === 'unknown' ? (found.status === requestStatus.REVOKED ? false : true) : !d.revoked;
+      const wanted = d.revoked === 'unknown' ? found.status !== requestStatus.REVOKED : !d.revoked;
       const status = wanted ? requestStatus.ACCEPTED : requestStatus.REVOKED;
       if (found.held !== wanted || found.status !== status) {
         return {
@@ -489,7 +489,10 @@ export const OPERATIONS: readonly { operation: Operation; weight: number }[] = [
 function pickOperation(): Operation {
   const total = OPERATIONS.reduce((sum, o) => sum + o.weight, 0);
   let r = Math.random() * total;
-  for (const o of OPERATIONS) if ((r -= o.weight) < 0) return o.operation;
+  for (const o of OPERATIONS) {
+    r -= o.weight;
+    if (r < 0) return o.operation;
+  }
   return OPERATIONS[0].operation;
 }
 

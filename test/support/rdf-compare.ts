@@ -59,7 +59,7 @@ export function ntLines(quads: readonly Quad[]): string[] {
 
 /** Canonical N-Quads (RDFC-1.0 / URDNA2015): equal for two graphs exactly when they are isomorphic. */
 export function canonicalForm(quads: readonly Quad[]): Promise<string> {
-  const nquads = ntLines(quads).join('\n') + '\n';
+  const nquads = `${ntLines(quads).join('\n')}\n`;
   return jsonld.canonize(nquads as unknown as jsonld.JsonLdDocument, {
     algorithm: 'URDNA2015',
     inputFormat: 'application/n-quads',

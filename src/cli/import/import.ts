@@ -69,7 +69,8 @@ when every object is on the server, 1 when some were refused (run it again after
     if (source.note) console.error(source.note);
     const seconds = progress.elapsedSeconds.toFixed(1);
     console.error(
-      `${input}: ${counts.created} created, ${counts.present} already there, ${refused.length} refused, of ${source.total} (${seconds} s)`,
+      `${input}: ${counts.created} created, ${counts.present} already there, ${refused.length} refused, ` +
+        `of ${source.total} (${seconds} s)`,
     );
     // Requests run side by side; the summary lists refusals in the order of the input.
     if (refused.length > 0)

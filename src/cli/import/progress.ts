@@ -41,6 +41,8 @@ export class Progress {
     const filled = Math.round(fraction * BAR_WIDTH);
     const rate = this.done / Math.max((now - this.started) / 1000, 0.001);
     const eta = (this.total - this.done) / rate;
-    return `[${'='.repeat(filled)}${' '.repeat(BAR_WIDTH - filled)}] ${this.done}/${this.total} ${Math.floor(fraction * 100)}%  ${rate.toFixed(1)}/s  ETA ${duration(eta)}`;
+    const bar = `[${'='.repeat(filled)}${' '.repeat(BAR_WIDTH - filled)}]`;
+    const percent = Math.floor(fraction * 100);
+    return `${bar} ${this.done}/${this.total} ${percent}%  ${rate.toFixed(1)}/s  ETA ${duration(eta)}`;
   }
 }

@@ -1,5 +1,4 @@
 import { HttpError } from '../../errors.js';
-import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { permission, PERMISSIONS, type Permission } from '../../rdf/vocab.js';
 import type { ActionRequestRecord } from '../../store/schema/action-requests.js';
 import type { EventRecord } from '../../store/schema/events.js';
@@ -11,19 +10,27 @@ export interface Caller {
   internal: boolean;
 }
 
+/** What an access decision on a Logistics Object depends on: its IRI and who created it (RevisionIndex's entries). */
+export interface ObjectOwnership {
+  iri: string;
+  creator: string;
+}
+
 /** Every kind of access the server decides on, with what the decision depends on. */
 export type Access =
   | { kind: 'create-object' }
-  | { kind: 'read-object'; object: LogisticsObjectEntry }
-  | { kind: 'submit-change'; object: LogisticsObjectEntry }
+  | { kind: 'read-object'; object: ObjectOwnership }
+  | { kind: 'submit-change'; object: ObjectOwnership }
   /** PATCH_LOGISTICS_OBJECT: the `auto` policy accepts this caller's changes at once. */
-  | { kind: 'change-object'; object: LogisticsObjectEntry }
+  | { kind: 'change-object'; object: ObjectOwnership }
   /** GET_LOGISTICS_EVENT on an object: list its events. */
-  | { kind: 'read-events'; object: LogisticsObjectEntry }
-  /** One event (`event` undefined when there is none at `iri`): GET_LOGISTICS_EVENT on its object, or having posted it. */
-  | { kind: 'read-event'; object: LogisticsObjectEntry; iri: string; event: EventRecord | undefined }
+  | { kind: 'read-events'; object: ObjectOwnership }
+  /**
+   * One event (`event` undefined when there is none at `iri`): GET_LOGISTICS_EVENT on its object, or having posted it.
+   */
+  | { kind: 'read-event'; object: ObjectOwnership; iri: string; event: EventRecord | undefined }
   /** POST_LOGISTICS_EVENT on an object. */
-  | { kind: 'post-event'; object: LogisticsObjectEntry }
+  | { kind: 'post-event'; object: ObjectOwnership }
   | { kind: 'list-action-requests' }
   | { kind: 'read-action-request'; request: ActionRequestRecord }
   | { kind: 'decide-action-request' }
@@ -71,7 +78,7 @@ export class Authorizer {
   }
 
   /** Does `caller` hold `wanted` on `object`? */
-  holds(caller: Caller, object: LogisticsObjectEntry, wanted: Permission): boolean {
+  holds(caller: Caller, object: ObjectOwnership, wanted: Permission): boolean {
     return (
       caller.internal ||
       caller.agent === object.creator ||
@@ -80,7 +87,7 @@ export class Authorizer {
   }
 
   /** Where each of the four permissions of `caller` on `object` comes from (none: not held). */
-  explain(caller: Caller, object: LogisticsObjectEntry): Map<Permission, AccessSource[]> {
+  explain(caller: Caller, object: ObjectOwnership): Map<Permission, AccessSource[]> {
     const now = Date.now();
     const out = new Map<Permission, AccessSource[]>();
     for (const wanted of PERMISSIONS) {
@@ -111,7 +118,10 @@ export class Authorizer {
     }
   }
 
-  /** Throws the denial when `caller` may not: 403 (or 404, see hideForbidden) naming the resource; 403 for internal-only operations. */
+  /**
+   * Throws the denial when `caller` may not: 403 (or 404, see hideForbidden) naming the resource; 403 for internal-only
+   * operations.
+   */
   check(caller: Caller, access: Access): void {
     if (this.allows(caller, access)) return;
     const internalOnly = access.kind === 'operate' ? access.what : INTERNAL_ONLY[access.kind];

@@ -95,7 +95,10 @@ export class GrantIndex {
 
   private link(grant: GrantRecord, object: string): void {
     let perAgent = this.byObject.get(object);
-    if (!perAgent) this.byObject.set(object, (perAgent = new Map()));
+    if (!perAgent) {
+      perAgent = new Map();
+      this.byObject.set(object, perAgent);
+    }
     addTo(perAgent, grant.agent ?? ANY_AGENT, grant);
   }
 

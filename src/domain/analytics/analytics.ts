@@ -107,7 +107,10 @@ export class Analytics {
     }
   }
 
-  /** The graphs of `view` that `caller` may read: latest graphs of readable objects (and their readable events), own action requests. */
+  /**
+   * The graphs of `view` that `caller` may read: latest graphs of readable objects (and their readable events), own
+   * action requests.
+   */
   private visibleGraphs(caller: Caller, view: View): Set<string> {
     const graphs = new Set<string>();
     if (view === 'latest' || view === 'events') {

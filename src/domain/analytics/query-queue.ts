@@ -16,7 +16,9 @@ export interface QueryQueueOptions {
  */
 const callerQueueFull = (waiting: number) =>
   new HttpError(429, 'sparql_caller_busy', {
-    message: `you already have ${waiting} SPARQL queries waiting, the most one caller may (sparql.maxWaitingPerCaller); wait for their answers`,
+    message:
+      `you already have ${waiting} SPARQL queries waiting, the most one caller may ` +
+      '(sparql.maxWaitingPerCaller); wait for their answers',
   });
 
 /** One caller's queries: those that wait, how many run, and when its last one started (0: never). */

@@ -177,7 +177,10 @@ function eventCodes(code: Term, bySubject: Map<string, Quad[]>): string[] {
   return [...new Set([...shortCodes, ...lists.flatMap((list) => shortCodes.map((c) => `${list}#${c}`))])];
 }
 
-/** A generated id, or the client's own when it lies under the object's events path (whether it is taken is the caller's check). */
+/**
+ * A generated id, or the client's own when it lies under the object's events path (whether it is taken is the caller's
+ * check).
+ */
 function eventIri(node: Term, eventsPrefix: string): string {
   if (isEmbedded(node)) return newObjectIri(eventsPrefix);
   const id = node.value.startsWith(eventsPrefix) ? node.value.slice(eventsPrefix.length) : '';

@@ -56,7 +56,10 @@ export class LogisticsEvents {
     private readonly access: Authorizer,
   ) {}
 
-  /** The object `caller` may post events to: 404 if unknown, 403 (or 404) if not allowed. Checked before a body is parsed. */
+  /**
+   * The object `caller` may post events to: 404 if unknown, 403 (or 404) if not allowed. Checked before a body is
+   * parsed.
+   */
   postTarget(objectIri: string, caller: Caller): LogisticsObjectEntry {
     return this.permitted(objectIri, caller, 'post-event');
   }
@@ -103,7 +106,9 @@ export class LogisticsEvents {
     }
     if (targets.length > MAX_BULK_EVENTS) {
       throw new HttpError(413, 'too_many_events', {
-        message: `one request may create at most ${MAX_BULK_EVENTS} events (one per event and eventFor object), not ${targets.length}`,
+        message:
+          `one request may create at most ${MAX_BULK_EVENTS} events (one per event and eventFor object), ` +
+          `not ${targets.length}`,
       });
     }
 
@@ -137,8 +142,7 @@ export class LogisticsEvents {
    * whether or not the event exists.
    */
   async read(objectIri: string, eventId: string, caller: Caller): Promise<EventView> {
-    const entry = this.objects.index.get(objectIri);
-    if (!entry) throw notFound(objectIri, 'Logistics Object not found');
+    const entry = this.objects.existing(objectIri);
     const iri = eventsPrefixOf(objectIri) + eventId;
     const record = this.index.get(iri);
     // Denied the same way whether or not the event exists, so a denial reveals nothing.
@@ -151,7 +155,9 @@ export class LogisticsEvents {
     return { record, triples, type: this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsEvent };
   }
 
-  /** The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all. */
+  /**
+   * The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all.
+   */
   list(objectIri: string, caller: Caller, query: EventQuery): EventPage {
     const entry = this.permitted(objectIri, caller, 'read-events');
     return this.index.select(entry.iri, query);
@@ -166,8 +172,7 @@ export class LogisticsEvents {
   }
 
   private permitted(objectIri: string, caller: Caller, kind: 'read-events' | 'post-event'): LogisticsObjectEntry {
-    const entry = this.objects.index.get(objectIri);
-    if (!entry) throw notFound(objectIri, 'Logistics Object not found');
+    const entry = this.objects.existing(objectIri);
     this.access.check(caller, { kind, object: entry });
     return entry;
   }

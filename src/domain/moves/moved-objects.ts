@@ -56,7 +56,7 @@ export class MovedObjects {
   /** Marks `object` as moved to `location` (replacing an earlier move of it). */
   async move(object: string, location: string, permanent: boolean, caller: Caller): Promise<MoveRecord> {
     this.access.check(caller, { kind: 'operate', what: 'moving Logistics Objects' });
-    if (!this.objects.index.get(object)) throw notFound(object, 'Logistics Object not found');
+    this.objects.existing(object);
     if (!/^https?:\/\//i.test(location) || !isValidIri(location) || !URL.canParse(location)) {
       throw badRequest('invalid_location', 'location must be an absolute http or https URL', 'location');
     }

@@ -206,10 +206,16 @@ export class LogisticsObjects {
     );
   }
 
-  /** The entry of an object the caller may read: 404 if unknown, 403 (or 404) if not allowed. */
-  readableEntry(iri: string, caller: Caller): LogisticsObjectEntry {
+  /** The entry of an object of this server: 404 if unknown. */
+  existing(iri: string): LogisticsObjectEntry {
     const entry = this.index.get(iri);
     if (!entry) throw notFound(iri, 'Logistics Object not found');
+    return entry;
+  }
+
+  /** The entry of an object the caller may read: 404 if unknown, 403 (or 404) if not allowed. */
+  readableEntry(iri: string, caller: Caller): LogisticsObjectEntry {
+    const entry = this.existing(iri);
     this.access.check(caller, { kind: 'read-object', object: entry });
     return entry;
   }

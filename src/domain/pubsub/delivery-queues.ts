@@ -49,9 +49,14 @@ export const revisionOf = (item: Item) => item.parked?.revision ?? item.content?
 export interface Queue {
   key: string;
   callback: string;
-  /** Replayed dead letters first, then notifications of entries up to `cursor`, in entry order; settled ones leave from the front. */
+  /**
+   * Replayed dead letters first, then notifications of entries up to `cursor`, in entry order; settled ones leave from
+   * the front.
+   */
   window: Item[];
-  /** Entries up to this number were looked at for this queue: their notifications to it are in the window or settled. */
+  /**
+   * Entries up to this number were looked at for this queue: their notifications to it are in the window or settled.
+   */
   cursor: number;
   /** Notifications of entries after `cursor`: in the store only. */
   backlog: number;
@@ -70,7 +75,9 @@ export interface Queue {
   ready: boolean;
   /** A read from the store fills the window: one at a time (see `refill`). */
   paging?: boolean;
-  /** Resolves once the last notification sent is handed to the HTTP client (which keeps a queue's calls in that order). */
+  /**
+   * Resolves once the last notification sent is handed to the HTTP client (which keeps a queue's calls in that order).
+   */
   handedOver?: Promise<void>;
   timer?: NodeJS.Timeout;
   lastError?: string;
@@ -142,7 +149,10 @@ export class QueueWindows {
       for (let sequence = from + 1; sequence <= through; sequence++) this.addressedEntries.delete(sequence);
   }
 
-  /** The highest entry number no queue still needs, at most `low`: the first entry of a notification not settled yet, less one. */
+  /**
+   * The highest entry number no queue still needs, at most `low`: the first entry of a notification not settled yet,
+   * less one.
+   */
   lowWater(low: number): number {
     for (const q of this.queues.values()) {
       const first = q.window.find((i) => !i.parked && i.state !== 'settled');
@@ -236,7 +246,10 @@ export class QueueWindows {
     return held || taken ? undefined : passed ? 'its queues are past it' : 'no recipient';
   }
 
-  /** A late entry's notifications to one queue, in the window before the notifications of later entries (the window may hold one too many meanwhile). */
+  /**
+   * A late entry's notifications to one queue, in the window before the notifications of later entries (the window may
+   * hold one too many meanwhile).
+   */
   private insertLate(entry: OutboxEntry, recipients: readonly Recipient[]): void {
     const q = this.queueOf(recipients[0]);
     let i = q.window.length;

@@ -147,7 +147,9 @@ export class SettleCommits {
     this.deadToWrite.push(dead);
   }
 
-  /** Entry `sequence`'s graph goes with the next settle commit (one every queue was past, left behind by its removal). */
+  /**
+   * Entry `sequence`'s graph goes with the next settle commit (one every queue was past, left behind by its removal).
+   */
   removeEntry(sequence: number): void {
     this.entriesToRemove.push(sequence);
     this.schedule();
@@ -203,14 +205,18 @@ export class SettleCommits {
   /** Records where every queue stands (a restart sends nothing delivered again), then touches the store no more. */
   async stop(): Promise<void> {
     // One settle commit at a time: the last one starts in the tick the one before it ended in.
-    while (this.settlement) await this.settlement;
+    while (this.settlement !== undefined) await this.settlement;
     if (!this.closed) await this.settle(0);
     this.closed = true;
   }
 
-  /** Commits what was settled (positions more than `slack` entries past the entries removed); resolves when done, whether it succeeded or not. */
+  /**
+   * Commits what was settled (positions more than `slack` entries past the entries removed); resolves when done,
+   * whether it succeeded or not.
+   */
   private settle(slack: number): Promise<void> {
-    // Looking costs a pass over the queues that moved: no more often than a commit, even when there is nothing to write.
+    // Looking costs a pass over the queues that moved: no more often than a commit, even when there is nothing to
+    // write.
     this.lastSettleAt = Date.now();
     const tx = this.transaction(slack);
     if (!tx) return Promise.resolve();
@@ -252,7 +258,8 @@ export class SettleCommits {
    * there is any: a pass over 1,000 queues 20 times a second while a fan-out drains).
    */
   private positionsToWrite(removedThrough: number, slack: number, limit = Infinity): string[] {
-    // A queue whose dead letter this commit writes gets its position in it too: after a crash it must not send that notification again.
+    // A queue whose dead letter this commit writes gets its position in it too: after a crash it must not send that
+    // notification again.
     const deadLettering = new Set(this.deadToWrite.map((d) => d.parked.queue));
     const cap = this.sources.recordCap();
     const due: string[] = [];

@@ -1,4 +1,4 @@
-import { CallCancel, OutboundError, type OutboundClient } from '../../outbound/http-client.js';
+import { CallCancel, OutboundError, type OutboundClient, type OutboundResponse } from '../../outbound/http-client.js';
 import type { TokenSource } from '../../outbound/tokens.js';
 import type { Quad } from '../../rdf/terms.js';
 import type { GraphStore } from '../../store/graph-store.js';
@@ -11,6 +11,7 @@ import { EntryOrder, type EntryOrderOptions, type QueuedEntry } from './entry-or
 import { SettleCommits } from './delivery-settle.js';
 import { NotificationBodies } from './notification-bodies.js';
 import { notificationQuads } from './outbox.js';
+import { backoffMs, retryAfterMs } from './retry-timing.js';
 import type { Subscription, SubscriptionIndex, Subscriptions } from './subscriptions.js';
 
 export interface DeliveryOptions extends PacingOptions {
@@ -52,26 +53,6 @@ export interface QueueView {
   lastError?: string;
 }
 
-/** The `Retry-After` of an answer in milliseconds (seconds or an HTTP date), if it has a usable one. */
-export function retryAfterMs(header: string | string[] | undefined, now = Date.now()): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/** Exponential backoff with full jitter: a random delay up to min(cap, initial × 2^(attempt - 1)). */
-export function backoffMs(
-  attempt: number,
-  options: Pick<DeliveryOptions, 'initialBackoffMs' | 'maxBackoffMs'>,
-  random = Math.random,
-): number {
-  return Math.floor(
-    random() * Math.min(options.maxBackoffMs, options.initialBackoffMs * 2 ** Math.min(attempt - 1, 40)),
-  );
-}
-
 /**
  * A status notification about the very request it is sent for (a SubscriptionRequest to its
  * subscriber, a ChangeRequest or AccessDelegationRequest to its requester): sent whatever the
@@ -80,7 +61,9 @@ export function backoffMs(
 const isOwnStatus = (item: Item) =>
   (item.parked?.triggeredBy ?? item.content?.triggeredBy) === item.recipient.subscription;
 
-/** Notifications of entries published meanwhile that may wait for a pause in the requests before they join their queues. */
+/**
+ * Notifications of entries published meanwhile that may wait for a pause in the requests before they join their queues.
+ */
 const ARRIVALS_HELD = 50_000;
 
 /**
@@ -129,14 +112,18 @@ export class Delivery {
     private readonly observe: (outcome: DeliveryOutcome) => void = () => {},
     /** True while API requests are being answered. */
     private readonly serving: () => boolean = () => false,
-    /** Which numbers commits of this process are writing; how long a number another process may be writing is waited for. */
+    /**
+     * Which numbers commits of this process are writing; how long a number another process may be writing is waited
+     * for.
+     */
     order: Omit<EntryOrderOptions, 'log'> = { inFlight: () => false, othersWaitMs: 0 },
   ) {
     this.index = subscriptions.index;
     this.order = new EntryOrder({ ...order, log }, (queued, late) => this.arrive(queued, late));
     this.settle = new SettleCommits(store, {
       lowWater: () => this.windows.lowWater(Math.min(this.lowestArrived() - 1, this.settle.lastSequence)),
-      // Below a number still awaited, and below an entry not in its queues yet (a late one moves their positions back only once there).
+      // Below a number still awaited, and below an entry not in its queues yet (a late one moves their positions back
+      // only once there).
       recordCap: () => Math.min(this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY, this.lowestArrived()) - 1,
       knownEntry: (sequence) => this.windows.knownEntry(sequence),
       serving,
@@ -208,7 +195,8 @@ export class Delivery {
         // An entry published while sending goes to every queue it is for: none past it, none without it.
         if (missed && live)
           this.log(
-            `outbox entry ${entry.sequence}${entry.content.object ? ` about ${entry.content.object}` : ''} went to no queue: ${missed}`,
+            `outbox entry ${entry.sequence}${entry.content.object ? ` about ${entry.content.object}` : ''} ` +
+              `went to no queue: ${missed}`,
           );
       }
     };
@@ -238,7 +226,10 @@ export class Delivery {
     await this.settle.stop();
   }
 
-  /** The next notification `q` may send now, if any: its first unsettled one while retrying, else its first waiting one within the per-queue limit. */
+  /**
+   * The next notification `q` may send now, if any: its first unsettled one while retrying, else its first waiting one
+   * within the per-queue limit.
+   */
   private nextOf(q: Queue): Item | undefined {
     if (!this.running || q.nextAttemptAt > Date.now()) return undefined;
     if (q.retrying) {
@@ -349,7 +340,7 @@ export class Delivery {
       'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
     };
     if (token) headers.Authorization = `Bearer ${token}`;
-    let res;
+    let res: OutboundResponse;
     try {
       const call = this.client.requestInOrder(
         recipient.callback,
@@ -401,10 +392,8 @@ export class Delivery {
         q.nextAttemptAt = Math.max(q.nextAttemptAt, now + delay);
         return;
       }
-      return this.record(q, item, {
-        outcome: 'dead',
-        reason: `not delivered within the retry window: ${result.reason}`,
-      });
+      this.record(q, item, { outcome: 'dead', reason: `not delivered within the retry window: ${result.reason}` });
+      return;
     }
     // Order is back once the notification a failure held up is settled.
     if (q.window.find((i) => i.state !== 'settled') === item) q.retrying = false;

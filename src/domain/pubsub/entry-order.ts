@@ -89,10 +89,14 @@ export class EntryOrder {
     const { sequence } = queued.entry;
     if (!this.isLive) {
       const before = this.handed.get(sequence);
-      if (before !== undefined && before !== queued.entry.iri) return this.another(queued);
+      if (before !== undefined && before !== queued.entry.iri) {
+        this.another(queued);
+        return;
+      }
       this.through = Math.max(this.through, sequence);
       this.seenBeforeLive.add(sequence);
-      return this.hand(queued, false);
+      this.hand(queued, false);
+      return;
     }
     if (sequence <= this.through) {
       if (this.givenUp.delete(sequence)) {
@@ -100,22 +104,28 @@ export class EntryOrder {
         this.options.log(
           `outbox entry ${sequence} was published after later ones were handed to delivery: delivered out of order`,
         );
-        return this.hand(queued, true);
+        this.hand(queued, true);
+        return;
       }
       // Published again (a takeover reads what the feed also brings): once is enough. Another entry
       // under a number handed over already (two processes numbered alike) is delivered all the same.
       if (this.handed.get(sequence) === undefined || this.handed.get(sequence) === queued.entry.iri) return;
-      return this.another(queued);
+      this.another(queued);
+      return;
     }
     const waiting = this.held.get(sequence);
-    if (waiting && waiting.entry.iri !== queued.entry.iri) return this.another(queued);
+    if (waiting && waiting.entry.iri !== queued.entry.iri) {
+      this.another(queued);
+      return;
+    }
     this.held.set(sequence, queued);
     this.release();
   }
 
   private another(queued: QueuedEntry): void {
     this.options.log(
-      `outbox entry ${queued.entry.sequence} (${queued.entry.iri}) shares its number with another entry: delivered out of order`,
+      `outbox entry ${queued.entry.sequence} (${queued.entry.iri}) shares its number with another entry: ` +
+        'delivered out of order',
     );
     this.hand(queued, true);
   }
@@ -168,7 +178,8 @@ export class EntryOrder {
         continue;
       }
       if (this.unused.delete(this.through + 1)) {
-        // Should it come after all (a commit numbered alike by two processes, the loser told it as its own), it goes late.
+        // Should it come after all (a commit numbered alike by two processes, the loser told it as its own), it goes
+        // late.
         this.through += 1;
         this.giveUp(this.through);
         continue;

@@ -44,7 +44,10 @@ export class LeasedDelivery {
 
   /** Starts sending: at once alone, else whenever this process holds the lease. */
   start(): void {
-    if (!this.lease) return this.current!.start();
+    if (!this.lease) {
+      this.current!.start();
+      return;
+    }
     this.lease.start({
       gained: () => {
         this.holding = true;

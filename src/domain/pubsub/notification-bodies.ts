@@ -17,7 +17,10 @@ const BODY_CHARACTERS_KEPT = 8_000_000;
  * put in for each.
  */
 export class NotificationBodies {
-  /** Per entry, its notifications' body around the @id: without the object's body at 2 × its number, with it at 2 × its number + 1 (no key string made per send). */
+  /**
+   * Per entry, its notifications' body around the @id: without the object's body at 2 × its number, with it at 2 × its
+   * number + 1 (no key string made per send).
+   */
   private readonly bodies = new BoundedCache<number, { before: string; after: string }>(
     BODY_CHARACTERS_KEPT,
     (b) => b.before.length + b.after.length,
@@ -44,7 +47,10 @@ export class NotificationBodies {
     return body;
   }
 
-  /** The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for the body. */
+  /**
+   * The notification as sent: as queued, plus the object's revision when `s` (whose subscriber may read it) asks for
+   * the body.
+   */
   private async triples(item: Item, s: Subscription | undefined): Promise<Quad[]> {
     const triples = item.parked
       ? payloadTriples(item.parked.graph, await this.store.graphTriples(item.parked.graph))

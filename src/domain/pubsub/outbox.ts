@@ -60,7 +60,9 @@ export function recipientsOf(entry: Addressing, index: SubscriptionIndex): reado
 /** Per subscription, the suffix of its notifications' @ids. */
 const recipientSuffixes = new BoundedCache<string, string>(100_000);
 
-/** The @id of the notification of `entry` to one recipient: stable, so a resend is recognised as the same notification. */
+/**
+ * The @id of the notification of `entry` to one recipient: stable, so a resend is recognised as the same notification.
+ */
 export function notificationIri(entry: Pick<OutboxEntry, 'iri'>, recipient: Pick<Recipient, 'subscription'>): string {
   let suffix = recipientSuffixes.get(recipient.subscription);
   if (suffix === undefined) {
@@ -102,8 +104,8 @@ export function changedProperties(object: string, before: readonly Quad[], after
   const [was, is] = [before.map(tripleKey), after.map(tripleKey)];
   const [wasSet, isSet] = [new Set(was), new Set(is)];
   const changed = new Set<string>();
-  before.forEach((t, i) => isSet.has(was[i]) || changed.add(topLevel(t) ?? ''));
-  after.forEach((t, i) => wasSet.has(is[i]) || changed.add(topLevel(t) ?? ''));
+  for (const [i, t] of before.entries()) if (!isSet.has(was[i])) changed.add(topLevel(t) ?? '');
+  for (const [i, t] of after.entries()) if (!wasSet.has(is[i])) changed.add(topLevel(t) ?? '');
   changed.delete('');
   return [...changed].sort();
 }
@@ -135,7 +137,10 @@ export class Outbox {
     private readonly holder: string,
   ) {}
 
-  /** Consumer of the after-commit stream (replay included): the numbering continues after a restart, even once every entry is gone. */
+  /**
+   * Consumer of the after-commit stream (replay included): the numbering continues after a restart, even once every
+   * entry is gone.
+   */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
       if (e.kind === 'notification-queued') this.lastSequence = Math.max(this.lastSequence, e.entry.sequence);
@@ -310,7 +315,9 @@ export class Outbox {
     this.queue(tx, content, topics, addressed, matching);
   }
 
-  /** `matching`: whom it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again). */
+  /**
+   * `matching`: whom it goes to besides `addressed`, as `recipientsOf` finds them now (delivery need not look again).
+   */
   private queue(
     tx: WriteTransaction,
     content: NotificationContent,

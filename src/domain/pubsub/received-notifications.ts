@@ -154,7 +154,7 @@ export class ReceivedNotifications {
     };
     const run = () => {
       const retention = this.retention;
-      if (!retention || retention.sweeping) return;
+      if (!retention || retention.sweeping !== undefined) return;
       retention.sweeping = sweep()
         .catch((err: Error) =>
           log(`retention: removing old received notifications failed (tried again within the hour): ${err.message}`),
@@ -209,8 +209,7 @@ export class ReceivedNotifications {
     };
     tx.insert.push(...receivedNotificationQuads(record, notification.triples));
     // Nothing writes to it again: the store keeps it out of its hot part. It is new (its name a
-    // fresh UUID), so the store has nothing of it to look up and delete (measured: reading it back
-    // from Oxigraph was ~4% of the CPU of receiving a notification).
+    // fresh UUID), so the store has nothing of it to look up and delete.
     tx.created.add(record.graph);
     tx.finished.push(record.graph);
     tx.events.push({ kind: 'notification-received', notification: record });
@@ -218,7 +217,9 @@ export class ReceivedNotifications {
     return { record, duplicate: false };
   }
 
-  /** Received notifications matching `filter`, in arrival order: how many, and one page of them (internal actors only). */
+  /**
+   * Received notifications matching `filter`, in arrival order: how many, and one page of them (internal actors only).
+   */
   list(
     caller: Caller,
     filter: NotificationFilter,

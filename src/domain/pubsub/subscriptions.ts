@@ -10,7 +10,7 @@ import { INTERNAL_SCHEME, api, rdf, requestStatus, subscriptionEventType, xsd } 
 import type { DomainEvent } from '../../store/transaction.js';
 import type { Recipient } from '../../store/schema/outbox.js';
 import { currentStatus, type ActionRequestRecord } from '../requests/action-request-index.js';
-import type { AcceptHandler, ActionRequests } from '../requests/action-requests.js';
+import type { AcceptHandler, ActionRequests, RequestWrite } from '../requests/action-requests.js';
 import type { RevisionIndex } from '../objects/revision-index.js';
 import { NOTIFICATION_CONTENT_TYPE } from './subscription-offers.js';
 import { checkTopic, inBody, parseTopicType, type Topic } from './topics.js';
@@ -125,7 +125,8 @@ function readTerms(own: readonly Quad[], ontology: CargoOntology, checkExpiry = 
   const eventTypes = values(api.includeSubscriptionEventType);
   if (eventTypes.length === 0)
     fail(
-      'includeSubscriptionEventType must name at least one of LOGISTICS_OBJECT_CREATED, LOGISTICS_OBJECT_UPDATED, LOGISTICS_EVENT_RECEIVED',
+      'includeSubscriptionEventType must name at least one of ' +
+        'LOGISTICS_OBJECT_CREATED, LOGISTICS_OBJECT_UPDATED, LOGISTICS_EVENT_RECEIVED',
       api.includeSubscriptionEventType,
     );
   for (const e of eventTypes)
@@ -416,11 +417,10 @@ export class Subscriptions implements AcceptHandler {
     return s.type === api.LOGISTICS_OBJECT_TYPE || this.index.mayRead(s, s.topic);
   }
 
-  /** The holder accepts a pending SubscriptionRequest (PATCH /action-requests/{id}). */
-  async accept(record: ActionRequestRecord, decidedBy: string): Promise<void> {
-    const write = this.requests.write();
+  /** The holder accepts a pending SubscriptionRequest (PATCH /action-requests/{id}) into `write`. */
+  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<undefined> {
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
-    await this.requests.commit(write);
+    return undefined;
   }
 
   /** Ends a subscription whose subscriber answered 410 Gone: the request is revoked by the holder. */

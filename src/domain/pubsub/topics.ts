@@ -29,7 +29,8 @@ export function parseTopicType(value: string, name: string, blame: Blame = inQue
   if (!TOPIC_TYPES.includes(iri))
     throw blame(
       name,
-      `${name} must be LOGISTICS_OBJECT_TYPE or LOGISTICS_OBJECT_IDENTIFIER (as ${API}…, with '#' sent as %23 or '/')`,
+      `${name} must be LOGISTICS_OBJECT_TYPE or LOGISTICS_OBJECT_IDENTIFIER ` +
+        `(as ${API}…, with '#' sent as %23 or '/')`,
     );
   return iri;
 }

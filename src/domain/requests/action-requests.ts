@@ -34,10 +34,11 @@ export interface Transition {
  */
 export interface AcceptHandler {
   /**
-   * Accepts a pending request, in `write` (which holds the request's claim: no other decision of
-   * it starts meanwhile) and commits it; throws the HttpError recorded when it ends rejected or failed.
+   * Accepts a pending request into `write` (which holds the request's claim: no other decision of
+   * it starts meanwhile), which the caller commits; returns the HttpError recorded when the
+   * request ends rejected or failed instead.
    */
-  accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void>;
+  accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<HttpError | undefined>;
   /**
    * Adds to `write` (which already revokes `record`) what revoking this kind of request undoes,
    * committed with the status change (an access delegation withdraws its grants). May throw an
@@ -113,7 +114,10 @@ export class RequestWrite {
     this.tx.events.push({ kind: 'action-request-created', request: record, status, body });
   }
 
-  /** Claims `record` for this write before it is decided: what the decision reads meanwhile is read with no other status change of it under way. */
+  /**
+   * Claims `record` for this write before it is decided: what the decision reads meanwhile is read with no other status
+   * change of it under way.
+   */
   hold(record: ActionRequestRecord): void {
     if (this.held.has(record)) return;
     this.held.add(record);
@@ -189,7 +193,10 @@ export class ActionRequests {
     this.acceptors.set(type, handler);
   }
 
-  /** `notifiesRequester`: the request's content asks for status notifications to the requester (notifyRequestStatusChange). */
+  /**
+   * `notifiesRequester`: the request's content asks for status notifications to the requester
+   * (notifyRequestStatusChange).
+   */
   newRecord(type: string, requestedBy: string, objects: string[], notifiesRequester = false): ActionRequestRecord {
     return {
       iri: `${this.prefix}${randomUUID()}`,
@@ -298,7 +305,9 @@ export class ActionRequests {
       throw badQuery('status', 'a request is revoked with DELETE /action-requests/{id}, not with PATCH');
     if (current !== requestStatus.PENDING) {
       throw new HttpError(422, 'not_pending', {
-        message: `the request is already ${apiLocalName(current)}, a final status: it cannot become ${apiLocalName(to)} (only pending requests can be decided)`,
+        message:
+          `the request is already ${apiLocalName(current)}, a final status: it cannot become ${apiLocalName(to)} ` +
+          '(only pending requests can be decided)',
         resource: iri,
       });
     }
@@ -311,17 +320,16 @@ export class ActionRequests {
       });
     const write = this.write();
     write.hold(record);
+    let refused: HttpError | undefined;
     try {
-      if (to === requestStatus.ACCEPTED) {
-        await acceptor!.accept(record, caller.agent, write);
-      } else {
-        write.transition(record, { to, by: caller.agent });
-        await this.commit(write);
-      }
+      if (to === requestStatus.ACCEPTED) refused = await acceptor!.accept(record, caller.agent, write);
+      else write.transition(record, { to, by: caller.agent });
+      await this.commit(write);
     } finally {
       // Settled by the commit; released here when the decision stopped before it.
       write.tx.release();
     }
+    if (refused) throw refused;
     return record;
   }
 

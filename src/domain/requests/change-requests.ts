@@ -1,20 +1,13 @@
 import type { Authorizer, Caller } from '../access/authorizer.js';
 import type { DecisionPolicy } from '../../config.js';
-import { HttpError, notFound } from '../../errors.js';
+import { HttpError } from '../../errors.js';
 import type { CargoOntology } from '../../rdf/ontology.js';
 import { namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { INTERNAL_SCHEME, api, requestStatus } from '../../rdf/vocab.js';
 import { currentStatus, type ActionRequestRecord } from './action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
-import {
-  applyChange,
-  changeLiterals,
-  changeQuads,
-  parseChange,
-  requireChangeType,
-  type Change,
-  type ChangeContext,
-} from './changes.js';
+import { applyChange, changeLiterals } from './apply-change.js';
+import { changeQuads, parseChange, requireChangeType, type Change, type ChangeContext } from './changes.js';
 import type { LogisticsObjects, RevisionChange } from '../objects/logistics-objects.js';
 import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { newEmbeddedIri } from '../objects/new-objects.js';
@@ -91,12 +84,12 @@ export class ChangeRequests implements AcceptHandler {
   }
 
   /**
-   * PATCH /logistics-objects/{id}: records the Change as a ChangeRequest and, when the policy
-   * says so, decides it at once. 400 (nothing stored) for a Change that cannot be read.
+   * PATCH /logistics-objects/{id} on `entry` (found with `LogisticsObjects.existing`): records the
+   * Change as a ChangeRequest and, when the policy says so, decides it at once, in one transaction
+   * begun and committed here. 400 (nothing stored) for a Change that cannot be read.
    */
-  async submit(object: string, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
-    const entry = this.objects.index.get(object);
-    if (!entry) throw notFound(object, 'Logistics Object not found');
+  async submit(entry: LogisticsObjectEntry, body: Quad[], caller: Caller): Promise<ActionRequestRecord> {
+    const object = entry.iri;
     this.access.check(caller, { kind: 'submit-change', object: entry });
     const typed = requireChangeType(body);
     const received = this.objects.shapeViolations(typed);
@@ -114,35 +107,29 @@ export class ChangeRequests implements AcceptHandler {
     // Change stays pending whatever revision it names, like one on the latest, until the holder
     // decides it (an accept then rejects an outdated one); no policy decides it at once.
     const mayRead = this.access.allows(caller, { kind: 'read-object', object: entry });
-    if (mayRead && this.acceptsAtOnce(caller, entry)) {
-      await this.settle(entry, record, change, write, this.holder);
-      return record;
-    }
     const outdated = mayRead ? this.outdated(entry, change.revision) : undefined;
-    if (outdated) {
-      write.transition(record, { to: requestStatus.REJECTED, by: this.holder, errors: [outdated] });
-      await this.requests.commit(write);
-      return record;
-    }
+    if (mayRead && this.acceptsAtOnce(caller, entry)) await this.settle(entry, record, change, write, this.holder);
+    else if (outdated) write.transition(record, { to: requestStatus.REJECTED, by: this.holder, errors: [outdated] });
     // Pending while its creation is written: an accept meanwhile rejects it along with the stored ones.
-    write.tx.share(claimKey.pendingChanges(object), record);
+    else write.tx.share(claimKey.pendingChanges(object), record);
     await this.requests.commit(write);
     return record;
   }
 
-  /** The holder accepts a pending ChangeRequest (PATCH /action-requests/{id}). */
-  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void> {
-    const entry = this.objects.index.get(record.objects[0]);
-    if (!entry) throw notFound(record.objects[0], 'Logistics Object not found');
+  /**
+   * The holder accepts a pending ChangeRequest (PATCH /action-requests/{id}) into `write`, which
+   * `ActionRequests.decide` commits; returns the error recorded when the Change cannot apply.
+   */
+  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<HttpError | undefined> {
+    const entry = this.objects.existing(record.objects[0]);
     const change = parseChange(await this.requests.storedTriples(record), this.context(entry.iri));
-    const error = await this.settle(entry, record, change, write, decidedBy);
-    if (error) throw error;
+    return this.settle(entry, record, change, write, decidedBy);
   }
 
   /**
-   * Decides a ChangeRequest: REJECTED (409) on an outdated revision, FAILED (422) when an
-   * operation cannot apply, else ACCEPTED with the new revision, rejecting every other pending
-   * ChangeRequest on the same revision, all in one commit. Returns the error recorded, if any.
+   * Decides a ChangeRequest into `write`: REJECTED (409) on an outdated revision, FAILED (422) when
+   * an operation cannot apply, else ACCEPTED with the new revision, rejecting every other pending
+   * ChangeRequest on the same revision. Returns the error recorded, if any.
    */
   private async settle(
     entry: LogisticsObjectEntry,
@@ -158,7 +145,6 @@ export class ChangeRequests implements AcceptHandler {
         by: decidedBy,
         errors: [prepared],
       });
-      await this.requests.commit(write);
       return prepared;
     }
     const { triples, number, change: made } = prepared;
@@ -173,7 +159,6 @@ export class ChangeRequests implements AcceptHandler {
         write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
     this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy, made);
-    await this.requests.commit(write);
     return undefined;
   }
 
@@ -187,7 +172,8 @@ export class ChangeRequests implements AcceptHandler {
     if (stale) return stale;
     const current = await this.objects.triples(this.objects.index.latest(entry));
     const canonicalLiterals = await this.reads.canonicalLiterals(changeLiterals(change));
-    // From here to the claim of the next revision nothing awaits: checked again, as another change may have been written meanwhile.
+    // From here to the claim of the next revision nothing awaits: checked again, as another change may have been
+    // written meanwhile.
     const outdated = this.outdated(entry, change.revision);
     if (outdated) return outdated;
     const applied = applyChange(current, change, {

@@ -1,15 +1,6 @@
-import { HttpError, badRequest, type ErrorDetail } from '../../errors.js';
+import { badRequest } from '../../errors.js';
 import { isValidIri, literal, namedNode, quad, xsdLiteral, type Quad, type RDF, type Term } from '../../rdf/terms.js';
-import {
-  groupBySubject,
-  rdfTermKey,
-  reachable,
-  termKey,
-  termsKey,
-  tripleKey,
-  valueKey,
-  type NodeTriples,
-} from '../../rdf/triples.js';
+import { groupBySubject, termKey } from '../../rdf/triples.js';
 import {
   API,
   CODE_LISTS,
@@ -82,7 +73,8 @@ const FORBIDDEN_PROPERTIES = new Map<string, string>([
   [api.hasRevision, 'the revision is managed by the server'],
   [api.hasLatestRevision, 'the revision is managed by the server'],
 ]);
-const isLabel = (value: string) => value.startsWith('_:') && value.length > 2;
+/** A `_:label`: a new embedded object the Change introduces. */
+export const isLabel = (value: string) => value.startsWith('_:') && value.length > 2;
 
 /** Quads grouped by subject, with helpers that read one property strictly. */
 class Nodes {
@@ -191,7 +183,8 @@ function readTarget(
   if (!isValidIri(value.value)) {
     throw badRequest(
       'invalid_operation',
-      `the value of a ${value.datatype} must be an IRI or a blank-node label, not ${JSON.stringify(value.value.slice(0, 100))}`,
+      `the value of a ${value.datatype} must be an IRI or a blank-node label, ` +
+        `not ${JSON.stringify(value.value.slice(0, 100))}`,
       api.hasValue,
     );
   }
@@ -249,7 +242,8 @@ function readOperation(nodes: Nodes, node: Term, ctx: ChangeContext): Operation 
   if (!isLabel(s) && s !== ctx.object && !(s.startsWith(INTERNAL_SCHEME) && isValidIri(s))) {
     throw badRequest(
       'foreign_subject',
-      `s must be ${ctx.object}, one of its internal: embedded objects or a _:label; PATCH cannot change or create other objects`,
+      `s must be ${ctx.object}, one of its internal: embedded objects or a _:label; ` +
+        'PATCH cannot change or create other objects',
       api.s,
     );
   }
@@ -382,206 +376,4 @@ export function changeQuads(change: Change, changeIri: string): Quad[] {
     });
   });
   return out;
-}
-
-/** The literal values of a Change's operations, in order: what `ApplyContext.canonicalLiterals` holds in canonical form. */
-export function changeLiterals(change: Change): RDF.Literal[] {
-  const literals: RDF.Literal[] = [];
-  for (const operation of change.operations)
-    for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
-  return literals;
-}
-
-export interface ApplyContext {
-  object: string;
-  isLogisticsObjectClass: (iri: string) => boolean;
-  /** The change's literals (`changeLiterals`) as the store keeps them (StoreReader.canonicalLiterals). */
-  canonicalLiterals: readonly RDF.Literal[];
-  newEmbeddedIri: () => string;
-}
-
-/**
- * The new revision's triples, and how they differ from the current ones (`removed`: triples of the
- * current revision, as stored; `added`: in the store's canonical form): what the store writes.
- * `byNode`: the new triples by subject IRI, for shape checks of what the change touched.
- */
-export type ApplyResult =
-  | { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[]; byNode: ReadonlyMap<string, NodeTriples> }
-  | { ok: false; error: HttpError };
-
-/**
- * What a change needs of the triples it applies to: each triple by its key, in order, and by
- * subject IRI, predicate and object. `closed`: every subject is reachable from the object through
- * internal: nodes, as a change leaves it (a revision read from the store may hold nodes its
- * creation linked otherwise). Kept for the array a change produced: a revision's triples are read
- * by the next change of the object (the parsed-revision cache hands back the same array), which
- * edits them in place for its own result, so a change costs what it changes, not the object's
- * size. The array it started from loses them then, and builds them again if it is ever changed
- * again (a change that failed, or was not committed). Weak, so they live exactly as long as that
- * cache keeps the array.
- */
-class KeyedTriples {
-  readonly triples = new Map<string, Quad>();
-  readonly byNode = new Map<string, Map<string, Map<string, Quad>>>();
-  closed = false;
-
-  constructor(triples: readonly Quad[]) {
-    for (const t of triples) this.add(tripleKey(t), t);
-  }
-
-  add(key: string, t: Quad): void {
-    this.triples.set(key, t);
-    let node = this.byNode.get(t.subject.value);
-    if (!node) this.byNode.set(t.subject.value, (node = new Map()));
-    let values = node.get(t.predicate.value);
-    if (!values) node.set(t.predicate.value, (values = new Map()));
-    values.set(rdfTermKey(t.object), t);
-  }
-
-  delete(key: string): void {
-    const t = this.triples.get(key);
-    if (!t) return;
-    this.triples.delete(key);
-    // Empty maps go, so that a node is there exactly when it has triples.
-    const node = this.byNode.get(t.subject.value)!;
-    const values = node.get(t.predicate.value)!;
-    values.delete(rdfTermKey(t.object));
-    if (values.size > 0) return;
-    node.delete(t.predicate.value);
-    if (node.size === 0) this.byNode.delete(t.subject.value);
-  }
-}
-const KEYED_TRIPLES = new WeakMap<readonly Quad[], KeyedTriples>();
-
-/** The keyed triples of `triples`, taken from it: the caller edits them into those of another array. */
-function takeKeyed(triples: readonly Quad[]): KeyedTriples {
-  const keyed = KEYED_TRIPLES.get(triples) ?? new KeyedTriples(triples);
-  KEYED_TRIPLES.delete(triples);
-  return keyed;
-}
-
-const followed = (o: Term) => o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME);
-
-/**
- * Applies a Change to the triples of the current revision: all DELETEs, then all ADDs. Values
- * are compared as RDF values ("20.0"^^xsd:double deletes a stored 20). Deleting an absent
- * triple or adding a present one fails the whole Change (422) and nothing changes. Embedded
- * objects no longer linked from the object lose their triples too. Synchronous on purpose:
- * the caller claims the next revision right after, with nothing in between.
- *
- * The work is the change's, not the object's, when the change adds to nodes the object has and
- * unlinks none: nothing can then become unreachable, so the object's nodes are not walked.
- */
-export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
-  const canonical = ctx.canonicalLiterals;
-  let nextLiteral = 0;
-  const newNodes = new Map<string, { iri: string; type: string }>();
-  for (const operation of change.operations) {
-    for (const t of operation.targets)
-      if (t.kind === 'new' && !newNodes.has(t.label))
-        newNodes.set(t.label, { iri: ctx.newEmbeddedIri(), type: t.type });
-  }
-  const resolved = change.operations.map((operation) => ({
-    operation,
-    subject: namedNode(isLabel(operation.s) ? newNodes.get(operation.s)!.iri : operation.s),
-    objects: operation.targets.map((t) =>
-      t.kind === 'new'
-        ? namedNode(newNodes.get(t.label)!.iri)
-        : t.term.termType === 'Literal'
-          ? canonical[nextLiteral++]
-          : t.term,
-    ),
-  }));
-
-  const keyed = takeKeyed(current);
-  const { triples, byNode } = keyed;
-  const closedBefore = keyed.closed;
-  const nodesBefore = new Set(resolved.map((r) => r.subject.value).filter((s) => byNode.has(s)));
-  const removed = new Map<string, Quad>();
-  const added = new Map<string, Quad>();
-  const add = (key: string, t: Quad) => {
-    keyed.add(key, t);
-    if (!removed.delete(key)) added.set(key, t);
-  };
-  const failures: ErrorDetail[] = [];
-  const typed = new Set<string>();
-  for (const group of ['DELETE', 'ADD'] as const) {
-    for (const { operation, subject, objects } of resolved) {
-      if (operation.op !== group) continue;
-      const predicate = namedNode(operation.p);
-      for (const [i, object] of objects.entries()) {
-        const key = termsKey(subject, predicate, object);
-        const present = triples.get(key);
-        if (group === 'DELETE' && !present)
-          failures.push({
-            message: `DELETE ${describe(operation, i)}: no such value`,
-            property: operation.p,
-            resource: operation.s,
-          });
-        if (group === 'ADD' && present)
-          failures.push({
-            message: `ADD ${describe(operation, i)}: the value is already present`,
-            property: operation.p,
-            resource: operation.s,
-          });
-        if (group === 'DELETE') {
-          if (present) removed.set(key, present);
-          keyed.delete(key);
-        } else if (!present) add(key, quad(subject, predicate, object));
-        const target = operation.targets[i];
-        if (group === 'ADD' && target.kind === 'new' && !typed.has(target.label)) {
-          typed.add(target.label);
-          const typeTriple = quad(object as RDF.NamedNode, namedNode(rdf.type), namedNode(target.type));
-          add(tripleKey(typeTriple), typeTriple);
-        }
-      }
-    }
-  }
-
-  const unlinks = [...removed.values()].some((t) => followed(t.object));
-  const onKnownNodes = [...added.values()].every((t) => nodesBefore.has(t.subject.value));
-  if (!closedBefore || unlinks || !onKnownNodes) {
-    // Embedded objects no longer linked from the object (through internal: nodes) are dropped.
-    const bySubject = groupBySubject(triples.values(), valueKey);
-    const kept = reachable(change.object, bySubject, { keyOf: valueKey, follow: followed });
-    for (const { operation, subject } of resolved) {
-      if (operation.op === 'ADD' && !kept.has(subject.value)) {
-        failures.push({
-          message: `ADD on ${operation.s}: it is not part of this Logistics Object`,
-          property: operation.p,
-          resource: operation.s,
-        });
-      }
-    }
-    if (failures.length === 0) {
-      for (const [key, t] of triples) {
-        if (kept.has(t.subject.value)) continue;
-        keyed.delete(key);
-        if (!added.delete(key)) removed.set(key, t);
-      }
-    }
-  }
-  if (
-    [...removed.values()].some((t) => t.subject.value === change.object && t.predicate.value === rdf.type) ||
-    !closedBefore
-  ) {
-    const types = [...(byNode.get(change.object)?.get(rdf.type)?.values() ?? [])].map((t) => t.object.value);
-    if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
-      failures.push({
-        message: 'the Logistics Object would no longer have a Logistics Object type',
-        property: rdf.type,
-        resource: change.object,
-      });
-    }
-  }
-  if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };
-  const result = [...triples.values()];
-  keyed.closed = true;
-  KEYED_TRIPLES.set(result, keyed);
-  return { ok: true, triples: result, added: [...added.values()], removed: [...removed.values()], byNode };
-}
-
-function describe(operation: Operation, i: number): string {
-  const value = operation.o[i];
-  return `${operation.s} ${operation.p} ${JSON.stringify(value.value.slice(0, 200))} (${value.datatype})`;
 }

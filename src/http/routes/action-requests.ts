@@ -2,7 +2,8 @@ import express, { type Request, type Router } from 'express';
 import { lastModified, type ActionRequestRecord } from '../../domain/requests/action-request-index.js';
 import { badQuery } from '../../errors.js';
 import { api } from '../../rdf/vocab.js';
-import { callerOf, requestUrl, type Services } from '../context.js';
+import type { ActionRequests } from '../../domain/requests/action-requests.js';
+import { callerOf, requestUrl } from '../context.js';
 import { parseRequestStatus, parseRequestType, queryParam } from '../query-params.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate, type Negotiated } from '../negotiation.js';
@@ -19,10 +20,14 @@ function requestValidators(record: ActionRequestRecord, negotiated: Negotiated):
   return { etag, lastModified: since };
 }
 
+export interface ActionRequestRouteDeps {
+  actionRequests: ActionRequests;
+  baseUrl: string;
+}
+
 /** GET /action-requests (internal), and GET/HEAD, PATCH (decide) and DELETE (revoke) of one request. */
-export function actionRequestRoutes(services: Services): Router {
+export function actionRequestRoutes({ actionRequests, baseUrl }: ActionRequestRouteDeps): Router {
   const router = express.Router();
-  const { actionRequests } = services;
   const iriOf = (req: Request) => actionRequests.prefix + (req.params.id as string);
 
   router.get('/action-requests', async (req, res) => {
@@ -34,7 +39,7 @@ export function actionRequestRoutes(services: Services): Router {
       type: type === undefined ? undefined : parseRequestType(type, 'type'),
       object: queryParam(req, 'logistics-object'),
     });
-    const url = requestUrl(services, req);
+    const url = requestUrl(baseUrl, req);
     const triples = collectionTriples(
       url,
       records.length,

@@ -3,7 +3,9 @@ import type { AuditFilter } from '../../domain/requests/change-requests.js';
 import { badQuery } from '../../errors.js';
 import { namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { api, rdf, xsd } from '../../rdf/vocab.js';
-import { callerOf, type Services } from '../context.js';
+import type { ActionRequests } from '../../domain/requests/action-requests.js';
+import type { ChangeRequests } from '../../domain/requests/change-requests.js';
+import { callerOf } from '../context.js';
 import { parseInstant, parseRequestStatus, queryParam, singleQueryValue } from '../query-params.js';
 import { methodNotAllowed, serialise } from '../documents.js';
 import { negotiate } from '../negotiation.js';
@@ -24,16 +26,24 @@ function readFilter(req: Request): AuditFilter {
   return filter;
 }
 
-/** GET /logistics-objects/{id}/audit-trail in JSON-LD, Turtle or N-Triples (ONE Record API, "GET /logistics-objects/<logistics_object_id>/audit-trail"). */
-export function auditTrailRoutes(services: Services): Router {
+export interface AuditTrailRouteDeps {
+  changeRequests: ChangeRequests;
+  actionRequests: ActionRequests;
+  objectsPrefix: string;
+}
+
+/**
+ * GET /logistics-objects/{id}/audit-trail in JSON-LD, Turtle or N-Triples (ONE Record API,
+ * "GET /logistics-objects/<logistics_object_id>/audit-trail").
+ */
+export function auditTrailRoutes({ changeRequests, actionRequests, objectsPrefix }: AuditTrailRouteDeps): Router {
   const router = express.Router();
-  const { changeRequests, actionRequests, objects } = services;
   const path = '/logistics-objects/:id/audit-trail';
 
   router.get(path, async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const trail = await changeRequests.auditTrail(
-      objects.objectsPrefix + (req.params.id as string),
+      objectsPrefix + (req.params.id as string),
       callerOf(res),
       readFilter(req),
     );

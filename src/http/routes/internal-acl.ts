@@ -1,8 +1,9 @@
 import express, { type Request, type Router } from 'express';
-import type { GrantFilter } from '../../domain/access/grants.js';
+import type { GrantFilter, Grants } from '../../domain/requests/grants.js';
 import { acl, api } from '../../rdf/vocab.js';
 import { bodyFormat } from '../../rdf/parse.js';
-import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
+import type { Authorizer } from '../../domain/access/authorizer.js';
+import { bodyQuads, callerOf, requestUrl, type BodyReading } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryParam } from '../query-params.js';
@@ -14,23 +15,29 @@ const filterOf = (req: Request): GrantFilter => ({
   agent: queryParam(req, 'agent'),
 });
 
+export interface InternalAclRouteDeps {
+  grants: Grants;
+  access: Authorizer;
+  bodyReading: BodyReading;
+  baseUrl: string;
+}
+
 /**
  * Operator routes of access control (internal actors only, docs/access-control.md):
  * POST /internal/acl (an acl:Authorization), GET /internal/acl?object=&agent= (a Collection of
  * grants), GET/DELETE /internal/acl/{id}, DELETE /internal/acl?object=&agent=, and
  * GET /internal/access?object=&agent= (which permissions, and the chain of grants and delegations behind each).
  */
-export function internalAclRoutes(services: Services): Router {
+export function internalAclRoutes({ grants, access, bodyReading, baseUrl }: InternalAclRouteDeps): Router {
   const router = express.Router();
-  const { grants, config } = services;
-  const rawBody = readBody(config.limits.bodyBytes);
+  const rawBody = readBody(bodyReading.limits.bodyBytes);
   const iriOf = (req: Request) => grants.prefix + (req.params.id as string);
 
   router.post('/internal/acl', rawBody, async (req, res) => {
     const caller = callerOf(res);
-    services.access.check(caller, { kind: 'operate', what: 'managing access control' });
+    access.check(caller, { kind: 'operate', what: 'managing access control' });
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await bodyQuads(services, req, format);
+    const quads = await bodyQuads(bodyReading, req, res, format);
     const created = await grants.create(quads, caller);
     sendCreated(res, created[0].iri, acl.Authorization);
   });
@@ -38,7 +45,7 @@ export function internalAclRoutes(services: Services): Router {
   router.get('/internal/acl', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const list = grants.list(callerOf(res), filterOf(req));
-    const url = requestUrl(services, req);
+    const url = requestUrl(baseUrl, req);
     const triples = collectionTriples(
       url,
       list.length,

@@ -1,7 +1,9 @@
 import express, { type Request, type Router } from 'express';
 import { listObjects } from '../../domain/objects/object-list.js';
 import { CARGO } from '../../rdf/vocab.js';
-import { callerOf, type Services } from '../context.js';
+import type { Authorizer } from '../../domain/access/authorizer.js';
+import type { RevisionIndex } from '../../domain/objects/revision-index.js';
+import { callerOf } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 import { queryCount, queryInstant, queryParam } from '../query-params.js';
@@ -13,14 +15,19 @@ function typeIri(req: Request): string | undefined {
   return CARGO + type.replace(/^cargo:/, '');
 }
 
+export interface InternalObjectRouteDeps {
+  access: Authorizer;
+  /** The objects and their latest revisions, which the list reads. */
+  revisions: RevisionIndex;
+}
+
 /**
  * GET /internal/logistics-objects (internal actors): the Logistics Objects this server holds, most
  * recently changed first, by `type`, `id` (part of the IRI) and `changed-after`; `skip` and
  * `limit` page it. Plain JSON, for the web console's object list.
  */
-export function internalObjectRoutes(services: Services): Router {
+export function internalObjectRoutes({ access, revisions }: InternalObjectRouteDeps): Router {
   const router = express.Router();
-  const { access, objects } = services;
 
   router.get('/internal/logistics-objects', (req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'listing Logistics Objects' });
@@ -30,7 +37,7 @@ export function internalObjectRoutes(services: Services): Router {
       changedAfter: queryInstant(req, ['changed-after']),
     };
     const { total, page, types } = listObjects(
-      objects.index,
+      revisions,
       filter,
       queryCount(req, 'skip', 0),
       queryCount(req, 'limit', 50, 1000),

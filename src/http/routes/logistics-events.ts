@@ -1,13 +1,13 @@
 import express, { type Request, type Router } from 'express';
 import { eventsPrefixOf } from '../../domain/events/event-body.js';
 import { EVENT_SORTS, type EventQuery, type EventSort } from '../../domain/events/event-index.js';
-import { EVENT_PAGE_SIZE, type CreationOutcome } from '../../domain/events/logistics-events.js';
+import { EVENT_PAGE_SIZE, type CreationOutcome, type LogisticsEvents } from '../../domain/events/logistics-events.js';
 import { badQuery } from '../../errors.js';
 import { compactIri, withContext, type JsonObject } from '../../rdf/jsonld-writer.js';
 import { bodyFormat } from '../../rdf/parse.js';
 import { api, cargo } from '../../rdf/vocab.js';
 import { readBody } from '../body.js';
-import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
+import { bodyQuads, callerOf, requestUrl, type BodyReading } from '../context.js';
 import { methodNotAllowed, serialise } from '../documents.js';
 import { errorDocument } from '../error-responses.js';
 import { EventRepresentations } from '../event-representations.js';
@@ -16,7 +16,10 @@ import { contentTag, notModified } from '../conditional.js';
 import { queryCount, queryInstant, queryValues, singleQueryValue } from '../query-params.js';
 import { sendCreated, sendNotModified, setRepresentationHeaders } from '../responses.js';
 
-/** The filters, order and page of a list request (docs/behaviour.md, "Audit trail and Logistics Events"); 400 naming the parameter at fault. */
+/**
+ * The filters, order and page of a list request (docs/behaviour.md, "Audit trail and Logistics
+ * Events"); 400 naming the parameter at fault.
+ */
 export function readEventQuery(req: Request): EventQuery {
   const codeParam = queryValues(req, ['eventType', 'event-code']);
   const codes = codeParam?.values
@@ -61,20 +64,26 @@ function multiStatusDocument(outcomes: CreationOutcome[]): JsonObject {
   };
 }
 
+export interface LogisticsEventRouteDeps {
+  events: LogisticsEvents;
+  objectsPrefix: string;
+  bodyReading: BodyReading;
+  baseUrl: string;
+}
+
 /** Logistics Events: create, read and list per object, and the bulk intake POST /logistics-events. */
-export function logisticsEventRoutes(services: Services): Router {
+export function logisticsEventRoutes({ events, objectsPrefix, bodyReading, baseUrl }: LogisticsEventRouteDeps): Router {
   const router = express.Router();
-  const { events, objects, config } = services;
-  const rawBody = readBody(config.limits.bodyBytes);
+  const rawBody = readBody(bodyReading.limits.bodyBytes);
   const representations = new EventRepresentations(events);
   const list = '/logistics-objects/:id/logistics-events';
-  const objectOf = (req: Request) => objects.objectsPrefix + (req.params.id as string);
+  const objectOf = (req: Request) => objectsPrefix + (req.params.id as string);
 
   router.post(list, rawBody, async (req, res) => {
     const caller = callerOf(res);
     const format = bodyFormat(req.headers['content-type'], true);
     const entry = events.postTarget(objectOf(req), caller);
-    const quads = await bodyQuads(services, req, format, eventsPrefixOf(entry.iri));
+    const quads = await bodyQuads(bodyReading, req, res, format, eventsPrefixOf(entry.iri));
     const created = await events.create(entry, quads, caller);
     sendCreated(res, created.iri, cargo.LogisticsEvent);
   });
@@ -83,7 +92,7 @@ export function logisticsEventRoutes(services: Services): Router {
     const negotiated = negotiate(req.headers.accept);
     const query = readEventQuery(req);
     const page = events.list(objectOf(req), callerOf(res), query);
-    const url = requestUrl(services, req);
+    const url = requestUrl(baseUrl, req);
     // The body follows from the Collection's @id, the count of matches and the page's events
     // (immutable), as the caller is shown them: those name it, with no store read.
     const shown = [url, page.total, ...page.events.map((e) => e.iri)].join('\n');
@@ -105,7 +114,7 @@ export function logisticsEventRoutes(services: Services): Router {
   router.post('/logistics-events', rawBody, async (req, res) => {
     const negotiated = negotiate(req.headers.accept, ['jsonld']);
     const format = bodyFormat(req.headers['content-type'], true);
-    const quads = await bodyQuads(services, req, format);
+    const quads = await bodyQuads(bodyReading, req, res, format);
     const outcomes = await events.createMany(quads, callerOf(res));
     setRepresentationHeaders(res, negotiated).status(207);
     res.send(Buffer.from(withContext(multiStatusDocument(outcomes))));

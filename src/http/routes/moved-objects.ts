@@ -1,39 +1,16 @@
-import express, { type Request, type RequestHandler, type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { HttpError, badRequest } from '../../errors.js';
 import type { MoveRecord } from '../../store/schema/moved-objects.js';
-import { callerOf, type Services } from '../context.js';
+import type { Authorizer } from '../../domain/access/authorizer.js';
+import type { MovedObjects } from '../../domain/moves/moved-objects.js';
+import { callerOf } from '../context.js';
 import { readBody } from '../body.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 
-/** The path under a mounted `/logistics-objects/:id` and the query, as they follow the object's URL. */
-function pathUnderObject(req: Request): string {
-  if (req.url === '/') return '';
-  return req.url.startsWith('/?') ? req.url.slice(1) : req.url;
-}
-
-/**
- * 301/302 with `Location` and no body for every method on a moved object, its audit trail and its
- * events (ONE Record API, "Endpoints", Conventions; docs/behaviour.md, "Moved objects"); mounted before the routes that answer for those paths.
- */
-export function movedObjectRedirects(services: Services): RequestHandler {
-  const router = express.Router();
-  router.use('/logistics-objects/:id', (req, res, next) => {
-    const redirect = services.moves.redirect(
-      services.objects.objectsPrefix + (req.params.id as string),
-      pathUnderObject(req),
-      callerOf(res),
-    );
-    if (!redirect) return next();
-    res
-      .status(redirect.status)
-      .setHeader('Location', redirect.location)
-      .setHeader('Content-Language', CONTENT_LANGUAGE)
-      .end();
-  });
-  // Entered only while some object is moved: every GET of an object would otherwise pass through
-  // a router that does not answer it (a match, its allocations, and a setImmediate on the way out).
-  return (req, res, next) => (services.moves.any ? router(req, res, next) : next());
+export interface MovedObjectRouteDeps {
+  moves: MovedObjects;
+  objectsPrefix: string;
 }
 
 const moveJson = (m: MoveRecord) => ({
@@ -61,17 +38,20 @@ function readMoveBody(req: Request): { location: string; permanent: boolean } {
   return { location: body.location, permanent: body.permanent ?? true };
 }
 
+export interface InternalMoveRouteDeps extends MovedObjectRouteDeps {
+  access: Authorizer;
+}
+
 /** /internal/moves: internal actors mark Logistics Objects as moved, list the moves, and undo them. */
-export function internalMoveRoutes(services: Services): Router {
+export function internalMoveRoutes({ moves, objectsPrefix, access }: InternalMoveRouteDeps): Router {
   const router = express.Router();
-  const { moves, objects } = services;
-  const objectOf = (req: Request) => objects.objectsPrefix + (req.params.id as string);
+  const objectOf = (req: Request) => objectsPrefix + (req.params.id as string);
   const json = (res: express.Response, value: unknown) =>
     res.setHeader('Content-Language', CONTENT_LANGUAGE).json(value);
 
   // Checked before any body is read, so others learn nothing from how a body is judged.
   router.use('/internal/moves', (_req, res, next) => {
-    services.access.check(callerOf(res), { kind: 'operate', what: 'managing moved objects' });
+    access.check(callerOf(res), { kind: 'operate', what: 'managing moved objects' });
     next();
   });
   router.get('/internal/moves', (_req, res) => {

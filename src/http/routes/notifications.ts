@@ -10,7 +10,8 @@ import { bodyFormat } from '../../rdf/parse.js';
 import { API, api, apiLocalName } from '../../rdf/vocab.js';
 import type { NotificationFilter } from '../../store/graph-store.js';
 import { readBody } from '../body.js';
-import { bodyQuads, callerOf, requestUrl, type Services } from '../context.js';
+import type { ReceivedNotifications } from '../../domain/pubsub/received-notifications.js';
+import { bodyQuads, callerOf, requestUrl, type BodyReading } from '../context.js';
 import { collectionTriples, methodNotAllowed, serialise } from '../documents.js';
 import { CONTENT_LANGUAGE, negotiate } from '../negotiation.js';
 import { queryCount, queryInstant, queryParam } from '../query-params.js';
@@ -32,14 +33,20 @@ function listingQuery(req: Request): { filter: NotificationFilter; skip: number;
   return { filter, skip: queryCount(req, 'skip', 0), limit: queryCount(req, 'limit', 100, 1000) };
 }
 
+export interface NotificationRouteDeps {
+  receivedNotifications: ReceivedNotifications;
+  bodyReading: BodyReading;
+  baseUrl: string;
+}
+
 /**
- * POST /notifications (any authenticated caller: ONE Record API, "POST /notifications"); for operators, GET /internal/notifications (the
- * notifications as received) and GET /internal/notifications/receipts (what this server noted on
- * their arrival, as JSON: docs/received-notifications.md).
+ * POST /notifications (any authenticated caller: ONE Record API, "POST /notifications"); for
+ * operators, GET /internal/notifications (the notifications as received) and
+ * GET /internal/notifications/receipts (what this server noted on their arrival, as JSON:
+ * docs/received-notifications.md).
  */
-export function notificationRoutes(services: Services): Router {
+export function notificationRoutes({ receivedNotifications, bodyReading, baseUrl }: NotificationRouteDeps): Router {
   const router = express.Router();
-  const { receivedNotifications, config } = services;
 
   // A refused notification closes its connection, so a publisher that pipelines a queue's
   // notifications gets nothing behind it handled before it sends it again (the listener handles
@@ -58,11 +65,11 @@ export function notificationRoutes(services: Services): Router {
         'Idempotency-Key',
       );
     }
-    const quads = await bodyQuads(services, req, format, `${config.baseUrl}/notifications/`);
+    const quads = await bodyQuads(bodyReading, req, res, format, `${baseUrl}/notifications/`);
     await receivedNotifications.receive(quads, callerOf(res), typeof key === 'string' ? key : undefined);
     res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
   };
-  router.post('/notifications', readBody(config.limits.bodyBytes), store, closeOnRefusal);
+  router.post('/notifications', readBody(bodyReading.limits.bodyBytes), store, closeOnRefusal);
   router.all('/notifications', methodNotAllowed('POST'));
 
   const list = (req: Request, res: Response) => {
@@ -72,7 +79,7 @@ export function notificationRoutes(services: Services): Router {
   router.get('/internal/notifications', async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const { total, page } = await list(req, res);
-    const url = requestUrl(services, req);
+    const url = requestUrl(baseUrl, req);
     const triples = collectionTriples(
       url,
       total,

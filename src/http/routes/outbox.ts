@@ -1,13 +1,22 @@
 import express, { type Router } from 'express';
-import { callerOf, type Services } from '../context.js';
+import type { Authorizer } from '../../domain/access/authorizer.js';
+import type { DeadLetters } from '../../domain/pubsub/dead-letters.js';
+import type { LeasedDelivery } from '../../domain/pubsub/leased-delivery.js';
+import { callerOf } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
 import { CONTENT_LANGUAGE } from '../negotiation.js';
 import { queryValues } from '../query-params.js';
 
+export interface OutboxRouteDeps {
+  access: Authorizer;
+  /** The notification outbox being delivered. */
+  delivery: LeasedDelivery;
+  deadLetters: DeadLetters;
+}
+
 /** Operator routes of the notification outbox: queues, dead letters and their replay (JSON). */
-export function outboxRoutes(services: Services): Router {
+export function outboxRoutes({ access, delivery, deadLetters }: OutboxRouteDeps): Router {
   const router = express.Router();
-  const { access, delivery, deadLetters } = services;
   const json = (res: express.Response, body: unknown) =>
     res.status(200).setHeader('Content-Language', CONTENT_LANGUAGE).json(body);
 

@@ -4,12 +4,13 @@ import {
   FORMATS_OF,
   RESULT_MEDIA_TYPES,
   VIEWS,
+  type Analytics,
   type QueryForm,
   type ResultFormat,
   type View,
 } from '../../domain/analytics/analytics.js';
 import { answeringReadErrors, withinCallerBudget } from '../body.js';
-import { callerOf, type Services } from '../context.js';
+import { callerOf } from '../context.js';
 import { methodNotAllowed } from '../documents.js';
 import { chooseOffer, CONTENT_LANGUAGE } from '../negotiation.js';
 
@@ -95,15 +96,20 @@ function protocolParameters(req: Request): { params: Parameters; query?: string 
   });
 }
 
+export interface SparqlRouteDeps {
+  /** SPARQL queries on the query worker's replica. */
+  analytics: Analytics;
+  /** The largest query body read (`limits.bodyBytes`). */
+  bodyBytes: number;
+}
+
 /**
  * GET and POST /sparql: the SPARQL 1.1 Protocol, read-only. `query` in the query string, a form
  * field or an application/sparql-query body; `default-graph-uri` / `named-graph-uri`; `view`
  * picks the dataset (latest revisions, all revisions, events, audit trail).
  */
-export function sparqlRoutes(services: Services): Router {
+export function sparqlRoutes({ analytics, bodyBytes }: SparqlRouteDeps): Router {
   const router = express.Router();
-  const { analytics } = services;
-  const bodyLimit = services.config.limits.bodyBytes;
   const handle = async (req: Request, res: Response) => {
     const caller = callerOf(res);
     const { params, query } = protocolParameters(req);
@@ -137,8 +143,8 @@ export function sparqlRoutes(services: Services): Router {
   router.get('/sparql', handle);
   router.post(
     '/sparql',
-    withinCallerBudget(answeringReadErrors(express.text({ type: 'application/sparql-query', limit: bodyLimit }))),
-    withinCallerBudget(answeringReadErrors(express.urlencoded({ extended: false, limit: bodyLimit }))),
+    withinCallerBudget(answeringReadErrors(express.text({ type: 'application/sparql-query', limit: bodyBytes }))),
+    withinCallerBudget(answeringReadErrors(express.urlencoded({ extended: false, limit: bodyBytes }))),
     handle,
   );
   router.all('/sparql', methodNotAllowed('GET, POST'));

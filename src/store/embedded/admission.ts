@@ -65,10 +65,15 @@ export class CapacityAdmission {
     const { capacityQuads } = this.options;
     const after = this.quads + this.pendingQuads + growth;
     if (after > capacityQuads) {
-      this.full = `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
+      this.full =
+        `the store is full: it holds ${this.quads} quads (${this.pendingQuads} more being written) of its ` +
+        `capacity of ${capacityQuads} (store.capacityQuads), and this change adds ${growth}`;
     } else if (!this.index.makeRoom(record.insert.length)) {
       this.compactor.memoryFull(this.quads);
-      this.full = `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free for reads`;
+      this.full =
+        `the store's memory is full: Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} ` +
+        `GiB) cannot take this change and keep store.memoryReserveBytes (${this.options.memoryReserveBytes}) free ` +
+        `for reads`;
     } else {
       this.full = undefined;
       return growth;

@@ -30,17 +30,26 @@ export interface DurableStoreOptions {
   dataDir: string;
   fsync: boolean;
   snapshotAfterBytes: number;
-  /** Journal size past snapshotAfterBytes that triggers a snapshot even when the last snapshot is larger: what a crash start replays at most, about. */
+  /**
+   * Journal size past snapshotAfterBytes that triggers a snapshot even when the last snapshot is larger: what a crash
+   * start replays at most, about.
+   */
   maxReplayBytes: number;
   /** Quads the store may hold: a write that would take it past this is refused (StoreFullError). */
   capacityQuads: number;
   /** WASM memory that data may never take, kept for queries, dumps and Oxigraph's own growth. */
   memoryReserveBytes: number;
-  /** Quads deleted from which the index is compacted, once they are also half the quads held (0: never; see compaction.ts). */
+  /**
+   * Quads deleted from which the index is compacted, once they are also half the quads held (0: never; see
+   * compaction.ts).
+   */
   compactAfterDeletedQuads: number;
   /** Write a memory image of the hot index on a clean stop, and start from it (see index-image.ts). */
   memoryImage?: boolean;
-  /** With memoryImage: write one at every snapshot too, copied at its rotation point (the request thread waits for the copy). */
+  /**
+   * With memoryImage: write one at every snapshot too, copied at its rotation point (the request thread waits for the
+   * copy).
+   */
   imageAtSnapshot?: boolean;
   /** With memoryImage: the fewest quads held for an image to be written (default 0: at any size). */
   memoryImageMinQuads?: number;
@@ -131,21 +140,24 @@ export class DurableStore implements GraphStore {
       snapshotAfterBytes: this.options.snapshotAfterBytes,
       onFlushed:
         this.options.observer && ((seconds, records) => this.options.observer?.journalFlushed(seconds, records)),
-      onSizeExceeded: () => {
-        // A snapshot rewrites the whole store, so wait until the journal is as large as the last
-        // one: snapshot work then stays proportional to what was written, however large the store.
-        // But no longer than maxReplayBytes: a start after a crash replays the whole journal, which
-        // at a 1.2 GB snapshot would double its time. Called after every batch past
-        // snapshotAfterBytes: a snapshot under way is not started twice (snapshot() shares one run).
-        const bytes = this.journal.bytes;
-        if (bytes >= this.snapshots.bytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
-      },
+      onSizeExceeded: () => this.snapshotIfDue(),
     });
     if (migration.moved > 0) {
       await appendRevisionMigration(this.index, archive, this.journal, migration, log);
       this.admission.quads = this.index.size;
     }
     await moveReceivedNotifications(this.index, (graphs) => this.finish(graphs), log);
+  }
+
+  /**
+   * Past `snapshotAfterBytes`, a snapshot once the journal is as large as the last one (a snapshot
+   * rewrites the whole store: its work stays proportional to what was written), or as
+   * `maxReplayBytes` (a start after a crash replays the whole journal). Called after every batch:
+   * a snapshot under way is not started twice (snapshot() shares one run).
+   */
+  private snapshotIfDue(): void {
+    const bytes = this.journal.bytes;
+    if (bytes >= this.snapshots.bytes || bytes >= this.options.maxReplayBytes) void this.snapshot();
   }
 
   /** Commits a transaction that finishes `graphs`: they leave the hot store for the archive. */
@@ -273,7 +285,10 @@ export class DurableStore implements GraphStore {
     return this.replica;
   }
 
-  /** Folds the journal into a snapshot (Snapshots.write); `withImage`: with the memory image of the index taken at its rotation. */
+  /**
+   * Folds the journal into a snapshot (Snapshots.write); `withImage`: with the memory image of the index taken at its
+   * rotation.
+   */
   snapshot(
     withImage = this.options.imageAtSnapshot === true && imageWorthWriting(this.options, this.admission.quads),
   ): Promise<void> {

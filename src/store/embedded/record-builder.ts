@@ -5,6 +5,8 @@ import type { ArchiveParts, FinishedGraph } from './archive/archive.js';
 import { latestGraph, revisionQuads, type WrittenRevision } from '../schema/revisions.js';
 import type { RevisionWrite, WriteTransaction } from '../transaction.js';
 import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
+import { revisionDelta } from '../revision-delta.js';
+import { entryOf } from '../map-entry.js';
 
 /** A journal record as `recordFor` builds it: the quads it inserts and deletes, and what the archive takes from it. */
 export interface BuiltRecord extends CommitRecord {
@@ -42,20 +44,14 @@ export function recordFor(
   const createdQuads = new Map<string, Quad[]>();
   const archive = (graph: string, ntriples: string, line: string) => {
     archived.push(line);
-    const lines = finishedLines.get(graph);
-    if (lines) lines.push(ntriples);
-    else finishedLines.set(graph, [ntriples]);
+    entryOf(finishedLines, graph, () => []).push(ntriples);
   };
   for (const q of change.insert) {
     const graph = q.graph.value;
     if (finished.size > 0 && finished.has(graph)) {
       const ntriples = tripleToNt(q);
       archive(graph, ntriples, inGraph(ntriples, iriToNt(graph)));
-      if (change.created.has(graph)) {
-        const quads = createdQuads.get(graph);
-        if (quads) quads.push(q);
-        else createdQuads.set(graph, [q]);
-      }
+      if (change.created.has(graph)) entryOf(createdQuads, graph, () => []).push(q);
     } else insert.push(quadToNq(q));
   }
   const deletions = change.delete.map(quadToNq);
@@ -168,26 +164,8 @@ function objectGraphLines(
   graph: string,
 ): ObjectLines {
   if (!w.replaces) return { ins: triplesInGraphToNq(canonicalTriples(w.triples, canonical), graph), del: [] };
-  const { added: changeAdded, removed: changeRemoved } = w.replaces;
-  // The writer's own account of the change: its cost is the change's, whatever the object's size.
-  if (changeAdded && changeRemoved)
-    return { ins: triplesInGraphToNq(changeAdded, graph), del: triplesInGraphToNq(changeRemoved, graph) };
-  // A change keeps the triple objects it does not touch: only the others are compared as text.
-  const previous = new Set(w.replaces.triples);
-  const next = new Set(w.triples);
-  const added = new Set(
-    triplesInGraphToNq(
-      w.triples.filter((t) => !previous.has(t)),
-      graph,
-    ),
-  );
-  const removed = new Set(
-    triplesInGraphToNq(
-      w.replaces.triples.filter((t) => !next.has(t)),
-      graph,
-    ),
-  );
-  return { ins: [...added].filter((line) => !removed.has(line)), del: [...removed].filter((line) => !added.has(line)) };
+  const { added, removed } = revisionDelta(w.replaces, w.triples);
+  return { ins: triplesInGraphToNq(added, graph), del: triplesInGraphToNq(removed, graph) };
 }
 
 function canonicalTriples(

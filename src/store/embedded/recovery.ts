@@ -53,7 +53,7 @@ export async function recoverDataDir(
   options: RecoveryOptions,
   found: (snapshot: number) => Promise<void>,
 ): Promise<Recovered> {
-  const { dataDir, log } = options;
+  const { dataDir } = options;
   await mkdir(dataDir, { recursive: true });
   const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
   const snapshot = await latestSnapshot(dataDir);
@@ -62,30 +62,16 @@ export async function recoverDataDir(
   // Records the image does not reflect change the revision metadata it carries: brought up to date with each one
   // replayed.
   const metadata = image?.ofSnapshot ? new RevisionMetadata(image.revisions) : undefined;
-  let journal: { segment: number; records: number };
-  let archived = 0;
-  try {
-    if (!image && snapshot !== undefined) {
-      await loadSnapshot(index, dataDir, snapshot, (bytes) => roomToLoad(index, bytes, options));
-    }
-    if (snapshot !== undefined) await found(snapshot);
-    journal = await recoverJournal(dataDir, from, log, (records) => {
-      replay(index, records, options);
-      for (const record of records) {
-        archived += takeToArchive(index, archive, record);
-        metadata?.apply(record);
-      }
-    });
-  } catch (err) {
-    // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
-    if (err instanceof WebAssembly.RuntimeError)
-      throw tooLarge(options, `Oxigraph failed while loading it (${err.message})`);
-    throw err;
-  }
+  const journal = await loadAndReplay(
+    index,
+    archive,
+    { snapshot, imageLoaded: image !== undefined, metadata },
+    options,
+    found,
+  );
   // The image of a snapshot stays: it reflects the newest snapshot until the next one replaces it.
   // Any other goes: a clean stop's (the journal grows from here on), one stale, damaged or turned off.
   await removeIndexImage(dataDir, image?.ofSnapshot === true);
-  if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
   const migration = migrateRevisionGraphs(index, archive.revisions);
   const revisions = metadata?.records() ?? image?.revisions ?? readRevisions(index);
   verifyArchive(archive, revisions);
@@ -93,15 +79,64 @@ export async function recoverDataDir(
   await removeSnapshotsBefore(dataDir, from);
   // Records replayed over an image it already reflects change nothing: it holds the quads it held.
   const quads = image && (!image.ofSnapshot || journal.records === 0) ? image.quads : index.size;
-  if (snapshot !== undefined || journal.records > 0) {
-    log(`store recovered: snapshot ${snapshot ?? 'none'}, ${journal.records} journal records, ${quads} quads`);
+  logRecovered(options, snapshot, journal.records, quads);
+  return { archive, journal, revisions, migration, quads };
+}
+
+/** Where a start loads from: the snapshot (unless an image was loaded), the revision metadata replay keeps. */
+interface LoadFrom {
+  snapshot: number | undefined;
+  imageLoaded: boolean;
+  metadata: RevisionMetadata | undefined;
+}
+
+/**
+ * Loads the snapshot unless the memory image was loaded, then replays the journal from the
+ * snapshot's segment on, carrying to the archive what each record finishes.
+ */
+async function loadAndReplay(
+  index: OxigraphIndex,
+  archive: Archive,
+  { snapshot, imageLoaded, metadata }: LoadFrom,
+  options: RecoveryOptions,
+  found: (snapshot: number) => Promise<void>,
+): Promise<Recovered['journal']> {
+  const { dataDir, log } = options;
+  let archived = 0;
+  try {
+    if (!imageLoaded && snapshot !== undefined) {
+      await loadSnapshot(index, dataDir, snapshot, (bytes) => roomToLoad(index, bytes, options));
+    }
+    if (snapshot !== undefined) await found(snapshot);
+    const journal = await recoverJournal(dataDir, snapshot ?? 1, log, (records) => {
+      replay(index, records, options);
+      for (const record of records) {
+        archived += takeToArchive(index, archive, record);
+        metadata?.apply(record);
+      }
+    });
+    if (archived > 0) log(`revision archive: ${archived} revisions restored from the journal`);
+    return journal;
+  } catch (err) {
+    // A trap inside Oxigraph while loading is its memory running out where the estimate missed it.
+    if (err instanceof WebAssembly.RuntimeError)
+      throw tooLarge(options, `Oxigraph failed while loading it (${err.message})`);
+    throw err;
   }
-  if (quads >= options.capacityQuads) {
+}
+
+/** Says what a start loaded, and whether the store is at its capacity already. */
+function logRecovered(options: RecoveryOptions, snapshot: number | undefined, records: number, quads: number): void {
+  const { log, capacityQuads } = options;
+  if (snapshot !== undefined || records > 0) {
+    log(`store recovered: snapshot ${snapshot ?? 'none'}, ${records} journal records, ${quads} quads`);
+  }
+  if (quads >= capacityQuads) {
     log(
-      `the store holds ${quads} quads, at or past its capacity of ${options.capacityQuads} (store.capacityQuads): writes are refused with 507, reads go on. ${MOVE_DATA}`,
+      `the store holds ${quads} quads, at or past its capacity of ${capacityQuads} (store.capacityQuads): ` +
+        `writes are refused with 507, reads go on. ${MOVE_DATA}`,
     );
   }
-  return { archive, journal, revisions, migration, quads };
 }
 
 /** Applies records in order, folded into batches where that gives the same store (replay-batches.ts): much faster. */
@@ -121,14 +156,16 @@ function roomToLoad(index: OxigraphIndex, bytes: number, options: RecoveryOption
   if (index.makeRoom(bytes, options.memoryReserveBytes / 2)) return;
   throw tooLarge(
     options,
-    `after ${index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot take the next ` +
+    `after ${index.size} quads, Oxigraph's WASM memory (at most ${WASM_MEMORY_LIMIT_BYTES / 2 ** 30} GiB) cannot ` +
+      `take the next ` +
       `${bytes} bytes and keep store.memoryReserveBytes (${options.memoryReserveBytes}) free`,
   );
 }
 
 function tooLarge(options: RecoveryOptions, why: string): StoreTooLargeError {
   return new StoreTooLargeError(
-    `the data directory ${options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was changed. ${MOVE_DATA}`,
+    `the data directory ${options.dataDir} holds more than the embedded store can load: ${why}. Nothing on disk was ` +
+      `changed. ${MOVE_DATA}`,
   );
 }
 
@@ -147,7 +184,8 @@ function verifyArchive(archive: Archive, all: readonly RevisionRecord[]): void {
   for (const r of revisions) {
     if (!archive.revisions.has(r.object, r.number)) {
       throw new ArchiveCorruptError(
-        `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; refusing to start. Restore the data directory from a backup.`,
+        `the revision archive (${ARCHIVE_DIR}/) lacks revision ${r.number} of ${r.object}, which the store holds; ` +
+          `refusing to start. Restore the data directory from a backup.`,
       );
     }
   }

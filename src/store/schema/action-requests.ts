@@ -29,7 +29,10 @@ export interface ActionRequestRecord {
   objects: string[];
   /** Ordered by number; the last one is the current status. */
   statuses: StatusEntry[];
-  /** Its requester asked for a notification at each status change (notifyRequestStatusChange of a Change or an AccessDelegation). */
+  /**
+   * Its requester asked for a notification at each status change (notifyRequestStatusChange of a Change or an
+   * AccessDelegation).
+   */
   notifiesRequester?: true;
 }
 
@@ -130,7 +133,9 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
   return [...records.values()].filter((r) => r.statuses.length > 0).sort(byRequestTime);
 }
 
-/** One request from the triples of its graph (a request kept outside the hot store); undefined without a status entry. */
+/**
+ * One request from the triples of its graph (a request kept outside the hot store); undefined without a status entry.
+ */
 export function actionRequestFromTriples(iri: string, triples: readonly Quad[]): ActionRequestRecord | undefined {
   const of = (subject: string, predicate: string) =>
     triples.filter((t) => t.subject.value === subject && t.predicate.value === predicate).map((t) => t.object.value);

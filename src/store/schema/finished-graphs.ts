@@ -1,6 +1,7 @@
 import { literal, namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { entryOf } from '../map-entry.js';
 
 /**
  * The mark of a finished graph where it stays among the others (a SPARQL engine, an export):
@@ -41,10 +42,7 @@ export function finishedGraphsIn(record: CommitRecord | CommitBytes): { graph: s
     if (!line.startsWith(ARCHIVE_LINE)) continue;
     // The graph is the line's last term, an IRI (no space in it): `<s> <p> <o> <g> .`
     const at = line.lastIndexOf(' <');
-    const graph = line.slice(at + 2, -3);
-    let lines = graphs.get(graph);
-    if (!lines) graphs.set(graph, (lines = []));
-    lines.push(`${line.slice(ARCHIVE_LINE.length, at)} .\n`);
+    entryOf(graphs, line.slice(at + 2, -3), () => []).push(`${line.slice(ARCHIVE_LINE.length, at)} .\n`);
   }
   return [...graphs].map(([graph, lines]) => ({ graph, ntriples: lines.join('') }));
 }

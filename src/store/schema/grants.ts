@@ -127,7 +127,10 @@ export function withdrawalQuads(grant: GrantRecord, at: Date, by: string): { del
   };
 }
 
-/** Every grant in force or expired the store holds (not withdrawn ones), oldest first (ties by IRI). Graphs without bookkeeping are not grants. */
+/**
+ * Every grant in force or expired the store holds (not withdrawn ones), oldest first (ties by IRI). Graphs without
+ * bookkeeping are not grants.
+ */
 export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
   const p = iriToNt;
   const grants = new Map<string, GrantRecord>();
@@ -156,7 +159,8 @@ export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
   const objects = new Map<string, Set<string>>();
   const permissions = new Map<string, Set<Permission>>();
   const rows = await reader.select(`SELECT ?g ?node ?agent ?mode ?resource WHERE { GRAPH ?g {
-    ?node a ${p(acl.Authorization)} ; ${p(acl.mode)} ?mode . OPTIONAL { ?node ${p(acl.agent)} ?agent } OPTIONAL { ?node ${p(acl.accessTo)} ?resource } } }`);
+    ?node a ${p(acl.Authorization)} ; ${p(acl.mode)} ?mode .
+    OPTIONAL { ?node ${p(acl.agent)} ?agent } OPTIONAL { ?node ${p(acl.accessTo)} ?resource } } }`);
   for (const b of rows.results.bindings) {
     const grant = grants.get(b.g.value);
     if (!grant) continue;

@@ -26,7 +26,8 @@ export function moveQuads(move: MoveRecord): Quad[] {
 /** Every move in the moves graph, read once at start. */
 export async function readMoves(reader: SparqlReader): Promise<MoveRecord[]> {
   const rows = await reader.select(`SELECT ?o ?to ?permanent ?at ?by WHERE { GRAPH ${iriToNt(meta.movesGraph)} {
-    ?o ${iriToNt(meta.movedTo)} ?to ; ${iriToNt(meta.movedPermanently)} ?permanent ; ${iriToNt(meta.movedAt)} ?at ; ${iriToNt(meta.movedBy)} ?by } }`);
+    ?o ${iriToNt(meta.movedTo)} ?to ; ${iriToNt(meta.movedPermanently)} ?permanent ;
+       ${iriToNt(meta.movedAt)} ?at ; ${iriToNt(meta.movedBy)} ?by } }`);
   return rows.results.bindings.map((b) => ({
     object: b.o.value,
     location: b.to.value,

@@ -38,10 +38,15 @@ export interface NotificationContent {
   event?: string;
 }
 
-/** Who receives a notification: its FIFO queue (one per subscriber and topic), what it is sent for, where it is POSTed. */
+/**
+ * Who receives a notification: its FIFO queue (one per subscriber and topic), what it is sent for, where it is POSTed.
+ */
 export interface Recipient {
   queue: string;
-  /** The SubscriptionRequest; for a status notification to the requester of an action request that asked for them, that request. */
+  /**
+   * The SubscriptionRequest; for a status notification to the requester of an action request that asked for them, that
+   * request.
+   */
   subscription: string;
   callback: string;
 }
@@ -56,7 +61,9 @@ export interface OutboxEntry {
   content: NotificationContent;
   /** The objects it is about, each with its class at the time: subscriptions to either receive it. */
   topics: readonly { object: string; type: string }[];
-  /** Recipients named at write time, who would not follow from the topics (a request's own subscriber, its requester). */
+  /**
+   * Recipients named at write time, who would not follow from the topics (a request's own subscriber, its requester).
+   */
   addressed: readonly Recipient[];
   /** How many recipients it had when written. */
   recipients: number;
@@ -118,7 +125,10 @@ export function movedQueuePosition(queue: string, from: number, to: number): { d
   };
 }
 
-/** The subscription (its SubscriptionRequest) receives the entries numbered after `after` (those written before it started are not its). */
+/**
+ * The subscription (its SubscriptionRequest) receives the entries numbered after `after` (those written before it
+ * started are not its).
+ */
 export function notifiedAfterQuad(subscription: string, after: number): Quad {
   return quad(namedNode(subscription), namedNode(meta.notifiedAfter), xsdLiteral(after, xsd.integer), POSITIONS);
 }
@@ -137,7 +147,8 @@ export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxP
   const p = iriToNt;
   const rows =
     await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
-    { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through } UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
+    { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through }
+    UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
   // A queue with two positions (two processes delivering for a moment, each writing its own): the higher one holds.
   const queues = new Map<string, number>();
   const positions: OutboxPositions = { queues: [], subscriptions: [], compactedThrough: 0 };
@@ -239,8 +250,8 @@ export async function readParkedNotifications(
       ? ''
       : `FILTER(?seq > ${after.sequence} || (?seq = ${after.sequence} && STR(?n) > ${termToNt(literal(after.iri))}))`;
   const page = selection.limit === undefined ? '' : `ORDER BY ?seq STR(?n) LIMIT ${selection.limit}`;
-  const rows =
-    await reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason WHERE { GRAPH ?g {
+  const rows = await reader.select(`SELECT ?g ?n ?queue ?seq ?at ?sub ?cb ?type ?lo ?rev ?trigger ?deadAt ?reason
+    WHERE { GRAPH ?g {
     ?g ${p(meta.outboxQueue)} ${queue} ; ${p(meta.outboxSequence)} ?seq ; ${p(meta.outboxNotification)} ?n ;
        ${p(meta.queuedAt)} ?at ; ${p(meta.forSubscription)} ?sub ; ${p(meta.callback)} ?cb .
     ${position}

@@ -31,7 +31,8 @@ export function remoteSubscriptionQuads(r: RemoteSubscriptionRecord): Quad[] {
 export async function readRemoteSubscriptions(reader: SparqlReader): Promise<RemoteSubscriptionRecord[]> {
   const p = iriToNt;
   const rows = await reader.select(`SELECT ?r ?pub ?type ?topic ?at WHERE { GRAPH ${p(meta.remoteSubscriptionsGraph)} {
-    ?r ${p(meta.remotePublisher)} ?pub ; ${p(meta.remoteTopicType)} ?type ; ${p(meta.remoteTopic)} ?topic ; ${p(meta.remoteSubscribedAt)} ?at } }`);
+    ?r ${p(meta.remotePublisher)} ?pub ; ${p(meta.remoteTopicType)} ?type ;
+       ${p(meta.remoteTopic)} ?topic ; ${p(meta.remoteSubscribedAt)} ?at } }`);
   return rows.results.bindings
     .map((b) => ({
       request: b.r.value,

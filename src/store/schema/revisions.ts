@@ -1,6 +1,7 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
+import { entryOf } from '../map-entry.js';
 
 /*
  * Revisions. The hot store holds the latest revision of each object in the graph named after
@@ -119,9 +120,7 @@ export class RevisionMetadata {
     const split = splitMetaLine(line, objectEnd);
     const field = split && REVISION_FIELDS.get(split.predicate);
     if (!field) return;
-    let fields = this.found.get(split.subject);
-    if (!fields) this.found.set(split.subject, (fields = {}));
-    fields[field] = split.value;
+    entryOf(this.found, split.subject, () => ({}) as Partial<Record<string, string>>)[field] = split.value;
   }
 
   /** N-Quads in whole lines, any graph (a snapshot being written): the metadata graph's lines are taken. */
@@ -241,62 +240,67 @@ function metaLinesInBytes(data: Buffer): string[] {
  */
 export function revisionWritesIn(record: CommitRecord | CommitBytes): WrittenRevision[] {
   if (!hasMeta(record.insert)) return [];
-  const metaLines = metaLinesOf(record.insert);
   const found = new Map<string, Partial<Record<string, string>>>();
-  for (const line of metaLines) {
+  for (const line of metaLinesOf(record.insert)) {
     const split = splitMetaLine(line, line.length - META_SUFFIX.length);
     if (!split) continue;
-    let fields = found.get(split.subject);
-    if (!fields) found.set(split.subject, (fields = {}));
-    fields[split.predicate] = split.value;
+    entryOf(found, split.subject, () => ({}) as Partial<Record<string, string>>)[split.predicate] = split.value;
   }
   if (found.size === 0) return [];
-  // Each line as N-Triples under its graph, grouped once (a record may write many revisions).
-  // Archive lines (comments, of finished graphs: never a revision's) are not read.
-  const byGraph = (part: string | Uint8Array) => {
-    const lines = partLines(part, (first) => !startsComment(first));
-    const groups = new Map<string, string[]>();
-    for (const line of lines) {
-      if (!line.endsWith('> .')) continue;
-      const at = line.lastIndexOf(' <');
-      const graph = line.slice(at + 1, -2);
-      const group = groups.get(graph);
-      if (group) group.push(`${line.slice(0, at)} .\n`);
-      else groups.set(graph, [`${line.slice(0, at)} .\n`]);
-    }
-    return groups;
-  };
-  // Grouped when first needed: a replayed record's revisions are mostly in the archive already, which then reads only their metadata.
-  let insertedByGraph: Map<string, string[]> | undefined;
-  let deletedByGraph: Map<string, string[]> | undefined;
+  // Grouped when first needed: a replayed record's revisions are mostly in the archive already, which then reads only
+  // their metadata.
+  const inserted = once(() => linesByGraph(record.insert));
+  const deleted = once(() => linesByGraph(record.delete));
   const inGraph = (groups: Map<string, string[]>, name: string) => (groups.get(iriToNt(name)) ?? []).join('');
   const out: WrittenRevision[] = [];
   for (const [graph, f] of found) {
     const object = f[meta.revisionOf];
     if (object === undefined) continue;
-    // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its lines).
-    const whole = holds(record.insert, ` ${iriToNt(graph)} .`)
-      ? inGraph((insertedByGraph ??= byGraph(record.insert)), graph)
-      : '';
+    // Records written before the archive: the revision in a graph of its own (not grouped unless the record has its
+    // lines).
+    const whole = holds(record.insert, ` ${iriToNt(graph)} .`) ? inGraph(inserted(), graph) : '';
     if (whole !== '') {
       out.push({ record: revisionRecord(object, graph, f), whole: true, del: '', ins: whole });
       continue;
     }
     const latest = latestGraph(object);
-    let del: string | undefined;
-    let ins: string | undefined;
+    const del = once(() => inGraph(deleted(), latest));
+    const ins = once(() => inGraph(inserted(), latest));
     out.push({
       record: revisionRecord(object, graph, f),
       whole: false,
       get del() {
-        return (del ??= inGraph((deletedByGraph ??= byGraph(record.delete)), latest));
+        return del();
       },
       get ins() {
-        return (ins ??= inGraph((insertedByGraph ??= byGraph(record.insert)), latest));
+        return ins();
       },
     });
   }
   return out;
+}
+
+/**
+ * Each line of a record's part as N-Triples under its graph, grouped once (a record may write many
+ * revisions). Archive lines (comments, of finished graphs: never a revision's) are not read.
+ */
+function linesByGraph(part: string | Uint8Array): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const line of partLines(part, (first) => !startsComment(first))) {
+    if (!line.endsWith('> .')) continue;
+    const at = line.lastIndexOf(' <');
+    entryOf(groups, line.slice(at + 1, -2), () => []).push(`${line.slice(0, at)} .\n`);
+  }
+  return groups;
+}
+
+/** `make()`, computed when first asked and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
 }
 
 function revisionRecord(object: string, graph: string, f: Partial<Record<string, string>>): RevisionRecord {

@@ -48,7 +48,9 @@ export const OUTBOX_KEY_PREFIX = `outbox ${outboxEntryGraph(0).slice(0, -1)}`;
 function outboxSlot(sequence: number): CommitCondition {
   const graph = outboxEntryGraph(sequence);
   const positions = p(meta.outboxPositionsGraph);
-  const removed = `GRAPH ${positions} { ${positions} ${p(meta.compactedThrough)} ?removedThrough FILTER (?removedThrough >= ${sequence}) }`;
+  const removed =
+    `GRAPH ${positions} { ${positions} ${p(meta.compactedThrough)} ?removedThrough FILTER ` +
+    `(?removedThrough >= ${sequence}) }`;
   return {
     key: `outbox ${graph}`,
     filled: `{ GRAPH ${p(graph)} { ?entry ?p ?o } } UNION { ${removed} }`,
@@ -60,7 +62,9 @@ function outboxSlot(sequence: number): CommitCondition {
 function statusSlot(request: string, number: number): CommitCondition {
   return {
     key: `status ${number} ${request}`,
-    filled: `GRAPH ${p(request)} { ${p(request)} ${p(meta.statusEntry)} ?entry . ?entry ${p(meta.statusNumber)} ${number} }`,
+    filled:
+      `GRAPH ${p(request)} { ${p(request)} ${p(meta.statusEntry)} ?entry . ?entry ${p(meta.statusNumber)} ` +
+      `${number} }`,
     slot: 'request',
     resource: request,
   };

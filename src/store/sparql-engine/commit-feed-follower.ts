@@ -45,7 +45,7 @@ class SharedRead<T> {
   ) {}
 
   next(): Promise<T> {
-    if (this.waiting) return this.waiting;
+    if (this.waiting !== undefined) return this.waiting;
     const running = this.running;
     if (!running && Date.now() - this.lastStart >= this.minIntervalMs) return this.launch();
     this.waiting = (async () => {
@@ -129,7 +129,10 @@ export class CommitFeedFollower {
     this.timer.unref();
   }
 
-  /** Reads what follows the last published position and publishes it, up to a gap not waited out yet; answers the highest position seen. */
+  /**
+   * Reads what follows the last published position and publishes it, up to a gap not waited out yet; answers the
+   * highest position seen.
+   */
   private async round(): Promise<number> {
     let seen = this.published;
     for (;;) {
@@ -160,7 +163,8 @@ export class CommitFeedFollower {
         for (let p = this.published + 1; p < entry.position && this.missing.size < LATE_POSITIONS; p++)
           this.missing.set(p, now);
         this.options.log(
-          `commit feed: positions ${this.published + 1}-${entry.position - 1} not filled after ${this.options.gapWaitMs} ms (operations the engine rolled back): skipped`,
+          `commit feed: positions ${this.published + 1}-${entry.position - 1} not filled after ` +
+            `${this.options.gapWaitMs} ms (operations the engine rolled back): skipped`,
         );
       }
       this.gapSince = undefined;

@@ -48,7 +48,10 @@ export interface FeedEntryParts {
 export function feedEntryParts(intent: string, events: readonly DomainEvent[], at = new Date()): FeedEntryParts {
   const subject = iriToNt(intent);
   return {
-    template: `GRAPH ${iriToNt(FEED_GRAPH)} { ${subject} ${iriToNt(FEED_POSITION)} ?feedPosition ; ${iriToNt(FEED_TIME)} ${termToNt(dateTimeLiteral(at))} ; ${iriToNt(FEED_EVENTS)} ${termToNt(literal(serialiseEvents(events)))} }`,
+    template:
+      `GRAPH ${iriToNt(FEED_GRAPH)} { ${subject} ${iriToNt(FEED_POSITION)} ?feedPosition ; ` +
+      `${iriToNt(FEED_TIME)} ${termToNt(dateTimeLiteral(at))} ; ${iriToNt(FEED_EVENTS)} ` +
+      `${termToNt(literal(serialiseEvents(events)))} }`,
     branch: `{ BIND (bif:sequence_next ("${FEED_SEQUENCE}") AS ?feedPosition) }`,
     // A join, not FILTER EXISTS: Virtuoso 7.2 ignored that filter beside the BIND of the position (measured).
     gate: `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${subject} ${iriToNt(INTENDED_UPDATE)} ?intended }`,
@@ -97,7 +100,8 @@ async function nextFeedPosition(reader: SparqlReader): Promise<number> {
  */
 export async function feedStartPosition(reader: SparqlReader): Promise<number> {
   const rows = await reader.select(
-    `SELECT (MAX(?position) AS ?last) WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?entry ${iriToNt(FEED_POSITION)} ?position } }`,
+    `SELECT (MAX(?position) AS ?last) WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?entry ${iriToNt(FEED_POSITION)} ` +
+      `?position } }`,
   );
   const last = rows.results.bindings[0]?.last?.value;
   if (last !== undefined)
@@ -105,10 +109,16 @@ export async function feedStartPosition(reader: SparqlReader): Promise<number> {
   return nextFeedPosition(reader);
 }
 
-/** Removes the entries written before `cutoff`: a process that starts reads the engine itself, then the feed from then on. */
+/**
+ * Removes the entries written before `cutoff`: a process that starts reads the engine itself, then the feed from then
+ * on.
+ */
 export function feedTrim(cutoff: Date): string {
   const g = iriToNt(FEED_GRAPH);
-  return `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } FILTER (?t < ${termToNt(dateTimeLiteral(cutoff))}) }`;
+  return (
+    `DELETE { GRAPH ${g} { ?entry ?p ?o } } WHERE { GRAPH ${g} { ?entry ${iriToNt(FEED_TIME)} ?t ; ?p ?o } ` +
+    `FILTER (?t < ${termToNt(dateTimeLiteral(cutoff))}) }`
+  );
 }
 
 /**
@@ -125,7 +135,8 @@ export async function appliedIntents(reader: SparqlReader, intents: readonly str
       .map(iriToNt)
       .join(' ');
     const rows = await reader.select(
-      `SELECT ?intent ?events WHERE { VALUES ?intent { ${values} } GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position OPTIONAL { ?intent ${iriToNt(FEED_EVENTS)} ?events } } }`,
+      `SELECT ?intent ?events WHERE { VALUES ?intent { ${values} } GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ` +
+        `${iriToNt(FEED_POSITION)} ?position OPTIONAL { ?intent ${iriToNt(FEED_EVENTS)} ?events } } }`,
     );
     for (const b of rows.results.bindings) {
       if (!b.intent) continue;
@@ -196,7 +207,9 @@ export async function readFeed(
 ): Promise<FeedEntry[]> {
   const late = missing.length > 0 ? ` || ?position IN (${missing.join(', ')})` : '';
   const rows = await reader.select(
-    `SELECT ?intent ?position ?events ?time WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ?position ; ${iriToNt(FEED_EVENTS)} ?events ; ${iriToNt(FEED_TIME)} ?time } FILTER (?position > ${after}${late}) } ORDER BY ?position LIMIT ${limit}`,
+    `SELECT ?intent ?position ?events ?time WHERE { GRAPH ${iriToNt(FEED_GRAPH)} { ?intent ${iriToNt(FEED_POSITION)} ` +
+      `?position ; ${iriToNt(FEED_EVENTS)} ?events ; ${iriToNt(FEED_TIME)} ?time } FILTER (?position > ` +
+      `${after}${late}) } ORDER BY ?position LIMIT ${limit}`,
   );
   // Virtuoso may answer a row of a commit being written without its long literal: not there yet.
   return rows.results.bindings

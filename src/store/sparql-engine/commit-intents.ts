@@ -21,7 +21,9 @@ export const claimedPattern = (key: string, claimant = '?claimant') =>
 export async function highestClaimedNumber(reader: SparqlReader, prefix: string): Promise<number> {
   const slots = termToNt(literal(slotIri(prefix)));
   const rows = await reader.select(
-    `SELECT (MAX(?n) AS ?highest) WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?slot ${iriToNt(CLAIMED_BY)} ?intent } FILTER (STRSTARTS(STR(?slot), ${slots})) BIND (<http://www.w3.org/2001/XMLSchema#integer>(STRAFTER(STR(?slot), ${slots})) AS ?n) }`,
+    `SELECT (MAX(?n) AS ?highest) WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?slot ${iriToNt(CLAIMED_BY)} ?intent } ` +
+      `FILTER (STRSTARTS(STR(?slot), ${slots})) BIND ` +
+      `(<http://www.w3.org/2001/XMLSchema#integer>(STRAFTER(STR(?slot), ${slots})) AS ?n) }`,
   );
   return Number(rows.results.bindings[0]?.highest?.value ?? 0);
 }
@@ -98,7 +100,10 @@ WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
     this.applied.push(intent.iri);
   }
 
-  /** Once enough intents of applied commits gathered: them, taken out of the list (`restore` them if removing them fails). */
+  /**
+   * Once enough intents of applied commits gathered: them, taken out of the list (`restore` them if removing them
+   * fails).
+   */
   removable(): string[] | undefined {
     if (this.applied.length < INTENTS_REMOVED_TOGETHER) return undefined;
     return this.applied.splice(0, this.applied.length);
@@ -119,18 +124,23 @@ export function completionClaim(intent: string, completer: string): string {
   const g = iriToNt(INTENTS_GRAPH);
   const i = iriToNt(intent);
   return `INSERT { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }
-WHERE { GRAPH ${g} { ${i} ${iriToNt(INTENDED_UPDATE)} ?update } FILTER NOT EXISTS { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ?completer } } }`;
+WHERE { GRAPH ${g} { ${i} ${iriToNt(INTENDED_UPDATE)} ?update }
+  FILTER NOT EXISTS { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ?completer } } }`;
 }
 
 /** The operation removing the claim of `completer` (taken for dead) on completing `intent`. */
 export function completionClaimRemoval(intent: string, completer: string): string {
-  return `DELETE DATA { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }`;
+  return (
+    `DELETE DATA { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ` +
+    `${iriToNt(completer)} } }`
+  );
 }
 
 /** The process that claims the completion of `intent`, if one does. */
 export async function completerOf(reader: SparqlReader, intent: string): Promise<string | undefined> {
   const rows = await reader.select(
-    `SELECT ?completer WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ?completer } } LIMIT 1`,
+    `SELECT ?completer WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ` +
+      `?completer } } LIMIT 1`,
   );
   return rows.results.bindings[0]?.completer?.value;
 }
@@ -169,7 +179,8 @@ export async function failedCondition(
   for (const condition of conditions) {
     const claimedByOther = `${claimedPattern(condition.key)} FILTER (?claimant != ${iriToNt(intent.iri)})`;
     const rows = await reader.select(
-      `SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedByOther} BIND (2 AS ?found) } } LIMIT 1`,
+      `SELECT ?found WHERE { { ${condition.filled} BIND (1 AS ?found) } UNION { ${claimedByOther} BIND (2 AS ?found) ` +
+        `} } LIMIT 1`,
     );
     if (rows.results.bindings.length > 0) return condition;
   }
@@ -184,7 +195,8 @@ export async function storedIntentNames(reader: SparqlReader, among?: readonly s
   const g = iriToNt(INTENTS_GRAPH);
   const values = among ? `VALUES ?intent { ${among.map(iriToNt).join(' ')} } ` : '';
   const rows = await reader.select(
-    `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`,
+    `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ` +
+      `?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`,
   );
   return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
 }
@@ -192,7 +204,8 @@ export async function storedIntentNames(reader: SparqlReader, among?: readonly s
 /** Every stored intent, oldest first. */
 export async function storedIntents(reader: SparqlReader): Promise<CommitIntent[]> {
   const rows = await reader.select(
-    `SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } } ORDER BY ?intent`,
+    `SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } ` +
+      `} ORDER BY ?intent`,
   );
   // A row without its text: an intent another process removed while it was read (applied).
   return rows.results.bindings

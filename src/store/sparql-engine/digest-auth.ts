@@ -79,6 +79,6 @@ export class DigestCredentials {
     }
     if (challenge.opaque !== undefined) fields.push(['opaque', challenge.opaque, true]);
     const quote = (value: string) => `"${value.replace(/["\\]/g, '\\$&')}"`;
-    return 'Digest ' + fields.map(([name, value, quoted]) => `${name}=${quoted ? quote(value) : value}`).join(', ');
+    return `Digest ${fields.map(([name, value, quoted]) => `${name}=${quoted ? quote(value) : value}`).join(', ')}`;
   }
 }

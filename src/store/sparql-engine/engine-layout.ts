@@ -80,7 +80,9 @@ async function pagedRows(
   }
 }
 
-/** Rows of one page of a read cut by the engine's row limit: Virtuoso's default ResultSetMaxRows and MaxSortedTopRows. */
+/**
+ * Rows of one page of a read cut by the engine's row limit: Virtuoso's default ResultSetMaxRows and MaxSortedTopRows.
+ */
 const PAGE_ROWS = 10_000;
 
 /**
@@ -90,15 +92,19 @@ const PAGE_ROWS = 10_000;
  */
 export async function readCreatedAndLatestRevisions(reader: CsvReader): Promise<RevisionRecord[]> {
   const where = `GRAPH ${p(meta.metaGraph)} {
-    ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type }`;
+    ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ;
+       ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type }`;
   const first = new Map<string, RevisionRecord>();
   const latest = new Map<string, RevisionRecord>();
   // Agents and types repeat: one string each for all revisions.
   const shared = new Map<string, string>();
   const once = (value: string) => {
-    let kept = shared.get(value);
-    if (kept === undefined) shared.set((kept = detached(value)), kept);
-    return kept;
+    const kept = shared.get(value);
+    if (kept !== undefined) return kept;
+    // Keyed by the detached copy too: the key must not hold the answer's text either.
+    const copy = detached(value);
+    shared.set(copy, copy);
+    return copy;
   };
   await allRows(reader, ['o', 'n', 'at', 'by', 'type'], where, 'g', ([iri, n, at, by, type]) => {
     const number = Number(n);
@@ -128,7 +134,8 @@ const detached = (value: string) => ` ${value}`.slice(1);
 /** The metadata of one revision. */
 export async function readRevision(reader: SparqlReader, graph: string): Promise<RevisionRecord | undefined> {
   const rows = await reader.select(`SELECT ?o ?n ?at ?by ?type WHERE { GRAPH ${p(meta.metaGraph)} {
-    ${p(graph)} ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type } } LIMIT 1`);
+    ${p(graph)} ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedAt)} ?at ;
+       ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type } } LIMIT 1`);
   const b = rows.results.bindings[0];
   return (
     b && {
@@ -150,7 +157,8 @@ export async function readFinishedRequests(
   if (object !== undefined && !isValidIri(object)) return [];
   const about = object === undefined ? '' : `GRAPH ?g { ?g ${p(meta.concerns)} ${p(object)} }`;
   const graphs = await reader.triplesByGraph(
-    `GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ${p(api.isRequestedBy)} ?by }`,
+    `GRAPH ${p(meta.finishedGraphs)} { ?g ${p(meta.finishedGraph)} ?done } ${about} GRAPH ?g { ?g ` +
+      `${p(api.isRequestedBy)} ?by }`,
   );
   const records = [...graphs].map(([iri, triples]) => actionRequestFromTriples(iri, triples));
   return records.filter((r): r is ActionRequestRecord => r !== undefined);

@@ -139,7 +139,8 @@ export class EngineLease implements Lease {
     const g = iriToNt(LEASES_GRAPH);
     const t = iriToNt(`${STORE}lease:${encodeURIComponent(this.name)}:${term}`);
     await this.engine.update(
-      `INSERT { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ${termToNt(literal(this.process))} ; ${iriToNt(LEASE_NAME)} ${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ${term} } }
+      `INSERT { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ${termToNt(literal(this.process))} ;
+  ${iriToNt(LEASE_NAME)} ${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ${term} } }
 WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ?holder } } }`,
     );
     const rows = await this.engine.select(
@@ -150,6 +151,9 @@ WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { GRAPH ${g} { ${t} ${iriToNt(HELD
 
   private oldTermsRemoval(before: number): string {
     const g = iriToNt(LEASES_GRAPH);
-    return `DELETE { GRAPH ${g} { ?t ?p ?o } } WHERE { GRAPH ${g} { ?t ${iriToNt(LEASE_NAME)} ${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ?term ; ?p ?o FILTER (?term < ${before}) } }`;
+    return (
+      `DELETE { GRAPH ${g} { ?t ?p ?o } } WHERE { GRAPH ${g} { ?t ${iriToNt(LEASE_NAME)} ` +
+      `${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ?term ; ?p ?o FILTER (?term < ${before}) } }`
+    );
   }
 }

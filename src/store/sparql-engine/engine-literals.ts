@@ -1,5 +1,5 @@
 import { readStoreNTriples } from '../../rdf/ntriples.js';
-import { literal, namedNode, quad, type Quad, type RDF } from '../../rdf/terms.js';
+import { blankNode, literal, namedNode, quad, type Quad, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
 import type { SparqlJsonResults } from '../readers.js';
 
@@ -62,7 +62,22 @@ export function normalisedResults(answer: SparqlJsonResults): SparqlJsonResults 
   return answer;
 }
 
-/** "10:00:00.120Z" -> "10:00:00.12Z", "10:00:00.000Z" -> "10:00:00Z": the fraction of a second as Oxigraph writes it. */
+type Binding = SparqlJsonResults['results']['bindings'][number];
+
+/** A term of SPARQL JSON results as an RDF term, a literal in the embedded store's form. */
+export function termOf(b: Binding[string]): RDF.Term {
+  if (b.type === 'uri') return namedNode(b.value);
+  if (b.type === 'bnode') return blankNode(b.value);
+  return fromEngine(b.value, b.datatype, b['xml:lang']);
+}
+
+/** The triple a row binds to `?s ?p ?o`. */
+export const tripleOfBinding = (b: Binding): Quad =>
+  quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']);
+
+/**
+ * "10:00:00.120Z" -> "10:00:00.12Z", "10:00:00.000Z" -> "10:00:00Z": the fraction of a second as Oxigraph writes it.
+ */
 const withoutTrailingZeros = (value: string) =>
   value.replace(/(\.\d*?)0+(?=$|[Z+-])/, '$1').replace(/\.(?=$|[Z+-])/, '');
 

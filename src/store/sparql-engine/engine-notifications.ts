@@ -63,7 +63,8 @@ export class EngineNotifications implements ReceivedNotificationStore {
 
   async removeReceivedBefore(cutoff: Date, max: number): Promise<number> {
     const rows = await this.engine.select(
-      `SELECT ?g WHERE { GRAPH ?g { ?g ${p(meta.receivedAt)} ?at } FILTER (?at < ${termToNt(dateTimeLiteral(cutoff))}) } LIMIT ${max}`,
+      `SELECT ?g WHERE { GRAPH ?g { ?g ${p(meta.receivedAt)} ?at } FILTER (?at < ` +
+        `${termToNt(dateTimeLiteral(cutoff))}) } LIMIT ${max}`,
     );
     const graphs = rows.results.bindings.map((b) => b.g.value);
     if (graphs.length > 0) await this.removeGraphs(graphs);

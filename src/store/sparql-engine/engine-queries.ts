@@ -11,7 +11,10 @@ import { overWholeView } from './whole-view-query.js';
 
 export interface EngineQueriesOptions {
   maxRows: number;
-  /** `sparql.timeBudgetMillis`: the client's time for one query (and the engine's, see SparqlClientOptions.engineTimeout). */
+  /**
+   * `sparql.timeBudgetMillis`: the client's time for one query (and the engine's, see
+   * SparqlClientOptions.engineTimeout).
+   */
   timeBudgetMs: number;
   /** The server's base URL: the graphs of each view are named after it (engine-views.ts). */
   baseUrl: string;
@@ -32,7 +35,9 @@ const NO_LAG = { commits: 0, millis: 0 };
 export class EngineQueries implements QueryService {
   private readonly views: Record<View, ViewGraphs>;
 
-  /** `engine`: a client for analytics alone, its timeout the time budget (queries never hold the store's connections). */
+  /**
+   * `engine`: a client for analytics alone, its timeout the time budget (queries never hold the store's connections).
+   */
   constructor(
     private readonly engine: SparqlClient,
     private readonly options: EngineQueriesOptions,
@@ -84,7 +89,10 @@ export class EngineQueries implements QueryService {
     return { body: await writeTriples(triples, format as 'turtle'), truncated };
   }
 
-  /** Runs a call to the engine, its errors as the embedded replica's: past the budget 503, a query the engine refused 400, else 503. */
+  /**
+   * Runs a call to the engine, its errors as the embedded replica's: past the budget 503, a query the engine refused
+   * 400, else 503.
+   */
   private async engineCall<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
@@ -97,7 +105,10 @@ export class EngineQueries implements QueryService {
   }
 }
 
-/** The graphs of a dataset that are in the view (in either role: a revision as the default graph, say); the others are empty graphs. */
+/**
+ * The graphs of a dataset that are in the view (in either role: a revision as the default graph, say); the others are
+ * empty graphs.
+ */
 function inView(dataset: Dataset, view: ViewGraphs): Dataset {
   const graphOfView = (graph: string) => inGraphSet(view.named, graph) || inGraphSet(view.default, graph);
   return { default: dataset.default.filter(graphOfView), named: dataset.named.filter(graphOfView) };
@@ -110,6 +121,8 @@ function checkedSize(dataset: Dataset): Dataset {
   throw new QueryError(
     'unavailable',
     'sparql_dataset_too_large',
-    `the query would see ${graphs} graphs, more than the ${MAX_DATASET_GRAPHS} the SPARQL engine takes in one query's dataset; name fewer graphs (default-graph-uri, named-graph-uri, FROM, FROM NAMED), or query the engine directly (docs/sparql-engine.md, "SPARQL analytics")`,
+    `the query would see ${graphs} graphs, more than the ${MAX_DATASET_GRAPHS} the SPARQL engine takes in one ` +
+      `query's dataset; name fewer graphs (default-graph-uri, named-graph-uri, FROM, FROM NAMED), or query the ` +
+      `engine directly (docs/sparql-engine.md, "SPARQL analytics")`,
   );
 }

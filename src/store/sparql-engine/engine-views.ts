@@ -1,5 +1,6 @@
 import { store as meta } from '../../rdf/vocab.js';
 import type { View } from '../query-service.js';
+import { entryOf } from '../map-entry.js';
 
 /*
  * The graphs of each analytics view on the engine, told by their names (docs/ARCHITECTURE.md, "How
@@ -39,7 +40,5 @@ const compiled = new Map<string, RegExp>();
 /** Whether `graph` is one of `set`. */
 export function inGraphSet(set: GraphSet, graph: string): boolean {
   if ('iri' in set) return set.iri === graph;
-  let pattern = compiled.get(set.pattern);
-  if (!pattern) compiled.set(set.pattern, (pattern = new RegExp(set.pattern)));
-  return pattern.test(graph);
+  return entryOf(compiled, set.pattern, () => new RegExp(set.pattern)).test(graph);
 }

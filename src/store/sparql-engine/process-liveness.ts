@@ -23,7 +23,8 @@ export function heartbeat(process: string, at: Date): string {
   const p = iriToNt(process);
   const now = termToNt(dateTimeLiteral(at));
   return `INSERT DATA { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ${now} } } ;
-DELETE { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ?before } } WHERE { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ?before } FILTER (?before < ${now}) }`;
+DELETE { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ?before } }
+WHERE { GRAPH ${g} { ${p} ${iriToNt(SEEN_AT)} ?before } FILTER (?before < ${now}) }`;
 }
 
 /** When each process was last seen. */
@@ -40,5 +41,8 @@ export async function lastSeen(reader: SparqlReader): Promise<Map<string, number
 /** Removes the records of processes not seen since `cutoff`. */
 export function livenessTrim(cutoff: Date): string {
   const g = iriToNt(PROCESSES_GRAPH);
-  return `DELETE { GRAPH ${g} { ?process ${iriToNt(SEEN_AT)} ?at } } WHERE { GRAPH ${g} { ?process ${iriToNt(SEEN_AT)} ?at } FILTER (?at < ${termToNt(dateTimeLiteral(cutoff))}) }`;
+  return (
+    `DELETE { GRAPH ${g} { ?process ${iriToNt(SEEN_AT)} ?at } } WHERE { GRAPH ${g} { ?process ` +
+    `${iriToNt(SEEN_AT)} ?at } FILTER (?at < ${termToNt(dateTimeLiteral(cutoff))}) }`
+  );
 }

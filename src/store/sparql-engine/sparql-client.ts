@@ -19,10 +19,14 @@ export interface SparqlClientOptions {
 }
 
 const DEFAULT_CONNECTIONS = 16;
-/** Shorter than Virtuoso's KeepAliveTimeout (10 s as our script starts it): the client lets an idle connection go first. */
+/**
+ * Shorter than Virtuoso's KeepAliveTimeout (10 s as our script starts it): the client lets an idle connection go first.
+ */
 const KEEP_ALIVE_MS = 4_000;
 
-/** The connection ended before an answer came: a query may be asked again; an update may or may not have been applied. */
+/**
+ * The connection ended before an answer came: a query may be asked again; an update may or may not have been applied.
+ */
 class ConnectionLostError extends StoreUnavailableError {}
 
 const RESULTS_JSON = 'application/sparql-results+json';
@@ -112,11 +116,16 @@ export class SparqlClient {
       let columns: string[] | undefined;
       let count = 0;
       const take = (values: string[]) => {
-        if (columns) return void ((count += 1), onRow(values));
+        if (columns) {
+          count += 1;
+          onRow(values);
+          return;
+        }
         columns = values;
         if (columns.join() !== variables.join())
           throw new StoreFailedError(
-            `the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ${columns.join(', ')}`,
+            `the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ` +
+              `${columns.join(', ')}`,
           );
       };
       for await (const chunk of answer.body) rows.push(decoder.decode(chunk, { stream: true }), take);
@@ -245,14 +254,24 @@ export class SparqlClient {
     if ('token' in auth) return `Bearer ${auth.token}`;
     if (auth.scheme === 'basic') return `Basic ${Buffer.from(`${auth.user}:${auth.password}`).toString('base64')}`;
     const digest = this.digest!;
-    if (!digest.hasChallenge)
-      await (this.challengeAsked ??= this.askChallenge(url, signal).finally(() => (this.challengeAsked = undefined)));
+    if (!digest.hasChallenge) await this.challenge(url, signal);
     if (!digest.hasChallenge) return undefined;
     const target = new URL(url);
     return digest.authorization('POST', target.pathname + target.search);
   }
 
-  /** The first challenge comes from a GET without a body: Virtuoso closes the connection on a 401, possibly before reading a large body. */
+  /** One challenge asked at a time: the requests that need it meanwhile wait for the same answer. */
+  private challenge(url: string, signal: AbortSignal): Promise<void> {
+    this.challengeAsked ??= this.askChallenge(url, signal).finally(() => {
+      this.challengeAsked = undefined;
+    });
+    return this.challengeAsked;
+  }
+
+  /**
+   * The first challenge comes from a GET without a body: Virtuoso closes the connection on a 401, possibly before
+   * reading a large body.
+   */
   private async askChallenge(url: string, signal: AbortSignal): Promise<void> {
     const answer = await request(url, { method: 'GET', signal, dispatcher: this.connections });
     await answer.body.dump();
@@ -295,7 +314,10 @@ export class CsvRows {
 /** A field and what ends it: a comma, a line break, or the end of the text. */
 const CSV_FIELD = /(?:"([^"]*(?:""[^"]*)*)"|([^,"\r\n]*))(,|\r?\n|$)/y;
 
-/** Hands the complete rows of `text` to `onRow`; answers the text of the row not complete yet (all of it is when `final`). */
+/**
+ * Hands the complete rows of `text` to `onRow`; answers the text of the row not complete yet (all of it is when
+ * `final`).
+ */
 function readRows(text: string, onRow: (values: string[]) => void, final: boolean): string {
   let start = 0;
   let values: string[] = [];

@@ -1,107 +1,59 @@
-import { blankNode, iriToNt, isValidIri, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
+import { randomUUID } from 'node:crypto';
+import { iriToNt, isValidIri, type Quad, type RDF, termToNt } from '../../rdf/terms.js';
 import { xsd } from '../../rdf/vocab.js';
 import { Claims } from '../claims.js';
 import { CommitStream } from '../commit-stream.js';
+import { StoreConflictError, StoreUnavailableError } from '../errors.js';
 import type { GraphStore } from '../graph-store.js';
+import type { Lease } from '../lease.js';
 import type { SparqlJsonResults } from '../readers.js';
-import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
-import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
-import { storedDomainEvents } from '../schema/stored-events.js';
-import { WriteTransaction, type DomainEvent } from '../transaction.js';
+import { type ActionRequestRecord, actionRequestFromTriples } from '../schema/action-requests.js';
 import { outboxEntryGraph } from '../schema/outbox.js';
-import { EngineNotifications } from './engine-notifications.js';
-import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision, type CsvReader } from './engine-layout.js';
-import { randomUUID } from 'node:crypto';
-import { commitConditions, OUTBOX_KEY_PREFIX, type CommitCondition } from './commit-conditions.js';
+import { type RevisionRecord, revisionGraph } from '../schema/revisions.js';
+import { storedDomainEvents } from '../schema/stored-events.js';
+import { type DomainEvent, WriteTransaction } from '../transaction.js';
+import { type CommitCondition, commitConditions, OUTBOX_KEY_PREFIX } from './commit-conditions.js';
+import { appliedIntents, type FeedEntryParts, feedEntryParts, feedStartPosition } from './commit-feed.js';
+import { CommitFeedFollower } from './commit-feed-follower.js';
 import {
+  type CommitIntent,
   CommitIntents,
-  completerOf,
-  completionClaim,
-  completionClaimRemoval,
   failedCondition,
   highestClaimedNumber,
-  INTENTS_REMOVED_TOGETHER,
   intentsRemoval,
   isStored,
-  processOf,
   reportsInsert,
-  storedIntentNames,
-  storedIntents,
-  type CommitIntent,
 } from './commit-intents.js';
+import { pause, type SparqlEngine, updateRetried } from './engine.js';
+import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
+import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
+import { fromEngine, normalisedResults, readEngineNTriples, toEngine, tripleOfBinding } from './engine-literals.js';
+import { EngineNotifications } from './engine-notifications.js';
+import { IntentCompletion } from './intent-completion.js';
+import { type SharedWritersOptions, SharedWritersUpkeep } from './shared-writers.js';
 import {
+  type EngineWrite,
   engineWrite,
   INLINE_QUADS,
   STAGED_SUBJECT,
   stagedWrite,
   stagingGraph,
   updateOperation,
-  type EngineWrite,
 } from './update-text.js';
-import { EngineDeadlockError } from './sparql-client.js';
-import { appliedIntents, feedEntryParts, feedStartPosition, feedTrim, type FeedEntryParts } from './commit-feed.js';
-import { CommitFeedFollower } from './commit-feed-follower.js';
-import { StoreConflictError, StoreUnavailableError } from '../errors.js';
-import type { Lease } from '../lease.js';
-import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
-import { heartbeat, lastSeen, livenessTrim } from './process-liveness.js';
-import { fromEngine, normalisedResults, readEngineNTriples, toEngine } from './engine-literals.js';
-
-/** Tries of an update the engine rolled back to end a deadlock (the one it chose to lose), with a random pause growing by this much each time. */
-const DEADLOCK_ATTEMPTS = 8;
-const DEADLOCK_BACKOFF_MS = 20;
+import { entryOf } from '../map-entry.js';
 
 /** How long a commit whose answer was lost is sent again before it answers 503 (and is completed later), this often. */
 const SETTLE_WAIT_MS = 5_000;
-/** Tries of a commit whose notifications another process numbered alike first (each numbers them anew), and the pause before each, at most, times the try. */
+/**
+ * Tries of a commit whose notifications another process numbered alike first (each numbers them anew), and the pause
+ * before each, at most, times the try.
+ */
 const RENUMBER_ATTEMPTS = 10;
 const RENUMBER_BACKOFF_MS = 10;
 const SETTLE_POLL_MS = 250;
 
 const outboxNumbers = (events: readonly DomainEvent[]) =>
   events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** How often a process removes feed entries older than `retentionMs` (at most: twice per `retentionMs`). */
-const FEED_TRIM_EVERY_MS = 60_000;
-
-/** With other processes on the engine (`sharedWriters`): how this one follows their commits (commit-feed.ts). */
-export interface SharedWritersOptions {
-  /** Reads the feed this often. */
-  pollMs: number;
-  /** A position not filled this long is taken for a rolled-back operation and skipped. */
-  gapWaitMs: number;
-  /** Feed entries older than this are removed: longer than any process takes to start. */
-  retentionMs: number;
-  /** A process not seen for this long is dead: the others complete the writes it left. */
-  deadAfterMs: number;
-  log: (message: string) => void;
-  observeLag?: (seconds: number) => void;
-}
-
-/** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
-export interface SparqlEngine {
-  select(query: string): Promise<SparqlJsonResults>;
-  /** A SELECT answered as CSV, row by row: the start's large reads (engine-layout.ts). */
-  selectCsv: CsvReader['selectCsv'];
-  /** A CONSTRUCT's answer as N-Triples. */
-  construct(query: string): Promise<string>;
-  update(text: string): Promise<string>;
-}
-
-type Binding = SparqlJsonResults['results']['bindings'][number];
-type BoundTerm = Binding[string];
-
-/** A term of SPARQL JSON results as an RDF term, a literal in the embedded store's form. */
-export function termOf(b: BoundTerm): RDF.Term {
-  if (b.type === 'uri') return namedNode(b.value);
-  if (b.type === 'bnode') return blankNode(b.value);
-  return fromEngine(b.value, b.datatype, b['xml:lang']);
-}
-
-const tripleOf = (b: Binding): Quad =>
-  quad(termOf(b.s) as Quad['subject'], termOf(b.p) as Quad['predicate'], termOf(b.o) as Quad['object']);
 
 /**
  * The store on a SPARQL 1.1 engine (`store.backend: sparql`): every commit is one Update request,
@@ -119,9 +71,9 @@ export class SparqlEngineStore implements GraphStore {
   private unresolved: Promise<void> | undefined;
   /** The commits of other processes on the engine, when there are (`shared`). */
   private readonly follower: CommitFeedFollower | undefined;
-  private trimTimer: NodeJS.Timeout | undefined;
-  private livenessTimer: NodeJS.Timeout | undefined;
-  private completing: Promise<void> | undefined;
+  private readonly completion: IntentCompletion;
+  /** With other processes on the engine: liveness, their abandoned writes, trimming the feed. */
+  private readonly upkeep: SharedWritersUpkeep | undefined;
 
   constructor(
     private readonly engine: SparqlEngine,
@@ -139,6 +91,8 @@ export class SparqlEngineStore implements GraphStore {
         isOwn: (intent) => this.intents.isOwn(intent),
         publish: (events) => this.committed.publishOthers(events),
       });
+    this.completion = new IntentCompletion(engine, this, this.intents.process, shared !== undefined);
+    this.upkeep = shared && new SharedWritersUpkeep(engine, this, this.intents, this.completion, shared);
   }
 
   /**
@@ -164,7 +118,7 @@ export class SparqlEngineStore implements GraphStore {
   async commit(tx: WriteTransaction): Promise<void> {
     try {
       if (this.closed) throw new StoreUnavailableError('the store is closed');
-      if (this.unresolved)
+      if (this.unresolved !== undefined)
         throw new StoreUnavailableError(
           'an earlier write is not confirmed by the SPARQL engine yet: writes wait until it answers again',
         );
@@ -258,7 +212,9 @@ export class SparqlEngineStore implements GraphStore {
           throw err;
         }
         if (Date.now() - started >= SETTLE_WAIT_MS) {
-          this.unresolved = this.completeLater(steps).finally(() => (this.unresolved = undefined));
+          this.unresolved = this.completeLater(steps).finally(() => {
+            this.unresolved = undefined;
+          });
           throw err;
         }
       }
@@ -324,70 +280,6 @@ export class SparqlEngineStore implements GraphStore {
     return { apply, staging };
   }
 
-  /**
-   * Completes what a crash cut off: sends the stored intents `of` selects again, oldest first (a
-   * refused one changed nothing, then or now), then removes them. Alone on the engine, every one, at
-   * start, before anything is read. With other processes, those of dead ones (`completeAbandoned`),
-   * only those not applied yet (commit-feed.ts, `appliedIntents`) and only those this process may
-   * `complete` (one process at a time: `claimCompletion`); an unapplied one holds its slots, so no
-   * later write of another process touched what it writes. Removes those applied and those it sent.
-   */
-  async completeIntents(
-    of: (intent: string) => boolean = () => true,
-    complete?: (intent: string) => Promise<boolean>,
-  ): Promise<number> {
-    const stored = (await storedIntents(this.engine)).filter((i) => of(i.iri));
-    const applied = this.shared
-      ? await appliedIntents(
-          this,
-          stored.map((i) => i.iri),
-        )
-      : new Set<string>();
-    const sent: string[] = [];
-    for (const intent of stored) {
-      if (applied.has(intent.iri) || (complete && !(await complete(intent.iri)))) continue;
-      await this.update(intent.update).catch((err: unknown) => {
-        if (err instanceof StoreUnavailableError) throw err;
-      });
-      sent.push(intent.iri);
-    }
-    await this.removeIntentsNamed([...applied, ...sent]);
-    return sent.length;
-  }
-
-  /**
-   * Whether this process completes `intent`: it claims it now, or did before (an attempt cut short);
-   * the claim of a completer that `isDead` is taken over. Sent by two processes at once, an
-   * operation could apply twice, the second time over a later write of a third process to what it
-   * does not claim (a queue position that a rewind lowered, say).
-   */
-  private async claimCompletion(intent: string, isDead: (process: string) => boolean): Promise<boolean> {
-    const own = this.intents.process;
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      if (reportsInsert(await this.update(completionClaim(intent, own)))) return true;
-      const completer = await completerOf(this.engine, intent);
-      // None: the intent is gone (applied and removed by another process).
-      if (completer === own) return true;
-      if (completer === undefined || !isDead(completer)) return false;
-      await this.update(completionClaimRemoval(intent, completer));
-    }
-    return false;
-  }
-
-  /**
-   * Removes the stored intents, of every process, whose commits are applied (`appliedIntents`): a
-   * process removes its own in batches, and one that died leaves its last ones; removed while their
-   * feed entries are kept, they are never taken for unapplied ones.
-   */
-  private async removeAppliedIntents(): Promise<void> {
-    await this.removeIntentsNamed([...(await appliedIntents(this, [...(await storedIntentNames(this.engine))]))]);
-  }
-
-  private async removeIntentsNamed(iris: readonly string[]): Promise<void> {
-    for (let from = 0; from < iris.length; from += INTENTS_REMOVED_TOGETHER)
-      await this.update(intentsRemoval(iris.slice(from, from + INTENTS_REMOVED_TOGETHER)));
-  }
-
   private async removeGraphs(graphs: readonly string[]): Promise<void> {
     await this.update(updateOperation([], [], graphs));
   }
@@ -401,15 +293,8 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /** Sends an update, again after a deadlock; answers the engine's answer. */
-  private async update(text: string): Promise<string> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.engine.update(text);
-      } catch (err) {
-        if (!(err instanceof EngineDeadlockError) || attempt >= DEADLOCK_ATTEMPTS) throw err;
-        await pause(Math.random() * DEADLOCK_BACKOFF_MS * attempt);
-      }
-    }
+  private update(text: string): Promise<string> {
+    return updateRetried(this.engine, text);
   }
 
   /** Literals in the answer as the embedded store would give them (engine-literals.ts). */
@@ -417,7 +302,7 @@ export class SparqlEngineStore implements GraphStore {
     return normalisedResults(await this.engine.select(sparql));
   }
 
-  /** As N-Triples, which cost Virtuoso half the CPU of the same triples as SPARQL JSON results (measured: 2.2-2.9 against 4.9-5.7 ms for 51 triples). */
+  /** As N-Triples, which cost Virtuoso about half the CPU of the same triples as SPARQL JSON results. */
   async graphTriples(graph: string): Promise<Quad[]> {
     // No graph can be named so (an id from a client, say): nothing to ask.
     if (!isValidIri(graph)) return [];
@@ -431,9 +316,7 @@ export class SparqlEngineStore implements GraphStore {
     const rows = await this.engine.select(`SELECT ?g ?s ?p ?o WHERE { ${where} GRAPH ?g { ?s ?p ?o } }`);
     const byGraph = new Map<string, Quad[]>();
     for (const b of rows.results.bindings) {
-      let triples = byGraph.get(b.g.value);
-      if (!triples) byGraph.set(b.g.value, (triples = []));
-      triples.push(tripleOf(b));
+      entryOf(byGraph, b.g.value, () => []).push(tripleOfBinding(b));
     }
     return byGraph;
   }
@@ -477,122 +360,29 @@ export class SparqlEngineStore implements GraphStore {
   /** Publishes the domain events that rebuild what consumers keep, from what the engine holds: once, at start. */
   async publishStored(): Promise<void> {
     let next = 0;
-    if (this.shared) {
+    if (this.upkeep) {
       // Seen alive from the start: its claims on completing dead processes' writes (below) hold
       // only while it is, and waiting for writes under way may take longer than deadAfterMs.
-      this.scheduleLiveness(this.shared);
+      this.upkeep.scheduleLiveness();
       // Only what dead processes left: a live one's write under way is its own to complete (sent and
       // removed here, its claims would be free before it is applied), and so are its staged parts.
-      await this.completeAbandoned(this.shared);
+      await this.upkeep.completeAbandoned();
       // The feed is followed from the first position not yet taken. An operation takes its position
       // while it runs and becomes visible when it commits, maybe after the state below is read: so
       // the position is read before the writes under way are awaited, and every operation that
       // took a lower one (its intent stored before) is applied, or given up, before the state is
       // read. A commit made meanwhile is published again from the feed (a no-op for consumers).
       next = await feedStartPosition(this);
-      await this.awaitWritesUnderWay(this.shared);
+      await this.upkeep.awaitWritesUnderWay();
     } else {
-      await this.completeIntents();
+      await this.completion.completeIntents();
       await this.removeLeftoverStaging();
     }
     this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
-    if (this.shared) {
-      this.follower!.start(next);
-      this.scheduleTrim(this.shared);
+    if (this.upkeep) {
+      this.follower?.start(next);
+      this.upkeep.scheduleTrim();
     }
-  }
-
-  /**
-   * Every fifth of `deadAfterMs`, records that this process is alive; every other time, completes
-   * the intents of processes not seen for `deadAfterMs` (killed with a write stored, not applied:
-   * its slots held until then). One process at a time completes an intent (`claimCompletion`),
-   * and holds it while seen alive: so the record goes on while a completion waits for the engine.
-   */
-  private scheduleLiveness(shared: SharedWritersOptions, tick = 0): void {
-    if (this.closed) return;
-    this.livenessTimer = setTimeout(
-      () => {
-        if (tick % 2 === 1)
-          this.completeAbandoned(shared).catch((err: unknown) =>
-            shared.log(`completing the writes of dead processes failed: ${(err as Error).message}`),
-          );
-        this.update(heartbeat(this.intents.process, new Date()))
-          .catch((err: unknown) => shared.log(`recording this process as alive failed: ${(err as Error).message}`))
-          .finally(() => this.scheduleLiveness(shared, tick + 1));
-      },
-      tick === 0 ? 0 : shared.deadAfterMs / 5,
-    );
-    this.livenessTimer.unref();
-  }
-
-  /**
-   * Waits until the writes other processes had stored and not applied when this one starts are
-   * applied, by them, or completed, a dead one's once it is taken for dead: an operation cut off
-   * by a SIGKILL leaves part of it in the engine (docs/sparql-engine.md, "Known limits"), which the
-   * state read at start would take for whole (a revision listed without its data). After three
-   * times `deadAfterMs` it goes on, logged.
-   */
-  private async awaitWritesUnderWay(shared: SharedWritersOptions): Promise<void> {
-    const unapplied = async (among?: readonly string[]) => {
-      const stored = [...(await storedIntentNames(this.engine, among))];
-      const applied = await appliedIntents(this, stored);
-      return stored.filter((i) => !applied.has(i));
-    };
-    let waiting = await unapplied();
-    if (waiting.length === 0) return;
-    const processes = () => [...new Set(waiting.map((i) => processOf(i).process))].join(', ');
-    shared.log(`waiting for ${waiting.length} write(s) under way by ${processes()} before reading the engine`);
-    for (const deadline = Date.now() + 3 * shared.deadAfterMs; Date.now() < deadline; ) {
-      await new Promise((resolve) => setTimeout(resolve, shared.deadAfterMs / 20));
-      await this.completeAbandoned(shared);
-      waiting = await unapplied(waiting);
-      if (waiting.length === 0) return;
-    }
-    shared.log(
-      `${waiting.length} write(s) by ${processes()} still neither applied nor completed after ${3 * shared.deadAfterMs} ms: reading the engine all the same`,
-    );
-  }
-
-  /** One run at a time in a process: two would each find their own claim on an intent and both send it. */
-  private completeAbandoned(shared: SharedWritersOptions): Promise<void> {
-    this.completing ??= this.completeAbandonedNow(shared).finally(() => (this.completing = undefined));
-    return this.completing;
-  }
-
-  private async completeAbandonedNow(shared: SharedWritersOptions): Promise<void> {
-    const seen = await lastSeen(this.engine);
-    const deadBefore = Date.now() - shared.deadAfterMs;
-    const isDead = (name: string) => {
-      const { process, startedAt } = processOf(name);
-      return (seen.get(process) ?? startedAt) < deadBefore;
-    };
-    const dead = new Set<string>();
-    const abandoned = (intent: string) => {
-      if (this.intents.isOwn(intent) || !isDead(intent)) return false;
-      dead.add(processOf(intent).process);
-      return true;
-    };
-    const completed = await this.completeIntents(abandoned, (intent) => this.claimCompletion(intent, isDead));
-    if (completed > 0)
-      shared.log(
-        `completed ${completed} write(s) left by ${dead.size} process(es) not seen for ${shared.deadAfterMs} ms: ${[...dead].join(', ')}`,
-      );
-  }
-
-  private scheduleTrim(shared: SharedWritersOptions): void {
-    if (this.closed) return;
-    this.trimTimer = setTimeout(
-      () => {
-        Promise.resolve()
-          .then(() => this.removeAppliedIntents())
-          .then(() => this.update(feedTrim(new Date(Date.now() - shared.retentionMs))))
-          .then(() => this.update(livenessTrim(new Date(Date.now() - shared.retentionMs))))
-          .catch((err: unknown) => shared.log(`removing old commit feed entries failed: ${(err as Error).message}`))
-          .finally(() => this.scheduleTrim(shared));
-      },
-      Math.min(FEED_TRIM_EVERY_MS, shared.retentionMs / 2),
-    );
-    this.trimTimer.unref();
   }
 
   /** A lease among the processes on the engine (`name`: what it covers). */
@@ -603,7 +393,6 @@ export class SparqlEngineStore implements GraphStore {
   async close(): Promise<void> {
     this.closed = true;
     this.follower?.stop();
-    clearTimeout(this.trimTimer);
-    clearTimeout(this.livenessTimer);
+    this.upkeep?.stop();
   }
 }

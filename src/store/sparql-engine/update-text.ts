@@ -1,10 +1,12 @@
-import { iriToNt, literal, namedNode, quad, termToNt, tripleToNt, type Quad, type RDF } from '../../rdf/terms.js';
+import { iriToNt, literal, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
 import { finishedQuad } from '../schema/finished-graphs.js';
 import { latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
 import type { FeedEntryParts } from './commit-feed.js';
 import { toEngine } from './engine-literals.js';
+import { entryOf } from '../map-entry.js';
+import { revisionDelta } from '../revision-delta.js';
 
 /*
  * One write as ONE SPARQL 1.1 Update operation, `DELETE { … } INSERT { … } WHERE { … }`: Virtuoso
@@ -59,11 +61,8 @@ function template(
   const byGraph = new Map<string, string[]>();
   for (const q of quads) {
     const graph = q.graph.termType === 'NamedNode' ? q.graph.value : '';
-    let lines = byGraph.get(graph);
-    if (!lines) byGraph.set(graph, (lines = []));
-    lines.push(
-      `${termToNt(q.subject)} ${termToNt(q.predicate)} ${q.object.termType === 'Literal' ? literals.term(toEngine(q.object)) : termToNt(q.object)} .`,
-    );
+    const object = q.object.termType === 'Literal' ? literals.term(toEngine(q.object)) : termToNt(q.object);
+    entryOf(byGraph, graph, () => []).push(`${termToNt(q.subject)} ${termToNt(q.predicate)} ${object} .`);
   }
   const parts: string[] = [];
   for (const [graph, lines] of byGraph)
@@ -85,10 +84,7 @@ function revisionWrites(tx: WriteTransaction): { insert: Quad[]; delete: Quad[] 
       insert.push(...inGraph(triples, latest));
       continue;
     }
-    const { added, removed } =
-      replaces.added && replaces.removed
-        ? { added: replaces.added, removed: replaces.removed }
-        : difference(replaces.triples, triples);
+    const { added, removed } = revisionDelta(replaces, triples);
     insert.push(...inGraph(added, latest));
     remove.push(...inGraph(removed, latest));
   }
@@ -98,16 +94,6 @@ function revisionWrites(tx: WriteTransaction): { insert: Quad[]; delete: Quad[] 
 function inGraph(triples: readonly Quad[], graph: string): Quad[] {
   const g = namedNode(graph);
   return triples.map((t) => quad(t.subject, t.predicate, t.object, g));
-}
-
-/** How `next` differs from `previous`, compared as N-Triples. */
-function difference(previous: readonly Quad[], next: readonly Quad[]): { added: Quad[]; removed: Quad[] } {
-  const before = new Set(previous.map(tripleToNt));
-  const after = new Set(next.map(tripleToNt));
-  return {
-    added: next.filter((t) => !before.has(tripleToNt(t))),
-    removed: previous.filter((t) => !after.has(tripleToNt(t))),
-  };
 }
 
 /**
@@ -201,7 +187,8 @@ export function stagedWrite(write: EngineWrite, id: string, feed?: FeedEntryPart
   }
   const [ins, del] = [iriToNt(stagingGraph(id, 'insert')), iriToNt(stagingGraph(id, 'delete'))];
   const describedAs = (prefix: string) =>
-    `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
+    `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ` +
+    `${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
   const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
   const branches = [
     `{ GRAPH ${del} { ${describedAs('d')} } }`,

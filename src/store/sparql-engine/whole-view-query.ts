@@ -2,6 +2,7 @@ import sparqljs from 'sparqljs';
 import { NO_GRAPH } from './engine-dataset.js';
 import { invalidQuery } from '../query-errors.js';
 import { inGraphSet, type GraphSet, type ViewGraphs } from './engine-views.js';
+import { entryOf } from '../map-entry.js';
 
 /*
  * A query over a whole view, as the engine runs it without a dataset (a view of a large store has
@@ -83,7 +84,10 @@ class ViewRewriter {
     return described;
   }
 
-  /** `where` over the view, behind a sub-select of its own variables that hides the graph variables (a group without variables has none to show). */
+  /**
+   * `where` over the view, behind a sub-select of its own variables that hides the graph variables (a group without
+   * variables has none to show).
+   */
   private graphsHidden(where: readonly Pattern[]): Pattern[] {
     const variables = inScopeVariables(where).map((name) => variable(name));
     const rewritten = this.group(where, false);
@@ -92,7 +96,10 @@ class ViewRewriter {
       : [{ type: 'query', queryType: 'SELECT', prefixes: {}, variables, where: rewritten } as sparqljs.SelectQuery];
   }
 
-  /** DESCRIBE as the engine would answer it from every graph it holds, so as a CONSTRUCT of the described resources' triples in the view. */
+  /**
+   * DESCRIBE as the engine would answer it from every graph it holds, so as a CONSTRUCT of the described resources'
+   * triples in the view.
+   */
   private describedAsConstruct(query: sparqljs.DescribeQuery): sparqljs.ConstructQuery {
     const wildcard = query.variables.length === 1 && query.variables[0].termType === 'Wildcard';
     const resources = wildcard
@@ -186,15 +193,16 @@ class ViewRewriter {
     return expression;
   }
 
-  /** Blank nodes of a triple pattern as variables: the pattern's triples land in separate GRAPH patterns, and a blank node label may not span them. */
+  /**
+   * Blank nodes of a triple pattern as variables: the pattern's triples land in separate GRAPH patterns, and a blank
+   * node label may not span them.
+   */
   private blankNodes = new Map<string, sparqljs.VariableTerm>();
   private withoutBlankNodes(triple: Triple): Triple {
     const term = <T>(t: T): T => {
       const blank = t as { termType?: string; value: string };
       if (blank.termType !== 'BlankNode') return t;
-      let variable = this.blankNodes.get(blank.value);
-      if (!variable) this.blankNodes.set(blank.value, (variable = this.freshVariable()));
-      return variable as T;
+      return entryOf(this.blankNodes, blank.value, () => this.freshVariable()) as T;
     };
     return { subject: term(triple.subject), predicate: triple.predicate, object: term(triple.object) };
   }
@@ -236,7 +244,8 @@ class ViewRewriter {
       default:
         // `*`, `+` and `?` repeat a step any number of times, and the steps of one path may lie in different graphs.
         throw invalidQuery(
-          `a property path with ${predicate.pathType} over the whole view is not available on this server (store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`,
+          `a property path with ${predicate.pathType} over the whole view is not available on this server ` +
+            `(store.backend sparql): name the graphs (FROM, default-graph-uri) or use GRAPH ?g { … }`,
         );
     }
   }

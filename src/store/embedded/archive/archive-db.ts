@@ -7,7 +7,10 @@ import { compareKeys, type Database, type Key } from 'lmdb';
  */
 const WRITE_DELAY_MS = 200;
 
-/** Entries that go to LMDB at once, without waiting for the delay: a burst's memory and the scans of pending entries stay bounded. */
+/**
+ * Entries that go to LMDB at once, without waiting for the delay: a burst's memory and the scans of pending entries
+ * stay bounded.
+ */
 export const MAX_UNWRITTEN = 5_000;
 
 /** What a pending entry holds when its key was removed. */
@@ -86,7 +89,10 @@ export class ArchiveDb<K extends Key, V> {
     );
   }
 
-  /** Entries from `start` (inclusive) to `end` (exclusive), committed or not (`within` tells which pending keys are in that range); all when both are absent. */
+  /**
+   * Entries from `start` (inclusive) to `end` (exclusive), committed or not (`within` tells which pending keys are in
+   * that range); all when both are absent.
+   */
   range(start: K | undefined, end: K | undefined, within: (key: K) => boolean): { key: K; value: V }[] {
     const found = new Map<string, { key: K; value: V }>();
     for (const { key, value } of this.db.getRange({
@@ -102,7 +108,10 @@ export class ArchiveDb<K extends Key, V> {
     return [...found.values()];
   }
 
-  /** The keys from `start` (inclusive) to `end` (exclusive), committed or not, without reading the values: committed ones in key order, then those not yet committed. */
+  /**
+   * The keys from `start` (inclusive) to `end` (exclusive), committed or not, without reading the values: committed
+   * ones in key order, then those not yet committed.
+   */
   keysIn(start: K | undefined, end: K | undefined, within: (key: K) => boolean): K[] {
     const pending = [...this.pending].filter(([, entry]) => within(entry.key));
     const ids = new Set(pending.map(([id]) => id));

@@ -19,9 +19,14 @@ import { isReceivedNotificationGraph } from '../../schema/received-notifications
 export interface FinishedGraph {
   graph: string;
   ntriples: string;
-  /** The record that finishes the graph also creates it (a new IRI): the archive cannot hold it yet, and the hot store never held it. */
+  /**
+   * The record that finishes the graph also creates it (a new IRI): the archive cannot hold it yet, and the hot store
+   * never held it.
+   */
   created?: boolean;
-  /** The graph's triples as the commit that created it wrote them, in the order of its lines: read instead of its text. */
+  /**
+   * The graph's triples as the commit that created it wrote them, in the order of its lines: read instead of its text.
+   */
   triples?: readonly Quad[];
 }
 

@@ -5,6 +5,7 @@ import type { CommitRecord } from '../../commit-record.js';
 import type { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
 import type { RevisionArchive } from './revision-archive.js';
 import { latestGraph, readRevisions, revisionQuads, type RevisionRecord } from '../../schema/revisions.js';
+import { entryOf } from '../../map-entry.js';
 
 /** A graph's N-Triples as our serialiser writes them (the archive compares lines, so they must be written one way). */
 function ourLines(ntriples: string): string {
@@ -31,11 +32,7 @@ export function migrateRevisionGraphs(
   if (old.results.bindings.length === 0) return { moved: 0, records: [] };
   const graphs = new Set(index.listGraphs());
   const byObject = new Map<string, RevisionRecord[]>();
-  for (const r of readRevisions(index)) {
-    let list = byObject.get(r.object);
-    if (!list) byObject.set(r.object, (list = []));
-    list.push(r);
-  }
+  for (const r of readRevisions(index)) entryOf(byObject, r.object, () => []).push(r);
   let moved = 0;
   const records: MigrationRecord[] = [];
   for (const [object, revisions] of byObject) {
@@ -61,7 +58,9 @@ export function migrateRevisionGraphs(
   return { moved, records };
 }
 
-/** A journal record of the move, and the graphs it empties (their names are dropped from Oxigraph once it is applied). */
+/**
+ * A journal record of the move, and the graphs it empties (their names are dropped from Oxigraph once it is applied).
+ */
 export interface MigrationRecord extends CommitRecord {
   emptied: string[];
 }

@@ -17,9 +17,15 @@ export interface ArchivedNotification {
 
 /** Arrival number. */
 export type NotificationKey = number;
-/** `id {iri}` or `key {sender} {Idempotency-Key}`: what makes a notification a duplicate; `last`: the highest arrival number when retention last removed some. */
+/**
+ * `id {iri}` or `key {sender} {Idempotency-Key}`: what makes a notification a duplicate; `last`: the highest arrival
+ * number when retention last removed some.
+ */
 export type NotificationIdKey = string;
-/** [what, value, arrival number]: `sender`, `type` (event type), `object` with their IRI, `time` with the arrival time (ms). */
+/**
+ * [what, value, arrival number]: `sender`, `type` (event type), `object` with their IRI, `time` with the arrival time
+ * (ms).
+ */
 export type NotificationByKey = [string, string | number, number];
 
 /** LMDB keys stay well below its limit (1978 bytes) whatever the IRIs: long values are keyed by their hash. */
@@ -174,7 +180,10 @@ export class NotificationArchive implements ReceivedNotificationStore {
     return entry ? payloadTriples(record.graph, readStoreNTriples(entry.ntriples)) : [];
   }
 
-  /** Every received notification as N-Quads of its graph, in arrival order (for exports, with nothing written meanwhile). */
+  /**
+   * Every received notification as N-Quads of its graph, in arrival order (for exports, with nothing written
+   * meanwhile).
+   */
   *nquads(): Generator<{ graph: string; nquads: string }> {
     for (const { value } of this.notifications.all())
       yield {

@@ -36,7 +36,10 @@ const MAX_CHAIN = 32;
 /** Where an object's latest archived revision stands in its chain: what the next revision's entry is computed from. */
 type ChainPosition = Pick<ArchivedRevision, 'base' | 'size' | 'chain'> & { number: number };
 
-/** Objects whose chain position is kept in memory (the most recently written): a change to one of them reads nothing back from LMDB. */
+/**
+ * Objects whose chain position is kept in memory (the most recently written): a change to one of them reads nothing
+ * back from LMDB.
+ */
 const CHAIN_POSITIONS = 20_000;
 
 /**
@@ -80,7 +83,8 @@ export class RevisionArchive {
     if (existing) {
       if (existing.at !== w.record.createdAt.getTime() || existing.by !== w.record.createdBy) {
         throw new ArchiveCorruptError(
-          `the revision archive holds revision ${number} of ${object} with other metadata than the journal; restore the data directory from a backup`,
+          `the revision archive holds revision ${number} of ${object} with other metadata than the journal; restore ` +
+            `the data directory from a backup`,
         );
       }
       return false;
@@ -115,13 +119,17 @@ export class RevisionArchive {
     const entry = this.get(object, number);
     if (!entry) {
       throw new ArchiveCorruptError(
-        `the revision archive lacks revision ${number} of ${object}, which revision ${number + 1} changes; restore the data directory from a backup`,
+        `the revision archive lacks revision ${number} of ${object}, which revision ${number + 1} changes; restore ` +
+          `the data directory from a backup`,
       );
     }
     return { number, base: entry.base, size: entry.size, chain: entry.chain };
   }
 
-  /** Archives a whole revision given as N-Triples lines (data written before the archive existed); false if it is there already. */
+  /**
+   * Archives a whole revision given as N-Triples lines (data written before the archive existed); false if it is there
+   * already.
+   */
   archiveWhole(revision: RevisionRecord, lines: string): boolean {
     if (this.get(revision.object, revision.number)) return false;
     const at = revision.createdAt.getTime();

@@ -98,7 +98,9 @@ export class IndexCopy implements IndexFollower {
 }
 
 export interface CompactionOptions {
-  /** Quads deleted since the last compaction from which one starts, once they are also half the quads held (0: never). */
+  /**
+   * Quads deleted since the last compaction from which one starts, once they are also half the quads held (0: never).
+   */
   afterDeletedQuads: number;
   /** The WASM memory that data may never take (store.memoryReserveBytes). */
   memoryReserveBytes: number;
@@ -194,7 +196,9 @@ export class IndexCompactor {
     this.running = undefined;
     const copied = running.copy.graphsCopied;
     this.options.log(
-      `store compacted in ${Math.round(performance.now() - running.started)} ms: ${copied} graphs copied into a new WASM memory of ${Math.round(this.index.wasmMemoryBytes / 2 ** 20)} MiB (the old one is released once garbage collected)`,
+      `store compacted in ${Math.round(performance.now() - running.started)} ms: ${copied} graphs copied into a new ` +
+        `WASM memory of ${Math.round(this.index.wasmMemoryBytes / 2 ** 20)} MiB (the old one is released once ` +
+        `garbage collected)`,
     );
   }
 }

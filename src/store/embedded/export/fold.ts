@@ -68,7 +68,8 @@ export async function foldDataDirectory(
   });
   if (first.tail && tornTail === 'refuse') {
     throw new JournalCorruptError(
-      `journal ${segmentName(first.tail.segment)} ends in ${first.tail.scan.damagedTail} at byte ${first.tail.scan.validBytes}`,
+      `journal ${segmentName(first.tail.segment)} ends in ${first.tail.scan.damagedTail} at byte ` +
+        `${first.tail.scan.validBytes}`,
     );
   }
   let lines = 0;
@@ -94,7 +95,8 @@ export async function foldDataDirectory(
     const kept: string[] = [];
     let run: Uint8Array[] = [];
     let runStart = 0;
-    // A run of records that only insert: no record in it deletes, so a line is left out only if a record after the run deletes it.
+    // A run of records that only insert: no record in it deletes, so a line is left out only if a record after the run
+    // deletes it.
     const endRun = () => {
       if (run.length > 0)
         for (const line of canonicalLines(run)) if ((lastDelete.get(line) ?? -1) <= runStart) kept.push(line);
@@ -117,7 +119,8 @@ export async function foldDataDirectory(
   });
   if (second.records !== first.records)
     throw new Error(
-      `the journal changed while it was read (${first.records} records, then ${second.records}): stop the server that writes it`,
+      `the journal changed while it was read (${first.records} records, then ${second.records}): stop the server ` +
+        `that writes it`,
     );
   return { lines, records: first.records, droppedTail: first.tail?.scan.damagedTail };
 }

@@ -1,4 +1,4 @@
-import { open, rm, stat } from 'node:fs/promises';
+import { type FileHandle, open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { listSegments, segmentName, syncDirectory, writeFileDurably } from '../journal/journal.js';
@@ -20,13 +20,18 @@ const HEADER_BYTES = 64 * 1024;
 /** The memory is written and read in chunks of this size; chunks of zeros are not written (holes in the file). */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
-/** What an image reflects: a snapshot, and the bytes of the journal segments after it (none for an image taken at the snapshot). */
+/**
+ * What an image reflects: a snapshot, and the bytes of the journal segments after it (none for an image taken at the
+ * snapshot).
+ */
 export interface StorePosition {
   snapshot: number | null;
   journal: [segment: number, bytes: number][];
 }
 
-/** The index's memory as an image holds it: per chunk of CHUNK_BYTES its bytes, or undefined when known to be all zeros. */
+/**
+ * The index's memory as an image holds it: per chunk of CHUNK_BYTES its bytes, or undefined when known to be all zeros.
+ */
 export interface IndexMemory {
   storePointer: number;
   memoryBytes: number;
@@ -45,7 +50,10 @@ export interface ImageContents {
 
 interface ImageHeader extends Omit<IndexMemory, 'chunks'>, Omit<ImageContents, 'attachment'> {
   wasm: string;
-  /** One character per chunk of the memory: '1' written, '0' all zeros (a hole in the file, left as a new memory has it). */
+  /**
+   * One character per chunk of the memory: '1' written, '0' all zeros (a hole in the file, left as a new memory has
+   * it).
+   */
   chunks: string;
   /** Bytes of the attachment, after the memory. */
   attachmentBytes: number;
@@ -64,7 +72,10 @@ export async function storePosition(dir: string, snapshot: number | undefined): 
 
 const samePosition = (a: StorePosition, b: StorePosition) => JSON.stringify(a) === JSON.stringify(b);
 
-/** Whether an image at `position` is the image of a snapshot (copied at its rotation, no journal in it), not of a clean stop. */
+/**
+ * Whether an image at `position` is the image of a snapshot (copied at its rotation, no journal in it), not of a clean
+ * stop.
+ */
 const ofSnapshot = (position: StorePosition) => position.journal.length === 0;
 
 /**
@@ -110,8 +121,10 @@ export function indexMemory(index: OxigraphIndex, buffers?: (Uint8Array | undefi
     const chunk = memory.subarray(at, Math.min(memory.length, at + CHUNK_BYTES));
     const buffer = buffers?.[i];
     if (!buffers) chunks.push(chunk);
-    else if (buffer?.length === chunk.length) chunks.push((buffer.set(chunk), buffer));
-    else chunks.push(isZero(chunk) ? undefined : chunk.slice());
+    else if (buffer?.length === chunk.length) {
+      buffer.set(chunk);
+      chunks.push(buffer);
+    } else chunks.push(isZero(chunk) ? undefined : chunk.slice());
   }
   return { storePointer, memoryBytes: memory.length, held, chunks };
 }
@@ -140,7 +153,8 @@ export async function writeIndexImage(
       crc = crc32(chunk, crc);
       await file.write(chunk, 0, chunk.length, HEADER_BYTES + i * CHUNK_BYTES);
       chunks[i] = undefined;
-      // As a snapshot is: one fsync of gigabytes at the end would hold the disk, and the journal's fdatasync behind it, for seconds.
+      // As a snapshot is: one fsync of gigabytes at the end would hold the disk, and the journal's fdatasync behind it,
+      // for seconds.
       unsynced += chunk.length;
       if (unsynced >= SYNC_EVERY_BYTES) {
         await file.datasync();
@@ -159,7 +173,7 @@ export async function writeIndexImage(
       chunks: flags,
       attachmentBytes: attachment.length,
     };
-    const text = (crc: number) => MAGIC + JSON.stringify({ ...header, crc }) + '\n';
+    const text = (crc: number) => `${MAGIC}${JSON.stringify({ ...header, crc })}\n`;
     if (text(0).length + 20 > HEADER_BYTES) throw new Error('its header would not fit');
     crc = crc32(attachment, crc);
     await file.write(attachment, 0, attachment.length, HEADER_BYTES + memoryBytes);
@@ -191,7 +205,7 @@ export async function readIndexImage(
   log: (message: string) => void,
 ): Promise<{ index: OxigraphIndex; quads: number | null; ofSnapshot: boolean; attachment: Buffer } | undefined> {
   const path = join(dir, IMAGE_FILE);
-  let file;
+  let file: FileHandle;
   try {
     file = await open(path, 'r');
   } catch {
@@ -222,19 +236,8 @@ export async function readIndexImage(
     )
       return refused('its size does not match its header');
     const bindings = bindingsForImage(header.memoryBytes, header.held);
-    const memory = new Uint8Array(bindings.allocator.memory.buffer);
-    let crc = 0;
-    const written = [...header.chunks].flatMap((c, i) => (c === '1' ? [i * CHUNK_BYTES] : []));
-    const read = (at: number) => file.read(memory, at, Math.min(CHUNK_BYTES, memory.length - at), HEADER_BYTES + at);
-    // The disk reads the next chunk while this one's checksum is taken.
-    let next = written.length > 0 ? read(written[0]) : undefined;
-    for (let i = 0; next; i++) {
-      const at = written[i];
-      const { bytesRead: got } = await next;
-      if (got !== Math.min(CHUNK_BYTES, memory.length - at)) return refused('cut short');
-      next = i + 1 < written.length ? read(written[i + 1]) : undefined;
-      crc = crc32(memory.subarray(at, at + got), crc);
-    }
+    let crc = await readChunks(file, new Uint8Array(bindings.allocator.memory.buffer), header.chunks);
+    if (crc === undefined) return refused('cut short');
     const attachment = Buffer.alloc(header.attachmentBytes);
     if (
       (await file.read(attachment, 0, attachment.length, HEADER_BYTES + header.memoryBytes)).bytesRead !==
@@ -250,7 +253,8 @@ export async function readIndexImage(
         ? ` and ${header.position.journal.reduce((sum, [, bytes]) => sum + bytes, 0)} journal bytes`
         : '';
     log(
-      `memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} (${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`,
+      `memory image of snapshot ${header.position.snapshot ?? 'none'}${journal} ` +
+        `(${Math.round(header.memoryBytes / 2 ** 20)} MiB) read in ${Math.round(performance.now() - started)} ms`,
     );
     return { index, quads: header.quads, ofSnapshot: ofSnapshot(header.position), attachment };
   } catch (err) {
@@ -259,6 +263,26 @@ export async function readIndexImage(
   } finally {
     await file.close();
   }
+}
+
+/**
+ * Reads the chunks an image holds (`chunks`: '1' for each chunk written) into `memory`; answers their
+ * checksum, or undefined when the file is cut short.
+ */
+async function readChunks(file: FileHandle, memory: Uint8Array, chunks: string): Promise<number | undefined> {
+  let crc = 0;
+  const written = [...chunks].flatMap((c, i) => (c === '1' ? [i * CHUNK_BYTES] : []));
+  const read = (at: number) => file.read(memory, at, Math.min(CHUNK_BYTES, memory.length - at), HEADER_BYTES + at);
+  // The disk reads the next chunk while this one's checksum is taken.
+  let next = written.length > 0 ? read(written[0]) : undefined;
+  for (let i = 0; next; i++) {
+    const at = written[i];
+    const { bytesRead: got } = await next;
+    if (got !== Math.min(CHUNK_BYTES, memory.length - at)) return undefined;
+    next = i + 1 < written.length ? read(written[i + 1]) : undefined;
+    crc = crc32(memory.subarray(at, at + got), crc);
+  }
+  return crc;
 }
 
 /** Removes the image (unless `keep`) and the temp file of one never finished, durably. */

@@ -108,8 +108,10 @@ export async function scanSegment(
     };
     const corrupt = (what: string) =>
       new JournalCorruptError(
-        `journal ${name} is corrupt at byte ${offset}: ${what}, and more data follows (${size - offset} bytes to the end of the file), so it is not a torn last write. ` +
-          'Refusing to start: restore the data directory from a backup, or truncate the segment at that byte deliberately, accepting the loss of what follows.',
+        `journal ${name} is corrupt at byte ${offset}: ${what}, and more data follows (${size - offset} bytes to the ` +
+          `end of the file), so it is not a torn last write. ` +
+          'Refusing to start: restore the data directory from a backup, or truncate the segment at that byte ' +
+          'deliberately, accepting the loss of what follows.',
       );
     while (offset < size) {
       if (size - offset < HEADER_BYTES) return await end('a record header cut short');
@@ -200,7 +202,8 @@ export async function readJournal(
   segments.forEach((n, i) => {
     if (n !== from + i) {
       throw new JournalCorruptError(
-        `journal ${segmentName(from + i)} is missing (found ${segments.map(segmentName).join(', ')}); refusing to start without the writes it held`,
+        `journal ${segmentName(from + i)} is missing (found ${segments.map(segmentName).join(', ')}); refusing to ` +
+          `start without the writes it held`,
       );
     }
   });
@@ -219,7 +222,8 @@ export async function readJournal(
     if (!scan.damagedTail) continue;
     if (i < lastWithData) {
       throw new JournalCorruptError(
-        `journal ${segmentName(n)} ends in ${scan.damagedTail} at byte ${scan.validBytes}, but later segments hold records; refusing to start`,
+        `journal ${segmentName(n)} ends in ${scan.damagedTail} at byte ${scan.validBytes}, but later segments hold ` +
+          `records; refusing to start`,
       );
     }
     tail = { segment: n, scan };
@@ -242,7 +246,8 @@ export async function recoverJournal(
   if (tail) {
     const { segment, scan } = tail;
     log(
-      `journal ${segmentName(segment)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ${scan.validBytes})`,
+      `journal ${segmentName(segment)}: dropped ${scan.damagedTail} (${scan.size - scan.validBytes} bytes from byte ` +
+        `${scan.validBytes})`,
     );
     const file = await open(join(dir, segmentName(segment)), 'r+');
     try {

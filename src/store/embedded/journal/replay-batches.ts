@@ -71,7 +71,10 @@ class Batch {
   private readonly deletes: string[] = [];
   /** Every line the batch deletes, as text. */
   private readonly deleted = new Set<string>();
-  /** Subject, predicate and graph of the literals it deletes: all of them, and those whose text does not prove their value. */
+  /**
+   * Subject, predicate and graph of the literals it deletes: all of them, and those whose text does not prove their
+   * value.
+   */
   private readonly literals = new Set<string>();
   private readonly inexactLiterals = new Set<string>();
   /** The subjects of the lines it deletes in the strict form. */
@@ -83,7 +86,10 @@ class Batch {
     return this.inserts.length === 0 && this.deletes.length === 0;
   }
 
-  /** Whether `record` inserts nothing that may be a quad this batch deletes (and its insertions' lines, when split to tell). */
+  /**
+   * Whether `record` inserts nothing that may be a quad this batch deletes (and its insertions' lines, when split to
+   * tell).
+   */
   admits(record: CommitRecord | CommitBytes): { ok: boolean; lines?: string[] } {
     if (this.deletes.length === 0 || record.insert.length === 0) return { ok: true };
     const lines = partText(record.insert).split('\n');
@@ -125,7 +131,10 @@ class Batch {
     }
   }
 
-  /** The batch as one load (one text: measured faster than many parts) and one deletion, leaving out insertions it deletes again. */
+  /**
+   * The batch as one load (one text: measured faster than many parts) and one deletion, leaving out insertions it
+   * deletes again.
+   */
   done(): ReplayBatch {
     const kept: string[] = [];
     for (const { part, lines } of this.inserts) {

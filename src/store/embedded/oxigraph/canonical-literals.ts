@@ -38,7 +38,8 @@ export function surelyCanonical(l: RDF.Literal): boolean {
       // significant digits (those read back exactly): "-567772714851686.2" it writes as ".3".
       return DECIMAL.test(v) && v !== '-0' && significantDigits(v) <= 15 && String(Number(v)) === v;
     case 'dateTime':
-      // A UTC offset of ±00:00 is written back as Z, 24:00:00 as the next day; a day the month lacks is kept as written.
+      // A UTC offset of ±00:00 is written back as Z, 24:00:00 as the next day; a day the month lacks is kept as
+      // written.
       return DATE_TIME.test(v);
     case 'date':
       return DATE_ONLY.test(v);

@@ -57,7 +57,8 @@ export function loadOxigraphBindings(): OxigraphBindings {
   }
   if (typeof allocator?.__wbindgen_malloc !== 'function' || typeof allocator.__wbindgen_free !== 'function') {
     throw new Error(
-      'could not reach the WASM allocator of oxigraph: load it through src/store/embedded/oxigraph/oxigraph-bindings.ts only',
+      'could not reach the WASM allocator of oxigraph: load it through ' +
+        'src/store/embedded/oxigraph/oxigraph-bindings.ts only',
     );
   }
   return { oxigraph, allocator: allocator as WasmAllocator };
@@ -151,7 +152,10 @@ export function storePointer(store: OxigraphStore): number {
   return (store as unknown as { __wbg_ptr: number }).__wbg_ptr;
 }
 
-/** The store at `pointer` in the memory of `bindings`, as a JS object (freed with free(), never by the garbage collector). */
+/**
+ * The store at `pointer` in the memory of `bindings`, as a JS object (freed with free(), never by the garbage
+ * collector).
+ */
 export function storeAt({ oxigraph }: OxigraphBindings, pointer: number): OxigraphStore {
   const store = Object.create(oxigraph.Store.prototype) as OxigraphStore;
   (store as unknown as { __wbg_ptr: number }).__wbg_ptr = pointer;

@@ -9,6 +9,7 @@ import {
   WASM_MEMORY_LIMIT_BYTES,
   type OxigraphBindings,
 } from './oxigraph-bindings.js';
+import { entryOf } from '../../map-entry.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';
@@ -87,11 +88,8 @@ export function deleteData(nquads: string): string {
   for (const line of nquads.split('\n')) {
     if (line === '') continue;
     const { subject, predicateObject, graph } = splitQuadLine(line);
-    let subjects = graphs.get(graph);
-    if (!subjects) graphs.set(graph, (subjects = new Map()));
-    const pairs = subjects.get(subject);
-    if (pairs) pairs.push(predicateObject);
-    else subjects.set(subject, [predicateObject]);
+    const subjects = entryOf(graphs, graph, () => new Map<string, string[]>());
+    entryOf(subjects, subject, () => []).push(predicateObject);
   }
   const blocks: string[] = [];
   for (const [graph, subjects] of graphs) {
@@ -146,7 +144,9 @@ export class OxigraphIndex {
     this.store = storeAtPointer === undefined ? new bindings.oxigraph.Store() : storeAt(bindings, storeAtPointer);
   }
 
-  /** The WASM instance holding the store, and where the store is in its memory (for a memory image, see index-image.ts). */
+  /**
+   * The WASM instance holding the store, and where the store is in its memory (for a memory image, see index-image.ts).
+   */
   get memory(): { bindings: OxigraphBindings; storePointer: number } {
     return { bindings: this.bindings, storePointer: storePointer(this.store) };
   }
@@ -243,7 +243,9 @@ export class OxigraphIndex {
     ) as SparqlJsonResults;
   }
 
-  /** Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs. */
+  /**
+   * Removes named graphs with their quads: deleting a graph's last quad leaves its name in Oxigraph's list of graphs.
+   */
   dropGraphs(graphs: readonly string[]): void {
     if (graphs.length > 0) this.store.update(graphs.map((g) => `DROP SILENT GRAPH ${iriToNt(g)}`).join(' ;\n'));
     this.follower?.dropped(graphs);

@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import { constants, getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import type { QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
+import type { QueryJob, QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
 import { unpackCommits } from './replica-commits.js';
 import { ReplicaFullError, ReplicaStore } from './replica-store.js';
 
@@ -53,21 +53,28 @@ function prioritise(wanted: Priority): void {
     mayRaise = false;
     port.postMessage({
       kind: 'priority',
-      message: `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs CAP_SYS_NICE or RLIMIT_NICE)`,
+      message:
+        `its thread may not raise its CPU priority again after a query (${(err as Error).message}; it needs ` +
+        `CAP_SYS_NICE or RLIMIT_NICE)`,
     } satisfies WorkerMessage);
   }
 }
 
 // Made by the first message, `start`.
 let replica!: ReplicaStore;
-/** The last commit applied; whether the copy of the store is complete (until then commits come one by one, between its parts, and are not acknowledged). */
+/**
+ * The last commit applied; whether the copy of the store is complete (until then commits come one by one, between its
+ * parts, and are not acknowledged).
+ */
 let position = 0;
 let loaded = false;
 /** Set when the replica's memory could take no more: it is fed nothing from then on (QueryReplica refuses queries). */
 let full = false;
 const utf8 = new TextDecoder();
 
-/** Applies a part of the feed, unless the replica is full; the first part that does not fit makes it full, and says so. */
+/**
+ * Applies a part of the feed, unless the replica is full; the first part that does not fit makes it full, and says so.
+ */
 function feed(apply: () => void): boolean {
   if (full) return false;
   try {
@@ -84,6 +91,45 @@ function feed(apply: () => void): boolean {
     } satisfies WorkerMessage);
     return false;
   }
+}
+
+/** The copy is complete: the copy's tables are grown, and the replica serves from now on. */
+function onLoaded(at: number): void {
+  replica.copied();
+  const grown = feed(() => {
+    const tables = replica.growPastNextPoint(handedOverFor);
+    if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
+  });
+  if (!grown) return;
+  standby = false;
+  loaded = true;
+  position = at;
+  port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+  port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
+}
+
+/** A batch of commits applied; a serving replica near a growth point of its tables says so. */
+function onCommits({ commits, position: at }: Extract<WorkerRequest, { kind: 'commits' }>): void {
+  const records = unpackCommits(commits).map((c) => ({ insert: utf8.decode(c.insert), delete: utf8.decode(c.delete) }));
+  if (!feed(() => replica.applyRecords(records))) return;
+  position = at;
+  if (!loaded) return;
+  port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
+  if (standby) return;
+  const point = replica.growthAhead();
+  if (point !== undefined)
+    port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
+}
+
+function onQuery(job: QueryJob): void {
+  port.postMessage({ kind: 'started' } satisfies WorkerMessage);
+  let reply: QueryReply;
+  try {
+    reply = { ...replica.run(job), position };
+  } catch (err) {
+    reply = { error: (err as Error).message };
+  }
+  port.postMessage(reply satisfies WorkerMessage);
 }
 
 port.on('message', (message: WorkerRequest) => {
@@ -108,51 +154,13 @@ port.on('message', (message: WorkerRequest) => {
       feed(() => replica.copyHistory(message.entries));
       return;
     case 'loaded':
-      replica.copied();
-      if (
-        !feed(() => {
-          const tables = replica.growPastNextPoint(handedOverFor);
-          if (tables) port.postMessage({ kind: 'tables', ...tables } satisfies WorkerMessage);
-        })
-      )
-        return;
-      standby = false;
-      loaded = true;
-      position = message.position;
-      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
-      port.postMessage({ kind: 'loaded' } satisfies WorkerMessage);
+      onLoaded(message.position);
       return;
     case 'commits':
-      if (
-        !feed(() =>
-          replica.applyRecords(
-            unpackCommits(message.commits).map((c) => ({
-              insert: utf8.decode(c.insert),
-              delete: utf8.decode(c.delete),
-            })),
-          ),
-        )
-      )
-        return;
-      position = message.position;
-      if (!loaded) return;
-      port.postMessage({ kind: 'applied', position } satisfies WorkerMessage);
-      if (!standby) {
-        const point = replica.growthAhead();
-        if (point !== undefined)
-          port.postMessage({ kind: 'growing', loadedQuads: replica.loadedQuads, point } satisfies WorkerMessage);
-      }
+      onCommits(message);
       return;
-    case 'query': {
-      port.postMessage({ kind: 'started' } satisfies WorkerMessage);
-      let reply: QueryReply;
-      try {
-        reply = { ...replica.run(message), position };
-      } catch (err) {
-        reply = { error: (err as Error).message };
-      }
-      port.postMessage(reply satisfies WorkerMessage);
+    case 'query':
+      onQuery(message);
       return;
-    }
   }
 });

@@ -1,50 +1,48 @@
 import type { Worker } from 'node:worker_threads';
 import { BudgetedWorker } from '../../../budgeted-worker.js';
 import type { CommitBytes } from '../../commit-record.js';
+import { CommitTimes } from './commit-times.js';
 import { ReplicaFeed } from './replica-feed.js';
-import type { QueryRequest, QueryResult, QueryService, ReplicaLag } from '../../query-service.js';
-import type { QueryAnswer, QueryJob, QueryReply, WorkerMessage, WorkerRequest } from './messages.js';
+import type { QueryRequest, QueryResult, QueryService } from '../../query-service.js';
+import type { QueryAnswer, QueryJob, QueryReply, WorkerMessage } from './messages.js';
+import { type ReplicaSource, sendCopy } from './replica-copy.js';
 import { parseQuery, type ParsedQuery } from '../../sparql-query.js';
 import { QueryError, queryFailed, queryTimedOut, queryUnavailable } from '../../query-errors.js';
-
-/** What a new replica copies, as the store holds it at the moment it is asked (the graphs' and history's content is read later, as it is copied). */
-export interface ReplicaCopy {
-  /** The revision metadata graph as N-Quads: it tells which graphs are objects, and their latest revisions. */
-  meta: string;
-  /**
-   * The hot store's other graphs that a view shows, listed in a later turn than the metadata is
-   * read in (the request thread is held for one at a time; commits made between reach the worker
-   * as they do between the copy's other parts).
-   */
-  hotGraphs: () => string[];
-  /** The history in the archive before each object's latest revision, newest first: the N-Quads of one revision (its graph and its metadata) or of one finished action request each. */
-  history: Iterator<string>;
-}
-
-/** Where a new replica copies the store from. */
-export interface ReplicaSource {
-  copy(): ReplicaCopy;
-  /** A graph of the hot store as N-Triples. */
-  graphNTriples(graph: string): string;
-}
 
 export interface QueryReplicaOptions {
   /** Time a query may run before the worker is stopped and replaced. */
   timeBudgetMs: number;
   maxRows: number;
-  /** Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica holds. */
+  /**
+   * Longest a query waits for the replica to apply the writes acknowledged before it; then it runs on what the replica
+   * holds.
+   */
   freshnessWaitMs: number;
-  /** Longest a query waits for a new replica to finish its copy of the store; then it is answered 503 (default 10 s). */
+  /**
+   * Longest a query waits for a new replica to finish its copy of the store; then it is answered 503 (default 10 s).
+   */
   copyWaitMs?: number;
-  /** Bytes of journal records waiting for the worker past which it is replaced by one that copies the store (memory stays bounded). */
+  /**
+   * Bytes of journal records waiting for the worker past which it is replaced by one that copies the store (memory
+   * stays bounded).
+   */
   maxBacklogBytes?: number;
   /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
   historyMaxQuads: number;
-  /** WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it stops, and queries are refused. */
+  /**
+   * WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it
+   * stops, and queries are refused.
+   */
   queryReserveBytes?: number;
-  /** The size its WASM memory may grow to, data and that reserve (default: the 4 GiB WASM32 can address); past it the replica is full as above. */
+  /**
+   * The size its WASM memory may grow to, data and that reserve (default: the 4 GiB WASM32 can address); past it the
+   * replica is full as above.
+   */
   memoryLimitBytes?: number;
-  /** Growth points of Oxigraph's tables a replica is handed over before (see table-growth.ts; default: those from 1.5 million quads, tests make it small). */
+  /**
+   * Growth points of Oxigraph's tables a replica is handed over before (see table-growth.ts; default: those from 1.5
+   * million quads, tests make it small).
+   */
   longGrowthFrom?: number;
   /**
    * Time without a query after which the replica's workers are stopped and the writes no longer
@@ -52,55 +50,39 @@ export interface QueryReplicaOptions {
    * a start). 0 or absent: the replica starts at once and is never stopped for want of queries.
    */
   idleMs?: number;
-  /** Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a query sees it from then on). */
+  /**
+   * Told, for each commit, how long after it was published on the after-commit stream the replica had applied it (a
+   * query sees it from then on).
+   */
   observeVisible?: (seconds: number) => void;
-  /** Told the number of worker threads fed with the writes whenever it changes: 0 while the replica is stopped, 1, 2 while a successor copies the store. */
+  /**
+   * Told the number of worker threads fed with the writes whenever it changes: 0 while the replica is stopped, 1, 2
+   * while a successor copies the store.
+   */
   observeWorkers?: (workers: number) => void;
   log: (message: string) => void;
 }
 
 /** Queries waiting for the worker; past this many, a query is refused with 503 rather than queued. */
 const MAX_WAITING = 32;
-/** JavaScript heap of the worker (answers being serialised; Oxigraph's WASM memory is apart): a runaway answer fails the worker, not the server. */
+/**
+ * JavaScript heap of the worker (answers being serialised; Oxigraph's WASM memory is apart): a runaway answer fails the
+ * worker, not the server.
+ */
 const WORKER_HEAP_MB = 2048;
-/** Graphs copied to a loading worker between two turns of the event loop (keeps the API responsive while it loads). */
-const GRAPHS_PER_TURN = 200;
-/** Characters of history copied to a loading worker between two turns of the event loop. */
-const HISTORY_CHARS_PER_TURN = 512 * 1024;
 /** Default of `copyWaitMs`: a new worker copies a small store in well under a second, a large one in seconds. */
 const COPY_WAIT_MS = 10_000;
 /** Default of `maxBacklogBytes`. */
 const MAX_BACKLOG_BYTES = 128 * 1024 * 1024;
-/** When each of the last this many commits was acknowledged (for the lag of an answer). */
-const COMMIT_TIMES = 1 << 17;
 /** After a successor was given up (or ended), the next is started no sooner than this. */
 const HANDOVER_RETRY_MS = 10_000;
 
 /**
- * Analytics queries on a worker thread that holds its own replica of the store. Oxigraph queries
- * cannot be interrupted, so they must never run on the thread that serves requests; a query past
- * its time budget stops the worker, which is replaced by a new one that copies the store again.
- *
- * The replica is fed from the after-commit stream: each commit's journal record, the bytes the
- * hot store applied (a change's deletes and inserts, whatever the object's size), is queued here
- * as it is, in commit order, and whatever queued while the worker was busy goes to it as one
- * batch when it is done with the last; the worker decodes and applies them (see ReplicaStore and
- * ReplicaFeed). A new worker first gets a copy of the hot store's graphs and of the newest
- * history, then the commits from the moment the copy began; both only insert or delete given
- * quads, so the commits the copy already holds change nothing when applied again.
- *
- * A replica near a point where Oxigraph's tables grow (a pause of a second and more in a large
- * store, see table-growth.ts) says so; a successor then copies the store in a second worker, at the
- * lowest CPU priority, while the replica goes on answering, and takes over once it holds the copy
- * (between two queries). The copy holds none of the deleted quads, and its tables are grown past
- * their next growth point before it serves.
- *
- * A query waits (at most `freshnessWaitMs`) for the replica to hold every write acknowledged
- * before it, then runs on what the replica holds; its answer says how far behind that was.
- *
- * With `idleMs`, the replica costs the writes nothing until a query comes: the first query starts
- * the worker, which copies the store, and waits for that copy (`copyWaitMs` at most); once no
- * query has come for `idleMs`, the workers are stopped and the writes are no longer fed to them.
+ * Analytics queries on a worker thread that holds its own replica of the store, fed each commit's
+ * journal record from the after-commit stream: Oxigraph queries cannot be interrupted, so they never
+ * run on the thread that serves requests, and a query past its time budget stops the worker. A
+ * replica near a growth point of Oxigraph's tables is handed over to a successor that copies the
+ * store meanwhile; with `idleMs` it runs only while queries come. How: docs/sparql-replica.md.
  */
 export class QueryReplica implements QueryService {
   /** The workers, while the replica runs (undefined while it is stopped, see `idleMs`). */
@@ -109,11 +91,14 @@ export class QueryReplica implements QueryService {
   private committed = 0;
   /** The last commit a replica that served queries had applied (its writes were visible from then on). */
   private visibleThrough = 0;
-  private readonly commitTimes = new Float64Array(COMMIT_TIMES);
+  private readonly commitTimes = new CommitTimes();
   /** The worker that answers queries, and the one that is copying the store to take over from it. */
   private serving?: ReplicaFeed;
   private successor?: ReplicaFeed;
-  /** When the last successor was started, and for which growth point; when the earliest next one may be, after one was given up. */
+  /**
+   * When the last successor was started, and for which growth point; when the earliest next one may be, after one was
+   * given up.
+   */
   private successorStarted = 0;
   private successorFor = 0;
   private nextHandoverAt = 0;
@@ -125,7 +110,10 @@ export class QueryReplica implements QueryService {
   private running = 0;
   private lastQueryAt = 0;
   private idleTimer?: NodeJS.Timeout;
-  /** The replica was started by a query (it had not run yet, or had been stopped), and its copy is not done: a query refused meanwhile is told so. */
+  /**
+   * The replica was started by a query (it had not run yet, or had been stopped), and its copy is not done: a query
+   * refused meanwhile is told so.
+   */
   private warming = false;
   private closed = false;
   private workersSaid = 0;
@@ -210,7 +198,8 @@ export class QueryReplica implements QueryService {
       this.queries = this.serving = this.successor = undefined;
       this.sayWorkers();
       this.options.log(
-        `SPARQL replica: stopped after ${Math.round(idleMs / 1000)} s without a query; writes no longer feed it, and the next query starts it again`,
+        `SPARQL replica: stopped after ${Math.round(idleMs / 1000)} s without a query; writes no longer feed it, and ` +
+          `the next query starts it again`,
       );
       void queries.close();
     };
@@ -237,14 +226,18 @@ export class QueryReplica implements QueryService {
     return parseQuery(text, this.options.maxRows);
   }
 
-  /** A consumer of the after-commit stream: queues a copy of the commit's journal record for the workers (its bytes are the journal's). */
+  /**
+   * A consumer of the after-commit stream: queues a copy of the commit's journal record for the workers (its bytes are
+   * the journal's).
+   */
   onCommitted(record: CommitBytes): void {
     this.committed++;
     if (this.full) return;
-    this.commitTimes[this.committed % COMMIT_TIMES] = performance.now();
+    this.commitTimes.record(this.committed);
     // A stopped replica costs a write this much: no worker holds it.
     if (!this.serving && !this.successor) return;
-    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to the worker.
+    // Views of the record's journal buffer, which nothing writes again: they are copied into the buffer that goes to
+    // the worker.
     const commit = { insert: record.insert, delete: record.delete };
     const maxBacklog = this.options.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
     const successor = this.successor;
@@ -281,7 +274,8 @@ export class QueryReplica implements QueryService {
     if (!this.serving?.copied) {
       throw queryUnavailable(
         this.warming
-          ? 'the query replica is warming up: it runs only while /sparql is queried (sparql.replicaIdleMillis), and it is copying the store for the first query since it last ran'
+          ? 'the query replica is warming up: it runs only while /sparql is queried (sparql.replicaIdleMillis), and ' +
+              'it is copying the store for the first query since it last ran'
           : 'the query replica is copying the store (after a start or a reload)',
       );
     }
@@ -297,7 +291,11 @@ export class QueryReplica implements QueryService {
       maxRows: this.options.maxRows,
       dataset: request.dataset,
     });
-    return { body: reply.body, truncated: reply.truncated, lag: this.lag(reply.position, target) };
+    return {
+      body: reply.body,
+      truncated: reply.truncated,
+      lag: this.commitTimes.lag(reply.position, target, this.committed),
+    };
   }
 
   close(): Promise<void> {
@@ -325,14 +323,6 @@ export class QueryReplica implements QueryService {
     });
   }
 
-  private lag(position: number, target: number): ReplicaLag {
-    const commits = Math.max(0, target - position);
-    if (commits === 0) return { commits, millis: 0 };
-    // The oldest write not shown, or the oldest whose time is still kept.
-    const oldest = Math.max(position + 1, this.committed - COMMIT_TIMES + 1);
-    return { commits, millis: Math.round(performance.now() - this.commitTimes[oldest % COMMIT_TIMES]) };
-  }
-
   private feedOf(worker: Worker): ReplicaFeed | undefined {
     return [this.serving, this.successor].find((feed) => feed?.worker === worker);
   }
@@ -340,22 +330,19 @@ export class QueryReplica implements QueryService {
   private onNotice(notice: Notice, worker: Worker): void {
     const feed = this.feedOf(worker);
     if (!feed) return;
-    if (notice.kind === 'priority') return this.onPriorityStuck(notice.message);
-    if (notice.kind === 'tables') {
-      const { point, quads, grown } = notice;
-      return this.options.log(
-        `SPARQL replica: ${grown ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once` : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`}`,
-      );
-    }
-    if (notice.kind === 'growing') return this.onGrowing(feed, notice);
-    if (notice.kind === 'applied') return this.onApplied(feed, notice.position);
-    if (feed === this.successor) return this.giveUpSuccessor(notice.message);
-    this.onFull(notice.message, notice.reclaimable);
+    if (notice.kind === 'priority') this.onPriorityStuck(notice.message);
+    else if (notice.kind === 'tables') this.options.log(`SPARQL replica: ${tablesGrown(notice)}`);
+    else if (notice.kind === 'growing') this.onGrowing(feed, notice);
+    else if (notice.kind === 'applied') this.onApplied(feed, notice.position);
+    else if (feed === this.successor) this.giveUpSuccessor(notice.message);
+    else this.onFull(notice.message, notice.reclaimable);
   }
 
   private refuseIfFull(): void {
     if (!this.full) return;
-    const message = `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data`;
+    const message =
+      `${this.full}, so it takes no more writes: SPARQL queries are refused until the server restarts ` +
+      `with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes or less data`;
     throw new QueryError('unavailable', 'sparql_unavailable', message);
   }
 
@@ -378,7 +365,8 @@ export class QueryReplica implements QueryService {
     this.serving = undefined;
     this.sayWorkers();
     this.options.log(
-      `${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a larger sparql.memoryLimitBytes, or less data)`,
+      `${message}; SPARQL queries are refused until the server restarts (with a smaller sparql.historyMaxQuads, a ` +
+        `larger sparql.memoryLimitBytes, or less data)`,
     );
     for (const waiter of this.waiting) waiter.wake();
   }
@@ -388,7 +376,8 @@ export class QueryReplica implements QueryService {
     if (this.prioritySaid) return;
     this.prioritySaid = true;
     this.options.log(
-      `SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in SPARQL-Replica-Lag)`,
+      `SPARQL replica: ${message}, so under a busy CPU it may fall behind the writes (answers say so in ` +
+        `SPARQL-Replica-Lag)`,
     );
   }
 
@@ -405,17 +394,15 @@ export class QueryReplica implements QueryService {
   /** The serving replica holds every commit up to `position`: queries waiting for them go. */
   private visible(position: number): void {
     const observe = this.options.observeVisible;
-    if (observe) {
-      const now = performance.now();
-      // The commits whose times are no longer kept (more than COMMIT_TIMES behind) are not counted.
-      for (let n = Math.max(this.visibleThrough + 1, this.committed - COMMIT_TIMES + 1); n <= position; n++)
-        observe((now - this.commitTimes[n % COMMIT_TIMES]) / 1000);
-    }
+    if (observe) this.commitTimes.observeSince(this.visibleThrough + 1, position, this.committed, observe);
     this.visibleThrough = Math.max(this.visibleThrough, position);
     for (const waiter of this.waiting) if (waiter.target <= position) waiter.wake();
   }
 
-  /** The serving replica is near a long growth point of its tables: a successor copies the store, unless one does already. */
+  /**
+   * The serving replica is near a long growth point of its tables: a successor copies the store, unless one does
+   * already.
+   */
   private onGrowing(feed: ReplicaFeed, notice: { loadedQuads: number; point: number }): void {
     feed.nearGrowth = notice;
     if (feed !== this.serving || this.successor || this.full || performance.now() < this.nextHandoverAt) return;
@@ -424,7 +411,8 @@ export class QueryReplica implements QueryService {
     if (!this.queries?.startSuccessor()) return;
     this.successorStarted = performance.now();
     this.options.log(
-      `SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor copies the store and takes over`,
+      `SPARQL replica: ${notice.loadedQuads} quads loaded, near ${notice.point}, where its tables grow; a successor ` +
+        `copies the store and takes over`,
     );
   }
 
@@ -466,25 +454,18 @@ export class QueryReplica implements QueryService {
     return feed === this.serving || feed === this.successor;
   }
 
-  /**
-   * Gives a new worker a copy of the hot store's graphs and of the newest history (up to
-   * `historyMaxQuads` quads), a few at a time; the commits made meanwhile go to it in between, as
-   * they come (onCommitted).
-   */
+  /** Gives a new worker its copy of the store (sendCopy); the commits made meanwhile go to it as they come. */
   private async load(feed: ReplicaFeed): Promise<void> {
     if (this.full) return;
-    const { worker } = feed;
-    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
     // The copy begins in a later turn: a server that starts serves first (queries wait for the
     // copy, see run). Commits made meanwhile are not sent to it: the copy holds them.
-    await nextTurn();
+    await new Promise((resolve) => setImmediate(resolve));
     if (!this.isFed(feed)) return;
     feed.attach();
     const started = Date.now();
-    // The metadata goes first, in this turn: the commits after it reach the worker after it.
-    const { meta, hotGraphs: listHotGraphs, history } = this.source.copy();
     const { historyMaxQuads, queryReserveBytes, memoryLimitBytes, longGrowthFrom } = this.options;
     const start = {
+      kind: 'start' as const,
       historyMaxQuads,
       queryReserveBytes,
       memoryLimitBytes,
@@ -492,49 +473,21 @@ export class QueryReplica implements QueryService {
       standby: feed.successor,
       handedOverFor: feed.successor ? this.successorFor : 0,
     };
-    worker.postMessage({ kind: 'start', ...start } satisfies WorkerRequest);
-    worker.postMessage({ kind: 'meta', nquads: meta } satisfies WorkerRequest);
-    await nextTurn();
-    if (!this.isFed(feed)) return;
-    const hotGraphs = listHotGraphs();
-    for (let i = 0; i < hotGraphs.length; i += GRAPHS_PER_TURN) {
-      await nextTurn();
-      if (!this.isFed(feed)) return;
-      const chunk = hotGraphs
-        .slice(i, i + GRAPHS_PER_TURN)
-        .map((graph) => this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
-      worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
-    }
-    let quads = 0;
-    let entries = 0;
-    while (quads < historyMaxQuads) {
-      await nextTurn();
-      if (!this.isFed(feed)) return;
-      const chunk: string[] = [];
-      let chars = 0;
-      for (let next = history.next(); !next.done; next = history.next()) {
-        chunk.push(next.value);
-        chars += next.value.length;
-        quads += countLines(next.value);
-        if (chars >= HISTORY_CHARS_PER_TURN || quads >= historyMaxQuads) break;
-      }
-      if (chunk.length === 0) break;
-      entries += chunk.length;
-      worker.postMessage({ kind: 'history', entries: chunk } satisfies WorkerRequest);
-    }
-    if (!this.isFed(feed)) return;
+    const sent = await sendCopy(feed.worker, this.source, start, () => this.isFed(feed));
+    if (!sent) return;
     feed.loaded(this.committed);
-    if (hotGraphs.length > 0)
+    if (sent.graphs > 0)
       this.options.log(
-        `SPARQL replica: ${hotGraphs.length} graphs and ${entries} entries of history (${quads} quads) sent to the query worker in ${Date.now() - started} ms`,
+        `SPARQL replica: ${sent.graphs} graphs and ${sent.entries} entries of history (${sent.quads} quads) ` +
+          `sent to the query worker in ${Date.now() - started} ms`,
       );
   }
 }
 
 type Notice = Extract<WorkerMessage, { kind: 'applied' | 'full' | 'priority' | 'growing' | 'tables' }>;
 
-const countLines = (text: string) => {
-  let lines = 0;
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) lines++;
-  return lines;
-};
+/** What a copy did to grow its tables past their next growth point (replica-growth.ts). */
+const tablesGrown = ({ point, quads, grown }: Extract<Notice, { kind: 'tables' }>) =>
+  grown
+    ? `a copy grew its tables past ${point} quads with ${quads} quads dropped at once`
+    : `a copy could not grow its tables past ${point} quads: its memory could not take ${quads} more; it pauses there`;

@@ -35,8 +35,10 @@ export function unpackCommits({ bytes, lengths }: PackedCommits): ReplicaCommit[
   const commits: ReplicaCommit[] = [];
   let at = 0;
   for (let i = 0; i < lengths.length; i += 2) {
-    const insert = bytes.subarray(at, (at += lengths[i]));
-    commits.push({ insert, delete: bytes.subarray(at, (at += lengths[i + 1])) });
+    const deleteAt = at + lengths[i];
+    const end = deleteAt + lengths[i + 1];
+    commits.push({ insert: bytes.subarray(at, deleteAt), delete: bytes.subarray(deleteAt, end) });
+    at = end;
   }
   return commits;
 }

@@ -2,7 +2,9 @@ import type { Worker } from 'node:worker_threads';
 import { packCommits, type ReplicaCommit } from './replica-commits.js';
 import type { WorkerRequest } from './messages.js';
 
-/** One batch of commits at most (a query the worker gets meanwhile waits for this batch only, a fraction of a second). */
+/**
+ * One batch of commits at most (a query the worker gets meanwhile waits for this batch only, a fraction of a second).
+ */
 const BATCH_COMMITS = 250;
 const BATCH_BYTES = 2 * 1024 * 1024;
 
@@ -19,7 +21,10 @@ export class ReplicaFeed {
   copied = false;
   /** It is getting its copy of the store. */
   loading = true;
-  /** What it last said of a long growth point it is near (a successor says so before it serves: acted on when it takes over). */
+  /**
+   * What it last said of a long growth point it is near (a successor says so before it serves: acted on when it takes
+   * over).
+   */
   nearGrowth?: { loadedQuads: number; point: number };
   private attached = false;
   /** Commits not yet sent, in order, the last of them numbered `queuedThrough`. */
@@ -57,7 +62,10 @@ export class ReplicaFeed {
     this.send();
   }
 
-  /** Commit number `position`; how many bytes of commits wait for the worker (while it loads: were posted to it since its copy began). */
+  /**
+   * Commit number `position`; how many bytes of commits wait for the worker (while it loads: were posted to it since
+   * its copy began).
+   */
   add(commit: ReplicaCommit, position: number): number {
     if (!this.attached) return 0;
     this.unsentBytes += commit.insert.byteLength + commit.delete.byteLength;
@@ -107,7 +115,10 @@ export class ReplicaFeed {
     this.sending = this.post(this.unsent.splice(0, count), position);
   }
 
-  /** Hands commits to the worker (packed into one buffer, which is moved, not copied again); false if it could not take them. */
+  /**
+   * Hands commits to the worker (packed into one buffer, which is moved, not copied again); false if it could not take
+   * them.
+   */
   private post(commits: ReplicaCommit[], position: number): boolean {
     try {
       const packed = packCommits(commits);

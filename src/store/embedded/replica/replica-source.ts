@@ -5,7 +5,7 @@ import type { WriteTransaction } from '../../transaction.js';
 import type { Archive } from '../archive/archive.js';
 import type { RequestByObjectKey } from '../archive/request-archive.js';
 import type { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
-import type { ReplicaSource } from './query-replica.js';
+import type { ReplicaSource } from './replica-copy.js';
 import { replicaGraph, viewsMayShow } from './replica-layout.js';
 
 /** Whether a commit writes anything a SPARQL view may show: only such commits reach the replica (`subscribeData`). */

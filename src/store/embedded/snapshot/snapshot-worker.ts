@@ -44,7 +44,12 @@ async function write({ dir, range, image }: SnapshotJob): Promise<SnapshotReply>
       folded = await foldDataDirectory(
         dir,
         range,
-        metadata ? (data) => (metadata.addNQuads(data), write(data)) : write,
+        metadata
+          ? (data) => {
+              metadata.addNQuads(data);
+              return write(data);
+            }
+          : write,
         'refuse',
       );
     });

@@ -103,7 +103,8 @@ export class Snapshots {
           ? `; memory image copied in ${Math.round(copyMs)} ms, ${Math.round(imaged.bytes / 2 ** 20)} MiB written`
           : `; no memory image: ${imaged.refused}`;
       log(
-        `snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} journal records; store holds ${this.store.quads()} quads${imageText})`,
+        `snapshot ${segment} written in ${Date.now() - started} ms (${folded.lines} lines from ${folded.records} ` +
+          `journal records; store holds ${this.store.quads()} quads${imageText})`,
       );
     } catch (err) {
       log(`snapshot failed (journal kept, nothing lost): ${(err as Error).message}`);

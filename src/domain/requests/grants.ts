@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { AccessSource, Authorizer, Caller } from './authorizer.js';
-import type { GrantIndex, GrantRecord } from './grant-index.js';
+import type { AccessSource, Authorizer, Caller } from '../access/authorizer.js';
+import type { GrantIndex, GrantRecord } from '../access/grant-index.js';
 import { HttpError, badQuery, badRequest, notFound } from '../../errors.js';
 import { quad, type Quad } from '../../rdf/terms.js';
-import { acl, permission, rdf, requestStatus, type Permission } from '../../rdf/vocab.js';
+import { acl, permission, requestStatus, type Permission } from '../../rdf/vocab.js';
 import { claimKey, type Claims } from '../../store/claims.js';
 import { accessToQuads, grantQuads, sortPermissions, withdrawalQuads } from '../../store/schema/grants.js';
 import type { WriteTransaction } from '../../store/transaction.js';
-import { currentStatus } from '../requests/action-request-index.js';
-import type { ActionRequests, RequestWrite } from '../requests/action-requests.js';
+import { currentStatus } from './action-request-index.js';
+import type { ActionRequests, RequestWrite } from './action-requests.js';
+import { onlyNodeOfType } from './only-node.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
 
 /** A grant to add: `permissions` on `objects` for `agent` (every authenticated caller when absent). */
@@ -45,7 +46,10 @@ export interface ChainLink {
   derivedFrom: ChainLink[];
 }
 
-/** Keys of the trust-chain rule: a withdrawal takes `withdraw`, a grant derived from it shares `derive`; each refuses while the other is held. */
+/**
+ * Keys of the trust-chain rule: a withdrawal takes `withdraw`, a grant derived from it shares `derive`; each refuses
+ * while the other is held.
+ */
 const withdrawKey = (grant: string) => `withdraw ${claimKey.grant(grant)}`;
 const deriveKey = (grant: string) => `derive ${claimKey.grant(grant)}`;
 
@@ -114,10 +118,10 @@ export class Grants {
     const queue = [...roots];
     while (queue.length > 0) {
       const { grant, objects } = queue.pop()!;
-      let has = covered.get(grant);
-      if (!has) covered.set(grant, (has = new Set(grant.objects)));
-      let gone = removed.get(grant);
-      if (!gone) removed.set(grant, (gone = new Set()));
+      const has = covered.get(grant) ?? new Set(grant.objects);
+      covered.set(grant, has);
+      const gone = removed.get(grant) ?? new Set<string>();
+      removed.set(grant, gone);
       const fresh = objects.filter((o) => has.has(o) && !gone.has(o));
       if (fresh.length === 0) continue;
       for (const o of fresh) gone.add(o);
@@ -191,7 +195,9 @@ export class Grants {
     await this.commitWithdrawal([{ grant, objects: grant.objects }], caller.agent);
   }
 
-  /** DELETE /internal/acl?object=&agent=: withdraws what grants give `agent` (or anyone) on `object` (or every object). */
+  /**
+   * DELETE /internal/acl?object=&agent=: withdraws what grants give `agent` (or anyone) on `object` (or every object).
+   */
   async revokeMatching(filter: GrantFilter, caller: Caller): Promise<number> {
     const grants = this.list(caller, filter);
     await this.commitWithdrawal(
@@ -213,12 +219,18 @@ export class Grants {
     await this.requests.commit(write);
   }
 
-  /** The triples of a grant as operators see it: its authorisation nodes and its bookkeeping (who, when, from which delegation). */
+  /**
+   * The triples of a grant as operators see it: its authorisation nodes and its bookkeeping (who, when, from which
+   * delegation).
+   */
   representation(grant: GrantRecord): Quad[] {
     return grantQuads(grant).map((q) => quad(q.subject, q.predicate, q.object));
   }
 
-  /** GET /internal/access: which permissions `agent` holds on `object`, and the chain of grants and delegations behind each. */
+  /**
+   * GET /internal/access: which permissions `agent` holds on `object`, and the chain of grants and delegations behind
+   * each.
+   */
   explain(
     objectIri: string | undefined,
     agent: string,
@@ -233,8 +245,7 @@ export class Grants {
     this.operate(caller);
     if (objectIri === undefined)
       throw badQuery('object', 'object (the Logistics Object to explain access to) is required');
-    const entry = this.objects.index.get(objectIri);
-    if (!entry) throw notFound(objectIri, 'Logistics Object not found');
+    const entry = this.objects.existing(objectIri);
     const subject = this.access.caller(agent);
     const permissions: Record<string, { held: boolean; sources: unknown[] }> = {};
     for (const [wanted, sources] of this.access.explain(subject, entry)) {
@@ -280,20 +291,7 @@ export class Grants {
    * Write) or their `/logistics-events` (Read, Append), acl:mode. One grant per kind of resource.
    */
   private parseAuthorization(body: Quad[]): GrantSpec[] {
-    const nodes = [
-      ...new Set(
-        body
-          .filter((t) => t.predicate.value === rdf.type && t.object.value === acl.Authorization)
-          .map((t) => t.subject.value),
-      ),
-    ];
-    if (nodes.length !== 1)
-      throw badRequest(
-        'one_authorization',
-        `the body must hold exactly one acl:Authorization, not ${nodes.length}`,
-        rdf.type,
-      );
-    const own = body.filter((t) => t.subject.value === nodes[0]);
+    const own = onlyNodeOfType(body, acl.Authorization, 'acl:Authorization', 'one_authorization');
     const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
     const agents = values(acl.agent);
     const classes = values(acl.agentClass);

@@ -1,4 +1,4 @@
-import type { Authorizer, Caller } from './authorizer.js';
+import type { Authorizer, Caller } from '../access/authorizer.js';
 import type { DecisionPolicy } from '../../config.js';
 import { HttpError, badRequest } from '../../errors.js';
 import { dateTimeLiteral, literal, namedNode, quad, xsdLiteral, type Quad, type Term } from '../../rdf/terms.js';
@@ -12,9 +12,10 @@ import {
   xsd,
   type Permission,
 } from '../../rdf/vocab.js';
-import type { ActionRequestRecord } from '../requests/action-request-index.js';
-import type { AcceptHandler, ActionRequests, RequestWrite } from '../requests/action-requests.js';
+import type { ActionRequestRecord } from './action-request-index.js';
+import type { AcceptHandler, ActionRequests, RequestWrite } from './action-requests.js';
 import type { Grants } from './grants.js';
+import { onlyNodeOfType } from './only-node.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
 import { shapeError } from '../../shapes/validator.js';
 import { SHAPES } from '../../shapes/vocabulary.js';
@@ -41,20 +42,7 @@ export function parseDelegation(
   isLocalObject: (iri: string) => boolean,
   now: Date,
 ): Delegation {
-  const nodes = [
-    ...new Set(
-      triples
-        .filter((t) => t.predicate.value === rdf.type && t.object.value === api.AccessDelegation)
-        .map((t) => t.subject.value),
-    ),
-  ];
-  if (nodes.length !== 1)
-    throw badRequest(
-      'one_access_delegation',
-      `the body must hold exactly one api:AccessDelegation, not ${nodes.length}`,
-      rdf.type,
-    );
-  const own = triples.filter((t) => t.subject.value === nodes[0]);
+  const own = onlyNodeOfType(triples, api.AccessDelegation, 'api:AccessDelegation', 'one_access_delegation');
   const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
   const iris = (p: string, what: string): string[] => {
     const found = values(p);
@@ -185,12 +173,13 @@ export class AccessDelegations implements AcceptHandler {
     return record;
   }
 
-  /** The holder accepts a pending request (PATCH /action-requests/{id}). */
-  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<void> {
+  /**
+   * The holder accepts a pending request (PATCH /action-requests/{id}) into `write`; returns the error recorded, if
+   * any.
+   */
+  async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<HttpError | undefined> {
     const delegation = this.parse(await this.requests.storedTriples(record));
-    const error = this.settle(write, record, delegation, decidedBy);
-    await this.requests.commit(write);
-    if (error) throw error;
+    return this.settle(write, record, delegation, decidedBy);
   }
 
   /** Revoking an accepted delegation withdraws its grants and every grant derived from them. */
@@ -245,8 +234,9 @@ export class AccessDelegations implements AcceptHandler {
       const entry = this.objects.index.get(object)!;
       const lacking = delegation.permissions.find((p) => !this.access.holds(requester, entry, p));
       if (lacking) {
+        const rule = 'the requester may only delegate permissions it holds';
         return new HttpError(403, 'delegating_unheld_permission', {
-          message: `the requester may only delegate permissions it holds: it lacks ${apiLocalName(lacking)} on ${object}`,
+          message: `${rule}: it lacks ${apiLocalName(lacking)} on ${object}`,
           property: api.hasPermission,
           resource: object,
         });
@@ -255,7 +245,9 @@ export class AccessDelegations implements AcceptHandler {
     return undefined;
   }
 
-  /** The grants through which `requester` holds what it passes on (none when it holds it as internal actor or creator). */
+  /**
+   * The grants through which `requester` holds what it passes on (none when it holds it as internal actor or creator).
+   */
   private parentGrants(requester: Caller, delegation: Delegation): string[] {
     const parents = new Set<string>();
     for (const object of delegation.objects) {

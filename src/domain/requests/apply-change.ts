@@ -1,0 +1,244 @@
+import { HttpError, type ErrorDetail } from '../../errors.js';
+import { namedNode, quad, type Quad, type RDF, type Term } from '../../rdf/terms.js';
+import {
+  groupBySubject,
+  rdfTermKey,
+  reachable,
+  termsKey,
+  tripleKey,
+  valueKey,
+  type NodeTriples,
+} from '../../rdf/triples.js';
+import { INTERNAL_SCHEME, rdf } from '../../rdf/vocab.js';
+import { isLabel, type Change, type Operation } from './changes.js';
+
+/**
+ * The literal values of a Change's operations, in order: what `ApplyContext.canonicalLiterals` holds in canonical form.
+ */
+export function changeLiterals(change: Change): RDF.Literal[] {
+  const literals: RDF.Literal[] = [];
+  for (const operation of change.operations)
+    for (const t of operation.targets) if (t.kind === 'term' && t.term.termType === 'Literal') literals.push(t.term);
+  return literals;
+}
+
+export interface ApplyContext {
+  object: string;
+  isLogisticsObjectClass: (iri: string) => boolean;
+  /** The change's literals (`changeLiterals`) as the store keeps them (StoreReader.canonicalLiterals). */
+  canonicalLiterals: readonly RDF.Literal[];
+  newEmbeddedIri: () => string;
+}
+
+/**
+ * The new revision's triples, and how they differ from the current ones (`removed`: triples of the
+ * current revision, as stored; `added`: in the store's canonical form): what the store writes.
+ * `byNode`: the new triples by subject IRI, for shape checks of what the change touched.
+ */
+export type ApplyResult =
+  | { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[]; byNode: ReadonlyMap<string, NodeTriples> }
+  | { ok: false; error: HttpError };
+
+/**
+ * What a change needs of the triples it applies to: each triple by its key, in order, and by
+ * subject IRI, predicate and object. `closed`: every subject is reachable from the object through
+ * internal: nodes, as a change leaves it (a revision read from the store may hold nodes its
+ * creation linked otherwise). Kept for the array a change produced: a revision's triples are read
+ * by the next change of the object (the parsed-revision cache hands back the same array), which
+ * edits them in place for its own result, so a change costs what it changes, not the object's
+ * size. The array it started from loses them then, and builds them again if it is ever changed
+ * again (a change that failed, or was not committed). Weak, so they live exactly as long as that
+ * cache keeps the array.
+ */
+class KeyedTriples {
+  readonly triples = new Map<string, Quad>();
+  readonly byNode = new Map<string, Map<string, Map<string, Quad>>>();
+  closed = false;
+
+  constructor(triples: readonly Quad[]) {
+    for (const t of triples) this.add(tripleKey(t), t);
+  }
+
+  add(key: string, t: Quad): void {
+    this.triples.set(key, t);
+    let node = this.byNode.get(t.subject.value);
+    if (!node) {
+      node = new Map();
+      this.byNode.set(t.subject.value, node);
+    }
+    let values = node.get(t.predicate.value);
+    if (!values) {
+      values = new Map();
+      node.set(t.predicate.value, values);
+    }
+    values.set(rdfTermKey(t.object), t);
+  }
+
+  delete(key: string): void {
+    const t = this.triples.get(key);
+    if (!t) return;
+    this.triples.delete(key);
+    // Empty maps go, so that a node is there exactly when it has triples.
+    const node = this.byNode.get(t.subject.value)!;
+    const values = node.get(t.predicate.value)!;
+    values.delete(rdfTermKey(t.object));
+    if (values.size > 0) return;
+    node.delete(t.predicate.value);
+    if (node.size === 0) this.byNode.delete(t.subject.value);
+  }
+}
+const KEYED_TRIPLES = new WeakMap<readonly Quad[], KeyedTriples>();
+
+/** The keyed triples of `triples`, taken from it: the caller edits them into those of another array. */
+function takeKeyed(triples: readonly Quad[]): KeyedTriples {
+  const keyed = KEYED_TRIPLES.get(triples) ?? new KeyedTriples(triples);
+  KEYED_TRIPLES.delete(triples);
+  return keyed;
+}
+
+const followed = (o: Term) => o.termType === 'NamedNode' && o.value.startsWith(INTERNAL_SCHEME);
+
+/** An operation with its subject and objects as terms of the new revision. */
+interface ResolvedOperation {
+  operation: Operation;
+  subject: RDF.NamedNode;
+  objects: (RDF.NamedNode | RDF.Literal)[];
+}
+
+/** The operations with each `_:label` as a new embedded object's IRI and each literal in its canonical form. */
+function resolveOperations(change: Change, ctx: ApplyContext): ResolvedOperation[] {
+  const canonical = ctx.canonicalLiterals;
+  let nextLiteral = 0;
+  const newNodes = new Map<string, { iri: string; type: string }>();
+  for (const operation of change.operations) {
+    for (const t of operation.targets)
+      if (t.kind === 'new' && !newNodes.has(t.label))
+        newNodes.set(t.label, { iri: ctx.newEmbeddedIri(), type: t.type });
+  }
+  return change.operations.map((operation) => ({
+    operation,
+    subject: namedNode(isLabel(operation.s) ? newNodes.get(operation.s)!.iri : operation.s),
+    objects: operation.targets.map((t) =>
+      t.kind === 'new'
+        ? namedNode(newNodes.get(t.label)!.iri)
+        : t.term.termType === 'Literal'
+          ? canonical[nextLiteral++]
+          : t.term,
+    ),
+  }));
+}
+
+/** The triples a change edits, with what it removed from and added to the current revision, and why it fails. */
+class Edits {
+  readonly removed = new Map<string, Quad>();
+  readonly added = new Map<string, Quad>();
+  readonly failures: ErrorDetail[] = [];
+
+  constructor(readonly keyed: KeyedTriples) {}
+
+  add(key: string, t: Quad): void {
+    this.keyed.add(key, t);
+    if (!this.removed.delete(key)) this.added.set(key, t);
+  }
+
+  fail(operation: Operation, message: string): void {
+    this.failures.push({ message, property: operation.p, resource: operation.s });
+  }
+}
+
+/** All DELETEs, then all ADDs; each ADD of a new embedded object adds its type once. */
+function applyOperations(resolved: readonly ResolvedOperation[], edits: Edits): void {
+  const { triples } = edits.keyed;
+  const typed = new Set<string>();
+  for (const group of ['DELETE', 'ADD'] as const) {
+    for (const { operation, subject, objects } of resolved) {
+      if (operation.op !== group) continue;
+      const predicate = namedNode(operation.p);
+      for (const [i, object] of objects.entries()) {
+        const key = termsKey(subject, predicate, object);
+        const present = triples.get(key);
+        if (group === 'DELETE') {
+          if (!present) edits.fail(operation, `DELETE ${describe(operation, i)}: no such value`);
+          else edits.removed.set(key, present);
+          edits.keyed.delete(key);
+          continue;
+        }
+        if (present) edits.fail(operation, `ADD ${describe(operation, i)}: the value is already present`);
+        else edits.add(key, quad(subject, predicate, object));
+        const target = operation.targets[i];
+        if (target.kind === 'new' && !typed.has(target.label)) {
+          typed.add(target.label);
+          const typeTriple = quad(object as RDF.NamedNode, namedNode(rdf.type), namedNode(target.type));
+          edits.add(tripleKey(typeTriple), typeTriple);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * Drops the embedded objects no longer linked from `object` (through internal: nodes); an ADD on a
+ * node that is not part of the object fails the change.
+ */
+function dropUnlinked(object: string, resolved: readonly ResolvedOperation[], edits: Edits): void {
+  const { triples } = edits.keyed;
+  const bySubject = groupBySubject(triples.values(), valueKey);
+  const kept = reachable(object, bySubject, { keyOf: valueKey, follow: followed });
+  for (const { operation, subject } of resolved) {
+    if (operation.op === 'ADD' && !kept.has(subject.value))
+      edits.fail(operation, `ADD on ${operation.s}: it is not part of this Logistics Object`);
+  }
+  if (edits.failures.length > 0) return;
+  for (const [key, t] of triples) {
+    if (kept.has(t.subject.value)) continue;
+    edits.keyed.delete(key);
+    if (!edits.added.delete(key)) edits.removed.set(key, t);
+  }
+}
+
+/**
+ * Applies a Change to the triples of the current revision: all DELETEs, then all ADDs. Values
+ * are compared as RDF values ("20.0"^^xsd:double deletes a stored 20). Deleting an absent
+ * triple or adding a present one fails the whole Change (422) and nothing changes. Embedded
+ * objects no longer linked from the object lose their triples too. Synchronous on purpose:
+ * the caller claims the next revision right after, with nothing in between.
+ *
+ * The work is the change's, not the object's, when the change adds to nodes the object has and
+ * unlinks none: nothing can then become unreachable, so the object's nodes are not walked.
+ */
+export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
+  const resolved = resolveOperations(change, ctx);
+  const keyed = takeKeyed(current);
+  const { byNode } = keyed;
+  const closedBefore = keyed.closed;
+  const nodesBefore = new Set(resolved.map((r) => r.subject.value).filter((s) => byNode.has(s)));
+  const edits = new Edits(keyed);
+  applyOperations(resolved, edits);
+  const { added, removed, failures } = edits;
+  const unlinks = [...removed.values()].some((t) => followed(t.object));
+  const onKnownNodes = [...added.values()].every((t) => nodesBefore.has(t.subject.value));
+  if (!closedBefore || unlinks || !onKnownNodes) dropUnlinked(change.object, resolved, edits);
+  const retyped = [...removed.values()].some(
+    (t) => t.subject.value === change.object && t.predicate.value === rdf.type,
+  );
+  if (retyped || !closedBefore) {
+    const types = [...(byNode.get(change.object)?.get(rdf.type)?.values() ?? [])].map((t) => t.object.value);
+    if (!types.some((t) => ctx.isLogisticsObjectClass(t))) {
+      failures.push({
+        message: 'the Logistics Object would no longer have a Logistics Object type',
+        property: rdf.type,
+        resource: change.object,
+      });
+    }
+  }
+  if (failures.length > 0) return { ok: false, error: new HttpError(422, 'change_failed', failures) };
+  const result = [...keyed.triples.values()];
+  keyed.closed = true;
+  KEYED_TRIPLES.set(result, keyed);
+  return { ok: true, triples: result, added: [...added.values()], removed: [...removed.values()], byNode };
+}
+
+function describe(operation: Operation, i: number): string {
+  const value = operation.o[i];
+  return `${operation.s} ${operation.p} ${JSON.stringify(value.value.slice(0, 200))} (${value.datatype})`;
+}
