@@ -55,14 +55,10 @@ interface Waiting<Job, Result> {
 }
 
 /**
- * Jobs that may run long or blow up, off the request thread: one worker thread takes them one at
- * a time, each with a time budget. A job past its budget (or a worker that dies) stops the worker
- * and fails that job; a new worker takes the jobs after it. Used by the JSON-LD fallback and the
- * SPARQL query worker.
- *
- * A worker that holds state may be handed over to a successor without a gap (`startSuccessor`):
- * the successor gets its state while the worker of the moment keeps taking jobs, and takes over
- * between two jobs once it is ready and the owner says so (`handOver`).
+ * Runs jobs that may run long or crash on one worker thread, one at a time, each within a time budget, so the
+ * request thread never waits on them: a job past its budget (or a dead worker) fails alone and a new worker
+ * takes the jobs after it. A worker holding state hands over to a successor between two jobs (`startSuccessor`,
+ * `handOver`), without a gap.
  */
 export class BudgetedWorker<Job, Reply, Result> {
   private current?: Worker;

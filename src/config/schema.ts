@@ -6,13 +6,9 @@ import { servingSettings } from './serving-settings.js';
 import { storageSettings } from './storage-settings.js';
 
 /**
- * The configuration, declared once: the TypeScript type, the checks, the defaults, the env var
- * names and the README table (`npm run config:table`) all come from this schema. Every object is
- * strict, so a mistyped key stops the start instead of being ignored.
- *
- * Env var names are derived from the path: `limits.bodyBytes` is `LIMITS_BODY_BYTES`, unless a
- * setting names its own (`env` in its meta). Arrays and objects are given in env vars as JSON; a
- * list of text also comma-separated.
+ * The configuration, declared once: type, checks, defaults, env var names and the README table all come from it
+ * (docs/operations.md, "Configuration": `limits.bodyBytes` is `LIMITS_BODY_BYTES` unless meta names `env`).
+ * Every object is strict, so a mistyped key stops the start instead of being ignored.
  */
 export const configSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1').meta({ description: 'interface to listen on' }),

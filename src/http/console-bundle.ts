@@ -1,11 +1,8 @@
 /**
- * The console's landing modules as one classic script written into the page at start (no build step),
- * so that they run as the page is parsed instead of being fetched first (scripts/bench/console.ts).
- *
- * Each module runs in a function of its own, in import order; what it exports is kept in
- * `globalThis.consoleModules` and served again as a module, so pages loaded later that import
- * `./api.js` share the one instance. Only the import and export forms the console's modules use are
- * read; any other stops the server's start rather than break the page.
+ * The console's landing modules as one classic script written into the page at start, so they run as the page is
+ * parsed instead of being fetched first (no build step). Each runs in its own function, in import order; exports
+ * go to `globalThis.consoleModules` so later pages importing `./api.js` share one instance. An import or export
+ * form the console does not use stops the start rather than break the page.
  */
 
 /** `import { a, b } from './name.js';`, a line of its own. */

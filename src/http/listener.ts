@@ -10,12 +10,10 @@ interface Answering {
 }
 
 /**
- * The HTTP listener of one port. It listens before the store is loaded, so health probes are
- * answered during a long start (`starting`), serves the application once it is handed over
- * (`serve`), and drains on shutdown: no new connections, requests in flight finish (each answer
- * closes its connection), and whatever still runs after the grace period is cut. Requests
- * pipelined on one connection are handled one after the other, in the order they arrived, and
- * none behind an answer that closes the connection.
+ * The HTTP listener of one port: it listens before the store loads, so health probes are answered during a long
+ * start, serves the app once handed over and drains on shutdown (docs/operations.md, "Shutdown"). Pipelined
+ * requests are handled one after another, none behind an answer that closes the connection (RFC 9112, 9.6), which
+ * keeps notifications in order (ONE Record API, "Events", Delivery model).
  */
 export class Listener {
   private handler: RequestListener;

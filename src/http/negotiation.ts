@@ -104,12 +104,10 @@ function decidingRange(ranges: readonly MediaRange[], types: readonly string[]):
 }
 
 /**
- * The offer `accept` prefers by RFC 9110 12.5.1: an offer's weight is the q of the most specific
- * range that matches it (exact type, then `type/*`, then `*\/*`), so `q=0` there excludes it
- * whatever a wildcard says. The heaviest acceptable offer wins; equal weights go to the earlier
- * offer (the server's preference), as does an `Accept` that is absent or has no element (no range
- * then). `typesOf` names the media types an offer answers to: the one it is served as first, then
- * other names a client may ask for it by. Undefined when no offer is acceptable.
+ * The offer `accept` prefers by RFC 9110 12.5.1: an offer weighs the q of the most specific range matching it, so
+ * `q=0` there excludes it whatever a wildcard says; ties, and an absent or empty `Accept`, go to the earlier offer
+ * (the server's preference). `typesOf` names an offer's media types, the served one first. Undefined when none is
+ * acceptable (ONE Record API, "Endpoints", Conventions).
  */
 export function chooseOffer<T>(
   accept: string | undefined,

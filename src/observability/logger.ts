@@ -6,12 +6,9 @@ import type { LogLevel } from '../config.js';
 export type { Logger };
 
 /**
- * The server's structured logger: one JSON object per line (level as a word, ISO time), or
- * coloured, human-readable lines when stdout is a terminal. `destination` is for tests and tools
- * that collect the lines themselves.
- *
- * Nothing a client sends is logged but the method, the path (never the query string) and
- * `X-Request-Id`: no header, no body, no token.
+ * The server's structured logger: JSON lines, or coloured lines on a terminal; `destination` is for tests and
+ * tools. Of what a client sends only the method, the path (no query string) and `X-Request-Id` are logged, never
+ * a header, body or token (docs/operations.md, "Logs").
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   const options = {

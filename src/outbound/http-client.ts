@@ -207,14 +207,10 @@ export class OutboundClient {
   }
 
   /**
-   * Like `request`, for calls that must reach the other side in the order they are made within `lane` (a
-   * notification queue, ONE Record API, "Events", Delivery model): a lane's calls share one kept-alive
-   * connection, on which up to `pipelining` calls are outstanding at once (HTTP/1.1 pipelining), so the other
-   * side reads them in the order they were made and answers them in that order. Lanes to one origin share
-   * `ORDERED_CONNECTIONS` connections; a call that is not answered within the time limit closes its connection
-   * (the calls behind it on that connection fail and are made again by the caller). `cancel` ends the call. Made
-   * with undici's dispatch: no stream or abort signal per call (a server delivering a fan-out makes thousands of
-   * them a second).
+   * Like `request`, for calls that must reach the other side in order within `lane` (a notification queue: ONE
+   * Record API, "Events", Delivery model): a lane's calls are pipelined, up to `pipelining`, on one kept-alive
+   * connection (docs/delivery.md, "How the outbox works"). A call not answered in time closes its connection (the
+   * caller makes those behind it again); `cancel` ends it. Undici dispatch: no stream or signal per call.
    */
   requestInOrder(
     url: string,

@@ -1,13 +1,10 @@
 import { entryOf } from './map-entry.js';
 
 /**
- * The one concurrency rule of the write path (docs/ARCHITECTURE.md, "Concurrency"): whatever a
- * write decides from in-memory state (a new object's id, the next revision number, an event id,
- * a status change of an action request) it claims here, synchronously, in the same tick in
- * which it builds its transaction and hands it to `StoreWriter.commit`. The store releases the
- * claims when that commit settles, in the tick the indexes learn the result (or the failure).
- * A writer that finds a key claimed by another write answers 409 (or, for a shared claim, takes
- * the other write into account); nothing ever waits for a claim.
+ * The one concurrency rule of the write path (docs/ARCHITECTURE.md, "Concurrency: one rule"): what a write decides
+ * from memory (ids, revision numbers, status changes) it claims here, in the tick it commits; the store releases
+ * the claims when the commit settles. A key claimed by another write answers 409 (or, shared, is taken into
+ * account): nothing ever waits for a claim.
  */
 export class Claims {
   private readonly held = new Map<string, Set<unknown>>();

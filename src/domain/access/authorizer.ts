@@ -57,13 +57,10 @@ const PERMISSION_OF: Partial<Record<Access['kind'], Permission>> = {
 };
 
 /**
- * The one place where access is decided: every route and domain operation asks `check` (or
- * `allows`, where a denial is not an error, such as embedded objects). Deny by default: internal
- * actors (the data holder among them) may do everything; an object's creator holds every
- * permission on it; anyone else holds what grants in force give it (GrantIndex: internal ACL
- * routes and accepted access delegations, docs/access-control.md). Any authenticated caller may
- * ask for a change (the holder decides); requesters read and revoke their own action requests,
- * and read events they posted.
+ * The one place where access is decided (`check`, or `allows` where a denial is no error); deny by default:
+ * internal actors may do everything, an object's creator everything on it, others what grants in force give
+ * (docs/access-control.md). Any authenticated caller may ask for a change; requesters read and revoke their own
+ * action requests and read events they posted (ONE Record API, "Authentication and authorization per endpoint").
  */
 export class Authorizer {
   constructor(

@@ -12,12 +12,9 @@ export interface PacingOptions {
 export const PAUSE_POLL_MS = 5;
 
 /**
- * Which queue sends next, and when. Sends start in a later tick than the commit that queued them
- * (a write's answer never waits for them), at most `maxInFlight` at once, ready queues taking
- * turns in order. While API requests are being answered (`serving`), at most
- * `inFlightWhileServing` at once and `sendsPerSecondWhileServing` (a token bucket): the answers
- * come first (sending and settling share their thread), delivery still goes on at that pace, and
- * at full speed in the pauses.
+ * Which queue sends next, and when: never in the commit's tick (a write's answer never waits for delivery), at
+ * most `maxInFlight` at once, ready queues in turn; while API requests are served, fewer and at a token-bucket
+ * pace, since sends share the requests' thread (docs/delivery.md, "How the outbox works").
  */
 export class SendPacer<Q extends { ready: boolean }> {
   /** Queues that may send now, in the order they became ready. */

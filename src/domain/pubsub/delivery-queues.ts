@@ -197,12 +197,9 @@ export class QueueWindows {
   }
 
   /**
-   * An entry's notifications join their queues: into the window while it has room and nothing of
-   * the queue waits in the store only, else they stay in the store only. Queues already past the
-   * entry (at start: settled before a restart) or that read it from the store meanwhile skip it;
-   * a `late` entry (published after entries numbered after it: EntryOrder) joins the window of
-   * every queue past it in its place by number; a queue not there yet takes it as any other (its
-   * backlog, read from the store in number order, counts it). Answers why no queue took it, if none did.
+   * An entry's notifications join their queues' windows, or stay in the store only for a queue whose window is full
+   * or has a backlog; queues already past the entry skip it, and a `late` one (EntryOrder) joins the windows of
+   * queues past it in its place by number (docs/delivery.md, "Delivery order"). Answers why no queue took it.
    */
   enqueue(entry: OutboxEntry, recipients?: readonly Recipient[], late = false): string | undefined {
     const addressed = this.addressed(entry, recipients);

@@ -24,12 +24,9 @@ const COMPACT_BATCH = 1000;
 const SETTLE_INTERVAL_MS = 50;
 const SETTLE_INTERVAL_WHILE_SERVING_MS = 250;
 /**
- * A queue's position is written once it is more than this many entries past the entries removed
- * (up to which every queue has settled everything, so no queue needs a position there): queues
- * that keep up with the others (1,000 subscriptions to one object move together) cost no write
- * per entry. After a crash such a queue receives again at most the notifications of these entries
- * (duplicates, dropped by @id); a queue further ahead (another subscriber lags) is written as it moves,
- * and so is one whose dead letter is written.
+ * A queue's position is written only once it is this many entries past those removed, so queues that keep up
+ * together cost no write per entry; after a crash such a queue receives these entries again at most, duplicates
+ * dropped by @id (docs/delivery.md, "How the outbox works").
  */
 const POSITION_SLACK = 16;
 
@@ -58,13 +55,10 @@ export interface SettleSources {
 }
 
 /**
- * Where every queue of the outbox stands, and the commits that record it. Per queue, the entry up
- * to which it settled everything, in memory and as last committed; one commit, in a later tick, for
- * everything settled meanwhile: queue positions, dead letters, replayed dead letters delivered,
- * entries every queue is past. One at a time (each moves positions from what the last one stored).
- * Should it fail, what it held is written by the next one, after a backoff (a store that refuses
- * writes must not make it a tight loop); meanwhile nothing is sent twice, and after a crash a
- * notification not recorded as settled is sent again (duplicates at most, which receivers drop).
+ * Where every queue of the outbox stands, and the one commit at a time, in a later tick, that records what was
+ * settled meanwhile (positions, dead letters, replayed ones delivered, entries every queue is past). A failed
+ * commit is retried, after a backoff, by the next; a crash before it only sends notifications again, which
+ * receivers drop by @id (ONE Record API, "Events", Delivery model; docs/delivery.md, "How the outbox works").
  */
 export class SettleCommits {
   /** Per queue, the entry up to which it settled everything, in memory and as last committed. */

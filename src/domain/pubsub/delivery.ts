@@ -67,18 +67,10 @@ const isOwnStatus = (item: Item) =>
 const ARRIVALS_HELD = 50_000;
 
 /**
- * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retry state,
- * so a slow or dead subscriber never holds up the others. Each outbox entry is a notification to
- * every subscription it matches (see `recipientsOf`); a queue records, in the store, the entry up
- * to which it has settled everything (delivered with a 2xx, dropped because the subscription ended
- * or the object is no longer readable, or dead-lettered); an entry is removed once every queue is
- * past it. Failures retry with exponential backoff and full jitter (or the subscriber's
- * Retry-After) until the retry window has passed; then, or at once for 410 Gone (which also ends
- * the subscription) or a refused address, the notification becomes a dead letter (a graph of its
- * own), which an operator can replay. Reacts to the after-commit stream only; a write never waits
- * for it. Its parts: the queues' windows and paging (`QueueWindows`), the commits that record
- * where queues stand (`SettleCommits`), which queue sends when (`SendPacer`), the bodies sent
- * (`NotificationBodies`); this class holds the attempts and what comes of them.
+ * Delivers the outbox: one FIFO queue per subscriber and topic, each with its own retries, so a slow or dead
+ * subscriber holds up no other (ONE Record API, "Events", Delivery model). This class makes the attempts and
+ * settles what comes of them (retry, dead letter, replay); its parts, the windows, settle commits, pacing and
+ * bodies, are described in docs/delivery.md, "How the outbox works".
  */
 export class Delivery {
   private readonly settle: SettleCommits;

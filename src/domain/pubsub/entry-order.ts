@@ -32,15 +32,9 @@ const GIVEN_UP_KEPT = 10_000;
 const HANDED_KEPT = 100_000;
 
 /**
- * Hands outbox entries to delivery in number order. Commits that write entries may be published in
- * another order than their numbers (on a SPARQL engine, concurrent commits end in any order; another
- * process's come through the commit feed), and a queue never goes back to a number it passed: an
- * entry that came early waits for the numbers before it, until each is published, or known not to
- * come (the commit that numbered it failed), or, for a number another process may be writing, until
- * `othersWaitMs` passed; one that shows up after it was given up on is handed over then (out of
- * order, logged), never dropped. Until `live`, entries pass as they come (those the store holds, read
- * when delivery starts, in order); the numbers missing among them are taken as given up on (a commit
- * under way while they were read writes one of them; the rest never come).
+ * Hands outbox entries to delivery in number order, since commits may be published out of order and a queue
+ * never goes back to a number it passed: an entry waits for the numbers before it until they come, are known not
+ * to, or `othersWaitMs` passed (docs/delivery.md, "Delivery order", for late entries and the start).
  */
 export class EntryOrder {
   /** Every number up to this one was handed over or given up on. */

@@ -6,14 +6,9 @@ import type { Delivery, OutboxDepth, QueueView } from './delivery.js';
 const TAKE_RETRY_MS = 1000;
 
 /**
- * Delivery of the outbox by one server process at a time. Alone on its store, a process delivers
- * from its start, its queues built by the start's replay. With other processes on the same engine,
- * the process holding the delivery lease delivers every process's notifications: when it gains the
- * lease it reads where the outbox stands from the store (entries, queue positions, dead letters; the
- * commits published meanwhile are taken after them), then sends; when it loses it (its term ends
- * unrenewed: it stalled or lost the engine) it stops at once, and the next holder goes on from the
- * queue positions in the store (notifications settled since the last recorded position are sent
- * again: duplicates with the same @id, which subscribers drop).
+ * Delivery of the outbox by one server process at a time: alone, a process delivers from its start; with others on
+ * one engine, the delivery lease holder delivers every process's notifications and stops at once when it loses
+ * the lease (docs/sparql-engine.md, "Several processes"; ONE Record API, "Events", Delivery model).
  */
 export class LeasedDelivery {
   private current: Delivery | undefined;

@@ -25,12 +25,10 @@ type Addressing = Pick<OutboxEntry, 'sequence' | 'topics' | 'addressed'> & {
 type Matching = Pick<Asked, 'subscriptions' | 'recipients'>;
 
 /**
- * The active subscriptions that receive an entry without being named in it: those to one of its
- * topics (an object, or a class of it), started before it was written, asking for its event type
- * (a status notification: asking for status changes). The same rule picks them when the entry is
- * written and when it is delivered, so the entry need not list them. Usually (one topic, every
- * subscription started before the entry, none named) that is what the index keeps found, shared
- * as it is: a write to an object with 1,000 subscriptions does not go through them.
+ * The active subscriptions an entry reaches without naming them: those to one of its topics, started before it,
+ * asking for its event type (ONE Record API, "Subscription and SubscriptionRequest"). The same rule at write and
+ * at delivery spares the entry listing them (docs/delivery.md, "How the outbox works"); the common case shares
+ * the index's cached answer, so a write to an object with many subscriptions does not walk them.
  */
 function matchingSubscriptions(entry: Addressing, index: SubscriptionIndex): Matching {
   const named = entry.addressed.length > 0 ? new Set(entry.addressed.map((r) => r.subscription)) : undefined;

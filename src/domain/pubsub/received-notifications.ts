@@ -43,12 +43,10 @@ const EVENT_TYPE_LIST_SHAPE = `${SHAPES}range-api-hasEventType-value`;
 const iriValued = (t: Term) => t.termType === 'NamedNode' || (t.termType === 'Literal' && isValidIri(t.value));
 
 /**
- * Checks a body as an api:Notification (API ontology 2.3.0): one node of that type, whose own
- * triples meet the data model's shapes (`shapes`: a 400 with one detail per violation; the
- * Logistics Object a notification may carry is the publisher's data, not checked here), exactly
- * one hasEventType that is a NotificationEventType, at most one hasLogisticsObject, isTriggeredBy,
- * hasLogisticsEvent (IRIs) and hasLogisticsObjectType (an IRI, as xsd:anyURI or as a node), and
- * IRIs in hasChangedProperty. Every problem found is named in one 400.
+ * Checks a body as one api:Notification (ONE Record API, "Notification"; API ontology 2.3.0): its own triples meet
+ * the data model's shapes (a carried Logistics Object is the publisher's data, not checked), one event type, at
+ * most one object, trigger, event and object type, IRIs in hasChangedProperty. Every problem found is named in one
+ * 400 (ONE Record API, "POST /notifications").
  */
 export function checkNotification(
   quads: readonly Quad[],

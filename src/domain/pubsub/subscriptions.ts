@@ -260,12 +260,10 @@ export class SubscriptionIndex {
   }
 
   /**
-   * Active subscriptions whose topic is `object` or a class it is an instance of (subclasses
-   * included) that ask for `eventType` (an object event type; any other is a status notification,
-   * which those asking for status changes get). Every write that notifies anyone asks this, so
-   * what is found is kept until a subscription is added, removed, decided or revoked, or one of
-   * those found expires; `startedThrough` is the latest `notifiedAfter` among them. The arrays
-   * are shared by every caller until then (an entry's notifications, its event): never changed.
+   * Active subscriptions whose topic is `object` or a class of it asking for `eventType` (any other type is a status
+   * notification, for those asking for status changes; ONE Record API, "Events", Event kinds). Every notifying write
+   * asks, so the answer is cached until a subscription changes or one found expires; its arrays are shared by every
+   * caller meanwhile and never changed. `startedThrough` is the latest `notifiedAfter` among them.
    */
   asking(object: string, mostSpecificType: string, eventType: string): Asked {
     const byObject = this.byObject.has(object)
@@ -340,12 +338,9 @@ export class Subscriptions implements AcceptHandler {
   ) {}
 
   /**
-   * POST /subscriptions: validates the Subscription and records a SubscriptionRequest, decided by
-   * the policy in the same commit: `all` accepts; `auto` accepts when the subscriber may read the
-   * topic object (any type topic: what it may read is checked per notification), else it stays
-   * pending for the holder; `manual` leaves it pending. A callback the address guard refuses
-   * makes the request REQUEST_FAILED with that error. `accept`: the publisher itself asked for
-   * it (publisher-initiated), so it is accepted whatever the policy.
+   * POST /subscriptions: records a SubscriptionRequest decided by the policy in the same commit (ONE Record API,
+   * "POST /subscriptions"; docs/behaviour.md, "Subscriptions and notifications": `all`, `auto`, `manual`). A callback
+   * the address guard refuses fails the request; `accept` (publisher-initiated) accepts whatever the policy.
    */
   async submit(
     body: readonly Quad[],

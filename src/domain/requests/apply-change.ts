@@ -40,15 +40,10 @@ export type ApplyResult =
   | { ok: false; error: HttpError };
 
 /**
- * What a change needs of the triples it applies to: each triple by its key, in order, and by
- * subject IRI, predicate and object. `closed`: every subject is reachable from the object through
- * internal: nodes, as a change leaves it (a revision read from the store may hold nodes its
- * creation linked otherwise). Kept for the array a change produced: a revision's triples are read
- * by the next change of the object (the parsed-revision cache hands back the same array), which
- * edits them in place for its own result, so a change costs what it changes, not the object's
- * size. The array it started from loses them then, and builds them again if it is ever changed
- * again (a change that failed, or was not committed). Weak, so they live exactly as long as that
- * cache keeps the array.
+ * A change's triples by key, in order, and by subject, predicate and object, kept weakly for the array a change
+ * produced: the next change gets that array from the parsed-revision cache and edits it in place (the array it
+ * started from loses them), so a change costs what it changes, not the object's size. `closed`: every subject is
+ * reachable from the object through internal: nodes.
  */
 class KeyedTriples {
   readonly triples = new Map<string, Quad>();
@@ -197,14 +192,10 @@ function dropUnlinked(object: string, resolved: readonly ResolvedOperation[], ed
 }
 
 /**
- * Applies a Change to the triples of the current revision: all DELETEs, then all ADDs. Values
- * are compared as RDF values ("20.0"^^xsd:double deletes a stored 20). Deleting an absent
- * triple or adding a present one fails the whole Change (422) and nothing changes. Embedded
- * objects no longer linked from the object lose their triples too. Synchronous on purpose:
- * the caller claims the next revision right after, with nothing in between.
- *
- * The work is the change's, not the object's, when the change adds to nodes the object has and
- * unlinks none: nothing can then become unreachable, so the object's nodes are not walked.
+ * Applies a Change: all DELETEs, then all ADDs, values compared as RDF values; a missing delete or a present add
+ * fails the whole Change (422) and changes nothing (ONE Record API, "PATCH /logistics-objects/<logistics_object_id>").
+ * Unlinked embedded objects lose their triples. Synchronous, so the caller claims the next revision with nothing
+ * in between; a change that only adds to existing nodes skips the reachability walk.
  */
 export function applyChange(current: readonly Quad[], change: Change, ctx: ApplyContext): ApplyResult {
   const resolved = resolveOperations(change, ctx);

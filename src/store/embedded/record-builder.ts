@@ -20,13 +20,10 @@ export interface BuiltRecord extends CommitRecord {
 }
 
 /**
- * The journal record for a change. A quad both deleted and inserted ends up present (as with
- * SPARQL DELETE/INSERT), so it is left out of the deletions: the record's two sets stay disjoint
- * and the order in which they are applied does not matter. A new revision is written as its
- * metadata plus what changed in the object's graph since the revision it replaces (all of it
- * for revision 1, whose literals `canonical` turns into the form the store keeps, so that the
- * record, the hot store and the archive hold the same lines). `hotGraph`: what the hot store holds
- * of a graph, as N-Triples.
+ * The journal record for a change. A quad both deleted and inserted ends present (as in SPARQL DELETE/INSERT), so
+ * it is left out of the deletions: the record's sets stay disjoint. A revision is its metadata plus its graph's
+ * difference from the one it replaces (all of it, `canonical`, for revision 1), so record, hot store and archive
+ * hold the same lines (docs/storage.md, "The revision archive"). `hotGraph`: a graph held hot, as N-Triples.
  */
 export function recordFor(
   change: WriteTransaction,
@@ -92,12 +89,9 @@ const inGraph = (ntriples: string, graphNt: string) => `${ntriples.slice(0, -2)}
 const ntriplesLines = (text: string) => text.split(/(?<=\n)/).filter(Boolean);
 
 /**
- * The archive's parts of a record as `revisionWritesIn` reads them back from it: each revision's
- * metadata and the lines of its object's graph the record inserts and deletes (as N-Triples, in
- * the record's order). Undefined when another part of the transaction also writes to an object's
- * graph, a revision's own graph, the metadata graph or the default graph (the reading of the record
- * would then take those lines too): the archive reads the record then. Never the case for the
- * domain's writes, which keep revisions to `revisions`.
+ * The archive's parts of a record as `revisionWritesIn` reads them back: each revision's metadata and its graph's
+ * inserted and deleted lines. Undefined when another part of the transaction writes to those graphs too (reading
+ * the record would take those lines as well): the archive then reads the record. The domain's writes never do.
  */
 function archiveParts(
   change: WriteTransaction,

@@ -170,13 +170,9 @@ function tooLarge(options: RecoveryOptions, why: string): StoreTooLargeError {
 }
 
 /**
- * Every revision the hot store knows of (revision 1 and the latest of each object) must be in
- * the archive once the journal is replayed: if not, the archive was lost or belongs to other
- * data. A crash cannot leave it lacking one: a snapshot is written only once the archive holds
- * every revision of the journal segments it folds (Snapshots.write), and replaying the segments
- * after it has just archived theirs. So a sample is checked (ARCHIVE_SAMPLE, spread over the
- * objects, the first and the last included), not one LMDB lookup per object: a lost or foreign
- * archive lacks them all, or nearly.
+ * Every revision the hot store knows of must be in the archive after replay, else it was lost or holds other data.
+ * A crash cannot leave one out, so a sample (ARCHIVE_SAMPLE, first and last included) is checked rather than one
+ * lookup per object: a lost or foreign archive lacks nearly all (docs/storage.md, "Start and snapshots").
  */
 function verifyArchive(archive: Archive, all: readonly RevisionRecord[]): void {
   const every = Math.max(1, Math.floor(all.length / ARCHIVE_SAMPLE));

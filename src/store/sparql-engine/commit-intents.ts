@@ -46,14 +46,10 @@ export interface CommitIntent {
 export const INTENTS_REMOVED_TOGETHER = 200;
 
 /**
- * Virtuoso keeps part of an operation when the caller's connection drops while it runs (a server
- * SIGKILLed: docs/sparql-engine.md), so every commit first stores its operation's text, as one quad
- * (one INSERT DATA of one quad is applied whole or not at all), then sends the operation. Sending
- * an operation again is harmless (its deletions and insertions are constants, or staged ones), so a
- * commit whose answer is lost is sent again until it is known to be applied, and a start sends the
- * stored operations again, oldest first, before reading anything: what a crash cut off is completed.
- * Sending again the operations of commits applied before also gives the same state: each quad they
- * touch ends as the last of them left it. Intents of applied commits are removed in batches.
+ * Virtuoso keeps part of an operation whose caller's connection drops, so every commit first stores its operation's
+ * text as one quad (applied whole or not at all), then sends it. Sending again is harmless, so a lost answer is
+ * sent again and a start sends the stored intents again, oldest first; intents of applied commits are removed in
+ * batches (docs/sparql-engine.md, "How the server uses the engine").
  */
 export class CommitIntents {
   /**

@@ -27,12 +27,9 @@ export interface CsvReader {
 }
 
 /**
- * The rows of `where` (a group graph pattern binding `variables`), each handed to `onRow`, in one
- * answer: counted first, then read in one query without order, which Virtuoso answers at a cost
- * per row whatever the store holds. An answer with fewer rows than counted was cut by the engine's
- * row limit (Virtuoso's `ResultSetMaxRows`, which cuts without saying so): the rows are then read
- * again in pages (pagedRows) in the order of `key`, a variable of `where` bound to one value per
- * row, which need not be among `variables`. `onRow` may see a row twice.
+ * The rows of `where`, each handed to `onRow`: counted, then read in one query without order (Virtuoso's cost per
+ * row stays flat); fewer rows than counted means the engine's row limit cut the answer, and they are read again in
+ * pages ordered by `key` (docs/sparql-engine.md, "How the server uses the engine"). `onRow` may see a row twice.
  */
 async function allRows(
   reader: CsvReader,

@@ -24,13 +24,10 @@ interface EngineAccess extends SparqlReader {
 }
 
 /**
- * A lease in the engine, in numbered terms of `termMs` by the processes' clocks (term n from
- * n × termMs): each term is claimed by one INSERT guarded on its not being claimed (the form of
- * operation Virtuoso isolates: commit-intents.ts), read back to learn who won. The holder claims
- * the next term halfway through its own, so it keeps the lease while it lives; the others try to
- * claim the current term every fifth of a term, so a holder that died (or lost the engine) is
- * replaced once its last term ended. A holder stops `margin` before its last term ends by its own
- * clock: the processes' clocks must agree within it (NTP), or two could deliver at once for a moment.
+ * A lease in the engine, in numbered terms of `termMs` (term n from n × termMs), each claimed by one guarded INSERT
+ * and read back. The holder claims the next term halfway through its own; others try every fifth of a term. A
+ * holder stops `margin` before its last term ends, so the processes' clocks must agree within it
+ * (docs/sparql-engine.md, "Several processes").
  */
 export class EngineLease implements Lease {
   readonly process = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;

@@ -29,12 +29,9 @@ export class IntentCompletion {
   ) {}
 
   /**
-   * Completes what a crash cut off: sends the stored intents `of` selects again, oldest first (a
-   * refused one changed nothing, then or now), then removes them. Alone on the engine, every one, at
-   * start, before anything is read. With other processes, those of dead ones (`completeAbandoned`),
-   * only those not applied yet (commit-feed.ts, `appliedIntents`) and only those this process may
-   * `complete` (one process at a time: `claim`); an unapplied one holds its slots, so no later
-   * write of another process touched what it writes. Removes those applied and those it sent.
+   * Completes what a crash cut off: sends the stored intents `of` selects again, oldest first (a refused one changed
+   * nothing), then removes those applied and sent. Alone, all of them at start; with other processes, only the
+   * unapplied ones of dead processes this process may `complete` (docs/sparql-engine.md, "Several processes").
    */
   async completeIntents(
     of: (intent: string) => boolean = () => true,

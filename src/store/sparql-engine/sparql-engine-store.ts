@@ -108,12 +108,10 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * One Update operation, stored first as the commit's intent (CommitIntents); once the engine
-   * acknowledged the operation, the events are published and the claims released, in one tick.
-   * When an answer is lost, the step is sent again until one comes: both are harmless to repeat.
-   * If none comes within SETTLE_WAIT_MS, the write answers 503 and later writes are refused until
-   * the engine answers again and the commit is completed (its events published then), so that
-   * nothing is written on top of a state the indexes may not know.
+   * One Update operation, stored first as the commit's intent; once acknowledged, events are published and claims
+   * released in one tick. A lost answer is sent again (harmless); past SETTLE_WAIT_MS the write answers 503 and
+   * later writes are refused until the commit completes, so nothing lands on a state the indexes may not know
+   * (docs/sparql-engine.md, "How the server uses the engine").
    */
   async commit(tx: WriteTransaction): Promise<void> {
     try {

@@ -50,13 +50,10 @@ const archivePartsOf = (record: CommitRecord | CommitBytes): ArchiveParts => ({
 export const ARCHIVE_DIR = 'archive';
 
 /**
- * What the hot store no longer holds, on disk: one LMDB environment (a memory-mapped B+tree,
- * reads synchronous, commits in the background) with every revision of every object
- * (`revisions`), the finished action requests (`requests`) and the received notifications
- * (`notifications`, which never enter the hot store). Everything in it is derived from
- * journal records, live at the commit site and again at start for each replayed record, so the
- * journal stays the one source of truth. Written entries are readable at once; `flushed()`
- * resolves when everything written so far is durable.
+ * What the hot store no longer holds, on disk in one LMDB environment: every revision, the finished action
+ * requests and the received notifications. Derived from journal records only, at the commit and again at start,
+ * so the journal stays the one source of truth; `flushed()` resolves once what was written is durable
+ * (docs/storage.md, "The revision archive").
  */
 export class Archive {
   private failed: Error | undefined;

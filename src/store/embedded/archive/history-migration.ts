@@ -13,13 +13,10 @@ function ourLines(ntriples: string): string {
 }
 
 /**
- * Data written before the revision archive kept every revision as a graph of its own in the hot
- * store, with the metadata of every revision. This moves it to the layout of today, once: every
- * revision graph into the archive (whole), then, per object, one journal record that puts the
- * latest revision into the object's graph and deletes the revision graphs and the metadata of
- * revisions other than 1 and the latest from the hot store. The caller journals the records (after
- * the archive is on disk), so the journal stays the one source of what the hot store holds. Returns
- * the records and how many revisions were archived (none for data of today's layout).
+ * Moves data from the layout before the revision archive (every revision a hot graph of its own) to today's, once:
+ * revision graphs into the archive, then per object a journal record keeping revisions 1 and the latest hot. The
+ * caller journals the records after the archive is on disk, so the journal stays the one source of the hot store
+ * (docs/storage.md, "Durability"). Returns the records and how many revisions were archived.
  */
 export function migrateRevisionGraphs(
   index: OxigraphIndex,

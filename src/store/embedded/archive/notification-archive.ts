@@ -44,12 +44,9 @@ const toRecord = ({ record }: ArchivedNotification): ReceivedNotificationRecord 
 });
 
 /**
- * Received notifications on disk, never in the hot store: the notification and its receipt by
- * arrival number (`notifications`), what makes one a duplicate (`notification-ids`: its @id, its
- * sender's Idempotency-Key) and one index entry per filter of the list (`notifications-by`: sender,
- * event type, object, arrival time), so memory holds none of them, however many there are, and a
- * listing reads the keys of one index and the notifications of its page. Derived from journal
- * records (finished graphs, `finishedGraphsIn`), like the rest of the archive.
+ * Received notifications on disk, never in the hot store: by arrival number, by what makes one a duplicate (@id,
+ * Idempotency-Key) and one index per list filter, so memory holds none however many there are. Derived from
+ * journal records like the rest of the archive (docs/received-notifications.md, "Where they are kept").
  */
 export class NotificationArchive implements ReceivedNotificationStore {
   constructor(

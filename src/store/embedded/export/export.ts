@@ -9,12 +9,10 @@ import { finishedQuad } from '../../schema/finished-graphs.js';
 import { iriToNt, quadToNq } from '../../../rdf/terms.js';
 
 /**
- * Writes everything a data directory holds as N-Quads to `outFile`, or to stdout, streaming: it
- * works on a directory too large to load. First its newest snapshot and the journal after it
- * (the hot store: the latest revision of each object in the graph named after it), then every
- * revision of every object from the revision archive, each in its revision graph with its
- * metadata, and the notifications this server received, each in its graph with its receipt. The
- * archive is first completed from the journal, as a start would.
+ * Writes everything a data directory holds as N-Quads, streaming, so it works on a directory too large to load:
+ * the hot store (snapshot and journal), every revision from the archive with its metadata, and the received
+ * notifications with their receipts; the archive is first completed from the journal, as a start would
+ * (docs/cli.md).
  */
 export async function exportDataDirectory(dataDir: string, outFile?: string): Promise<Folded> {
   if (outFile === undefined) {

@@ -42,15 +42,10 @@ function countLines(data: Buffer): number {
 }
 
 /**
- * Streams the state a data directory holds (what loading `range` into one store would give) to
- * `write` as N-Quads, without loading it into one store: memory stays small however large the data.
- * The snapshot's lines first, then each record's insertions, with every line that a later record
- * deletes left out. Records apply insertions before deletions (OxigraphIndex.apply), so a line a
- * record both inserts and deletes ends absent. Two passes over the journal: the first finds, for each
- * deleted line, the last record that deletes it.
- *
- * `tornTail`: a damaged last record of the last segment is dropped (as at start) or refused (a
- * range of closed segments has none).
+ * Streams the state a data directory holds (`range` loaded into one store) as N-Quads without loading it, so
+ * memory stays small: the snapshot's lines, then each record's insertions without the lines a later record
+ * deletes (docs/storage.md, "Start and snapshots"). `tornTail`: a damaged last record of the last segment is
+ * dropped (as at start) or refused.
  */
 export async function foldDataDirectory(
   dir: string,

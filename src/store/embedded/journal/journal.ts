@@ -468,12 +468,10 @@ export class Journal {
   }
 
   /**
-   * Starts a new segment and resolves with its number once every record of earlier segments
-   * is applied. Rejects, leaving the current segment in use, if the new one cannot be created.
-   * `atRotation` (which must not throw) is called at the switch, when every record of the closed
-   * segments has been applied and none of the new one: what the store holds then is exactly what
-   * a snapshot of the closed segments holds. It is not called if a failed write may have left
-   * records in them that were never applied.
+   * Starts a new segment, resolving with its number once every record of earlier segments is applied; on failure the
+   * current segment stays in use. `atRotation` (must not throw) runs at the switch, when the store holds exactly what
+   * a snapshot of the closed segments will, and is skipped if a failed write may have left records never applied
+   * (docs/storage.md, "Memory image").
    */
   rotate(atRotation?: (segment: number) => void): Promise<number> {
     return new Promise((resolve, reject) => {

@@ -1,30 +1,9 @@
 import { partText, type CommitRecord, type CommitBytes } from '../../commit-record.js';
 
 /**
- * Replaying the journal at start one record at a time costs two Oxigraph calls a record (a load,
- * then a SPARQL DELETE DATA), whose fixed cost and parsing were most of a crash start's replay.
- * So consecutive records are folded into batches, each applied as one load of their insertions
- * followed by one deletion of their deletions, wherever that provably leaves every quad as
- * applying them one by one does (OxigraphIndex.apply: each record's insertions, then its deletions).
- *
- * The rule: a record may join a batch unless it inserts a quad that a record already in the batch
- * deletes. Then, for any quad, the records touching it end with a deletion in the batch exactly
- * when it ends absent one by one: if the batch deletes it, no insertion of it comes after its last
- * deletion (the rule), so it ends absent either way; if not, it ends present when inserted, as before
- * otherwise. An insertion that a record of the same batch deletes again is left out of the load
- * (most of a run of changes to the same objects: each revision's metadata is deleted by the next):
- * the quad ends absent either way. Only Oxigraph's list of graph names can tell: a graph whose every
- * quad a batch inserts and deletes again is not left in it empty, as a start from the snapshot
- * leaves none.
- *
- * "The same quad" is what Oxigraph stores, not the same text: it keeps values, so "01"^^xsd:integer
- * and "1"^^xsd:integer are one quad. A deleted line and an inserted line are taken to be different
- * quads only where the text proves it: both in the strict form we write (`S P O [G] .`, single
- * spaces, IRIs without escapes or spaces), with different IRIs, or different objects that are IRIs
- * or simple literals without escapes (a simple literal's text is its value). A literal with a
- * datatype or a language is taken to be the same as any literal with the same subject, predicate and
- * graph, and a line not in that form the same as every line. Such a match ends the batch before the
- * record: it costs speed, never correctness.
+ * Folds consecutive journal records into batches, each one load of their insertions and one deletion of their
+ * deletions, wherever that provably ends as applying them one by one would: a record at a time costs two Oxigraph
+ * calls. The rule, its proof and why matching by text is safe: docs/storage.md, "Replay in batches".
  */
 
 /** One step of a replay: N-Quads to load, then our N-Quads lines to delete. */

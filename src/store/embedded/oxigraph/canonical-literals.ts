@@ -49,12 +49,10 @@ export function surelyCanonical(l: RDF.Literal): boolean {
 }
 
 /**
- * The literals as Oxigraph stores them: it keeps typed values, not lexical forms, so
- * "20.0"^^xsd:double comes back as "20", "05"^^xsd:int as "5"^^xsd:integer and language tags
- * lower-cased. Asking Oxigraph itself (a VALUES query normalises like storage does) keeps
- * comparisons with stored data exact for every datatype; literals already in the form it keeps
- * (plain strings, and the usual forms of numbers, booleans and dates) skip the query, which
- * costs more than the rest of writing a small object.
+ * The literals as Oxigraph stores them (values, not lexical forms: "20.0"^^xsd:double is "20"), asked of Oxigraph
+ * itself so that comparisons with stored data are exact for every datatype; literals already in that form skip
+ * the query, which costs more than the rest of writing a small object
+ * (docs/storage.md, "Stored values, Oxigraph's memory and the in-memory indexes").
  */
 export function canonicalLiterals(
   index: { select(sparql: string): SparqlJsonResults },

@@ -23,13 +23,10 @@ export interface OxigraphBindings {
 const require = createRequire(import.meta.url);
 
 /**
- * Loads a new instance of the oxigraph bindings and keeps hold of its WASM allocator, which the
- * bindings do not expose: `WebAssembly.Instance` is wrapped while their module is evaluated (it
- * instantiates its WASM then, once). The module is taken out of the require cache around the
- * load, so every call evaluates it again: a new WASM instance with a memory of its own, which is
- * how the index is compacted (a WASM memory never shrinks, and Oxigraph's in-memory store does
- * not reuse the memory of deleted quads). Fails loudly if a future version no longer exports
- * the allocator, rather than run into a GC storm unnoticed.
+ * Loads a new instance of the oxigraph bindings, out of the require cache, so each has a WASM memory of its own
+ * (how the index is compacted: docs/storage.md, "Compaction"), and keeps its allocator, reached by wrapping
+ * `WebAssembly.Instance` during the load. Fails loudly if a version stops exporting the allocator rather than
+ * run into GC storms unnoticed (docs/storage.md, "Stored values, Oxigraph's memory and the in-memory indexes").
  */
 export function loadOxigraphBindings(): OxigraphBindings {
   const path = require.resolve('oxigraph');

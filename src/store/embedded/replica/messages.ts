@@ -16,13 +16,10 @@ export interface QueryJob {
 }
 
 /**
- * What feeds the replica, in the order it must apply it: for a new worker, `start`, a copy of the
- * hot store's metadata graph (`meta`) and other graphs (`hot`) and of the newest history from the
- * archive (`history`, newest first, one revision or finished request per entry), with each commit
- * made meanwhile in between, in commit order, as it comes (`commits`, one each); `loaded` with the
- * position of the last commit sent; then batches of commits, each with the position of its last
- * commit. Positions count commits since start. They travel on the same port as queries, so a
- * query sent after a batch runs after it.
+ * What feeds the replica, in the order it must apply it: for a new worker `start`, copies of the hot store (`meta`,
+ * `hot`) and archived history (`history`, newest first) with commits made meanwhile in between, `loaded`, then
+ * batches of commits. Positions count commits since start; they share the query port, so a query sent after a
+ * batch runs after it (docs/sparql-replica.md).
  */
 export type FeedMessage =
   | {

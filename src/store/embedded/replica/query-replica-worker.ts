@@ -12,12 +12,9 @@ import { ReplicaFullError, ReplicaStore } from './replica-store.js';
 const port = parentPort!;
 
 /**
- * The thread's CPU priority (Linux): the server's while it applies writes or a copy of the store, so
- * that the replica keeps up with the API's writes however busy the CPU is (applying a write costs
- * it a fraction of what the write cost the request thread); the lowest while it runs a query, so
- * that analytics take only the CPU the API leaves. A thread may lower its priority but raise it
- * again only with CAP_SYS_NICE (or RLIMIT_NICE): without, it stays at the lowest from the first
- * query on (the owner is told, see `priority` in WorkerMessage).
+ * The thread's CPU priority (Linux): the server's while it applies writes, so the replica keeps up however busy the
+ * CPU is; the lowest while it runs a query, so analytics take only what the API leaves. Raising it back needs
+ * CAP_SYS_NICE; without, it stays lowest and the owner is told (docs/sparql-replica.md, "Freshness").
  */
 const threadId = (() => {
   try {

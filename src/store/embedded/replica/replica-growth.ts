@@ -4,12 +4,9 @@ import { iri } from './replica-lines.js';
 import { LAYOUT } from './replica-layout.js';
 
 /**
- * A serving replica is handed over to a new copy once the quads it loaded reach this share of its
- * next long growth point (see table-growth.ts): the copy, which has none of the deleted quads, is
- * made while it goes on serving, so queries never wait on its tables growing (unless the copy
- * takes longer than the writes take to load the rest). The copy grows its tables past that point
- * (see growPastNextPoint), so each doubling costs one copy: the earlier it begins, the longer the
- * copy may take, and the sooner after the last handover it comes.
+ * A serving replica is handed over to a fresh copy once its loaded quads reach this share of its next long growth
+ * point, so queries never wait on its tables growing; the earlier, the longer the copy may take, and the sooner
+ * after the last handover it comes (docs/sparql-replica.md, "Handover before the tables grow").
  */
 export const HANDOVER_AT = 0.6;
 /** A copy whose quads pass this share of its next long growth point grows its tables past it before it serves. */

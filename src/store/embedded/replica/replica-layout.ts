@@ -36,12 +36,9 @@ export const viewsMayShow = (graph: string): boolean => !graph.startsWith(STORE)
 const REPLICA = 'urn:onerecord:replica:';
 
 /**
- * The replica's own graphs, beside the main store's: one union graph per view whose default
- * graph is a union (the latest revisions; the events; the action requests and grants), and the
- * view membership of each named graph (`<graph> in <view>`), which a query's GRAPH patterns are
- * joined with so that they see the view's graphs only, and for each object the name its latest
- * graph has in the revisions view (`<object> latestRevision <object?revision=n>`): the latest
- * revision is held once, in the object's graph, and enters the history window only when replaced.
+ * The replica's own graphs: a union graph per view whose default graph is a union, each named graph's views
+ * (joined into GRAPH patterns), and each object's `latestRevision` link, since the latest revision is held once,
+ * in the object's graph (docs/sparql-replica.md).
  */
 export const LAYOUT = {
   latestUnion: `${REPLICA}latest`,

@@ -59,14 +59,10 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
 }
 
 /**
- * The archived history a new SPARQL replica copies, newest first: round after round, the next
- * newest revision before the latest (its graph and metadata) and finished action request of each
- * object, so that wherever the replica's bound stops the copy, every object has about as much
- * history as the others. `latestRevisions` are those of the metadata read when the copy began
- * (parsed once, on first use): an object's revisions written since are found in the archive when
- * its first round comes (the replica takes those older than the revision its copy of the object's
- * graph holds). Read lazily: only what the replica takes is read. Nothing more once the store
- * closes.
+ * The archived history a new replica copies, newest first, round after round (the next older revision and
+ * finished request of each object), so wherever the replica's bound stops the copy every object has about as
+ * much history; read lazily, nothing once the store closes (docs/storage.md, "The revision archive").
+ * `latestRevisions`: those of the metadata read when the copy began; later ones are found in the archive.
  */
 function* replicaHistory(
   latestRevisions: () => ReadonlyMap<string, number>,

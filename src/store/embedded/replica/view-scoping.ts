@@ -32,12 +32,9 @@ const latestRevisionPattern = (item: SparqlNode & { name: unknown }, held: unkno
 };
 
 /**
- * The query with each `GRAPH g { … }` joined with "g is a graph of `view`": the replica's store
- * holds the graphs of every view (and its own), and a query sees those of its view only. In the
- * revisions view, `GRAPH g { P }` also finds each object's latest revision, held in the object's
- * graph: `{ GRAPH g { P } g in revisions } UNION { GRAPH ?l { P } ?l latestRevision g }`, with `?l`
- * a variable of its own; a `SELECT *` gets the variables the query projected before (`projected`
- * answers them for the query with LIMIT 0), so that `?l` stays out of its answer.
+ * The query with each `GRAPH g { … }` joined with "g is a graph of `view`", since the replica's store holds every
+ * view's graphs; in the revisions view it also finds each object's latest revision through `latestRevision`
+ * (docs/sparql-replica.md). `projected` answers a query's variables (run with LIMIT 0), so `SELECT *` keeps them.
  */
 export function scopedToView(text: string, view: View, projected?: (probe: string) => string[]): string {
   if (!/graph/i.test(text)) return text;

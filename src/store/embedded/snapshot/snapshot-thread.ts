@@ -11,13 +11,10 @@ export interface SnapshotDone {
 }
 
 /**
- * The thread that writes snapshots (snapshot-worker.ts): snapshot `range.to` is the fold of the
- * previous snapshot and the journal segments before `range.to`, which the journal has closed. The
- * store in memory is not read, so the request thread only waits for the answer. The worker is
- * started with the store (its Oxigraph loads meanwhile, so a snapshot starts at once), takes one
- * job at a time, and is started again if it dies. Once the snapshot is complete, it replaces the
- * memory image with one of that snapshot, from a copy of the index's memory taken at the rotation
- * (its buffers are handed over, not copied), or removes it.
+ * The thread that writes snapshots (snapshot-worker.ts) from the files, never the store in memory, so the request
+ * thread only waits for the answer; started with the store, one job at a time, restarted if it dies. Once a
+ * snapshot is complete it writes the memory image handed over at the rotation, or removes the old one
+ * (docs/storage.md, "Start and snapshots" and "Memory image").
  */
 export class SnapshotThread {
   private worker?: Worker;

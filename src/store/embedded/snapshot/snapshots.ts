@@ -51,13 +51,10 @@ export class Snapshots {
   }
 
   /**
-   * Folds the journal into a snapshot. Concurrent calls share one run. The journal moves to a new
-   * segment; the new snapshot is the previous one plus the segments before it, folded on a worker
-   * thread from the files (see fold.ts), never read from the store in memory, so requests are not
-   * held up meanwhile. It holds exactly what those segments wrote; startup replays the rest.
-   * `withImage`: the index's memory is copied at the rotation, when it holds exactly what the new
-   * snapshot will, and the thread writes it as the memory image of that snapshot once the snapshot
-   * is complete (else it removes the image, which reflects an older snapshot).
+   * Folds the journal into a snapshot (concurrent calls share one run): the journal moves to a new segment and a
+   * worker folds the previous snapshot and the closed segments from the files, so requests are not held up.
+   * `withImage`: copy the index's memory at the rotation as the snapshot's memory image (docs/storage.md,
+   * "Memory image").
    */
   write(withImage: boolean): Promise<void> {
     // After a failed apply the index no longer matches the journal: only a restart (replay) rebuilds it.
