@@ -27,6 +27,7 @@ const LAYERS: Record<string, number> = {
   'config/': 0,
   'errors.ts': 0,
   'bounded-cache.ts': 0,
+  'map-entry.ts': 0,
   'budgeted-worker.ts': 0,
   'project-files.ts': 0,
 };

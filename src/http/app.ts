@@ -47,8 +47,9 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
 
 /**
  * The API's request listener: GET and HEAD of a Logistics Object's latest revision, POST of objects
- * and PATCH of one by the object fast path (object-fast-path.ts), everything else by the express application, both through the one
- * request pipeline (pipeline.ts). CORS (cors.ts) around both, when origins are configured.
+ * and PATCH of one by the object fast path (object-fast-path.ts), everything else by the express
+ * application, both through the one request pipeline (pipeline.ts). CORS (cors.ts) around both,
+ * when origins are configured.
  */
 export function createApp(services: Services): RequestListener {
   const representations = new Representations(services.objects, services.config.cache.serializedRevisions);

@@ -1,4 +1,4 @@
-import { entryOf } from './map-entry.js';
+import { entryOf } from '../map-entry.js';
 
 /**
  * The one concurrency rule of the write path (docs/ARCHITECTURE.md, "Concurrency: one rule"): what a write decides

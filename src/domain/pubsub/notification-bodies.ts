@@ -18,8 +18,8 @@ const BODY_CHARACTERS_KEPT = 8_000_000;
  */
 export class NotificationBodies {
   /**
-   * Per entry, its notifications' body around the @id: without the object's body at 2 × its number, with it at 2 × its
-   * number + 1 (no key string made per send).
+   * Per entry, its notifications' body around the @id: without the object's body at twice its number,
+   * with it at twice its number + 1 (no key string made per send).
    */
   private readonly bodies = new BoundedCache<number, { before: string; after: string }>(
     BODY_CHARACTERS_KEPT,

@@ -1,4 +1,5 @@
 import { HttpError, type ErrorDetail } from '../../errors.js';
+import { entryOf } from '../../map-entry.js';
 import { namedNode, quad, type Quad, type RDF, type Term } from '../../rdf/terms.js';
 import {
   groupBySubject,
@@ -39,6 +40,8 @@ export type ApplyResult =
   | { ok: true; triples: Quad[]; added: Quad[]; removed: Quad[]; byNode: ReadonlyMap<string, NodeTriples> }
   | { ok: false; error: HttpError };
 
+const newMap = <K, V>() => new Map<K, V>();
+
 /**
  * A change's triples by key, in order, and by subject, predicate and object, kept weakly for the array a change
  * produced: the next change gets that array from the parsed-revision cache and edits it in place (the array it
@@ -56,17 +59,8 @@ class KeyedTriples {
 
   add(key: string, t: Quad): void {
     this.triples.set(key, t);
-    let node = this.byNode.get(t.subject.value);
-    if (!node) {
-      node = new Map();
-      this.byNode.set(t.subject.value, node);
-    }
-    let values = node.get(t.predicate.value);
-    if (!values) {
-      values = new Map();
-      node.set(t.predicate.value, values);
-    }
-    values.set(rdfTermKey(t.object), t);
+    const node = entryOf(this.byNode, t.subject.value, newMap<string, Map<string, Quad>>);
+    entryOf(node, t.predicate.value, newMap<string, Quad>).set(rdfTermKey(t.object), t);
   }
 
   delete(key: string): void {

@@ -6,7 +6,7 @@ import { latestGraph, revisionQuads, type WrittenRevision } from '../schema/revi
 import type { RevisionWrite, WriteTransaction } from '../transaction.js';
 import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
 import { revisionDelta } from '../revision-delta.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /** A journal record as `recordFor` builds it: the quads it inserts and deletes, and what the archive takes from it. */
 export interface BuiltRecord extends CommitRecord {

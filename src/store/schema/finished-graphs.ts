@@ -1,7 +1,7 @@
 import { literal, namedNode, quad, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /**
  * The mark of a finished graph where it stays among the others (a SPARQL engine, an export):

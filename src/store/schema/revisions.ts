@@ -1,7 +1,7 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /*
  * Revisions. The hot store holds the latest revision of each object in the graph named after

@@ -1,6 +1,6 @@
 import { store as meta } from '../../rdf/vocab.js';
 import type { View } from '../query-service.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /*
  * The graphs of each analytics view on the engine, told by their names (docs/ARCHITECTURE.md, "How

@@ -20,7 +20,8 @@ export interface SparqlClientOptions {
 
 const DEFAULT_CONNECTIONS = 16;
 /**
- * Shorter than Virtuoso's KeepAliveTimeout (10 s as our script starts it): the client lets an idle connection go first.
+ * Shorter than the KeepAliveTimeout our Virtuoso is started with: the client lets an idle connection go
+ * first.
  */
 const KEEP_ALIVE_MS = 4_000;
 

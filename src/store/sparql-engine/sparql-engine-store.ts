@@ -40,7 +40,7 @@ import {
   stagingGraph,
   updateOperation,
 } from './update-text.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /** How long a commit whose answer was lost is sent again before it answers 503 (and is completed later), this often. */
 const SETTLE_WAIT_MS = 5_000;

@@ -5,7 +5,7 @@ import { latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
 import type { FeedEntryParts } from './commit-feed.js';
 import { toEngine } from './engine-literals.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 import { revisionDelta } from '../revision-delta.js';
 
 /*

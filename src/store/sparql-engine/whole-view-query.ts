@@ -2,7 +2,7 @@ import sparqljs from 'sparqljs';
 import { NO_GRAPH } from './engine-dataset.js';
 import { invalidQuery } from '../query-errors.js';
 import { inGraphSet, type GraphSet, type ViewGraphs } from './engine-views.js';
-import { entryOf } from '../map-entry.js';
+import { entryOf } from '../../map-entry.js';
 
 /*
  * A query over a whole view, as the engine runs it without a dataset (a view of a large store has

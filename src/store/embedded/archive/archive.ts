@@ -69,8 +69,7 @@ export class Archive {
   static open(path: string): Archive {
     const env = open({ path });
     const failed = { on: (err: Error) => void err };
-    // Compressed: a decided request (~4 KB of N-Triples) would otherwise take two overflow pages
-    // of 4 KB, and compressing it costs little CPU.
+    // Compressed: a decided request's N-Triples would otherwise spill into LMDB overflow pages.
     const dbs: Pick<ArchiveDb<never, never>, 'write'>[] = [];
     const db = <
       K extends RevisionKey | RequestKey | RequestByObjectKey | NotificationKey | NotificationIdKey | NotificationByKey,

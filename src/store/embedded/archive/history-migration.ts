@@ -5,7 +5,7 @@ import type { CommitRecord } from '../../commit-record.js';
 import type { OxigraphIndex } from '../oxigraph/oxigraph-index.js';
 import type { RevisionArchive } from './revision-archive.js';
 import { latestGraph, readRevisions, revisionQuads, type RevisionRecord } from '../../schema/revisions.js';
-import { entryOf } from '../../map-entry.js';
+import { entryOf } from '../../../map-entry.js';
 
 /** A graph's N-Triples as our serialiser writes them (the archive compares lines, so they must be written one way). */
 function ourLines(ntriples: string): string {

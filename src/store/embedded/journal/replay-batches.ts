@@ -111,8 +111,8 @@ class Batch {
   }
 
   /**
-   * The batch as one load (one text: measured faster than many parts) and one deletion, leaving out insertions it
-   * deletes again.
+   * The batch as one load of one text (cheaper than many parts) and one deletion, leaving out
+   * insertions it deletes again.
    */
   done(): ReplayBatch {
     const kept: string[] = [];

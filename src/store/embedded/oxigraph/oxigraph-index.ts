@@ -9,7 +9,7 @@ import {
   WASM_MEMORY_LIMIT_BYTES,
   type OxigraphBindings,
 } from './oxigraph-bindings.js';
-import { entryOf } from '../../map-entry.js';
+import { entryOf } from '../../../map-entry.js';
 
 const NQUADS = 'application/n-quads';
 const NTRIPLES = 'application/n-triples';

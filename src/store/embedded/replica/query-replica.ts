@@ -19,7 +19,7 @@ export interface QueryReplicaOptions {
    */
   freshnessWaitMs: number;
   /**
-   * Longest a query waits for a new replica to finish its copy of the store; then it is answered 503 (default 10 s).
+   * Longest a query waits for a new replica to finish its copy of the store; then it is answered 503.
    */
   copyWaitMs?: number;
   /**
@@ -30,7 +30,7 @@ export interface QueryReplicaOptions {
   /** Quads of history (whole revisions, finished action requests) the replica holds at most, newest first. */
   historyMaxQuads: number;
   /**
-   * WASM memory the replica keeps free for queries (default 256 MB); data that would take it makes the replica full: it
+   * WASM memory the replica keeps free for queries; data that would take it makes the replica full: it
    * stops, and queries are refused.
    */
   queryReserveBytes?: number;

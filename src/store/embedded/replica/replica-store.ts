@@ -20,7 +20,7 @@ import { LAYOUT, replicaGraph } from './replica-layout.js';
 import { graphOf, iri, latestLink, membership, PendingLines, splitLines, tripleOf } from './replica-lines.js';
 import { runOnReplica } from './replica-queries.js';
 import { UNION_OF, type UnionKind, unionDeletion, VIEWS_OF } from './replica-unions.js';
-import { entryOf } from '../../map-entry.js';
+import { entryOf } from '../../../map-entry.js';
 
 const NQUADS = 'application/n-quads';
 
