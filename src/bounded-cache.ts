@@ -2,6 +2,8 @@
 interface Entry<K, V> {
   key: K;
   value: V;
+  /** Its weight when set: a value changed in place is weighed again when set again. */
+  weight: number;
   older: Entry<K, V> | undefined;
   newer: Entry<K, V> | undefined;
 }
@@ -16,7 +18,7 @@ export class BoundedCache<K, V> {
   private readonly entries = new Map<K, Entry<K, V>>();
   private oldest: Entry<K, V> | undefined;
   private newest: Entry<K, V> | undefined;
-  private weight = 0;
+  private totalWeight = 0;
 
   constructor(
     readonly capacity: number,
@@ -27,6 +29,11 @@ export class BoundedCache<K, V> {
     return this.entries.size;
   }
 
+  /** The total weight of the entries held (their count without `weigh`). */
+  get weight(): number {
+    return this.totalWeight;
+  }
+
   get(key: K): V | undefined {
     return this.entries.get(key)?.value;
   }
@@ -34,25 +41,27 @@ export class BoundedCache<K, V> {
   /** Sets `key`: a key held already keeps its place in the order, a new one goes last. */
   set(key: K, value: V): void {
     const held = this.entries.get(key);
+    const weight = this.weigh(value);
     if (held) {
-      this.weight += this.weigh(value) - this.weigh(held.value);
+      this.totalWeight += weight - held.weight;
       held.value = value;
+      held.weight = weight;
     } else {
-      const entry: Entry<K, V> = { key, value, older: this.newest, newer: undefined };
+      const entry: Entry<K, V> = { key, value, weight, older: this.newest, newer: undefined };
       if (this.newest) this.newest.newer = entry;
       else this.oldest = entry;
       this.newest = entry;
       this.entries.set(key, entry);
-      this.weight += this.weigh(value);
+      this.totalWeight += weight;
     }
-    while (this.weight > this.capacity && this.entries.size > 1) this.delete(this.oldest!.key);
+    while (this.totalWeight > this.capacity && this.entries.size > 1) this.delete(this.oldest!.key);
   }
 
   delete(key: K): void {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
-    this.weight -= this.weigh(entry.value);
+    this.totalWeight -= entry.weight;
     if (entry.older) entry.older.newer = entry.newer;
     else this.oldest = entry.newer;
     if (entry.newer) entry.newer.older = entry.older;

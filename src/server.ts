@@ -181,6 +181,10 @@ async function openDomain(config: Config, logger: Logger, lifecycle: Lifecycle, 
   await publishStored(store, domain, delivery, metrics);
   forwardToWebhook(notifying);
   await domain.objects.ensureDataHolder(holder, config.holderName);
+  // Requests an earlier start kept hot with a final status leave memory for the store (docs/storage.md).
+  const finished = await domain.actionRequests.finishStored();
+  if (finished > 0)
+    messageLog(logger, 'store')(`action requests: ${finished} with a final status moved out of memory to the store`);
   offerToPartners(notifying);
   delivery.start();
   opening.delivery = delivery;
@@ -236,14 +240,14 @@ async function openAndServe(
   const started = await openDomain(config, logger, lifecycle, opening);
   const { opened, metrics, domain, delivery, outbound } = started;
   const { store } = opened;
-  const { access, index, eventIndex, requestIndex } = domain;
+  const { access, index, eventIndex, actionRequests } = domain;
   const queries = opened.startQueries();
   const analytics = new Analytics(
     queries,
     access,
     index,
     eventIndex,
-    requestIndex,
+    actionRequests,
     config.sparql,
     metrics?.queryFinished,
   );

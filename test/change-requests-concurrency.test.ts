@@ -107,5 +107,8 @@ describe('change requests under concurrency', () => {
     expect(statusName(stored)).to.equal('REQUEST_REJECTED');
     expect(errorCodes(stored)).to.deep.equal(['409']);
     expect(asList(stored['api:hasRequestStatusHistory'] as Json[])).to.have.length(1);
+    // Finished once the later of the two writes settled: served by the store, not kept in memory.
+    expect(services.actionRequests.index.get(late.iri)).to.equal(undefined);
+    expect(await readJson(server, late.iri)).to.deep.equal(stored);
   });
 });

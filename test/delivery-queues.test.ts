@@ -3,7 +3,8 @@ import { QueueWindows, type Queue } from '../src/domain/pubsub/delivery-queues.j
 import { SettleCommits } from '../src/domain/pubsub/delivery-settle.js';
 import type { SubscriptionIndex } from '../src/domain/pubsub/subscriptions.js';
 import { API } from '../src/rdf/vocab.js';
-import { outboxEntryQuads, type OutboxEntry, type Recipient } from '../src/store/schema/outbox.js';
+import type { DurableStore } from '../src/store/embedded/durable-store.js';
+import { outboxEntryGraph, outboxEntryQuads, type OutboxEntry, type Recipient } from '../src/store/schema/outbox.js';
 import { openStore, tempDir } from './support/store-data.js';
 
 const RECIPIENT: Recipient = {
@@ -165,6 +166,54 @@ describe('delivery queue windows', () => {
       cap = Number.POSITIVE_INFINITY;
       await settled(3);
       expect(recorded[2]).to.equal('position 40');
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+  it("entries every queue is past leave nothing in the hot store, their graphs' names included, also after a restart", async () => {
+    const { dir, remove } = await tempDir();
+    let { store } = await openStore(dir);
+    // Entries read already (odd numbers) are deleted quad by quad; the others as whole graphs.
+    const entries = Array.from({ length: 10 }, (_, i) => entry(i + 1));
+    const settle = new SettleCommits(store, {
+      lowWater: () => 10,
+      recordCap: () => Number.POSITIVE_INFINITY,
+      knownEntry: (sequence) => (sequence % 2 === 1 ? entries[sequence - 1] : undefined),
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
+    let removed = false;
+    store.committed.subscribe((events) =>
+      events.forEach((e) => {
+        settle.onCommitted(e);
+        if (e.kind === 'outbox-compacted' && e.through === 10) removed = true;
+      }),
+    );
+    const entryGraphs = (s: DurableStore) =>
+      s.index.listGraphs().filter((g) => g.startsWith(outboxEntryGraph(0).slice(0, -1)));
+    try {
+      for (const queued of entries) {
+        const tx = store.begin({ insert: outboxEntryQuads(queued) });
+        tx.events.push({ kind: 'notification-queued', entry: queued, recipients: [RECIPIENT] });
+        await store.commit(tx);
+      }
+      expect(entryGraphs(store)).to.have.length(10);
+      // In the snapshot a restart loads, then removed by the journal after it.
+      await store.snapshot();
+      settle.moveTo(RECIPIENT.queue, 10);
+      settle.schedule(1);
+      for (const started = Date.now(); !removed && Date.now() - started < 5_000; )
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(removed).to.equal(true);
+      expect(entryGraphs(store)).to.deep.equal([]);
+      await settle.stop();
+      await store.close();
+      // Started again: the snapshot holds the entries, the journal replayed after it removes them.
+      ({ store } = await openStore(dir));
+      expect(entryGraphs(store)).to.deep.equal([]);
     } finally {
       await settle.stop();
       await store.close();

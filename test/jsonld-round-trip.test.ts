@@ -117,9 +117,8 @@ describe('JSON-LD round trip of every route: compact and frame give back the sto
       url: () => `${shipment}/logistics-events`,
       status: 200,
       stored: async () => {
-        const events = services()
-          .events.index.select(shipment, { skip: 0, limit: 1000 })
-          .events.map((e) => e.iri);
+        const page = await services().events.index.select(shipment, { skip: 0, limit: 1000 });
+        const events = page.events.map((e) => e.iri);
         return [
           ...header(`${shipment}/logistics-events`, events.length, api.Collection, events),
           ...(await storedGraphs(events)),

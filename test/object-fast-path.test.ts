@@ -82,7 +82,7 @@ describe('Logistics Objects: the fast path answers as the app does', () => {
     server = await startTestServer({ identityProvider: { clients: PARTNER_CLIENTS } });
     const services = server.running.services;
     // As createApp wires them, but with observers that record and the app's part counted.
-    const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
+    const representations = new Representations(services.objects, services.config.cache.serializedRevisionBytes);
     const fastPipeline = new RequestPipeline(services, recorder(observed.fast));
     const behindFastPath = createExpressApp(services, representations, fastPipeline);
     const counted: RequestListener = (req, res) => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { emptiedGraphLines, emptiedGraphsIn } from '../src/store/embedded/emptied-graphs.js';
 import { quadsEnd, OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
 
 const graphText = (i: number, quads: number) =>
@@ -17,6 +18,35 @@ describe('OxigraphIndex', () => {
     expect(index.size).to.equal(200_000);
     expect(index.graphNTriples('http://example.com/g/1999').split('\n').filter(Boolean)).to.have.length(100);
     expect(index.graphNTriples('http://example.com/g/0')).to.contain('"value 99 of 0"');
+  });
+});
+
+describe('emptied graphs: a record names the graphs it empties, and their names are dropped', () => {
+  const graph = (i: number) => `http://example.com/g/${i}`;
+
+  it('reads back the graphs named, from text and bytes, after quads and archive lines; none from other records', () => {
+    const quads = graphText(1, 2);
+    const archived = '#A <http://e.com/s> <http://e.com/p> "archived" <urn:onerecord:store:notification:1> .\n';
+    const record = { delete: '', insert: quads + archived + emptiedGraphLines([graph(2), graph(3)]) };
+    const bytes = { delete: new Uint8Array(), insert: new TextEncoder().encode(record.insert) };
+    for (const read of [record, bytes]) expect(emptiedGraphsIn(read)).to.deep.equal([graph(2), graph(3)]);
+    for (const insert of ['', quads, quads + archived, emptiedGraphLines([])])
+      expect(emptiedGraphsIn({ delete: '', insert })).to.deep.equal([]);
+    // Comments to Oxigraph: loading the record loads its quads alone.
+    const index = new OxigraphIndex();
+    index.apply(record);
+    expect(index.size).to.equal(2);
+  });
+
+  it("drops the names of graphs that hold no quad, and leaves those written to again (as a replay's batch may)", () => {
+    const index = new OxigraphIndex();
+    index.loadTrusted(graphText(1, 2) + graphText(2, 2) + graphText(3, 1));
+    index.apply({ insert: '', delete: graphText(1, 2) + graphText(2, 2) });
+    index.apply({ insert: graphText(2, 1), delete: '' });
+    expect(index.listGraphs().sort()).to.deep.equal([graph(1), graph(2), graph(3)]);
+    index.dropEmptyGraphs([graph(1), graph(2), graph(4)]);
+    expect(index.listGraphs().sort()).to.deep.equal([graph(2), graph(3)]);
+    expect(index.size).to.equal(2);
   });
 });
 

@@ -280,6 +280,7 @@ describe('revision archive: history on disk, the latest revision in the hot stor
         delete: [],
         finished: [],
         removedGraphs: [],
+        emptiedGraphs: [],
         revisions: [{ revision: record(2, 2), triples: after, replaces: { revision: record(1, 1), triples: before } }],
       };
       const r = recordFor(tx as unknown as Parameters<typeof recordFor>[0], (l) => l);

@@ -10,6 +10,7 @@ import { scopedToView } from '../src/store/embedded/replica/view-scoping.js';
 import type { View } from '../src/store/query-service.js';
 import { nextGrowthPoint } from '../src/store/embedded/oxigraph/table-growth.js';
 import { store as bookkeeping } from '../src/rdf/vocab.js';
+import { ARCHIVE_LINE } from '../src/store/schema/finished-graphs.js';
 
 const BASE = 'http://replica.test/logistics-objects/';
 const P = 'http://replica.test/p';
@@ -99,6 +100,26 @@ describe('SPARQL replica store: one store for every view, fed with journal recor
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['KGM', 'a1', 'b1']);
     replica.applyRecords([{ insert: metaLines('b', 2), delete: KGM('b') }]);
     expect(select(replica, 'latest', `SELECT ?v WHERE { ?s <${P}> ?v }`)).to.deep.equal(['a1', 'b1']);
+  });
+
+  it('an event written as archive lines (as the embedded store writes events) stays in the events view', () => {
+    // A history window of one quad: a finished request's lines leave it, an event's do not.
+    const replica = new ReplicaStore(1);
+    const archived = (record: ReplicaRecord) => ({ ...record, insert: `${ARCHIVE_LINE}${record.insert}` });
+    const request = `${BASE}a/action-requests/r1`;
+    replica.applyRecords([
+      created('a', ['a1']),
+      archived(event('a', 'e1')),
+      archived(event('a', 'e2')),
+      archived({ insert: `<${request}> <${P}> "decided" <${request}> .\n`, delete: '' }),
+      archived({ insert: `<urn:x> <${P}> "bookkeeping" <${bookkeeping.eventsGraph}> .\n`, delete: '' }),
+    ]);
+    expect(select(replica, 'events', `SELECT ?v WHERE { GRAPH ?g { ?s <${P}> ?v } }`)).to.deep.equal([
+      'KGM',
+      'a1',
+      'event e1',
+      'event e2',
+    ]);
   });
 
   it('events, audit and their deletions; bookkeeping graphs stay out', () => {

@@ -176,7 +176,7 @@ interface ApiResult {
   event: Measured;
 }
 
-/** Objects whose bodies the server keeps serialised (config `cache.serializedRevisions`, default): up to this size, GET is also measured warm. */
+/** Objects whose bodies fit the server's cache of serialised bodies (`cache.serializedRevisionBytes`, default, a few KB each): up to this size, GET is also measured warm. */
 const SERIALIZED_REVISIONS_KEPT = 20_000;
 
 /** Reads every object once, 20 clients at a time. */

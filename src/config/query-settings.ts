@@ -5,8 +5,21 @@ import { integer } from './fields.js';
 export const querySettings = {
   cache: z
     .strictObject({
-      serializedRevisions: integer(0).default(20_000).meta({ description: 'serialised revisions kept in memory' }),
+      serializedRevisionBytes: integer(0)
+        .default(64 * 1024 * 1024)
+        .meta({
+          description:
+            'bytes of serialised object bodies (GET answers without `at` or `embedded`) kept in memory; an ' +
+            "object's are dropped when it gets a new revision",
+        }),
       verifiedTokens: integer(1).default(10_000).meta({ description: 'verified tokens kept until they expire' }),
+      events: integer(1)
+        .default(100_000)
+        .meta({
+          description:
+            "Logistics Events whose metadata (for event lists' filters, order and paging) is kept in memory, " +
+            'those of the objects whose events were read or written last; the others are read from the store',
+        }),
     })
     .prefault({}),
   validation: z

@@ -143,7 +143,7 @@ export const storageSettings = {
             'half of it free stops the start',
         }),
       compactAfterDeletedQuads: integer(0)
-        .default(1_000_000)
+        .default(100_000)
         .meta({
           description:
             'quads deleted since the last compaction from which the store is compacted (copied into a fresh ' +

@@ -52,7 +52,7 @@ function withNotFoundAndErrors(app: Express, logger: Logger): Express {
  * when origins are configured.
  */
 export function createApp(services: Services): RequestListener {
-  const representations = new Representations(services.objects, services.config.cache.serializedRevisions);
+  const representations = new Representations(services.objects, services.config.cache.serializedRevisionBytes);
   const { metrics, logger } = services;
   const observation = new RequestObservation(
     metrics ? [requestLogLine(logger, agentOf), metrics.observeRequest] : [requestLogLine(logger, agentOf)],

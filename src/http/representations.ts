@@ -7,7 +7,18 @@ import { namedNode, quad, xsdLiteral, type Quad } from '../rdf/terms.js';
 import { api, xsd } from '../rdf/vocab.js';
 import type { ResponseFormat } from './negotiation.js';
 
-const cacheKey = (view: ObjectView, format: ResponseFormat) => `${view.revision.graph}|${format}|${view.latest.number}`;
+/** The forms of one revision, by format. */
+type Forms = Readonly<Partial<Record<ResponseFormat, Buffer>>>;
+
+/**
+ * The bodies kept of one object, all made while `latest` was its latest revision number, which
+ * each of them states: by revision number, then format.
+ */
+interface KeptBodies {
+  latest: number;
+  revisions: ReadonlyMap<number, Forms>;
+  bytes: number;
+}
 
 export interface RepresentationOptions {
   /** The `at` value as the client wrote it; linked objects carry it too. */
@@ -16,17 +27,24 @@ export interface RepresentationOptions {
 }
 
 /**
- * Serialises Logistics Object revisions. Revision graphs never change, so the plain latest
- * form (no `at`, no embedding) is cached per revision, format and latest revision number.
+ * Serialises Logistics Object revisions. Revision graphs never change, so the plain form (no `at`,
+ * no embedding) of a revision is cached per object until the object gets a new latest revision,
+ * which every form names: then they are all forgotten. The cache holds at most `maxBytes` of bodies.
  */
 export class Representations {
-  private readonly cache: BoundedCache<string, Buffer>;
+  private readonly cache: BoundedCache<string, KeptBodies>;
 
   constructor(
     private readonly objects: LogisticsObjects,
-    maxEntries: number,
+    maxBytes: number,
   ) {
-    this.cache = new BoundedCache(maxEntries);
+    this.cache = new BoundedCache(maxBytes, (kept) => kept.bytes);
+    objects.onSuperseded((object) => this.cache.delete(object));
+  }
+
+  /** What the cache holds: objects, and bytes of their bodies. */
+  get held(): { objects: number; bytes: number } {
+    return { objects: this.cache.size, bytes: this.cache.weight };
   }
 
   /** The body of a revision: from the cache when it holds it (no promise then), else built and kept. */
@@ -41,14 +59,27 @@ export class Representations {
     if (hit) return hit;
     return this.build(view, format, caller, options).then((text) => {
       const body = Buffer.from(text);
-      if (cacheable) this.cache.set(cacheKey(view, format), body);
+      if (cacheable) this.keep(view, format, body);
       return body;
     });
   }
 
   /** The plain form of a revision (no `at`, no embedding) if the cache holds it; never builds it. */
   cached(view: ObjectView, format: ResponseFormat): Buffer | undefined {
-    return this.cache.get(cacheKey(view, format));
+    const kept = this.cache.get(view.entry.iri);
+    return kept?.latest === view.latest.number ? kept.revisions.get(view.revision.number)?.[format] : undefined;
+  }
+
+  /** Keeps a plain form, unless the object got a new latest revision while it was built. */
+  private keep(view: ObjectView, format: ResponseFormat, body: Buffer): void {
+    const latest = view.latest.number;
+    if (this.objects.index.latest(view.entry).number !== latest) return;
+    const held = this.cache.get(view.entry.iri);
+    const kept = held?.latest === latest ? held : { latest, revisions: new Map(), bytes: 0 };
+    const forms = kept.revisions.get(view.revision.number);
+    const revisions = new Map(kept.revisions).set(view.revision.number, { ...forms, [format]: body });
+    const bytes = kept.bytes - (forms?.[format]?.length ?? 0) + body.length;
+    this.cache.set(view.entry.iri, { latest, revisions, bytes });
   }
 
   private async document(view: ObjectView): Promise<NodeDocument> {

@@ -87,13 +87,14 @@ export interface DomainReach {
   tokens: TokenSource | undefined;
 }
 
-function indexes(config: Config, store: ServerStore, ontology: CargoOntology, holder: string): Indexes {
+async function indexes(config: Config, store: ServerStore, ontology: CargoOntology, holder: string): Promise<Indexes> {
   const grantIndex = new GrantIndex();
   const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden, grantIndex);
   const index = new RevisionIndex((object, number) => store.revision(object, number));
   const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
   const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
-  const [eventIndex, requestIndex] = [new EventIndex(), new ActionRequestIndex()];
+  const eventIndex = await EventIndex.open(store.logisticsEvents, config.cache.events);
+  const requestIndex = new ActionRequestIndex();
   return { grantIndex, access, index, eventIndex, requestIndex, subscriptionIndex, outbox };
 }
 
@@ -141,7 +142,7 @@ function actionRequestKinds({ config, store, writes, shared, objects, ontology, 
 /** Builds the domain layer over `store`; its state is built once the store publishes what it holds. */
 export async function buildDomain(config: Config, store: ServerStore, reach: DomainReach): Promise<Domain> {
   const ontology = cargoOntology();
-  const shared = indexes(config, store, ontology, reach.holder);
+  const shared = await indexes(config, store, ontology, reach.holder);
   const { access } = shared;
   // Writers commit through the outbox's numbering: each commit queues the notifications it causes.
   const writes = notifyingWriter(store, shared.outbox);

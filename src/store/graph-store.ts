@@ -5,7 +5,10 @@ import type { GraphReader, SparqlReader } from './readers.js';
 import type { RevisionRecord } from './schema/revisions.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
 import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
+import type { StoredEvents } from './schema/events.js';
 import type { WriteTransaction } from './transaction.js';
+
+export type { StoredEvents };
 
 /** What the internal list filters on (every one given must match). */
 export interface NotificationFilter {
@@ -75,6 +78,8 @@ export interface StoreReader extends SparqlReader, GraphReader {
   keepsAsWritten(literal: RDF.Literal): boolean;
   /** The notifications this server received (kept out of the hot store): duplicates, the list, their content. */
   readonly receivedNotifications: ReceivedNotificationStore;
+  /** The Logistics Events' metadata: an object's list, single events, the next arrival number. */
+  readonly logisticsEvents: StoredEvents;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
   finishedRequest(iri: string): Promise<ActionRequestRecord | undefined>;
   /** The finished action requests about `object` (all when absent), oldest first. */

@@ -32,6 +32,8 @@ export type DomainEvent =
    */
   | { kind: 'action-request-decided'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
   | { kind: 'action-request-revoked'; request: ActionRequestRecord; status: StatusEntry; finished?: boolean }
+  /** A request whose final status an earlier commit wrote is finished now (its creation was in flight then). */
+  | { kind: 'action-request-finished'; request: ActionRequestRecord }
   /** An operator marked an object as moved (replacing an earlier move of it). */
   | { kind: 'object-moved'; move: MoveRecord }
   | { kind: 'object-move-undone'; object: string }
@@ -107,6 +109,11 @@ export class WriteTransaction {
    * is read to write it.
    */
   readonly removedGraphs: string[] = [];
+  /**
+   * Named graphs whose every quad this commit deletes through `delete` (an outbox entry the writer has read): like
+   * `removedGraphs`, nothing of them stays, their names included.
+   */
+  readonly emptiedGraphs: string[] = [];
   readonly delete: Quad[] = [];
   readonly events: DomainEvent[] = [];
   /**

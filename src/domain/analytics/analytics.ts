@@ -7,7 +7,7 @@ import type { ParsedQuery, ResultFormat } from '../../store/sparql-query.js';
 // What the HTTP layer needs to speak the protocol, without reaching into the store.
 export { VIEWS, type View } from '../../store/query-service.js';
 export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } from '../../store/sparql-query.js';
-import type { ActionRequestIndex } from '../requests/action-request-index.js';
+import type { ActionRequests } from '../requests/action-requests.js';
 import type { EventIndex } from '../events/event-index.js';
 import type { RevisionIndex } from '../objects/revision-index.js';
 import { QueryQueue } from './query-queue.js';
@@ -60,7 +60,7 @@ export class Analytics {
     private readonly access: Authorizer,
     private readonly objects: RevisionIndex,
     private readonly events: EventIndex,
-    private readonly requests: ActionRequestIndex,
+    private readonly requests: ActionRequests,
     options: AnalyticsOptions,
     private readonly observeQuery?: (finished: FinishedQuery) => void,
   ) {
@@ -92,7 +92,7 @@ export class Analytics {
     const finished = (outcome: QueryOutcome) =>
       this.observeQuery?.({ view: request.view, outcome, seconds: (performance.now() - started) / 1000 });
     try {
-      const visible = caller.internal ? undefined : this.visibleGraphs(caller, request.view);
+      const visible = caller.internal ? undefined : await this.visibleGraphs(caller, request.view);
       const dataset = datasetFor(request, visible);
       const result = await this.queue.run(caller.agent, () =>
         this.queries.run({ query: request.query, view: request.view, format: request.format, dataset }),
@@ -111,26 +111,34 @@ export class Analytics {
    * The graphs of `view` that `caller` may read: latest graphs of readable objects (and their readable events), own
    * action requests.
    */
-  private visibleGraphs(caller: Caller, view: View): Set<string> {
+  private async visibleGraphs(caller: Caller, view: View): Promise<Set<string>> {
     const graphs = new Set<string>();
     if (view === 'latest' || view === 'events') {
       // The replica names an object's latest graph after the object, as the hot store does.
       for (const object of this.objects.all())
         if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
     }
-    if (view === 'events') {
-      for (const event of this.events.all()) {
-        const object = this.objects.get(event.object);
-        if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event }))
-          graphs.add(event.iri);
-      }
-    }
+    if (view === 'events') for (const event of await this.visibleEvents(caller)) graphs.add(event);
     if (view === 'audit') {
-      for (const request of this.requests.all())
-        if (this.access.allows(caller, { kind: 'read-action-request', request })) graphs.add(request.iri);
+      for (const request of await this.requests.readableBy(caller)) graphs.add(request.iri);
     }
     // 'revisions' never gets here: prepare refuses it to callers who are not internal actors.
     return graphs;
+  }
+
+  /** The events `caller` may read: those of objects it may read events of, and those it posted. */
+  private async visibleEvents(caller: Caller): Promise<string[]> {
+    const events: string[] = [];
+    for (const object of this.objects.all()) {
+      if (!this.access.allows(caller, { kind: 'read-events', object })) continue;
+      for (const event of await this.events.ofObject(object.iri)) events.push(event.iri);
+    }
+    for (const event of await this.events.postedBy(caller.agent)) {
+      const object = this.objects.get(event.object);
+      if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event }))
+        events.push(event.iri);
+    }
+    return events;
   }
 }
 

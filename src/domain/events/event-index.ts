@@ -1,3 +1,5 @@
+import { BoundedCache } from '../../bounded-cache.js';
+import type { StoredEvents } from '../../store/graph-store.js';
 import type { EventRecord } from '../../store/schema/events.js';
 import type { DomainEvent } from '../../store/transaction.js';
 
@@ -54,6 +56,15 @@ interface ObjectEvents {
   byCode: Map<string, EventRecord[]>;
 }
 
+/** A read of an object's events from the store under way, with the events committed for it meanwhile. */
+interface Fill {
+  arrived: EventRecord[];
+  done: Promise<ObjectEvents>;
+}
+
+/** Distinct event codes whose filter names are kept (codes repeat across events: a few suffice). */
+const CODES_KEPT = 1000;
+
 /**
  * Arrival order. Two processes on one engine may give events written at the same moment the same
  * number: those are ordered by IRI, so every process lists them alike.
@@ -61,28 +72,44 @@ interface ObjectEvents {
 const arrival = (a: EventRecord, b: EventRecord) =>
   a.sequence - b.sequence || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
 
-/** Inserts in arrival order; commits are applied in claim order, so this is nearly always a push. */
-function insertInOrder(list: EventRecord[], record: EventRecord): void {
+/**
+ * Inserts in arrival order (commits are applied in claim order, so this is nearly always a push); false if the list
+ * holds it already (a commit's events may come twice: a process starting while others write on the same engine).
+ */
+function insertInOrder(list: EventRecord[], record: EventRecord): boolean {
   let at = list.length;
   while (at > 0 && arrival(list[at - 1], record) > 0) at -= 1;
+  if (at > 0 && arrival(list[at - 1], record) === 0) return false;
   list.splice(at, 0, record);
+  return true;
 }
 
 /**
- * In-memory index of all Logistics Events, per object in arrival order and per event code,
- * kept by the after-commit stream (and so rebuilt at start from the events metadata graph).
- * Filters and paging run on it, so a list request touches only the events of its codes and
- * reads from the store only the graphs of its page.
+ * Logistics Events' metadata per object, for filters and paging: a bounded cache of the objects read lately (their
+ * events weighed by count), filled from the store (StoredEvents) on a miss and kept right by the after-commit
+ * stream, which publishes every process's events; the rest stays in the store, so memory does not grow with history.
  */
 export class EventIndex {
-  private readonly byObject = new Map<string, ObjectEvents>();
-  private readonly byIri = new Map<string, EventRecord>();
-  /** Filter names per distinct code; codes repeat across events, so this stays small. */
-  private readonly keysByCode = new Map<string, Set<string>>();
-  private nextSequence = 1;
+  private readonly cache: BoundedCache<string, ObjectEvents>;
+  private readonly filling = new Map<string, Fill>();
+  private readonly keysByCode = new BoundedCache<string, Set<string>>(CODES_KEPT);
 
-  get size(): number {
-    return this.byIri.size;
+  private constructor(
+    private readonly stored: StoredEvents,
+    maxCachedEvents: number,
+    private nextSequence: number,
+  ) {
+    this.cache = new BoundedCache(maxCachedEvents, (events) => events.all.length);
+  }
+
+  /** Opens the index over `stored`, keeping at most `maxCachedEvents` events' metadata: one read, the last number. */
+  static async open(stored: StoredEvents, maxCachedEvents: number): Promise<EventIndex> {
+    return new EventIndex(stored, maxCachedEvents, (await stored.lastSequence()) + 1);
+  }
+
+  /** Events whose metadata is in memory. */
+  get cachedEvents(): number {
+    return this.cache.weight;
   }
 
   /** The next arrival number; claim it in the same tick as the commit that uses it. */
@@ -90,28 +117,76 @@ export class EventIndex {
     return this.nextSequence++;
   }
 
-  get(iri: string): EventRecord | undefined {
-    return this.byIri.get(iri);
+  /** Those of `iris` that are stored. */
+  withIris(iris: readonly string[]): Promise<EventRecord[]> {
+    return iris.length === 0 ? Promise.resolve([]) : this.stored.withIris(iris);
   }
 
-  all(): IterableIterator<EventRecord> {
-    return this.byIri.values();
+  /** The events `agent` posted. */
+  postedBy(agent: string): Promise<EventRecord[]> {
+    return this.stored.postedBy(agent);
   }
 
   /** Consumer of the after-commit stream. */
   onCommitted(events: readonly DomainEvent[]): void {
-    for (const e of events) if (e.kind === 'event-appended') this.add(e.event);
+    for (const e of events) if (e.kind === 'event-appended') this.appended(e.event);
   }
 
-  /** Once per event: a commit's events may come twice (a process starting while others write on the same engine). */
-  add(record: EventRecord): void {
-    if (this.byIri.has(record.iri)) return;
-    let events = this.byObject.get(record.object);
-    if (!events) {
-      events = { all: [], byCode: new Map() };
-      this.byObject.set(record.object, events);
+  private appended(record: EventRecord): void {
+    if (record.sequence >= this.nextSequence) this.nextSequence = record.sequence + 1;
+    const cached = this.cache.get(record.object);
+    // Set again to be weighed again.
+    if (cached && this.add(cached, record)) this.cache.set(record.object, cached);
+    // Read before or after its commit, it is added once (add).
+    this.filling.get(record.object)?.arrived.push(record);
+  }
+
+  /** `object`'s events in arrival order. */
+  async ofObject(object: string): Promise<readonly EventRecord[]> {
+    return (await this.objectEvents(object)).all;
+  }
+
+  /** The page of `object`'s events that `query` asks for, and how many match in all. */
+  async select(object: string, query: EventQuery): Promise<EventPage> {
+    const events = await this.objectEvents(object);
+    const candidates = query.codes ? withCodes(events, query.codes) : events.all;
+    const test = datePredicate(query);
+    const matches = test ? candidates.filter(test) : candidates;
+    let ordered = matches;
+    if (query.sort) {
+      const { field, sign } = SORTS[query.sort];
+      ordered = [...matches].sort((a, b) => sign * (a[field] - b[field] || arrival(a, b)));
     }
-    insertInOrder(events.all, record);
+    return { total: matches.length, events: ordered.slice(query.skip, query.skip + query.limit) };
+  }
+
+  /** From the cache, else read from the store once however many ask meanwhile. */
+  private objectEvents(object: string): Promise<ObjectEvents> {
+    const cached = this.cache.get(object);
+    if (cached) return Promise.resolve(cached);
+    const under = this.filling.get(object);
+    if (under) return under.done;
+    const arrived: EventRecord[] = [];
+    const done = this.stored.ofObject(object).then(
+      (records) => {
+        this.filling.delete(object);
+        const events: ObjectEvents = { all: [], byCode: new Map() };
+        for (const record of [...records, ...arrived]) this.add(events, record);
+        this.cache.set(object, events);
+        return events;
+      },
+      (err: unknown) => {
+        this.filling.delete(object);
+        throw err;
+      },
+    );
+    this.filling.set(object, { arrived, done });
+    return done;
+  }
+
+  /** Adds `record` to an object's events; false if they hold it already. */
+  private add(events: ObjectEvents, record: EventRecord): boolean {
+    if (!insertInOrder(events.all, record)) return false;
     const names = new Set<string>();
     for (const code of record.codes) {
       let keys = this.keysByCode.get(code);
@@ -126,23 +201,7 @@ export class EventIndex {
       if (list) insertInOrder(list, record);
       else events.byCode.set(name, [record]);
     }
-    this.byIri.set(record.iri, record);
-    if (record.sequence >= this.nextSequence) this.nextSequence = record.sequence + 1;
-  }
-
-  /** The page of `object`'s events that `query` asks for, and how many match in all. */
-  select(object: string, query: EventQuery): EventPage {
-    const events = this.byObject.get(object);
-    if (!events) return { total: 0, events: [] };
-    const candidates = query.codes ? withCodes(events, query.codes) : events.all;
-    const test = datePredicate(query);
-    const matches = test ? candidates.filter(test) : candidates;
-    let ordered = matches;
-    if (query.sort) {
-      const { field, sign } = SORTS[query.sort];
-      ordered = [...matches].sort((a, b) => sign * (a[field] - b[field] || arrival(a, b)));
-    }
-    return { total: matches.length, events: ordered.slice(query.skip, query.skip + query.limit) };
+    return true;
   }
 }
 

@@ -36,6 +36,13 @@ export interface EventView {
   type: string;
 }
 
+/** One (event, Logistics Object) pair of a bulk request: checked and claimed, or refused. */
+interface BulkAttempt {
+  object: string;
+  prepared?: PreparedEvent;
+  error?: HttpError;
+}
+
 /** What became of one (event, Logistics Object) pair of a bulk request. */
 export type CreationOutcome =
   | { object: string; event: EventRecord; error?: undefined }
@@ -44,7 +51,7 @@ export type CreationOutcome =
 /**
  * Logistics Events: append-only, immutable status updates of Logistics Objects. Each event is
  * its own named graph (graph IRI = event IRI) plus metadata quads, written in one durable
- * commit; the in-memory EventIndex answers filters and paging.
+ * commit; EventIndex (a cache over the store) answers filters and paging.
  */
 export class LogisticsEvents {
   constructor(
@@ -82,8 +89,14 @@ export class LogisticsEvents {
         cargo.eventFor,
       );
     const tx = this.writes.begin();
-    const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
-    return (await this.commit(tx, [prepared], caller.agent))[0];
+    try {
+      const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
+      const [stored] = await this.index.withIris([prepared.iri]);
+      if (stored) throw eventExists(prepared.iri);
+      return (await this.commit(tx, [prepared], caller.agent))[0];
+    } finally {
+      tx.release();
+    }
   }
 
   /**
@@ -112,28 +125,47 @@ export class LogisticsEvents {
       });
     }
 
-    const context = this.context();
     const tx = this.writes.begin();
-    const attempts: { object: string; prepared?: PreparedEvent; error?: HttpError }[] = [];
+    try {
+      const attempts = this.claimAll(tx, drafts, caller);
+      await this.refuseStored(attempts);
+      const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
+      const committed = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
+      return attempts.map((a) =>
+        a.prepared
+          ? { object: a.object, event: committed.get(a.prepared.iri)! }
+          : { object: a.object, error: a.error! },
+      );
+    } finally {
+      tx.release();
+    }
+  }
+
+  /** Checks and claims each (event, object) pair of a bulk request; a pair that fails holds its error. */
+  private claimAll(tx: WriteTransaction, drafts: readonly EventDraft[], caller: Caller): BulkAttempt[] {
+    const context = this.context();
+    const attempts: BulkAttempt[] = [];
     for (const draft of drafts) {
       for (const target of draft.targets) {
         try {
           const entry = this.permitted(target.value, caller, 'post-event');
           attempts.push({ object: target.value, prepared: this.prepareAndClaim(tx, draft, entry.iri, context) });
         } catch (err) {
-          if (!(err instanceof HttpError)) {
-            tx.release();
-            throw err;
-          }
+          if (!(err instanceof HttpError)) throw err;
           attempts.push({ object: target.value, error: err });
         }
       }
     }
-    const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
-    const stored = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
-    return attempts.map((a) =>
-      a.prepared ? { object: a.object, event: stored.get(a.prepared.iri)! } : { object: a.object, error: a.error! },
-    );
+    return attempts;
+  }
+
+  /** Turns the claimed pairs whose event is stored already into 409s (asked once they are claimed). */
+  private async refuseStored(attempts: BulkAttempt[]): Promise<void> {
+    const stored = await this.index.withIris(attempts.flatMap((a) => a.prepared?.iri ?? []));
+    const iris = new Set(stored.map((r) => r.iri));
+    for (const a of attempts) {
+      if (a.prepared && iris.has(a.prepared.iri)) [a.prepared, a.error] = [undefined, eventExists(a.prepared.iri)];
+    }
   }
 
   /**
@@ -144,7 +176,7 @@ export class LogisticsEvents {
   async read(objectIri: string, eventId: string, caller: Caller): Promise<EventView> {
     const entry = this.objects.existing(objectIri);
     const iri = eventsPrefixOf(objectIri) + eventId;
-    const record = this.index.get(iri);
+    const [record] = await this.index.withIris([iri]);
     // Denied the same way whether or not the event exists, so a denial reveals nothing.
     this.access.check(caller, { kind: 'read-event', object: entry, iri, event: record });
     if (!record) throw notFound(iri, 'Logistics Event not found');
@@ -158,7 +190,7 @@ export class LogisticsEvents {
   /**
    * The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all.
    */
-  list(objectIri: string, caller: Caller, query: EventQuery): EventPage {
+  async list(objectIri: string, caller: Caller, query: EventQuery): Promise<EventPage> {
     const entry = this.permitted(objectIri, caller, 'read-events');
     return this.index.select(entry.iri, query);
   }
@@ -181,7 +213,10 @@ export class LogisticsEvents {
     return { objectsPrefix: this.objects.objectsPrefix, now: new Date() };
   }
 
-  /** Checks the event and claims its id for `tx`: 409 if it exists or a write in flight creates it. */
+  /**
+   * Checks the event and claims its id for `tx`: 409 if a write in flight creates it. Whether it is stored is asked
+   * after the claim, so no write of it can come between that answer and this one's commit.
+   */
   private prepareAndClaim(
     tx: WriteTransaction,
     draft: EventDraft,
@@ -191,12 +226,7 @@ export class LogisticsEvents {
     const prepared = prepareEvent(draft, object, context);
     const violations = this.objects.shapeViolations(prepared.triples);
     if (violations.length > 0) throw shapeError(violations, 400);
-    if (this.index.get(prepared.iri) || !tx.claim(claimKey.event(prepared.iri))) {
-      throw new HttpError(409, 'event_exists', {
-        message: `a Logistics Event with @id ${prepared.iri} already exists`,
-        resource: prepared.iri,
-      });
-    }
+    if (!tx.claim(claimKey.event(prepared.iri))) throw eventExists(prepared.iri);
     return prepared;
   }
 
@@ -227,3 +257,6 @@ export class LogisticsEvents {
     return records;
   }
 }
+
+const eventExists = (iri: string) =>
+  new HttpError(409, 'event_exists', { message: `a Logistics Event with @id ${iri} already exists`, resource: iri });

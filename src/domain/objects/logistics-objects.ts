@@ -49,6 +49,8 @@ export class LogisticsObjects {
   private readonly parsedRevisions = new BoundedCache<string, readonly Quad[]>(PARSED_REVISIONS_KEPT);
   /** Revisions (by their array of triples) checked against the shapes and found to conform. */
   private readonly conforming = new WeakSet<readonly Quad[]>();
+  /** Told of each object whose latest revision a commit replaced (see `onSuperseded`). */
+  private readonly supersededListeners: ((object: string) => void)[] = [];
 
   constructor(
     private readonly reads: StoreReader,
@@ -179,12 +181,22 @@ export class LogisticsObjects {
     for (const e of events) {
       if (e.kind !== 'revision-written' && e.kind !== 'object-created') continue;
       // The revision it replaces is rarely read again.
-      if (e.kind === 'revision-written')
+      if (e.kind === 'revision-written') {
         this.parsedRevisions.delete(revisionGraph(e.revision.object, e.revision.number - 1));
+        for (const listener of this.supersededListeners) listener(e.revision.object);
+      }
       // Without its triples (another process's commit), whatever is kept under its graph is not it.
       if (e.triples) this.parsedRevisions.set(e.revision.graph, e.triples);
       else this.parsedRevisions.delete(e.revision.graph);
     }
+  }
+
+  /**
+   * Calls `listener` with each object that gets a new latest revision, once it is committed (by any
+   * process): what a cache made while the previous one was the latest can never be asked for again.
+   */
+  onSuperseded(listener: (object: string) => void): void {
+    this.supersededListeners.push(listener);
   }
 
   /** Creates the data holder's Organization at first start. */

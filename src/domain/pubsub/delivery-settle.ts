@@ -296,8 +296,10 @@ export class SettleCommits {
     if (to > from) {
       for (let sequence = from + 1; sequence <= to; sequence++) {
         const known = this.sources.knownEntry(sequence);
-        if (known) tx.delete.push(...outboxEntryQuads(known));
-        else if (known === undefined) tx.removedGraphs.push(outboxEntryGraph(sequence));
+        if (known) {
+          tx.delete.push(...outboxEntryQuads(known));
+          tx.emptiedGraphs.push(outboxEntryGraph(sequence));
+        } else if (known === undefined) tx.removedGraphs.push(outboxEntryGraph(sequence));
       }
       if (from > 0) tx.delete.push(compactedThroughQuad(from));
       tx.insert.push(compactedThroughQuad(to));

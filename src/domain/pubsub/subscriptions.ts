@@ -54,6 +54,13 @@ interface Asking extends Asked {
 const NONE_ASKING: Asking = { subscriptions: [], recipients: [], startedThrough: 0, until: Infinity };
 const isRequestEvent = (e: DomainEvent): e is Extract<DomainEvent, { request: ActionRequestRecord }> =>
   e.kind === 'action-request-created' || e.kind === 'action-request-decided' || e.kind === 'action-request-revoked';
+/**
+ * A commit that finishes a request (a final status: REJECTED, REVOKED, FAILED): its subscription ends, and nothing
+ * asks for it again but the status notification the same commit queued for its subscriber, sent without it.
+ */
+const isFinishing = (e: DomainEvent): e is Extract<DomainEvent, { request: ActionRequestRecord }> =>
+  e.kind === 'action-request-finished' ||
+  ((e.kind === 'action-request-decided' || e.kind === 'action-request-revoked') && e.finished === true);
 const newInternalIri = () => `${INTERNAL_SCHEME}${randomUUID()}`;
 
 /** The node of a body that is the Subscription: the one typed api:Subscription, or else the one naming a subscriber. */
@@ -203,9 +210,16 @@ export class SubscriptionIndex {
 
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events) {
-      if (e.kind === 'subscription-started') this.started.set(e.subscription, e.after);
+      // One whose request is finished is not kept (its start is still stored, read at start before it is ended).
+      if (e.kind === 'subscription-started' && this.byRequest.has(e.subscription))
+        this.started.set(e.subscription, e.after);
       if (e.kind === 'subscription-started' || (isRequestEvent(e) && e.request.type === api.SubscriptionRequest))
         this.asked.clear();
+      if (isFinishing(e) && e.request.type === api.SubscriptionRequest) {
+        const ended = this.byRequest.get(e.request.iri);
+        if (ended) this.remove(ended);
+        continue;
+      }
       if (
         e.kind !== 'action-request-created' ||
         e.request.type !== api.SubscriptionRequest ||
@@ -242,6 +256,7 @@ export class SubscriptionIndex {
   remove(s: Subscription): void {
     this.asked.clear();
     this.byRequest.delete(s.request.iri);
+    this.started.delete(s.request.iri);
     const list = s.type === api.LOGISTICS_OBJECT_TYPE ? this.byType : this.byObject.get(s.topic);
     list?.splice(list.indexOf(s), 1);
   }

@@ -13,10 +13,10 @@ export function lastModified(record: ActionRequestRecord): Date {
 }
 
 /**
- * In-memory index of the action requests the hot store holds (pending ones, and every request of a
- * kind other than ChangeRequest), by IRI and by Logistics Object, kept by the after-commit stream
- * (and so rebuilt at start from the request graphs), so deciding and finding what an accept
- * rejects never scan the store. Decided ChangeRequests leave it (`finished`): the store lists them.
+ * In-memory index of the action requests the hot store holds (pending ones, and accepted ones that can
+ * still be revoked), by IRI and by Logistics Object, kept by the after-commit stream (and so rebuilt at
+ * start from the request graphs), so deciding and finding what an accept rejects never scan the store.
+ * Requests with a final status leave it (`finished`): the store lists them.
  */
 export class ActionRequestIndex {
   private readonly byIri = new Map<string, ActionRequestRecord>();
@@ -37,7 +37,7 @@ export class ActionRequestIndex {
         const record = this.byIri.get(e.request.iri) ?? e.request;
         this.addStatus(record, e.status);
         if (e.finished) this.remove(record);
-      }
+      } else if (e.kind === 'action-request-finished') this.remove(this.byIri.get(e.request.iri) ?? e.request);
     }
   }
 

@@ -53,6 +53,19 @@ export interface ActionRequestFilter {
   object?: string;
 }
 
+/** Two lists each in `byRequestTime` order merged into one: the store's list comes in that order, unsorted. */
+function inRequestOrder(a: readonly ActionRequestRecord[], b: readonly ActionRequestRecord[]): ActionRequestRecord[] {
+  if (a.length === 0 || b.length === 0) return a.length === 0 ? [...b] : [...a];
+  const out: ActionRequestRecord[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(byRequestTime(a[i], b[j]) <= 0 ? a[i++] : b[j++]);
+  return out.concat(a.slice(i), b.slice(j));
+}
+
+/** Requests finished per commit at start (`finishStored`): a commit's record stays a few MB at most. */
+const FINISHED_PER_COMMIT = 500;
+
 /** The statuses PATCH /action-requests/{id}?status= may ask for. */
 const DECISIONS: readonly string[] = [requestStatus.ACCEPTED, requestStatus.REJECTED, requestStatus.REVOKED];
 
@@ -62,6 +75,10 @@ const REVOCABLE: Readonly<Record<string, readonly string[]>> = {
   [api.AccessDelegationRequest]: [requestStatus.PENDING, requestStatus.ACCEPTED],
   [api.SubscriptionRequest]: [requestStatus.PENDING, requestStatus.ACCEPTED],
 };
+
+/** Whether `status` is final for a request of `type`: no decision or revocation can change it. */
+export const isFinal = (type: string, status: string): boolean =>
+  status !== requestStatus.PENDING && !(REVOCABLE[type] ?? []).includes(status);
 
 /**
  * Nodes whose type follows from the property that links them (its range in the API ontology).
@@ -99,6 +116,8 @@ export class RequestWrite {
   /** Status entries planned per request in this transaction. */
   private readonly planned = new Map<ActionRequestRecord, number>();
   private readonly held = new Set<ActionRequestRecord>();
+  /** Requests this write creates, or gives a final status it could not finish (`finishes`): finished after it, if due. */
+  readonly toFinish: ActionRequestRecord[] = [];
 
   constructor(
     readonly tx: WriteTransaction,
@@ -110,6 +129,7 @@ export class RequestWrite {
     this.tx.insert.push(...requestQuads(record, body));
     this.tx.created.add(record.iri);
     this.tx.share(claimKey.request(record.iri));
+    this.toFinish.push(record);
     const status = this.entry(record, { to: requestStatus.PENDING, by: record.requestedBy, at: record.requestedAt });
     this.tx.events.push({ kind: 'action-request-created', request: record, status, body });
   }
@@ -129,6 +149,7 @@ export class RequestWrite {
     const status = this.entry(record, t);
     const finished = this.finishes(record, t.to);
     if (finished) this.tx.finished.push(record.iri);
+    else if (isFinal(record.type, t.to)) this.toFinish.push(record);
     this.tx.events.push({
       kind: t.revoked ? 'action-request-revoked' : 'action-request-decided',
       request: record,
@@ -138,14 +159,21 @@ export class RequestWrite {
   }
 
   /**
-   * A ChangeRequest's decision is its last status change: its graph is then finished, and the
-   * store may keep it out of its hot part. Not while another write of it is still in flight (its
-   * creation, when an accept rejects it meanwhile): that write must land in the hot store first.
+   * A status nothing can change any more (isFinal) is a request's last: its graph is then finished, and the store may
+   * keep it out of its hot part. Not while another write of it is still in flight (its creation, when an accept rejects
+   * it meanwhile): that write must land in the hot store first, and `ActionRequests.finishLater` finishes it after.
    */
   private finishes(record: ActionRequestRecord, to: string): boolean {
-    if (record.type !== api.ChangeRequest || to === requestStatus.PENDING) return false;
+    if (!isFinal(record.type, to)) return false;
     for (const holder of this.claims.holders(claimKey.request(record.iri))) if (holder !== this.tx) return false;
     return true;
+  }
+
+  /** Finishes a request that already has its final status (its graph leaves the hot store), with no status change. */
+  finish(record: ActionRequestRecord): void {
+    this.hold(record);
+    this.tx.finished.push(record.iri);
+    this.tx.events.push({ kind: 'action-request-finished', request: record });
   }
 
   private entry(record: ActionRequestRecord, t: Transition): StatusEntry {
@@ -214,8 +242,39 @@ export class ActionRequests {
     return new RequestWrite(this.writes.begin(), this.writes.claims);
   }
 
-  commit(write: RequestWrite): Promise<void> {
-    return this.writes.commit(write.tx);
+  /** Commits `write`, then finishes what it left hot with a final status (`finishLater`). */
+  async commit(write: RequestWrite): Promise<void> {
+    await this.writes.commit(write.tx);
+    if (write.toFinish.length > 0) await this.finishLater(write.toFinish);
+  }
+
+  /**
+   * Finishes those of `records` still held in memory with a final status and no write of theirs in flight: a
+   * ChangeRequest rejected by an accept while its own creation was being written, once the later of the two writes
+   * settles. Best effort: one left hot by a failed commit is finished at the next start (`finishStored`).
+   */
+  private async finishLater(records: readonly ActionRequestRecord[]): Promise<void> {
+    const due = records.filter(
+      (r) => this.index.get(r.iri) === r && isFinal(r.type, currentStatus(r)) && !this.isBusy(r),
+    );
+    if (due.length === 0) return;
+    const write = this.write();
+    for (const record of due) write.finish(record);
+    await this.writes.commit(write.tx).catch(() => undefined);
+  }
+
+  /**
+   * Finishes every request held in memory with a final status, a few hundred per commit: those an earlier start
+   * kept hot (data written before such requests were finished, or a follow-up finish that failed). Called at start.
+   */
+  async finishStored(): Promise<number> {
+    const due = [...this.index.all()].filter((r) => isFinal(r.type, currentStatus(r)) && !this.isBusy(r));
+    for (let i = 0; i < due.length; i += FINISHED_PER_COMMIT) {
+      const write = this.write();
+      for (const record of due.slice(i, i + FINISHED_PER_COMMIT)) write.finish(record);
+      await this.writes.commit(write.tx);
+    }
+    return due.length;
   }
 
   /** True while a write in flight creates or changes the status of `record`. */
@@ -231,9 +290,9 @@ export class ActionRequests {
 
   /** Every ChangeRequest about `object`, decided ones included, oldest first. */
   async changeRequestsOf(object: string): Promise<ActionRequestRecord[]> {
-    return [...this.index.forObject(object), ...(await this.reads.finishedRequests(object))]
-      .filter((r) => r.type === api.ChangeRequest)
-      .sort(byRequestTime);
+    return inRequestOrder(this.index.forObject(object), await this.reads.finishedRequests(object)).filter(
+      (r) => r.type === api.ChangeRequest,
+    );
   }
 
   /** A request the caller may read (requester, data holder, internal actors). */
@@ -276,14 +335,22 @@ export class ActionRequests {
     return withImpliedTypes(out);
   }
 
+  /**
+   * The action requests `caller` may read, held and finished: a partner's graphs in the SPARQL audit view (ONE Record
+   * API, "Action Requests": the requester reads its own). Reads the finished ones' records, not their graphs.
+   */
+  async readableBy(caller: Caller): Promise<ActionRequestRecord[]> {
+    const all = [...this.index.all(), ...(await this.reads.finishedRequests())];
+    return all.filter((request) => this.access.allows(caller, { kind: 'read-action-request', request }));
+  }
+
   /** GET /action-requests: internal actors only. */
   async list(caller: Caller, filter: ActionRequestFilter): Promise<ActionRequestRecord[]> {
     this.access.check(caller, { kind: 'list-action-requests' });
-    const source = [
-      ...(filter.object ? this.index.forObject(filter.object) : this.index.all()),
-      ...(await this.reads.finishedRequests(filter.object)),
-    ].sort(byRequestTime);
-    return source.filter(
+    const held = filter.object ? this.index.forObject(filter.object) : [...this.index.all()].sort(byRequestTime);
+    // A finished request is never pending: the store is not asked for pending ones.
+    const finished = filter.status === requestStatus.PENDING ? [] : await this.reads.finishedRequests(filter.object);
+    return inRequestOrder(held, finished).filter(
       (r) => (!filter.type || r.type === filter.type) && (!filter.status || currentStatus(r) === filter.status),
     );
   }

@@ -91,7 +91,7 @@ export function logisticsEventRoutes({ events, objectsPrefix, bodyReading, baseU
   router.get(list, async (req, res) => {
     const negotiated = negotiate(req.headers.accept);
     const query = readEventQuery(req);
-    const page = events.list(objectOf(req), callerOf(res), query);
+    const page = await events.list(objectOf(req), callerOf(res), query);
     const url = requestUrl(baseUrl, req);
     // The body follows from the Collection's @id, the count of matches and the page's events
     // (immutable), as the caller is shown them: those name it, with no store read.

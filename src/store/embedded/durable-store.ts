@@ -2,7 +2,7 @@ import { Journal } from './journal/journal.js';
 import type { CommitBytes } from '../commit-record.js';
 import { Claims } from '../claims.js';
 import { CommitStream } from '../commit-stream.js';
-import type { GraphStore, ReceivedNotificationStore } from '../graph-store.js';
+import type { GraphStore, ReceivedNotificationStore, StoredEvents } from '../graph-store.js';
 import { IndexCompactor } from './compaction/compaction.js';
 import { loadOxigraphBindings } from './oxigraph/oxigraph-bindings.js';
 import { OxigraphIndex } from './oxigraph/oxigraph-index.js';
@@ -13,7 +13,8 @@ import { recordFor } from './record-builder.js';
 import { CapacityAdmission } from './admission.js';
 import { graphTriplesIn } from './graph-reads.js';
 import { takeToArchive } from './archive-handover.js';
-import { appendRevisionMigration, moveReceivedNotifications, recoverDataDir } from './recovery.js';
+import { appendRevisionMigration, moveEvents, moveReceivedNotifications, recoverDataDir } from './recovery.js';
+import { finishAppendedEvents, moveEventsOut } from './archive/event-archive.js';
 import type { Archive, ArchiveParts } from './archive/archive.js';
 import type { ActionRequestRecord } from '../schema/action-requests.js';
 import { canonicalLiterals, surelyCanonical } from './oxigraph/canonical-literals.js';
@@ -147,6 +148,15 @@ export class DurableStore implements GraphStore {
       this.admission.quads = this.index.size;
     }
     await moveReceivedNotifications(this.index, (graphs) => this.finish(graphs), log);
+    await moveEvents(
+      this.index,
+      (metadata, graphs) => {
+        const tx = this.begin();
+        moveEventsOut(tx, metadata, graphs);
+        return this.commit(tx);
+      },
+      log,
+    );
   }
 
   /**
@@ -198,6 +208,10 @@ export class DurableStore implements GraphStore {
     return this.archive.notifications;
   }
 
+  get logisticsEvents(): StoredEvents {
+    return this.archive.events;
+  }
+
   async finishedRequest(iri: string): Promise<ActionRequestRecord | undefined> {
     return this.archive.requests.request(iri);
   }
@@ -216,6 +230,7 @@ export class DurableStore implements GraphStore {
 
   async commit(tx: WriteTransaction): Promise<void> {
     this.recovered = this.unchangedRevisions = undefined;
+    finishAppendedEvents(tx);
     try {
       const record = recordFor(
         tx,

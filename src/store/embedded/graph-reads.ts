@@ -7,8 +7,8 @@ import type { OxigraphIndex } from './oxigraph/oxigraph-index.js';
 /**
  * A graph's triples, from the hot store or the archive, wherever the graph now is. A revision
  * graph is read from the hot store when it is the latest revision of its object (nothing in the
- * archive after it), else from the archive; a finished graph from the archive, with what a write
- * added to it afterwards in the hot store.
+ * archive after it), else from the archive; a finished graph (a decided request, an event) from the archive, with
+ * what a write added to it afterwards in the hot store.
  */
 export function graphTriplesIn(index: OxigraphIndex, archive: Archive, graph: string): Quad[] {
   const revision = revisionOfGraph(graph);
@@ -18,7 +18,7 @@ export function graphTriplesIn(index: OxigraphIndex, archive: Archive, graph: st
       : [];
   }
   if (revision) return archive.revisions.triples(revision.object, revision.number);
-  const archived = archive.requests.triples(graph);
+  const archived = archive.requests.triples(graph) ?? archive.events.triples(graph);
   if (!archived) return hotTriples(index, graph);
   const added = hotTriples(index, graph);
   return added.length > 0 ? [...archived, ...added] : archived;

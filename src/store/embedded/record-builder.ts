@@ -7,6 +7,7 @@ import type { RevisionWrite, WriteTransaction } from '../transaction.js';
 import { iriToNt, quad, quadToNq, tripleToNt, triplesInGraphToNq, type Quad, type RDF } from '../../rdf/terms.js';
 import { revisionDelta } from '../revision-delta.js';
 import { entryOf } from '../../map-entry.js';
+import { emptiedGraphLines } from './emptied-graphs.js';
 
 /** A journal record as `recordFor` builds it: the quads it inserts and deletes, and what the archive takes from it. */
 export interface BuiltRecord extends CommitRecord {
@@ -66,7 +67,8 @@ export function recordFor(
   }
   for (const graph of change.removedGraphs)
     deletions.push(...ntriplesLines(hotGraph(graph)).map((line) => inGraph(line, iriToNt(graph))));
-  const insertText = insert.join('') + asArchiveLines(archived).join('');
+  const emptied = emptiedGraphLines([...change.removedGraphs, ...change.emptiedGraphs]);
+  const insertText = insert.join('') + asArchiveLines(archived).join('') + emptied;
   const inserted = deletions.length === 0 ? undefined : new Set(insert);
   const deleted = inserted ? deletions.filter((line) => !inserted.has(line)) : [];
   const finishedParts = [...finishedLines].map(([graph, lines]): FinishedGraph => {

@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { store as bookkeeping } from '../../rdf/vocab.js';
-import { iriToNt } from '../../rdf/terms.js';
+import { iriToNt, namedNode, quad, type Quad } from '../../rdf/terms.js';
+import { readStoreNTriples } from '../../rdf/ntriples.js';
+import { entryOf } from '../../map-entry.js';
 import type { CommitBytes } from '../commit-record.js';
 import { MOVE_DATA } from '../capacity.js';
 import { StoreTooLargeError } from '../errors.js';
@@ -26,6 +28,9 @@ const ARCHIVE_SAMPLE = 1000;
  * (moveReceivedNotifications).
  */
 const LEGACY_NOTIFICATIONS_PER_COMMIT = 500;
+
+/** Logistics Events of data written before they were archived, moved out of the hot store per commit (moveEvents). */
+const LEGACY_EVENTS_PER_COMMIT = 500;
 
 export interface RecoveryOptions extends ImageOptions {
   capacityQuads: number;
@@ -56,6 +61,8 @@ export async function recoverDataDir(
   const { dataDir } = options;
   await mkdir(dataDir, { recursive: true });
   const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
+  const split = await archive.splitLegacyRequests();
+  if (split > 0) options.log(`request archive: ${split} finished requests carried to records kept apart from graphs`);
   const snapshot = await latestSnapshot(dataDir);
   const from = snapshot ?? 1;
   const image = await takeImage(index, await storePosition(dataDir, snapshot), options);
@@ -226,4 +233,28 @@ export async function moveReceivedNotifications(
   for (let i = 0; i < graphs.length; i += LEGACY_NOTIFICATIONS_PER_COMMIT)
     await finish(graphs.slice(i, i + LEGACY_NOTIFICATIONS_PER_COMMIT));
   if (graphs.length > 0) log(`received notifications: ${graphs.length} moved out of the hot store to the archive`);
+}
+
+/**
+ * Old layout: Logistics Events of data written before they were kept out of the hot store leave it, once: commits
+ * (`move`, event-archive.ts moveEventsOut) take their metadata and graphs to the archive, a few hundred at a time.
+ */
+export async function moveEvents(
+  index: OxigraphIndex,
+  move: (metadata: Quad[], graphs: string[]) => Promise<void>,
+  log: (message: string) => void,
+): Promise<void> {
+  const g = namedNode(bookkeeping.eventsGraph);
+  const metadata = new Map<string, Quad[]>();
+  for (const t of readStoreNTriples(index.graphNTriples(bookkeeping.eventsGraph)))
+    entryOf(metadata, t.subject.value, () => []).push(quad(t.subject, t.predicate, t.object, g));
+  const events = [...metadata.keys()];
+  for (let i = 0; i < events.length; i += LEGACY_EVENTS_PER_COMMIT) {
+    const graphs = events.slice(i, i + LEGACY_EVENTS_PER_COMMIT);
+    await move(
+      graphs.flatMap((e) => metadata.get(e)!),
+      graphs,
+    );
+  }
+  if (events.length > 0) log(`Logistics Events: ${events.length} moved out of the hot store to the archive`);
 }

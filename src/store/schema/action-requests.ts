@@ -1,5 +1,5 @@
 import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
-import { api, rdf, store as meta, xsd } from '../../rdf/vocab.js';
+import { api, rdf, requestStatus, store as meta, xsd } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 
 /*
@@ -46,6 +46,13 @@ export interface StatusExtras {
 export function byRequestTime(a: ActionRequestRecord, b: ActionRequestRecord): number {
   return a.requestedAt.getTime() - b.requestedAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
 }
+
+/**
+ * Status entries in history order: by number, and the creation's REQUEST_PENDING first where an accept numbered its
+ * rejection of a request being created as that request's first entry (both are kept).
+ */
+const byStatusNumber = (a: StatusEntry, b: StatusEntry): number =>
+  a.number - b.number || Number(b.status === requestStatus.PENDING) - Number(a.status === requestStatus.PENDING);
 
 /** A new request: its identifying triples plus `body` (the request's own content), in its graph. */
 export function requestQuads(record: ActionRequestRecord, body: readonly Quad[]): Quad[] {
@@ -128,7 +135,7 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
         changedBy: b.by.value,
       },
     }))
-    .sort((a, b) => a.entry.number - b.entry.number);
+    .sort((a, b) => byStatusNumber(a.entry, b.entry));
   for (const { request, entry } of entries) records.get(request)?.statuses.push(entry);
   return [...records.values()].filter((r) => r.statuses.length > 0).sort(byRequestTime);
 }
@@ -153,6 +160,6 @@ export function actionRequestFromTriples(iri: string, triples: readonly Quad[]):
     statuses.push({ iri: entry, number: Number(n), status, since: new Date(since), changedBy });
   }
   if (statuses.length === 0) return undefined;
-  statuses.sort((a, b) => a.number - b.number);
+  statuses.sort(byStatusNumber);
   return { iri, type, requestedBy, requestedAt: new Date(requestedAt), objects: of(iri, meta.concerns), statuses };
 }

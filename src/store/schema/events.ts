@@ -1,11 +1,20 @@
-import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import {
+  dateTimeLiteral,
+  iriToNt,
+  isValidIri,
+  literal,
+  namedNode,
+  quad,
+  xsdLiteral,
+  type Quad,
+} from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 
 /**
  * Logistics Event metadata, one entry per event in `urn:onerecord:store:events`: enough to find,
  * filter and page events without reading their graphs. Written in the same commit as the
- * event's graph; read back once at start to rebuild the event index.
+ * event's graph; read back per object, per event or per creator (StoredEvents).
  */
 export interface EventRecord {
   iri: string;
@@ -22,6 +31,18 @@ export interface EventRecord {
   createdBy: string;
   /** The event code as the event gives it: code-list IRIs and short codes. */
   codes: readonly string[];
+}
+
+/** Logistics Events' metadata as the domain reads it from the store (StoreReader.logisticsEvents). */
+export interface StoredEvents {
+  /** The events of `object`, in arrival order. */
+  ofObject(object: string): Promise<EventRecord[]>;
+  /** Those of `iris` that are stored. */
+  withIris(iris: readonly string[]): Promise<EventRecord[]>;
+  /** The events `agent` posted. */
+  postedBy(agent: string): Promise<EventRecord[]>;
+  /** The highest arrival number stored (0 when none). */
+  lastSequence(): Promise<number>;
 }
 
 /** The metadata quads of one event; dates are stored in UTC. */
@@ -75,10 +96,38 @@ export function eventRecordsFromRows(rows: readonly EventRow[]): EventRecord[] {
   return [...records.values()].sort((a, b) => a.sequence - b.sequence);
 }
 
-/** Every event's metadata, in arrival order. */
-export async function readEvents(reader: SparqlReader): Promise<EventRecord[]> {
-  const p = iriToNt;
-  const rows = await reader.select(`SELECT ?e ?o ?seq ?rec ?cd ?ed ?by ?code WHERE { GRAPH ${p(meta.eventsGraph)} {
+/** The records in metadata quads (`eventQuads` of any number of events), in arrival order. */
+export function eventRecordsFromQuads(quads: readonly Quad[]): EventRecord[] {
+  const rows = new Map<string, Partial<EventRow> & { codes: string[] }>();
+  for (const q of quads) {
+    const row = rows.get(q.subject.value) ?? { event: q.subject.value, codes: [] };
+    rows.set(q.subject.value, row);
+    const value = q.object.value;
+    if (q.predicate.value === meta.eventOf) row.object = value;
+    else if (q.predicate.value === meta.eventSequence) row.sequence = Number(value);
+    else if (q.predicate.value === meta.eventRecordedAt) row.recordedAt = value;
+    else if (q.predicate.value === meta.eventCreationDate) row.creationDate = value;
+    else if (q.predicate.value === meta.eventDate) row.eventDate = value;
+    else if (q.predicate.value === meta.eventCreatedBy) row.createdBy = value;
+    else if (q.predicate.value === meta.eventCode) row.codes.push(value);
+  }
+  const complete = [...rows.values()].filter((r): r is EventRow & { codes: string[] } =>
+    [r.object, r.sequence, r.recordedAt, r.creationDate, r.eventDate, r.createdBy].every((v) => v !== undefined),
+  );
+  return eventRecordsFromRows(
+    complete.flatMap(({ codes, ...row }) => (codes.length === 0 ? [row] : codes.map((code) => ({ ...row, code })))),
+  );
+}
+
+const p = iriToNt;
+
+/**
+ * The events' metadata (those that `where`, a pattern on ?e, ?o and ?by, selects), in arrival order: how a store
+ * that keeps the metadata graph as it is written (the SPARQL engine) answers StoredEvents.
+ */
+async function readEvents(reader: SparqlReader, where = ''): Promise<EventRecord[]> {
+  const rows =
+    await reader.select(`SELECT ?e ?o ?seq ?rec ?cd ?ed ?by ?code WHERE { ${where} GRAPH ${p(meta.eventsGraph)} {
     ?e ${p(meta.eventOf)} ?o ; ${p(meta.eventSequence)} ?seq ; ${p(meta.eventRecordedAt)} ?rec ;
        ${p(meta.eventCreationDate)} ?cd ; ${p(meta.eventDate)} ?ed ; ${p(meta.eventCreatedBy)} ?by .
     OPTIONAL { ?e ${p(meta.eventCode)} ?code } } }`);
@@ -94,4 +143,31 @@ export async function readEvents(reader: SparqlReader): Promise<EventRecord[]> {
       code: b.code?.value,
     })),
   );
+}
+
+/** StoredEvents read by SPARQL from the events' metadata graph. */
+export class SparqlStoredEvents implements StoredEvents {
+  constructor(private readonly reader: SparqlReader) {}
+
+  ofObject(object: string): Promise<EventRecord[]> {
+    return isValidIri(object) ? readEvents(this.reader, `VALUES ?o { ${p(object)} }`) : Promise.resolve([]);
+  }
+
+  withIris(iris: readonly string[]): Promise<EventRecord[]> {
+    const valid = iris.filter(isValidIri);
+    if (valid.length === 0) return Promise.resolve([]);
+    return readEvents(this.reader, `VALUES ?e { ${valid.map(p).join(' ')} }`);
+  }
+
+  postedBy(agent: string): Promise<EventRecord[]> {
+    return isValidIri(agent) ? readEvents(this.reader, `VALUES ?by { ${p(agent)} }`) : Promise.resolve([]);
+  }
+
+  async lastSequence(): Promise<number> {
+    const rows = await this.reader.select(
+      `SELECT (MAX(?seq) AS ?last) WHERE { GRAPH ${p(meta.eventsGraph)} { ?e ${p(meta.eventSequence)} ?seq } }`,
+    );
+    const last = rows.results.bindings[0]?.last?.value;
+    return last === undefined ? 0 : Number(last);
+  }
 }

@@ -3,6 +3,21 @@ import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
 import { entryOf } from '../../map-entry.js';
 
+/** A graph a record finishes, with its final content as N-Triples. */
+export interface FinishedGraph {
+  graph: string;
+  ntriples: string;
+  /**
+   * The record that finishes the graph also creates it (a new IRI): the archive cannot hold it yet, and the hot store
+   * never held it.
+   */
+  created?: boolean;
+  /**
+   * The graph's triples as the commit that created it wrote them, in the order of its lines: read instead of its text.
+   */
+  triples?: readonly Quad[];
+}
+
 /**
  * The mark of a finished graph where it stays among the others (a SPARQL engine, an export):
  * start leaves a marked graph to the store, as the embedded store's archive does.

@@ -2,7 +2,6 @@ import { api, requestStatus } from '../../rdf/vocab.js';
 import type { GraphReader, SparqlReader } from '../readers.js';
 import type { DomainEvent } from '../transaction.js';
 import { readActionRequests } from './action-requests.js';
-import { readEvents } from './events.js';
 import { readMoves } from './moved-objects.js';
 import { readGrants } from './grants.js';
 import { readOutboxEntries, readOutboxPositions, readParkedNotifications } from './outbox.js';
@@ -11,8 +10,9 @@ import type { RevisionRecord } from './revisions.js';
 
 /**
  * The domain events that led to what the bookkeeping graphs hold, as commits published them:
- * per kind in commit order (revisions by number, events by arrival, each request's statuses in
- * order; moves as they stand). Consumers fed these at start end in the state the live stream kept them in.
+ * per kind in commit order (revisions by number, each request's statuses in order; moves as they stand).
+ * Consumers fed these at start end in the state the live stream kept them in. Events are not among them: the
+ * domain reads them from the store as it needs them (StoredEvents).
  */
 /** The outbox's part: where each queue and subscription stands first, then the entries and parked notifications. */
 export async function storedOutboxEvents(reader: SparqlReader): Promise<DomainEvent[]> {
@@ -40,7 +40,6 @@ export async function storedDomainEvents(
   const events: DomainEvent[] = [];
   for (const revision of revisions)
     events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
-  for (const event of await readEvents(reader)) events.push({ kind: 'event-appended', event });
   for (const stored of await readActionRequests(reader)) {
     const request = { ...stored, statuses: [] };
     const body = request.type === api.SubscriptionRequest ? await reader.graphTriples(request.iri) : undefined;

@@ -1,7 +1,7 @@
 import { iriToNt, isValidIri, type Quad } from '../../rdf/terms.js';
 import { api, store as meta } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
-import { actionRequestFromTriples, type ActionRequestRecord } from '../schema/action-requests.js';
+import { actionRequestFromTriples, byRequestTime, type ActionRequestRecord } from '../schema/action-requests.js';
 import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
 
 /*
@@ -146,7 +146,7 @@ export async function readRevision(reader: SparqlReader, graph: string): Promise
   );
 }
 
-/** The finished action requests (about `object`, or all), read from their graphs in one query. */
+/** The finished action requests (about `object`, or all), oldest first, read from their graphs in one query. */
 export async function readFinishedRequests(
   reader: { triplesByGraph(where: string): Promise<Map<string, Quad[]>> },
   object?: string,
@@ -158,5 +158,5 @@ export async function readFinishedRequests(
       `${p(api.isRequestedBy)} ?by }`,
   );
   const records = [...graphs].map(([iri, triples]) => actionRequestFromTriples(iri, triples));
-  return records.filter((r): r is ActionRequestRecord => r !== undefined);
+  return records.filter((r): r is ActionRequestRecord => r !== undefined).sort(byRequestTime);
 }

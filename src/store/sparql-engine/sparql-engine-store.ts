@@ -11,6 +11,7 @@ import { type ActionRequestRecord, actionRequestFromTriples } from '../schema/ac
 import { outboxEntryGraph } from '../schema/outbox.js';
 import { type RevisionRecord, revisionGraph } from '../schema/revisions.js';
 import { storedDomainEvents } from '../schema/stored-events.js';
+import { SparqlStoredEvents } from '../schema/events.js';
 import { type DomainEvent, WriteTransaction } from '../transaction.js';
 import { type CommitCondition, commitConditions, OUTBOX_KEY_PREFIX } from './commit-conditions.js';
 import { appliedIntents, type FeedEntryParts, feedEntryParts, feedStartPosition } from './commit-feed.js';
@@ -65,6 +66,7 @@ export class SparqlEngineStore implements GraphStore {
   readonly claims = new Claims();
   readonly committed = new CommitStream();
   readonly receivedNotifications: EngineNotifications;
+  readonly logisticsEvents = new SparqlStoredEvents(this);
   private closed = false;
   private readonly intents = new CommitIntents();
   /** Set while a write whose answer was lost is being completed (see `complete`). */

@@ -91,21 +91,28 @@ export class ArchiveDb<K extends Key, V> {
 
   /**
    * Entries from `start` (inclusive) to `end` (exclusive), committed or not (`within` tells which pending keys are in
-   * that range); all when both are absent.
+   * that range), in key order; all when both are absent. Those not yet committed are merged in as LMDB's are read.
    */
   range(start: K | undefined, end: K | undefined, within: (key: K) => boolean): { key: K; value: V }[] {
-    const found = new Map<string, { key: K; value: V }>();
+    const pending = [...this.pending.values()].filter((e) => within(e.key)).sort((a, b) => compareKeys(a.key, b.key));
+    const found: { key: K; value: V }[] = [];
+    let next = 0;
+    const takePendingUpTo = (key: K | undefined) => {
+      for (; next < pending.length && (key === undefined || compareKeys(pending[next].key, key) <= 0); next++) {
+        const { key: at, value } = pending[next];
+        if (value !== REMOVED) found.push({ key: at, value });
+      }
+    };
     for (const { key, value } of this.db.getRange({
       ...(start !== undefined && { start }),
       ...(end !== undefined && { end }),
-    }))
-      found.set(JSON.stringify(key), { key, value });
-    for (const [id, { key, value }] of this.pending) {
-      if (!within(key)) continue;
-      if (value === REMOVED) found.delete(id);
-      else found.set(id, { key, value });
+    })) {
+      takePendingUpTo(key);
+      // A key written again, or removed, since it was committed: the pending entry stands for it.
+      if (pending.length === 0 || !this.pending.has(JSON.stringify(key))) found.push({ key, value });
     }
-    return [...found.values()];
+    takePendingUpTo(undefined);
+    return found;
   }
 
   /**

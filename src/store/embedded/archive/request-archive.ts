@@ -1,27 +1,49 @@
 import type { Quad } from '../../../rdf/terms.js';
 import { store as meta } from '../../../rdf/vocab.js';
 import type { ArchiveDb } from './archive-db.js';
-import { actionRequestFromTriples, byRequestTime, type ActionRequestRecord } from '../../schema/action-requests.js';
+import { actionRequestFromTriples, type ActionRequestRecord } from '../../schema/action-requests.js';
 import { readStoreNTriples } from '../../../rdf/ntriples.js';
 
-/** A finished action request: its graph as N-Triples and what the domain keeps of it, dates as epoch ms. */
-export interface ArchivedRequest {
+/** What the domain keeps of a finished action request, dates as epoch ms. */
+export type ArchivedRecord = Omit<ActionRequestRecord, 'requestedAt' | 'statuses'> & {
+  requestedAt: number;
+  statuses: { iri: string; number: number; status: string; since: number; changedBy: string }[];
+};
+
+/** The layout before records and graphs were kept apart: one value per request, compressed whole. */
+export interface LegacyArchivedRequest {
   ntriples: string;
-  record: Omit<ActionRequestRecord, 'requestedAt' | 'statuses'> & {
-    requestedAt: number;
-    statuses: { iri: string; number: number; status: string; since: number; changedBy: string }[];
-  };
+  record: ArchivedRecord;
 }
 
 export type RequestKey = string;
+/** [request time (ms), request]: records in `byRequestTime` order (IRIs are ASCII: LMDB orders them as JS does). */
+export type RequestByTimeKey = [requestedAt: number, graph: string];
 /** [object, request time (ms), request]: a finished request listed under each object it concerns. */
 export type RequestByObjectKey = [object: string, requestedAt: number, graph: string];
 
-const toRecord = ({ record }: ArchivedRequest): ActionRequestRecord => ({
+/** The databases of the request archive. */
+export interface RequestDbs {
+  /** Records by time: the unfiltered list reads them in order, without a graph. */
+  records: ArchiveDb<RequestByTimeKey, ArchivedRecord>;
+  /** Each request's time: its record's key. */
+  times: ArchiveDb<RequestKey, number>;
+  /** Each request's graph as N-Triples. */
+  graphs: ArchiveDb<RequestKey, string>;
+  byObject: ArchiveDb<RequestByObjectKey, 1>;
+}
+
+const toRecord = (record: ArchivedRecord): ActionRequestRecord => ({
   ...record,
   objects: [...record.objects],
   requestedAt: new Date(record.requestedAt),
   statuses: record.statuses.map((s) => ({ ...s, since: new Date(s.since) })),
+});
+
+const toArchived = (record: ActionRequestRecord): ArchivedRecord => ({
+  ...record,
+  requestedAt: record.requestedAt.getTime(),
+  statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })),
 });
 
 /**
@@ -39,14 +61,12 @@ function recordLines(iri: string, ntriples: string): string {
 }
 
 /**
- * Finished action requests (decided ChangeRequests) on disk, out of the hot store: by IRI and by
- * the objects they concern. Derived from journal records (`finishedGraphsIn`), like the revisions.
+ * Finished action requests (those with a final status) on disk, out of the hot store: records (small, by time) apart
+ * from graphs, so lists and filters read no graph; by IRI and by the objects they concern. Derived from journal
+ * records (`finishedGraphsIn`), like the revisions.
  */
 export class RequestArchive {
-  constructor(
-    private readonly requests: ArchiveDb<RequestKey, ArchivedRequest>,
-    private readonly byObject: ArchiveDb<RequestByObjectKey, 1>,
-  ) {}
+  constructor(private readonly dbs: RequestDbs) {}
 
   /**
    * Archives a finished request graph; false if it was there already (a replayed record). `created`:
@@ -54,40 +74,50 @@ export class RequestArchive {
    * `triples`: the graph's triples as its commit wrote them (the lines of `ntriples`), read instead of the text.
    */
   archive(graph: string, ntriples: string, created = false, triples?: readonly Quad[]): boolean {
-    if (!created && this.requests.has(graph)) return false;
+    if (!created && this.dbs.times.has(graph)) return false;
     const record = actionRequestFromTriples(graph, triples ?? readStoreNTriples(recordLines(graph, ntriples)));
     if (!record) return false;
-    const requestedAt = record.requestedAt.getTime();
-    this.requests.put(graph, {
-      ntriples,
-      record: { ...record, requestedAt, statuses: record.statuses.map((s) => ({ ...s, since: s.since.getTime() })) },
-    });
-    for (const object of record.objects) this.byObject.put([object, requestedAt, graph], 1);
+    this.put(toArchived(record), ntriples);
     return true;
   }
 
+  /** Stores a request's record and graph under every key that finds it. */
+  private put(record: ArchivedRecord, ntriples: string): void {
+    const { iri, requestedAt } = record;
+    this.dbs.records.put([requestedAt, iri], record);
+    this.dbs.times.put(iri, requestedAt);
+    this.dbs.graphs.put(iri, ntriples);
+    for (const object of record.objects) this.dbs.byObject.put([object, requestedAt, iri], 1);
+  }
+
+  /** Stores requests archived in the older layout (Archive.splitLegacyRequests). */
+  takeLegacy(legacy: Iterable<LegacyArchivedRequest>): void {
+    for (const { record, ntriples } of legacy) this.put(record, ntriples);
+  }
+
   has(iri: string): boolean {
-    return this.requests.has(iri);
+    return this.dbs.times.has(iri);
   }
 
   request(iri: string): ActionRequestRecord | undefined {
-    const entry = this.requests.get(iri);
-    return entry && toRecord(entry);
+    const requestedAt = this.dbs.times.get(iri);
+    const record = requestedAt === undefined ? undefined : this.dbs.records.get([requestedAt, iri]);
+    return record && toRecord(record);
   }
 
   /** Every finished request graph, written or being written. */
   graphs(): string[] {
-    return this.requests.keys();
+    return this.dbs.times.keys();
   }
 
   /** A finished request graph as N-Triples ('' if the archive does not hold it). */
   ntriples(iri: string): string {
-    return this.requests.get(iri)?.ntriples ?? '';
+    return this.dbs.graphs.get(iri) ?? '';
   }
 
   triples(iri: string): Quad[] | undefined {
-    const entry = this.requests.get(iri);
-    return entry && readStoreNTriples(entry.ntriples);
+    const ntriples = this.dbs.graphs.get(iri);
+    return ntriples === undefined ? undefined : readStoreNTriples(ntriples);
   }
 
   /**
@@ -99,19 +129,18 @@ export class RequestArchive {
     object: string,
     olderThan: RequestByObjectKey = [object, Number.MAX_SAFE_INTEGER, ''],
   ): RequestByObjectKey | undefined {
-    return this.byObject.keyBelow(olderThan, [object, 0, '']);
+    return this.dbs.byObject.keyBelow(olderThan, [object, 0, '']);
   }
 
-  /** The finished requests about `object` (every one when absent), oldest first. */
+  /** The finished requests about `object` (every one when absent), oldest first (`byRequestTime`), read in key order. */
   list(object?: string): ActionRequestRecord[] {
     if (object === undefined)
-      return this.requests
-        .range(undefined, undefined, () => true)
-        .map(({ value }) => toRecord(value))
-        .sort(byRequestTime);
-    return this.byObject
+      return this.dbs.records.range(undefined, undefined, () => true).map((e) => toRecord(e.value));
+    return this.dbs.byObject
       .range([object, 0, ''], [object, Number.MAX_SAFE_INTEGER, ''], (key) => key[0] === object)
-      .flatMap(({ key }) => this.request(key[2]) ?? [])
-      .sort(byRequestTime);
+      .flatMap(({ key }) => {
+        const record = this.dbs.records.get([key[1], key[2]]);
+        return record ? [toRecord(record)] : [];
+      });
   }
 }

@@ -10,9 +10,9 @@ import { iriToNt, quadToNq } from '../../../rdf/terms.js';
 
 /**
  * Writes everything a data directory holds as N-Quads, streaming, so it works on a directory too large to load:
- * the hot store (snapshot and journal), every revision from the archive with its metadata, and the received
- * notifications with their receipts; the archive is first completed from the journal, as a start would
- * (docs/cli.md).
+ * the hot store (snapshot and journal), every revision from the archive with its metadata, the Logistics Events with
+ * theirs, and the received notifications with their receipts; the archive is first completed from the journal, as a
+ * start would (docs/cli.md).
  */
 export async function exportDataDirectory(dataDir: string, outFile?: string): Promise<Folded> {
   if (outFile === undefined) {
@@ -36,11 +36,12 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
   const folded = await foldDataDirectory(dataDir, range, write, 'drop');
   const archive = Archive.open(join(dataDir, ARCHIVE_DIR));
   try {
+    await archive.splitLegacyRequests();
     await readJournal(dataDir, range, (records) => {
       for (const record of records) archive.applyRecord(record);
     });
     let lines = await archive.revisions.exportRevisions((text) => write(Buffer.from(text)));
-    // Finished graphs (decided ChangeRequests, received notifications), each with the mark that
+    // Finished graphs (action requests with a final status, received notifications), each with the mark that
     // tells a SPARQL engine backend to leave it in the engine at start (docs/sparql-engine.md).
     const requests = function* () {
       for (const graph of archive.requests.graphs())
@@ -48,6 +49,11 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
     };
     for (const { graph, nquads } of [...requests(), ...archive.notifications.nquads()]) {
       const text = `${nquads}${quadToNq(finishedQuad(graph))}`;
+      await write(Buffer.from(text));
+      lines += countLines(text);
+    }
+    // Events with their metadata, unmarked: a SPARQL engine keeps them among its graphs.
+    for (const text of archive.events.nquads()) {
       await write(Buffer.from(text));
       lines += countLines(text);
     }

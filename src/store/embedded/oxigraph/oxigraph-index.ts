@@ -251,6 +251,15 @@ export class OxigraphIndex {
     this.follower?.dropped(graphs);
   }
 
+  /** Drops those of `graphs` that hold no quad (see dropGraphs). */
+  dropEmptyGraphs(graphs: readonly string[]): void {
+    if (graphs.length === 0) return;
+    const empty = this.select(
+      `SELECT ?g WHERE { VALUES ?g { ${graphs.map(iriToNt).join(' ')} } FILTER NOT EXISTS { GRAPH ?g { ?s ?p ?o } } }`,
+    );
+    this.dropGraphs(empty.results.bindings.map((b) => b.g.value));
+  }
+
   /** Has `follower` told of every change from now on (one at a time; undefined stops it). */
   follow(follower: IndexFollower | undefined): void {
     if (follower && this.follower) throw new Error('the index already has a follower');

@@ -26,7 +26,7 @@ export interface ReplicaSourceState {
 
 /**
  * What a new SPARQL replica copies: the hot store's graphs that a view shows (objects' latest
- * graphs, events, pending action requests, grants, the metadata graph naming the objects), and
+ * graphs, pending action requests, grants, the metadata graph naming the objects), every event from the archive, and
  * the newest history from the archive (replicaHistory), which it stops reading at its bound.
  */
 export function replicaSource(index: OxigraphIndex, archive: Archive, state: ReplicaSourceState): ReplicaSource {
@@ -50,11 +50,17 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
       return {
         meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
         hotGraphs: () =>
-          closing() ? [] : index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph)),
+          closing()
+            ? []
+            : [
+                ...index.listGraphs().filter((graph) => graph !== bookkeeping.metaGraph && shown(graph)),
+                ...archive.events.graphNames(),
+              ],
         history: replicaHistory(latestRevisions, archive, closing),
       };
     },
-    graphNTriples: (graph) => (closing() ? '' : index.graphNTriples(graph)),
+    // Events are in the archive only; the replica shows them all, as the events view did when they were hot.
+    graphNTriples: (graph) => (closing() ? '' : index.graphNTriples(graph) || archive.events.ntriples(graph)),
   };
 }
 

@@ -370,8 +370,9 @@ export class ReplicaStore extends OxigraphIndex {
         out.graphs.add(graph);
         for (const view of VIEWS_OF[kind]) out.lines.push(membership(graph, view));
       }
-      // A finished request (its final content, kept for the audit view while it is in the window).
-      if (archived) finished.set(graph, (finished.get(graph) ?? 0) + 1);
+      // A finished request (its final content, kept for the audit view while it is in the window); an event, finished
+      // as it is written, stays in the events view.
+      if (archived && kind === 'audit') finished.set(graph, (finished.get(graph) ?? 0) + 1);
     }
     for (const [graph, quads] of finished)
       if (!this.window.has(graph)) this.window.add({ graph, quads, kind: 'request' });
