@@ -70,6 +70,13 @@ function readLine(text: string, start: number, end: number, separator: string): 
 }
 
 /**
+ * N-Triples in the store's form (one triple per line, as Oxigraph dumps a graph) as N-Quads lines of `graph`, a graph
+ * name the store holds (so a valid IRI, not checked again).
+ */
+export const ntriplesInGraph = (ntriples: string, graph: string): string =>
+  ntriples.replaceAll(' .\n', ` <${graph}> .\n`);
+
+/**
  * Reads N-Triples in the form the store writes them (Oxigraph's graph dumps, the archive's lines):
  * one triple per line, terms separated by one space (`separator`: Virtuoso separates them by a tab),
  * IRIs and literals only. A fraction of the cost of n3's general parser, which reads every revision

@@ -116,7 +116,7 @@ export class RequestWrite {
   /** Status entries planned per request in this transaction. */
   private readonly planned = new Map<ActionRequestRecord, number>();
   private readonly held = new Set<ActionRequestRecord>();
-  /** Requests this write creates, or gives a final status it could not finish (`finishes`): finished after it, if due. */
+  /** Requests this write creates, or gives a final status it cannot finish (`finishes`): finished after it if due. */
   readonly toFinish: ActionRequestRecord[] = [];
 
   constructor(

@@ -9,6 +9,7 @@ import {
   type Quad,
 } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
+import { entryOf } from '../../map-entry.js';
 import type { SparqlReader } from '../readers.js';
 
 /**
@@ -100,8 +101,7 @@ export function eventRecordsFromRows(rows: readonly EventRow[]): EventRecord[] {
 export function eventRecordsFromQuads(quads: readonly Quad[]): EventRecord[] {
   const rows = new Map<string, Partial<EventRow> & { codes: string[] }>();
   for (const q of quads) {
-    const row = rows.get(q.subject.value) ?? { event: q.subject.value, codes: [] };
-    rows.set(q.subject.value, row);
+    const row = entryOf(rows, q.subject.value, () => ({ event: q.subject.value, codes: [] }));
     const value = q.object.value;
     if (q.predicate.value === meta.eventOf) row.object = value;
     else if (q.predicate.value === meta.eventSequence) row.sequence = Number(value);

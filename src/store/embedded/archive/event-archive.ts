@@ -1,5 +1,5 @@
-import { readStoreNTriples } from '../../../rdf/ntriples.js';
-import { iriToNt, quadToNq, type Quad } from '../../../rdf/terms.js';
+import { readStoreNTriples, ntriplesInGraph } from '../../../rdf/ntriples.js';
+import { quadToNq, type Quad } from '../../../rdf/terms.js';
 import { store as bookkeeping } from '../../../rdf/vocab.js';
 import type { StoredEvents } from '../../graph-store.js';
 import { eventQuads, eventRecordsFromQuads, type EventRecord } from '../../schema/events.js';
@@ -86,8 +86,7 @@ export class EventArchive implements StoredEvents {
   async ofObject(object: string): Promise<EventRecord[]> {
     return this.records
       .range([object, 0], [object, HIGHEST], (key) => key[0] === object)
-      .map(({ key, value }) => toRecord(key, value))
-      .sort((a, b) => a.sequence - b.sequence);
+      .map(({ key, value }) => toRecord(key, value));
   }
 
   async withIris(iris: readonly string[]): Promise<EventRecord[]> {
@@ -130,8 +129,7 @@ export class EventArchive implements StoredEvents {
   *nquads(): Generator<string> {
     for (const { key: iri, value: ntriples } of this.graphs.all()) {
       const record = this.record(iri);
-      yield ntriples.replaceAll(' .\n', ` ${iriToNt(iri)} .\n`) +
-        (record ? eventQuads(record).map(quadToNq).join('') : '');
+      yield ntriplesInGraph(ntriples, iri) + (record ? eventQuads(record).map(quadToNq).join('') : '');
     }
   }
 

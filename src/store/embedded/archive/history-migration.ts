@@ -1,3 +1,4 @@
+import { ntriplesInGraph } from '../../../rdf/ntriples.js';
 import { Parser } from 'n3';
 import { iriToNt, quadToNq, tripleToNt } from '../../../rdf/terms.js';
 import { store as meta } from '../../../rdf/vocab.js';
@@ -43,13 +44,13 @@ export function migrateRevisionGraphs(
       const lines = ourLines(text);
       archive.archiveWhole(r, lines);
       if (r === latest) latestLines = lines;
-      deletions.push(text.replaceAll(' .\n', ` ${iriToNt(r.graph)} .\n`));
+      deletions.push(ntriplesInGraph(text, r.graph));
       moved += 1;
     }
     deletions.push(
       ...revisions.filter((r) => r.number !== 1 && r !== latest).flatMap((r) => revisionQuads(r).map(quadToNq)),
     );
-    const insert = latestLines.replaceAll(' .\n', ` ${iriToNt(latestGraph(object))} .\n`);
+    const insert = ntriplesInGraph(latestLines, latestGraph(object));
     records.push({ delete: deletions.join(''), insert, emptied: kept.map((r) => r.graph) });
   }
   return { moved, records };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { iriToNt, type Quad } from '../../../rdf/terms.js';
-import { readStoreNTriples } from '../../../rdf/ntriples.js';
+import type { Quad } from '../../../rdf/terms.js';
+import { readStoreNTriples, ntriplesInGraph } from '../../../rdf/ntriples.js';
 import type { ArchiveDb } from './archive-db.js';
 import type { NotificationFilter, ReceivedNotificationStore } from '../../graph-store.js';
 import { payloadTriples } from '../../schema/annotated-graph.js';
@@ -185,7 +185,7 @@ export class NotificationArchive implements ReceivedNotificationStore {
     for (const { value } of this.notifications.all())
       yield {
         graph: value.record.graph,
-        nquads: value.ntriples.replaceAll(' .\n', ` ${iriToNt(value.record.graph)} .\n`),
+        nquads: ntriplesInGraph(value.ntriples, value.record.graph),
       };
   }
 }

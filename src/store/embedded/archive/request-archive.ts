@@ -132,7 +132,7 @@ export class RequestArchive {
     return this.dbs.byObject.keyBelow(olderThan, [object, 0, '']);
   }
 
-  /** The finished requests about `object` (every one when absent), oldest first (`byRequestTime`), read in key order. */
+  /** The finished requests about `object` (every one when absent), oldest first (`byRequestTime`): in key order. */
   list(object?: string): ActionRequestRecord[] {
     if (object === undefined)
       return this.dbs.records.range(undefined, undefined, () => true).map((e) => toRecord(e.value));

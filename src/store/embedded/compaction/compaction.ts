@@ -1,3 +1,4 @@
+import { ntriplesInGraph } from '../../../rdf/ntriples.js';
 import { loadOxigraphBindings } from '../oxigraph/oxigraph-bindings.js';
 import type { CommitRecord, CommitBytes } from '../../commit-record.js';
 import { OxigraphIndex, type IndexFollower } from '../oxigraph/oxigraph-index.js';
@@ -40,7 +41,7 @@ export class IndexCopy implements IndexFollower {
     // At least one graph a step, however short the step.
     while (this.next < this.queue.length) {
       const graph = this.queue[this.next++];
-      batch += this.source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`);
+      batch += ntriplesInGraph(this.source.graphNTriples(graph), graph);
       if (batch.length >= LOAD_BATCH_CHARS) {
         this.load(batch);
         batch = '';

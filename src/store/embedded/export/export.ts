@@ -1,3 +1,4 @@
+import { ntriplesInGraph } from '../../../rdf/ntriples.js';
 import { once } from 'node:events';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { readJournal } from '../journal/journal.js';
 import { Archive, ARCHIVE_DIR } from '../archive/archive.js';
 import { latestSnapshot } from '../snapshot/snapshot.js';
 import { finishedQuad } from '../../schema/finished-graphs.js';
-import { iriToNt, quadToNq } from '../../../rdf/terms.js';
+import { quadToNq } from '../../../rdf/terms.js';
 
 /**
  * Writes everything a data directory holds as N-Quads, streaming, so it works on a directory too large to load:
@@ -45,7 +46,7 @@ async function exportTo(dataDir: string, write: (data: Buffer) => Promise<void>)
     // tells a SPARQL engine backend to leave it in the engine at start (docs/sparql-engine.md).
     const requests = function* () {
       for (const graph of archive.requests.graphs())
-        yield { graph, nquads: archive.requests.ntriples(graph).replaceAll(' .\n', ` ${iriToNt(graph)} .\n`) };
+        yield { graph, nquads: ntriplesInGraph(archive.requests.ntriples(graph), graph) };
     };
     for (const { graph, nquads } of [...requests(), ...archive.notifications.nquads()]) {
       const text = `${nquads}${quadToNq(finishedQuad(graph))}`;

@@ -1,3 +1,4 @@
+import { ntriplesInGraph } from '../../../rdf/ntriples.js';
 import type { Worker } from 'node:worker_threads';
 import type { FeedMessage, WorkerRequest } from './messages.js';
 
@@ -71,7 +72,7 @@ export async function sendCopy(
     if (!fed()) return undefined;
     const chunk = hotGraphs
       .slice(i, i + GRAPHS_PER_TURN)
-      .map((graph) => source.graphNTriples(graph).replaceAll(' .\n', ` <${graph}> .\n`));
+      .map((graph) => ntriplesInGraph(source.graphNTriples(graph), graph));
     worker.postMessage({ kind: 'hot', nquads: chunk.join('') } satisfies WorkerRequest);
   }
   let quads = 0;

@@ -1,5 +1,6 @@
+import { ntriplesInGraph } from '../../../rdf/ntriples.js';
 import { store as bookkeeping } from '../../../rdf/vocab.js';
-import { iriToNt, quadToNq } from '../../../rdf/terms.js';
+import { quadToNq } from '../../../rdf/terms.js';
 import { readRevisions, revisionQuads, type RevisionRecord } from '../../schema/revisions.js';
 import type { WriteTransaction } from '../../transaction.js';
 import type { Archive } from '../archive/archive.js';
@@ -48,7 +49,7 @@ export function replicaSource(index: OxigraphIndex, archive: Archive, state: Rep
       };
       const shown = (graph: string) => latestRevisions().has(graph) || replicaGraph(graph, () => false) !== undefined;
       return {
-        meta: meta.replaceAll(' .\n', ` ${iriToNt(bookkeeping.metaGraph)} .\n`),
+        meta: ntriplesInGraph(meta, bookkeeping.metaGraph),
         hotGraphs: () =>
           closing()
             ? []
@@ -76,7 +77,6 @@ function* replicaHistory(
   closing: () => boolean,
 ): Generator<string> {
   const latest = latestRevisions();
-  const nquads = (graph: string, ntriples: string) => ntriples.replaceAll(' .\n', ` ${iriToNt(graph)} .\n`);
   const newest = new Map<string, number>();
   // Per object, the last request taken (null: none left): reading the object's whole list each
   // round would make the copy quadratic in its requests.
@@ -95,7 +95,7 @@ function* replicaHistory(
         more = true;
         const revision = archive.revisions.revision(object, number - 1 - round);
         if (revision)
-          yield nquads(revision.graph, archive.revisions.ntriples(object, revision.number)) +
+          yield ntriplesInGraph(archive.revisions.ntriples(object, revision.number), revision.graph) +
             revisionQuads(revision).map(quadToNq).join('');
       }
       const before = lastRequest.get(object);
@@ -107,7 +107,7 @@ function* replicaHistory(
       const request = key[2];
       if (copied.has(request)) continue;
       copied.add(request);
-      yield nquads(request, archive.requests.ntriples(request));
+      yield ntriplesInGraph(archive.requests.ntriples(request), request);
     }
     if (!more) return;
   }
