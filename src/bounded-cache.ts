@@ -38,6 +38,11 @@ export class BoundedCache<K, V> {
     return this.entries.get(key)?.value;
   }
 
+  /** The values held, oldest first. */
+  *values(): IterableIterator<V> {
+    for (let entry = this.oldest; entry; entry = entry.newer) yield entry.value;
+  }
+
   /** Sets `key`: a key held already keeps its place in the order, a new one goes last. */
   set(key: K, value: V): void {
     const held = this.entries.get(key);

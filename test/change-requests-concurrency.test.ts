@@ -91,12 +91,9 @@ describe('change requests under concurrency', () => {
       base: services.objects.objectsPrefix,
       limits: services.config.limits,
     });
+    const entry = await services.objects.existing(object);
     // Both start in the same tick: the submission's commit is still in flight when the accept is planned.
-    const submitted = services.changeRequests.submit(
-      services.objects.existing(object),
-      quads,
-      services.access.caller(OTHER_AGENT),
-    );
+    const submitted = services.changeRequests.submit(entry, quads, services.access.caller(OTHER_AGENT));
     const decided = services.actionRequests.decide(
       first,
       `${API}REQUEST_ACCEPTED`,

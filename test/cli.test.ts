@@ -15,7 +15,7 @@ import { openChromium } from './support/chromium.js';
 import { allQuads, openStore } from './support/store-data.js';
 import { Parser } from 'n3';
 import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
-import { readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
+import { latestRevisionQuad, readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
 import { finishedQuad } from '../src/store/schema/finished-graphs.js';
 
 const run = promisify(execFile);
@@ -219,10 +219,12 @@ describe('onerecord export (CLI)', () => {
 
     const { store } = await openStore(server.dataDir);
     try {
-      // The hot store (latest revisions), then every revision in its own graph with its metadata.
+      // The hot store (latest revisions), then every revision in its own graph with its metadata, and each object's
+      // mark of its latest revision (what a SPARQL engine backend keeps).
       const history: string[] = [];
       for (const r of readRevisions(store.index)) {
         if (r.number === 1 && (await store.revision(r.object, 2))) continue; // listed again with the latest
+        history.push(quadToNq(latestRevisionQuad(r)));
         for (let n = 1; n <= r.number; n++) {
           const graph = namedNode(revisionGraph(r.object, n));
           history.push(

@@ -7,7 +7,7 @@ import type { ConfigOverrides } from '../src/config.js';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { postJsonLd, startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine, engineSettings } from './support/virtuoso.js';
 
 // Two server processes over one Virtuoso, as behind a load balancer (store.sparql.sharedWriters):
 // each decides a write from its own in-memory indexes, which do not know of a write the other is
@@ -25,11 +25,7 @@ describe('writes of two server processes over one engine', function () {
     dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     const engine = await leaseEngine(dataDir);
     const sparql = {
-      queryUrl: engine.authUrl,
-      updateUrl: engine.authUrl,
-      user: engine.user,
-      password: engine.password,
-      authScheme: 'digest' as const,
+      ...engineSettings(engine),
       sharedWriters: true,
     };
     const store: ConfigOverrides['store'] = { backend: 'sparql', sparql };

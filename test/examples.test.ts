@@ -3,6 +3,7 @@ import { CargoOntology } from '../src/rdf/ontology.js';
 import { rdf } from '../src/rdf/vocab.js';
 import { ONTOLOGY_FILE } from '../src/server/domain.js';
 import { expectApiError } from './support/api-error.js';
+import { readJson } from './support/changes.js';
 import { KNOWN_DEFECTS, logisticsObjectExamples, readExample, rebase } from './support/examples.js';
 import {
   canonicalForm,
@@ -64,10 +65,11 @@ async function readCreated(server: TestServer, location: string): Promise<{ iris
  */
 async function expectAcceptedAndReadBack(server: TestServer, text: string, objectsCreated: number): Promise<void> {
   const expected = withoutServerManaged(await jsonLdToQuads(JSON.parse(text), objectsPrefix(server)));
-  const before = server.running.services.objects.index.size;
+  const objectCount = async () => (await readJson(server, '/internal/logistics-objects?limit=1')).total as number;
+  const before = await objectCount();
   const res = await postJsonLd(server, '/logistics-objects', text);
   expect(res.status, await res.clone().text()).to.equal(201);
-  expect(server.running.services.objects.index.size - before).to.equal(objectsCreated);
+  expect((await objectCount()) - before).to.equal(objectsCreated);
 
   const created = await readCreated(server, res.headers.get('location')!);
   expect(created.iris).to.have.length(objectsCreated);

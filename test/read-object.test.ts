@@ -22,7 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Adds a revision through the domain's write path (PATCH arrives with change requests). */
 async function addRevision(server: TestServer, iri: string, description: string): Promise<void> {
   const objects = server.running.services.objects;
-  const entry = objects.index.get(iri)!;
+  const entry = (await objects.index.find(iri))!;
   const latest = objects.index.latest(entry);
   const previous = await objects.triples(latest);
   const removed = previous.filter((t) => t.predicate.value === `${CARGO}goodsDescription`);
@@ -45,7 +45,7 @@ describe('Logistics Objects: reading revisions, formats and links', () => {
   /** When revision n was created, from the server's own index. */
   const createdAt = async (n: number) => {
     const { index } = server.running.services.objects;
-    return (await index.revision(index.get(shipmentIri)!, n))!.createdAt;
+    return (await index.revision((await index.find(shipmentIri))!, n))!.createdAt;
   };
 
   before(async () => {

@@ -17,7 +17,12 @@ describe('serialised bodies: kept while they can be asked for, within a byte bud
   after(() => server.close());
 
   const objects = () => server.running.services.objects;
-  const latestView = (object: string) => objects().readLatest(object, caller);
+  /** The latest revision as the index holds it (the embedded store's holds every object: at once). */
+  const latestView = (object: string) => {
+    const view = objects().readLatest(object, caller);
+    if ('then' in view) throw new Error(`${object} is not held in memory`);
+    return view;
+  };
   const render = (representations: Representations, object: string) =>
     representations.render(latestView(object), 'jsonld', caller, PLAIN);
   /** Adds a remark to the object's latest revision, accepted at once (the holder's, `auto` policy). */

@@ -10,7 +10,7 @@ import { authorization, delegate, grant, partner } from './support/access.js';
 import { add, CARGO, change, createObject, patch, piece, str } from './support/changes.js';
 import { eventJson, postEvent } from './support/events.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine, engineSettings } from './support/virtuoso.js';
 
 // SPARQL analytics on the engine backend (store.backend sparql): what a query may see there, and
 // that the shipped queries answer the same as on the embedded backend. Runs whichever backend the
@@ -21,11 +21,7 @@ async function startEngineServer(overrides: ConfigOverrides = {}): Promise<TestS
   const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
   const engine = await leaseEngine(dataDir);
   const sparql = {
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    user: engine.user,
-    password: engine.password,
-    authScheme: 'digest' as const,
+    ...engineSettings(engine),
   };
   const server = await startTestServer({ ...overrides, store: { backend: 'sparql', sparql } }, dataDir);
   const close = server.close.bind(server);

@@ -102,31 +102,6 @@ describe('SPARQL engine client against Virtuoso', function () {
       expect(triples).to.deep.equal(['<urn:s>\t<urn:p>\t"a" .', '<urn:s>\t<urn:p>\t"b" .']);
     });
 
-    it('answers a SELECT as CSV row by row: IRIs and lexical forms, quotes, commas and line breaks kept', async () => {
-      await client.update(
-        'INSERT DATA { GRAPH <urn:t:csv> { <urn:s:1> <urn:p> "a, \\"b\\"\\nc" . <urn:s:2> <urn:p> 7 . <urn:s:3> <urn:p> <http://x/y,z> } }',
-      );
-      const rows: string[][] = [];
-      const read = await client.selectCsv(
-        'SELECT ?s ?o WHERE { GRAPH <urn:t:csv> { ?s <urn:p> ?o } } ORDER BY ?s',
-        ['s', 'o'],
-        (values) => rows.push(values),
-      );
-      expect(read).to.equal(3);
-      expect(rows).to.deep.equal([
-        ['urn:s:1', 'a, "b"\nc'],
-        ['urn:s:2', '7'],
-        ['urn:s:3', 'http://x/y,z'],
-      ]);
-      expect(
-        (
-          await rejection(
-            client.selectCsv('SELECT ?o ?s WHERE { GRAPH <urn:t:csv> { ?s <urn:p> ?o } }', ['s', 'o'], () => undefined),
-          )
-        ).message,
-      ).to.match(/columns o, s/);
-    });
-
     it('answers Digest authentication at /sparql-auth, Basic at /sparql-auth-basic, and refuses a wrong password', async () => {
       const urlFor = (scheme: 'basic' | 'digest') => (scheme === 'basic' ? engine.basicAuthUrl : engine.authUrl);
       const users = [

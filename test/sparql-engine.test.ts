@@ -12,7 +12,7 @@ import { eventJson, postEvent } from './support/events.js';
 import { ntLines } from './support/rdf-compare.js';
 import { ServerProcess } from './support/server-process.js';
 import { freePort, startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
+import { leaseEngine, releaseEngine, type EngineConnection, engineSettings } from './support/virtuoso.js';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 
 const run = promisify(execFile);
@@ -21,13 +21,7 @@ type Json = Record<string, unknown>;
 
 const engineStore = (engine: EngineConnection) => ({
   backend: 'sparql' as const,
-  sparql: {
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    user: engine.user,
-    password: engine.password,
-    authScheme: 'digest' as const,
-  },
+  sparql: engineSettings(engine),
 });
 
 /** A path of the server whose base URL is `base`: the server answering it may listen elsewhere. */

@@ -2,12 +2,13 @@
  * The engine backend (store.backend: sparql) at growing sizes, on one Virtuoso: for each size, the
  * Logistics Objects missing to reach it are written as N-Quads (copies of one object the server
  * stored through its API, so the layout is the server's own) and loaded with Virtuoso's bulk loader;
- * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (the
- * start rebuilds the in-memory indexes from it) and 20 clients measure GET of objects each read
+ * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (it
+ * reads no object at start) and 20 clients measure GET of objects each read
  * once (in a random order), GET of random objects, PATCH of objects no run changed before, and POST
- * of one Logistics Event per request to random objects. Per size: the load time, the start time, the API
+ * of one Logistics Event per request to random objects, a page of the object list and a page of a random object's
+ * events. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
- * request; then GET again while SPARQL analytics queries over the whole store run one after the
+ * request, RSS and heap again after the run that read each object once; then GET again while SPARQL analytics queries over the whole store run one after the
  * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
  * At the first size, the same GET, PATCH and event runs on the embedded store (the same objects,
  * created through its API) give the engine's figures as ratios to the default backend's.
@@ -174,6 +175,12 @@ interface ApiResult {
   /** How the PATCHes that were not accepted were answered: status and count. */
   patchRefusals: Map<number, number>;
   event: Measured;
+  /** A page of 50 of the object list (`/internal/logistics-objects`) from a random place in its first 1,000. */
+  objectList: Measured;
+  /** A page of 20 of a random object's Logistics Events. */
+  eventList: Measured;
+  /** The server's RSS and JS heap after a full GC, once the first-read run has read `firstGet.count` distinct objects. */
+  afterFirstReads: { rssMb: number; heapMb: number };
 }
 
 /** Objects whose bodies fit the server's cache of serialised bodies (`cache.serializedRevisionBytes`, default, a few KB each): up to this size, GET is also measured warm. */
@@ -237,6 +244,7 @@ async function measureApi(
     () => server.client.send(objectIri(server, firstReads.next()), 'GET'),
     200,
   );
+  const afterFirstReads = megabytes(await server.sample());
   const get = await measured(server, engine, seconds, getRandom, 200);
   const warmGet =
     size <= SERIALIZED_REVISIONS_KEPT
@@ -292,8 +300,49 @@ async function measureApi(
       ),
     201,
   );
-  return { firstGet, firstGetRepeats: firstReads.repeats, get, warmGet, patch, patchRefusals, event };
+  const lists = await measureLists(server, engine, size, seconds);
+  return {
+    firstGet,
+    firstGetRepeats: firstReads.repeats,
+    get,
+    warmGet,
+    patch,
+    patchRefusals,
+    event,
+    ...lists,
+    afterFirstReads,
+  };
 }
+
+/** A page of the object list from a random place in its first 1,000, and a page of a random object's events. */
+async function measureLists(
+  server: EngineServer,
+  engine: RunningVirtuoso,
+  size: number,
+  seconds: number,
+): Promise<Pick<ApiResult, 'objectList' | 'eventList'>> {
+  const random = () => Math.floor(Math.random() * size);
+  const objectList = await measured(
+    server,
+    engine,
+    seconds,
+    () => server.client.send(`${server.ready.url}/internal/logistics-objects?limit=50&skip=${random() % 1000}`, 'GET'),
+    200,
+  );
+  const eventList = await measured(
+    server,
+    engine,
+    seconds,
+    () => server.client.send(`${objectIri(server, random())}/logistics-events?limit=20`, 'GET'),
+    200,
+  );
+  return { objectList, eventList };
+}
+
+const megabytes = (sample: { rss: number; heapUsed: number }) => ({
+  rssMb: sample.rss / 1024 ** 2,
+  heapMb: sample.heapUsed / 1024 ** 2,
+});
 
 /** The same measures on the embedded store (the default backend), its `size` objects created through the API by 20 clients: the same-run baseline of the engine's. */
 async function embeddedApi(
@@ -369,8 +418,7 @@ async function main(): Promise<void> {
         objects: size,
         load,
         startMs: server.ready.startMs,
-        rssMb: memory.rss / 1024 ** 2,
-        heapMb: memory.heapUsed / 1024 ** 2,
+        ...megabytes(memory),
         ...api,
         analytics,
       });
@@ -409,6 +457,11 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
       console.log(`  GET, every object read once before (ratios against the GET above): ${rate(r.warmGet, r.get)}`);
     console.log(`  PATCH       ${rate(r.patch, base.patch)}${refusals(r.patchRefusals)}`);
     console.log(`  event POST  ${rate(r.event, base.event)}`);
+    console.log(`  object list page (50) ${rate(r.objectList, base.objectList)}`);
+    console.log(`  event list page (20)  ${rate(r.eventList, base.eventList)}`);
+    console.log(
+      `  after the first-read run (${fmt(r.firstGet.count)} distinct objects read): RSS ${fmt(r.afterFirstReads.rssMb)} MB, JS heap ${fmt(r.afterFirstReads.heapMb)} MB`,
+    );
     const { analytics } = r;
     if (r === base && embedded) {
       const against = (engineRun: Measured, embeddedRun: Measured) =>

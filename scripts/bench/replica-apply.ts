@@ -59,7 +59,7 @@ const marked: string[] = [];
 for (let i = 0; i < OBJECTS; i++) marked.push((await objects.create(await parse(markedPiece('bench')), caller)).iri);
 const requested = await recordsOf(async () => {
   for (const iri of marked)
-    await changeRequests.submit(objects.existing(iri), await parse(replaceMarkChange(iri, 1)), caller);
+    await changeRequests.submit(await objects.existing(iri), await parse(replaceMarkChange(iri, 1)), caller);
 });
 const markedCreated = records.slice(records.length - requested.length - OBJECTS, records.length - requested.length);
 let big = '';

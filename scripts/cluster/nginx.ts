@@ -2,7 +2,8 @@
 // for the tests (test/support/balancer.ts) and the cluster CLI.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { spawnLogged, stopChild, untilAnswers } from '../processes.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { logTail, spawnLogged, stopChild, untilAnswers } from '../processes.js';
 import { acceptsConnections } from '../virtuoso/free-port.js';
 import { nginxConf, type NginxConfOptions } from './nginx-conf.js';
 
@@ -10,6 +11,7 @@ const NGINX = '/usr/sbin/nginx';
 const READY_TIMEOUT_MS = 10_000;
 /** SIGQUIT: nginx finishes the requests in flight, closes idle connections and exits. */
 const STOP_TIMEOUT_MS = 10_000;
+const RELOAD_POLL_MS = 20;
 
 export interface NginxOptions extends NginxConfOptions {
   /** Runs on after this process ends (the cluster CLI). */
@@ -22,7 +24,16 @@ export interface RunningNginx {
   pid: number;
   /** Graceful stop (SIGQUIT), SIGKILL to nginx and its workers past a timeout; waits for the exit. */
   stop(): Promise<void>;
+  /**
+   * Forwards to `upstreams` from now on (SIGHUP: new workers with the new configuration, the old ones finish the
+   * requests in flight); resolves once a new worker runs.
+   */
+  reload(upstreams: string[]): Promise<void>;
 }
+
+/** The pids of the workers of nginx `pid` (Linux: its children). */
+const workersOf = async (pid: number) =>
+  (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
 
 /** Writes the configuration into `dir`, starts nginx and waits until it listens. */
 export async function startNginx(options: NginxOptions): Promise<RunningNginx> {
@@ -53,5 +64,16 @@ export async function startNginx(options: NginxOptions): Promise<RunningNginx> {
     port: options.port,
     pid: spawned.child.pid!,
     stop: () => stopChild(spawned, 'SIGQUIT', STOP_TIMEOUT_MS),
+    reload: async (upstreams) => {
+      const pid = spawned.child.pid!;
+      const before = new Set(await workersOf(pid));
+      await writeFile(conf, nginxConf({ ...options, upstreams, dir }));
+      process.kill(pid, 'SIGHUP');
+      for (const deadline = Date.now() + READY_TIMEOUT_MS; Date.now() < deadline; await sleep(RELOAD_POLL_MS))
+        if ((await workersOf(pid)).some((worker) => !before.has(worker))) return;
+      throw new Error(
+        `nginx in ${dir} did not reload within ${READY_TIMEOUT_MS / 1000} s:\n${await logTail(errorLog)}`,
+      );
+    },
   };
 }

@@ -12,6 +12,14 @@ export const querySettings = {
             'bytes of serialised object bodies (GET answers without `at` or `embedded`) kept in memory; an ' +
             "object's are dropped when it gets a new revision",
         }),
+      objectBytes: integer(1)
+        .default(64 * 1024 * 1024)
+        .meta({
+          description:
+            'with `store.backend: sparql`: bytes of memory for the Logistics Objects a process keeps (creator and ' +
+            'latest revision, about 300 bytes each), those read or written last; the others are read from the ' +
+            'engine. The embedded store keeps every object',
+        }),
       verifiedTokens: integer(1).default(10_000).meta({ description: 'verified tokens kept until they expire' }),
       events: integer(1)
         .default(100_000)

@@ -22,11 +22,12 @@ export function redirectMoved(moves: MovedObjects, objectsPrefix: string): Stage
     const under = rest === '/' || rest.startsWith('/?') ? rest.slice(1) : rest;
     // The request head's check (request-checks.ts) refused malformed percent-encoding before.
     const redirect = moves.redirect(objectsPrefix + decodeURIComponent(match[1]), under, callerOf(res));
-    if (!redirect) return undefined;
-    res.statusCode = redirect.status;
-    res.setHeader('Location', redirect.location);
-    res.setHeader('Content-Language', CONTENT_LANGUAGE);
-    res.end();
-    return ANSWERED;
+    return redirect?.then((to) => {
+      res.statusCode = to.status;
+      res.setHeader('Location', to.location);
+      res.setHeader('Content-Language', CONTENT_LANGUAGE);
+      res.end();
+      return ANSWERED;
+    });
   };
 }

@@ -97,7 +97,6 @@ export class Representations {
     options: RepresentationOptions,
   ): Promise<string> {
     const root = await this.document(view);
-    const linkIri = options.at ? this.atLinker(options.at.raw) : undefined;
     const inlined = options.embedded
       ? await Promise.all(
           (
@@ -105,14 +104,17 @@ export class Representations {
           ).map((v) => this.document(v)),
         )
       : [];
+    const linked = [root, ...inlined].flatMap((doc) => doc.triples);
+    const linkIri = options.at ? await this.atLinker(linked, options.at.raw) : undefined;
     if (format === 'jsonld') return writeJsonLd(root, { inline: new Map(inlined.map((d) => [d.iri, d])), linkIri });
     const triples = [root, ...inlined].flatMap((doc) => withRevisionNumbers(doc));
     return writeRdf(linkIri ? withLinks(triples, root.iri, linkIri) : triples, format);
   }
 
-  /** Adds `?at=` to IRIs of Logistics Objects of this server. */
-  private atLinker(at: string): (iri: string) => string {
-    return (iri) => (this.objects.index.get(iri) ? `${iri}?at=${encodeURIComponent(at)}` : iri);
+  /** Adds `?at=` to IRIs of Logistics Objects of this server (those `triples` name). */
+  private async atLinker(triples: readonly Quad[], at: string): Promise<(iri: string) => string> {
+    const exists = await this.objects.existenceIn(triples);
+    return (iri) => (exists(iri) ? `${iri}?at=${encodeURIComponent(at)}` : iri);
   }
 }
 

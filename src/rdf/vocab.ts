@@ -198,6 +198,10 @@ export const store = {
   revisionCreatedAt: `${STORE}createdAt`,
   revisionCreatedBy: `${STORE}createdBy`,
   revisionType: `${STORE}mostSpecificType`,
+  /** On a SPARQL engine: an object's latest revision graph, replaced by each new revision (ObjectCatalog's reads). */
+  latestRevision: `${STORE}latestRevision`,
+  /** On a SPARQL engine: the version of its layout (`engineLayoutVersion`), on the metadata graph itself. */
+  layoutVersion: `${STORE}layoutVersion`,
   /** What `revisionType` was called before; still read, never written. */
   revisionTypeBefore: `${STORE}typeHeader`,
   /**

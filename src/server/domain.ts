@@ -90,7 +90,10 @@ export interface DomainReach {
 async function indexes(config: Config, store: ServerStore, ontology: CargoOntology, holder: string): Promise<Indexes> {
   const grantIndex = new GrantIndex();
   const access = new Authorizer(new Set([holder, ...config.internalAgents]), config.hideForbidden, grantIndex);
-  const index = new RevisionIndex((object, number) => store.revision(object, number));
+  const history = (object: string, number: number) => store.revision(object, number);
+  const index = store.objectCatalog
+    ? RevisionIndex.cached(history, store.objectCatalog, config.cache.objectBytes)
+    : RevisionIndex.complete(history);
   const subscriptionIndex = new SubscriptionIndex(ontology, index, access, config.delivery.callbacks);
   const outbox = new Outbox(subscriptionIndex, index, config.baseUrl, holder);
   const eventIndex = await EventIndex.open(store.logisticsEvents, config.cache.events);

@@ -6,6 +6,7 @@ import type { RevisionRecord } from './schema/revisions.js';
 import type { ActionRequestRecord } from './schema/action-requests.js';
 import type { ReceivedNotificationRecord } from './schema/received-notifications.js';
 import type { StoredEvents } from './schema/events.js';
+import type { ObjectCatalog } from './schema/object-catalog.js';
 import type { WriteTransaction } from './transaction.js';
 
 export type { StoredEvents };
@@ -80,6 +81,11 @@ export interface StoreReader extends SparqlReader, GraphReader {
   readonly receivedNotifications: ReceivedNotificationStore;
   /** The Logistics Events' metadata: an object's list, single events, the next arrival number. */
   readonly logisticsEvents: StoredEvents;
+  /**
+   * The Logistics Objects, asked of the store, when its start does not publish every object (object-created and the
+   * latest revision-written of each): the domain then keeps a bounded cache of them. Absent: the start publishes all.
+   */
+  readonly objectCatalog?: ObjectCatalog;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
   finishedRequest(iri: string): Promise<ActionRequestRecord | undefined>;
   /** The finished action requests about `object` (all when absent), oldest first. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { startBalancer } from '../support/balancer.js';
-import { add, change, createObject, patch, piece, statusOf, str } from '../support/changes.js';
+import { add, change, createObject, piece, statusOf, str } from '../support/changes.js';
 import { CLUSTER_PROCESSES, holdPort, startTestCluster } from '../support/cluster.js';
 import {
   deliveryFaults,
@@ -13,8 +13,16 @@ import {
   type ReceivedNotification,
 } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
+import { changeOnRead, expectAppliedOnce, remarksOf, type Sent } from '../support/soak-history.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
-import { engineRestarts, killEngine, leaseEngine, releaseEngine, type EngineConnection } from '../support/virtuoso.js';
+import {
+  engineRestarts,
+  killEngine,
+  leaseEngine,
+  releaseEngine,
+  type EngineConnection,
+  engineSettings,
+} from '../support/virtuoso.js';
 import { STORE } from '../../src/rdf/vocab.js';
 import { outboxEntryGraph, readOutboxPositions } from '../../src/store/schema/outbox.js';
 import { parseEvents, readFeed } from '../../src/store/sparql-engine/commit-feed.js';
@@ -28,19 +36,6 @@ import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 const CLIENTS = 20;
 const OBJECTS = 50;
 const SECONDS = 20;
-
-interface Sent {
-  at: number;
-  /** The revision the change was built on. */
-  revision: number;
-  object: string;
-  remark: string;
-  status: number;
-  /** The ChangeRequest a 201 created. */
-  request?: string;
-  /** A 409's error messages. */
-  message?: string;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What a client does with a 503: wait as long as its Retry-After says. */
@@ -82,23 +77,9 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
     Array.from({ length: CLIENTS }, async (_, client) => {
       for (let n = 0; Date.now() < deadline; n++) {
         const object = objects[Math.floor(Math.random() * OBJECTS)];
-        const current = await read(object);
-        expect(current.status).to.equal(200);
-        await current.arrayBuffer();
-        const revision = Number(current.headers.get('latest-revision'));
-        const remark = `client ${client} change ${n}`;
-        const res = await patch(cluster, object, change(object, revision, [add(object, 'remarks', str(remark))]));
-        const body = await res.text();
-        sent.push({
-          at: Date.now(),
-          revision,
-          object,
-          remark,
-          status: res.status,
-          request: res.headers.get('location') ?? undefined,
-          message: [...body.matchAll(/"api:hasMessage":\s*"([^"]+)"/g)].map((m) => m[1]).join('; '),
-        });
-        if (res.status === 503) await waitRetryAfter(res);
+        const { sent: outcome, answer } = await changeOnRead(cluster, read, object, `client ${client} change ${n}`);
+        sent.push(outcome);
+        if (outcome.status === 503) await waitRetryAfter(answer);
       }
     }),
   );
@@ -124,7 +105,6 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
   for (const refused of sent.filter((s) => s.status === 409))
     expect(refused.message, refused.remark).to.match(/revision/);
 
-  const remarksOf = (text: string) => [...text.matchAll(/client \d+ change \d+/g)].map((m) => m[0]);
   const mismatchDetail = async (object: string) => {
     const lines = [object];
     for (let i = 0; i < CLUSTER_PROCESSES; i++) {
@@ -146,24 +126,8 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
   const unanswered = new Set(sent.filter((s) => s.status === 503).map((s) => s.remark));
 
   for (const object of objects) {
-    const latest = await read(object);
-    const stored = remarksOf(await latest.text());
-    // Applied once each: a remark is in the latest revision once.
-    expect(new Set(stored).size, object).to.equal(stored.length);
     const expected = sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
-    // Every accepted change is there; besides them only changes answered 503, whose outcome the client did not learn.
-    const matches =
-      expected.every((r) => stored.includes(r)) && stored.every((r) => accepted.has(r) || unanswered.has(r));
-    const detail = matches ? object : await mismatchDetail(object);
-    expect([...stored].filter((r) => !unanswered.has(r)).sort(), detail).to.deep.equal([...expected].sort());
-    // One revision per applied change, numbered without gaps: revision n + 1 holds one remark more than revision n.
-    const latestRevision = Number(latest.headers.get('latest-revision'));
-    expect(latestRevision, object).to.equal(stored.length + 1);
-    for (let n = 1; n <= latestRevision; n++) {
-      const res = await read(`${object}?revision=${n}`);
-      expect(res.status, `${object} revision ${n}`).to.equal(200);
-      expect(remarksOf(await res.text()), `${object} revision ${n}`).to.have.length(n - 1);
-    }
+    await expectAppliedOnce(read, object, expected, { accepted, unanswered }, () => mismatchDetail(object));
     // The same audit trail through every process (round robin: consecutive requests reach each).
     const trails = new Set<string>();
     for (let i = 0; i < CLUSTER_PROCESSES; i++) trails.add(await (await read(`${object}/audit-trail`)).text());
@@ -294,11 +258,7 @@ describe('three processes behind a balancer, the one delivering notifications SI
       store: {
         backend: 'sparql' as const,
         sparql: {
-          queryUrl: engine.authUrl,
-          updateUrl: engine.authUrl,
-          user: engine.user,
-          password: engine.password,
-          authScheme: 'digest' as const,
+          ...engineSettings(engine),
           sharedWriters: true,
           deliveryLeaseMillis: 4000,
         },

@@ -21,10 +21,10 @@ export const PARTNER_CLIENTS = PARTNER_NAMES.map((name) => ({
   agent: partner(name),
 }));
 
-const tokens = new WeakMap<TestServer, Map<string, string>>();
+const tokens = new WeakMap<Pick<TestServer, 'url'>, Map<string, string>>();
 
 /** A real token of the embedded provider for a partner client. */
-export async function partnerToken(server: TestServer, name: PartnerName): Promise<string> {
+export async function partnerToken(server: Pick<TestServer, 'url'>, name: PartnerName): Promise<string> {
   const cache = tokens.get(server) ?? new Map<string, string>();
   tokens.set(server, cache);
   const cached = cache.get(name);
@@ -138,7 +138,7 @@ export function authorization(
   };
 }
 
-export async function grant(server: TestServer, body: Record<string, unknown>): Promise<string> {
+export async function grant(server: Pick<TestServer, 'request'>, body: Record<string, unknown>): Promise<string> {
   const res = await server.request('/internal/acl', {
     method: 'POST',
     headers: { 'Content-Type': 'application/ld+json' },

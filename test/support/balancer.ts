@@ -22,6 +22,8 @@ export interface Balancer {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** Forwards to `upstreams` from now on (a process added to or taken from the cluster): an nginx reload. */
+  reload(upstreams: string[]): Promise<void>;
 }
 
 /** nginx processes not stopped yet, and the temp directory each one runs from (if it has one). */
@@ -50,6 +52,7 @@ export async function startBalancer(options: BalancerOptions): Promise<Balancer>
   return {
     url: nginx.url,
     port,
+    reload: (upstreams) => nginx.reload(upstreams),
     stop: async () => {
       await nginx.stop();
       running.delete(nginx.pid);

@@ -9,6 +9,8 @@ export const CHANGE_REQUEST_TYPE = `${API}ChangeRequest`;
 
 export type Agent = 'holder' | 'other';
 type Json = Record<string, unknown>;
+/** What sends a request as an agent: a test server, or one process of a cluster. */
+export type Requester = Pick<TestServer, 'request'>;
 
 /** A Piece of about `extra` + 6 triples, with an embedded grossWeight. */
 export function piece(extra = 0): Json {
@@ -27,7 +29,7 @@ export function piece(extra = 0): Json {
   return body;
 }
 
-export async function createObject(server: TestServer, body: Json = piece()): Promise<string> {
+export async function createObject(server: Requester, body: Json = piece()): Promise<string> {
   const res = await postJsonLd(server, '/logistics-objects', body);
   expect(res.status, await res.clone().text()).to.equal(201);
   return res.headers.get('location')!;
@@ -93,7 +95,7 @@ export function change(object: string, revision: number, operations: Op[], extra
 }
 
 export async function patch(
-  server: TestServer,
+  server: Requester,
   object: string,
   body: unknown,
   agent: Agent = 'holder',
@@ -122,7 +124,7 @@ export async function submit(
 /** Every revision of `object` in the server's index, from 1 to the latest (the earlier ones read from the store). */
 export async function revisionsOf(server: TestServer, object: string): Promise<RevisionInfo[]> {
   const { index } = server.running.services.objects;
-  const entry = index.get(object)!;
+  const entry = (await index.find(object))!;
   const revisions = await Promise.all(
     Array.from({ length: entry.latest.number }, (_, i) => index.revision(entry, i + 1)),
   );
@@ -132,14 +134,14 @@ export async function revisionsOf(server: TestServer, object: string): Promise<R
   return revisions.map((r) => r!);
 }
 
-export async function readJson(server: TestServer, path: string, agent: Agent = 'holder'): Promise<Json> {
+export async function readJson(server: Requester, path: string, agent: Agent = 'holder'): Promise<Json> {
   const res = await server.request(path, { agent });
   expect(res.status, await res.clone().text()).to.equal(200);
   return (await res.json()) as Json;
 }
 
 /** The short status (REQUEST_ACCEPTED) of an action request read over HTTP. */
-export async function statusOf(server: TestServer, request: string): Promise<string> {
+export async function statusOf(server: Requester, request: string): Promise<string> {
   const body = await readJson(server, request);
   return ((body['api:hasRequestStatus'] as Json)['@id'] as string).replace(API, '');
 }

@@ -8,7 +8,7 @@ import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import type { ConfigOverrides } from '../../src/config.js';
 import { startBalancer, type Balancer } from './balancer.js';
 import type { TestServer } from './server.js';
-import { leaseEngine, releaseEngine } from './virtuoso.js';
+import { leaseEngine, releaseEngine, engineSettings } from './virtuoso.js';
 
 export const CLUSTER_PROCESSES = 3;
 
@@ -37,11 +37,7 @@ export async function startTestCluster(
 ): Promise<TestServer> {
   const engine = await leaseEngine(dataDir);
   const sparql = {
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    user: engine.user,
-    password: engine.password,
-    authScheme: 'digest' as const,
+    ...engineSettings(engine),
     sharedWriters: true,
   };
   // The balancer's port (a test that restarts "the server" on its port and base URL names it),

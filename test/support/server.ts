@@ -10,7 +10,7 @@ import { LEASES_GRAPH } from '../../src/store/sparql-engine/engine-lease.js';
 import { PROCESSES_GRAPH } from '../../src/store/sparql-engine/process-liveness.js';
 import { noteSecret, testLogger } from './log-sink.js';
 import { startTestCluster } from './cluster.js';
-import { leaseEngine, releaseEngine } from './virtuoso.js';
+import { leaseEngine, releaseEngine, engineSettings } from './virtuoso.js';
 
 /**
  * The store backend the API tests run on: `embedded` (default), or `sparql` (TEST_STORE_BACKEND=sparql,
@@ -29,13 +29,12 @@ async function storeOverrides(dataDir: string, overrides: ConfigOverrides): Prom
   if (TEST_STORE_BACKEND === 'embedded' || overrides.store?.backend !== undefined) return overrides;
   const engine = await leaseEngine(dataDir);
   const sparql = {
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    user: engine.user,
-    password: engine.password,
-    authScheme: 'digest' as const,
+    ...engineSettings(engine),
   };
-  return { ...overrides, store: { ...overrides.store, backend: 'sparql', sparql } };
+  // The engine suite runs with an object cache of one object, so that every read of an object finds it in the engine
+  // (ObjectCatalog), as a process that has just started does.
+  const cache = TEST_STORE_BACKEND === 'sparql' ? { objectBytes: 1, ...overrides.cache } : overrides.cache;
+  return { ...overrides, cache, store: { ...overrides.store, backend: 'sparql', sparql } };
 }
 
 export async function freePort(): Promise<number> {
@@ -157,7 +156,7 @@ export async function quadsStoredIn(store: SparqlReader): Promise<number> {
 }
 
 export async function postJsonLd(
-  server: TestServer,
+  server: Pick<TestServer, 'request'>,
   path: string,
   body: unknown,
   agent: 'holder' | 'other' = 'holder',

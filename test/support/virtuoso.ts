@@ -13,6 +13,15 @@ import { atProcessEnd } from './process-end.js';
 /** How a test reaches a leased instance. */
 export type EngineConnection = Omit<RunningVirtuoso, 'stop' | 'pid' | 'exited' | 'exitReport'>;
 
+/** The `store.sparql` settings that reach `engine` (Digest authentication at its /sparql-auth). */
+export const engineSettings = (engine: EngineConnection) => ({
+  queryUrl: engine.authUrl,
+  updateUrl: engine.authUrl,
+  user: engine.user,
+  password: engine.password,
+  authScheme: 'digest' as const,
+});
+
 interface PooledEngine {
   engine: Promise<RunningVirtuoso>;
   /** Known once started: the exit handler can only act synchronously. */

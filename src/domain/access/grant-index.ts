@@ -69,6 +69,14 @@ export class GrantIndex {
     return false;
   }
 
+  /** The objects that grants to `agent`, and public ones, name (in force or expired). */
+  objectsGrantedTo(agent: string): Set<string> {
+    const objects = new Set<string>();
+    for (const grant of this.byIri.values())
+      if (grant.agent === undefined || grant.agent === agent) for (const object of grant.objects) objects.add(object);
+    return objects;
+  }
+
   /** Every grant naming `object` (in force or expired). */
   forObject(object: string): GrantRecord[] {
     return [...(this.byObject.get(object)?.values() ?? [])].flatMap((set) => [...set]);

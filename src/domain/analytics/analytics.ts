@@ -9,7 +9,7 @@ export { VIEWS, type View } from '../../store/query-service.js';
 export { FORMATS_OF, RESULT_MEDIA_TYPES, type QueryForm, type ResultFormat } from '../../store/sparql-query.js';
 import type { ActionRequests } from '../requests/action-requests.js';
 import type { EventIndex } from '../events/event-index.js';
-import type { RevisionIndex } from '../objects/revision-index.js';
+import type { LogisticsObjectEntry, RevisionIndex } from '../objects/revision-index.js';
 import { QueryQueue } from './query-queue.js';
 
 export interface AnalyticsQuery {
@@ -115,7 +115,7 @@ export class Analytics {
     const graphs = new Set<string>();
     if (view === 'latest' || view === 'events') {
       // The replica names an object's latest graph after the object, as the hot store does.
-      for (const object of this.objects.all())
+      for (const object of await this.candidates(caller))
         if (this.access.allows(caller, { kind: 'read-object', object })) graphs.add(object.iri);
     }
     if (view === 'events') for (const event of await this.visibleEvents(caller)) graphs.add(event);
@@ -126,15 +126,27 @@ export class Analytics {
     return graphs;
   }
 
+  /**
+   * The objects `caller` may hold a permission on: every object when the index holds them all, else those it created
+   * and those its grants (and public ones) name, which the Authorizer then decides on.
+   */
+  private async candidates(caller: Caller): Promise<Iterable<LogisticsObjectEntry>> {
+    const all = this.objects.all();
+    if (all) return all;
+    const granted = await this.objects.findAll(this.access.grants.objectsGrantedTo(caller.agent));
+    for (const own of await this.objects.createdBy(caller.agent)) granted.set(own.iri, own);
+    return granted.values();
+  }
+
   /** The events `caller` may read: those of objects it may read events of, and those it posted. */
   private async visibleEvents(caller: Caller): Promise<string[]> {
     const events: string[] = [];
-    for (const object of this.objects.all()) {
+    for (const object of await this.candidates(caller)) {
       if (!this.access.allows(caller, { kind: 'read-events', object })) continue;
       for (const event of await this.events.ofObject(object.iri)) events.push(event.iri);
     }
     for (const event of await this.events.postedBy(caller.agent)) {
-      const object = this.objects.get(event.object);
+      const object = await this.objects.find(event.object);
       if (object && this.access.allows(caller, { kind: 'read-event', object, iri: event.iri, event }))
         events.push(event.iri);
     }

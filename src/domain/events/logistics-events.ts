@@ -67,7 +67,7 @@ export class LogisticsEvents {
    * The object `caller` may post events to: 404 if unknown, 403 (or 404) if not allowed. Checked before a body is
    * parsed.
    */
-  postTarget(objectIri: string, caller: Caller): LogisticsObjectEntry {
+  postTarget(objectIri: string, caller: Caller): Promise<LogisticsObjectEntry> {
     return this.permitted(objectIri, caller, 'post-event');
   }
 
@@ -125,9 +125,10 @@ export class LogisticsEvents {
       });
     }
 
+    const existing = await this.objects.existingAmong(targets.map((t) => t.value));
     const tx = this.writes.begin();
     try {
-      const attempts = this.claimAll(tx, drafts, caller);
+      const attempts = this.claimAll(tx, drafts, caller, existing);
       await this.refuseStored(attempts);
       const ready = attempts.flatMap((a) => (a.prepared ? [a.prepared] : []));
       const committed = new Map((await this.commit(tx, ready, caller.agent)).map((r) => [r.iri, r]));
@@ -142,13 +143,18 @@ export class LogisticsEvents {
   }
 
   /** Checks and claims each (event, object) pair of a bulk request; a pair that fails holds its error. */
-  private claimAll(tx: WriteTransaction, drafts: readonly EventDraft[], caller: Caller): BulkAttempt[] {
+  private claimAll(
+    tx: WriteTransaction,
+    drafts: readonly EventDraft[],
+    caller: Caller,
+    existing: (iri: string) => LogisticsObjectEntry,
+  ): BulkAttempt[] {
     const context = this.context();
     const attempts: BulkAttempt[] = [];
     for (const draft of drafts) {
       for (const target of draft.targets) {
         try {
-          const entry = this.permitted(target.value, caller, 'post-event');
+          const entry = this.allowed(existing(target.value), caller, 'post-event');
           attempts.push({ object: target.value, prepared: this.prepareAndClaim(tx, draft, entry.iri, context) });
         } catch (err) {
           if (!(err instanceof HttpError)) throw err;
@@ -174,7 +180,7 @@ export class LogisticsEvents {
    * whether or not the event exists.
    */
   async read(objectIri: string, eventId: string, caller: Caller): Promise<EventView> {
-    const entry = this.objects.existing(objectIri);
+    const entry = await this.objects.existing(objectIri);
     const iri = eventsPrefixOf(objectIri) + eventId;
     const [record] = await this.index.withIris([iri]);
     // Denied the same way whether or not the event exists, so a denial reveals nothing.
@@ -191,7 +197,7 @@ export class LogisticsEvents {
    * The page of an object's events that `query` selects (read their graphs with `triples`), and how many match in all.
    */
   async list(objectIri: string, caller: Caller, query: EventQuery): Promise<EventPage> {
-    const entry = this.permitted(objectIri, caller, 'read-events');
+    const entry = await this.permitted(objectIri, caller, 'read-events');
     return this.index.select(entry.iri, query);
   }
 
@@ -203,8 +209,15 @@ export class LogisticsEvents {
     return triples;
   }
 
-  private permitted(objectIri: string, caller: Caller, kind: 'read-events' | 'post-event'): LogisticsObjectEntry {
-    const entry = this.objects.existing(objectIri);
+  private async permitted(
+    objectIri: string,
+    caller: Caller,
+    kind: 'read-events' | 'post-event',
+  ): Promise<LogisticsObjectEntry> {
+    return this.allowed(await this.objects.existing(objectIri), caller, kind);
+  }
+
+  private allowed(entry: LogisticsObjectEntry, caller: Caller, kind: 'read-events' | 'post-event') {
     this.access.check(caller, { kind, object: entry });
     return entry;
   }

@@ -56,7 +56,7 @@ export class MovedObjects {
   /** Marks `object` as moved to `location` (replacing an earlier move of it). */
   async move(object: string, location: string, permanent: boolean, caller: Caller): Promise<MoveRecord> {
     this.access.check(caller, { kind: 'operate', what: 'moving Logistics Objects' });
-    this.objects.existing(object);
+    await this.objects.existing(object);
     if (!/^https?:\/\//i.test(location) || !isValidIri(location) || !URL.canParse(location)) {
       throw badRequest('invalid_location', 'location must be an absolute http or https URL', 'location');
     }
@@ -86,11 +86,12 @@ export class MovedObjects {
    * or undefined when the object has not moved. Only callers who may read the object learn
    * where it went; others get the answer they would get for the object itself (403 or 404).
    */
-  redirect(object: string, rest: string, caller: Caller): Redirect | undefined {
+  redirect(object: string, rest: string, caller: Caller): Promise<Redirect> | undefined {
     const move = this.moves.get(object);
     if (!move) return undefined;
-    this.objects.readableEntry(object, caller);
-    return { status: move.permanent ? 301 : 302, location: `${move.location}${rest}` };
+    return this.objects
+      .readableEntry(object, caller)
+      .then(() => ({ status: move.permanent ? 301 : 302, location: `${move.location}${rest}` }));
   }
 
   /** A transaction holding the claim on `object`'s move: 409 while another move of it is being written. */

@@ -44,6 +44,11 @@ export interface RevisionChange {
   byNode?: ReadonlyMap<string, NodeTriples>;
 }
 
+function found(iri: string, entry: LogisticsObjectEntry | undefined): LogisticsObjectEntry {
+  if (!entry) throw notFound(iri, 'Logistics Object not found');
+  return entry;
+}
+
 export class LogisticsObjects {
   readonly objectsPrefix: string;
   private readonly parsedRevisions = new BoundedCache<string, readonly Quad[]>(PARSED_REVISIONS_KEPT);
@@ -69,17 +74,29 @@ export class LogisticsObjects {
     return this.ontology.mostSpecific(types)[0] ?? cargo.LogisticsObject;
   }
 
-  /** True if the id names an object, or one a write in flight is creating. */
-  isTaken(iri: string): boolean {
-    return this.index.get(iri) !== undefined || this.writes.claims.isHeld(claimKey.object(iri));
+  /**
+   * Which of the objects of this server that `triples` name exist, as a check answered at once: those the index does
+   * not hold are looked up first. Also true for an object created since (the index holds new objects).
+   */
+  async existenceIn(triples: readonly Quad[]): Promise<(iri: string) => boolean> {
+    const held = (iri: string) => this.index.get(iri) !== undefined;
+    if (this.index.all()) return held;
+    const named = new Set<string>();
+    // Literals too: a Change names the objects it links as xsd:anyURI values.
+    for (const t of triples)
+      for (const term of [t.subject, t.object])
+        if (term.termType !== 'BlankNode' && term.value.startsWith(this.objectsPrefix)) named.add(term.value);
+    const found = await this.index.findAll(named);
+    return (iri) => found.has(iri) || held(iri);
   }
 
   /** Creates the object(s) a body describes in one durable commit; a concurrent create of the same id gets 409. */
   async create(body: Quad[], caller: Caller): Promise<Created> {
+    const exists = await this.existenceIn(body);
     const objects = splitIntoObjects(body, {
       ontology: this.ontology,
       objectsPrefix: this.objectsPrefix,
-      exists: (iri) => this.isTaken(iri),
+      exists: (iri) => exists(iri) || this.writes.claims.isHeld(claimKey.object(iri)),
     });
     const violations = objects.flatMap((o) => this.shapeViolations(o.triples));
     if (violations.length > 0) throw shapeError(violations, 400);
@@ -130,6 +147,8 @@ export class LogisticsObjects {
    * claimed it (a concurrent change on the same revision). Pair with `addRevision`.
    */
   claimNextRevision(tx: WriteTransaction, entry: LogisticsObjectEntry): number | undefined {
+    // An entry a bounded index let go may have missed a revision: as if another write had claimed it.
+    if (!this.index.isCurrent(entry)) return undefined;
     const next = this.index.latest(entry).number + 1;
     return tx.claim(claimKey.revision(entry.iri, next)) ? next : undefined;
   }
@@ -201,7 +220,7 @@ export class LogisticsObjects {
 
   /** Creates the data holder's Organization at first start. */
   async ensureDataHolder(iri: string, name: string): Promise<void> {
-    if (this.isTaken(iri)) return;
+    if ((await this.index.find(iri)) || this.writes.claims.isHeld(claimKey.object(iri))) return;
     const subject = namedNode(iri);
     await this.createObjects(
       [
@@ -219,28 +238,40 @@ export class LogisticsObjects {
   }
 
   /** The entry of an object of this server: 404 if unknown. */
-  existing(iri: string): LogisticsObjectEntry {
-    const entry = this.index.get(iri);
-    if (!entry) throw notFound(iri, 'Logistics Object not found');
-    return entry;
+  async existing(iri: string): Promise<LogisticsObjectEntry> {
+    return found(iri, await this.index.find(iri));
+  }
+
+  /** The objects of `iris` that exist, looked up at once: a lookup of one that does not answers 404. */
+  async existingAmong(iris: readonly string[]): Promise<(iri: string) => LogisticsObjectEntry> {
+    const entries = await this.index.findAll(iris);
+    return (iri) => found(iri, entries.get(iri));
   }
 
   /** The entry of an object the caller may read: 404 if unknown, 403 (or 404) if not allowed. */
-  readableEntry(iri: string, caller: Caller): LogisticsObjectEntry {
-    const entry = this.existing(iri);
+  async readableEntry(iri: string, caller: Caller): Promise<LogisticsObjectEntry> {
+    return this.readable(await this.existing(iri), caller);
+  }
+
+  private readable(entry: LogisticsObjectEntry, caller: Caller): LogisticsObjectEntry {
     this.access.check(caller, { kind: 'read-object', object: entry });
     return entry;
   }
 
-  /** The latest revision: read from the index alone, at once. */
-  readLatest(iri: string, caller: Caller): ObjectView {
-    const entry = this.readableEntry(iri, caller);
+  /** The latest revision: from the index alone, at once when it holds the object. */
+  readLatest(iri: string, caller: Caller): ObjectView | Promise<ObjectView> {
+    const held = this.index.get(iri);
+    if (held) return this.latestView(this.readable(held, caller));
+    return this.readableEntry(iri, caller).then((entry) => this.latestView(entry));
+  }
+
+  private latestView(entry: LogisticsObjectEntry): ObjectView {
     const latest = this.index.latest(entry);
     return { entry, revision: latest, latest };
   }
 
   async read(iri: string, caller: Caller, selector: RevisionSelector): Promise<ObjectView> {
-    const entry = this.readableEntry(iri, caller);
+    const entry = await this.readableEntry(iri, caller);
     return { entry, revision: await this.selectRevision(entry, selector), latest: this.index.latest(entry) };
   }
 
@@ -288,7 +319,7 @@ export class LogisticsObjects {
     for (const t of triples) {
       if (t.object.termType !== 'NamedNode' || t.predicate.value === rdf.type || seen.has(t.object.value)) continue;
       seen.add(t.object.value);
-      const entry = this.index.get(t.object.value);
+      const entry = await this.index.find(t.object.value);
       if (!entry || !this.access.allows(caller, { kind: 'read-object', object: entry })) continue;
       const revision = selector.at ? await this.index.revisionAt(entry, selector.at) : this.index.latest(entry);
       if (revision) views.push({ entry, revision, latest: this.index.latest(entry) });

@@ -290,7 +290,7 @@ export class Delivery {
       // Said once per notification: what a subscriber missed, and why, is an operator's question.
       if (!s || !this.index.isActive(s))
         return this.dropped(item, `${about}: its subscription ${recipient.subscription} is not active`);
-      if (object !== undefined && !this.index.mayRead(s, object))
+      if (object !== undefined && !(await this.index.mayRead(s, object)))
         return this.dropped(
           item,
           `${about}: the subscriber may not read that object (or this process does not know it)`,

@@ -57,7 +57,7 @@ export class NotificationBodies {
       : notificationQuads(item.iri, item.content!);
     const [object, number] = [objectOf(item), revisionOf(item)];
     if (!s?.sendLogisticsObjectBody || object === undefined || number === undefined) return triples;
-    const entry = this.index.revisions.get(object);
+    const entry = await this.index.revisions.find(object);
     const revision = entry && (await this.index.revisions.revision(entry, number));
     return revision ? [...triples, ...(await this.readRevision(revision))] : triples;
   }

@@ -16,7 +16,15 @@ export function notifyingWriter(writer: StoreWriter, outbox: Outbox): StoreWrite
     },
     begin: (quads) => writer.begin(quads),
     async commit(tx) {
-      const planned = outbox.plan(tx);
+      let objects = outbox.objectsToPlan(tx);
+      if (objects instanceof Promise) {
+        // Refused before the store sees it: its claims go, as a refused commit's do.
+        objects = await objects.catch((err: unknown) => {
+          tx.release();
+          throw err;
+        });
+      }
+      const planned = outbox.plan(tx, objects);
       try {
         await writer.commit(tx);
       } finally {

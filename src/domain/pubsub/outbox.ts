@@ -13,7 +13,7 @@ import {
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import type { ActionRequestRecord, StatusEntry } from '../../store/schema/action-requests.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
-import type { RevisionIndex } from '../objects/revision-index.js';
+import type { LogisticsObjectEntry, RevisionIndex } from '../objects/revision-index.js';
 import type { Asked, Subscription, SubscriptionIndex } from './subscriptions.js';
 
 /** What decides who receives an entry: its number, event type, topics and the recipients it names. */
@@ -122,6 +122,9 @@ export interface PlannedEntries {
  * to (none is written when it goes to nobody). Each entry gets the next number, in the order
  * commits reach the journal; a subscription accepted by a write starts after the entries numbered so far.
  */
+/** Objects a commit's notifications are about, as looked up before it is planned (Outbox.objectsToPlan). */
+export type KnownObjects = ReadonlyMap<string, LogisticsObjectEntry>;
+
 export class Outbox {
   private lastSequence = 0;
   /** Numbers of the entries of commits under way. */
@@ -156,16 +159,16 @@ export class Outbox {
    * the store find a number taken by another process (`tx.renumberOutbox`); `settled` once the
    * commit is done, applied or not.
    */
-  plan(tx: WriteTransaction): PlannedEntries {
+  plan(tx: WriteTransaction, known: KnownObjects): PlannedEntries {
     const planned: PlannedEntries = { insertFrom: tx.insert.length, eventsFrom: tx.events.length, numbers: [] };
-    this.planFrom(tx, planned);
+    this.planFrom(tx, planned, known);
     tx.renumberOutbox = (taken) => {
       this.settled(planned);
       this.lastSequence = Math.max(this.lastSequence, taken, ...planned.numbers);
       tx.insert.length = planned.insertFrom;
       tx.events.length = planned.eventsFrom;
       planned.numbers = [];
-      this.planFrom(tx, planned);
+      this.planFrom(tx, planned, known);
     };
     return planned;
   }
@@ -174,8 +177,36 @@ export class Outbox {
     for (const n of planned.numbers) this.numbering.delete(n);
   }
 
-  private planFrom(tx: WriteTransaction, planned: PlannedEntries): void {
-    this.planEntries(tx);
+  /**
+   * The objects of this server whose latest revision planning `tx` reads (those its events and requests are about),
+   * at once when the index holds them; else looked up first (a bounded index may have let them go), so `plan` finds
+   * them in the same tick as the commit.
+   */
+  objectsToPlan(tx: WriteTransaction): KnownObjects | Promise<KnownObjects> {
+    const objects = tx.events.flatMap((e) =>
+      e.kind === 'event-appended'
+        ? [e.event.object]
+        : e.kind === 'action-request-created' ||
+            e.kind === 'action-request-decided' ||
+            e.kind === 'action-request-revoked'
+          ? e.request.objects
+          : [],
+    );
+    const held = new Map<string, LogisticsObjectEntry>();
+    for (const object of objects) {
+      const entry = this.revisions.get(object);
+      if (entry) held.set(object, entry);
+    }
+    return held.size === objects.length || this.revisions.all() ? held : this.revisions.findAll(objects);
+  }
+
+  private latestOf(object: string, known: KnownObjects): RevisionRecord | undefined {
+    const entry = known.get(object) ?? this.revisions.get(object);
+    return entry && this.revisions.latest(entry);
+  }
+
+  private planFrom(tx: WriteTransaction, planned: PlannedEntries, known: KnownObjects): void {
+    this.planEntries(tx, known);
     for (let i = planned.eventsFrom; i < tx.events.length; i++) {
       const e = tx.events[i];
       if (e.kind === 'notification-queued') {
@@ -185,7 +216,7 @@ export class Outbox {
     }
   }
 
-  private planEntries(tx: WriteTransaction): void {
+  private planEntries(tx: WriteTransaction, known: KnownObjects): void {
     for (const e of [...tx.events]) {
       switch (e.kind) {
         case 'object-created':
@@ -210,9 +241,9 @@ export class Outbox {
           });
           break;
         case 'event-appended': {
-          const entry = this.revisions.get(e.event.object);
-          if (entry)
-            this.aboutObject(tx, this.revisions.latest(entry), subscriptionEventType.EVENT_RECEIVED, () => ({
+          const latest = this.latestOf(e.event.object, known);
+          if (latest)
+            this.aboutObject(tx, latest, subscriptionEventType.EVENT_RECEIVED, () => ({
               event: e.event.iri,
             }));
           break;
@@ -220,7 +251,7 @@ export class Outbox {
         case 'action-request-created':
         case 'action-request-decided':
         case 'action-request-revoked':
-          this.aboutRequest(tx, e.request, e.status);
+          this.aboutRequest(tx, e.request, e.status, known);
           break;
         default:
           break;
@@ -273,10 +304,15 @@ export class Outbox {
    * AccessDelegation that asked for them (once per organisation; never to this server's holder).
    * The last two are named in the entry: no topic would lead to them.
    */
-  private aboutRequest(tx: WriteTransaction, request: ActionRequestRecord, status: StatusEntry): void {
+  private aboutRequest(
+    tx: WriteTransaction,
+    request: ActionRequestRecord,
+    status: StatusEntry,
+    known: KnownObjects,
+  ): void {
     const topics = request.objects.flatMap((object) => {
-      const entry = this.revisions.get(object);
-      return entry ? [{ object, type: this.revisions.latest(entry).mostSpecificType }] : [];
+      const latest = this.latestOf(object, known);
+      return latest ? [{ object, type: latest.mostSpecificType }] : [];
     });
     const eventType = statusEventType(request, status.status);
     const own = this.subscriptions.forRequest(request.iri);
@@ -301,10 +337,14 @@ export class Outbox {
       });
     }
     if (addressed.length + matching.recipients.length === 0) return;
-    const entry = object === undefined ? undefined : this.revisions.get(object);
     // A change accepted in this same write: the revision it wrote.
     const written = tx.events.find((d) => d.kind === 'revision-written' && d.revision.object === object);
-    const latest = written?.kind === 'revision-written' ? written.revision : entry && this.revisions.latest(entry);
+    const latest =
+      written?.kind === 'revision-written'
+        ? written.revision
+        : object === undefined
+          ? undefined
+          : this.latestOf(object, known);
     const content: NotificationContent = {
       eventType,
       triggeredBy: request.iri,

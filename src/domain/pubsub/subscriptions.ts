@@ -11,7 +11,7 @@ import type { DomainEvent } from '../../store/transaction.js';
 import type { Recipient } from '../../store/schema/outbox.js';
 import { currentStatus, type ActionRequestRecord } from '../requests/action-request-index.js';
 import type { AcceptHandler, ActionRequests, RequestWrite } from '../requests/action-requests.js';
-import type { RevisionIndex } from '../objects/revision-index.js';
+import type { LogisticsObjectEntry, RevisionIndex } from '../objects/revision-index.js';
 import { NOTIFICATION_CONTENT_TYPE } from './subscription-offers.js';
 import { checkTopic, inBody, parseTopicType, type Topic } from './topics.js';
 
@@ -332,8 +332,13 @@ export class SubscriptionIndex {
   }
 
   /** True if the subscriber may read `object` now (notifications about it, and its body, depend on it). */
-  mayRead(s: Subscription, object: string): boolean {
-    const entry = this.revisions.get(object);
+  mayRead(s: Subscription, object: string): boolean | Promise<boolean> {
+    const entry = this.revisions.find(object);
+    return entry instanceof Promise ? entry.then((e) => this.mayReadEntry(s, e)) : this.mayReadEntry(s, entry);
+  }
+
+  /** True if the subscriber may read the object of `entry` (none: no such object) now. */
+  mayReadEntry(s: Subscription, entry: LogisticsObjectEntry | undefined): boolean {
     return (
       entry !== undefined &&
       this.access.allows(this.access.caller(s.subscriber), { kind: 'read-object', object: entry })
@@ -376,7 +381,8 @@ export class Subscriptions implements AcceptHandler {
     ]);
     if (violations.length > 0) throw shapeError(violations, 400);
     const terms = readTerms(own, index.ontology, true);
-    if (terms.type === api.LOGISTICS_OBJECT_IDENTIFIER && !index.revisions.get(terms.topic)) {
+    const topic = terms.type === api.LOGISTICS_OBJECT_IDENTIFIER ? await index.revisions.find(terms.topic) : undefined;
+    if (terms.type === api.LOGISTICS_OBJECT_IDENTIFIER && !topic) {
       throw badRequest(
         'invalid_subscription',
         `hasTopic ${terms.topic} is not a Logistics Object of this server`,
@@ -409,7 +415,7 @@ export class Subscriptions implements AcceptHandler {
         by: this.options.holder,
         errors: [new HttpError(400, 'callback_refused', { message: refused, resource: terms.subscriber })],
       });
-    } else if (options.accept || this.acceptsAtOnce(subscription)) {
+    } else if (options.accept || this.acceptsAtOnce(subscription, topic)) {
       write.transition(record, { to: requestStatus.ACCEPTED, by: this.options.holder });
     }
     try {
@@ -421,10 +427,11 @@ export class Subscriptions implements AcceptHandler {
     return record;
   }
 
-  private acceptsAtOnce(s: Subscription): boolean {
+  /** `topic`: the object a subscription to one object is about. */
+  private acceptsAtOnce(s: Subscription, topic: LogisticsObjectEntry | undefined): boolean {
     if (this.options.policy === 'all') return true;
     if (this.options.policy === 'manual') return false;
-    return s.type === api.LOGISTICS_OBJECT_TYPE || this.index.mayRead(s, s.topic);
+    return s.type === api.LOGISTICS_OBJECT_TYPE || this.index.mayReadEntry(s, topic);
   }
 
   /** The holder accepts a pending SubscriptionRequest (PATCH /action-requests/{id}) into `write`. */

@@ -17,6 +17,7 @@ import type { AcceptHandler, ActionRequests, RequestWrite } from './action-reque
 import type { Grants } from './grants.js';
 import { onlyNodeOfType } from './only-node.js';
 import type { LogisticsObjects } from '../objects/logistics-objects.js';
+import type { LogisticsObjectEntry } from '../objects/revision-index.js';
 import { shapeError } from '../../shapes/validator.js';
 import { SHAPES } from '../../shapes/vocabulary.js';
 
@@ -29,6 +30,12 @@ export interface Delegation {
   description?: string;
   notifyRequestStatusChange: boolean;
   expiresAt?: Date;
+}
+
+/** A delegation with its objects' entries, as a decision on it reads them. */
+interface ParsedDelegation {
+  delegation: Delegation;
+  entryOf: (object: string) => LogisticsObjectEntry;
 }
 
 /** The API 2.3 shape allowing one Delegate per AccessDelegation (`isRequestedFor` at most once). */
@@ -138,8 +145,10 @@ export class AccessDelegations implements AcceptHandler {
     private readonly holder: string,
   ) {}
 
-  private parse(triples: readonly Quad[]): Delegation {
-    return parseDelegation(triples, (iri) => this.objects.index.get(iri) !== undefined, new Date());
+  /** The delegation `triples` describe, and its objects' entries (each exists, or parsing refused it). */
+  private async parse(triples: readonly Quad[]): Promise<ParsedDelegation> {
+    const delegation = parseDelegation(triples, await this.objects.existenceIn(triples), new Date());
+    return { delegation, entryOf: await this.objects.existingAmong(delegation.objects) };
   }
 
   /** POST /access-delegations: any authenticated caller; 403 when it passes on a permission it does not hold. */
@@ -150,8 +159,9 @@ export class AccessDelegations implements AcceptHandler {
       .shapeViolations(withPermissionIris(body))
       .filter((v) => v.shape !== ONE_DELEGATE_SHAPE);
     if (violations.length > 0) throw shapeError(violations, 400);
-    const delegation = this.parse(body);
-    const missing = this.unheld(caller, delegation);
+    const parsed = await this.parse(body);
+    const { delegation } = parsed;
+    const missing = this.unheld(caller, parsed);
     if (missing) throw missing;
     const record = this.requests.newRecord(
       api.AccessDelegationRequest,
@@ -167,7 +177,7 @@ export class AccessDelegations implements AcceptHandler {
     ]);
     // Only the holder delegates: the policy accepts at once what the holder's own side asks for.
     if (this.policy !== 'manual' && caller.internal) {
-      this.settle(write, record, delegation, this.holder);
+      this.settle(write, record, parsed, this.holder);
     }
     await this.requests.commit(write);
     return record;
@@ -178,8 +188,7 @@ export class AccessDelegations implements AcceptHandler {
    * any.
    */
   async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<HttpError | undefined> {
-    const delegation = this.parse(await this.requests.storedTriples(record));
-    return this.settle(write, record, delegation, decidedBy);
+    return this.settle(write, record, await this.parse(await this.requests.storedTriples(record)), decidedBy);
   }
 
   /** Revoking an accepted delegation withdraws its grants and every grant derived from them. */
@@ -192,11 +201,12 @@ export class AccessDelegations implements AcceptHandler {
   private settle(
     write: RequestWrite,
     record: ActionRequestRecord,
-    delegation: Delegation,
+    parsed: ParsedDelegation,
     decidedBy: string,
   ): HttpError | undefined {
+    const { delegation } = parsed;
     const requester = this.access.caller(record.requestedBy);
-    let error: HttpError | undefined = this.unheld(requester, delegation);
+    let error: HttpError | undefined = this.unheld(requester, parsed);
     if (!error && delegation.expiresAt && delegation.expiresAt.getTime() <= Date.now()) {
       error = new HttpError(422, 'delegation_expired', {
         message: 'the delegation expired before it was accepted',
@@ -209,7 +219,7 @@ export class AccessDelegations implements AcceptHandler {
       return error;
     }
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
-    const derivedFrom = this.parentGrants(requester, delegation);
+    const derivedFrom = this.parentGrants(requester, parsed);
     for (const agent of delegation.delegates) {
       this.grants.add(
         write.tx,
@@ -228,10 +238,10 @@ export class AccessDelegations implements AcceptHandler {
   }
 
   /** The 403 when `requester` passes on (to another Delegate) a permission it does not hold. */
-  private unheld(requester: Caller, delegation: Delegation): HttpError | undefined {
+  private unheld(requester: Caller, { delegation, entryOf }: ParsedDelegation): HttpError | undefined {
     if (!delegation.delegates.some((d) => d !== requester.agent)) return undefined;
     for (const object of delegation.objects) {
-      const entry = this.objects.index.get(object)!;
+      const entry = entryOf(object);
       const lacking = delegation.permissions.find((p) => !this.access.holds(requester, entry, p));
       if (lacking) {
         const rule = 'the requester may only delegate permissions it holds';
@@ -248,10 +258,10 @@ export class AccessDelegations implements AcceptHandler {
   /**
    * The grants through which `requester` holds what it passes on (none when it holds it as internal actor or creator).
    */
-  private parentGrants(requester: Caller, delegation: Delegation): string[] {
+  private parentGrants(requester: Caller, { delegation, entryOf }: ParsedDelegation): string[] {
     const parents = new Set<string>();
     for (const object of delegation.objects) {
-      const sources = this.access.explain(requester, this.objects.index.get(object)!);
+      const sources = this.access.explain(requester, entryOf(object));
       for (const p of delegation.permissions) {
         const list = sources.get(p) ?? [];
         if (list.some((s) => s.kind !== 'grant')) continue;

@@ -65,13 +65,14 @@ export class ChangeRequests implements AcceptHandler {
     private readonly holder: string,
   ) {}
 
-  private context(object: string): ChangeContext {
+  /** What parsing a Change of `object` checks its `triples` against. */
+  private async context(object: string, triples: readonly Quad[]): Promise<ChangeContext> {
     return {
       object,
       objectsPrefix: this.objects.objectsPrefix,
       isLogisticsObjectClass: (iri) => this.ontology.isLogisticsObjectClass(iri),
       isClass: (iri) => this.ontology.isClass(iri),
-      exists: (iri) => this.objects.index.get(iri) !== undefined,
+      exists: await this.objects.existenceIn(triples),
     };
   }
 
@@ -94,7 +95,7 @@ export class ChangeRequests implements AcceptHandler {
     const typed = requireChangeType(body);
     const received = this.objects.shapeViolations(typed);
     if (received.length > 0) throw shapeError(received, 400);
-    const change = parseChange(typed, this.context(object));
+    const change = parseChange(typed, await this.context(object, typed));
     const record = this.requests.newRecord(api.ChangeRequest, caller.agent, [object], change.notify);
     const changeIri = `${INTERNAL_SCHEME}${record.iri.slice(this.requests.prefix.length)}-change`;
     const write = this.requests.write();
@@ -121,8 +122,9 @@ export class ChangeRequests implements AcceptHandler {
    * `ActionRequests.decide` commits; returns the error recorded when the Change cannot apply.
    */
   async accept(record: ActionRequestRecord, decidedBy: string, write: RequestWrite): Promise<HttpError | undefined> {
-    const entry = this.objects.existing(record.objects[0]);
-    const change = parseChange(await this.requests.storedTriples(record), this.context(entry.iri));
+    const entry = await this.objects.existing(record.objects[0]);
+    const stored = await this.requests.storedTriples(record);
+    const change = parseChange(stored, await this.context(entry.iri, stored));
     return this.settle(entry, record, change, write, decidedBy);
   }
 
@@ -148,8 +150,9 @@ export class ChangeRequests implements AcceptHandler {
       return prepared;
     }
     const { triples, number, change: made } = prepared;
+    const current = prepared.entry;
     write.transition(record, { to: requestStatus.ACCEPTED, by: decidedBy });
-    const others = this.pendingOn(entry.iri, record);
+    const others = this.pendingOn(current.iri, record);
     if (others.size > 0) {
       const superseded = revisionConflict(
         `revision ${change.revision} was superseded: another change of it was accepted`,
@@ -158,7 +161,7 @@ export class ChangeRequests implements AcceptHandler {
       for (const other of others)
         write.transition(other, { to: requestStatus.REJECTED, by: decidedBy, errors: [superseded] });
     }
-    this.objects.addRevision(write.tx, entry, number, triples, record.requestedBy, made);
+    this.objects.addRevision(write.tx, current, number, triples, record.requestedBy, made);
     return undefined;
   }
 
@@ -167,11 +170,19 @@ export class ChangeRequests implements AcceptHandler {
     tx: WriteTransaction,
     entry: LogisticsObjectEntry,
     change: Change,
-  ): Promise<{ triples: Quad[]; number: number; change: RevisionChange } | HttpError> {
+  ): Promise<{ entry: LogisticsObjectEntry; triples: Quad[]; number: number; change: RevisionChange } | HttpError> {
     const stale = this.outdated(entry, change.revision);
     if (stale) return stale;
     const current = await this.objects.triples(this.objects.index.latest(entry));
     const canonicalLiterals = await this.reads.canonicalLiterals(changeLiterals(change));
+    // A bounded index may have let the entry go meanwhile (its latest revision then no longer kept up to date): the
+    // object as the index knows it now, the last wait before the claim.
+    let now = this.objects.index.current(entry);
+    while (now instanceof Promise) {
+      const found = await now;
+      now = found && this.objects.index.current(found);
+    }
+    entry = now ?? entry;
     // From here to the claim of the next revision nothing awaits: checked again, as another change may have been
     // written meanwhile.
     const outdated = this.outdated(entry, change.revision);
@@ -194,6 +205,7 @@ export class ChangeRequests implements AcceptHandler {
     const number = this.objects.claimNextRevision(tx, entry);
     if (number === undefined) return revisionConflict('another change of this revision is being written', entry.iri);
     return {
+      entry,
       triples: applied.triples,
       number,
       change: { previous: current, added: applied.added, removed: applied.removed },
@@ -231,7 +243,7 @@ export class ChangeRequests implements AcceptHandler {
 
   /** GET /logistics-objects/{id}/audit-trail: readable by whoever may read the object. */
   async auditTrail(object: string, caller: Caller, filter: AuditFilter): Promise<AuditTrail> {
-    const entry = this.objects.readableEntry(object, caller);
+    const entry = await this.objects.readableEntry(object, caller);
     return {
       entry,
       latestRevision: this.objects.index.latest(entry).number,

@@ -59,6 +59,10 @@ const busy = (grant: string) =>
     resource: grant,
   });
 
+/** The Logistics Object an acl:accessTo names: itself, or the one whose `/logistics-events` it names. */
+const objectOfResource = (resource: string) =>
+  resource.endsWith(EVENTS_SUFFIX) ? resource.slice(0, -EVENTS_SUFFIX.length) : resource;
+
 /**
  * Grants (acl:Authorization graphs, src/store/schema/grants.ts): adding them to a transaction,
  * withdrawing them with every grant derived from them at any depth of delegation (one
@@ -166,7 +170,9 @@ export class Grants {
   /** POST /internal/acl: grants what an acl:Authorization body (as IATA's ACL.json) says. */
   async create(body: Quad[], caller: Caller): Promise<GrantRecord[]> {
     this.operate(caller);
-    const specs = this.parseAuthorization(body);
+    const named = body.filter((t) => t.predicate.value === acl.accessTo).map((t) => objectOfResource(t.object.value));
+    const known = await this.objects.index.findAll(named);
+    const specs = this.parseAuthorization(body, (object) => known.has(object));
     const write = this.requests.write();
     const grants = specs.map((spec) => this.add(write.tx, spec, caller.agent));
     await this.requests.commit(write);
@@ -231,21 +237,21 @@ export class Grants {
    * GET /internal/access: which permissions `agent` holds on `object`, and the chain of grants and delegations behind
    * each.
    */
-  explain(
+  async explain(
     objectIri: string | undefined,
     agent: string,
     caller: Caller,
-  ): {
+  ): Promise<{
     object: string;
     agent: string;
     internal: boolean;
     creator: boolean;
     permissions: Record<string, { held: boolean; sources: unknown[] }>;
-  } {
+  }> {
     this.operate(caller);
     if (objectIri === undefined)
       throw badQuery('object', 'object (the Logistics Object to explain access to) is required');
-    const entry = this.objects.existing(objectIri);
+    const entry = await this.objects.existing(objectIri);
     const subject = this.access.caller(agent);
     const permissions: Record<string, { held: boolean; sources: unknown[] }> = {};
     for (const [wanted, sources] of this.access.explain(subject, entry)) {
@@ -290,7 +296,7 @@ export class Grants {
    * for every authenticated caller), acl:accessTo Logistics Objects of this server (modes Read,
    * Write) or their `/logistics-events` (Read, Append), acl:mode. One grant per kind of resource.
    */
-  private parseAuthorization(body: Quad[]): GrantSpec[] {
+  private parseAuthorization(body: Quad[], exists: (object: string) => boolean): GrantSpec[] {
     const own = onlyNodeOfType(body, acl.Authorization, 'acl:Authorization', 'one_authorization');
     const values = (p: string) => own.filter((t) => t.predicate.value === p).map((t) => t.object);
     const agents = values(acl.agent);
@@ -315,8 +321,8 @@ export class Grants {
     const onEvents: string[] = [];
     for (const r of resources) {
       const events = r.value.endsWith(EVENTS_SUFFIX);
-      const object = events ? r.value.slice(0, -EVENTS_SUFFIX.length) : r.value;
-      if (r.termType !== 'NamedNode' || !this.objects.index.get(object)) {
+      const object = objectOfResource(r.value);
+      if (r.termType !== 'NamedNode' || !exists(object)) {
         throw badRequest(
           'unknown_object',
           `acl:accessTo ${r.value} is not a Logistics Object of this server (or its logistics-events)`,

@@ -75,10 +75,10 @@ export function internalAclRoutes({ grants, access, bodyReading, baseUrl }: Inte
     res.status(204).setHeader('Content-Language', CONTENT_LANGUAGE).end();
   });
 
-  router.get('/internal/access', (req, res) => {
+  router.get('/internal/access', async (req, res) => {
     const { object, agent } = filterOf(req);
     const caller = callerOf(res);
-    const explained = grants.explain(object, agent ?? caller.agent, caller);
+    const explained = await grants.explain(object, agent ?? caller.agent, caller);
     res.setHeader('Content-Language', CONTENT_LANGUAGE);
     res.json(explained);
   });

@@ -1,5 +1,4 @@
 import express, { type Request, type Router } from 'express';
-import { listObjects } from '../../domain/objects/object-list.js';
 import { CARGO } from '../../rdf/vocab.js';
 import type { Authorizer } from '../../domain/access/authorizer.js';
 import type { RevisionIndex } from '../../domain/objects/revision-index.js';
@@ -29,15 +28,14 @@ export interface InternalObjectRouteDeps {
 export function internalObjectRoutes({ access, revisions }: InternalObjectRouteDeps): Router {
   const router = express.Router();
 
-  router.get('/internal/logistics-objects', (req, res) => {
+  router.get('/internal/logistics-objects', async (req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'listing Logistics Objects' });
     const filter = {
       type: typeIri(req),
       idContains: queryParam(req, 'id'),
       changedAfter: queryInstant(req, ['changed-after']),
     };
-    const { total, page, types } = listObjects(
-      revisions,
+    const { total, page, types } = await revisions.list(
       filter,
       queryCount(req, 'skip', 0),
       queryCount(req, 'limit', 50, 1000),

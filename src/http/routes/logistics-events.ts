@@ -82,7 +82,7 @@ export function logisticsEventRoutes({ events, objectsPrefix, bodyReading, baseU
   router.post(list, rawBody, async (req, res) => {
     const caller = callerOf(res);
     const format = bodyFormat(req.headers['content-type'], true);
-    const entry = events.postTarget(objectOf(req), caller);
+    const entry = await events.postTarget(objectOf(req), caller);
     const quads = await bodyQuads(bodyReading, req, res, format, eventsPrefixOf(entry.iri));
     const created = await events.create(entry, quads, caller);
     sendCreated(res, created.iri, cargo.LogisticsEvent);

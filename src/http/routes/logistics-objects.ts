@@ -75,7 +75,7 @@ async function changeObject(
   res: ServerResponse,
 ): Promise<void> {
   const { objects, changeRequests, bodyReading } = deps;
-  const entry = objects.existing(objects.objectsPrefix + id);
+  const entry = await objects.existing(objects.objectsPrefix + id);
   const format = bodyFormat(req.headers['content-type'], false);
   const quads = await bodyQuads(bodyReading, req, res, format);
   const request = await changeRequests.submit(entry, quads, callerOf(res));
@@ -140,7 +140,10 @@ function readObject(
     return Buffer.isBuffer(body) ? send(body) : body.then(send);
   };
   // The latest revision is in the index: answered without waiting for anything when its body is cached.
-  if (selector.revision === undefined && selector.at === undefined) return respond(objects.readLatest(iri, caller));
+  if (selector.revision === undefined && selector.at === undefined) {
+    const latest = objects.readLatest(iri, caller);
+    return 'then' in latest ? latest.then(respond) : respond(latest);
+  }
   return objects.read(iri, caller, selector).then(respond);
 }
 

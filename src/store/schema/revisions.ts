@@ -50,6 +50,14 @@ export function revisionQuads(r: RevisionRecord): Quad[] {
   ];
 }
 
+/**
+ * An object's mark of its latest revision, which a SPARQL engine keeps (replaced by each new revision) so that the
+ * object list and an object's latest revision are read without a scan of every revision's metadata.
+ */
+export function latestRevisionQuad(r: RevisionRecord): Quad {
+  return quad(namedNode(r.object), namedNode(meta.latestRevision), namedNode(r.graph), namedNode(meta.metaGraph));
+}
+
 /** What `readRevisions` reads: one graph of the store as N-Triples (OxigraphIndex). */
 export interface GraphTextReader {
   graphNTriples(graph: string): string;

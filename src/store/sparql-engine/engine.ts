@@ -1,12 +1,9 @@
 import type { SparqlJsonResults } from '../readers.js';
-import type { CsvReader } from './engine-layout.js';
 import { EngineDeadlockError } from './sparql-client.js';
 
 /** What the store needs of a SPARQL 1.1 engine (SparqlClient: the Protocol over HTTP). */
 export interface SparqlEngine {
   select(query: string): Promise<SparqlJsonResults>;
-  /** A SELECT answered as CSV, row by row: the start's large reads (engine-layout.ts). */
-  selectCsv: CsvReader['selectCsv'];
   /** A CONSTRUCT's answer as N-Triples. */
   construct(query: string): Promise<string>;
   update(text: string): Promise<string>;

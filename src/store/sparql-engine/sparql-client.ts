@@ -31,9 +31,6 @@ const KEEP_ALIVE_MS = 4_000;
 class ConnectionLostError extends StoreUnavailableError {}
 
 const RESULTS_JSON = 'application/sparql-results+json';
-const RESULTS_CSV = 'text/csv';
-/** How much longer a read of many rows may take than one request, per row expected (well above what Virtuoso takes). */
-const MS_PER_EXPECTED_ROW = 0.1;
 /** SQLSTATEs of a transaction the engine ended and rolled back as a deadlock's victim. */
 const DEADLOCK = /^(SR172|40001)$/;
 
@@ -95,46 +92,6 @@ export class SparqlClient {
       for (const term of Object.values(binding)) if (term.type === 'typed-literal') term.type = 'literal';
     }
     return answer as SparqlJsonResults;
-  }
-
-  /**
-   * A SELECT answered as SPARQL 1.1 CSV, far cheaper for Virtuoso than SPARQL JSON: each row's values (an
-   * IRI's string, a literal's lexical form only) go to `onRow` in the order of `variables`, which the
-   * header must list, so only for reads that know what each column holds. The time limit grows by
-   * MS_PER_EXPECTED_ROW per expected row; a query sent again after a lost connection hands its rows
-   * again. Answers the rows read.
-   */
-  async selectCsv(
-    query: string,
-    variables: readonly string[],
-    onRow: (values: string[]) => void,
-    expectedRows = 0,
-  ): Promise<number> {
-    const url = this.options.queryUrl;
-    const read = async (answer: Answer) => {
-      const rows = new CsvRows();
-      const decoder = new TextDecoder();
-      let columns: string[] | undefined;
-      let count = 0;
-      const take = (values: string[]) => {
-        if (columns) {
-          count += 1;
-          onRow(values);
-          return;
-        }
-        columns = values;
-        if (columns.join() !== variables.join())
-          throw new StoreFailedError(
-            `the SPARQL engine at ${url} answered a SELECT of ${variables.join(', ')} with the columns ` +
-              `${columns.join(', ')}`,
-          );
-      };
-      for await (const chunk of answer.body) rows.push(decoder.decode(chunk, { stream: true }), take);
-      rows.end(decoder.decode(), take);
-      if (!columns) throw new StoreFailedError(`the SPARQL engine at ${url} answered a SELECT without a CSV header`);
-      return count;
-    };
-    return this.query(query, RESULTS_CSV, read, this.options.timeoutMs + Math.ceil(expectedRows * MS_PER_EXPECTED_ROW));
   }
 
   async ask(query: string): Promise<boolean> {
@@ -292,52 +249,6 @@ function parseJson(url: string, text: string): unknown {
   } catch {
     throw new StoreFailedError(`the SPARQL engine at ${url} answered something other than JSON: ${text.slice(0, 200)}`);
   }
-}
-
-/**
- * SPARQL 1.1 CSV read as it arrives (RFC 4180: a field in double quotes may hold commas, line
- * breaks and doubled quotes): `push` hands each complete row to `onRow` and keeps the rest for the
- * next chunk; `end` the last row.
- */
-export class CsvRows {
-  private rest = '';
-
-  push(chunk: string, onRow: (values: string[]) => void): void {
-    this.rest = readRows(this.rest + chunk, onRow, false);
-  }
-
-  end(chunk: string, onRow: (values: string[]) => void): void {
-    readRows(this.rest + chunk, onRow, true);
-    this.rest = '';
-  }
-}
-
-/** A field and what ends it: a comma, a line break, or the end of the text. */
-const CSV_FIELD = /(?:"([^"]*(?:""[^"]*)*)"|([^,"\r\n]*))(,|\r?\n|$)/y;
-
-/**
- * Hands the complete rows of `text` to `onRow`; answers the text of the row not complete yet (all of it is when
- * `final`).
- */
-function readRows(text: string, onRow: (values: string[]) => void, final: boolean): string {
-  let start = 0;
-  let values: string[] = [];
-  CSV_FIELD.lastIndex = 0;
-  while (start < text.length) {
-    const field = CSV_FIELD.exec(text);
-    if (!field && final)
-      throw new StoreFailedError(
-        `the SPARQL engine answered CSV that does not parse: ${text.slice(start, start + 200)}`,
-      );
-    // A quoted field the text cuts short, or a row that may go on in the next chunk: wait for it.
-    if (!field || (field[3] === '' && !final)) return text.slice(start);
-    values.push(field[1] === undefined ? field[2] : field[1].replaceAll('""', '"'));
-    if (field[3] === ',') continue;
-    onRow(values);
-    values = [];
-    start = CSV_FIELD.lastIndex;
-  }
-  return '';
 }
 
 function engineMessage(body: string): string {

@@ -26,7 +26,8 @@ import {
   reportsInsert,
 } from './commit-intents.js';
 import { pause, type SparqlEngine, updateRetried } from './engine.js';
-import { readCreatedAndLatestRevisions, readFinishedRequests, readRevision } from './engine-layout.js';
+import { readFinishedRequests, readRevision } from './engine-layout.js';
+import { EngineObjectCatalog } from './engine-object-catalog.js';
 import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine, tripleOfBinding } from './engine-literals.js';
 import { EngineNotifications } from './engine-notifications.js';
@@ -67,6 +68,10 @@ export class SparqlEngineStore implements GraphStore {
   readonly committed = new CommitStream();
   readonly receivedNotifications: EngineNotifications;
   readonly logisticsEvents = new SparqlStoredEvents(this);
+  readonly objectCatalog = new EngineObjectCatalog({
+    select: (query) => this.select(query),
+    update: (text) => this.update(text),
+  });
   private closed = false;
   private readonly intents = new CommitIntents();
   /** Set while a write whose answer was lost is being completed (see `complete`). */
@@ -378,7 +383,9 @@ export class SparqlEngineStore implements GraphStore {
       await this.completion.completeIntents();
       await this.removeLeftoverStaging();
     }
-    this.committed.publish(await storedDomainEvents(this, await readCreatedAndLatestRevisions(this.engine)));
+    await this.objectCatalog.upgradeLayout();
+    // Objects are not among them: the domain asks the catalog for those it needs.
+    this.committed.publish(await storedDomainEvents(this, []));
     if (this.upkeep) {
       this.follower?.start(next);
       this.upkeep.scheduleTrim();

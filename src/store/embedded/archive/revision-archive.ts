@@ -1,7 +1,13 @@
 import { BoundedCache } from '../../../bounded-cache.js';
 import { iriToNt, quadToNq, tripleToNt, type Quad } from '../../../rdf/terms.js';
 import { ArchiveCorruptError, type ArchiveDb } from './archive-db.js';
-import { revisionGraph, revisionQuads, type RevisionRecord, type WrittenRevision } from '../../schema/revisions.js';
+import {
+  latestRevisionQuad,
+  revisionGraph,
+  revisionQuads,
+  type RevisionRecord,
+  type WrittenRevision,
+} from '../../schema/revisions.js';
 import { readStoreNTriples } from '../../../rdf/ntriples.js';
 
 /**
@@ -207,24 +213,30 @@ export class RevisionArchive {
 
   /**
    * Writes every revision of every object as N-Quads (each in its revision graph, with its
-   * metadata), object by object in number order; returns the number of lines written.
+   * metadata), object by object in number order, and each object's mark of its latest revision (which
+   * a SPARQL engine keeps); returns the number of lines written.
    */
   async exportRevisions(write: (text: string) => Promise<void>): Promise<number> {
     let lines = 0;
-    let object = '';
     let current = new Set<string>();
+    let previous: RevisionRecord | undefined;
     for (const { key, value } of this.db.all()) {
       const [of, number] = key;
+      const sameObject = previous?.object === of;
       if (value.full !== undefined) current = new Set(splitLines(value.full));
-      else if (of === object) applyLines(current, value.del ?? '', value.ins ?? '');
+      else if (sameObject) applyLines(current, value.del ?? '', value.ins ?? '');
       else current = this.lines(of, number, value);
-      object = of;
       const graph = ` ${iriToNt(revisionGraph(of, number))} .`;
       const out = [...current].map((line) => `${line.slice(0, -2)}${graph}\n`);
-      const record = this.revision(of, number)!;
-      out.push(...revisionQuads(record).map(quadToNq));
+      if (previous && !sameObject) out.push(quadToNq(latestRevisionQuad(previous)));
+      previous = this.revision(of, number)!;
+      out.push(...revisionQuads(previous).map(quadToNq));
       lines += out.length;
       await write(out.join(''));
+    }
+    if (previous) {
+      await write(quadToNq(latestRevisionQuad(previous)));
+      lines += 1;
     }
     return lines;
   }

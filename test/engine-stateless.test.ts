@@ -1,0 +1,77 @@
+// A server process on the engine backend holds no Logistics Object it was not asked for: it starts without reading
+// them and reads each from the engine (ObjectCatalog) when asked; an engine of the layout before is brought up to
+// date at start. Engine suite only (TEST_STORE_BACKEND=sparql: test/engine.mocharc.json).
+import { expect } from 'chai';
+import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { add, CARGO, change, createObject, errorCodes, patch, readJson, statusOf, str } from './support/changes.js';
+import { startTestServer, type TestServer } from './support/server.js';
+import { leaseEngine } from './support/virtuoso.js';
+
+const META = '<urn:onerecord:store:meta>';
+const LATEST_REVISION = '<urn:onerecord:store:latestRevision>';
+
+describe('engine backend: a process keeps only the objects it is asked for', () => {
+  let server: TestServer;
+  let objects: string[];
+  const held = () => server.running.services.objects.index.size;
+  const listed = async () =>
+    ((await readJson(server, '/internal/logistics-objects')).objects as { iri: string; revision: number }[]).map(
+      (o) => `${o.iri} ${o.revision}`,
+    );
+
+  before(async () => {
+    // The default budget: what is held is what was asked for, not what the cache can take.
+    server = await startTestServer({ cache: { objectBytes: 64 * 1024 * 1024 } });
+    objects = [];
+    for (let i = 0; i < 5; i++) objects.push(await createObject(server));
+    const changed = await patch(server, objects[0], change(objects[0], 1, [add(objects[0], 'remarks', str('one'))]));
+    expect(changed.status).to.equal(201);
+  });
+
+  after(() => server.close());
+
+  it('starts holding none of them (the data holder only, which the start checks), then reads each when asked', async () => {
+    const before = await listed();
+    await server.stop();
+    await server.restart();
+    expect(held()).to.equal(1);
+    expect(await listed()).to.deep.equal(before);
+    expect(held()).to.equal(1);
+    const read = await server.request(objects[0]);
+    expect(read.status).to.equal(200);
+    expect(read.headers.get('revision')).to.equal('2');
+    expect(held()).to.equal(2);
+    const next = await patch(server, objects[1], change(objects[1], 1, [add(objects[1], 'remarks', str('two'))]));
+    expect(next.status, await next.clone().text()).to.equal(201);
+    expect((await server.request(objects[1])).headers.get('revision')).to.equal('2');
+    // Cold, a change built on an outdated revision is refused as it is when the object is held.
+    await server.stop();
+    await server.restart();
+    const outdated = await patch(server, objects[1], change(objects[1], 1, [add(objects[1], 'remarks', str('late'))]));
+    expect(outdated.status).to.equal(201);
+    const request = await readJson(server, outdated.headers.get('location')!);
+    expect(await statusOf(server, outdated.headers.get('location')!)).to.equal('REQUEST_REJECTED');
+    expect(errorCodes(request)).to.deep.equal(['409']);
+  });
+
+  it("brings an engine of the layout before up to date at start: each object's mark of its latest revision", async () => {
+    const before = await listed();
+    const engine = await leaseEngine(server.dataDir);
+    const client = new SparqlClient({
+      queryUrl: engine.authUrl,
+      updateUrl: engine.authUrl,
+      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+      timeoutMs: 30_000,
+    });
+    await client.update(
+      `DELETE WHERE { GRAPH ${META} { ?o ${LATEST_REVISION} ?g } }; ` +
+        `DELETE WHERE { GRAPH ${META} { ${META} <urn:onerecord:store:layoutVersion> ?v } }`,
+    );
+    expect((await readJson(server, '/internal/logistics-objects')).total).to.equal(0);
+    await server.stop();
+    await server.restart();
+    expect(await listed()).to.deep.equal(before);
+    const types = (await readJson(server, '/internal/logistics-objects')).types as Record<string, number>;
+    expect(types[`${CARGO}Piece`]).to.equal(5);
+  });
+});
