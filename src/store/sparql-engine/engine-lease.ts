@@ -111,7 +111,7 @@ export class EngineLease implements Lease {
     try {
       await this.take(wanted, term);
     } finally {
-      share.claimed(this, this.holding);
+      share.claimEnded(this);
     }
   }
 
@@ -123,6 +123,7 @@ export class EngineLease implements Lease {
     if (wanted === term && Date.now() - term * termMs >= termMs / 2) await this.claimed(term + 1);
     if (!this.holding && !this.stopped && Date.now() < this.endOf(this.heldThrough!)) {
       this.holding = true;
+      this.options.share?.gained(this);
       this.options.log(`lease ${this.name}: held by this process (${this.process}) through term ${this.heldThrough}`);
       this.holder?.gained();
     }

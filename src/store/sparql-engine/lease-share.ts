@@ -29,7 +29,7 @@ export class LeaseShare {
     return Math.ceil(this.leases / this.live);
   }
 
-  /** Whether `lease` may try to take its lease now; if so it counts as held until `claimed`. */
+  /** Whether `lease` may try to take its lease now; if so it counts as held until `claimEnded`. */
   async mayClaim(lease: object): Promise<boolean> {
     await this.count();
     if (this.held.size + this.claiming.size >= this.share) return false;
@@ -37,10 +37,18 @@ export class LeaseShare {
     return true;
   }
 
-  /** What came of a claim `mayClaim` allowed. */
-  claimed(lease: object, holding: boolean): void {
+  /** The claim `mayClaim` allowed is over: `lease` counts as held from `gained` on, if it was. */
+  claimEnded(lease: object): void {
     this.claiming.delete(lease);
-    if (holding) this.held.add(lease);
+  }
+
+  /**
+   * `lease` is held by this process: counted whichever way it came, a claim or a renewal that ended after the lease
+   * had lapsed (a slow engine), so that a process never holds more than it counts and keeps them beyond its share.
+   */
+  gained(lease: object): void {
+    this.claiming.delete(lease);
+    this.held.add(lease);
   }
 
   /** Whether the holder of `lease` renews it: the leases beyond the share are not renewed, and lapse. */
