@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { EngineLease } from '../src/store/sparql-engine/engine-lease.js';
+import { LeaseShare } from '../src/store/sparql-engine/lease-share.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { quadsStoredIn } from './support/server.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
@@ -137,4 +138,51 @@ describe('a lease among processes in the engine', function () {
     await next.stop();
     await unreachable.stop();
   });
+
+  it('leases shared out (LeaseShare): one renewed only after it lapsed (a slow engine) still counts, and the process gives back those beyond its share', async () => {
+    // A renewal that came back after the lease's end made it held again without counting it: the process then
+    // kept, beyond its share, a lease the others never got (5 and 7 of 12 groups between two processes).
+    let live = 1;
+    const processes = { select: async () => ({ head: { vars: [] }, results: { bindings: livenessRows(live) } }) };
+    const share = new LeaseShare(processes, 2, TERM_MS, TERM_MS / 5);
+    const engine = client();
+    let slowRenewal = false;
+    const slowOnce = {
+      select: (sparql: string) => engine.select(sparql),
+      update: async (text: string) => {
+        // Past the quarter term a holder has left to renew in: the lease lapses, then the claim comes back held.
+        if (slowRenewal && text.startsWith('INSERT')) {
+          slowRenewal = false;
+          await pause(TERM_MS / 2);
+        }
+        return engine.update(text);
+      },
+    };
+    const changes: string[][] = [[], []];
+    const leases = [slowOnce, engine].map((access, i) => {
+      const lease = new EngineLease(access, `shared:${i}`, { termMs: TERM_MS, log: () => {}, share });
+      lease.start({ gained: () => changes[i].push('gained'), lost: () => changes[i].push('lost') });
+      return lease;
+    });
+    const holding = () => changes.filter((c) => c.at(-1) === 'gained').length;
+    for (const deadline = Date.now() + TERM_MS * 4; holding() < 2 && Date.now() < deadline; ) await pause(10);
+    expect(changes, JSON.stringify(changes)).to.deep.equal([['gained'], ['gained']]);
+    slowRenewal = true;
+    for (const deadline = Date.now() + TERM_MS * 4; changes[0].length < 3 && Date.now() < deadline; ) await pause(10);
+    expect(changes[0], JSON.stringify(changes)).to.deep.equal(['gained', 'lost', 'gained']);
+    // Another process comes: a share of one lease each.
+    live = 2;
+    await pause(TERM_MS * 4);
+    expect(holding(), JSON.stringify(changes)).to.equal(1);
+    for (const lease of leases) await lease.stop();
+  });
 });
+
+/** Liveness records (process-liveness.ts) of `count` processes seen just now. */
+function livenessRows(count: number) {
+  const at = new Date().toISOString();
+  return Array.from({ length: count }, (_, i) => ({
+    process: { type: 'uri' as const, value: `urn:test:process:${i}` },
+    at: { type: 'literal' as const, value: at },
+  }));
+}

@@ -90,7 +90,8 @@ describe('notifications from three server processes over one engine', function (
       {
         internalAgents: [sink.organization],
         outbound: { allowPrivateAddresses: true },
-        store: { sparql: { feedPollMillis: 20, deliveryLeaseMillis: 1000 } },
+        // One group of queues: one process delivers them all (the groups are tested below).
+        store: { sparql: { feedPollMillis: 20, deliveryLeaseMillis: 1000, deliveryGroups: 1 } },
       },
       dataDir,
       true,
@@ -155,6 +156,8 @@ describe('two server processes with store.sparql.readYourWrites off', function (
       sharedWriters: true,
       readYourWrites: false,
       feedPollMillis: 60_000,
+      // One lease: gaining one reads the feed, and with groups of queues leases change hands until they are shared.
+      deliveryGroups: 1,
     };
     servers.push(await startTestServer({ store: { backend: 'sparql', sparql } }));
     const dir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));

@@ -162,13 +162,13 @@ async function historicalReads(bench: Bench): Promise<void> {
   const store: number[] = [];
   for (let i = 0; i < 999; i++) {
     const started = performance.now();
-    bench.server.store.graphTriples(revisionGraph(subject.iri, 1 + (i % 999)));
+    await bench.server.store.graphTriples(revisionGraph(subject.iri, 1 + (i % 999)));
     store.push(performance.now() - started);
   }
   const one: number[] = [];
   for (let i = 0; i < 999; i++) {
     const started = performance.now();
-    bench.server.store.graphTriples(revisionGraph(subject.iri, 1));
+    await bench.server.store.graphTriples(revisionGraph(subject.iri, 1));
     one.push(performance.now() - started);
   }
   console.log(`\n2. an object with ${subject.revision} revisions:`);

@@ -7,122 +7,29 @@
  * them), of Virtuoso and of nginx, and the commit feed's lag (commit in the engine to published by
  * every other process: `onerecord_commit_feed_lag_seconds`, bucket bounds) under that PATCH run (the
  * engine saturated) and under 20 changes a second sent at a steady pace. On one machine the
- * processes, the engine and nginx share its cores: see BENCHMARKS.md for what N machines give.
+ * processes, the engine and nginx share its cores: see BENCHMARKS.md for what N machines give. Their notification
+ * rate: processes-notifications.ts.
  *   npm run build && node dist/scripts/bench/processes.js [seconds]
  */
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
-import { loadConfig, type ConfigOverrides } from '../../src/config.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { startServer } from '../../src/server.js';
-import { startNginx } from '../cluster/nginx.js';
 import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
-import { engineStore } from './engine-objects.js';
-import { CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
 import {
-  benchServerSample,
-  closedLoop,
-  fmt,
-  forkBenchServer,
-  freePort,
-  LoadClient,
-  machine,
-  processCpuSeconds,
-  type BenchServerReady,
-  type ForkedBenchServer,
-  type LoopResult,
-} from './harness.js';
+  createPieces,
+  METRICS_TOKEN,
+  sendChange,
+  startCluster,
+  treeCpuSeconds,
+  type Cluster,
+  type Mode,
+} from './cluster.js';
+import type { ChangedPiece } from './fixtures.js';
+import { closedLoop, fmt, LoadClient, machine, processCpuSeconds, type LoopResult } from './harness.js';
 
 const CLIENTS = 20;
 const OBJECTS_PER_CLIENT = 5;
 const WARM_UP_SECONDS = 3;
-const METRICS_TOKEN = 'bench-processes-metrics';
-const SCRIPT = fileURLToPath(import.meta.url);
-
-/** The server side: a server on the store named by BENCH_STORE_CONFIG, at BENCH_PORT, named BENCH_BASE_URL. */
-async function serve(): Promise<void> {
-  const port = Number(process.env.BENCH_PORT);
-  const store = JSON.parse(process.env.BENCH_STORE_CONFIG!) as ConfigOverrides['store'];
-  const config = loadConfig(
-    {},
-    {
-      port,
-      host: '127.0.0.1',
-      baseUrl: process.env.BENCH_BASE_URL!,
-      dataDir: process.env.BENCH_DATA_DIR!,
-      decisionPolicy: 'auto',
-      store,
-      metrics: { token: METRICS_TOKEN },
-    },
-  );
-  const server = await startServer(config, createLogger('silent'));
-  const token = await server.services.identityProvider!.issue(server.services.holder);
-  process.on('message', (message) => {
-    if (message === 'memory') process.send!(benchServerSample(0));
-    else if (message === 'stop') void server.close().then(() => process.exit(0));
-  });
-  process.send!({ url: server.url, token } satisfies BenchServerReady);
-}
-
-/** CPU seconds of `pid` and of its children (nginx's workers). */
-async function treeCpuSeconds(pid: number): Promise<number> {
-  let total = processCpuSeconds(pid);
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    if (Number(stat.split(') ')[1]?.split(' ')[1]) === pid) total += processCpuSeconds(Number(entry));
-  }
-  return total;
-}
-
-interface Cluster {
-  servers: ForkedBenchServer[];
-  /** Where clients send requests: the balancer, or the lone process. */
-  url: string;
-  nginxPid?: number;
-  stop(): Promise<void>;
-}
-
-/** How the processes run: alone on the engine (no feed, no balancer), or sharing it, with or without waiting for earlier commits before a request. */
-type Mode = 'alone' | 'shared' | 'shared, readYourWrites off';
-
-async function startCluster(engine: RunningVirtuoso, processes: number, mode: Mode, dir: string): Promise<Cluster> {
-  const port = await freePort();
-  const balanced = mode !== 'alone';
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const base = engineStore(engine, balanced);
-  const store = { ...base, sparql: { ...base?.sparql, readYourWrites: mode === 'shared' } };
-  const servers: ForkedBenchServer[] = [];
-  for (let i = 0; i < processes; i++) {
-    const dataDir = join(dir, `server-${i}`);
-    if (i > 0) await shareIdentityProvider(join(dir, 'server-0'), dataDir);
-    else await mkdir(dataDir, { recursive: true });
-    const own = balanced ? await freePort() : port;
-    servers.push(
-      await forkBenchServer(SCRIPT, ['serve'], {
-        BENCH_STORE_CONFIG: JSON.stringify(store),
-        BENCH_DATA_DIR: dataDir,
-        BENCH_PORT: String(own),
-        BENCH_BASE_URL: baseUrl,
-      }),
-    );
-  }
-  const nginx = balanced
-    ? await startNginx({ dir: join(dir, 'nginx'), port, upstreams: servers.map((s) => new URL(s.ready.url).host) })
-    : undefined;
-  return {
-    servers,
-    url: baseUrl,
-    nginxPid: nginx?.pid,
-    async stop() {
-      await nginx?.stop();
-      for (const server of servers) await server.stop();
-    },
-  };
-}
 
 interface Measured extends LoopResult {
   serverCpuUs: number;
@@ -185,24 +92,6 @@ function lagBetween(before: Map<number, number>, after: Map<number, number>): La
   return count > 0 ? { count, p50: bound(0.5), p99: bound(0.99) } : { count };
 }
 
-/** The next change of `piece`; one not accepted is counted by status in `refusals`, and the piece keeps the values it had. */
-async function sendChange(
-  client: LoadClient,
-  piece: ChangedPiece,
-  refusals: Map<number, number>,
-): Promise<{ status: number }> {
-  const unchanged = { ...piece };
-  const res = await client.send(piece.iri, 'PATCH', nextChange(piece, false), {
-    'Content-Type': 'application/ld+json',
-  });
-  if (res.status === 201) piece.revision += 1;
-  else {
-    Object.assign(piece, unchanged);
-    refusals.set(res.status, (refusals.get(res.status) ?? 0) + 1);
-  }
-  return res;
-}
-
 /** Changes sent at `perSecond` (open loop, whatever their answers take), for `seconds`. */
 async function pacedChanges(
   client: LoadClient,
@@ -253,23 +142,7 @@ async function run(
   try {
     const client = new LoadClient({ Authorization: `Bearer ${cluster.servers[0].ready.token}` });
     const pieces: ChangedPiece[][] = [];
-    for (let c = 0; c < CLIENTS; c++) {
-      const own: ChangedPiece[] = [];
-      for (let i = 0; i < OBJECTS_PER_CLIENT; i++) {
-        const res = await client.send(`${cluster.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), {
-          'Content-Type': 'application/ld+json',
-        });
-        if (res.status !== 201) throw new Error(`object not created: ${res.status}`);
-        own.push({
-          iri: String(res.headers.location),
-          revision: 1,
-          goods: CAPACITY_PIECE['cargo:goodsDescription'],
-          upid: CAPACITY_PIECE['cargo:upid'],
-          step: 0,
-        });
-      }
-      pieces.push(own);
-    }
+    for (let c = 0; c < CLIENTS; c++) pieces.push(await createPieces(client, cluster.url, OBJECTS_PER_CLIENT));
     const all = pieces.flat();
     const get = await measured(
       cluster,
@@ -347,5 +220,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'serve') await serve();
-else await main();
+await main();

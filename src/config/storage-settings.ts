@@ -114,9 +114,19 @@ export const storageSettings = {
             .default(10_000)
             .meta({
               description:
-                'with `sharedWriters`: one process at a time delivers the notifications, holding a lease in ' +
-                'the engine for terms of this length, renewed halfway through; when it dies another takes ' +
+                'with `sharedWriters`: one process at a time delivers each group of notification queues ' +
+                '(`deliveryGroups`), holding its lease in the engine for terms of this length, renewed halfway ' +
+                'through; when it dies another takes ' +
                 "over within 1.5 terms (the processes' clocks must agree within a quarter term, at most 1 s)",
+            }),
+          deliveryGroups: integer(1)
+            .default(12)
+            .meta({
+              description:
+                'with `sharedWriters`: the delivery queues are hashed into this many groups, each delivered ' +
+                'by one process at a time under a lease of its own; each process takes up to its fair share ' +
+                'of the groups (the groups divided by the live processes, rounded up). 1: one process ' +
+                'delivers every notification',
             }),
           feedRetentionMinutes: integer(1)
             .default(30)

@@ -258,6 +258,7 @@ export const store = {
   notifiedAfter: `${STORE}notifiedAfter`,
   compactedThrough: `${STORE}compactedThrough`,
   outboxQueue: `${STORE}outboxQueue`,
+  outboxGroup: `${STORE}outboxGroup`,
   outboxSequence: `${STORE}outboxSequence`,
   queuedAt: `${STORE}queuedAt`,
   forSubscription: `${STORE}forSubscription`,

@@ -1,7 +1,9 @@
 import type { Config } from '../config.js';
 import { Delivery } from '../domain/pubsub/delivery.js';
+import type { DeliveryGroup } from '../domain/pubsub/delivery-groups.js';
 import { LeasedDelivery } from '../domain/pubsub/leased-delivery.js';
 import { PartnerOffers } from '../domain/pubsub/partner-offers.js';
+import { SettleBatches } from '../domain/pubsub/settle-batches.js';
 import { WebhookForwarder } from '../domain/pubsub/webhook-forwarder.js';
 import type { Lifecycle } from '../observability/health.js';
 import type { ServerMetrics } from '../observability/metrics.js';
@@ -27,15 +29,20 @@ export interface NotificationParts {
 }
 
 /**
- * The delivery of the outbox's notifications; with several processes on one engine, the process
- * holding the delivery lease delivers every process's (docs/sparql-engine.md, "Several processes").
+ * The delivery of the outbox's notifications; with several processes on one engine, the queues are in groups, each
+ * delivered by the process holding its lease (docs/sparql-engine.md, "Several processes").
  */
 export function notificationDelivery(parts: NotificationParts): LeasedDelivery {
   const { config, opened, domain, outbound, tokens, log, metrics, lifecycle } = parts;
   const { store } = opened;
   const engine = config.store.sparql;
   const sharedEngine = config.store.backend === 'sparql' && engine.sharedWriters;
-  const deliverer = () =>
+  const leases = sharedEngine
+    ? opened.leases?.('notification-delivery', engine.deliveryGroups, { termMs: engine.deliveryLeaseMillis, log })
+    : undefined;
+  // The settle commits of the groups this process delivers go to the engine together.
+  const settleWriter = leases && leases.length > 1 ? new SettleBatches(store) : undefined;
+  const deliverer = (group?: DeliveryGroup) =>
     new Delivery(
       store,
       domain.subscriptions,
@@ -54,17 +61,13 @@ export function notificationDelivery(parts: NotificationParts): LeasedDelivery {
         // 1.5 times that).
         awaitedMs: sharedEngine ? 3 * engine.processDeadAfterMillis : 0,
       },
+      group && { ...group, settleWriter },
     );
-  const lease = sharedEngine
-    ? opened.lease?.('notification-delivery', { termMs: engine.deliveryLeaseMillis, log })
-    : undefined;
-  return new LeasedDelivery(
-    deliverer,
-    lease,
-    () => storedOutboxEvents(store),
-    () => opened.othersCaughtUp?.() ?? Promise.resolve(),
+  return new LeasedDelivery(deliverer, leases, {
+    readStored: () => storedOutboxEvents(store),
+    caughtUp: () => opened.othersCaughtUp?.() ?? Promise.resolve(),
     log,
-  );
+  });
 }
 
 /** With `notifications.webhookUrl`: each notification received, forwarded as it is stored. */

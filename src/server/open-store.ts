@@ -22,8 +22,8 @@ export interface OpenedStore {
   embedded?: DurableStore;
   /** With other processes on the same engine: see Services.caughtUp. */
   caughtUp?: () => Promise<void>;
-  /** A lease among the processes on the same engine. */
-  lease?: SparqlEngineStore['lease'];
+  /** Leases the processes on the same engine share out. */
+  leases?: SparqlEngineStore['leases'];
   /**
    * Resolves once every commit of the other processes on the engine made before the call is
    * published here.
@@ -87,7 +87,7 @@ async function openEngineStore(
   return {
     store,
     caughtUp: shared && settings.readYourWrites ? () => store.caughtUp() : undefined,
-    lease: (name, options) => store.lease(name, options),
+    leases: (name, count, options) => store.leases(name, count, options),
     othersCaughtUp: () => store.caughtUp(),
     capacity: () => undefined,
     startQueries: () =>

@@ -51,6 +51,11 @@ export type DomainEvent =
   | { kind: 'outbox-numbers-released'; numbers: readonly number[] }
   /** A delivery queue settled every notification of the entries up to `through`. */
   | { kind: 'outbox-advanced'; queue: string; through: number }
+  /**
+   * A group of queues (several processes delivering) settled the entries up to `through`: its queues without a
+   * position of their own stand there.
+   */
+  | { kind: 'outbox-group-advanced'; group: string; through: number }
   /** The outbox entries up to `through` are gone: every queue was past them. */
   | { kind: 'outbox-compacted'; through: number }
   /** A subscription started: it receives the outbox entries numbered after `after`. */

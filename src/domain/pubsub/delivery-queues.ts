@@ -11,6 +11,7 @@ import {
   type ParkedPosition,
   type Recipient,
 } from '../../store/schema/outbox.js';
+import { queueGroup, type DeliveryGroup } from './delivery-groups.js';
 import { notificationIri, recipientsOf } from './outbox.js';
 import type { SettleCommits } from './delivery-settle.js';
 import type { SubscriptionIndex } from './subscriptions.js';
@@ -94,6 +95,17 @@ const REFILL_RETRY_MS = 1000;
 /** Recipients (plus one per entry) of the entries kept read for queues paging their backlog in. */
 const ADDRESSED_ENTRIES_KEPT = 100_000;
 
+/** Queues whose group is known, per delivery of a group. */
+const GROUPS_KEPT = 100_000;
+
+/**
+ * Recipients by queue, per list of recipients: the entries of writes to one object share the list the subscription
+ * index found (until a subscription changes), and so their grouping; shared by the deliveries of every group.
+ */
+const grouped = new WeakMap<readonly Recipient[], ReadonlyMap<string, readonly Recipient[]>>();
+/** With groups, the recipients of each published entry, found by the first group's delivery for all of them. */
+const foundRecipients = new WeakMap<OutboxEntry, readonly Recipient[]>();
+
 /** An outbox entry with its recipients by queue, as queues page it in. */
 interface AddressedEntry {
   entry: OutboxEntry;
@@ -117,11 +129,8 @@ export class QueueWindows {
     ADDRESSED_ENTRIES_KEPT,
     (a) => 1 + (a?.recipients ?? 0),
   );
-  /**
-   * Recipients by queue, per list of recipients: the entries of writes to one object share the
-   * list the subscription index found (until a subscription changes), and so their grouping.
-   */
-  private readonly grouped = new WeakMap<readonly Recipient[], ReadonlyMap<string, readonly Recipient[]>>();
+  /** With a group: whether each queue seen is in it. */
+  private readonly inGroup = new BoundedCache<string, boolean>(GROUPS_KEPT);
 
   constructor(
     private readonly store: StoreReader,
@@ -131,7 +140,19 @@ export class QueueWindows {
     private readonly queueWindow: number,
     /** `q` has notifications that may be sent. */
     private readonly kick: (q: Queue) => void,
+    /** The group of queues delivered here (several processes delivering): the others' are not. */
+    private readonly group?: DeliveryGroup,
   ) {}
+
+  private isMine(queue: string): boolean {
+    if (!this.group) return true;
+    let mine = this.inGroup.get(queue);
+    if (mine === undefined) {
+      mine = queueGroup(queue, this.group.count) === this.group.index;
+      this.inGroup.set(queue, mine);
+    }
+    return mine;
+  }
 
   all(): IterableIterator<Queue> {
     return this.queues.values();
@@ -206,8 +227,14 @@ export class QueueWindows {
     let held = false;
     let taken = false;
     let passed = false;
+    /** A queue of another group not past it: delivered by another process, which needs the entry kept. */
+    let othersBehind = false;
     for (const [key, recipients] of addressed.byQueue) {
       const [position, cursor] = [this.settle.position(key), this.queues.get(key)?.cursor ?? 0];
+      if (!this.isMine(key)) {
+        othersBehind ||= entry.sequence > position;
+        continue;
+      }
       // Put in the window of a queue whose backlog covers its number, it would be read from the
       // store again, and counted off that backlog though never counted in it: the backlog's last
       // entry would then never be read, and the entries removed past it.
@@ -238,9 +265,16 @@ export class QueueWindows {
     if (held) this.addressedEntries.set(entry.sequence, addressed);
     // Read from the store below the entries removed, and no queue's: left behind by a removal (a
     // late one, published after the entries after it were removed, stays until every queue is past it).
-    else if (!late && !taken && entry.sequence <= (this.settle.compactedThrough ?? 0))
+    // With groups, group 0 alone removes it (it removes the entries every group is past).
+    else if (
+      !late &&
+      !taken &&
+      !othersBehind &&
+      (this.group?.index ?? 0) === 0 &&
+      entry.sequence <= (this.settle.compactedThrough ?? 0)
+    )
       this.settle.removeEntry(entry.sequence);
-    return held || taken ? undefined : passed ? 'its queues are past it' : 'no recipient';
+    return held || taken || othersBehind ? undefined : passed ? 'its queues are past it' : 'no recipient';
   }
 
   /**
@@ -264,11 +298,8 @@ export class QueueWindows {
   }
 
   /** An entry with its recipients by queue (`recipientsOf` unless known). */
-  private addressed(
-    entry: OutboxEntry,
-    recipients: readonly Recipient[] = recipientsOf(entry, this.index),
-  ): AddressedEntry {
-    let byQueue = this.grouped.get(recipients);
+  private addressed(entry: OutboxEntry, recipients = this.recipientsOf(entry)): AddressedEntry {
+    let byQueue = grouped.get(recipients);
     if (!byQueue) {
       const groups = new Map<string, Recipient[]>();
       for (const r of recipients) {
@@ -277,9 +308,19 @@ export class QueueWindows {
         else groups.set(r.queue, [r]);
       }
       byQueue = groups;
-      this.grouped.set(recipients, byQueue);
+      grouped.set(recipients, byQueue);
     }
     return { entry, byQueue, recipients: recipients.length };
+  }
+
+  private recipientsOf(entry: OutboxEntry): readonly Recipient[] {
+    if (!this.group) return recipientsOf(entry, this.index);
+    let found = foundRecipients.get(entry);
+    if (!found) {
+      found = recipientsOf(entry, this.index);
+      foundRecipients.set(entry, found);
+    }
+    return found;
   }
 
   /** Entry `sequence` with its recipients, if the store still holds it: read once for every queue paging it in. */
@@ -311,6 +352,7 @@ export class QueueWindows {
    * in memory; the rest stay in the store only and are read as the window drains.
    */
   enqueueParked(parked: ParkedNotification): void {
+    if (!this.isMine(parked.queue)) return;
     const q = this.queueOf({ queue: parked.queue, subscription: parked.subscription, callback: parked.callback });
     if (q.parkedBacklog > 0 && !parkedBefore(parked, q.parkedCursor!)) {
       q.parkedBacklog += 1;

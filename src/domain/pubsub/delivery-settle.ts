@@ -1,5 +1,4 @@
 import type { Quad } from '../../rdf/terms.js';
-import type { StoreWriter } from '../../store/graph-store.js';
 import {
   compactedThroughQuad,
   deadLetterQuads,
@@ -12,6 +11,8 @@ import {
   type ParkedNotification,
 } from '../../store/schema/outbox.js';
 import type { DomainEvent, WriteTransaction } from '../../store/transaction.js';
+import { groupName, queueGroup, type DeliveryGroup } from './delivery-groups.js';
+import type { SettleWriter } from './settle-batches.js';
 
 /** At most this many entries are removed in one commit. */
 const COMPACT_BATCH = 1000;
@@ -72,6 +73,10 @@ export class SettleCommits {
   private latest = 0;
   /** Entries up to this number are gone from the store (undefined: none seen yet). */
   private removedThrough: number | undefined;
+  /** With a group: the position of every group of its count, as stored. */
+  private readonly groupPositions = new Map<string, number>();
+  /** With a group: its name, and the names of every group of its count. */
+  private readonly groupNames: { own: string; all: readonly string[] } | undefined;
   /** What the next settle commit writes, besides the queues' positions. */
   private parkedToRemove: ParkedNotification[] = [];
   private deadToWrite: DeadLetterToWrite[] = [];
@@ -85,9 +90,20 @@ export class SettleCommits {
   private closed = false;
 
   constructor(
-    private readonly store: StoreWriter,
+    private readonly store: SettleWriter,
     private readonly sources: SettleSources,
-  ) {}
+    /**
+     * The group of queues this delivery has (several processes delivering): its settle commits record the group's
+     * position; those of group 0 also remove the entries every group is past.
+     */
+    private readonly group?: DeliveryGroup,
+  ) {
+    if (group)
+      this.groupNames = {
+        own: groupName(group),
+        all: Array.from({ length: group.count }, (_, index) => groupName({ index, count: group.count })),
+      };
+  }
 
   /** Highest entry number published so far. */
   get lastSequence(): number {
@@ -109,7 +125,13 @@ export class SettleCommits {
    * removed (every queue was past them; a position is recorded only further on, see POSITION_SLACK).
    */
   position(queue: string): number {
-    return this.positions.get(queue) ?? this.removedThrough ?? 0;
+    return this.positions.get(queue) ?? this.floor ?? 0;
+  }
+
+  /** Where the queues without a position of their own stand: the entries removed, or the group's position past them. */
+  private get floor(): number | undefined {
+    const own = this.groupNames && this.groupPositions.get(this.groupNames.own);
+    return own === undefined ? this.removedThrough : Math.max(own, this.removedThrough ?? 0);
   }
 
   /** `queue` settled everything up to entry `through`: recorded by a later settle commit. */
@@ -163,14 +185,21 @@ export class SettleCommits {
           this.moved.delete(e.queue);
           this.rewound.delete(e.queue);
         }
-        this.latest = Math.max(this.latest, e.through);
+        // Another group's delivery (another process, maybe further along the feed) says nothing of the entries this
+        // one was handed: taken as the highest entry known, it could move this group's position past them unseen.
+        if (!this.group || queueGroup(e.queue, this.group.count) === this.group.index)
+          this.latest = Math.max(this.latest, e.through);
         break;
       case 'outbox-compacted':
-        this.removedThrough = Math.max(this.removedThrough ?? 0, e.through);
-        // Positions up to the entries removed need no write: no queue can be behind them.
+      case 'outbox-group-advanced':
+        if (e.kind === 'outbox-compacted') this.removedThrough = Math.max(this.removedThrough ?? 0, e.through);
+        else if (this.groupNames?.all.includes(e.group))
+          this.groupPositions.set(e.group, Math.max(this.groupPositions.get(e.group) ?? 0, e.through));
+        // Positions up to the floor need no write: no queue of this delivery can be behind it.
         for (const queue of this.moved)
-          if (this.positions.get(queue)! <= this.removedThrough && !this.rewound.has(queue)) this.moved.delete(queue);
-        this.latest = Math.max(this.latest, e.through);
+          if (this.positions.get(queue)! <= this.floor! && !this.rewound.has(queue)) this.moved.delete(queue);
+        if (e.kind === 'outbox-compacted' || e.group === this.groupNames?.own)
+          this.latest = Math.max(this.latest, e.through);
         break;
       default:
         break;
@@ -222,14 +251,14 @@ export class SettleCommits {
       () => {
         this.settlement = undefined;
         this.failures = 0;
-        const removed = this.removedThrough ?? this.latest;
-        const removable = Math.min(this.sources.lowWater(), this.sources.recordCap()) > removed;
+        const { floor, removeTo } = this.targets();
+        const removable = floor.to > floor.from || removeTo > (this.removedThrough ?? this.latest);
         if (
           this.parkedToRemove.length > 0 ||
           this.deadToWrite.length > 0 ||
           this.entriesToRemove.length > 0 ||
           removable ||
-          this.positionsToWrite(removed, POSITION_SLACK, 1).length > 0
+          this.positionsToWrite(floor.from, POSITION_SLACK, 1).length > 0
         )
           this.schedule();
       },
@@ -271,17 +300,44 @@ export class SettleCommits {
     return Math.min(this.positions.get(queue)!, cap);
   }
 
+  /**
+   * Where the floor (see `position`) may move: from where it stands to what every queue of this delivery is past; and
+   * up to where the entries may be removed now (alone: the floor; with groups, group 0: where every group is).
+   */
+  private targets(): { floor: { from: number; to: number }; removeTo: number } {
+    const removed = this.removedThrough ?? this.latest;
+    const settled = Math.min(this.sources.lowWater(), this.sources.recordCap());
+    if (!this.groupNames)
+      return { floor: { from: removed, to: settled }, removeTo: Math.min(settled, removed + COMPACT_BATCH) };
+    const from = this.floor ?? this.latest;
+    const floor = { from, to: settled };
+    if (this.group!.index !== 0) return { floor, removeTo: removed };
+    let removeTo = Math.min(Math.max(from, settled), removed + COMPACT_BATCH);
+    for (const name of this.groupNames.all)
+      if (name !== this.groupNames.own) removeTo = Math.min(removeTo, this.groupPositions.get(name) ?? removed);
+    return { floor, removeTo };
+  }
+
   private transaction(slack: number): WriteTransaction | undefined {
     const tx = this.store.begin();
     const from = this.removedThrough ?? this.latest;
     const cap = this.sources.recordCap();
-    const to = Math.min(this.sources.lowWater(), from + COMPACT_BATCH, cap);
-    for (const queue of this.positionsToWrite(Math.max(from, to), slack)) {
+    const { floor, removeTo: to } = this.targets();
+    // Where the floor stands after this commit: the queues at or below it need no position of their own.
+    const floorAfter = this.groupNames ? Math.max(floor.from, floor.to) : Math.max(from, to);
+    for (const queue of this.positionsToWrite(floorAfter, slack)) {
       const through = this.recordable(queue, cap);
       const moved = movedQueuePosition(queue, this.storedPositions.get(queue) ?? 0, through);
       tx.delete.push(...moved.delete);
       tx.insert.push(...moved.insert);
       tx.events.push({ kind: 'outbox-advanced', queue, through });
+    }
+    if (this.groupNames && floor.to > floor.from) {
+      const { own } = this.groupNames;
+      const moved = movedQueuePosition(own, this.groupPositions.get(own) ?? 0, floor.to, 'group');
+      tx.delete.push(...moved.delete);
+      tx.insert.push(...moved.insert);
+      tx.events.push({ kind: 'outbox-group-advanced', group: own, through: floor.to });
     }
     for (const parked of this.parkedToRemove) {
       tx.removedGraphs.push(parked.graph);

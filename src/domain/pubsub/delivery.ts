@@ -9,6 +9,7 @@ import { SendPacer, PAUSE_POLL_MS, type PacingOptions } from './delivery-pacing.
 import { objectOf, pendingOf, QueueWindows, type Item, type Queue } from './delivery-queues.js';
 import { EntryOrder, type EntryOrderOptions, type QueuedEntry } from './entry-order.js';
 import { SettleCommits } from './delivery-settle.js';
+import type { DeliveryGroup } from './delivery-groups.js';
 import { NotificationBodies } from './notification-bodies.js';
 import { notificationQuads } from './outbox.js';
 import { backoffMs, retryAfterMs } from './retry-timing.js';
@@ -109,20 +110,26 @@ export class Delivery {
      * for.
      */
     order: Omit<EntryOrderOptions, 'log'> = { inFlight: () => false, othersWaitMs: 0 },
+    /** The group of queues this delivers (several processes delivering, `delivery-groups.ts`); all when absent. */
+    private readonly group?: DeliveryGroup,
   ) {
     this.index = subscriptions.index;
     this.order = new EntryOrder({ ...order, log }, (queued, late) => this.arrive(queued, late));
-    this.settle = new SettleCommits(store, {
-      lowWater: () => this.windows.lowWater(Math.min(this.lowestArrived() - 1, this.settle.lastSequence)),
-      // Below a number still awaited, and below an entry not in its queues yet (a late one moves their positions back
-      // only once there).
-      recordCap: () => Math.min(this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY, this.lowestArrived()) - 1,
-      knownEntry: (sequence) => this.windows.knownEntry(sequence),
-      serving,
-      backoffMs: (failures) => backoffMs(failures, options),
-      log,
-    });
-    this.windows = new QueueWindows(store, this.index, this.settle, options.queueWindow, (q) => this.kick(q));
+    this.settle = new SettleCommits(
+      group?.settleWriter ?? store,
+      {
+        lowWater: () => this.windows.lowWater(Math.min(this.lowestArrived() - 1, this.settle.lastSequence)),
+        // Below a number still awaited, and below an entry not in its queues yet (a late one moves their positions back
+        // only once there).
+        recordCap: () => Math.min(this.order.oldestAwaited() ?? Number.POSITIVE_INFINITY, this.lowestArrived()) - 1,
+        knownEntry: (sequence) => this.windows.knownEntry(sequence),
+        serving,
+        backoffMs: (failures) => backoffMs(failures, options),
+        log,
+      },
+      group,
+    );
+    this.windows = new QueueWindows(store, this.index, this.settle, options.queueWindow, (q) => this.kick(q), group);
     this.pacer = new SendPacer<Queue>(options, serving, (q) => this.startNext(q));
     this.bodies = new NotificationBodies(store, this.index, readRevision);
   }
@@ -131,6 +138,8 @@ export class Delivery {
     for (const e of events) {
       if (e.kind === 'outbox-compacted') this.windows.forgetEntries(this.settle.compactedThrough ?? 0, e.through);
       if (e.kind !== 'notification-queued') this.settle.onCommitted(e);
+      // Group 0 removes the entries every group is past: another group's moving on may let it.
+      if (e.kind === 'outbox-group-advanced' && this.running && this.group?.index === 0) this.settle.schedule();
       switch (e.kind) {
         case 'notification-queued':
           this.order.add({ entry: e.entry, recipients: e.recipients });
@@ -191,6 +200,9 @@ export class Delivery {
               `went to no queue: ${missed}`,
           );
       }
+      // A group's position follows the entries, whether its queues took them or not (the entries every group is
+      // past are removed).
+      if (this.group && this.running) this.settle.schedule();
     };
     if (delay > 0) setTimeout(run, delay);
     else setImmediate(run);
@@ -201,6 +213,7 @@ export class Delivery {
     this.order.live(this.settle.lastSequence, this.settle.compactedThrough ?? 0);
     this.running = true;
     for (const q of this.windows.all()) this.kick(q);
+    if (this.group) this.settle.schedule();
   }
 
   /**

@@ -248,7 +248,17 @@ export const INTERNAL_PATHS: Record<string, Record<string, Json>> = {
               schema: {
                 type: 'object',
                 required: ['queues'],
-                properties: { queues: { type: 'array', items: ref('OutboxQueue') } },
+                properties: {
+                  queues: { type: 'array', items: ref('OutboxQueue') },
+                  delivering: { type: 'boolean', description: 'Whether this process delivers notifications now' },
+                  groups: {
+                    type: 'array',
+                    items: { type: 'integer' },
+                    description:
+                      'Several processes on one engine: the groups of queues this process delivers (the queues ' +
+                      'listed are theirs)',
+                  },
+                },
               },
             },
           },

@@ -22,8 +22,9 @@ export function outboxRoutes({ access, delivery, deadLetters }: OutboxRouteDeps)
 
   router.get('/internal/outbox/queues', (_req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'reading the notification outbox' });
-    // Behind a balancer, the process holding the delivery lease shows the queues; the others none.
-    json(res, { queues: delivery.queueViews(), delivering: delivery.delivering });
+    // Behind a balancer, each process shows the queues of the groups it delivers (`groups`, several processes).
+    const { groups } = delivery;
+    json(res, { queues: delivery.queueViews(), delivering: delivery.delivering, ...(groups && { groups }) });
   });
   router.get('/internal/outbox/dead-letters', async (_req, res) => {
     access.check(callerOf(res), { kind: 'operate', what: 'reading the notification outbox' });

@@ -106,22 +106,32 @@ export async function readOutboxEntries(reader: SparqlReader): Promise<OutboxEnt
 }
 
 const POSITIONS = namedNode(meta.outboxPositionsGraph);
-const queueNode = (queue: string) => namedNode(`${STORE}outbox-queue:${encodeURIComponent(queue)}`);
 
-/** Queue `queue` has settled every notification of the entries up to number `through`. */
-export function queuePositionQuads(queue: string, through: number): Quad[] {
-  const q = queueNode(queue);
+/**
+ * What has a position: a delivery queue, or a group of queues (several processes delivering, each group by one
+ * process at a time: its queues without a position of their own stand at the group's).
+ */
+export type PositionKind = 'queue' | 'group';
+
+/** Queue (or group) `name` has settled every notification of the entries up to number `through`. */
+export function queuePositionQuads(name: string, through: number, kind: PositionKind = 'queue'): Quad[] {
+  const node = namedNode(`${STORE}outbox-${kind}:${encodeURIComponent(name)}`);
   return [
-    quad(q, namedNode(meta.outboxQueue), literal(queue), POSITIONS),
-    quad(q, namedNode(meta.settledThrough), xsdLiteral(through, xsd.integer), POSITIONS),
+    quad(node, namedNode(kind === 'queue' ? meta.outboxQueue : meta.outboxGroup), literal(name), POSITIONS),
+    quad(node, namedNode(meta.settledThrough), xsdLiteral(through, xsd.integer), POSITIONS),
   ];
 }
 
-/** What moves a queue's position from `from` (0: none stored yet) to `to`: the quads to delete and to insert. */
-export function movedQueuePosition(queue: string, from: number, to: number): { delete: Quad[]; insert: Quad[] } {
+/** What moves a position from `from` (0: none stored yet) to `to`: the quads to delete and to insert. */
+export function movedQueuePosition(
+  name: string,
+  from: number,
+  to: number,
+  kind: PositionKind = 'queue',
+): { delete: Quad[]; insert: Quad[] } {
   return {
-    delete: from > 0 ? queuePositionQuads(queue, from).slice(1) : [],
-    insert: from > 0 ? queuePositionQuads(queue, to).slice(1) : queuePositionQuads(queue, to),
+    delete: from > 0 ? queuePositionQuads(name, from, kind).slice(1) : [],
+    insert: from > 0 ? queuePositionQuads(name, to, kind).slice(1) : queuePositionQuads(name, to, kind),
   };
 }
 
@@ -139,6 +149,8 @@ export const compactedThroughQuad = (through: number): Quad =>
 
 export interface OutboxPositions {
   queues: { queue: string; through: number }[];
+  /** The groups' positions (several processes delivering, `delivery-groups.ts`). */
+  groups: { group: string; through: number }[];
   subscriptions: { subscription: string; after: number }[];
   compactedThrough: number;
 }
@@ -146,18 +158,22 @@ export interface OutboxPositions {
 export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxPositions> {
   const p = iriToNt;
   const rows =
-    await reader.select(`SELECT ?s ?queue ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
+    await reader.select(`SELECT ?s ?queue ?group ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
     { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through }
+    UNION { ?s ${p(meta.outboxGroup)} ?group ; ${p(meta.settledThrough)} ?through }
     UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
   // A queue with two positions (two processes delivering for a moment, each writing its own): the higher one holds.
   const queues = new Map<string, number>();
-  const positions: OutboxPositions = { queues: [], subscriptions: [], compactedThrough: 0 };
+  const groups = new Map<string, number>();
+  const positions: OutboxPositions = { queues: [], groups: [], subscriptions: [], compactedThrough: 0 };
   for (const b of rows.results.bindings) {
     if (b.queue) queues.set(b.queue.value, Math.max(queues.get(b.queue.value) ?? 0, Number(b.through.value)));
+    else if (b.group) groups.set(b.group.value, Math.max(groups.get(b.group.value) ?? 0, Number(b.through.value)));
     else if (b.after) positions.subscriptions.push({ subscription: b.s.value, after: Number(b.after.value) });
     else if (b.compacted) positions.compactedThrough = Math.max(positions.compactedThrough, Number(b.compacted.value));
   }
   for (const [queue, through] of queues) positions.queues.push({ queue, through });
+  for (const [group, through] of groups) positions.groups.push({ group, through });
   return positions;
 }
 

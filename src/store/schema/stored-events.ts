@@ -22,6 +22,7 @@ export async function storedOutboxEvents(reader: SparqlReader): Promise<DomainEv
   for (const { subscription, after } of positions.subscriptions)
     events.push({ kind: 'subscription-started', subscription, after });
   for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
+  for (const { group, through } of positions.groups) events.push({ kind: 'outbox-group-advanced', group, through });
   for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
   for (const { notification, dead } of await readParkedNotifications(reader)) {
     events.push(

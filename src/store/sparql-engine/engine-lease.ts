@@ -4,6 +4,8 @@ import { iriToNt, literal, termToNt } from '../../rdf/terms.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { Lease, LeaseHolder } from '../lease.js';
 import type { SparqlReader } from '../readers.js';
+import { updateRetried } from './engine.js';
+import type { LeaseShare } from './lease-share.js';
 
 /** Where the leases' terms are claimed: written on the processes' clocks, whatever the requests do. */
 export const LEASES_GRAPH = `${STORE}leases`;
@@ -17,10 +19,12 @@ export interface EngineLeaseOptions {
   /** Length of one term; a holder that stops renewing is replaced within 1.5 terms plus a poll. */
   termMs: number;
   log: (message: string) => void;
+  /** One of a set of leases the processes share out (LeaseShare): taken, and kept, only within this process's share. */
+  share?: LeaseShare;
 }
 
 interface EngineAccess extends SparqlReader {
-  update(text: string): Promise<unknown>;
+  update(text: string): Promise<string>;
 }
 
 /**
@@ -97,11 +101,29 @@ export class EngineLease implements Lease {
     // The holder claims the next term halfway through the current one; the others the current one.
     const wanted = this.holding ? (now - term * termMs >= termMs / 2 ? term + 1 : undefined) : term;
     if (wanted === undefined || (this.heldThrough !== undefined && wanted <= this.heldThrough)) return;
+    const { share } = this.options;
+    if (!share) return this.take(wanted, term);
+    if (this.holding) {
+      if (await share.keeps(this)) await this.take(wanted, term);
+      return;
+    }
+    if (!(await share.mayClaim(this))) return;
+    try {
+      await this.take(wanted, term);
+    } finally {
+      share.claimEnded(this);
+    }
+  }
+
+  /** Claims term `wanted` (`term` is the current one); tells the holder once it is held. */
+  private async take(wanted: number, term: number): Promise<void> {
+    const { termMs } = this.options;
     if (!(await this.claimed(wanted))) return;
     // Gained in the second half of a term: the next one too, before it is said to be held.
     if (wanted === term && Date.now() - term * termMs >= termMs / 2) await this.claimed(term + 1);
     if (!this.holding && !this.stopped && Date.now() < this.endOf(this.heldThrough!)) {
       this.holding = true;
+      this.options.share?.gained(this);
       this.options.log(`lease ${this.name}: held by this process (${this.process}) through term ${this.heldThrough}`);
       this.holder?.gained();
     }
@@ -127,6 +149,7 @@ export class EngineLease implements Lease {
   private drop(): void {
     if (!this.holding) return;
     this.holding = false;
+    this.options.share?.dropped(this);
     this.options.log(`lease ${this.name}: no longer held by this process (${this.process})`);
     this.holder?.lost();
   }
@@ -135,7 +158,9 @@ export class EngineLease implements Lease {
   private async claim(term: number): Promise<string | undefined> {
     const g = iriToNt(LEASES_GRAPH);
     const t = iriToNt(`${STORE}lease:${encodeURIComponent(this.name)}:${term}`);
-    await this.engine.update(
+    // Claims of many leases (one per group of queues) at once deadlock now and then: sent again then.
+    await updateRetried(
+      this.engine,
       `INSERT { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ${termToNt(literal(this.process))} ;
   ${iriToNt(LEASE_NAME)} ${termToNt(literal(this.name))} ; ${iriToNt(LEASE_TERM)} ${term} } }
 WHERE { VALUES ?guard { 1 } FILTER NOT EXISTS { GRAPH ${g} { ${t} ${iriToNt(HELD_BY)} ?holder } } }`,

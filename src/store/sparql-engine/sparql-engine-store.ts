@@ -29,6 +29,7 @@ import { pause, type SparqlEngine, updateRetried } from './engine.js';
 import { readFinishedRequests, readRevision } from './engine-layout.js';
 import { EngineObjectCatalog } from './engine-object-catalog.js';
 import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
+import { LeaseShare } from './lease-share.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine, tripleOfBinding } from './engine-literals.js';
 import { EngineNotifications } from './engine-notifications.js';
 import { IntentCompletion } from './intent-completion.js';
@@ -392,9 +393,18 @@ export class SparqlEngineStore implements GraphStore {
     }
   }
 
-  /** A lease among the processes on the engine (`name`: what it covers). */
-  lease(name: string, options: EngineLeaseOptions): Lease {
-    return new EngineLease(this.engine, name, options);
+  /**
+   * `count` leases among the processes on the engine (`name`: what they cover), which the processes share out: each
+   * takes up to its fair share of them (LeaseShare). One lease is held by whichever process takes it.
+   */
+  leases(name: string, count: number, options: EngineLeaseOptions): Lease[] {
+    if (count === 1) return [new EngineLease(this.engine, name, options)];
+    const deadAfterMs = this.shared?.deadAfterMs ?? options.termMs;
+    const share = new LeaseShare(this.engine, count, deadAfterMs, options.termMs / 5);
+    return Array.from(
+      { length: count },
+      (_, i) => new EngineLease(this.engine, `${name}:${i}/${count}`, { ...options, share }),
+    );
   }
 
   async close(): Promise<void> {
