@@ -15,7 +15,7 @@ import { openChromium } from './support/chromium.js';
 import { allQuads, openStore } from './support/store-data.js';
 import { Parser } from 'n3';
 import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
-import { latestRevisionQuad, readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
+import { engineLatestQuads, readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
 import { finishedQuad } from '../src/store/schema/finished-graphs.js';
 
 const run = promisify(execFile);
@@ -224,7 +224,7 @@ describe('onerecord export (CLI)', () => {
       const history: string[] = [];
       for (const r of readRevisions(store.index)) {
         if (r.number === 1 && (await store.revision(r.object, 2))) continue; // listed again with the latest
-        history.push(quadToNq(latestRevisionQuad(r)));
+        history.push(...engineLatestQuads(r).map(quadToNq));
         for (let n = 1; n <= r.number; n++) {
           const graph = namedNode(revisionGraph(r.object, n));
           history.push(

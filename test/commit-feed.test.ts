@@ -8,6 +8,7 @@ import {
   type OutboxEntry,
 } from '../src/store/schema/outbox.js';
 import {
+  engineLatestQuads,
   latestGraph,
   latestRevisionQuad,
   revisionGraph,
@@ -577,7 +578,7 @@ describe('the commit feed', function () {
       ],
       [
         ...revisionQuads(two),
-        latestRevisionQuad(two),
+        ...engineLatestQuads(two),
         ...inGraph(two.graph),
         ...inGraph(latestGraph(object)),
         ...(notification ? outboxEntryQuads(notification) : []),

@@ -200,6 +200,11 @@ export const store = {
   revisionType: `${STORE}mostSpecificType`,
   /** On a SPARQL engine: an object's latest revision graph, replaced by each new revision (ObjectCatalog's reads). */
   latestRevision: `${STORE}latestRevision`,
+  /**
+   * On a SPARQL engine: an object's latest revision's number, time, author and type in one plain literal, replaced by
+   * each new revision (ObjectCatalog.object reads it and the creator with one pattern each).
+   */
+  objectRecord: `${STORE}objectRecord`,
   /** On a SPARQL engine: the version of its layout (`engineLayoutVersion`), on the metadata graph itself. */
   layoutVersion: `${STORE}layoutVersion`,
   /** What `revisionType` was called before; still read, never written. */

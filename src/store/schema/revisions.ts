@@ -1,4 +1,4 @@
-import { dateTimeLiteral, iriToNt, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, literal, namedNode, quad, xsdLiteral, type Quad } from '../../rdf/terms.js';
 import { store as meta, xsd } from '../../rdf/vocab.js';
 import { partBytes, partLines, startsComment, type CommitRecord, type CommitBytes } from '../commit-record.js';
 import { entryOf } from '../../map-entry.js';
@@ -56,6 +56,34 @@ export function revisionQuads(r: RevisionRecord): Quad[] {
  */
 export function latestRevisionQuad(r: RevisionRecord): Quad {
   return quad(namedNode(r.object), namedNode(meta.latestRevision), namedNode(r.graph), namedNode(meta.metaGraph));
+}
+
+/**
+ * An object's latest revision as one plain literal (number, time, author, type, space-separated: IRIs hold no space),
+ * which a SPARQL engine keeps beside the mark: one quad to read where the revision's metadata is five.
+ */
+export function objectRecordQuad(r: RevisionRecord): Quad {
+  const record = `${r.number} ${r.createdAt.toISOString()} ${r.createdBy} ${r.mostSpecificType}`;
+  return quad(namedNode(r.object), namedNode(meta.objectRecord), literal(record), namedNode(meta.metaGraph));
+}
+
+/** What a SPARQL engine keeps of an object's latest revision beside its metadata: its mark and its record. */
+export const engineLatestQuads = (r: RevisionRecord): Quad[] => [latestRevisionQuad(r), objectRecordQuad(r)];
+
+/** The revision an object record (`objectRecordQuad`) names; undefined if it does not parse. */
+export function revisionOfRecord(object: string, record: string): RevisionRecord | undefined {
+  const [number, createdAt, createdBy, mostSpecificType, ...rest] = record.split(' ');
+  const n = Number(number);
+  if (rest.length > 0 || !Number.isInteger(n) || n < 1 || !mostSpecificType || Number.isNaN(Date.parse(createdAt)))
+    return undefined;
+  return {
+    object,
+    number: n,
+    graph: revisionGraph(object, n),
+    createdAt: new Date(createdAt),
+    createdBy,
+    mostSpecificType,
+  };
 }
 
 /** What `readRevisions` reads: one graph of the store as N-Triples (OxigraphIndex). */

@@ -2,7 +2,7 @@ import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt } from '../../r
 import { store as meta } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import type { CatalogObject, ObjectCatalog, ObjectList, ObjectListFilter } from '../schema/object-catalog.js';
-import { revisionGraph, type RevisionRecord } from '../schema/revisions.js';
+import { revisionGraph, revisionOfRecord, type RevisionRecord } from '../schema/revisions.js';
 
 const p = iriToNt;
 const META = p(meta.metaGraph);
@@ -51,14 +51,20 @@ function filtersOf(filter: ObjectListFilter): string {
 export class EngineObjectCatalog implements ObjectCatalog {
   constructor(private readonly engine: CatalogEngine) {}
 
+  /** Two patterns on known subjects: the engine's cost of a query grows with its patterns more than with its rows. */
   async object(iri: string): Promise<CatalogObject | undefined> {
     if (!isValidIri(iri)) return undefined;
     const rows = await this.engine.select(
-      `SELECT ?g ?n ?at ?by ?type ?creator WHERE { GRAPH ${META} { ${latestPattern(p(iri))}
-        ${p(revisionGraph(iri, 1))} ${p(meta.revisionCreatedBy)} ?creator } } LIMIT 1`,
+      `SELECT ?record ?creator WHERE { GRAPH ${META} { ${p(iri)} ${p(meta.objectRecord)} ?record .
+        ${p(revisionGraph(iri, 1))} ${p(meta.revisionCreatedBy)} ?creator } }`,
     );
-    const b = rows.results.bindings[0];
-    return b && { iri, creator: b.creator.value, latest: latestOf(iri, b) };
+    // One record, but for one an upgrade wrote in the engine's own forms and a revision then replaced: the highest.
+    let found: CatalogObject | undefined;
+    for (const b of rows.results.bindings) {
+      const latest = revisionOfRecord(iri, b.record.value);
+      if (latest && latest.number > (found?.latest.number ?? 0)) found = { iri, creator: b.creator.value, latest };
+    }
+    return found;
   }
 
   async createdBy(agent: string): Promise<string[]> {
@@ -103,8 +109,8 @@ export class EngineObjectCatalog implements ObjectCatalog {
 
   /**
    * Brings a layout of an earlier version up to this one, once (the metadata graph records the version): each object
-   * gets its mark of its latest revision. Run by the first process to start on the engine after an upgrade, before it
-   * serves; the version is written after the marks, so a process stopped in between runs it again.
+   * gets its mark and its record of its latest revision. Run by the first process to start on the engine after an
+   * upgrade, before it serves; the version is written after them, so a process stopped in between runs it again.
    */
   async upgradeLayout(): Promise<void> {
     const version = await this.engine.select(
@@ -116,6 +122,11 @@ export class EngineObjectCatalog implements ObjectCatalog {
         ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n .
         FILTER NOT EXISTS { ?later ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?m . FILTER (?m > ?n) }
         FILTER NOT EXISTS { ?o ${p(meta.latestRevision)} ?marked } } }`,
+    );
+    await this.engine.update(
+      `INSERT { GRAPH ${META} { ?o ${p(meta.objectRecord)} ?record } } WHERE { GRAPH ${META} { ${latestPattern('?o')}
+        FILTER NOT EXISTS { ?o ${p(meta.objectRecord)} ?held } }
+        BIND (CONCAT(STR(?n), " ", STR(?at), " ", STR(?by), " ", STR(?type)) AS ?record) }`,
     );
     await this.engine.update(
       `DELETE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } } INSERT { GRAPH ${META} { ${META} ` +

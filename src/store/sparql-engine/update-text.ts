@@ -1,7 +1,7 @@
 import { iriToNt, literal, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
 import { finishedQuad } from '../schema/finished-graphs.js';
-import { latestGraph, latestRevisionQuad, revisionQuads } from '../schema/revisions.js';
+import { engineLatestQuads, latestGraph, revisionQuads } from '../schema/revisions.js';
 import type { WriteTransaction } from '../transaction.js';
 import type { FeedEntryParts } from './commit-feed.js';
 import { toEngine } from './engine-literals.js';
@@ -71,21 +71,21 @@ function template(
 }
 
 /**
- * What each new revision writes: its metadata (every revision's is kept) and the object's mark of its latest
- * revision, its triples in its own graph, and the object's graph (`latestGraph`, as in the embedded store) changed in
- * place.
+ * What each new revision writes: its metadata (every revision's is kept), the object's mark and record of its latest
+ * revision (`latestOf`), its triples in its own graph, and the object's graph (`latestGraph`, as in the embedded
+ * store) changed in place.
  */
 function revisionWrites(tx: WriteTransaction): { insert: Quad[]; delete: Quad[] } {
   const insert: Quad[] = [];
   const remove: Quad[] = [];
   for (const { revision, triples, replaces } of tx.revisions) {
-    insert.push(...revisionQuads(revision), latestRevisionQuad(revision), ...inGraph(triples, revision.graph));
+    insert.push(...revisionQuads(revision), ...engineLatestQuads(revision), ...inGraph(triples, revision.graph));
     const latest = latestGraph(revision.object);
     if (!replaces) {
       insert.push(...inGraph(triples, latest));
       continue;
     }
-    remove.push(latestRevisionQuad(replaces.revision));
+    remove.push(...engineLatestQuads(replaces.revision));
     const { added, removed } = revisionDelta(replaces, triples);
     insert.push(...inGraph(added, latest));
     remove.push(...inGraph(removed, latest));

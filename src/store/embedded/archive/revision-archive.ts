@@ -2,7 +2,7 @@ import { BoundedCache } from '../../../bounded-cache.js';
 import { iriToNt, quadToNq, tripleToNt, type Quad } from '../../../rdf/terms.js';
 import { ArchiveCorruptError, type ArchiveDb } from './archive-db.js';
 import {
-  latestRevisionQuad,
+  engineLatestQuads,
   revisionGraph,
   revisionQuads,
   type RevisionRecord,
@@ -228,19 +228,22 @@ export class RevisionArchive {
       else current = this.lines(of, number, value);
       const graph = ` ${iriToNt(revisionGraph(of, number))} .`;
       const out = [...current].map((line) => `${line.slice(0, -2)}${graph}\n`);
-      if (previous && !sameObject) out.push(quadToNq(latestRevisionQuad(previous)));
+      if (previous && !sameObject) out.push(...latestOf(previous));
       previous = this.revision(of, number)!;
       out.push(...revisionQuads(previous).map(quadToNq));
       lines += out.length;
       await write(out.join(''));
     }
     if (previous) {
-      await write(quadToNq(latestRevisionQuad(previous)));
-      lines += 1;
+      const last = latestOf(previous);
+      await write(last.join(''));
+      lines += last.length;
     }
     return lines;
   }
 }
+
+const latestOf = (r: RevisionRecord) => engineLatestQuads(r).map(quadToNq);
 
 const splitLines = (text: string) => (text === '' ? [] : text.slice(0, -1).split('\n'));
 const joinLines = (lines: Set<string>) => (lines.size === 0 ? '' : `${[...lines].join('\n')}\n`);
