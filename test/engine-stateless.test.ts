@@ -74,7 +74,9 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
     expect(await listed()).to.deep.equal(before);
     // Read cold, each object is found through its record again, with its latest revision.
     for (const object of objects)
-      expect((await server.request(object)).headers.get('revision')).to.equal(object === objects[0] || object === objects[1] ? '2' : '1');
+      expect((await server.request(object)).headers.get('revision')).to.equal(
+        object === objects[0] || object === objects[1] ? '2' : '1',
+      );
     const types = (await readJson(server, '/internal/logistics-objects')).types as Record<string, number>;
     expect(types[`${CARGO}Piece`]).to.equal(5);
   });
