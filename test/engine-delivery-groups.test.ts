@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { shareIdentityProvider } from '../src/auth/identity-provider.js';
 import { add, change, createObject, patch, str } from './support/changes.js';
-import { deliveryFaults, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
+import { faultsOnceDelivered, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine } from './support/virtuoso.js';
 
@@ -112,12 +112,7 @@ describe('notification delivery spread over three server processes (groups of qu
         }
       }),
     );
-    for (
-      const deadline = Date.now() + 30_000;
-      new Set(sink.received.map((n) => n.id)).size < expected.size && Date.now() < deadline;
-    )
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(deliveryFaults(sink.received, expected)).to.deep.equal([]);
+    expect(await faultsOnceDelivered(sink.received, expected)).to.deep.equal([]);
   }
 
   it('each process takes a third of the groups and delivers its part; the subscriber gets each notification once, in order', async () => {

@@ -6,7 +6,7 @@ import { shareIdentityProvider } from '../src/auth/identity-provider.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
 import { CLUSTER_PROCESSES, startTestCluster } from './support/cluster.js';
 import { eventJson, postEvent } from './support/events.js';
-import { deliveryFaults, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
+import { faultsOnceDelivered, pieceSubscription, startNotificationSink } from './support/notification-sink.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { leaseEngine, releaseEngine, engineSettings } from './support/virtuoso.js';
 
@@ -126,12 +126,7 @@ describe('notifications from three server processes over one engine', function (
         }
       }),
     );
-    for (
-      const deadline = Date.now() + 30_000;
-      new Set(sink.received.map((n) => n.id)).size < expected.size && Date.now() < deadline;
-    )
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(deliveryFaults(sink.received, expected)).to.deep.equal([]);
+    expect(await faultsOnceDelivered(sink.received, expected)).to.deep.equal([]);
     // One process holds the lease: it alone has queues to show.
     const delivering: boolean[] = [];
     for (let i = 0; i < CLUSTER_PROCESSES; i++)

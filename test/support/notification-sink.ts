@@ -55,6 +55,19 @@ export function pieceSubscription(subscriber: string): Record<string, unknown> {
   };
 }
 
+/** Waits up to 30 s for as many distinct notifications as `expected` holds, then answers `deliveryFaults`. */
+export async function faultsOnceDelivered(
+  received: readonly ReceivedNotification[],
+  expected: ReadonlySet<string>,
+): Promise<string[]> {
+  for (
+    const deadline = Date.now() + 30_000;
+    new Set(received.map((n) => n.id)).size < expected.size && Date.now() < deadline;
+  )
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  return deliveryFaults(received, expected);
+}
+
 /**
  * What is wrong with `received` against the notifications `expected` (`object revision eventType`
  * keys): one missing, one received under two ids, one not expected; and, per object, copies whose

@@ -80,7 +80,7 @@ export class LogisticsObjects {
    */
   async existenceIn(triples: readonly Quad[]): Promise<(iri: string) => boolean> {
     const held = (iri: string) => this.index.get(iri) !== undefined;
-    if (this.index.all()) return held;
+    if (this.index.holdsAll) return held;
     const named = new Set<string>();
     // Literals too: a Change names the objects it links as xsd:anyURI values.
     for (const t of triples)

@@ -55,6 +55,11 @@ export class RevisionIndex {
     return new RevisionIndex(history, catalog, maxBytes);
   }
 
+  /** True when every object is held (a miss means no such object). */
+  get holdsAll(): boolean {
+    return !this.catalog;
+  }
+
   /** Objects held in memory. */
   get size(): number {
     return this.entries.size;

@@ -197,7 +197,7 @@ export class Outbox {
       const entry = this.revisions.get(object);
       if (entry) held.set(object, entry);
     }
-    return held.size === objects.length || this.revisions.all() ? held : this.revisions.findAll(objects);
+    return held.size === objects.length || this.revisions.holdsAll ? held : this.revisions.findAll(objects);
   }
 
   private latestOf(object: string, known: KnownObjects): RevisionRecord | undefined {

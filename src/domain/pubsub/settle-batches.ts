@@ -54,7 +54,9 @@ export class SettleBatches implements SettleWriter {
       });
   }
 
-  /** One transaction doing what each of `parts` does (settle commits only delete, insert, remove graphs, tell events). */
+  /**
+   * One transaction doing what each of `parts` does (settle commits only delete, insert, remove graphs, tell events).
+   */
   private merged(parts: readonly WriteTransaction[]): WriteTransaction {
     const tx = this.store.begin();
     for (const part of parts) {

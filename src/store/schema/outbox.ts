@@ -157,8 +157,8 @@ export interface OutboxPositions {
 
 export async function readOutboxPositions(reader: SparqlReader): Promise<OutboxPositions> {
   const p = iriToNt;
-  const rows =
-    await reader.select(`SELECT ?s ?queue ?group ?through ?after ?compacted WHERE { GRAPH ${p(meta.outboxPositionsGraph)} {
+  const graph = p(meta.outboxPositionsGraph);
+  const rows = await reader.select(`SELECT ?s ?queue ?group ?through ?after ?compacted WHERE { GRAPH ${graph} {
     { ?s ${p(meta.outboxQueue)} ?queue ; ${p(meta.settledThrough)} ?through }
     UNION { ?s ${p(meta.outboxGroup)} ?group ; ${p(meta.settledThrough)} ?through }
     UNION { ?s ${p(meta.notifiedAfter)} ?after } UNION { ?s ${p(meta.compactedThrough)} ?compacted } } }`);
