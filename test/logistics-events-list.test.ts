@@ -172,6 +172,23 @@ for (const cold of [false, true])
       }
     });
 
+    it('lists an event posted after a restart after those posted before it', async () => {
+      const later = await createObject(server);
+      const before = await postEvent(server, later, eventJson({ code: 'DEP' }));
+      expect(before.status).to.equal(201);
+      await server.stop();
+      await server.restart();
+      const after = await postEvent(server, later, eventJson({ code: 'DEP' }));
+      expect(after.status).to.equal(201);
+      const listed = items(
+        (await (await server.request(`${later}/logistics-events`)).json()) as Record<string, unknown>,
+      );
+      expect(listed.map((item) => item['@id'])).to.deep.equal([
+        before.headers.get('location'),
+        after.headers.get('location'),
+      ]);
+    });
+
     it('reads from the store only the graphs of the events on the page', async () => {
       const busy = await createObject(server);
       const event = ({ '@context': _, ...rest }: Record<string, unknown>) => ({

@@ -3,7 +3,13 @@
 import { expect } from 'chai';
 import { RevisionIndex } from '../src/domain/objects/revision-index.js';
 import { listObjects } from '../src/domain/objects/object-list.js';
-import type { CatalogObject, ObjectCatalog } from '../src/store/schema/object-catalog.js';
+import type {
+  CatalogObject,
+  ObjectCatalog,
+  ObjectCounts,
+  ObjectListFilter,
+} from '../src/store/schema/object-catalog.js';
+import { literal, namedNode, quad, type Quad } from '../src/rdf/terms.js';
 import { revisionGraph, type RevisionRecord } from '../src/store/schema/revisions.js';
 
 const BASE = 'https://example.com/logistics-objects/';
@@ -39,6 +45,13 @@ class TableCatalog implements ObjectCatalog {
     return copy;
   }
 
+  /** With the triples `latestTriples` names for the object, when it does. */
+  latestTriples = new Map<string, Quad[]>();
+  async objectWithLatest(iri: string): Promise<{ object: CatalogObject; triples?: Quad[] } | undefined> {
+    const object = await this.object(iri);
+    return object && { object, triples: this.latestTriples.get(iri) };
+  }
+
   release(): void {
     for (const resolve of this.waiting.splice(0)) resolve();
   }
@@ -47,8 +60,16 @@ class TableCatalog implements ObjectCatalog {
     return [...this.objects.values()].filter((o) => o.creator === agent).map((o) => o.iri);
   }
 
-  async list() {
-    return listObjects(this.objects.values(), {}, 0, 100);
+  async page(filter: ObjectListFilter, skip: number, limit: number): Promise<CatalogObject[]> {
+    return listObjects(this.objects.values(), filter, skip, limit).page;
+  }
+
+  counted = 0;
+  async counts(filter: ObjectListFilter): Promise<ObjectCounts> {
+    this.counted += 1;
+    const { total, types } = listObjects(this.objects.values(), filter, 0, 0);
+    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    return { total, types };
   }
 }
 
@@ -72,6 +93,22 @@ describe('RevisionIndex', () => {
       expect(catalog.reads).to.equal(1);
       expect(index.find(`${BASE}a`)).to.equal(first);
       expect(await index.find(`${BASE}unknown`)).to.equal(undefined);
+    });
+
+    it('hands over the latest triples the catalog read with a miss; a read under way is shared, without them', async () => {
+      const catalog = new TableCatalog(stored(revision('a', 2)), true);
+      const triple = quad(namedNode(`${BASE}a`), namedNode(`${BASE}p`), literal('v'));
+      catalog.latestTriples.set(`${BASE}a`, [triple]);
+      const index = RevisionIndex.cached(noHistory, catalog, 1 << 20);
+      const reads = [index.findWithLatest(`${BASE}a`), index.findWithLatest(`${BASE}a`)];
+      catalog.release();
+      const [first, second] = await Promise.all(reads);
+      expect(first.latest).to.deep.equal({ graph: revision('a', 2).graph, triples: [triple] });
+      expect(second.latest).to.equal(undefined);
+      expect([first.entry, second.entry].map((e) => e?.latest.number)).to.deep.equal([2, 2]);
+      expect(catalog.reads).to.equal(1);
+      // Held now: no read, no triples.
+      expect(await index.findWithLatest(`${BASE}a`)).to.deep.equal({ entry: index.get(`${BASE}a`) });
     });
 
     it('holds at most its byte budget, and a let-go entry is no longer current (a write must not build on it)', async () => {
@@ -117,6 +154,40 @@ describe('RevisionIndex', () => {
       expect(index.all()).to.equal(undefined);
       expect((await index.createdBy(AGENT)).map((e) => e.iri).sort()).to.deep.equal([`${BASE}a`, `${BASE}b`]);
       expect((await index.list({}, 0, 10)).total).to.equal(2);
+    });
+
+    it('counts a listing once until an object is created or changed, and never keeps a count read before a change', async () => {
+      const catalog = new TableCatalog(stored(revision('a', 1), revision('b', 2)));
+      const index = RevisionIndex.cached(noHistory, catalog, 1 << 20);
+      const pages = [await index.list({}, 0, 1), await index.list({}, 1, 1)];
+      expect(pages.map((l) => [l.total, l.page.map((o) => o.iri)])).to.deep.equal([
+        [2, [`${BASE}b`]],
+        [2, [`${BASE}a`]],
+      ]);
+      expect(catalog.counted).to.equal(1);
+      // Another filter is counted apart.
+      expect((await index.list({ idContains: '/B' }, 0, 1)).total).to.equal(1);
+      expect(catalog.counted).to.equal(2);
+      catalog.objects.set(`${BASE}c`, { iri: `${BASE}c`, creator: AGENT, latest: revision('c', 1, 9) });
+      index.onCommitted([written(revision('c', 1, 9))]);
+      const after = await index.list({}, 0, 10);
+      expect([after.total, after.types[PIECE]]).to.deep.equal([3, 3]);
+      expect(catalog.counted).to.equal(3);
+    });
+
+    it('shares a count under way with listings asked before a change, and counts again for those asked after', async () => {
+      const catalog = new TableCatalog(stored(revision('a', 1)), true);
+      const index = RevisionIndex.cached(noHistory, catalog, 1 << 20);
+      const first = [index.list({}, 0, 10), index.list({}, 0, 10)];
+      await Promise.resolve();
+      catalog.objects.set(`${BASE}b`, { iri: `${BASE}b`, creator: AGENT, latest: revision('b', 1) });
+      index.onCommitted([written(revision('b', 1))]);
+      const second = index.list({}, 0, 10);
+      await new Promise((resolve) => setImmediate(resolve));
+      catalog.release();
+      expect((await Promise.all(first)).map((l) => l.total)).to.deep.equal([1, 1]);
+      expect((await second).total).to.equal(2);
+      expect(catalog.counted).to.equal(2);
     });
   });
 

@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigOverrides } from '../../src/config.js';
@@ -58,22 +58,59 @@ export const startEngineServer = (
 
 export const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
 
+/** What `EngineObjects` keeps beside the engine's data, so that a later run finds the objects loaded. */
+interface LoadedState {
+  port: number;
+  templateId: string;
+  /** The template's quads as N-Quads lines. */
+  template: string[];
+  loaded: number;
+  /** Objects a run changed (their revision is no longer 1). */
+  changed: number[];
+}
+
 /**
  * Fills an engine with copies of one object the server stored through its API (so the layout is the
- * server's own), `objectId(0)` onwards, written as N-Quads into `dir` and bulk-loaded.
+ * server's own), `objectId(0)` onwards, written as N-Quads into `dir` and bulk-loaded. What was loaded is
+ * recorded in `dir`: a run on the same directory (and so the same engine data) loads only what is missing.
  */
 export class EngineObjects {
-  private loaded = 0;
-
   private constructor(
     private readonly engine: RunningVirtuoso,
     private readonly dir: string,
-    private readonly template: Quad[],
-    private readonly templateId: string,
+    private readonly state: LoadedState,
   ) {}
 
-  /** Creates the template object through a server on `engine` (started and stopped here). */
-  static async create(engine: RunningVirtuoso, dir: string, dataDir: string, port: number): Promise<EngineObjects> {
+  /** The port the server must listen on: the loaded objects' IRIs start with its base URL. */
+  get port(): number {
+    return this.state.port;
+  }
+
+  /** Objects loaded so far. */
+  get loaded(): number {
+    return this.state.loaded;
+  }
+
+  /** Objects a run changed: add to it and `save` after a run that changes objects. */
+  get changed(): Set<number> {
+    return new Set(this.state.changed);
+  }
+
+  async save(changed: ReadonlySet<number>): Promise<void> {
+    this.state.changed = [...changed];
+    await writeFile(stateFile(this.dir), JSON.stringify(this.state));
+  }
+
+  /**
+   * The objects recorded in `dir` for `engine`'s data, or, for an engine without them, the template object created
+   * through a server on `engine` (started and stopped here) on `port`.
+   */
+  static async open(engine: RunningVirtuoso, dir: string, dataDir: string, port: number): Promise<EngineObjects> {
+    const kept = await readFile(stateFile(dir), 'utf8').then(
+      (text) => JSON.parse(text) as LoadedState,
+      () => undefined,
+    );
+    if (kept) return new EngineObjects(engine, dir, kept);
     const server = await startEngineServer(engineStore(engine), dataDir, port);
     const created = await server.client.send(
       `${server.ready.url}/logistics-objects`,
@@ -84,22 +121,31 @@ export class EngineObjects {
     await server.stop();
     if (created.status !== 201) throw new Error(`the template object was refused: ${created.status}`);
     const templateId = String(created.headers.location).split('/').pop()!;
-    return new EngineObjects(engine, dir, await templateOf(engine, templateId), templateId);
+    const template = (await templateOf(engine, templateId)).map(
+      (q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`,
+    );
+    const state = { port, templateId, template, loaded: 0, changed: [] };
+    await writeFile(stateFile(dir), JSON.stringify(state));
+    return new EngineObjects(engine, dir, state);
   }
 
-  /** Loads the objects missing to reach `size`: the quads loaded and the loader's time. */
+  /** Loads the objects missing to reach `size`: the quads loaded and the loader's time (none if loaded before). */
   async loadUpTo(size: number): Promise<{ quads: number; seconds: number }> {
-    const file = join(this.dir, `objects-${this.loaded}-${size}.nq`);
-    await writeCopies(this.template, this.templateId, this.loaded, size, file);
+    if (size <= this.state.loaded) return { quads: 0, seconds: 0 };
+    const file = join(this.dir, `objects-${this.state.loaded}-${size}.nq`);
+    await writeCopies(this.state.template, this.state.templateId, this.state.loaded, size, file);
     try {
       const load = await bulkLoad(this.engine, file);
-      this.loaded = size;
+      this.state.loaded = size;
+      await writeFile(stateFile(this.dir), JSON.stringify(this.state));
       return load;
     } finally {
       await rm(file, { force: true });
     }
   }
 }
+
+const stateFile = (dir: string) => join(dir, 'engine-objects.json');
 
 /** The quads the engine holds that mention `id` (one object's graphs and metadata), in N-Triples terms with literals in the server's forms. */
 async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> {
@@ -123,25 +169,31 @@ const EMBEDDED_NODE = new RegExp(
   'g',
 );
 
+/** The template revision's creation time, as written in the metadata graph. */
+const CREATED_AT = /<urn:onerecord:store:createdAt> "([^"]+)"\^\^<http:\/\/www\.w3\.org\/2001\/XMLSchema#dateTime>/;
+
 /**
  * N-Quads of the objects `from` to `to` (exclusive): the template with its object's id replaced,
  * blank nodes and embedded nodes renamed per copy (the UUID's last group is the copy's number), as
- * the server names every object's embedded nodes afresh. (Copies that shared the template's
+ * the server names every object's embedded nodes afresh; copy n created n seconds before the template (objects of one
+ * instant would make the object list's order a sort of every IRI, as no real store is). (Copies that shared the template's
  * embedded nodes made each of those IRIs the subject of a million graphs' triples, and a GET at
  * 1,000,000 objects cost Virtuoso 15-18 ms of CPU against 2 at 10,000: a scan of that subject's rows.)
  */
-async function writeCopies(template: Quad[], id: string, from: number, to: number, file: string): Promise<void> {
-  const lines = template.map(
-    (q) => `${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)} ${termToNt(q.graph)} .\n`,
-  );
+async function writeCopies(lines: string[], id: string, from: number, to: number, file: string): Promise<void> {
+  const createdAt = lines.join('').match(CREATED_AT)?.[1];
+  if (createdAt === undefined) throw new Error('the template object has no creation time');
   const out = createWriteStream(file);
   for (let n = from; n < to; n++) {
     const copyNumber = n.toString(16).padStart(12, '0');
+    const copyCreatedAt = new Date(Date.parse(createdAt) - n * 1000).toISOString();
     const copy = lines
       .map((line) =>
         line
           .split(id)
           .join(objectId(n))
+          .split(createdAt)
+          .join(copyCreatedAt)
           .replace(/_:(\w+)/g, `_:$1x${n}`)
           .replace(EMBEDDED_NODE, `$1${copyNumber}>`),
       )

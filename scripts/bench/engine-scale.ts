@@ -1,11 +1,11 @@
 /**
- * The engine backend (store.backend: sparql) at growing sizes, on one Virtuoso: for each size, the
- * Logistics Objects missing to reach it are written as N-Quads (copies of one object the server
- * stored through its API, so the layout is the server's own) and loaded with Virtuoso's bulk loader;
- * then Virtuoso is restarted (as after any bulk load) and a server process starts on the engine (it
- * reads no object at start) and 20 clients measure GET of objects each read
- * once (in a random order), GET of random objects, PATCH of objects no run changed before, and POST
- * of one Logistics Event per request to random objects, a page of the object list and a page of a random object's
+ * The engine backend (store.backend: sparql) at growing sizes, each on a Virtuoso of its own, filled with copies of
+ * one object the server stored through its API (so the layout is the server's own), written as N-Quads and loaded
+ * with Virtuoso's bulk loader; then Virtuoso is restarted (as after any bulk load) and a server process starts on
+ * the engine (it reads no object at start; its start is measured again at the end, on the engine serving, as a
+ * process added to a cluster) and 20 clients measure GET of objects each read once (in a random order), GET of
+ * random objects, PATCH of objects no run changed before, POST of one Logistics Event per request to random objects,
+ * a page of the object list and a page of a random object's
  * events. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
  * request, RSS and heap again after the run that read each object once; then GET again while SPARQL analytics queries over the whole store run one after the
@@ -13,8 +13,9 @@
  * At the first size, the same GET, PATCH and event runs on the embedded store (the same objects,
  * created through its API) give the engine's figures as ratios to the default backend's.
  *   npm run build && node dist/scripts/bench/engine-scale.js [sizes] [seconds]
- * sizes: comma-separated, ascending (default 10000,100000); BENCH_ENGINE_MEMORY_MB sets Virtuoso's
- * page buffers (default 4096); BENCH_DIR holds the engine and the load files (default a temp directory);
+ * sizes: comma-separated, ascending (default 10000,100000), each on an engine of its own; BENCH_ENGINE_MEMORY_MB sets
+ * Virtuoso's page buffers (default 4096); BENCH_DIR holds the engines and the load files (default a temp directory,
+ * removed after): a run on a BENCH_DIR of an earlier one loads nothing again (its objects changed are kept aside);
  * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR; BENCH_SHARED_WRITERS=1
  * runs the engine's servers with `store.sparql.sharedWriters` (every change conditioned in the engine).
  */
@@ -351,6 +352,7 @@ async function embeddedApi(
   size: number,
   seconds: number,
 ): Promise<ApiResult> {
+  await rm(dataDir, { recursive: true, force: true });
   await mkdir(dataDir, { recursive: true });
   const server = await startEngineServer({ backend: 'embedded' }, dataDir, await freePort());
   try {
@@ -377,7 +379,10 @@ async function embeddedApi(
 interface SizeResult extends ApiResult {
   objects: number;
   load: { quads: number; seconds: number };
+  /** Start of the first process, on the engine just restarted, ms. */
   startMs: number;
+  /** Start of a process on the engine once it has served (as one added to a running cluster), ms. */
+  addedStartMs: number;
   rssMb: number;
   heapMb: number;
   analytics: Analytics;
@@ -387,46 +392,53 @@ async function main(): Promise<void> {
   const sizes = (process.argv[2] ?? '10000,100000').split(',').map(Number);
   const seconds = Number(process.argv[3] ?? 10);
   const dir = process.env.BENCH_DIR ?? (await mkdtemp(join(tmpdir(), 'onerecord-bench-scale-')));
-  await mkdir(dir, { recursive: true });
   const bufferMemoryMb = Number(process.env.BENCH_ENGINE_MEMORY_MB ?? 4096);
-  let engine = await startVirtuoso({ dir: join(dir, 'virtuoso'), bufferMemoryMb });
-  const dataDir = join(dir, 'server');
-  await mkdir(dataDir, { recursive: true });
-  const port = await freePort();
   const results: SizeResult[] = [];
+  let embedded: ApiResult | undefined;
   try {
-    // One object through the API: its quads in the engine are the template of every loaded one.
-    const objects = await EngineObjects.create(engine, dir, dataDir, port);
-    const changed = new Set<number>();
-    let embedded: ApiResult | undefined;
     for (const size of sizes) {
-      const load = await objects.loadUpTo(size);
-      // Measured on an engine restarted after the load, as docs/sparql-engine.md asks of users (restartVirtuoso).
-      engine = await restartVirtuoso(engine, bufferMemoryMb);
-      const server = await startEngineServer(
-        engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'),
-        dataDir,
-        port,
-      );
-      const memory = await server.sample();
-      const api = await measureApi(server, engine, size, seconds, changed);
-      const analytics = await getWhileQuerying(server, engine, seconds, () =>
-        server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'),
-      );
-      await server.stop();
-      results.push({
-        objects: size,
-        load,
-        startMs: server.ready.startMs,
-        ...megabytes(memory),
-        ...api,
-        analytics,
-      });
-      if (!embedded) embedded = await embeddedApi(engine, join(dir, 'embedded'), size, seconds);
+      // An engine per size, kept in BENCH_DIR: a later run measures again without loading again.
+      const sizeDir = join(dir, `objects-${size}`);
+      const dataDir = join(sizeDir, 'server');
+      await mkdir(dataDir, { recursive: true });
+      let engine = await startVirtuoso({ dir: join(sizeDir, 'virtuoso'), bufferMemoryMb });
+      try {
+        // One object through the API: its quads in the engine are the template of every loaded one.
+        const objects = await EngineObjects.open(engine, sizeDir, dataDir, await freePort());
+        const load = await objects.loadUpTo(size);
+        // Measured on an engine restarted after the load, as docs/sparql-engine.md asks of users (restartVirtuoso).
+        engine = await restartVirtuoso(engine, bufferMemoryMb);
+        const server = await startEngineServer(
+          engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'),
+          dataDir,
+          objects.port,
+        );
+        const memory = await server.sample();
+        const changed = objects.changed;
+        const api = await measureApi(server, engine, size, seconds, changed).finally(() => objects.save(changed));
+        const analytics = await getWhileQuerying(server, engine, seconds, () =>
+          server.client.send(objectIri(server, Math.floor(Math.random() * size)), 'GET'),
+        );
+        await server.stop();
+        // A process added to a running cluster meets an engine that is serving: started again now.
+        const added = await startEngineServer(engineStore(engine), dataDir, objects.port);
+        await added.stop();
+        results.push({
+          objects: size,
+          load,
+          startMs: server.ready.startMs,
+          addedStartMs: added.ready.startMs,
+          ...megabytes(memory),
+          ...api,
+          analytics,
+        });
+        if (!embedded) embedded = await embeddedApi(engine, join(dir, 'embedded'), size, seconds);
+      } finally {
+        await engine.stop();
+      }
       report(results, embedded, seconds);
     }
   } finally {
-    await engine.stop();
     if (!process.env.BENCH_DIR) await rm(dir, { recursive: true, force: true });
   }
 }
@@ -445,7 +457,7 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
   );
   for (const r of results) {
     console.log(
-      `\n${fmt(r.objects)} objects: bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s; server start ${fmt(r.startMs / 1000, 1)} s; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`,
+      `\n${fmt(r.objects)} objects: ${r.load.quads === 0 ? 'loaded by an earlier run' : `bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s`}; server start ${fmt(r.startMs / 1000, 1)} s on the engine just restarted, ${fmt(r.addedStartMs / 1000, 1)} s on the engine serving; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`,
     );
     const repeats =
       r.firstGetRepeats > 0 ? ` (${fmt(r.firstGetRepeats)} reads, warm-up included, were of objects read before)` : '';

@@ -104,12 +104,12 @@ async function main(): Promise<void> {
   let engine = await startVirtuoso({ dir: join(dir, 'virtuoso'), bufferMemoryMb });
   const dataDir = join(dir, 'server');
   await mkdir(dataDir, { recursive: true });
-  const port = await freePort();
   // A longer limit per request than the default 30 s: the baseline's first page after a bulk load has passed it.
   const store = { ...engineStore(engine), sparql: { ...engineStore(engine)!.sparql, timeoutMs: 300_000 } };
   console.log(`engine-start, ${machine()}; Virtuoso ${engine.pid}`);
   try {
-    const objects = await EngineObjects.create(engine, dir, dataDir, port);
+    const objects = await EngineObjects.open(engine, dir, dataDir, await freePort());
+    const { port } = objects;
     for (const size of sizes) {
       const load = await objects.loadUpTo(size);
       console.log(`\n${fmt(size)} objects: bulk load ${fmt(load.quads)} quads in ${fmt(load.seconds, 1)} s`);

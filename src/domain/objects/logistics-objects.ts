@@ -262,7 +262,10 @@ export class LogisticsObjects {
   readLatest(iri: string, caller: Caller): ObjectView | Promise<ObjectView> {
     const held = this.index.get(iri);
     if (held) return this.latestView(this.readable(held, caller));
-    return this.readableEntry(iri, caller).then((entry) => this.latestView(entry));
+    return this.index.findWithLatest(iri).then(({ entry, latest }) => {
+      if (latest) this.parsedRevisions.set(latest.graph, latest.triples);
+      return this.latestView(this.readable(found(iri, entry), caller));
+    });
   }
 
   private latestView(entry: LogisticsObjectEntry): ObjectView {

@@ -1,7 +1,9 @@
 import { BoundedCache } from '../../bounded-cache.js';
+import type { Quad } from '../../rdf/terms.js';
 import type { CatalogObject, ObjectCatalog, ObjectList, ObjectListFilter } from '../../store/schema/object-catalog.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import type { DomainEvent } from '../../store/transaction.js';
+import { ListCounts } from './list-counts.js';
 import { listObjects } from './object-list.js';
 
 export type RevisionInfo = RevisionRecord;
@@ -13,10 +15,18 @@ export type RevisionHistory = (object: string, number: number) => Promise<Revisi
 /** An object the index holds: who created it and its latest revision (changed in place by each new one). */
 export type LogisticsObjectEntry = CatalogObject;
 
+/** A revision's triples as the store keeps them. */
+export interface RevisionTriples {
+  graph: string;
+  triples: readonly Quad[];
+}
+
 /** A read of an object from the catalog under way, with the revisions committed for it meanwhile. */
 interface Fill {
   arrived: RevisionInfo[];
   done: Promise<LogisticsObjectEntry | undefined>;
+  /** The triples of the revision the catalog answered with, when it read them in the same request. */
+  latest?: RevisionTriples;
 }
 
 /**
@@ -36,6 +46,7 @@ const entryBytes = (entry: LogisticsObjectEntry) => 256 + 2 * entry.iri.length;
 export class RevisionIndex {
   private readonly entries: BoundedCache<string, LogisticsObjectEntry>;
   private readonly filling = new Map<string, Fill>();
+  private readonly counts: ListCounts | undefined;
 
   private constructor(
     private readonly history: RevisionHistory,
@@ -43,6 +54,7 @@ export class RevisionIndex {
     maxBytes: number,
   ) {
     this.entries = new BoundedCache(maxBytes, entryBytes);
+    this.counts = catalog && new ListCounts((filter) => catalog.counts(filter));
   }
 
   /** Every object held: the store publishes each at start. */
@@ -74,7 +86,20 @@ export class RevisionIndex {
   find(iri: string): LogisticsObjectEntry | undefined | Promise<LogisticsObjectEntry | undefined> {
     const held = this.entries.get(iri);
     if (held || !this.catalog) return held;
-    return this.filling.get(iri)?.done ?? this.fill(this.catalog, iri);
+    return this.filling.get(iri)?.done ?? this.fill(this.catalog, iri, false).done;
+  }
+
+  /**
+   * As `find`, and when the object is read from the catalog, its latest revision's triples read with it (one request
+   * for a cold GET); a read already under way for it is shared, without them.
+   */
+  async findWithLatest(iri: string): Promise<{ entry: LogisticsObjectEntry | undefined; latest?: RevisionTriples }> {
+    const held = this.entries.get(iri);
+    if (held || !this.catalog) return { entry: held };
+    const under = this.filling.get(iri);
+    if (under) return { entry: await under.done };
+    const fill = this.fill(this.catalog, iri, true);
+    return { entry: await fill.done, latest: fill.latest };
   }
 
   /** The objects among `iris` (the ones that exist), by IRI. */
@@ -101,9 +126,15 @@ export class RevisionIndex {
     return this.isCurrent(entry) ? entry : this.find(entry.iri);
   }
 
-  private fill(catalog: ObjectCatalog, iri: string): Promise<LogisticsObjectEntry | undefined> {
+  private fill(catalog: ObjectCatalog, iri: string, withLatest: boolean): Fill {
     const arrived: RevisionInfo[] = [];
-    const done = catalog.object(iri).then(
+    const read = withLatest
+      ? catalog.objectWithLatest(iri).then((answer) => {
+          if (answer?.triples) fill.latest = { graph: answer.object.latest.graph, triples: answer.triples };
+          return answer?.object;
+        })
+      : catalog.object(iri);
+    const done = read.then(
       (found) => {
         this.filling.delete(iri);
         // Created by a commit meanwhile (object-created is kept whenever it comes).
@@ -122,8 +153,9 @@ export class RevisionIndex {
         throw err;
       },
     );
-    this.filling.set(iri, { arrived, done });
-    return done;
+    const fill: Fill = { arrived, done };
+    this.filling.set(iri, fill);
+    return fill;
   }
 
   latest(entry: LogisticsObjectEntry): RevisionInfo {
@@ -139,7 +171,10 @@ export class RevisionIndex {
   /** Consumer of the after-commit stream. */
   onCommitted(events: readonly DomainEvent[]): void {
     for (const e of events)
-      if (e.kind === 'object-created' || e.kind === 'revision-written') this.addRevision(e.revision);
+      if (e.kind === 'object-created' || e.kind === 'revision-written') {
+        this.addRevision(e.revision);
+        this.counts?.changed();
+      }
   }
 
   private addRevision(info: RevisionInfo): void {
@@ -176,9 +211,11 @@ export class RevisionIndex {
   }
 
   /** The objects matching `filter`, most recently changed first: from memory when it holds all, else the catalog. */
-  list(filter: ObjectListFilter, skip: number, limit: number): Promise<ObjectList> {
-    if (this.catalog) return this.catalog.list(filter, skip, limit);
-    return Promise.resolve(listObjects(this.entries.values(), filter, skip, limit));
+  async list(filter: ObjectListFilter, skip: number, limit: number): Promise<ObjectList> {
+    if (!this.catalog || !this.counts) return listObjects(this.entries.values(), filter, skip, limit);
+    const matches = this.counts.known(filter)?.total;
+    const [page, counts] = await Promise.all([this.catalog.page(filter, skip, limit, matches), this.counts.of(filter)]);
+    return { ...counts, page };
   }
 
   /** The objects `agent` created, as entries. */

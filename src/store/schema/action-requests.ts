@@ -101,9 +101,17 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
   const records = new Map<string, ActionRequestRecord>();
   // isRequestedBy first: Oxigraph joins in the order written, and rdf:type is in every object's graph too.
   // Finished ones are left to the store (marked so on a SPARQL engine; in the archive of the embedded store).
-  const requests = await reader.select(`SELECT ?r ?type ?by ?at WHERE { GRAPH ?r {
-    ?r ${p(api.isRequestedBy)} ?by ; ${p(rdf.type)} ?type ; ${p(api.isRequestedAt)} ?at }
-    FILTER NOT EXISTS { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } } }`);
+  const open = `FILTER NOT EXISTS { GRAPH ${p(meta.finishedGraphs)} { ?r ${p(meta.finishedGraph)} ?done } }`;
+  // Independent reads, sent together: on an engine each is a round trip, and a start waits for all of them.
+  const [requests, concerns, notifying, statuses] = await Promise.all([
+    reader.select(`SELECT ?r ?type ?by ?at WHERE { GRAPH ?r {
+    ?r ${p(api.isRequestedBy)} ?by ; ${p(rdf.type)} ?type ; ${p(api.isRequestedAt)} ?at } ${open} }`),
+    reader.select(`SELECT ?r ?lo WHERE { GRAPH ?r { ?r ${p(meta.concerns)} ?lo } ${open} }`),
+    reader.select(`SELECT ?r WHERE { GRAPH ?r { ?r ${p(meta.notifiesRequester)} true } ${open} }`),
+    reader.select(`SELECT ?r ?e ?n ?s ?since ?by WHERE { GRAPH ?r {
+    ?r ${p(meta.statusEntry)} ?e . ?e ${p(meta.statusNumber)} ?n ; ${p(api.hasRequestStatus)} ?s ;
+       ${p(api.hasRequestStatusSince)} ?since ; ${p(api.isChangedBy)} ?by } ${open} }`),
+  ]);
   for (const b of requests.results.bindings) {
     records.set(b.r.value, {
       iri: b.r.value,
@@ -114,16 +122,11 @@ export async function readActionRequests(reader: SparqlReader): Promise<ActionRe
       statuses: [],
     });
   }
-  const concerns = await reader.select(`SELECT ?r ?lo WHERE { GRAPH ?r { ?r ${p(meta.concerns)} ?lo } }`);
   for (const b of concerns.results.bindings) records.get(b.r.value)?.objects.push(b.lo.value);
-  const notifying = await reader.select(`SELECT ?r WHERE { GRAPH ?r { ?r ${p(meta.notifiesRequester)} true } }`);
   for (const b of notifying.results.bindings) {
     const record = records.get(b.r.value);
     if (record) record.notifiesRequester = true;
   }
-  const statuses = await reader.select(`SELECT ?r ?e ?n ?s ?since ?by WHERE { GRAPH ?r {
-    ?r ${p(meta.statusEntry)} ?e . ?e ${p(meta.statusNumber)} ?n ; ${p(api.hasRequestStatus)} ?s ;
-       ${p(api.hasRequestStatusSince)} ?since ; ${p(api.isChangedBy)} ?by } }`);
   const entries = statuses.results.bindings
     .map((b) => ({
       request: b.r.value,

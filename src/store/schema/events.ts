@@ -163,11 +163,14 @@ export class SparqlStoredEvents implements StoredEvents {
     return isValidIri(agent) ? readEvents(this.reader, `VALUES ?by { ${p(agent)} }`) : Promise.resolve([]);
   }
 
-  async lastSequence(): Promise<number> {
-    const rows = await this.reader.select(
-      `SELECT (MAX(?seq) AS ?last) WHERE { GRAPH ${p(meta.eventsGraph)} { ?e ${p(meta.eventSequence)} ?seq } }`,
-    );
-    const last = rows.results.bindings[0]?.last?.value;
-    return last === undefined ? 0 : Number(last);
+  /**
+   * A number above every stored one, found without reading them (a MAX over the events graph grows with the events):
+   * the clock in microseconds. Numbers are claimed one at a time from there, far fewer than one a microsecond, so a
+   * later start begins above all an earlier one claimed. Processes whose clocks differ meet through the events the
+   * feed brings them (EventIndex takes the highest number seen); until then events of the same moment may list in
+   * either order, as they may today.
+   */
+  lastSequence(): Promise<number> {
+    return Promise.resolve(Date.now() * 1000);
   }
 }

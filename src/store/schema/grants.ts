@@ -134,10 +134,17 @@ export function withdrawalQuads(grant: GrantRecord, at: Date, by: string): { del
 export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
   const p = iriToNt;
   const grants = new Map<string, GrantRecord>();
-  const heads = await reader.select(`SELECT ?g ?by ?at ?delegation ?expires WHERE { GRAPH ?g {
+  // Independent reads, sent together: on an engine each is a round trip, and a start waits for all of them.
+  const [heads, parents, rows] = await Promise.all([
+    reader.select(`SELECT ?g ?by ?at ?delegation ?expires WHERE { GRAPH ?g {
     ?g ${p(meta.grantedBy)} ?by ; ${p(meta.grantedAt)} ?at .
     FILTER NOT EXISTS { ?g ${p(meta.grantWithdrawnAt)} ?withdrawn }
-    OPTIONAL { ?g ${p(meta.grantDelegation)} ?delegation } OPTIONAL { ?g ${p(meta.grantExpiresAt)} ?expires } } }`);
+    OPTIONAL { ?g ${p(meta.grantDelegation)} ?delegation } OPTIONAL { ?g ${p(meta.grantExpiresAt)} ?expires } } }`),
+    reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`),
+    reader.select(`SELECT ?g ?node ?agent ?mode ?resource WHERE { GRAPH ?g {
+    ?node a ${p(acl.Authorization)} ; ${p(acl.mode)} ?mode .
+    OPTIONAL { ?node ${p(acl.agent)} ?agent } OPTIONAL { ?node ${p(acl.accessTo)} ?resource } } }`),
+  ]);
   for (const b of heads.results.bindings) {
     const grant: GrantRecord = {
       iri: b.g.value,
@@ -151,16 +158,11 @@ export async function readGrants(reader: SparqlReader): Promise<GrantRecord[]> {
     if (b.expires) grant.expiresAt = new Date(b.expires.value);
     grants.set(grant.iri, grant);
   }
-  for (const b of (
-    await reader.select(`SELECT ?g ?parent WHERE { GRAPH ?g { ?g ${p(meta.grantDerivedFrom)} ?parent } }`)
-  ).results.bindings) {
+  for (const b of parents.results.bindings) {
     grants.get(b.g.value)?.derivedFrom.push(b.parent.value);
   }
   const objects = new Map<string, Set<string>>();
   const permissions = new Map<string, Set<Permission>>();
-  const rows = await reader.select(`SELECT ?g ?node ?agent ?mode ?resource WHERE { GRAPH ?g {
-    ?node a ${p(acl.Authorization)} ; ${p(acl.mode)} ?mode .
-    OPTIONAL { ?node ${p(acl.agent)} ?agent } OPTIONAL { ?node ${p(acl.accessTo)} ?resource } } }`);
   for (const b of rows.results.bindings) {
     const grant = grants.get(b.g.value);
     if (!grant) continue;

@@ -1,3 +1,4 @@
+import type { Quad } from '../../rdf/terms.js';
 import type { RevisionRecord } from './revisions.js';
 
 /** A Logistics Object as the catalog knows it: who created it and its latest revision. */
@@ -18,13 +19,17 @@ export interface ObjectListFilter {
   changedAfter?: Date;
 }
 
-export interface ObjectList {
+/** How many objects a listing matches, and every object by type. */
+export interface ObjectCounts {
   /** Objects matching the filter. */
   total: number;
-  /** The requested slice of them, most recently changed first (ties by IRI). */
-  page: CatalogObject[];
   /** Objects per most specific type, over all objects (what a type filter may pick from). */
   types: Record<string, number>;
+}
+
+export interface ObjectList extends ObjectCounts {
+  /** The requested slice of them, most recently changed first (ties by IRI). */
+  page: CatalogObject[];
 }
 
 /**
@@ -35,8 +40,12 @@ export interface ObjectList {
 export interface ObjectCatalog {
   /** The object's creator and latest revision; undefined if the store holds no such object. */
   object(iri: string): Promise<CatalogObject | undefined>;
+  /** As `object`, with the latest revision's triples read in the same request where the store can (a cold GET's read). */
+  objectWithLatest(iri: string): Promise<{ object: CatalogObject; triples?: Quad[] } | undefined>;
   /** The objects `agent` created. */
   createdBy(agent: string): Promise<string[]>;
-  /** The objects matching `filter`, most recently changed first: how many, a page of them, and all by type. */
-  list(filter: ObjectListFilter, skip: number, limit: number): Promise<ObjectList>;
+  /** A page of the objects matching `filter`, most recently changed first (ties by IRI); `matches`: their count, if known. */
+  page(filter: ObjectListFilter, skip: number, limit: number, matches?: number): Promise<CatalogObject[]>;
+  /** How many objects match `filter`, and all by type: a count over every object (ListCounts keeps it). */
+  counts(filter: ObjectListFilter): Promise<ObjectCounts>;
 }

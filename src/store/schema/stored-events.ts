@@ -17,14 +17,18 @@ import type { RevisionRecord } from './revisions.js';
 /** The outbox's part: where each queue and subscription stands first, then the entries and parked notifications. */
 export async function storedOutboxEvents(reader: SparqlReader): Promise<DomainEvent[]> {
   const events: DomainEvent[] = [];
-  const positions = await readOutboxPositions(reader);
+  const [positions, entries, parked] = await Promise.all([
+    readOutboxPositions(reader),
+    readOutboxEntries(reader),
+    readParkedNotifications(reader),
+  ]);
   if (positions.compactedThrough > 0) events.push({ kind: 'outbox-compacted', through: positions.compactedThrough });
   for (const { subscription, after } of positions.subscriptions)
     events.push({ kind: 'subscription-started', subscription, after });
   for (const { queue, through } of positions.queues) events.push({ kind: 'outbox-advanced', queue, through });
   for (const { group, through } of positions.groups) events.push({ kind: 'outbox-group-advanced', group, through });
-  for (const entry of await readOutboxEntries(reader)) events.push({ kind: 'notification-queued', entry });
-  for (const { notification, dead } of await readParkedNotifications(reader)) {
+  for (const entry of entries) events.push({ kind: 'notification-queued', entry });
+  for (const { notification, dead } of parked) {
     events.push(
       dead
         ? { kind: 'notification-dead-lettered', notification, dead }
@@ -41,11 +45,22 @@ export async function storedDomainEvents(
   const events: DomainEvent[] = [];
   for (const revision of revisions)
     events.push(revision.number === 1 ? { kind: 'object-created', revision } : { kind: 'revision-written', revision });
-  for (const stored of await readActionRequests(reader)) {
+  // Independent reads, sent together: on an engine each is a round trip, and a start waits for all of them.
+  const [requests, moves, grants, outbox, remoteSubscriptions] = await Promise.all([
+    readActionRequests(reader),
+    readMoves(reader),
+    readGrants(reader),
+    storedOutboxEvents(reader),
+    readRemoteSubscriptions(reader),
+  ]);
+  const bodies = await Promise.all(
+    requests.map((r) => (r.type === api.SubscriptionRequest ? reader.graphTriples(r.iri) : undefined)),
+  );
+  requests.forEach((stored, i) => {
     const request = { ...stored, statuses: [] };
-    const body = request.type === api.SubscriptionRequest ? await reader.graphTriples(request.iri) : undefined;
-    stored.statuses.forEach((status, i) => {
-      if (i === 0) events.push({ kind: 'action-request-created', request, status, ...(body && { body }) });
+    const body = bodies[i];
+    stored.statuses.forEach((status, j) => {
+      if (j === 0) events.push({ kind: 'action-request-created', request, status, ...(body && { body }) });
       else
         events.push({
           kind: status.status === requestStatus.REVOKED ? 'action-request-revoked' : 'action-request-decided',
@@ -53,11 +68,10 @@ export async function storedDomainEvents(
           status,
         });
     });
-  }
-  for (const move of await readMoves(reader)) events.push({ kind: 'object-moved', move });
-  for (const grant of await readGrants(reader)) events.push({ kind: 'grant-added', grant });
-  events.push(...(await storedOutboxEvents(reader)));
-  for (const subscription of await readRemoteSubscriptions(reader))
-    events.push({ kind: 'remote-subscription-recorded', subscription });
+  });
+  for (const move of moves) events.push({ kind: 'object-moved', move });
+  for (const grant of grants) events.push({ kind: 'grant-added', grant });
+  events.push(...outbox);
+  for (const subscription of remoteSubscriptions) events.push({ kind: 'remote-subscription-recorded', subscription });
   return events;
 }

@@ -1,7 +1,7 @@
-import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt } from '../../rdf/terms.js';
+import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt, type Quad } from '../../rdf/terms.js';
 import { store as meta } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
-import type { CatalogObject, ObjectCatalog, ObjectList, ObjectListFilter } from '../schema/object-catalog.js';
+import type { CatalogObject, ObjectCatalog, ObjectCounts, ObjectListFilter } from '../schema/object-catalog.js';
 import { revisionGraph, revisionOfRecord, type RevisionRecord } from '../schema/revisions.js';
 
 const p = iriToNt;
@@ -10,8 +10,9 @@ const META = p(meta.metaGraph);
 /** The version of the engine's layout this build writes: 2 added each object's mark of its latest revision. */
 export const ENGINE_LAYOUT_VERSION = 2;
 
-/** What the catalog's queries need of the engine: SELECT, and an update for the layout's upgrade. */
+/** What the catalog's queries need of the engine: SELECT, CONSTRUCT, and an update for the layout's upgrade. */
 export interface CatalogEngine extends SparqlReader {
+  construct(query: string): Promise<Quad[]>;
   update(text: string): Promise<unknown>;
 }
 
@@ -33,6 +34,17 @@ function latestOf(object: string, b: Binding): RevisionRecord {
   };
 }
 
+/** The objects matching `filter`: the revision's time first, so that a bound on it is where the engine starts. */
+const matching = (filter: ObjectListFilter) =>
+  `GRAPH ${META} { ?g ${p(meta.revisionCreatedAt)} ?at . ${filtersOf(filter)} ?o ${p(meta.latestRevision)} ?g .
+  ?g ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type . }`;
+
+/** A page's window back from now: its first guess of the objects' spacing, narrowest, growth, widenings before all. */
+const FIRST_MS_PER_OBJECT = 1_000;
+const MIN_WINDOW_MS = 10_000;
+const WINDOW_GROWTH = 4;
+const MAX_WIDENINGS = 8;
+
 /** The filters of a listing as SPARQL FILTERs over latestPattern's variables. */
 function filtersOf(filter: ObjectListFilter): string {
   const filters: string[] = [];
@@ -49,6 +61,9 @@ function filtersOf(filter: ObjectListFilter): string {
  * revision's metadata.
  */
 export class EngineObjectCatalog implements ObjectCatalog {
+  /** How far apart in time the last page found the objects, about: what sizes the next page's window. */
+  private msPerObject = FIRST_MS_PER_OBJECT;
+
   constructor(private readonly engine: CatalogEngine) {}
 
   /** Two patterns on known subjects: the engine's cost of a query grows with its patterns more than with its rows. */
@@ -67,6 +82,44 @@ export class EngineObjectCatalog implements ObjectCatalog {
     return found;
   }
 
+  /**
+   * One CONSTRUCT: the latest revision's triples with the object's record, its mark of that revision and its creator
+   * (metadata the revision's own triples never hold). Anything but one record and one mark (a layout being upgraded)
+   * and an empty revision are left to `object` and a read of the graph of their own.
+   */
+  async objectWithLatest(iri: string): Promise<{ object: CatalogObject; triples?: Quad[] } | undefined> {
+    if (!isValidIri(iri)) return undefined;
+    const [o, record, mark, createdBy] = [
+      p(iri),
+      p(meta.objectRecord),
+      p(meta.latestRevision),
+      p(meta.revisionCreatedBy),
+    ];
+    const firstRevision = revisionGraph(iri, 1);
+    const first = p(firstRevision);
+    const answer = await this.engine.construct(
+      `CONSTRUCT { ?s ?p ?o . ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } WHERE { ` +
+        `GRAPH ${META} { ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } GRAPH ?g { ?s ?p ?o } }`,
+    );
+    const records: string[] = [];
+    const marks: string[] = [];
+    const creators: string[] = [];
+    const triples: Quad[] = [];
+    for (const t of answer) {
+      if (t.subject.value === iri && t.predicate.value === meta.objectRecord) records.push(t.object.value);
+      else if (t.subject.value === iri && t.predicate.value === meta.latestRevision) marks.push(t.object.value);
+      else if (t.subject.value === firstRevision && t.predicate.value === meta.revisionCreatedBy)
+        creators.push(t.object.value);
+      else triples.push(t);
+    }
+    const latest = records.length === 1 ? revisionOfRecord(iri, records[0]) : undefined;
+    if (!latest || marks.length !== 1 || marks[0] !== latest.graph || creators.length !== 1 || triples.length === 0) {
+      const object = await this.object(iri);
+      return object && { object };
+    }
+    return { object: { iri, creator: creators[0], latest }, triples };
+  }
+
   async createdBy(agent: string): Promise<string[]> {
     if (!isValidIri(agent)) return [];
     const rows = await this.engine.select(
@@ -76,23 +129,56 @@ export class EngineObjectCatalog implements ObjectCatalog {
     return rows.results.bindings.map((b) => b.o.value);
   }
 
-  async list(filter: ObjectListFilter, skip: number, limit: number): Promise<ObjectList> {
-    const where = `GRAPH ${META} { ${latestPattern('?o')} ${filtersOf(filter)} }`;
-    const [total, page, types] = await Promise.all([
-      this.engine.select(`SELECT (COUNT(*) AS ?total) WHERE { ${where} }`),
-      this.engine.select(
-        `SELECT ?o ?g ?n ?at ?by ?type WHERE { ${where} } ORDER BY DESC(?at) STR(?o) OFFSET ${skip} LIMIT ${limit}`,
-      ),
+  /**
+   * Sorting every match is what a page of the newest costs the engine unless the query is bounded: so a page is first
+   * asked of the objects changed in a recent window (a range of the revisions' times, which the engine reads in
+   * order), sized from the density the last page found and widened until it holds the page. Exact: every object
+   * outside the window changed before all inside it. A page that reaches past the last match (`matches`, when known)
+   * is asked of all at once.
+   */
+  async page(filter: ObjectListFilter, skip: number, limit: number, matches?: number): Promise<CatalogObject[]> {
+    if (limit <= 0) return [];
+    const wanted = skip + limit;
+    let width = Math.max(MIN_WINDOW_MS, this.msPerObject * wanted);
+    for (let widenings = 0; ; widenings++, width *= WINDOW_GROWTH) {
+      const since = new Date(Date.now() - width);
+      const bounded =
+        widenings <= MAX_WIDENINGS &&
+        (matches === undefined || matches > wanted) &&
+        (filter.changedAfter === undefined || since > filter.changedAfter);
+      const latest = await this.pageOf(bounded ? { ...filter, changedAfter: since } : filter, skip, limit);
+      if (!bounded) return this.withCreators(latest);
+      if (latest.length === limit) {
+        // Held at first: the objects may have come closer together since, so the next window is a little narrower.
+        this.msPerObject = (width / wanted) * (widenings === 0 ? 0.75 : 1);
+        return this.withCreators(latest);
+      }
+    }
+  }
+
+  private async pageOf(filter: ObjectListFilter, skip: number, limit: number): Promise<RevisionRecord[]> {
+    const page = await this.engine.select(
+      `SELECT ?o ?g ?n ?at ?by ?type WHERE { ${matching(filter)} } ORDER BY DESC(?at) STR(?o) ` +
+        `OFFSET ${skip} LIMIT ${limit}`,
+    );
+    return page.results.bindings.map((b) => latestOf(b.o.value, b));
+  }
+
+  private async withCreators(latest: RevisionRecord[]): Promise<CatalogObject[]> {
+    const creators = await this.creatorsOf(latest.map((r) => r.object));
+    return latest.map((r) => ({ iri: r.object, creator: creators.get(r.object) ?? '', latest: r }));
+  }
+
+  async counts(filter: ObjectListFilter): Promise<ObjectCounts> {
+    const [total, types] = await Promise.all([
+      this.engine.select(`SELECT (COUNT(*) AS ?total) WHERE { ${matching(filter)} }`),
       this.engine.select(
         `SELECT ?type (COUNT(*) AS ?objects) WHERE { GRAPH ${META} { ?o ${p(meta.latestRevision)} ?g . ` +
           `?g ${p(meta.revisionType)} ?type } } GROUP BY ?type`,
       ),
     ]);
-    const latest = page.results.bindings.map((b) => latestOf(b.o.value, b));
-    const creators = await this.creatorsOf(latest.map((r) => r.object));
     return {
       total: Number(total.results.bindings[0]?.total?.value ?? 0),
-      page: latest.map((r) => ({ iri: r.object, creator: creators.get(r.object) ?? '', latest: r })),
       types: Object.fromEntries(types.results.bindings.map((b) => [b.type.value, Number(b.objects.value)])),
     };
   }
@@ -128,10 +214,10 @@ export class EngineObjectCatalog implements ObjectCatalog {
         FILTER NOT EXISTS { ?o ${p(meta.objectRecord)} ?held } }
         BIND (CONCAT(STR(?n), " ", STR(?at), " ", STR(?by), " ", STR(?type)) AS ?record) }`,
     );
+    // Two operations: Virtuoso finds no solution for a WHERE of only an OPTIONAL that matches nothing.
     await this.engine.update(
-      `DELETE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } } INSERT { GRAPH ${META} { ${META} ` +
-        `${p(meta.layoutVersion)} ${ENGINE_LAYOUT_VERSION} } } WHERE { OPTIONAL { GRAPH ${META} { ${META} ` +
-        `${p(meta.layoutVersion)} ?v } } }`,
+      `DELETE WHERE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } } ; ` +
+        `INSERT DATA { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ${ENGINE_LAYOUT_VERSION} } }`,
     );
   }
 }

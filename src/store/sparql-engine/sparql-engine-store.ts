@@ -71,6 +71,7 @@ export class SparqlEngineStore implements GraphStore {
   readonly logisticsEvents = new SparqlStoredEvents(this);
   readonly objectCatalog = new EngineObjectCatalog({
     select: (query) => this.select(query),
+    construct: async (query) => readEngineNTriples(await this.engine.construct(query)),
     update: (text) => this.update(text),
   });
   private closed = false;
