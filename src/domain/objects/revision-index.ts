@@ -4,6 +4,7 @@ import type { CatalogObject, ObjectCatalog, ObjectList, ObjectListFilter } from 
 import type { RevisionRecord } from '../../store/schema/revisions.js';
 import type { DomainEvent } from '../../store/transaction.js';
 import { ListCounts } from './list-counts.js';
+import { ListHead } from './list-head.js';
 import { listObjects } from './object-list.js';
 
 export type RevisionInfo = RevisionRecord;
@@ -29,6 +30,9 @@ interface Fill {
   latest?: RevisionTriples;
 }
 
+/** Objects in the head of the object list (ListHead), about 300 bytes each: the first pages an operator reads. */
+const LIST_HEAD_OBJECTS = 5_000;
+
 /**
  * What an entry costs the heap, about: the entry, its latest revision and its date, and the object's IRI twice (its
  * own and the revision graph's name); creators and types are strings shared by many entries.
@@ -47,6 +51,7 @@ export class RevisionIndex {
   private readonly entries: BoundedCache<string, LogisticsObjectEntry>;
   private readonly filling = new Map<string, Fill>();
   private readonly counts: ListCounts | undefined;
+  private readonly head: ListHead | undefined;
 
   private constructor(
     private readonly history: RevisionHistory,
@@ -55,6 +60,7 @@ export class RevisionIndex {
   ) {
     this.entries = new BoundedCache(maxBytes, entryBytes);
     this.counts = catalog && new ListCounts((filter) => catalog.counts(filter));
+    this.head = catalog && new ListHead(catalog, LIST_HEAD_OBJECTS);
   }
 
   /** Every object held: the store publishes each at start. */
@@ -174,6 +180,7 @@ export class RevisionIndex {
       if (e.kind === 'object-created' || e.kind === 'revision-written') {
         this.addRevision(e.revision);
         this.counts?.changed();
+        this.head?.onRevision(e.revision, this.entries.get(e.revision.object)?.creator);
       }
   }
 
@@ -212,10 +219,14 @@ export class RevisionIndex {
 
   /** The objects matching `filter`, most recently changed first: from memory when it holds all, else the catalog. */
   async list(filter: ObjectListFilter, skip: number, limit: number): Promise<ObjectList> {
-    if (!this.catalog || !this.counts) return listObjects(this.entries.values(), filter, skip, limit);
-    const matches = this.counts.known(filter)?.total;
-    const [page, counts] = await Promise.all([this.catalog.page(filter, skip, limit, matches), this.counts.of(filter)]);
-    return { ...counts, page };
+    const { catalog, counts, head } = this;
+    if (!catalog || !counts || !head) return listObjects(this.entries.values(), filter, skip, limit);
+    const matches = counts.known(filter)?.total;
+    const [page, counted] = await Promise.all([
+      head.page(filter, skip, limit).then((held) => held ?? catalog.page(filter, skip, limit, matches)),
+      counts.of(filter),
+    ]);
+    return { ...counted, page };
   }
 
   /** The objects `agent` created, as entries. */
