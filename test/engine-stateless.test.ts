@@ -10,6 +10,7 @@ import { leaseEngine } from './support/virtuoso.js';
 const META = '<urn:onerecord:store:meta>';
 const LATEST_REVISION = '<urn:onerecord:store:latestRevision>';
 const LAYOUT_VERSION = '<urn:onerecord:store:layoutVersion>';
+const LISTED = 6000;
 
 describe('engine backend: a process keeps only the objects it is asked for', () => {
   let server: TestServer;
@@ -100,5 +101,43 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
       );
     const types = (await readJson(server, '/internal/logistics-objects')).types as Record<string, number>;
     expect(types[`${CARGO}Piece`]).to.equal(5);
+  });
+
+  it('lists thousands of objects: its head read at start of listing, pages past it from the engine', async () => {
+    const engine = await leaseEngine(server.dataDir);
+    const client = new SparqlClient({
+      queryUrl: engine.authUrl,
+      updateUrl: engine.authUrl,
+      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+      timeoutMs: 30_000,
+    });
+    // The metadata a revision of the engine's layout has, of objects a second apart (none has data: lists only), more
+    // than the list's head holds and more than one query may name (Virtuoso refuses a few thousand IRIs in one VALUES).
+    const s = 'urn:onerecord:store:';
+    const holder = `${server.url}/logistics-objects/data-holder`;
+    const iri = (n: number) => `${server.url}/logistics-objects/listed-${String(n).padStart(4, '0')}`;
+    const at = (n: number) => new Date(Date.UTC(2020, 0, 1) + n * 1000).toISOString();
+    const quads = Array.from({ length: LISTED }, (_, n) => {
+      const g = `<${iri(n)}?revision=1>`;
+      return `<${iri(n)}> <${s}latestRevision> ${g} ; <${s}objectRecord> "1 ${at(n)} ${holder} ${CARGO}Piece" .
+        ${g} <${s}revisionOf> <${iri(n)}> ; <${s}revisionNumber> 1 ; <${s}createdBy> <${holder}> ;
+        <${s}createdAt> "${at(n)}"^^<http://www.w3.org/2001/XMLSchema#dateTime> ; <${s}mostSpecificType> <${CARGO}Piece> .`;
+    });
+    const earlier = (await readJson(server, '/internal/logistics-objects')).total as number;
+    for (let i = 0; i < LISTED; i += 1000)
+      await client.update(`INSERT DATA { GRAPH ${META} { ${quads.slice(i, i + 1000).join('\n')} } }`);
+    await server.stop();
+    await server.restart();
+    const page = async (skip: number) => {
+      const list = await readJson(server, `/internal/logistics-objects?limit=3&skip=${skip}`);
+      return { total: list.total, iris: (list.objects as { iri: string; creator: string }[]).map((o) => o.iri) };
+    };
+    // Newest first: those made through the API, then the listed ones from the latest.
+    const total = earlier + LISTED;
+    expect(await page(earlier)).to.deep.equal({ total, iris: [iri(LISTED - 1), iri(LISTED - 2), iri(LISTED - 3)] });
+    expect(await page(total - 3)).to.deep.equal({ total, iris: [iri(2), iri(1), iri(0)] });
+    const created = await createObject(server);
+    expect(await page(0)).to.deep.include({ total: total + 1 });
+    expect((await page(0)).iris[0]).to.equal(created);
   });
 });

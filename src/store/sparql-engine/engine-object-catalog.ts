@@ -39,6 +39,9 @@ const matching = (filter: ObjectListFilter) =>
   `GRAPH ${META} { ?g ${p(meta.revisionCreatedAt)} ?at . ${filtersOf(filter)} ?o ${p(meta.latestRevision)} ?g .
   ?g ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type . }`;
 
+/** IRIs in one VALUES block: Virtuoso refuses a query with a few thousand ("Too many arguments"). */
+const VALUES_PER_QUERY = 500;
+
 /** A page's window back from now: its first guess of the objects' spacing, narrowest, growth, widenings before all. */
 const FIRST_MS_PER_OBJECT = 1_000;
 const MIN_WINDOW_MS = 10_000;
@@ -184,13 +187,17 @@ export class EngineObjectCatalog implements ObjectCatalog {
   }
 
   private async creatorsOf(objects: readonly string[]): Promise<Map<string, string>> {
-    if (objects.length === 0) return new Map();
-    const firsts = objects.map((o) => p(revisionGraph(o, 1))).join(' ');
-    const rows = await this.engine.select(
-      `SELECT ?o ?creator WHERE { VALUES ?first { ${firsts} } GRAPH ${META} { ?first ${p(meta.revisionOf)} ?o ;
-        ${p(meta.revisionCreatedBy)} ?creator } }`,
+    const chunks: string[][] = [];
+    for (let i = 0; i < objects.length; i += VALUES_PER_QUERY) chunks.push(objects.slice(i, i + VALUES_PER_QUERY));
+    const answers = await Promise.all(
+      chunks.map((chunk) =>
+        this.engine.select(
+          `SELECT ?o ?creator WHERE { VALUES ?first { ${chunk.map((o) => p(revisionGraph(o, 1))).join(' ')} }
+          GRAPH ${META} { ?first ${p(meta.revisionOf)} ?o ; ${p(meta.revisionCreatedBy)} ?creator } }`,
+        ),
+      ),
     );
-    return new Map(rows.results.bindings.map((b) => [b.o.value, b.creator.value]));
+    return new Map(answers.flatMap((rows) => rows.results.bindings.map((b) => [b.o.value, b.creator.value])));
   }
 
   /**
