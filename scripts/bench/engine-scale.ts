@@ -5,8 +5,8 @@
  * the engine (it reads no object at start; its start is measured again at the end, on the engine serving, as a
  * process added to a cluster) and 20 clients measure GET of objects each read once (in a random order), GET of
  * random objects, PATCH of objects no run changed before, POST of one Logistics Event per request to random objects,
- * a page of the object list and a page of a random object's
- * events. Per size: the load time, the start time, the API
+ * a page of the object list and a page of a random object's events, and on the added process a page of the events of
+ * objects each listed once. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
  * request, RSS and heap again after the run that read each object once; then GET again while SPARQL analytics queries over the whole store run one after the
  * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
@@ -340,6 +340,22 @@ async function measureLists(
   return { objectList, eventList };
 }
 
+/**
+ * A page of the events of objects each listed once, on a process that holds none of them: at any size every page
+ * reads its object and its events from the engine (the random object of `measureLists` is often held at 10,000,
+ * after the GET runs read most of them, and nearly never at 1,000,000).
+ */
+function firstEventLists(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number) {
+  const order = new FirstReads(size);
+  return measured(
+    server,
+    engine,
+    seconds,
+    () => server.client.send(`${objectIri(server, order.next())}/logistics-events?limit=20`, 'GET'),
+    200,
+  );
+}
+
 const megabytes = (sample: { rss: number; heapUsed: number }) => ({
   rssMb: sample.rss / 1024 ** 2,
   heapMb: sample.heapUsed / 1024 ** 2,
@@ -383,6 +399,8 @@ interface SizeResult extends ApiResult {
   startMs: number;
   /** Start of a process on the engine once it has served (as one added to a running cluster), ms. */
   addedStartMs: number;
+  /** Event list pages of objects each listed once, on that added process. */
+  firstEventList: Measured;
   rssMb: number;
   heapMb: number;
   analytics: Analytics;
@@ -422,12 +440,13 @@ async function main(): Promise<void> {
         await server.stop();
         // A process added to a running cluster meets an engine that is serving: started again now.
         const added = await startEngineServer(engineStore(engine), dataDir, objects.port);
-        await added.stop();
+        const firstEventList = await firstEventLists(added, engine, size, seconds).finally(() => added.stop());
         results.push({
           objects: size,
           load,
           startMs: server.ready.startMs,
           addedStartMs: added.ready.startMs,
+          firstEventList,
           ...megabytes(memory),
           ...api,
           analytics,
@@ -471,6 +490,9 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
     console.log(`  event POST  ${rate(r.event, base.event)}`);
     console.log(`  object list page (50) ${rate(r.objectList, base.objectList)}`);
     console.log(`  event list page (20)  ${rate(r.eventList, base.eventList)}`);
+    console.log(
+      `  event list page (20) of objects each listed once, on a process started after the runs: ${rate(r.firstEventList, base.firstEventList)}`,
+    );
     console.log(
       `  after the first-read run (${fmt(r.firstGet.count)} distinct objects read): RSS ${fmt(r.afterFirstReads.rssMb)} MB, JS heap ${fmt(r.afterFirstReads.heapMb)} MB`,
     );
