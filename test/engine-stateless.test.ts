@@ -32,6 +32,17 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
 
   after(() => server.close());
 
+  /** A client of the engine the server writes to, to change its data behind the server's back. */
+  const engineClient = async () => {
+    const engine = await leaseEngine(server.dataDir);
+    return new SparqlClient({
+      queryUrl: engine.authUrl,
+      updateUrl: engine.authUrl,
+      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+      timeoutMs: 30_000,
+    });
+  };
+
   it('starts holding none of them (the data holder only, which the start checks), then reads each when asked', async () => {
     const before = await listed();
     await server.stop();
@@ -74,13 +85,7 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
 
   it("brings an engine of the layout before up to date at start: each object's mark of its latest revision", async () => {
     const before = await listed();
-    const engine = await leaseEngine(server.dataDir);
-    const client = new SparqlClient({
-      queryUrl: engine.authUrl,
-      updateUrl: engine.authUrl,
-      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-      timeoutMs: 30_000,
-    });
+    const client = await engineClient();
     await client.update(
       `DELETE WHERE { GRAPH ${META} { ?o ${LATEST_REVISION} ?g } }; ` +
         `DELETE WHERE { GRAPH ${META} { ?o <urn:onerecord:store:objectRecord> ?r } }; ` +
@@ -104,13 +109,7 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
   });
 
   it('lists thousands of objects: its head read at start of listing, pages past it from the engine', async () => {
-    const engine = await leaseEngine(server.dataDir);
-    const client = new SparqlClient({
-      queryUrl: engine.authUrl,
-      updateUrl: engine.authUrl,
-      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-      timeoutMs: 30_000,
-    });
+    const client = await engineClient();
     // The metadata a revision of the engine's layout has, of objects a second apart (none has data: lists only), more
     // than the list's head holds and more than one query may name (Virtuoso refuses a few thousand IRIs in one VALUES).
     const s = 'urn:onerecord:store:';

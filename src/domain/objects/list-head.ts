@@ -1,16 +1,6 @@
 import type { CatalogObject, ObjectCatalog, ObjectListFilter } from '../../store/schema/object-catalog.js';
 import type { RevisionRecord } from '../../store/schema/revisions.js';
-
-/** The object list's order: most recently changed first, ties by IRI (as ObjectCatalog.page and listObjects). */
-const newestFirst = (a: CatalogObject, b: CatalogObject) =>
-  b.latest.createdAt.getTime() - a.latest.createdAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
-
-/** Whether `entry` matches `filter` (the catalog's filters, over what the head holds). */
-function matches(entry: CatalogObject, filter: ObjectListFilter, needle: string | undefined): boolean {
-  if (filter.type !== undefined && entry.latest.mostSpecificType !== filter.type) return false;
-  if (needle !== undefined && !entry.iri.toLowerCase().includes(needle)) return false;
-  return filter.changedAfter === undefined || entry.latest.createdAt > filter.changedAfter;
-}
+import { matcher, newestFirst } from './object-list.js';
 
 /**
  * The head of the object list: the `size` objects changed last, newest first, read from the catalog once and then
@@ -35,11 +25,11 @@ export class ListHead {
   /** The page when the head holds it (every match up to its end is in the head); undefined when it does not. */
   async page(filter: ObjectListFilter, skip: number, limit: number): Promise<CatalogObject[] | undefined> {
     const entries = this.entries ?? (await this.read());
-    const needle = filter.idContains?.toLowerCase();
+    const matching = matcher(filter);
     const page: CatalogObject[] = [];
     let matched = 0;
     for (const entry of entries) {
-      if (!matches(entry, filter, needle)) continue;
+      if (!matching(entry)) continue;
       if (matched >= skip && page.length < limit) page.push(entry);
       matched += 1;
       if (page.length === limit) break;

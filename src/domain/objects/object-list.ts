@@ -11,18 +11,28 @@ export function listObjects(
   skip: number,
   limit: number,
 ): ObjectList {
-  const needle = filter.idContains?.toLowerCase();
-  const after = filter.changedAfter?.getTime();
+  const matching = matcher(filter);
   const types: Record<string, number> = {};
   const matches: CatalogObject[] = [];
   for (const entry of objects) {
-    const { latest } = entry;
-    types[latest.mostSpecificType] = (types[latest.mostSpecificType] ?? 0) + 1;
-    if (filter.type !== undefined && latest.mostSpecificType !== filter.type) continue;
-    if (needle !== undefined && !entry.iri.toLowerCase().includes(needle)) continue;
-    if (after !== undefined && latest.createdAt.getTime() <= after) continue;
-    matches.push(entry);
+    const type = entry.latest.mostSpecificType;
+    types[type] = (types[type] ?? 0) + 1;
+    if (matching(entry)) matches.push(entry);
   }
-  matches.sort((a, b) => b.latest.createdAt.getTime() - a.latest.createdAt.getTime() || (a.iri < b.iri ? -1 : 1));
+  matches.sort(newestFirst);
   return { total: matches.length, page: matches.slice(skip, skip + limit), types };
+}
+
+/** The object list's order: most recently changed first, ties by IRI (as ObjectCatalog.page). */
+export const newestFirst = (a: CatalogObject, b: CatalogObject) =>
+  b.latest.createdAt.getTime() - a.latest.createdAt.getTime() || (a.iri < b.iri ? -1 : a.iri > b.iri ? 1 : 0);
+
+/** Whether an object matches `filter`, as ObjectCatalog.page selects. */
+export function matcher(filter: ObjectListFilter): (entry: CatalogObject) => boolean {
+  const needle = filter.idContains?.toLowerCase();
+  const after = filter.changedAfter?.getTime();
+  return (entry) =>
+    (filter.type === undefined || entry.latest.mostSpecificType === filter.type) &&
+    (needle === undefined || entry.iri.toLowerCase().includes(needle)) &&
+    (after === undefined || entry.latest.createdAt.getTime() > after);
 }

@@ -40,11 +40,11 @@ export interface ObjectList extends ObjectCounts {
 export interface ObjectCatalog {
   /** The object's creator and latest revision; undefined if the store holds no such object. */
   object(iri: string): Promise<CatalogObject | undefined>;
-  /** As `object`, with the latest revision's triples read in the same request where the store can (a cold GET's read). */
+  /** As `object`, with the latest revision's triples read in the same request where the store can (a cold GET). */
   objectWithLatest(iri: string): Promise<{ object: CatalogObject; triples?: Quad[] } | undefined>;
   /** The objects `agent` created. */
   createdBy(agent: string): Promise<string[]>;
-  /** A page of the objects matching `filter`, most recently changed first (ties by IRI); `matches`: their count, if known. */
+  /** A page of the objects matching `filter`, newest first (ties by IRI); `matches`: their count, if known. */
   page(filter: ObjectListFilter, skip: number, limit: number, matches?: number): Promise<CatalogObject[]>;
   /** How many objects match `filter`, and all by type: a count over every object (ListCounts keeps it). */
   counts(filter: ObjectListFilter): Promise<ObjectCounts>;

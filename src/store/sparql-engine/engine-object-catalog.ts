@@ -102,7 +102,8 @@ export class EngineObjectCatalog implements ObjectCatalog {
     const first = p(firstRevision);
     const answer = await this.engine.construct(
       `CONSTRUCT { ?s ?p ?o . ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } WHERE { ` +
-        `GRAPH ${META} { ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } GRAPH ?g { ?s ?p ?o } }`,
+        `GRAPH ${META} { ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } ` +
+        'GRAPH ?g { ?s ?p ?o } }',
     );
     const records: string[] = [];
     const marks: string[] = [];
