@@ -2,6 +2,10 @@
 // them and reads each from the engine (ObjectCatalog) when asked; an engine of the layout before is brought up to
 // date at start. Engine suite only (TEST_STORE_BACKEND=sparql: test/engine.mocharc.json).
 import { expect } from 'chai';
+import type { Quad } from '../src/rdf/terms.js';
+import { termToNt } from '../src/rdf/terms.js';
+import { EngineObjectCatalog } from '../src/store/sparql-engine/engine-object-catalog.js';
+import { readEngineNTriples } from '../src/store/sparql-engine/engine-literals.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { add, CARGO, change, createObject, errorCodes, patch, readJson, statusOf, str } from './support/changes.js';
 import { startTestServer, type TestServer } from './support/server.js';
@@ -81,6 +85,53 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
     const request = await readJson(server, outdated.headers.get('location')!);
     expect(await statusOf(server, outdated.headers.get('location')!)).to.equal('REQUEST_REJECTED');
     expect(errorCodes(request)).to.deep.equal(['409']);
+  });
+
+  it('reads objects asked cold at once in queries they share, each answer divided to its own object', async () => {
+    const client = await engineClient();
+    const constructs: string[] = [];
+    const catalog = new EngineObjectCatalog({
+      select: (query) => client.select(query),
+      construct: async (query) => {
+        constructs.push(query);
+        return readEngineNTriples(await client.construct(query));
+      },
+      update: (text) => client.update(text),
+    });
+    const sorted = (triples: Quad[] | undefined) =>
+      triples?.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)}`).sort();
+    const answerOf = async (iri: string) => {
+      const answer = await catalog.objectWithLatest(iri);
+      return answer && { object: answer.object, triples: sorted(answer.triples) };
+    };
+    const alone = [];
+    for (const object of objects) alone.push(await answerOf(object));
+    expect(constructs).to.have.length(objects.length);
+    expect(alone.every((answer) => answer?.triples && answer.triples.length > 0)).to.equal(true);
+    constructs.length = 0;
+    // Two go to the engine at once; the three asked meanwhile go together when the first comes back.
+    expect(await Promise.all(objects.map(answerOf))).to.deep.equal(alone);
+    expect(constructs).to.have.length(3);
+    // A subject found in two of the graphs read together: neither can be divided, so both are left to a read of their
+    // own graph (the server's path when an answer has no triples); the third is answered as before.
+    const shared = `<${server.url}/shared-node>`;
+    const [third, fourth] = [alone[2]!.object.latest.graph, alone[3]!.object.latest.graph];
+    const sharedTriples = `GRAPH <${third}> { ${shared} <${CARGO}remarks> "third" } GRAPH <${fourth}> { ${shared} <${CARGO}remarks> "fourth" }`;
+    await client.update(`INSERT DATA { ${sharedTriples} }`);
+    try {
+      const together = await Promise.all(objects.map((object) => catalog.objectWithLatest(object)));
+      expect(together.map((answer) => answer?.triples !== undefined)).to.deep.equal([true, true, false, false, true]);
+      expect(together.map((answer) => answer?.object)).to.deep.equal(alone.map((answer) => answer?.object));
+      await server.stop();
+      await server.restart();
+      const cold = await Promise.all(objects.map(async (object) => (await server.request(object)).text()));
+      const warm = await Promise.all(objects.map(async (object) => (await server.request(object)).text()));
+      expect(cold).to.deep.equal(warm);
+      expect([cold[2].includes('third'), cold[2].includes('fourth')]).to.deep.equal([true, false]);
+      expect([cold[3].includes('third'), cold[3].includes('fourth')]).to.deep.equal([false, true]);
+    } finally {
+      await client.update(`DELETE DATA { ${sharedTriples} }`);
+    }
   });
 
   it("brings an engine of the layout before up to date at start: each object's mark of its latest revision", async () => {

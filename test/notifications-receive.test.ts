@@ -112,6 +112,14 @@ describe('POST /notifications: receiving notifications from another server', fun
     expect(ids.filter((id) => id === `${publisher.url}/notifications/dup-1`)).to.have.length(1);
     expect(ids.filter((id) => id === `${publisher.url}/notifications/dup-2`)).to.have.length(1);
     expect((await received(subscriber, '?event-type=CHANGE_REQUEST_ACCEPTED')).length).to.equal(2); // example 5 of the first test, and once here
+    // Arrival numbers go on above those before the restart: a new one lists last.
+    const fresh = `${publisher.url}/notifications/after-restart`;
+    expect((await send(publisher, subscriber, { ...(await example(2)), '@id': fresh })).status).to.equal(204);
+    const res = await subscriber.request('/internal/notifications/receipts?limit=1000');
+    const receipts = ((await res.json()) as { receipts: { notification: string; sequence: number }[] }).receipts;
+    const numbers = receipts.map((r) => r.sequence);
+    expect(receipts.at(-1)?.notification).to.equal(fresh);
+    expect(Math.max(...numbers.slice(0, -1))).to.be.below(numbers.at(-1)!);
   });
 
   it('answers 400 naming what is wrong with an invalid notification, and stores nothing', async () => {

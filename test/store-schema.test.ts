@@ -20,6 +20,7 @@ import {
   type RevisionRecord,
 } from '../src/store/schema/revisions.js';
 import { storedDomainEvents } from '../src/store/schema/stored-events.js';
+import { EngineNotifications } from '../src/store/sparql-engine/engine-notifications.js';
 import {
   compactedThroughQuad,
   deadLetterQuads,
@@ -188,6 +189,13 @@ describe('store schema: each bookkeeping graph reads back what was written', () 
     // From the clock, not a MAX over the stored numbers: above them all, and above what a start before claimed.
     const before = Date.now();
     expect(await stored.lastSequence()).to.be.at.least(before * 1000);
+  });
+
+  it('received notifications on the engine: arrival numbers go on from the clock, without reading the stored ones', async () => {
+    const unread = () => Promise.reject(new Error('the stored notifications were read'));
+    const engine = { select: unread, graphTriples: unread, graphs: unread } as unknown as SparqlReader & GraphReader;
+    const before = Date.now();
+    expect(await new EngineNotifications(engine, unread).lastSequence()).to.be.at.least(before * 1000);
   });
 
   it('action requests: request, objects, whether it notifies its requester, its own content, status history in order; revocation stored with its entry', async () => {

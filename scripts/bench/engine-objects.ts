@@ -4,7 +4,7 @@
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ConfigOverrides } from '../../src/config.js';
@@ -13,9 +13,9 @@ import { INTERNAL_SCHEME } from '../../src/rdf/vocab.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 import { termOf } from '../../src/store/sparql-engine/engine-literals.js';
 import { bulkLoad } from '../virtuoso/bulk-load.js';
-import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { restartVirtuoso, startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { CAPACITY_PIECE } from './fixtures.js';
-import { forkBenchServer, type BenchServerReady, type ForkedBenchServer } from './harness.js';
+import { forkBenchServer, freePort, type BenchServerReady, type ForkedBenchServer } from './harness.js';
 
 export interface EngineServerReady extends BenchServerReady {
   /** From the process's start to listening, ms: the indexes rebuilt from the engine included. */
@@ -202,4 +202,34 @@ async function writeCopies(lines: string[], id: string, from: number, to: number
   }
   out.end();
   await once(out, 'finish');
+}
+
+/**
+ * The engine of `size` objects kept in `dir` (`objects-<size>`: Virtuoso's files, the objects' state, the server's
+ * data directory), started, loaded up to `size` if it holds fewer, then restarted, as docs/sparql-engine.md asks of
+ * users after a load: what engine-scale.ts and engine-distinct-reads.ts measure on.
+ */
+export async function engineOfSize(
+  dir: string,
+  size: number,
+  bufferMemoryMb: number,
+): Promise<{
+  engine: RunningVirtuoso;
+  objects: EngineObjects;
+  dataDir: string;
+  load: { quads: number; seconds: number };
+}> {
+  const sizeDir = join(dir, `objects-${size}`);
+  const dataDir = join(sizeDir, 'server');
+  await mkdir(dataDir, { recursive: true });
+  const engine = await startVirtuoso({ dir: join(sizeDir, 'virtuoso'), bufferMemoryMb });
+  try {
+    // One object through the API: its quads in the engine are the template of every loaded one.
+    const objects = await EngineObjects.open(engine, sizeDir, dataDir, await freePort());
+    const load = await objects.loadUpTo(size);
+    return { engine: await restartVirtuoso(engine, bufferMemoryMb), objects, dataDir, load };
+  } catch (err) {
+    await engine.stop();
+    throw err;
+  }
 }

@@ -27,9 +27,9 @@ import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
-import { restartVirtuoso, startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import {
-  EngineObjects,
+  engineOfSize,
   engineStore,
   objectId,
   startEngineServer,
@@ -416,16 +416,8 @@ async function main(): Promise<void> {
   try {
     for (const size of sizes) {
       // An engine per size, kept in BENCH_DIR: a later run measures again without loading again.
-      const sizeDir = join(dir, `objects-${size}`);
-      const dataDir = join(sizeDir, 'server');
-      await mkdir(dataDir, { recursive: true });
-      let engine = await startVirtuoso({ dir: join(sizeDir, 'virtuoso'), bufferMemoryMb });
+      const { engine, objects, dataDir, load } = await engineOfSize(dir, size, bufferMemoryMb);
       try {
-        // One object through the API: its quads in the engine are the template of every loaded one.
-        const objects = await EngineObjects.open(engine, sizeDir, dataDir, await freePort());
-        const load = await objects.loadUpTo(size);
-        // Measured on an engine restarted after the load, as docs/sparql-engine.md asks of users (restartVirtuoso).
-        engine = await restartVirtuoso(engine, bufferMemoryMb);
         const server = await startEngineServer(
           engineStore(engine, process.env.BENCH_SHARED_WRITERS === '1'),
           dataDir,

@@ -181,6 +181,7 @@ export async function buildDomain(config: Config, store: ServerStore, reach: Dom
       subscriptionIndex,
       outbox,
       remoteSubscriptions,
+      receivedNotifications,
     ],
   };
 }

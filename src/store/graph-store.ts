@@ -26,7 +26,10 @@ export interface ReceivedNotificationStore {
   withId(iri: string): Promise<ReceivedNotificationRecord | undefined>;
   /** The one `sender` sent with this Idempotency-Key. */
   withKey(sender: string, key: string): Promise<ReceivedNotificationRecord | undefined>;
-  /** The highest arrival number stored (0 when none). */
+  /**
+   * A number at or above every stored arrival number (0 when none): the highest stored, or, where reading it would grow
+   * with them (the engine), the clock in microseconds.
+   */
   lastSequence(): Promise<number>;
   /** Those matching `filter`, in arrival order: how many, and the page from `skip` of `limit` at most. */
   list(

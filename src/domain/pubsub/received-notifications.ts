@@ -10,6 +10,7 @@ import { SHAPES } from '../../shapes/vocabulary.js';
 import { claimKey } from '../../store/claims.js';
 import type { GraphStore } from '../../store/graph-store.js';
 import type { NotificationFilter } from '../../store/graph-store.js';
+import type { DomainEvent } from '../../store/transaction.js';
 import {
   receivedNotificationGraph,
   receivedNotificationQuads,
@@ -126,7 +127,10 @@ export class ReceivedNotifications {
     private lastSequence: number,
   ) {}
 
-  /** Numbering goes on after the last notification the store holds. */
+  /**
+   * Numbering goes on after the last notification the store holds; a consumer of the after-commit stream, so that it
+   * also goes on after those other processes on the same engine number.
+   */
   static async open(
     store: GraphStore,
     ontology: ApiOntology,
@@ -134,6 +138,11 @@ export class ReceivedNotifications {
     shapes: ShapeCheck = () => [],
   ): Promise<ReceivedNotifications> {
     return new ReceivedNotifications(store, ontology, access, shapes, await store.receivedNotifications.lastSequence());
+  }
+
+  onCommitted(events: readonly DomainEvent[]): void {
+    for (const e of events)
+      if (e.kind === 'notification-received') this.lastSequence = Math.max(this.lastSequence, e.notification.sequence);
   }
 
   /**

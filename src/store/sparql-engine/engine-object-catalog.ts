@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt, type Quad } from '../../rdf/terms.js';
 import { store as meta } from '../../rdf/vocab.js';
+import { entryOf } from '../../map-entry.js';
 import type { SparqlReader } from '../readers.js';
 import type { CatalogObject, ObjectCatalog, ObjectCounts, ObjectListFilter } from '../schema/object-catalog.js';
 import { revisionGraph, revisionOfRecord, type RevisionRecord } from '../schema/revisions.js';
+import { ReadBatches } from './read-batches.js';
 
 const p = iriToNt;
 const META = p(meta.metaGraph);
@@ -39,6 +42,17 @@ const matching = (filter: ObjectListFilter) =>
   `GRAPH ${META} { ?g ${p(meta.revisionCreatedAt)} ?at . ${filtersOf(filter)} ?o ${p(meta.latestRevision)} ?g .
   ?g ${p(meta.revisionNumber)} ?n ; ${p(meta.revisionCreatedBy)} ?by ; ${p(meta.revisionType)} ?type . }`;
 
+/**
+ * Cold reads (an object with its latest revision) with the engine at once; those asked meanwhile wait, then go
+ * together, at most this many objects in one query (its cost hardly grows with them, its answer's size does).
+ */
+const LATEST_READS_IN_FLIGHT = 2;
+const OBJECTS_PER_LATEST_READ = 32;
+/** Tags each subject of a cold read's answer with the graph it was found in: random, so no stored triple has it. */
+const FOUND_IN = `${meta.metaGraph}#foundIn-${randomUUID()}`;
+
+type LatestAnswer = { object: CatalogObject; triples?: Quad[] };
+
 /** IRIs in one VALUES block: Virtuoso refuses a query with a few thousand ("Too many arguments"). */
 const VALUES_PER_QUERY = 500;
 
@@ -67,6 +81,12 @@ export class EngineObjectCatalog implements ObjectCatalog {
   /** How far apart in time the last page found the objects, about: what sizes the next page's window. */
   private msPerObject = FIRST_MS_PER_OBJECT;
 
+  private readonly latestReads = new ReadBatches<string, LatestAnswer | undefined>(
+    (iris) => this.readWithLatest(iris),
+    LATEST_READS_IN_FLIGHT,
+    OBJECTS_PER_LATEST_READ,
+  );
+
   constructor(private readonly engine: CatalogEngine) {}
 
   /** Two patterns on known subjects: the engine's cost of a query grows with its patterns more than with its rows. */
@@ -85,43 +105,59 @@ export class EngineObjectCatalog implements ObjectCatalog {
     return found;
   }
 
+  /** One CONSTRUCT, shared by the cold reads that wait while others are with the engine (readWithLatest). */
+  async objectWithLatest(iri: string): Promise<LatestAnswer | undefined> {
+    return isValidIri(iri) ? this.latestReads.get(iri) : undefined;
+  }
+
   /**
-   * One CONSTRUCT: the latest revision's triples with the object's record, its mark of that revision and its creator
-   * (metadata the revision's own triples never hold). Anything but one record and one mark (a layout being upgraded)
-   * and an empty revision are left to `object` and a read of the graph of their own.
+   * The latest revision's triples of each object with its record, its mark of that revision and its creator
+   * (metadata the revision's own triples never hold), each subject tagged with the graph it was found in, so that the
+   * answer divides among the objects. Anything but one record and one mark (a layout being upgraded), an empty
+   * revision and a subject found in two of the graphs are left to `object` and a read of the graph of their own.
    */
-  async objectWithLatest(iri: string): Promise<{ object: CatalogObject; triples?: Quad[] } | undefined> {
-    if (!isValidIri(iri)) return undefined;
-    const [o, record, mark, createdBy] = [
-      p(iri),
-      p(meta.objectRecord),
-      p(meta.latestRevision),
-      p(meta.revisionCreatedBy),
-    ];
-    const firstRevision = revisionGraph(iri, 1);
-    const first = p(firstRevision);
+  private async readWithLatest(iris: string[]): Promise<(LatestAnswer | undefined)[]> {
+    const [record, mark, createdBy] = [p(meta.objectRecord), p(meta.latestRevision), p(meta.revisionCreatedBy)];
+    const objectOfFirst = new Map(iris.map((iri) => [revisionGraph(iri, 1), iri]));
+    const rows = [...objectOfFirst].map(([first, iri]) => `(${p(iri)} ${p(first)})`).join(' ');
     const answer = await this.engine.construct(
-      `CONSTRUCT { ?s ?p ?o . ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } WHERE { ` +
-        `GRAPH ${META} { ${o} ${record} ?record ; ${mark} ?g . ${first} ${createdBy} ?creator } ` +
-        'GRAPH ?g { ?s ?p ?o } }',
+      `CONSTRUCT { ?s ?p ?o . ?s ${p(FOUND_IN)} ?g . ?x ${record} ?record ; ${mark} ?g . ?first ${createdBy} ?creator } ` +
+        `WHERE { VALUES (?x ?first) { ${rows} } GRAPH ${META} { ?x ${record} ?record ; ${mark} ?g . ` +
+        `?first ${createdBy} ?creator } GRAPH ?g { ?s ?p ?o } }`,
     );
-    const records: string[] = [];
-    const marks: string[] = [];
-    const creators: string[] = [];
-    const triples: Quad[] = [];
+    const asked = new Set(iris);
+    const found = new Map<string, { records: string[]; marks: string[]; creators: string[] }>();
+    const foundOf = (iri: string) => entryOf(found, iri, () => ({ records: [], marks: [], creators: [] }));
+    const graphsOf = new Map<string, Set<string>>();
+    const data: Quad[] = [];
     for (const t of answer) {
-      if (t.subject.value === iri && t.predicate.value === meta.objectRecord) records.push(t.object.value);
-      else if (t.subject.value === iri && t.predicate.value === meta.latestRevision) marks.push(t.object.value);
-      else if (t.subject.value === firstRevision && t.predicate.value === meta.revisionCreatedBy)
-        creators.push(t.object.value);
-      else triples.push(t);
+      const [s, predicate] = [t.subject.value, t.predicate.value];
+      if (predicate === FOUND_IN) entryOf(graphsOf, s, () => new Set()).add(t.object.value);
+      else if (predicate === meta.objectRecord && asked.has(s)) foundOf(s).records.push(t.object.value);
+      else if (predicate === meta.latestRevision && asked.has(s)) foundOf(s).marks.push(t.object.value);
+      else if (predicate === meta.revisionCreatedBy && objectOfFirst.has(s))
+        foundOf(objectOfFirst.get(s)!).creators.push(t.object.value);
+      else data.push(t);
     }
-    const latest = records.length === 1 ? revisionOfRecord(iri, records[0]) : undefined;
-    if (!latest || marks.length !== 1 || marks[0] !== latest.graph || creators.length !== 1 || triples.length === 0) {
-      const object = await this.object(iri);
-      return object && { object };
+    const triplesOf = new Map<string, Quad[]>();
+    const mixed = new Set<string>();
+    for (const t of data) {
+      const graphs = [...(graphsOf.get(t.subject.value) ?? [])];
+      if (graphs.length === 1) entryOf(triplesOf, graphs[0], () => []).push(t);
+      else for (const g of graphs) mixed.add(g);
     }
-    return { object: { iri, creator: creators[0], latest }, triples };
+    return Promise.all(
+      iris.map(async (iri) => {
+        const { records, marks, creators } = foundOf(iri);
+        const latest = records.length === 1 ? revisionOfRecord(iri, records[0]) : undefined;
+        const triples = latest && !mixed.has(latest.graph) ? triplesOf.get(latest.graph) : undefined;
+        if (!latest || marks.length !== 1 || marks[0] !== latest.graph || creators.length !== 1 || !triples) {
+          const object = await this.object(iri);
+          return object && { object };
+        }
+        return { object: { iri, creator: creators[0], latest }, triples };
+      }),
+    );
   }
 
   async createdBy(agent: string): Promise<string[]> {
