@@ -51,6 +51,15 @@ describe('serialised bodies: kept while they can be asked for, within a byte bud
     expect(body['api:hasLatestRevision']).to.equal(3);
   });
 
+  it('keeps each body in memory of its own size, counted as it is (not a slice of a larger pool it would keep)', async () => {
+    const representations = new Representations(objects(), 1 << 20);
+    const object = await createObject(server);
+    const body = await render(representations, object);
+    expect(body.length).to.be.below(Buffer.poolSize / 2);
+    expect(body.buffer.byteLength).to.equal(body.length);
+    expect(representations.held.bytes).to.equal(body.length);
+  });
+
   it('does not keep a body built for a revision that was superseded meanwhile', async () => {
     const representations = new Representations(objects(), 1 << 20);
     const object = await createObject(server);

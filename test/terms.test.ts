@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { DataFactory, Writer } from 'n3';
 import { OxigraphIndex } from '../src/store/embedded/oxigraph/oxigraph-index.js';
-import { dateTimeLiteral, literal, namedNode, quad, quadToNq, termToNt } from '../src/rdf/terms.js';
+import { dateTimeLiteral, detachedQuad, literal, namedNode, quad, quadToNq, termToNt } from '../src/rdf/terms.js';
 
 describe('terms: dateTimeLiteral', () => {
   it('writes the lexical form the store keeps, for every millisecond pattern', () => {
@@ -81,5 +81,26 @@ describe('literal: the same terms as n3 makes, with their parts kept as fields',
         quad(namedNode('http://a/s'), namedNode('http://a/p'), n3Literal('x', 'en')),
       ),
     ).to.equal(true);
+  });
+});
+
+describe('detachedQuad: the same quad, its strings copies of their own', () => {
+  it('equals the quad it copies: IRIs, a language-tagged string, a typed literal, a blank node, its graph', () => {
+    const text = '<https://example.com/a> "héllo"@en "12.5"^^<http://www.w3.org/2001/XMLSchema#decimal>';
+    const a = namedNode(text.slice(1, 22));
+    const quads = [
+      quad(a, namedNode('https://example.com/p'), literal(text.slice(25, 30), 'en'), namedNode('urn:g')),
+      quad(
+        a,
+        namedNode('https://example.com/q'),
+        literal('12.5', namedNode('http://www.w3.org/2001/XMLSchema#decimal')),
+      ),
+      quad(DataFactory.blankNode('b1'), namedNode('https://example.com/r'), namedNode('https://example.com/o')),
+    ];
+    for (const q of quads) {
+      const copy = detachedQuad(q);
+      expect(copy.equals(q), `${q.subject.value} ${q.object.value}`).to.equal(true);
+      expect([copy.object.termType, copy.object.value]).to.deep.equal([q.object.termType, q.object.value]);
+    }
   });
 });

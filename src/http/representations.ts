@@ -58,8 +58,11 @@ export class Representations {
     const hit = cacheable ? this.cached(view, format) : undefined;
     if (hit) return hit;
     return this.build(view, format, caller, options).then((text) => {
-      const body = Buffer.from(text);
-      if (cacheable) this.keep(view, format, body);
+      if (!cacheable) return Buffer.from(text);
+      // Memory of its own, of its size: a small Buffer is a slice of an 8 KB pool, and kept, it keeps all of that.
+      const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+      body.write(text);
+      this.keep(view, format, body);
       return body;
     });
   }

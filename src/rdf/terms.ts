@@ -57,6 +57,25 @@ export function literal(value: string | number, languageOrDatatype?: string | RD
   return new FieldLiteral(datatype === xsd.string ? `"${value}"` : `"${value}"^^${datatype}`, value, '', datatype);
 }
 
+/** `text` in memory of its own (V8 keeps a string sliced from a larger one as a view that holds all of that one). */
+export const ownCopy = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
+
+/**
+ * `q` with strings of its own: terms read from a larger text are slices of it, so triples kept (a cache) from an
+ * answer shared by several would keep the whole answer alive.
+ */
+export function detachedQuad(q: Quad): Quad {
+  const [s, p, o] = [q.subject, q.predicate, q.object];
+  const subject = s.termType === 'NamedNode' ? namedNode(ownCopy(s.value)) : s;
+  const object =
+    o.termType === 'NamedNode'
+      ? namedNode(ownCopy(o.value))
+      : o.termType === 'Literal'
+        ? literal(ownCopy(o.value), o.language || o.datatype)
+        : o;
+  return quad(subject, namedNode(ownCopy(p.value)), object, q.graph);
+}
+
 const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r' };
 const LITERAL_ESCAPE = /["\\\n\r]/g;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: IRIREF of N-Triples and Turtle excludes #x00-#x20

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { dateTimeLiteral, iriToNt, isValidIri, literal, termToNt, type Quad } from '../../rdf/terms.js';
+import {
+  dateTimeLiteral,
+  detachedQuad,
+  iriToNt,
+  isValidIri,
+  literal,
+  ownCopy,
+  termToNt,
+  type Quad,
+} from '../../rdf/terms.js';
 import { store as meta } from '../../rdf/vocab.js';
 import { entryOf } from '../../map-entry.js';
 import type { SparqlReader } from '../readers.js';
@@ -141,21 +150,24 @@ export class EngineObjectCatalog implements ObjectCatalog {
     }
     const triplesOf = new Map<string, Quad[]>();
     const mixed = new Set<string>();
+    // Each object's triples are kept (parsed-revision cache): of a shared answer, they get strings of their own.
+    const own = iris.length > 1 ? detachedQuad : (t: Quad) => t;
     for (const t of data) {
       const graphs = [...(graphsOf.get(t.subject.value) ?? [])];
-      if (graphs.length === 1) entryOf(triplesOf, graphs[0], () => []).push(t);
+      if (graphs.length === 1) entryOf(triplesOf, graphs[0], () => []).push(own(t));
       else for (const g of graphs) mixed.add(g);
     }
     return Promise.all(
       iris.map(async (iri) => {
         const { records, marks, creators } = foundOf(iri);
-        const latest = records.length === 1 ? revisionOfRecord(iri, records[0]) : undefined;
+        // Kept in the object cache for long: strings of their own, not slices of the answer (terms/ownCopy).
+        const latest = records.length === 1 ? revisionOfRecord(iri, ownCopy(records[0])) : undefined;
         const triples = latest && !mixed.has(latest.graph) ? triplesOf.get(latest.graph) : undefined;
         if (!latest || marks.length !== 1 || marks[0] !== latest.graph || creators.length !== 1 || !triples) {
           const object = await this.object(iri);
           return object && { object };
         }
-        return { object: { iri, creator: creators[0], latest }, triples };
+        return { object: { iri, creator: ownCopy(creators[0]), latest }, triples };
       }),
     );
   }
