@@ -35,7 +35,8 @@ const LIST_HEAD_OBJECTS = 5_000;
 
 /**
  * What an entry costs the heap, about: the entry, its latest revision and its date, and the object's IRI twice (its
- * own and the revision graph's name); creators and types are strings shared by many entries.
+ * own and the revision graph's name); creators and types are strings shared by many entries (the engine's catalog
+ * makes them so).
  */
 const entryBytes = (entry: LogisticsObjectEntry) => 256 + 2 * entry.iri.length;
 

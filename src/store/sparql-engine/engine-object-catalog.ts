@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { BoundedCache } from '../../bounded-cache.js';
 import {
   dateTimeLiteral,
   detachedQuad,
@@ -60,6 +61,8 @@ const OBJECTS_PER_LATEST_READ = 32;
 /** Tags each subject of a cold read's answer with the graph it was found in: random, so no stored triple has it. */
 const FOUND_IN = `${meta.metaGraph}#foundIn-${randomUUID()}`;
 
+const SHARED_STRINGS = 10_000;
+
 type LatestAnswer = { object: CatalogObject; triples?: Quad[] };
 
 /** IRIs in one VALUES block: Virtuoso refuses a query with a few thousand ("Too many arguments"). */
@@ -90,6 +93,9 @@ export class EngineObjectCatalog implements ObjectCatalog {
   /** How far apart in time the last page found the objects, about: what sizes the next page's window. */
   private msPerObject = FIRST_MS_PER_OBJECT;
 
+  /** Agents and types, each one string however many cached objects name it (the few there are; at most this many). */
+  private readonly sharedStrings = new BoundedCache<string, string>(SHARED_STRINGS);
+
   private readonly latestReads = new ReadBatches<string, LatestAnswer | undefined>(
     (iris) => this.readWithLatest(iris),
     LATEST_READS_IN_FLIGHT,
@@ -108,10 +114,30 @@ export class EngineObjectCatalog implements ObjectCatalog {
     // One record, but for one an upgrade wrote in the engine's own forms and a revision then replaced: the highest.
     let found: CatalogObject | undefined;
     for (const b of rows.results.bindings) {
-      const latest = revisionOfRecord(iri, b.record.value);
-      if (latest && latest.number > (found?.latest.number ?? 0)) found = { iri, creator: b.creator.value, latest };
+      const object = this.catalogObject(iri, b.record.value, b.creator.value);
+      if (object && object.latest.number > (found?.latest.number ?? 0)) found = object;
     }
     return found;
+  }
+
+  /**
+   * The object a record and a creator read from an answer describe, kept for long by the object cache: its agents and
+   * type as strings shared by every object naming them, not slices of the answer, which would keep it all alive.
+   */
+  private catalogObject(iri: string, record: string, creator: string): CatalogObject | undefined {
+    const latest = revisionOfRecord(iri, record);
+    if (!latest) return undefined;
+    latest.createdBy = this.shared(latest.createdBy);
+    latest.mostSpecificType = this.shared(latest.mostSpecificType);
+    return { iri, creator: this.shared(creator), latest };
+  }
+
+  private shared(text: string): string {
+    const held = this.sharedStrings.get(text);
+    if (held !== undefined) return held;
+    const own = ownCopy(text);
+    this.sharedStrings.set(own, own);
+    return own;
   }
 
   /** One CONSTRUCT, shared by the cold reads that wait while others are with the engine (readWithLatest). */
@@ -160,14 +186,13 @@ export class EngineObjectCatalog implements ObjectCatalog {
     return Promise.all(
       iris.map(async (iri) => {
         const { records, marks, creators } = foundOf(iri);
-        // Kept in the object cache for long: strings of their own, not slices of the answer (terms/ownCopy).
-        const latest = records.length === 1 ? revisionOfRecord(iri, ownCopy(records[0])) : undefined;
-        const triples = latest && !mixed.has(latest.graph) ? triplesOf.get(latest.graph) : undefined;
-        if (!latest || marks.length !== 1 || marks[0] !== latest.graph || creators.length !== 1 || !triples) {
+        const found = records.length === 1 && creators.length === 1 && this.catalogObject(iri, records[0], creators[0]);
+        const triples = found && !mixed.has(found.latest.graph) ? triplesOf.get(found.latest.graph) : undefined;
+        if (!found || marks.length !== 1 || marks[0] !== found.latest.graph || !triples) {
           const object = await this.object(iri);
           return object && { object };
         }
-        return { object: { iri, creator: ownCopy(creators[0]), latest }, triples };
+        return { object: found, triples };
       }),
     );
   }
