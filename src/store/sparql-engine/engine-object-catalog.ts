@@ -186,13 +186,13 @@ export class EngineObjectCatalog implements ObjectCatalog {
     return Promise.all(
       iris.map(async (iri) => {
         const { records, marks, creators } = foundOf(iri);
-        const found = records.length === 1 && creators.length === 1 && this.catalogObject(iri, records[0], creators[0]);
-        const triples = found && !mixed.has(found.latest.graph) ? triplesOf.get(found.latest.graph) : undefined;
-        if (!found || marks.length !== 1 || marks[0] !== found.latest.graph || !triples) {
+        const read = records.length === 1 && creators.length === 1 && this.catalogObject(iri, records[0], creators[0]);
+        const triples = read && !mixed.has(read.latest.graph) ? triplesOf.get(read.latest.graph) : undefined;
+        if (!read || marks.length !== 1 || marks[0] !== read.latest.graph || !triples) {
           const object = await this.object(iri);
           return object && { object };
         }
-        return { object: found, triples };
+        return { object: read, triples };
       }),
     );
   }
