@@ -59,7 +59,7 @@ export class Representations {
     if (hit) return hit;
     return this.build(view, format, caller, options).then((text) => {
       if (!cacheable) return Buffer.from(text);
-      // Memory of its own, of its size: a small Buffer is a slice of an 8 KB pool, and kept, it keeps all of that.
+      // Memory of its own size: a small Buffer is a slice of Node's shared pool, and kept, it keeps the whole slab.
       const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
       body.write(text);
       this.keep(view, format, body);

@@ -61,6 +61,7 @@ const OBJECTS_PER_LATEST_READ = 32;
 /** Tags each subject of a cold read's answer with the graph it was found in: random, so no stored triple has it. */
 const FOUND_IN = `${meta.metaGraph}#foundIn-${randomUUID()}`;
 
+/** Agents and types the catalog keeps one string of each: far more than a store has, bounded all the same. */
 const SHARED_STRINGS = 10_000;
 
 type LatestAnswer = { object: CatalogObject; triples?: Quad[] };
@@ -156,9 +157,9 @@ export class EngineObjectCatalog implements ObjectCatalog {
     const objectOfFirst = new Map(iris.map((iri) => [revisionGraph(iri, 1), iri]));
     const rows = [...objectOfFirst].map(([first, iri]) => `(${p(iri)} ${p(first)})`).join(' ');
     const answer = await this.engine.construct(
-      `CONSTRUCT { ?s ?p ?o . ?s ${p(FOUND_IN)} ?g . ?x ${record} ?record ; ${mark} ?g . ?first ${createdBy} ?creator } ` +
-        `WHERE { VALUES (?x ?first) { ${rows} } GRAPH ${META} { ?x ${record} ?record ; ${mark} ?g . ` +
-        `?first ${createdBy} ?creator } GRAPH ?g { ?s ?p ?o } }`,
+      `CONSTRUCT { ?s ?p ?o . ?s ${p(FOUND_IN)} ?g . ?x ${record} ?record ; ${mark} ?g . ` +
+        `?first ${createdBy} ?creator } WHERE { VALUES (?x ?first) { ${rows} } ` +
+        `GRAPH ${META} { ?x ${record} ?record ; ${mark} ?g . ?first ${createdBy} ?creator } GRAPH ?g { ?s ?p ?o } }`,
     );
     const asked = new Set(iris);
     const found = new Map<string, { records: string[]; marks: string[]; creators: string[] }>();
