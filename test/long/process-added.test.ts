@@ -46,6 +46,30 @@ const direct = (url: string, token: string): Requester => ({
   },
 });
 
+/** What undici says when the server closed a kept-alive connection under a request sent on it: no answer came. */
+const CLOSED_UNDER_REQUEST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+const RESENDS = 3;
+
+/**
+ * `server`, a request resent when its connection was closed before any answer. nginx, reloaded, closes its old
+ * workers' idle kept-alive connections, and a request sent on one in that instant meets the close: an HTTP/1.1
+ * client resends it (RFC 9112 section 9.3.1). Safe for a PATCH too: a Change names the revision it is built on,
+ * so a resent one applies at most once.
+ */
+const resending = (server: Requester): Requester => ({
+  request: async (path, init) => {
+    for (let sent = 1; ; sent++) {
+      try {
+        return await server.request(path, init);
+      } catch (err) {
+        const code = ((err as Error).cause as { code?: string } | undefined)?.code;
+        if (sent > RESENDS || code === undefined || !CLOSED_UNDER_REQUEST.has(code))
+          throw new Error(`${(err as Error).message} (${code}, sent ${sent} time(s))`);
+      }
+    }
+  },
+});
+
 /** The status of a GET of `path`, its body read. */
 async function statusOfGet(server: Requester, path: string): Promise<number> {
   const res = await server.request(path);
@@ -191,7 +215,7 @@ describe('a process added to a running cluster under load', function () {
       await held.release();
       balancer = await startBalancer({ port: held.port, upstreams: upstreams.slice(0, 2) });
       const [first, second, added] = upstreams.map((upstream) => direct(`http://${upstream}`, token));
-      const balanced = direct(baseUrl, token);
+      const balanced = resending(direct(baseUrl, token));
       const partnerTokenOf = await partnerToken({ url: `http://${upstreams[0]}` }, PARTNER);
       noteSecret(partnerTokenOf);
       const [firstAsPartner, secondAsPartner, addedAsPartner] = upstreams.map((upstream) =>
