@@ -19,18 +19,29 @@ import { moveQuads, type MoveRecord } from '../src/store/schema/moved-objects.js
 import {
   FEED_SEQUENCE,
   feedEntryParts,
+  feedEntryPattern,
   parseEvents,
   serialiseEvents,
   type FeedEntryParts,
 } from '../src/store/sparql-engine/commit-feed.js';
 import { updateOperation } from '../src/store/sparql-engine/update-text.js';
-import { CommitIntents, completionClaim, storedIntentNames } from '../src/store/sparql-engine/commit-intents.js';
+import {
+  asCompleter,
+  CommitIntents,
+  completionClaim,
+  intentsRemoval,
+  reportsInsert,
+  reportsNothingDone,
+  storedIntentNames,
+  takenOver,
+} from '../src/store/sparql-engine/commit-intents.js';
 import {
   EngineDeadlockError,
   SparqlClient,
   type SparqlClientOptions,
 } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
+import { StoreUnavailableError } from '../src/store/errors.js';
 import type { SharedWritersOptions } from '../src/store/sparql-engine/shared-writers.js';
 import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -507,7 +518,9 @@ describe('the commit feed', function () {
     const bothSending = new Promise<void>((resolve) => (release = resolve));
     class HeldClient extends SparqlClient {
       override async update(text: string): Promise<string> {
-        if (text === intent.update) {
+        // As a completer sends it: joining its claim (asCompleter).
+        const completer = /<urn:onerecord:store:completedBy> <([^>]+)>/.exec(text)?.[1];
+        if (text === intent.update || (completer && text === asCompleter(intent.update, intent.iri, completer))) {
           if (++arrived === 2) release();
           await Promise.race([bothSending, new Promise((resolve) => setTimeout(resolve, 1_500))]);
         }
@@ -524,6 +537,29 @@ describe('the commit feed', function () {
     expect(arrived, 'stores that sent it').to.equal(1);
     expect(await applications()).to.equal(1);
     expect((await stores[0].graphTriples(object)).map((q) => q.object.value)).to.deep.equal(['once']);
+  });
+
+  it('an operation its own process sends once a completer took its intent over changes nothing, before the completer sends it or after; so does its recording sent again', async () => {
+    const object = 'https://example.org/logistics-objects/paused-owner';
+    const { intent, client, applications } = await abandonedIntent(object, 'paused');
+    const completer = new CommitIntents().process;
+    await client.update(completionClaim(intent.iri, completer));
+    await client.update(takenOver(intent.iri));
+    // The owner, paused past deadAfterMs and continued, sends its operation between the takeover and the completer's.
+    expect(reportsNothingDone(await client.update(intent.update)), 'the answer says so').to.equal(true);
+    expect(await applications(), 'sent by its process after the takeover').to.equal(0);
+    expect(reportsNothingDone(await client.update(asCompleter(intent.update, intent.iri, completer)))).to.equal(false);
+    expect(await applications(), 'sent by the completer').to.equal(1);
+    await client.update(intentsRemoval([intent.iri]));
+    await client.update(intent.update);
+    expect(await applications(), 'sent by its process after the removal').to.equal(1);
+    // Its recording, sent again after a lost answer, finds the commit applied: nothing stored, nothing to apply.
+    const owner = new CommitIntents();
+    const again = owner.recording(intent, [], feedEntryPattern(intent.iri));
+    expect(reportsInsert(await client.update(again)), 'the recording sent again').to.equal(false);
+    expect(await storedIntentNames(client, [intent.iri])).to.have.property('size', 0);
+    const written = await client.select(`SELECT ?o WHERE { GRAPH <${object}> { ?s ?p ?o } }`);
+    expect(written.results.bindings.map((b) => b.o.value)).to.deep.equal(['paused']);
   });
 
   it("the claim of a completer taken for dead is taken over; a live one's is left alone", async () => {
@@ -621,6 +657,38 @@ describe('the commit feed', function () {
     expect((await second.store.graphTriples(latestGraph(object))).map((q) => q.object.value)).to.deep.equal(['two']);
     expect(logged.some((m) => m.startsWith(`waiting for 1 write(s) under way by ${killed.process}`))).to.equal(true);
     expect(logged.some((m) => m.startsWith('completed 1 write(s)') && m.includes(killed.process))).to.equal(true);
+  });
+
+  it('a read of a revision whose write was cut off, its process not taken for dead, completes that write; one another live process is completing answers unavailable, not a failure', async () => {
+    const object = 'https://example.org/logistics-objects/cut-read';
+    const { store } = await openStore(300, 60_000, 60_000);
+    await create(store, object, 'one');
+    const { two } = await cutChange(object, (revisionTwo, feed) =>
+      updateOperation([], revisionQuads(revisionTwo), [], feed),
+    );
+    await store.caughtUp();
+    expect(await store.graphTriples(two.graph), 'listed, cut off').to.deep.equal([]);
+    await store.completeWriteOf(two.graph);
+    expect((await store.graphTriples(two.graph)).map((q) => q.object.value)).to.deep.equal(['two']);
+    expect((await store.graphTriples(latestGraph(object))).map((q) => q.object.value)).to.deep.equal(['two']);
+
+    const claimed = 'https://example.org/logistics-objects/cut-read-claimed';
+    await create(store, claimed, 'one');
+    const cut = await cutChange(claimed, (revisionTwo, feed) =>
+      updateOperation([], revisionQuads(revisionTwo), [], feed),
+    );
+    const [intent] = await storedIntentNames(otherProcess(), undefined).then((names) =>
+      [...names].filter((n) => cut.killed.isOwn(n)),
+    );
+    const completer = new CommitIntents().process;
+    await otherProcess().update(heartbeat(completer, new Date()));
+    await otherProcess().update(completionClaim(intent, completer));
+    await store.caughtUp();
+    const refused = await store.completeWriteOf(cut.two.graph).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).to.be.instanceOf(StoreUnavailableError);
   });
 
   it("a write cut off with its feed entry and new revision kept but not its outbox entry counts as not applied: it is completed, and a later commit cannot take the entry's number", async () => {

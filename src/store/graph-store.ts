@@ -89,6 +89,12 @@ export interface StoreReader extends SparqlReader, GraphReader {
    * latest revision-written of each): the domain then keeps a bounded cache of them. Absent: the start publishes all.
    */
   readonly objectCatalog?: ObjectCatalog;
+  /**
+   * Completes the write of `graph` when it was cut off in the store (listed, no data: docs/sparql-engine.md, "Known
+   * limits"); rejects with StoreUnavailableError while another process completes it. Absent where a commit cannot
+   * be cut.
+   */
+  completeWriteOf?(graph: string): Promise<void>;
   /** An action request whose graph a commit finished (`WriteTransaction.finished`); undefined for any other. */
   finishedRequest(iri: string): Promise<ActionRequestRecord | undefined>;
   /** The finished action requests about `object` (all when absent), oldest first. */

@@ -6,12 +6,19 @@ import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { authorization, grant, PARTNER_CLIENTS, partner, partnerToken } from '../support/access.js';
 import { startBalancer, type Balancer } from '../support/balancer.js';
 import { createObject, type Requester, statusOf } from '../support/changes.js';
-import { holdPort } from '../support/cluster.js';
+import { direct, holdPort } from '../support/cluster.js';
 import { noteSecret } from '../support/log-sink.js';
 import { METRICS_TOKEN, scrapeMetrics } from '../support/metrics.js';
 import { ServerProcess } from '../support/server-process.js';
 import { freePort } from '../support/server.js';
-import { changeOnRead, expectAppliedOnce, remarksOf, type Sent } from '../support/soak-history.js';
+import {
+  type ChangeLoad,
+  changeOnRead,
+  expectEachAppliedOnceEverywhere,
+  remarksOf,
+  type Sent,
+  startChangeLoad,
+} from '../support/soak-history.js';
 import { engineRestarts, leaseEngine, releaseEngine, engineSettings } from '../support/virtuoso.js';
 
 // A third server process joins two over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects
@@ -35,16 +42,6 @@ const PARTNER = 'airline';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const NTRIPLES = { headers: { Accept: 'application/n-triples' } };
-
-/** Requests to the server at `url` itself with `token`: a path, or an IRI under the base URL, sent to that address. */
-const direct = (url: string, token: string): Requester => ({
-  request: (path, init = {}) => {
-    const headers = new Headers(init.headers);
-    if (!headers.has('Authorization')) headers.set('Authorization', `Bearer ${token}`);
-    const { pathname, search } = new URL(path, url);
-    return fetch(`${url}${pathname}${search}`, { ...init, headers });
-  },
-});
 
 /** What undici says when the server closed a kept-alive connection under a request sent on it: no answer came. */
 const CLOSED_UNDER_REQUEST = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
@@ -116,57 +113,6 @@ function probeFaults(p: Probe, sent: readonly Sent[], { accepted, unanswered }: 
   ];
 }
 
-/** 20 clients changing `objects` through the balancer, each change built on the revision just read, until stopped. */
-function startLoad(balanced: Requester, objects: readonly string[]) {
-  const sent: Sent[] = [];
-  /** Answers no client expects (a 503 says when to try again: no fault), and requests that got no answer. */
-  const faults: string[] = [];
-  /** Changes whose outcome the client did not learn. */
-  const unanswered = new Set<string>();
-  let running = true;
-  const retryAfter = async (res: Response) => {
-    const seconds = res.headers.get('retry-after');
-    if (res.status !== 503 || seconds === null) return false;
-    await sleep(Number(seconds) * 1000);
-    return true;
-  };
-  const read = async (path: string): Promise<Response> => {
-    for (;;) {
-      const res = await balanced.request(path, NTRIPLES);
-      if (res.status === 200) return res;
-      await res.arrayBuffer();
-      if (!(await retryAfter(res))) return res;
-    }
-  };
-  const client = async (i: number) => {
-    for (let n = 0; running; n++) {
-      const object = objects[Math.floor(Math.random() * objects.length)];
-      const remark = `client ${i} change ${n}`;
-      try {
-        const { sent: outcome, answer } = await changeOnRead(balanced, read, object, remark);
-        sent.push(outcome);
-        if (await retryAfter(answer)) unanswered.add(remark);
-        // A 409 is a lost race: the revision built on was replaced, or another change of it is under way.
-        else if (outcome.status !== 201 && !(outcome.status === 409 && /revision/.test(outcome.message ?? '')))
-          faults.push(`${remark} of ${object}: ${outcome.status} ${outcome.message}`);
-      } catch (err) {
-        unanswered.add(remark);
-        faults.push(`${remark} of ${object}: ${(err as Error).message}`);
-      }
-    }
-  };
-  const clients = Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));
-  return {
-    sent,
-    faults,
-    unanswered,
-    async stop() {
-      running = false;
-      await clients;
-    },
-  };
-}
-
 describe('a process added to a running cluster under load', function () {
   this.timeout(480_000);
   let dataDir: string;
@@ -208,7 +154,7 @@ describe('a process added to a running cluster under load', function () {
       return started.ready;
     };
     let balancer: Balancer | undefined;
-    let load: ReturnType<typeof startLoad> | undefined;
+    let load: ChangeLoad | undefined;
     try {
       const { token } = await start(0);
       await start(1);
@@ -234,7 +180,7 @@ describe('a process added to a running cluster under load', function () {
       expectStatus('granted, through process 1', await statusOfGet(firstAsPartner, objects[0]), 200);
       expectStatus('not granted, through process 1', await statusOfGet(firstAsPartner, objects[GRANTED]), 403);
 
-      load = startLoad(balanced, objects);
+      load = startChangeLoad(() => balanced, objects, CLIENTS);
       const loadStarted = Date.now();
       await sleep(JOIN_AFTER_MS);
       const launched = Date.now();
@@ -334,20 +280,7 @@ describe('a process added to a running cluster under load', function () {
       ).to.deep.equal([]);
 
       // Every accepted change applied once, with a revision each, through each process, which tell the same trail.
-      for (const object of objects) {
-        const expected = load.sent.filter((s) => s.object === object && accepted.has(s.remark)).map((s) => s.remark);
-        const detail = async () =>
-          [
-            object,
-            ...load!.sent.filter((s) => s.object === object).map((s) => `${s.remark}: ${s.status} at ${s.at}`),
-          ].join('\n');
-        const trails = new Set<string>();
-        for (const server of [first, second, added]) {
-          await expectAppliedOnce((path) => server.request(path, NTRIPLES), object, expected, outcomes, detail);
-          trails.add(await (await server.request(`${object}/audit-trail`, NTRIPLES)).text());
-        }
-        expect(trails.size, `${object}/audit-trail`).to.equal(1);
-      }
+      await expectEachAppliedOnceEverywhere([first, second, added], objects, load.sent, outcomes);
     } catch (err) {
       // Virtuoso 7.2 aborts now and then under this load (processes.test.ts): then answers are 503 for a while.
       const restarts = engineRestarts(dataDir);

@@ -7,10 +7,21 @@ import { join } from 'node:path';
 import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import type { ConfigOverrides } from '../../src/config.js';
 import { startBalancer, type Balancer } from './balancer.js';
+import type { Requester } from './changes.js';
 import type { TestServer } from './server.js';
 import { leaseEngine, releaseEngine, engineSettings } from './virtuoso.js';
 
 export const CLUSTER_PROCESSES = 3;
+
+/** Requests to the server at `url` itself with `token`: a path, or an IRI under the base URL, sent to that address. */
+export const direct = (url: string, token: string): Requester => ({
+  request: (path, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (!headers.has('Authorization')) headers.set('Authorization', `Bearer ${token}`);
+    const { pathname, search } = new URL(path, url);
+    return fetch(`${url}${pathname}${search}`, { ...init, headers });
+  },
+});
 
 /** A free loopback port, held (listened on) until `release`: so that no server picks it before the balancer takes it. */
 export async function holdPort(): Promise<{ port: number; release(): Promise<void> }> {

@@ -89,6 +89,11 @@ export class ServerProcess {
     await this.exited;
   }
 
+  /** Sends `signal` (SIGSTOP, SIGCONT: a process paused and continued), not waiting for anything. */
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
   /** fetch against the server with the data holder's token. */
   async request(path: string, init: RequestInit = {}): Promise<Response> {
     const { url, token } = await this.ready;

@@ -87,3 +87,93 @@ export async function changeOnRead(
   };
   return { sent, answer };
 }
+
+/** Clients changing objects at once, until stopped: what they sent and were answered. */
+export interface ChangeLoad {
+  sent: Sent[];
+  /** Answers no client expects (a 503 says when to try again: no fault), and requests that got no answer. */
+  faults: string[];
+  /** Changes whose outcome the client did not learn. */
+  unanswered: Set<string>;
+  stop(): Promise<void>;
+}
+
+const NTRIPLES = { headers: { Accept: 'application/n-triples' } };
+
+/** Waits as a 503's Retry-After says; false for any other answer. */
+async function waitedRetryAfter(res: Response): Promise<boolean> {
+  const seconds = res.headers.get('retry-after');
+  if (res.status !== 503 || seconds === null) return false;
+  await new Promise((resolve) => setTimeout(resolve, Number(seconds) * 1000));
+  return true;
+}
+
+/**
+ * `clients` clients, each changing a random one of `objects` through `serverFor(client, change)`, each change built on
+ * the revision just read through the same server, until stopped.
+ */
+export function startChangeLoad(
+  serverFor: (client: number, change: number) => Requester,
+  objects: readonly string[],
+  clients: number,
+): ChangeLoad {
+  const load: Omit<ChangeLoad, 'stop'> = { sent: [], faults: [], unanswered: new Set() };
+  let running = true;
+  const client = async (i: number) => {
+    for (let n = 0; running; n++) {
+      const server = serverFor(i, n);
+      const read = async (path: string): Promise<Response> => {
+        for (;;) {
+          const res = await server.request(path, NTRIPLES);
+          if (res.status === 200) return res;
+          await res.arrayBuffer();
+          if (!(await waitedRetryAfter(res))) return res;
+        }
+      };
+      const object = objects[Math.floor(Math.random() * objects.length)];
+      const remark = `client ${i} change ${n}`;
+      try {
+        const { sent: outcome, answer } = await changeOnRead(server, read, object, remark);
+        load.sent.push(outcome);
+        if (await waitedRetryAfter(answer)) load.unanswered.add(remark);
+        // A 409 is a lost race: the revision built on was replaced, or another change of it is under way.
+        else if (outcome.status !== 201 && !(outcome.status === 409 && /revision/.test(outcome.message ?? '')))
+          load.faults.push(`${remark} of ${object}: ${outcome.status} ${outcome.message}`);
+      } catch (err) {
+        load.unanswered.add(remark);
+        load.faults.push(`${remark} of ${object}: ${(err as Error).message}`);
+      }
+    }
+  };
+  const all = Promise.all(Array.from({ length: clients }, (_, i) => client(i)));
+  return {
+    ...load,
+    async stop() {
+      running = false;
+      await all;
+    },
+  };
+}
+
+/**
+ * Every accepted change of each of `objects` applied once, with a revision each, through each of `servers`, which tell
+ * the same audit trail.
+ */
+export async function expectEachAppliedOnceEverywhere(
+  servers: readonly Requester[],
+  objects: readonly string[],
+  sent: readonly Sent[],
+  outcomes: Outcomes,
+): Promise<void> {
+  for (const object of objects) {
+    const expected = sent.filter((s) => s.object === object && outcomes.accepted.has(s.remark)).map((s) => s.remark);
+    const detail = async () =>
+      [object, ...sent.filter((s) => s.object === object).map((s) => `${s.remark}: ${s.status} at ${s.at}`)].join('\n');
+    const trails = new Set<string>();
+    for (const server of servers) {
+      await expectAppliedOnce((path) => server.request(path, NTRIPLES), object, expected, outcomes, detail);
+      trails.add(await (await server.request(`${object}/audit-trail`, NTRIPLES)).text());
+    }
+    expect(trails.size, `${object}/audit-trail`).to.equal(1);
+  }
+}

@@ -301,7 +301,11 @@ export class LogisticsObjects {
   async triples(revision: RevisionInfo): Promise<readonly Quad[]> {
     const cached = this.parsedRevisions.get(revision.graph);
     if (cached) return cached;
-    const triples = await this.reads.graphTriples(revision.graph);
+    let triples = await this.reads.graphTriples(revision.graph);
+    if (triples.length === 0 && this.reads.completeWriteOf) {
+      await this.reads.completeWriteOf(revision.graph);
+      triples = await this.reads.graphTriples(revision.graph);
+    }
     if (triples.length === 0)
       throw new HttpError(500, 'revision_missing', {
         message: `revision ${revision.number} of ${revision.object} is listed in the index but has no data`,

@@ -3,7 +3,7 @@ import { readStoreNTriples } from '../../rdf/ntriples.js';
 import { STORE } from '../../rdf/vocab.js';
 import type { SparqlReader } from '../readers.js';
 import { outboxEntryGraph, readOutboxPositions } from '../schema/outbox.js';
-import { INTENDED_UPDATE, INTENTS_GRAPH } from './commit-intents.js';
+import { ownerGate } from './commit-intents.js';
 import type { DomainEvent } from '../transaction.js';
 
 /*
@@ -32,14 +32,18 @@ export const FEED_SEQUENCE = 'onerecord_commit_feed';
 /**
  * The parts of a commit's apply operation that write its feed entry: template triples and the WHERE
  * branch binding them; and the pattern the whole operation needs to match: its intent is stored
- * (another process that completed the intent of a process taken for dead removes it after; this
- * one, sent late, then changes nothing).
+ * and its own process may send it (`ownerGate`: a process that completes the intent of one taken for dead takes
+ * it over first; sent late by its process, it then changes nothing).
  */
 export interface FeedEntryParts {
   template: string;
   branch: string;
   gate: string;
 }
+
+/** The pattern that matches once the commit of `intent` wrote its feed entry (it may be cut off: `appliedIntents`). */
+export const feedEntryPattern = (intent: string) =>
+  `GRAPH ${iriToNt(FEED_GRAPH)} { ${iriToNt(intent)} ${iriToNt(FEED_POSITION)} ?writtenAt }`;
 
 /**
  * `at`: when the commit was made, by this process's clock (Virtuoso's NOW() has no time zone, and
@@ -54,7 +58,7 @@ export function feedEntryParts(intent: string, events: readonly DomainEvent[], a
       `${termToNt(literal(serialiseEvents(events)))} }`,
     branch: `{ BIND (bif:sequence_next ("${FEED_SEQUENCE}") AS ?feedPosition) }`,
     // A join, not FILTER EXISTS: Virtuoso 7.2 ignored that filter beside the BIND of the position (measured).
-    gate: `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${subject} ${iriToNt(INTENDED_UPDATE)} ?intended }`,
+    gate: ownerGate(intent),
   };
 }
 

@@ -8,6 +8,8 @@ export const INTENTS_GRAPH = `${STORE}commit-intents`;
 export const INTENDED_UPDATE = `${STORE}intendedUpdate`;
 const CLAIMED_BY = `${STORE}claimedBy`;
 const COMPLETED_BY = `${STORE}completedBy`;
+/** A row of an intent while its own process may send its operation: a completer removes it before sending. */
+const SENDABLE_BY_OWNER = `${STORE}sendableByOwner`;
 const SLOT_PREFIX = `${STORE}slot:`;
 
 /** The subject that stands for a slot among the claims: every claim of one slot is a row of it. */
@@ -76,19 +78,27 @@ export class CommitIntents {
    * claimed by no other stored intent, and the intent claims them (until it is removed: a slot once
    * filled stays filled). An INSERT-only operation guarded on the graph it writes: the one form that
    * Virtuoso isolates (docs/sparql-engine.md, "What the engine guarantees"); whether it was stored
-   * is read back (`isStored`).
+   * is read back (`isStored`). With `unapplied` (the pattern of its commit's feed entry), it stores nothing once
+   * the commit is applied: sent again after a lost answer by a process that was taken for dead meanwhile, it must
+   * not store an intent that its operation would then apply a second time.
    */
-  recording(intent: CommitIntent, conditions: readonly CommitCondition[] = []): string {
+  recording(intent: CommitIntent, conditions: readonly CommitCondition[] = [], unapplied?: string): string {
     const graph = iriToNt(INTENTS_GRAPH);
-    const stored = `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))}`;
-    if (conditions.length === 0) return `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
+    const stored =
+      `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))} ; ` +
+      `${iriToNt(SENDABLE_BY_OWNER)} ${iriToNt(this.process)}`;
+    const notApplied = unapplied ? `FILTER NOT EXISTS { ${unapplied} }` : '';
+    if (conditions.length === 0)
+      return notApplied
+        ? `INSERT { GRAPH ${graph} { ${stored} } } WHERE { VALUES ?guard { 1 } ${notApplied} }`
+        : `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
     // A claim is a row of its slot's subject: of two intents claiming one slot at once, Virtuoso
     // stores one, where rows of the intent (`<intent> claims "slot"`) could both be stored.
     const claims = conditions.map((c) => `${iriToNt(slotIri(c.key))} ${iriToNt(CLAIMED_BY)} ${iriToNt(intent.iri)}`);
     const unclaimed = conditions.map((c, i) => `FILTER NOT EXISTS { ${claimedPattern(c.key, `?claimant${i}`)} }`);
     const empty = conditions.map((c) => `FILTER NOT EXISTS { ${c.filled} }`);
     return `INSERT { GRAPH ${graph} { ${[stored, ...claims].join(' . ')} } }
-WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} }`;
+WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} ${notApplied} }`;
   }
 
   /** The commit of `intent` is applied. */
@@ -122,6 +132,32 @@ export function completionClaim(intent: string, completer: string): string {
   return `INSERT { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }
 WHERE { GRAPH ${g} { ${i} ${iriToNt(INTENDED_UPDATE)} ?update }
   FILTER NOT EXISTS { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ?completer } } }`;
+}
+
+/**
+ * The pattern a commit's operation joins when its own process sends it: it changes nothing once a completer took
+ * the intent over (`takenOver`), or once the intent is removed.
+ */
+export const ownerGate = (intent: string) =>
+  `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(SENDABLE_BY_OWNER)} ?owner }`;
+
+/**
+ * The operation by which `completer`, holding the claim on `intent`, takes it from its process: after it, the
+ * owner's operation (a process paused, not dead) changes nothing, so only the completer's is applied.
+ */
+export function takenOver(intent: string): string {
+  const g = iriToNt(INTENTS_GRAPH);
+  const i = iriToNt(intent);
+  return `DELETE { GRAPH ${g} { ${i} ${iriToNt(SENDABLE_BY_OWNER)} ?owner } } WHERE { ${ownerGate(intent)} }`;
+}
+
+/**
+ * The stored operation of `intent` as `completer` sends it: joining its claim instead of the owner's row. An
+ * intent stored by an earlier build, without that row, joins its stored text: sent as it is.
+ */
+export function asCompleter(update: string, intent: string, completer: string): string {
+  const claimed = `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} }`;
+  return update.replace(ownerGate(intent), () => claimed);
 }
 
 /** The operation removing the claim of `completer` (taken for dead) on completing `intent`. */
@@ -161,6 +197,16 @@ export function intentsRemoval(iris: readonly string[]): string {
 export const reportsInsert = (answer: string): boolean =>
   /Insert into <[^>]*>, [1-9][0-9]* \(or less\) triples -- done/.test(answer);
 
+/**
+ * Whether an engine's answer to an operation says its `WHERE` matched nothing, so it changed nothing: Virtuoso
+ * counts the solutions of each template ("Insert into <…>, 0 triples -- nothing to do", "Modify <…>, delete 0
+ * (or less) and insert 0 (or less) triples"). Another engine's answer says nothing of it: false.
+ */
+export function reportsNothingDone(answer: string): boolean {
+  const counts = [...answer.matchAll(/(\d+) (?:\(or less\) )?(?:triples|quads)|(?:delete|insert) (\d+) \(or less\)/g)];
+  return counts.length > 0 && counts.every((m) => Number(m[1] ?? m[2]) === 0);
+}
+
 /** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */
 export async function isStored(reader: SparqlReader, intent: CommitIntent): Promise<boolean> {
   return (await storedIntentNames(reader, [intent.iri])).size > 0;
@@ -193,6 +239,15 @@ export async function storedIntentNames(reader: SparqlReader, among?: readonly s
   const rows = await reader.select(
     `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ` +
       `?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`,
+  );
+  return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
+}
+
+/** The stored intents whose operation names `graph` (a write cut off before it wrote that graph, say). */
+export async function intentsNaming(reader: SparqlReader, graph: string): Promise<Set<string>> {
+  const rows = await reader.select(
+    `SELECT DISTINCT ?intent WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } ` +
+      `FILTER (CONTAINS (STR (?update), ${termToNt(literal(iriToNt(graph)))})) }`,
   );
   return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
 }

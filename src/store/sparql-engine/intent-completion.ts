@@ -2,6 +2,7 @@ import { StoreUnavailableError } from '../errors.js';
 import type { SparqlReader } from '../readers.js';
 import { appliedIntents } from './commit-feed.js';
 import {
+  asCompleter,
   completerOf,
   completionClaim,
   completionClaimRemoval,
@@ -10,6 +11,7 @@ import {
   reportsInsert,
   storedIntentNames,
   storedIntents,
+  takenOver,
 } from './commit-intents.js';
 import { type SparqlEngine, updateRetried } from './engine.js';
 
@@ -43,7 +45,18 @@ export class IntentCompletion {
     const sent: string[] = [];
     for (const intent of stored) {
       if (applied.has(intent.iri) || (complete && !(await complete(intent.iri)))) continue;
-      await updateRetried(this.engine, intent.update).catch((err: unknown) => {
+      let update = intent.update;
+      if (complete) {
+        // Its process, paused rather than dead, may send it yet: taken over first, it then changes nothing; and
+        // one sent before that may have been applied meanwhile.
+        await updateRetried(this.engine, takenOver(intent.iri));
+        if ((await appliedIntents(this.reader, [intent.iri])).size > 0) {
+          applied.add(intent.iri);
+          continue;
+        }
+        update = asCompleter(update, intent.iri, this.process);
+      }
+      await updateRetried(this.engine, update).catch((err: unknown) => {
         if (err instanceof StoreUnavailableError) throw err;
       });
       sent.push(intent.iri);

@@ -14,16 +14,24 @@ import { storedDomainEvents } from '../schema/stored-events.js';
 import { SparqlStoredEvents } from '../schema/events.js';
 import { type DomainEvent, WriteTransaction } from '../transaction.js';
 import { type CommitCondition, commitConditions, OUTBOX_KEY_PREFIX } from './commit-conditions.js';
-import { appliedIntents, type FeedEntryParts, feedEntryParts, feedStartPosition } from './commit-feed.js';
+import {
+  appliedIntents,
+  type FeedEntryParts,
+  feedEntryParts,
+  feedEntryPattern,
+  feedStartPosition,
+} from './commit-feed.js';
 import { CommitFeedFollower } from './commit-feed-follower.js';
 import {
   type CommitIntent,
   CommitIntents,
   failedCondition,
   highestClaimedNumber,
+  intentsNaming,
   intentsRemoval,
   isStored,
   reportsInsert,
+  reportsNothingDone,
 } from './commit-intents.js';
 import { pause, type SparqlEngine, updateRetried } from './engine.js';
 import { readFinishedRequests, readRevision } from './engine-layout.js';
@@ -194,17 +202,30 @@ export class SparqlEngineStore implements GraphStore {
     staging: readonly string[],
     conditions: readonly CommitCondition[],
   ): Promise<void> {
+    const guarded = conditions.length > 0 || this.shared !== undefined;
+    /** Once known stored, the intent is not sent again: a completer may have applied and removed it meanwhile. */
+    let recorded = false;
     const steps = async () => {
-      const recorded = await this.update(this.intents.recording(intent, conditions));
-      // Sent again after a lost answer, the recording finds its own claims: the stored intent tells;
-      // or it finds its own commit applied and the intent removed, by a process that took this one
-      // for dead (paused longer than deadAfterMs): then it is done.
-      if (conditions.length > 0 && !reportsInsert(recorded) && !(await isStored(this, intent))) {
-        if (!this.shared || (await appliedIntents(this, [intent.iri])).size === 0) {
+      if (!recorded) {
+        const answer = await this.update(
+          this.intents.recording(intent, conditions, this.shared && feedEntryPattern(intent.iri)),
+        );
+        // Sent again after a lost answer, the recording finds its own claims: the stored intent tells;
+        // or it finds its own commit applied and the intent removed, by a process that took this one
+        // for dead (paused longer than deadAfterMs): then it is done.
+        recorded = !guarded || reportsInsert(answer) || (await isStored(this, intent));
+        if (!recorded && (!this.shared || !(await this.isApplied(intent)))) {
           const failed = (await failedCondition(this, conditions, intent)) ?? conditions[0];
           throw new StoreConflictError(failed.slot, failed.resource);
         }
-      } else await this.update(intent.update);
+      }
+      if (recorded) {
+        // Changes nothing once a process that took this one for dead took the intent over (ownerGate): done once
+        // that process applied it.
+        const answer = await this.update(intent.update);
+        if (this.shared && reportsNothingDone(answer) && !(await this.isApplied(intent)))
+          throw new StoreUnavailableError('this write is being completed by another server process');
+      }
       this.intents.settled(intent);
       this.committed.publish(events);
       if (staging.length > 0) await this.removeGraphs(staging).catch(() => undefined);
@@ -226,6 +247,10 @@ export class SparqlEngineStore implements GraphStore {
         }
       }
     }
+  }
+
+  private async isApplied(intent: CommitIntent): Promise<boolean> {
+    return (await appliedIntents(this, [intent.iri])).size > 0;
   }
 
   private async completeLater(steps: () => Promise<void>): Promise<void> {
@@ -330,6 +355,22 @@ export class SparqlEngineStore implements GraphStore {
 
   revision(object: string, number: number): Promise<RevisionRecord | undefined> {
     return readRevision(this, revisionGraph(object, number));
+  }
+
+  /**
+   * A revision's graph that a cut operation did not write (docs/sparql-engine.md, "Known limits"): its stored intent
+   * is sent again by this process, as a completer does (claimed, taken over from its process), so a read of it need
+   * not wait for its process to be taken for dead.
+   */
+  async completeWriteOf(graph: string): Promise<void> {
+    const writing = await intentsNaming(this, graph);
+    if (writing.size === 0) return;
+    await this.completion.completeIntents(
+      (intent) => writing.has(intent),
+      (intent) => this.completion.claim(intent, () => false),
+    );
+    if ((await this.graphTriples(graph)).length === 0)
+      throw new StoreUnavailableError('the write of this revision is being completed by another server process');
   }
 
   /** Read from its graph: a request the index does not hold is finished, or unknown. */

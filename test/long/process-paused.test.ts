@@ -1,0 +1,113 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
+import { createObject, statusOf } from '../support/changes.js';
+import { direct, holdPort } from '../support/cluster.js';
+import { ServerProcess } from '../support/server-process.js';
+import { freePort } from '../support/server.js';
+import { type ChangeLoad, expectEachAppliedOnceEverywhere, startChangeLoad } from '../support/soak-history.js';
+import { engineRestarts, engineSettings, leaseEngine, releaseEngine } from '../support/virtuoso.js';
+
+// Two server processes over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects through both.
+// One is paused (SIGSTOP) for longer than processDeadAfterMillis with writes in flight: the other takes it for dead
+// and completes the writes it had stored; continued (SIGCONT), the paused one sends them as well. Each is applied
+// once (docs/sparql-engine.md, "Several processes"). Whatever TEST_STORE_BACKEND says.
+
+const CLIENTS = 20;
+const OBJECTS = 30;
+const DEAD_AFTER_MS = 2_000;
+/** The pause: the other process takes the paused one for dead after DEAD_AFTER_MS and completes its writes. */
+const PAUSE_MS = 3 * DEAD_AFTER_MS;
+const PAUSE_AFTER_MS = 3_000;
+/** The load goes on this long after the paused process continues. */
+const AFTER_MS = 4_000;
+/** Pauses at most, until one left writes for the other process to complete. */
+const PAUSES = 5;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a server process paused for longer than processDeadAfterMillis while 20 clients write through it and another', function () {
+  this.timeout(300_000);
+  let dataDir: string;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
+  });
+  after(async () => {
+    await releaseEngine(dataDir);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('applies each write it had in flight once: the other completes them, and the paused one, continued, changes nothing by sending them again; every write is answered', async () => {
+    const engine = await leaseEngine(dataDir);
+    // The objects' base URL: no process listens there, each is asked at its own address.
+    const held = await holdPort();
+    const config = {
+      baseUrl: `http://127.0.0.1:${held.port}`,
+      store: {
+        backend: 'sparql' as const,
+        sparql: { ...engineSettings(engine), sharedWriters: true, processDeadAfterMillis: DEAD_AFTER_MS },
+      },
+    };
+    const dirs = [1, 2].map((i) => join(dataDir, `process-${i}`));
+    const ports = await Promise.all(dirs.map(() => freePort()));
+    const processes: ServerProcess[] = [];
+    let load: ChangeLoad | undefined;
+    try {
+      await mkdir(dirs[0], { recursive: true });
+      processes.push(new ServerProcess({ dataDir: dirs[0], port: ports[0], config }));
+      const { token } = await processes[0].ready;
+      // One token issuer key for both.
+      await shareIdentityProvider(dirs[0], dirs[1]);
+      processes.push(new ServerProcess({ dataDir: dirs[1], port: ports[1], config }));
+      await processes[1].ready;
+      const servers = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
+      const [paused, other] = processes;
+      const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(servers[1])));
+
+      load = startChangeLoad((i, n) => servers[(i + n) % servers.length], objects, CLIENTS);
+      await sleep(PAUSE_AFTER_MS);
+      // A pause leaves writes stored and not applied when one was between its intent and its operation: paused
+      // again until the other process completed some.
+      const completions = () => other.log.filter((line) => /completed \d+ write\(s\) left by/.test(line));
+      for (let round = 1; round <= PAUSES && completions().length === 0; round++) {
+        paused.signal('SIGSTOP');
+        await sleep(PAUSE_MS);
+        paused.signal('SIGCONT');
+        await sleep(AFTER_MS);
+      }
+      await load.stop();
+
+      expect(load.faults, 'answers').to.deep.equal([]);
+      expect(
+        completions(),
+        `writes of the paused process completed by the other:\n${other.log
+          .filter((l) => /write|dead|complet/i.test(l))
+          .slice(-20)
+          .join('\n')}\n${paused.log
+          .filter((l) => /write|dead|complet/i.test(l))
+          .slice(-20)
+          .join('\n')}`,
+      ).to.not.deep.equal([]);
+
+      const accepted = new Set<string>();
+      for (const s of load.sent.filter((x) => x.status === 201))
+        if ((await statusOf(servers[1], s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+      expect(accepted.size).to.be.greaterThan(CLIENTS);
+      const outcomes = { accepted, unanswered: load.unanswered };
+      // Every accepted change applied once, with a revision each, through each process, which tell the same trail.
+      await expectEachAppliedOnceEverywhere(servers, objects, load.sent, outcomes);
+    } catch (err) {
+      const restarts = engineRestarts(dataDir);
+      if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
+      throw err;
+    } finally {
+      for (const p of processes) p.signal('SIGCONT');
+      await load?.stop();
+      await held.release();
+      for (const p of processes) await p.stop('SIGTERM');
+    }
+  });
+});
