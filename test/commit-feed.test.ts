@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { literal, namedNode, quad } from '../src/rdf/terms.js';
-import { StoreConflictError } from '../src/store/errors.js';
+import { StoreConflictError, StoreUnavailableError } from '../src/store/errors.js';
 import {
   compactedThroughQuad,
   outboxEntryGraph,
@@ -31,7 +31,7 @@ import {
   completionClaim,
   intentsRemoval,
   reportsInsert,
-  reportsNothingDone,
+  reportsUnmatched,
   storedIntentNames,
   takenOver,
 } from '../src/store/sparql-engine/commit-intents.js';
@@ -41,7 +41,6 @@ import {
   type SparqlClientOptions,
 } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
-import { StoreUnavailableError } from '../src/store/errors.js';
 import type { SharedWritersOptions } from '../src/store/sparql-engine/shared-writers.js';
 import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
@@ -539,6 +538,34 @@ describe('the commit feed', function () {
     expect((await stores[0].graphTriples(object)).map((q) => q.object.value)).to.deep.equal(['once']);
   });
 
+  it('commits made at once share update requests, each told its own outcome: one whose object another process created meanwhile fails alone', async () => {
+    const sent: string[] = [];
+    class CountingClient extends SparqlClient {
+      override async update(text: string): Promise<string> {
+        sent.push(text);
+        return super.update(text);
+      }
+    }
+    const { store: other } = await openStore();
+    const { store } = await openStore(300, 60_000, 60_000, new CountingClient(clientOptions()));
+    const taken = 'https://example.org/logistics-objects/batched-taken';
+    await create(other, taken, 'first');
+    sent.length = 0;
+    const objects = Array.from({ length: 12 }, (_, i) => `https://example.org/logistics-objects/batched-${i}`);
+    const outcomes = await Promise.allSettled([taken, ...objects].map((object) => create(store, object, 'batched')));
+
+    const [conflict, ...created] = outcomes;
+    expect(conflict.status).to.equal('rejected');
+    expect((conflict as PromiseRejectedResult).reason).to.be.instanceOf(StoreConflictError);
+    expect(created.map((o) => o.status)).to.deep.equal(objects.map(() => 'fulfilled'));
+    for (const object of objects)
+      expect((await store.graphTriples(object)).map((q) => q.object.value)).to.deep.equal(['batched']);
+    expect((await other.graphTriples(taken)).map((q) => q.object.value)).to.deep.equal(['first']);
+    const together = sent.filter((text) => text.split(' ;\n').length > 1);
+    expect(together, 'requests carrying several commits').to.not.deep.equal([]);
+    expect(sent.length, 'update requests').to.be.below(2 * (objects.length + 1));
+  });
+
   it('an operation its own process sends once a completer took its intent over changes nothing, before the completer sends it or after; so does its recording sent again', async () => {
     const object = 'https://example.org/logistics-objects/paused-owner';
     const { intent, client, applications } = await abandonedIntent(object, 'paused');
@@ -546,9 +573,9 @@ describe('the commit feed', function () {
     await client.update(completionClaim(intent.iri, completer));
     await client.update(takenOver(intent.iri));
     // The owner, paused past deadAfterMs and continued, sends its operation between the takeover and the completer's.
-    expect(reportsNothingDone(await client.update(intent.update)), 'the answer says so').to.equal(true);
+    expect(reportsUnmatched(await client.update(intent.update)), 'the answer says so').to.equal(true);
     expect(await applications(), 'sent by its process after the takeover').to.equal(0);
-    expect(reportsNothingDone(await client.update(asCompleter(intent.update, intent.iri, completer)))).to.equal(false);
+    expect(reportsUnmatched(await client.update(asCompleter(intent.update, intent.iri, completer)))).to.equal(false);
     expect(await applications(), 'sent by the completer').to.equal(1);
     await client.update(intentsRemoval([intent.iri]));
     await client.update(intent.update);

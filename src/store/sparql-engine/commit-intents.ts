@@ -198,13 +198,27 @@ export const reportsInsert = (answer: string): boolean =>
   /Insert into <[^>]*>, [1-9][0-9]* \(or less\) triples -- done/.test(answer);
 
 /**
- * Whether an engine's answer to an operation says its `WHERE` matched nothing, so it changed nothing: Virtuoso
- * counts the solutions of each template ("Insert into <…>, 0 triples -- nothing to do", "Modify <…>, delete 0
+ * Whether an engine's answer to operations says the `WHERE` of one of them matched nothing, so it changed nothing:
+ * Virtuoso counts the solutions of each template ("Insert into <…>, 0 triples -- nothing to do", "Modify <…>, delete 0
  * (or less) and insert 0 (or less) triples"). Another engine's answer says nothing of it: false.
  */
-export function reportsNothingDone(answer: string): boolean {
-  const counts = [...answer.matchAll(/(\d+) (?:\(or less\) )?(?:triples|quads)|(?:delete|insert) (\d+) \(or less\)/g)];
-  return counts.length > 0 && counts.every((m) => Number(m[1] ?? m[2]) === 0);
+export function reportsUnmatched(answer: string): boolean {
+  return /\b0 (?:\(or less\) )?(?:triples|quads)|(?:delete|insert) 0 \(or less\)/.test(answer);
+}
+
+/**
+ * The engine's answer to several operations sent in one request, one line per operation, when each writes one graph
+ * (so Virtuoso answers one line for it): undefined when the answer does not read so.
+ */
+export function answerLines(answer: string, operations: number): string[] | undefined {
+  try {
+    const results = JSON.parse(answer) as { results?: { bindings?: Record<string, { value?: string }>[] } };
+    const value = Object.values(results.results?.bindings?.[0] ?? {})[0]?.value ?? '';
+    const lines = value.split('\n').filter((line) => /-- (done|nothing to do)$/.test(line) && !/^Commit\b/.test(line));
+    return lines.length === operations ? lines : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether `intent` is stored: its guarded recording stores nothing when a condition fails. */

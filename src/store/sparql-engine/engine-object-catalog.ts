@@ -15,7 +15,7 @@ import { entryOf } from '../../map-entry.js';
 import type { SparqlReader } from '../readers.js';
 import type { CatalogObject, ObjectCatalog, ObjectCounts, ObjectListFilter } from '../schema/object-catalog.js';
 import { revisionGraph, revisionOfRecord, type RevisionRecord } from '../schema/revisions.js';
-import { ReadBatches } from './read-batches.js';
+import { RequestBatches } from './request-batches.js';
 
 const p = iriToNt;
 const META = p(meta.metaGraph);
@@ -97,7 +97,7 @@ export class EngineObjectCatalog implements ObjectCatalog {
   /** Agents and types, each one string however many cached objects name it (the few there are; at most this many). */
   private readonly sharedStrings = new BoundedCache<string, string>(SHARED_STRINGS);
 
-  private readonly latestReads = new ReadBatches<string, LatestAnswer | undefined>(
+  private readonly latestReads = new RequestBatches<string, LatestAnswer | undefined>(
     (iris) => this.readWithLatest(iris),
     LATEST_READS_IN_FLIGHT,
     OBJECTS_PER_LATEST_READ,

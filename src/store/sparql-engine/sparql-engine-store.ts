@@ -31,7 +31,8 @@ import {
   intentsRemoval,
   isStored,
   reportsInsert,
-  reportsNothingDone,
+  reportsUnmatched,
+  answerLines,
 } from './commit-intents.js';
 import { pause, type SparqlEngine, updateRetried } from './engine.js';
 import { readFinishedRequests, readRevision } from './engine-layout.js';
@@ -40,6 +41,7 @@ import { EngineLease, type EngineLeaseOptions } from './engine-lease.js';
 import { LeaseShare } from './lease-share.js';
 import { fromEngine, normalisedResults, readEngineNTriples, toEngine, tripleOfBinding } from './engine-literals.js';
 import { EngineNotifications } from './engine-notifications.js';
+import { RequestBatches } from './request-batches.js';
 import { IntentCompletion } from './intent-completion.js';
 import { type SharedWritersOptions, SharedWritersUpkeep } from './shared-writers.js';
 import {
@@ -63,6 +65,14 @@ const RENUMBER_ATTEMPTS = 10;
 const RENUMBER_BACKOFF_MS = 10;
 const SETTLE_POLL_MS = 250;
 
+/**
+ * Commits' recordings, and their operations, sent while this many of the kind are with the engine wait, then go
+ * together, this many in one request at most (one operation each, separated by `;`): Virtuoso's cost of an update
+ * request is mostly its own (docs/sparql-engine.md, "Write cost").
+ */
+const UPDATES_IN_FLIGHT = 2;
+const UPDATES_PER_REQUEST = 20;
+
 const outboxNumbers = (events: readonly DomainEvent[]) =>
   events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
 
@@ -84,6 +94,16 @@ export class SparqlEngineStore implements GraphStore {
   });
   private closed = false;
   private readonly intents = new CommitIntents();
+  private readonly recordings = new RequestBatches<string, string>(
+    (texts) => this.updateTogether(texts, true),
+    UPDATES_IN_FLIGHT,
+    UPDATES_PER_REQUEST,
+  );
+  private readonly operations = new RequestBatches<string, string>(
+    (texts) => this.updateTogether(texts, false),
+    UPDATES_IN_FLIGHT,
+    UPDATES_PER_REQUEST,
+  );
   /** Set while a write whose answer was lost is being completed (see `complete`). */
   private unresolved: Promise<void> | undefined;
   /** The commits of other processes on the engine, when there are (`shared`). */
@@ -207,7 +227,7 @@ export class SparqlEngineStore implements GraphStore {
     let recorded = false;
     const steps = async () => {
       if (!recorded) {
-        const answer = await this.update(
+        const answer = await this.recordings.get(
           this.intents.recording(intent, conditions, this.shared && feedEntryPattern(intent.iri)),
         );
         // Sent again after a lost answer, the recording finds its own claims: the stored intent tells;
@@ -222,8 +242,8 @@ export class SparqlEngineStore implements GraphStore {
       if (recorded) {
         // Changes nothing once a process that took this one for dead took the intent over (ownerGate): done once
         // that process applied it.
-        const answer = await this.update(intent.update);
-        if (this.shared && reportsNothingDone(answer) && !(await this.isApplied(intent)))
+        const answer = await this.operations.get(intent.update);
+        if (this.shared && reportsUnmatched(answer) && !(await this.isApplied(intent)))
           throw new StoreUnavailableError('this write is being completed by another server process');
       }
       this.intents.settled(intent);
@@ -322,6 +342,19 @@ export class SparqlEngineStore implements GraphStore {
     const graphs = rows.results.bindings.map((b) => b.g.value);
     if (graphs.length > 0) await this.removeGraphs(graphs);
     return graphs.length;
+  }
+
+  /**
+   * Sends `texts` (one operation each) in one request; answers each its own line of the engine's answer where
+   * `ownLines` and the answer has one per operation (a recording writes one graph), else the whole answer: one that
+   * reads as done for one operation reads so for all, and a recording given an answer that does not tell is read back.
+   * Sent again as a whole after a deadlock, as a commit's own request would be: each operation is harmless sent twice.
+   */
+  private async updateTogether(texts: string[], ownLines: boolean): Promise<string[]> {
+    if (texts.length === 1) return [await this.update(texts[0])];
+    const answer = await this.update(texts.join(' ;\n'));
+    const lines = ownLines ? answerLines(answer, texts.length) : undefined;
+    return texts.map((_, i) => lines?.[i] ?? (ownLines ? '' : answer));
   }
 
   /** Sends an update, again after a deadlock; answers the engine's answer. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ReadBatches } from '../src/store/sparql-engine/read-batches.js';
+import { RequestBatches } from '../src/store/sparql-engine/request-batches.js';
 
 /** A read that answers when told to: what the batches sent, in order, each settled by the test. */
 function heldReads() {
@@ -16,7 +16,7 @@ const settled = () => new Promise((resolve) => setImmediate(resolve));
 describe('read batches: single reads that go to the engine together while it is busy', () => {
   it('sends a read at once while fewer than the limit are out, and those asked meanwhile together after', async () => {
     const { sent, read } = heldReads();
-    const batches = new ReadBatches(read, 2, 3);
+    const batches = new RequestBatches(read, 2, 3);
     const answers = [1, 2, 3, 4, 5, 6].map((k) => batches.get(k));
     expect(sent.map((s) => s.keys)).to.deep.equal([[1], [2]]);
     sent[0].answer();
@@ -38,7 +38,7 @@ describe('read batches: single reads that go to the engine together while it is 
 
   it('fails the reads of a failed batch only, and sends the next after it', async () => {
     const { sent, read } = heldReads();
-    const batches = new ReadBatches(read, 1, 10);
+    const batches = new RequestBatches(read, 1, 10);
     const first = batches.get(1);
     const [second, third] = [batches.get(2), batches.get(3)];
     sent[0].fail(new Error('engine unavailable'));

@@ -5,20 +5,20 @@ interface Waiting<K, V> {
 }
 
 /**
- * Reads of single keys that go to the engine together when it is busy: a read waits only while `inFlight` reads are
- * with the engine, then goes with every read that waited meanwhile (up to `perRead`) in one query. The engine's cost of
- * a query is mostly its own, not its rows' (docs/sparql-engine.md, "Reads"), so under load one query answers many
- * keys, and an idle process waits for nothing.
+ * Requests of single keys that go to the engine together when it is busy: a request waits only while `inFlight` are
+ * with the engine, then goes with every one that waited meanwhile (up to `perRequest`) in one. The engine's cost of a
+ * request is mostly its own, not its rows' or operations' (docs/sparql-engine.md, "Reads" and "Write cost"), so
+ * under load one request serves many, and an idle process waits for nothing.
  */
-export class ReadBatches<K, V> {
+export class RequestBatches<K, V> {
   private readonly waiting: Waiting<K, V>[] = [];
   private sent = 0;
 
-  /** `read` answers its keys' values in their order. */
+  /** `request` answers its keys' values in their order. */
   constructor(
-    private readonly read: (keys: K[]) => Promise<V[]>,
+    private readonly request: (keys: K[]) => Promise<V[]>,
     private readonly inFlight: number,
-    private readonly perRead: number,
+    private readonly perRequest: number,
   ) {}
 
   get(key: K): Promise<V> {
@@ -30,7 +30,7 @@ export class ReadBatches<K, V> {
 
   private send(): void {
     while (this.sent < this.inFlight && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.perRead);
+      const batch = this.waiting.splice(0, this.perRequest);
       this.sent++;
       void this.answer(batch).finally(() => {
         this.sent--;
@@ -41,7 +41,7 @@ export class ReadBatches<K, V> {
 
   private async answer(batch: Waiting<K, V>[]): Promise<void> {
     try {
-      const values = await this.read(batch.map((w) => w.key));
+      const values = await this.request(batch.map((w) => w.key));
       for (const [i, w] of batch.entries()) w.resolve(values[i]);
     } catch (err) {
       for (const w of batch) w.reject(err);
