@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { iriToNt, literal, termToNt } from '../../rdf/terms.js';
 import { STORE } from '../../rdf/vocab.js';
@@ -5,7 +6,12 @@ import type { SparqlReader } from '../readers.js';
 import type { CommitCondition } from './commit-conditions.js';
 
 export const INTENTS_GRAPH = `${STORE}commit-intents`;
+/** An intent's operation as written by an earlier build: its text as it is. */
 export const INTENDED_UPDATE = `${STORE}intendedUpdate`;
+/** An intent's operation, its text deflated (RFC 1951) and in base64. */
+const INTENDED_UPDATE_DEFLATED = `${STORE}intendedUpdateDeflated`;
+/** A revision graph an intent's operation writes (`intentsNaming`). */
+const WRITES_GRAPH = `${STORE}writesGraph`;
 const CLAIMED_BY = `${STORE}claimedBy`;
 const COMPLETED_BY = `${STORE}completedBy`;
 /** A row of an intent while its own process may send its operation: a completer removes it before sending. */
@@ -42,7 +48,19 @@ export function processOf(intent: string): { process: string; startedAt: number 
 export interface CommitIntent {
   iri: string;
   update: string;
+  /** The graphs of the new revisions it writes. */
+  graphs?: readonly string[];
 }
+
+/**
+ * The pattern binding `variable` to the stored text of `intent` (a term or a variable), however it is stored. An
+ * operation's text compresses to about a sixth: Virtuoso's cost of storing a literal grows with its length.
+ */
+const storedText = (intent: string, variable: string, kind = '?textKind') =>
+  `VALUES ${kind} { ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${iriToNt(INTENDED_UPDATE)} } ${intent} ${kind} ${variable}`;
+
+const textOf = (stored: string, kind: string) =>
+  kind === INTENDED_UPDATE_DEFLATED ? inflateRawSync(Buffer.from(stored, 'base64')).toString() : stored;
 
 /** Intents of applied commits are removed this many at a time, in an operation of their own. */
 export const INTENTS_REMOVED_TOGETHER = 200;
@@ -84,9 +102,11 @@ export class CommitIntents {
    */
   recording(intent: CommitIntent, conditions: readonly CommitCondition[] = [], unapplied?: string): string {
     const graph = iriToNt(INTENTS_GRAPH);
+    const deflated = deflateRawSync(intent.update, { level: 1 }).toString('base64');
     const stored =
-      `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE)} ${termToNt(literal(intent.update))} ; ` +
-      `${iriToNt(SENDABLE_BY_OWNER)} ${iriToNt(this.process)}`;
+      `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${termToNt(literal(deflated))} ; ` +
+      `${iriToNt(SENDABLE_BY_OWNER)} ${iriToNt(this.process)}` +
+      (intent.graphs ?? []).map((graph) => ` ; ${iriToNt(WRITES_GRAPH)} ${iriToNt(graph)}`).join('');
     const notApplied = unapplied ? `FILTER NOT EXISTS { ${unapplied} }` : '';
     if (conditions.length === 0)
       return notApplied
@@ -130,7 +150,7 @@ export function completionClaim(intent: string, completer: string): string {
   const g = iriToNt(INTENTS_GRAPH);
   const i = iriToNt(intent);
   return `INSERT { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} } }
-WHERE { GRAPH ${g} { ${i} ${iriToNt(INTENDED_UPDATE)} ?update }
+WHERE { GRAPH ${g} { ${storedText(i, '?update')} }
   FILTER NOT EXISTS { GRAPH ${g} { ${i} ${iriToNt(COMPLETED_BY)} ?completer } } }`;
 }
 
@@ -251,17 +271,17 @@ export async function storedIntentNames(reader: SparqlReader, among?: readonly s
   const g = iriToNt(INTENTS_GRAPH);
   const values = among ? `VALUES ?intent { ${among.map(iriToNt).join(' ')} } ` : '';
   const rows = await reader.select(
-    `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } UNION { ` +
-      `?slot ${iriToNt(CLAIMED_BY)} ?intent } } }`,
+    `SELECT DISTINCT ?intent WHERE { ${values}GRAPH ${g} { { ${storedText('?intent', '?update')} } UNION { ` +
+      `?slot ${iriToNt(CLAIMED_BY)} ?intent } UNION { ?intent ${iriToNt(SENDABLE_BY_OWNER)} ?owner } } }`,
   );
   return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
 }
 
-/** The stored intents whose operation names `graph` (a write cut off before it wrote that graph, say). */
+/** The stored intents whose operation writes the revision graph `graph` (a write cut off before it wrote it, say). */
 export async function intentsNaming(reader: SparqlReader, graph: string): Promise<Set<string>> {
   const rows = await reader.select(
-    `SELECT DISTINCT ?intent WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } ` +
-      `FILTER (CONTAINS (STR (?update), ${termToNt(literal(iriToNt(graph)))})) }`,
+    `SELECT DISTINCT ?intent WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(WRITES_GRAPH)} ` +
+      `${iriToNt(graph)} } }`,
   );
   return new Set(rows.results.bindings.filter((b) => b.intent).map((b) => b.intent.value));
 }
@@ -269,11 +289,11 @@ export async function intentsNaming(reader: SparqlReader, graph: string): Promis
 /** Every stored intent, oldest first. */
 export async function storedIntents(reader: SparqlReader): Promise<CommitIntent[]> {
   const rows = await reader.select(
-    `SELECT ?intent ?update WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ?intent ${iriToNt(INTENDED_UPDATE)} ?update } ` +
-      `} ORDER BY ?intent`,
+    `SELECT ?intent ?update ?textKind WHERE { GRAPH ${iriToNt(INTENTS_GRAPH)} { ${storedText('?intent', '?update')} ` +
+      `} } ORDER BY ?intent`,
   );
   // A row without its text: an intent another process removed while it was read (applied).
   return rows.results.bindings
-    .filter((b) => b.intent && b.update)
-    .map((b) => ({ iri: b.intent.value, update: b.update.value }));
+    .filter((b) => b.intent && b.update && b.textKind)
+    .map((b) => ({ iri: b.intent.value, update: textOf(b.update.value, b.textKind.value) }));
 }

@@ -14,9 +14,9 @@ export class RequestBatches<K, V> {
   private readonly waiting: Waiting<K, V>[] = [];
   private sent = 0;
 
-  /** `request` answers its keys' values in their order. */
+  /** `request` answers its keys' values in their order; an Error in their place fails that key alone. */
   constructor(
-    private readonly request: (keys: K[]) => Promise<V[]>,
+    private readonly request: (keys: K[]) => Promise<(V | Error)[]>,
     private readonly inFlight: number,
     private readonly perRequest: number,
   ) {}
@@ -42,7 +42,11 @@ export class RequestBatches<K, V> {
   private async answer(batch: Waiting<K, V>[]): Promise<void> {
     try {
       const values = await this.request(batch.map((w) => w.key));
-      for (const [i, w] of batch.entries()) w.resolve(values[i]);
+      for (const [i, w] of batch.entries()) {
+        const value = values[i];
+        if (value instanceof Error) w.reject(value);
+        else w.resolve(value);
+      }
     } catch (err) {
       for (const w of batch) w.reject(err);
     }

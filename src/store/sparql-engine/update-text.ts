@@ -124,6 +124,26 @@ export function updateOperation(
   return `${deleted}${inserted}WHERE ${binds || gate ? `{ ${gate} ${binds} ${branches} }` : branches}`;
 }
 
+/**
+ * A write that neither removes whole graphs nor writes a feed entry as constants: `INSERT DATA`, then `DELETE DATA`
+ * of what it removes and does not insert again (so a quad both removed and inserted ends up present, as in
+ * `updateOperation`). Virtuoso compiles a template operation, at a cost that grows with its quads, and takes data as
+ * it comes: a PATCH's write costs it about half the CPU so (docs/sparql-engine.md, "Write cost"). Two operations in
+ * one request: the engine rolls a deadlocked request back whole, a cut one is completed from its intent like any, and
+ * sent again it changes nothing more. Empty when it does nothing.
+ */
+export function dataOperations(write: EngineWrite): string {
+  const inserted = new Set(write.insert.map((q) => quadKey(q)));
+  const removed = write.remove.filter((q) => !inserted.has(quadKey(q)));
+  return [
+    ...(write.insert.length > 0 ? [`INSERT DATA {\n${template(write.insert, constants)}\n}`] : []),
+    ...(removed.length > 0 ? [`DELETE DATA {\n${template(removed, constants)}\n}`] : []),
+  ].join(' ;\n');
+}
+
+const quadKey = (q: Quad) =>
+  `${termToNt(q.graph)} ${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)}`;
+
 /** What a commit does to the engine's quads. */
 export interface EngineWrite {
   remove: Quad[];
