@@ -9,13 +9,13 @@ import { entryOf } from '../../map-entry.js';
 import { revisionDelta } from '../revision-delta.js';
 
 /*
- * One write as ONE SPARQL 1.1 Update operation, `DELETE { … } INSERT { … } WHERE { … }`: Virtuoso
- * applies one operation as a whole, but not a request of several (`DELETE DATA …; INSERT DATA …`
- * keeps the first when the second fails; docs/sparql-engine.md). The templates hold constant
- * quads; graphs removed whole are matched in the WHERE clause, one branch of a UNION each beside an
- * empty branch, so the constants are written once whatever those graphs hold (and also when they
- * hold nothing). The deletions go before the insertions, so a quad both deleted and inserted ends
- * up present, as in the embedded store.
+ * One write as SPARQL 1.1 Update text. A write that takes its feed entry's position from the engine or removes whole
+ * graphs is ONE operation, `DELETE { … } INSERT { … } WHERE { … }` (`updateOperation`): Virtuoso applies one
+ * operation as a whole when it fails, and its WHERE joins the commit's intent (only while its process may send it)
+ * and matches the graphs removed, one branch of a UNION each beside an empty branch, so the constants are written
+ * once whatever those graphs hold (and also when they hold nothing). Any other is `INSERT DATA` then `DELETE DATA`
+ * (`dataOperations`), half the engine's CPU. Either is completed from its intent when a dropped connection cuts it
+ * (docs/sparql-engine.md, "Known limits"). A quad both deleted and inserted ends up present, as in the embedded store.
  */
 
 /** Datatypes whose literals Virtuoso keeps apart as constants of one template (with language-tagged strings). */
@@ -109,8 +109,6 @@ export function updateOperation(
   feed?: FeedEntryParts,
 ): string {
   if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0 && !feed) return '';
-  // Never INSERT DATA, though cheaper for Virtuoso: when the caller's connection drops while it runs,
-  // Virtuoso keeps the graphs inserted so far; an aborted template operation keeps nothing.
   const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
   const first = feed?.branch ?? '{}';
   const branches = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
