@@ -176,7 +176,8 @@ export function takenOver(intent: string): string {
  * intent stored by an earlier build, without that row, joins its stored text: sent as it is.
  */
 export function asCompleter(update: string, intent: string, completer: string): string {
-  const claimed = `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)} }`;
+  const claim = `${iriToNt(intent)} ${iriToNt(COMPLETED_BY)} ${iriToNt(completer)}`;
+  const claimed = `GRAPH ${iriToNt(INTENTS_GRAPH)} { ${claim} }`;
   return update.replace(ownerGate(intent), () => claimed);
 }
 
@@ -219,8 +220,8 @@ export const reportsInsert = (answer: string): boolean =>
 
 /**
  * Whether an engine's answer to operations says the `WHERE` of one of them matched nothing, so it changed nothing:
- * Virtuoso counts the solutions of each template ("Insert into <…>, 0 triples -- nothing to do", "Modify <…>, delete 0
- * (or less) and insert 0 (or less) triples"). Another engine's answer says nothing of it: false.
+ * Virtuoso counts the solutions of each template ("Insert into <…>, 0 triples -- nothing to do", "Modify <…>,
+ * delete 0 (or less) and insert 0 (or less) triples"). Another engine's answer says nothing of it: false.
  */
 export function reportsUnmatched(answer: string): boolean {
   return /\b0 (?:\(or less\) )?(?:triples|quads)|(?:delete|insert) 0 \(or less\)/.test(answer);

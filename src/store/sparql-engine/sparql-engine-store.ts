@@ -246,12 +246,12 @@ export class SparqlEngineStore implements GraphStore {
         }
       }
       if (recorded) {
-        // Changes nothing once a process that took this one for dead took the intent over (ownerGate): done once
-        // that process applied it.
         // Alone with other processes: several of their operations in one request lost notifications in
         // test/engine-delivery-groups.test.ts (the cause not found), and each needs its own answer there.
         const together = !this.shared && intent.update.length <= OPERATION_CHARS_TOGETHER;
         const answer = await (together ? this.operations.get(intent.update) : this.update(intent.update));
+        // Changes nothing once a process that took this one for dead took the intent over (ownerGate): done once
+        // that process applied it.
         if (this.shared && reportsUnmatched(answer) && !(await this.isApplied(intent)))
           throw new StoreUnavailableError('this write is being completed by another server process');
       }
