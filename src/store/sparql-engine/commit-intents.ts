@@ -7,7 +7,7 @@ import type { CommitCondition } from './commit-conditions.js';
 
 export const INTENTS_GRAPH = `${STORE}commit-intents`;
 /** An intent's operation as written by an earlier build: its text as it is. */
-export const INTENDED_UPDATE = `${STORE}intendedUpdate`;
+const INTENDED_UPDATE = `${STORE}intendedUpdate`;
 /** An intent's operation, its text deflated (RFC 1951) and in base64. */
 const INTENDED_UPDATE_DEFLATED = `${STORE}intendedUpdateDeflated`;
 /** A revision graph an intent's operation writes (`intentsNaming`). */
@@ -56,8 +56,8 @@ export interface CommitIntent {
  * The pattern binding `variable` to the stored text of `intent` (a term or a variable), however it is stored. An
  * operation's text compresses to about a sixth: Virtuoso's cost of storing a literal grows with its length.
  */
-const storedText = (intent: string, variable: string, kind = '?textKind') =>
-  `VALUES ${kind} { ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${iriToNt(INTENDED_UPDATE)} } ${intent} ${kind} ${variable}`;
+const storedText = (intent: string, variable: string) =>
+  `VALUES ?textKind { ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${iriToNt(INTENDED_UPDATE)} } ${intent} ?textKind ${variable}`;
 
 const textOf = (stored: string, kind: string) =>
   kind === INTENDED_UPDATE_DEFLATED ? inflateRawSync(Buffer.from(stored, 'base64')).toString() : stored;
@@ -107,11 +107,8 @@ export class CommitIntents {
       `${iriToNt(intent.iri)} ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${termToNt(literal(deflated))} ; ` +
       `${iriToNt(SENDABLE_BY_OWNER)} ${iriToNt(this.process)}` +
       (intent.graphs ?? []).map((graph) => ` ; ${iriToNt(WRITES_GRAPH)} ${iriToNt(graph)}`).join('');
+    if (conditions.length === 0 && !unapplied) return `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
     const notApplied = unapplied ? `FILTER NOT EXISTS { ${unapplied} }` : '';
-    if (conditions.length === 0)
-      return notApplied
-        ? `INSERT { GRAPH ${graph} { ${stored} } } WHERE { VALUES ?guard { 1 } ${notApplied} }`
-        : `INSERT DATA { GRAPH ${graph} { ${stored} } }`;
     // A claim is a row of its slot's subject: of two intents claiming one slot at once, Virtuoso
     // stores one, where rows of the intent (`<intent> claims "slot"`) could both be stored.
     const claims = conditions.map((c) => `${iriToNt(slotIri(c.key))} ${iriToNt(CLAIMED_BY)} ${iriToNt(intent.iri)}`);

@@ -1,4 +1,4 @@
-import { iriToNt, literal, namedNode, quad, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
+import { iriToNt, literal, namedNode, quad, quadToNq, termToNt, type Quad, type RDF } from '../../rdf/terms.js';
 import { STORE, xsd } from '../../rdf/vocab.js';
 import { finishedQuad } from '../schema/finished-graphs.js';
 import { engineLatestQuads, latestGraph, revisionQuads } from '../schema/revisions.js';
@@ -131,16 +131,13 @@ export function updateOperation(
  * sent again it changes nothing more. Empty when it does nothing.
  */
 export function dataOperations(write: EngineWrite): string {
-  const inserted = new Set(write.insert.map((q) => quadKey(q)));
-  const removed = write.remove.filter((q) => !inserted.has(quadKey(q)));
+  const inserted = new Set(write.insert.map(quadToNq));
+  const removed = write.remove.filter((q) => !inserted.has(quadToNq(q)));
   return [
     ...(write.insert.length > 0 ? [`INSERT DATA {\n${template(write.insert, constants)}\n}`] : []),
     ...(removed.length > 0 ? [`DELETE DATA {\n${template(removed, constants)}\n}`] : []),
   ].join(' ;\n');
 }
-
-const quadKey = (q: Quad) =>
-  `${termToNt(q.graph)} ${termToNt(q.subject)} ${termToNt(q.predicate)} ${termToNt(q.object)}`;
 
 /** What a commit does to the engine's quads. */
 export interface EngineWrite {
