@@ -27,6 +27,8 @@ export interface EventDraft {
 /** An event checked and ready to be stored for one Logistics Object. */
 export interface PreparedEvent {
   iri: string;
+  /** The @id is the client's own: it may be taken already. A generated one (a random UUID) never is. */
+  idChosenByClient: boolean;
   object: string;
   /** Default-graph triples: the event as stored, with eventFor and creationDate set. */
   triples: Quad[];
@@ -251,6 +253,7 @@ export function prepareEvent(draft: EventDraft, object: string, ctx: PrepareCont
   const kept = reachable(key(subject), groupBySubject(stored));
   return {
     iri,
+    idChosenByClient: !isEmbedded(draft.node),
     object,
     triples: stored.filter((t) => kept.has(key(t.subject))),
     creationDate: creation.ms,

@@ -91,8 +91,7 @@ export class LogisticsEvents {
     const tx = this.writes.begin();
     try {
       const prepared = this.prepareAndClaim(tx, draft, entry.iri, this.context());
-      const [stored] = await this.index.withIris([prepared.iri]);
-      if (stored) throw eventExists(prepared.iri);
+      if ((await this.storedAmong([prepared])).size > 0) throw eventExists(prepared.iri);
       return (await this.commit(tx, [prepared], caller.agent))[0];
     } finally {
       tx.release();
@@ -167,11 +166,16 @@ export class LogisticsEvents {
 
   /** Turns the claimed pairs whose event is stored already into 409s (asked once they are claimed). */
   private async refuseStored(attempts: BulkAttempt[]): Promise<void> {
-    const stored = await this.index.withIris(attempts.flatMap((a) => a.prepared?.iri ?? []));
-    const iris = new Set(stored.map((r) => r.iri));
+    const iris = await this.storedAmong(attempts.flatMap((a) => a.prepared ?? []));
     for (const a of attempts) {
       if (a.prepared && iris.has(a.prepared.iri)) [a.prepared, a.error] = [undefined, eventExists(a.prepared.iri)];
     }
+  }
+
+  /** The IRIs of `prepared` stored already: only an id the client chose can be (a generated one is a random UUID). */
+  private async storedAmong(prepared: readonly PreparedEvent[]): Promise<Set<string>> {
+    const chosen = prepared.flatMap((p) => (p.idChosenByClient ? [p.iri] : []));
+    return new Set((await this.index.withIris(chosen)).map((r) => r.iri));
   }
 
   /**
