@@ -46,6 +46,7 @@ import { IntentCompletion } from './intent-completion.js';
 import { type SharedWritersOptions, SharedWritersUpkeep } from './shared-writers.js';
 import {
   dataOperations,
+  feedOperations,
   type EngineWrite,
   engineWrite,
   INLINE_QUADS,
@@ -88,6 +89,19 @@ const outboxNumbers = (events: readonly DomainEvent[]) =>
  * journal here); every read is a query. The claims of writes in flight and the after-commit stream
  * are this process's, as with the embedded store.
  */
+/** A write made ready to send (`prepare`). */
+interface PreparedWrite {
+  /** The whole write as one text: what its intent stores, and what a process completing it sends. */
+  apply: string;
+  /** Sent first by its own process, in a request of its own (feedOperations); then `operation`. */
+  ahead?: string;
+  operation: string;
+  /** Graphs of a large write's quads, removed once it is applied or refused (stagedWrite). */
+  staging: string[];
+  /** Graphs `ahead` creates: removed again if the engine refuses the write. */
+  created: string[];
+}
+
 export class SparqlEngineStore implements GraphStore {
   readonly claims = new Claims();
   readonly committed = new CommitStream();
@@ -186,7 +200,7 @@ export class SparqlEngineStore implements GraphStore {
         await this.complete(
           { iri, update: prepared.apply, graphs: tx.revisions.map((r) => r.revision.graph) },
           tx.events,
-          prepared.staging,
+          prepared,
           this.shared ? commitConditions(tx.events) : [],
         );
         this.releaseNumbers(released);
@@ -225,7 +239,7 @@ export class SparqlEngineStore implements GraphStore {
   private async complete(
     intent: CommitIntent,
     events: readonly DomainEvent[],
-    staging: readonly string[],
+    { staging, ahead, operation, created }: PreparedWrite,
     conditions: readonly CommitCondition[],
   ): Promise<void> {
     const guarded = conditions.length > 0 || this.shared !== undefined;
@@ -248,8 +262,10 @@ export class SparqlEngineStore implements GraphStore {
       if (recorded) {
         // Alone with other processes: several of their operations in one request lost notifications in
         // test/engine-delivery-groups.test.ts (the cause not found), and each needs its own answer there.
-        const together = !this.shared && intent.update.length <= OPERATION_CHARS_TOGETHER;
-        const answer = await (together ? this.operations.get(intent.update) : this.update(intent.update));
+        const together = !this.shared && operation.length <= OPERATION_CHARS_TOGETHER;
+        // In a request of its own: with the rest in one, it held its locks while the rest waited on others'.
+        if (ahead) await this.operations.get(ahead);
+        const answer = await (together ? this.operations.get(operation) : this.update(operation));
         // Changes nothing once a process that took this one for dead took the intent over (ownerGate): done once
         // that process applied it.
         if (this.shared && reportsUnmatched(answer) && !(await this.isApplied(intent)))
@@ -265,7 +281,9 @@ export class SparqlEngineStore implements GraphStore {
       } catch (err) {
         if (!(err instanceof StoreUnavailableError)) {
           await this.update(intentsRemoval([intent.iri])).catch(() => undefined);
-          if (staging.length > 0) await this.removeGraphs(staging).catch(() => undefined);
+          // Refused once recorded: its slots were its own, so were the graphs it created.
+          const left = [...staging, ...(recorded ? created : [])];
+          if (left.length > 0) await this.removeGraphs(left).catch(() => undefined);
           throw err;
         }
         if (Date.now() - started >= SETTLE_WAIT_MS) {
@@ -320,18 +338,20 @@ export class SparqlEngineStore implements GraphStore {
    * staged first (stagedWrite) and applied by one operation of constant size; undefined when it
    * changes nothing.
    */
-  private async prepare(
-    write: EngineWrite,
-    feed: FeedEntryParts | undefined,
-  ): Promise<{ apply: string; staging: string[] } | undefined> {
+  private async prepare(write: EngineWrite, feed: FeedEntryParts | undefined): Promise<PreparedWrite | undefined> {
     const quads = write.insert.length + write.remove.length;
     if (quads <= INLINE_QUADS) {
-      // The feed entry takes its position in the engine, and removed graphs are matched: those need a template.
+      if (feed) {
+        const { ahead, rest } = feedOperations(write, feed);
+        const apply = [ahead, rest].filter(Boolean).join(' ;\n');
+        return { apply, ahead, operation: rest, staging: [], created: [...write.created] };
+      }
+      // Removed graphs are matched: that needs a template.
       const text =
-        feed || write.removedGraphs.length > 0
-          ? updateOperation(write.remove, write.insert, write.removedGraphs, feed)
+        write.removedGraphs.length > 0
+          ? updateOperation(write.remove, write.insert, write.removedGraphs)
           : dataOperations(write);
-      return text ? { apply: text, staging: [] } : undefined;
+      return text ? { apply: text, operation: text, staging: [], created: [] } : undefined;
     }
     const id = randomUUID();
     const staging = [stagingGraph(id, 'insert'), stagingGraph(id, 'delete')];
@@ -342,7 +362,7 @@ export class SparqlEngineStore implements GraphStore {
       await this.removeGraphs(staging).catch(() => undefined);
       throw err;
     }
-    return { apply, staging };
+    return { apply, operation: apply, staging, created: [] };
   }
 
   private async removeGraphs(graphs: readonly string[]): Promise<void> {

@@ -139,11 +139,30 @@ export function dataOperations(write: EngineWrite): string {
   ].join(' ;\n');
 }
 
+/**
+ * A write that tells other processes of itself by its feed entry, in two parts: `ahead`, the graphs it creates for
+ * good (`EngineWrite.created`) by `INSERT DATA`, sent first in a request of its own; then `rest` with the feed entry
+ * (`updateOperation`). Virtuoso shows the quads of an operation to other requests as it writes them, not once it
+ * ends, so a process that learns of the commit from its feed entry then finds those graphs whole
+ * (docs/sparql-engine.md, "What the engine guarantees"). Sent again, `ahead` changes nothing more; `rest` joins the
+ * intent as any commit's operation does.
+ */
+export function feedOperations(write: EngineWrite, feed: FeedEntryParts): { ahead: string; rest: string } {
+  const created = write.insert.filter((q) => write.created.has(q.graph.value));
+  const others = write.insert.filter((q) => !write.created.has(q.graph.value));
+  return {
+    ahead: created.length > 0 ? `INSERT DATA {\n${template(created, constants)}\n}` : '',
+    rest: updateOperation(write.remove, others, write.removedGraphs, feed),
+  };
+}
+
 /** What a commit does to the engine's quads. */
 export interface EngineWrite {
   remove: Quad[];
   insert: Quad[];
   removedGraphs: readonly string[];
+  /** The graphs it creates, which no later write changes: new revisions' and new Logistics Events'. */
+  created: ReadonlySet<string>;
 }
 
 export function engineWrite(tx: WriteTransaction): EngineWrite {
@@ -152,6 +171,10 @@ export function engineWrite(tx: WriteTransaction): EngineWrite {
     remove: [...tx.delete, ...revisions.delete],
     insert: [...tx.insert, ...revisions.insert, ...tx.finished.map(finishedQuad)],
     removedGraphs: tx.removedGraphs,
+    created: new Set([
+      ...tx.revisions.map((r) => r.revision.graph),
+      ...tx.events.flatMap((e) => (e.kind === 'event-appended' ? [e.event.iri] : [])),
+    ]),
   };
 }
 
