@@ -1,19 +1,15 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { iriToNt } from '../../src/rdf/terms.js';
 import { feedEntryPattern } from '../../src/store/sparql-engine/commit-feed.js';
 import { processOf, storedIntents } from '../../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 import { createObject, statusOf } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
-import { ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/server.js';
+import { processesDataDir, startProcesses } from '../support/engine-processes.js';
+import type { ServerProcess } from '../support/server-process.js';
 import { type ChangeLoad, expectEachAppliedOnceEverywhere, startChangeLoad } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine, releaseEngine } from '../support/virtuoso.js';
+import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
 
 // Operations cut off as their process dies under them (docs/sparql-engine.md, "What the engine guarantees"). Two
 // server processes over one Virtuoso while 20 clients change objects through both; a proxy stands between one of
@@ -93,11 +89,16 @@ class CuttingProxy {
 }
 
 /**
- * Of an operation's text (updateOperation), the quads it inserts that no later write removes, as lines `s p o` by
- * graph: a new revision's graph and metadata, a new action request's graph.
+ * Of a commit's operations (feedOperations: `INSERT DATA`, then a template), the quads they insert that no later write
+ * removes, as lines `s p o` by graph: a new revision's graph and metadata, a new action request's graph.
  */
 function insertedForGood(update: string): Map<string, string[]> {
-  const inserted = update.slice(update.indexOf('INSERT {'), update.lastIndexOf('\nWHERE'));
+  const inserted = update
+    .split(' ;\n')
+    .map((part) =>
+      part.startsWith('INSERT DATA {') ? part : part.slice(part.indexOf('INSERT {'), part.lastIndexOf('\nWHERE')),
+    )
+    .join('\n');
   const blocks = new Map<string, string[]>();
   for (const [, graph, text] of inserted.matchAll(/GRAPH <([^>]+)> \{\n([\s\S]*?)\n\}/g)) {
     const whole = /\?revision=[0-9]+$|\/action-requests\/[^/]+$/.test(graph);
@@ -112,18 +113,10 @@ function insertedForGood(update: string): Map<string, string[]> {
 
 describe('a server process whose operations in flight are cut off as it stops, beside another', function () {
   this.timeout(600_000);
-  let dataDir: string;
-
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-  });
-  after(async () => {
-    await releaseEngine(dataDir);
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = processesDataDir();
 
   it('leaves no write in part: the other answers every read, never 500, and completes the writes; continued, the stopped one applies nothing twice', async () => {
-    const engine = await leaseEngine(dataDir);
+    const engine = await leaseEngine(dataDir());
     const proxy = new CuttingProxy(Number(new URL(engine.authUrl).port));
     const proxyPort = await proxy.listen();
     const engineClient = new SparqlClient({
@@ -142,22 +135,16 @@ describe('a server process whose operations in flight are cut off as it stops, b
         sparql: { ...sparql, sharedWriters: true, processDeadAfterMillis: DEAD_AFTER_MS },
       },
     });
-    const dirs = [1, 2].map((i) => join(dataDir, `process-${i}`));
-    const ports = await Promise.all(dirs.map(() => freePort()));
     const processes: ServerProcess[] = [];
     let load: ChangeLoad | undefined;
     try {
-      await mkdir(dirs[1], { recursive: true });
-      const other = new ServerProcess({ dataDir: dirs[1], port: ports[1], config: settings(reached) });
-      processes.push(other);
-      const { token } = await other.ready;
-      await shareIdentityProvider(dirs[1], dirs[0]);
       const throughProxy = { ...reached, queryUrl: proxied(reached.queryUrl), updateUrl: proxied(reached.updateUrl) };
-      const stopped = new ServerProcess({ dataDir: dirs[0], port: ports[0], config: settings(throughProxy) });
-      processes.push(stopped);
-      await stopped.ready;
+      // The first reaches Virtuoso itself, the second through the proxy.
+      const { ports, token } = await startProcesses(dataDir(), [settings(reached), settings(throughProxy)], processes);
+      const [other, stopped] = processes;
       const servers = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
-      const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(servers[1])));
+      const [throughOther] = servers;
+      const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(throughOther)));
       load = startChangeLoad((i, n) => servers[(i + n) % servers.length], objects, CLIENTS);
 
       const ask = async (pattern: string) =>
@@ -167,7 +154,7 @@ describe('a server process whose operations in flight are cut off as it stops, b
       const keptOfStored = async (): Promise<Map<string, { kept: number; blocks: number }>> => {
         const writes = new Map<string, { kept: number; blocks: number }>();
         for (const intent of await storedIntents(engineClient)) {
-          if (!proxy.writers.has(processOf(intent.iri).process) || !intent.update.includes('INSERT {')) continue;
+          if (!proxy.writers.has(processOf(intent.iri).process) || !intent.update.includes('?feedPosition')) continue;
           let kept = (await ask(feedEntryPattern(intent.iri))) ? 1 : 0;
           let blocks = 1;
           for (const [graph, lines] of insertedForGood(intent.update)) {
@@ -191,7 +178,7 @@ describe('a server process whose operations in flight are cut off as it stops, b
         // Held until the other takes it for dead and completes what it left; the other answers meanwhile.
         for (const started = Date.now(); Date.now() - started < HOLD_MS; ) {
           for (const object of objects) {
-            const res = await servers[1].request(object, { headers: { Accept: 'application/n-triples' } });
+            const res = await throughOther.request(object, { headers: { Accept: 'application/n-triples' } });
             const text = await res.text();
             if (res.status !== 200 && res.status !== 503)
               faults.push(`round ${round}, ${object}: ${res.status} ${text}`);
@@ -205,7 +192,8 @@ describe('a server process whose operations in flight are cut off as it stops, b
       expect(cut, 'requests to the engine cut').to.be.greaterThan(0);
       expect(
         other.log.filter((line) => /completed \d+ write\(s\) left by/.test(line)),
-        'writes of the stopped process completed by the other',
+        `writes of the stopped process completed by the other (${cut} requests cut); the other's log:\n` +
+          `${other.log.slice(-20).join('\n')}\nthe stopped one's:\n${stopped.log.slice(-20).join('\n')}`,
       ).to.not.deep.equal([]);
 
       stopped.signal('SIGCONT');
@@ -214,10 +202,10 @@ describe('a server process whose operations in flight are cut off as it stops, b
       expect(load.faults, 'answers').to.deep.equal([]);
       const accepted = new Set<string>();
       for (const s of load.sent.filter((x) => x.status === 201))
-        if ((await statusOf(servers[1], s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+        if ((await statusOf(throughOther, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
       await expectEachAppliedOnceEverywhere(servers, objects, load.sent, { accepted, unanswered: load.unanswered });
     } catch (err) {
-      const restarts = engineRestarts(dataDir);
+      const restarts = engineRestarts(dataDir());
       if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
       throw err;
     } finally {

@@ -1,14 +1,10 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { createObject, statusOf } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
-import { ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/server.js';
+import { processesDataDir, startProcesses } from '../support/engine-processes.js';
+import type { ServerProcess } from '../support/server-process.js';
 import { type ChangeLoad, expectEachAppliedOnceEverywhere, startChangeLoad } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine, releaseEngine } from '../support/virtuoso.js';
+import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
 
 // Two server processes over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects through both.
 // One is paused (SIGSTOP) for longer than processDeadAfterMillis with writes in flight: the other takes it for dead
@@ -30,18 +26,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a server process paused for longer than processDeadAfterMillis while 20 clients write through it and another', function () {
   this.timeout(300_000);
-  let dataDir: string;
-
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-  });
-  after(async () => {
-    await releaseEngine(dataDir);
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = processesDataDir();
 
   it('applies each write it had in flight once: the other completes them, and the paused one, continued, changes nothing by sending them again; every write is answered', async () => {
-    const engine = await leaseEngine(dataDir);
+    const engine = await leaseEngine(dataDir());
     // The objects' base URL: no process listens there, each is asked at its own address.
     const held = await holdPort();
     const config = {
@@ -51,18 +39,10 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
         sparql: { ...engineSettings(engine), sharedWriters: true, processDeadAfterMillis: DEAD_AFTER_MS },
       },
     };
-    const dirs = [1, 2].map((i) => join(dataDir, `process-${i}`));
-    const ports = await Promise.all(dirs.map(() => freePort()));
     const processes: ServerProcess[] = [];
     let load: ChangeLoad | undefined;
     try {
-      await mkdir(dirs[0], { recursive: true });
-      processes.push(new ServerProcess({ dataDir: dirs[0], port: ports[0], config }));
-      const { token } = await processes[0].ready;
-      // One token issuer key for both.
-      await shareIdentityProvider(dirs[0], dirs[1]);
-      processes.push(new ServerProcess({ dataDir: dirs[1], port: ports[1], config }));
-      await processes[1].ready;
+      const { ports, token } = await startProcesses(dataDir(), [config, config], processes);
       const servers = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
       const [paused, other] = processes;
       const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(servers[1])));
@@ -72,7 +52,9 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
       // A pause leaves writes stored and not applied when one was between its intent and its operation: paused
       // again until the other process completed some.
       const completions = () => other.log.filter((line) => /completed \d+ write\(s\) left by/.test(line));
-      for (let round = 1; round <= PAUSES && completions().length === 0; round++) {
+      let pauses = 0;
+      while (pauses < PAUSES && completions().length === 0) {
+        pauses++;
         paused.signal('SIGSTOP');
         await sleep(PAUSE_MS);
         paused.signal('SIGCONT');
@@ -81,15 +63,14 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
       await load.stop();
 
       expect(load.faults, 'answers').to.deep.equal([]);
+      // On a failure: how the changes were answered, and what each process logged last.
+      const statuses = new Map<number, number>();
+      for (const { status } of load.sent) statuses.set(status, (statuses.get(status) ?? 0) + 1);
       expect(
         completions(),
-        `writes of the paused process completed by the other:\n${other.log
-          .filter((l) => /write|dead|complet/i.test(l))
-          .slice(-20)
-          .join('\n')}\n${paused.log
-          .filter((l) => /write|dead|complet/i.test(l))
-          .slice(-20)
-          .join('\n')}`,
+        `writes of the paused process completed by the other, after ${pauses} pause(s); changes answered ` +
+          `${JSON.stringify([...statuses])}; the other's log:\n${other.log.slice(-20).join('\n')}\nthe paused ` +
+          `one's:\n${paused.log.slice(-20).join('\n')}`,
       ).to.not.deep.equal([]);
 
       const accepted = new Set<string>();
@@ -100,7 +81,7 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
       // Every accepted change applied once, with a revision each, through each process, which tell the same trail.
       await expectEachAppliedOnceEverywhere(servers, objects, load.sent, outcomes);
     } catch (err) {
-      const restarts = engineRestarts(dataDir);
+      const restarts = engineRestarts(dataDir());
       if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
       throw err;
     } finally {

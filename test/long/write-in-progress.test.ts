@@ -1,14 +1,10 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
-import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import { add, change, createObject, patch, piece, str } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
-import { ServerProcess } from '../support/server-process.js';
-import { freePort } from '../support/server.js';
+import { processesDataDir, startProcesses } from '../support/engine-processes.js';
+import type { ServerProcess } from '../support/server-process.js';
 import { remarksOf } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine, releaseEngine } from '../support/virtuoso.js';
+import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
 
 // Virtuoso makes the quads of an operation visible to other requests as it writes them, not at once when it ends
 // (docs/sparql-engine.md, "What the engine guarantees"). Two server processes over one Virtuoso: clients change large
@@ -26,33 +22,18 @@ const NTRIPLES = { headers: { Accept: 'application/n-triples' } };
 
 describe('a revision read through one server process while another writes it', function () {
   this.timeout(300_000);
-  let dataDir: string;
-
-  before(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-  });
-  after(async () => {
-    await releaseEngine(dataDir);
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDir = processesDataDir();
 
   it('is read whole: every answer holds all of the object and the changes its revision number counts', async () => {
-    const engine = await leaseEngine(dataDir);
+    const engine = await leaseEngine(dataDir());
     const held = await holdPort();
     const config = {
       baseUrl: `http://127.0.0.1:${held.port}`,
       store: { backend: 'sparql' as const, sparql: { ...engineSettings(engine), sharedWriters: true } },
     };
-    const dirs = [1, 2].map((i) => join(dataDir, `process-${i}`));
-    const ports = await Promise.all(dirs.map(() => freePort()));
     const processes: ServerProcess[] = [];
     try {
-      await mkdir(dirs[0], { recursive: true });
-      processes.push(new ServerProcess({ dataDir: dirs[0], port: ports[0], config }));
-      const { token } = await processes[0].ready;
-      await shareIdentityProvider(dirs[0], dirs[1]);
-      processes.push(new ServerProcess({ dataDir: dirs[1], port: ports[1], config }));
-      await processes[1].ready;
+      const { ports, token } = await startProcesses(dataDir(), [config, config], processes);
       const [writer, reader] = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
       const objects = await Promise.all(Array.from({ length: WRITERS }, () => createObject(writer, piece(MARKS))));
 
@@ -93,7 +74,7 @@ describe('a revision read through one server process while another writes it', f
       expect(faults.slice(0, 20), `of ${reads} reads and ${changes} changes`).to.deep.equal([]);
       expect(changes).to.be.greaterThan(WRITERS);
     } catch (err) {
-      const restarts = engineRestarts(dataDir);
+      const restarts = engineRestarts(dataDir());
       if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
       throw err;
     } finally {

@@ -83,12 +83,6 @@ const OPERATION_CHARS_TOGETHER = 8_000;
 const outboxNumbers = (events: readonly DomainEvent[]) =>
   events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
 
-/**
- * The store on a SPARQL 1.1 engine (`store.backend: sparql`): every commit is one Update request,
- * which the engine applies atomically and keeps in its own transaction log (the durability: no
- * journal here); every read is a query. The claims of writes in flight and the after-commit stream
- * are this process's, as with the embedded store.
- */
 /** A write made ready to send (`prepare`). */
 interface PreparedWrite {
   /** The whole write as one text: what its intent stores, and what a process completing it sends. */
@@ -102,6 +96,12 @@ interface PreparedWrite {
   created: string[];
 }
 
+/**
+ * The store on a SPARQL 1.1 engine (`store.backend: sparql`): every commit stores its intent, then sends its update,
+ * completed from the intent when its answer is lost; the engine keeps both in its own transaction log (the
+ * durability: no journal here); every read is a query. The claims of writes in flight and the after-commit stream
+ * are this process's, as with the embedded store.
+ */
 export class SparqlEngineStore implements GraphStore {
   readonly claims = new Claims();
   readonly committed = new CommitStream();
@@ -334,9 +334,9 @@ export class SparqlEngineStore implements GraphStore {
   }
 
   /**
-   * The operation applying `write` and writing its `feed` entry: its quads inline when few, else
-   * staged first (stagedWrite) and applied by one operation of constant size; undefined when it
-   * changes nothing.
+   * The operation applying `write` and writing its `feed` entry: its quads inline when few (with a feed entry, the
+   * graphs it creates ahead: feedOperations), else staged first (stagedWrite) and applied by one operation of
+   * constant size; undefined when it changes nothing.
    */
   private async prepare(write: EngineWrite, feed: FeedEntryParts | undefined): Promise<PreparedWrite | undefined> {
     const quads = write.insert.length + write.remove.length;
@@ -344,7 +344,7 @@ export class SparqlEngineStore implements GraphStore {
       if (feed) {
         const { ahead, rest } = feedOperations(write, feed);
         const apply = [ahead, rest].filter(Boolean).join(' ;\n');
-        return { apply, ahead, operation: rest, staging: [], created: [...write.created] };
+        return { apply, ahead, operation: rest, staging: [], created: ahead ? [...write.created] : [] };
       }
       // Removed graphs are matched: that needs a template.
       const text =
