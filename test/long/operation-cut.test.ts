@@ -4,12 +4,17 @@ import { iriToNt } from '../../src/rdf/terms.js';
 import { feedEntryPattern } from '../../src/store/sparql-engine/commit-feed.js';
 import { processOf, storedIntents } from '../../src/store/sparql-engine/commit-intents.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
-import { createObject, statusOf } from '../support/changes.js';
+import { createObject } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
 import { processesDataDir, startProcesses } from '../support/engine-processes.js';
 import type { ServerProcess } from '../support/server-process.js';
-import { type ChangeLoad, expectEachAppliedOnceEverywhere, startChangeLoad } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
+import {
+  acceptedChanges,
+  type ChangeLoad,
+  expectEachAppliedOnceEverywhere,
+  startChangeLoad,
+} from '../support/soak-history.js';
+import { engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
 
 // Operations cut off as their process dies under them (docs/sparql-engine.md, "What the engine guarantees"). Two
 // server processes over one Virtuoso while 20 clients change objects through both; a proxy stands between one of
@@ -200,14 +205,10 @@ describe('a server process whose operations in flight are cut off as it stops, b
       await sleep(2_000);
       await load.stop();
       expect(load.faults, 'answers').to.deep.equal([]);
-      const accepted = new Set<string>();
-      for (const s of load.sent.filter((x) => x.status === 201))
-        if ((await statusOf(throughOther, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+      const accepted = await acceptedChanges(throughOther, load.sent);
       await expectEachAppliedOnceEverywhere(servers, objects, load.sent, { accepted, unanswered: load.unanswered });
     } catch (err) {
-      const restarts = engineRestarts(dataDir());
-      if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
-      throw err;
+      throw withEngineDeaths(dataDir(), err);
     } finally {
       for (const p of processes) p.signal('SIGCONT');
       await load?.stop();

@@ -18,8 +18,9 @@ import {
   remarksOf,
   type Sent,
   startChangeLoad,
+  acceptedChanges,
 } from '../support/soak-history.js';
-import { engineRestarts, leaseEngine, releaseEngine, engineSettings } from '../support/virtuoso.js';
+import { leaseEngine, releaseEngine, engineSettings, withEngineDeaths } from '../support/virtuoso.js';
 
 // A third server process joins two over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects
 // through nginx. Asked directly from its first request on, it answers what the others acknowledged before (objects
@@ -269,9 +270,7 @@ describe('a process added to a running cluster under load', function () {
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
       expect(patches, 'changes the added process took from nginx').to.be.greaterThan(joinedPatches);
 
-      const accepted = new Set<string>();
-      for (const s of load.sent.filter((x) => x.status === 201))
-        if ((await statusOf(first, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+      const accepted = await acceptedChanges(first, load.sent);
       const outcomes = { accepted, unanswered: load.unanswered };
       expect(accepted.size).to.be.greaterThan(CLIENTS);
       expect(
@@ -283,9 +282,7 @@ describe('a process added to a running cluster under load', function () {
       await expectEachAppliedOnceEverywhere([first, second, added], objects, load.sent, outcomes);
     } catch (err) {
       // Virtuoso 7.2 aborts now and then under this load (processes.test.ts): then answers are 503 for a while.
-      const restarts = engineRestarts(dataDir);
-      if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
-      throw err;
+      throw withEngineDeaths(dataDir, err);
     } finally {
       await load?.stop();
       await balancer?.stop();

@@ -1,10 +1,15 @@
 import { expect } from 'chai';
-import { createObject, statusOf } from '../support/changes.js';
+import { createObject } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
 import { processesDataDir, startProcesses } from '../support/engine-processes.js';
 import type { ServerProcess } from '../support/server-process.js';
-import { type ChangeLoad, expectEachAppliedOnceEverywhere, startChangeLoad } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
+import {
+  acceptedChanges,
+  type ChangeLoad,
+  expectEachAppliedOnceEverywhere,
+  startChangeLoad,
+} from '../support/soak-history.js';
+import { engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
 
 // Two server processes over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects through both.
 // One is paused (SIGSTOP) for longer than processDeadAfterMillis with writes in flight: the other takes it for dead
@@ -73,17 +78,13 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
           `one's:\n${paused.log.slice(-20).join('\n')}`,
       ).to.not.deep.equal([]);
 
-      const accepted = new Set<string>();
-      for (const s of load.sent.filter((x) => x.status === 201))
-        if ((await statusOf(servers[1], s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+      const accepted = await acceptedChanges(servers[1], load.sent);
       expect(accepted.size).to.be.greaterThan(CLIENTS);
       const outcomes = { accepted, unanswered: load.unanswered };
       // Every accepted change applied once, with a revision each, through each process, which tell the same trail.
       await expectEachAppliedOnceEverywhere(servers, objects, load.sent, outcomes);
     } catch (err) {
-      const restarts = engineRestarts(dataDir());
-      if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
-      throw err;
+      throw withEngineDeaths(dataDir(), err);
     } finally {
       for (const p of processes) p.signal('SIGCONT');
       await load?.stop();

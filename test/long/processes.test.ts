@@ -13,7 +13,7 @@ import {
   type ReceivedNotification,
 } from '../support/notification-sink.js';
 import { ServerProcess } from '../support/server-process.js';
-import { changeOnRead, expectAppliedOnce, remarksOf, type Sent } from '../support/soak-history.js';
+import { acceptedChanges, changeOnRead, expectAppliedOnce, remarksOf, type Sent } from '../support/soak-history.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
 import {
   engineRestarts,
@@ -119,9 +119,7 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
       );
     return lines.join('\n');
   };
-  const accepted = new Set<string>();
-  for (const s of sent.filter((x) => x.status === 201))
-    if ((await statusOf(cluster, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+  const accepted = await acceptedChanges(cluster, sent);
   expect(accepted.size).to.be.greaterThan(CLIENTS);
   const unanswered = new Set(sent.filter((s) => s.status === 503).map((s) => s.remark));
 

@@ -4,7 +4,7 @@ import { direct, holdPort } from '../support/cluster.js';
 import { processesDataDir, startProcesses } from '../support/engine-processes.js';
 import type { ServerProcess } from '../support/server-process.js';
 import { remarksOf } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
 
 // Virtuoso makes the quads of an operation visible to other requests as it writes them, not at once when it ends
 // (docs/sparql-engine.md, "What the engine guarantees"). Two server processes over one Virtuoso: clients change large
@@ -74,9 +74,7 @@ describe('a revision read through one server process while another writes it', f
       expect(faults.slice(0, 20), `of ${reads} reads and ${changes} changes`).to.deep.equal([]);
       expect(changes).to.be.greaterThan(WRITERS);
     } catch (err) {
-      const restarts = engineRestarts(dataDir());
-      if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
-      throw err;
+      throw withEngineDeaths(dataDir(), err);
     } finally {
       await held.release();
       for (const p of processes) await p.stop('SIGTERM');

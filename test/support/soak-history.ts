@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { add, change, patch, type Requester, str } from './changes.js';
+import { add, change, patch, type Requester, statusOf, str } from './changes.js';
 
 // What the cluster tests check of an object's history after many clients changed it at once, each change adding
 // one remark "client N change M".
@@ -43,6 +43,14 @@ export async function expectAppliedOnce(
     expect(res.status, `${object} revision ${n}`).to.equal(200);
     expect(remarksOf(await res.text()), `${object} revision ${n}`).to.have.length(n - 1);
   }
+}
+
+/** The remarks of the changes of `sent` answered 201 whose request `server` tells accepted. */
+export async function acceptedChanges(server: Requester, sent: readonly Sent[]): Promise<Set<string>> {
+  const accepted = new Set<string>();
+  for (const s of sent.filter((x) => x.status === 201))
+    if ((await statusOf(server, s.request!)) === 'REQUEST_ACCEPTED') accepted.add(s.remark);
+  return accepted;
 }
 
 /** A change a client sent, and what it was answered. */

@@ -137,6 +137,13 @@ export function engineRestarts(key: string): number {
   return leased.get(key)?.restarts ?? 0;
 }
 
+/** `err`, its message saying first how often the instance `key` holds died meanwhile, if it did (a test's failure). */
+export function withEngineDeaths(key: string, err: unknown): unknown {
+  const restarts = engineRestarts(key);
+  if (restarts > 0 && err instanceof Error) err.message = `the engine died ${restarts} time(s): ${err.message}`;
+  return err;
+}
+
 /** Empties the instance `key` holds and hands it back to the pool. */
 export async function releaseEngine(key: string): Promise<void> {
   const pooled = leased.get(key);

@@ -57,7 +57,8 @@ export interface CommitIntent {
  * operation's text compresses to about a sixth: Virtuoso's cost of storing a literal grows with its length.
  */
 const storedText = (intent: string, variable: string) =>
-  `VALUES ?textKind { ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${iriToNt(INTENDED_UPDATE)} } ${intent} ?textKind ${variable}`;
+  `VALUES ?textKind { ${iriToNt(INTENDED_UPDATE_DEFLATED)} ${iriToNt(INTENDED_UPDATE)} } ` +
+  `${intent} ?textKind ${variable}`;
 
 const textOf = (stored: string, kind: string) =>
   kind === INTENDED_UPDATE_DEFLATED ? inflateRawSync(Buffer.from(stored, 'base64')).toString() : stored;
