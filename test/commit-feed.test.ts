@@ -35,16 +35,12 @@ import {
   storedIntentNames,
   takenOver,
 } from '../src/store/sparql-engine/commit-intents.js';
-import {
-  EngineDeadlockError,
-  SparqlClient,
-  type SparqlClientOptions,
-} from '../src/store/sparql-engine/sparql-client.js';
+import { EngineDeadlockError, SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { heartbeat, lastSeen } from '../src/store/sparql-engine/process-liveness.js';
 import type { SharedWritersOptions } from '../src/store/sparql-engine/shared-writers.js';
 import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
 import type { DomainEvent } from '../src/store/transaction.js';
-import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
+import { engineClientOptions, leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
 
 // The commit feed (src/store/sparql-engine/commit-feed.ts): two stores on one Virtuoso, as two
 // server processes with store.sparql.sharedWriters, each publishing the other's commits.
@@ -97,12 +93,7 @@ describe('the commit feed', function () {
   const stores: SparqlEngineStore[] = [];
   const logged: string[] = [];
 
-  const clientOptions = (): SparqlClientOptions => ({
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-    timeoutMs: 20_000,
-  });
+  const clientOptions = () => engineClientOptions(engine);
   const newClient = () => new SparqlClient(clientOptions());
   /** A client for the test's own writes (DeadlockRetryingClient). */
   const otherProcess = () => new DeadlockRetryingClient(clientOptions());

@@ -3,7 +3,7 @@ import { literal, namedNode, quad, termToNt } from '../src/rdf/terms.js';
 import { revisionGraph } from '../src/store/schema/revisions.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { SparqlEngineStore } from '../src/store/sparql-engine/sparql-engine-store.js';
-import { leaseEngine, releaseEngine } from './support/virtuoso.js';
+import { engineClientOptions, leaseEngine, releaseEngine } from './support/virtuoso.js';
 
 // Literals of many datatypes written by one commit (one operation) come back from Virtuoso as
 // written: it folds equal-valued constants of one template into one (a positiveInteger 1 and a
@@ -19,14 +19,7 @@ describe('literals on the engine backend', function () {
 
   it('one commit holding equal values of several datatypes keeps each literal as it was written', async () => {
     const engine = await leaseEngine(LEASE);
-    const store = new SparqlEngineStore(
-      new SparqlClient({
-        queryUrl: engine.authUrl,
-        updateUrl: engine.authUrl,
-        auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-        timeoutMs: 20_000,
-      }),
-    );
+    const store = new SparqlEngineStore(new SparqlClient(engineClientOptions(engine)));
     const values = [
       ['1', 'positiveInteger'],
       ['true', 'boolean'],

@@ -9,7 +9,7 @@ import { readEngineNTriples } from '../src/store/sparql-engine/engine-literals.j
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { add, CARGO, change, createObject, errorCodes, patch, readJson, statusOf, str } from './support/changes.js';
 import { startTestServer, type TestServer } from './support/server.js';
-import { leaseEngine } from './support/virtuoso.js';
+import { engineClientOptions, leaseEngine } from './support/virtuoso.js';
 
 const META = '<urn:onerecord:store:meta>';
 const LATEST_REVISION = '<urn:onerecord:store:latestRevision>';
@@ -39,12 +39,7 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
   /** A client of the engine the server writes to, to change its data behind the server's back. */
   const engineClient = async () => {
     const engine = await leaseEngine(server.dataDir);
-    return new SparqlClient({
-      queryUrl: engine.authUrl,
-      updateUrl: engine.authUrl,
-      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-      timeoutMs: 30_000,
-    });
+    return new SparqlClient(engineClientOptions(engine, 30_000));
   };
 
   it('starts holding none of them (the data holder only, which the start checks), then reads each when asked', async () => {

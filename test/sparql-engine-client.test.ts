@@ -10,7 +10,7 @@ import { StoreFailedError, StoreUnavailableError } from '../src/store/errors.js'
 import { claimedPattern, CommitIntents } from '../src/store/sparql-engine/commit-intents.js';
 import { EngineDeadlockError, SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
 import { startListener } from './support/loopback.js';
-import { leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
+import { engineClientOptions, leaseEngine, releaseEngine, type EngineConnection } from './support/virtuoso.js';
 
 const XSD = 'http://www.w3.org/2001/XMLSchema#';
 const LEASE = 'sparql-engine-client';
@@ -154,12 +154,7 @@ describe('SPARQL engine client against Virtuoso', function () {
       const tooLong = await rejection(client.update(`INSERT DATA { GRAPH <urn:t:big0> {\n${triples(0, 5_000)}\n} }`));
       expect(tooLong).to.be.instanceOf(StoreFailedError);
       expect(tooLong.message).to.match(/SP030: SPARQL compiler, line \d+: memory exhausted/);
-      const digest = new SparqlClient({
-        queryUrl: engine.authUrl,
-        updateUrl: engine.authUrl,
-        auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-        timeoutMs: 60_000,
-      });
+      const digest = new SparqlClient(engineClientOptions(engine, 60_000));
       for (const [graph, sender] of [
         ['urn:t:big1', client],
         ['urn:t:big2', digest],

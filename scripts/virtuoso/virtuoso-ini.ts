@@ -49,6 +49,11 @@ MaxDirtyBuffers      = ${Math.floor((buffers * 3) / 4)}
 ; answering, now and then: not shown to be the cause)
 MaxQueryMem          = ${Math.max(1024, Math.min(2048, bufferMemoryMb))}M
 ThreadsPerQuery      = 2
+; Virtuoso's own virtuoso.ini has VectorSize = 1000; without it each query and update sets up vectors of 10,000
+; rows, a fixed cost that was most of a small update's CPU (docs/sparql-engine.md, "Write cost"); AdjustVectorSize
+; lets a large query grow its vectors again
+VectorSize           = 1000
+AdjustVectorSize     = 1
 ; an ordered /sparql query has LIMIT sparql.maxRows + 1: Virtuoso refuses ORDER BY with a LIMIT
 ; past this (SR353, 10,000 by default), whatever the result holds
 MaxSortedTopRows     = 100000000

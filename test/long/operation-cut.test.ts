@@ -14,7 +14,7 @@ import {
   expectEachAppliedOnceEverywhere,
   startChangeLoad,
 } from '../support/soak-history.js';
-import { engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
+import { engineClientOptions, engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
 
 // Operations cut off as their process dies under them (docs/sparql-engine.md, "What the engine guarantees"). Two
 // server processes over one Virtuoso while 20 clients change objects through both; a proxy stands between one of
@@ -124,12 +124,7 @@ describe('a server process whose operations in flight are cut off as it stops, b
     const engine = await leaseEngine(dataDir());
     const proxy = new CuttingProxy(Number(new URL(engine.authUrl).port));
     const proxyPort = await proxy.listen();
-    const engineClient = new SparqlClient({
-      queryUrl: engine.authUrl,
-      updateUrl: engine.authUrl,
-      auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-      timeoutMs: 20_000,
-    });
+    const engineClient = new SparqlClient(engineClientOptions(engine));
     const reached = engineSettings(engine);
     const proxied = (url: string) => Object.assign(new URL(url), { port: String(proxyPort) }).toString();
     const held = await holdPort();

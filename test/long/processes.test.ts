@@ -16,6 +16,7 @@ import { ServerProcess } from '../support/server-process.js';
 import { acceptedChanges, changeOnRead, expectAppliedOnce, remarksOf, type Sent } from '../support/soak-history.js';
 import { freePort, startTestServer, type TestServer } from '../support/server.js';
 import {
+  engineClientOptions,
   engineRestarts,
   killEngine,
   leaseEngine,
@@ -168,12 +169,7 @@ async function engineStateAbout(
   startedAt: number,
   received: readonly ReceivedNotification[],
 ): Promise<string> {
-  const client = new SparqlClient({
-    queryUrl: engine.authUrl,
-    updateUrl: engine.authUrl,
-    auth: { user: engine.user, password: engine.password, scheme: 'digest' },
-    timeoutMs: 20_000,
-  });
+  const client = new SparqlClient(engineClientOptions(engine));
   const ids = [...new Set(objectPaths(faults).map((path) => path.split('/').pop()!))];
   const feed = (await readFeed(client, 0, [], 1_000_000)).map((e) => ({
     position: e.position,

@@ -9,6 +9,7 @@ import { ExitedBeforeAnswering } from '../../scripts/processes.js';
 import { runIsql } from '../../scripts/virtuoso/isql.js';
 import { startVirtuoso, type RunningVirtuoso } from '../../scripts/virtuoso/virtuoso.js';
 import { atProcessEnd } from './process-end.js';
+import type { SparqlClientOptions } from '../../src/store/sparql-engine/sparql-client.js';
 
 /** How a test reaches a leased instance. */
 export type EngineConnection = Omit<RunningVirtuoso, 'stop' | 'pid' | 'exited' | 'exitReport'>;
@@ -20,6 +21,14 @@ export const engineSettings = (engine: EngineConnection) => ({
   user: engine.user,
   password: engine.password,
   authScheme: 'digest' as const,
+});
+
+/** Options of a SparqlClient reaching `engine` as the server does (Digest authentication at its /sparql-auth). */
+export const engineClientOptions = (engine: EngineConnection, timeoutMs = 20_000): SparqlClientOptions => ({
+  queryUrl: engine.authUrl,
+  updateUrl: engine.authUrl,
+  auth: { user: engine.user, password: engine.password, scheme: 'digest' },
+  timeoutMs,
 });
 
 interface PooledEngine {

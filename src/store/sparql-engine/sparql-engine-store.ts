@@ -75,10 +75,11 @@ const SETTLE_POLL_MS = 250;
 const UPDATES_IN_FLIGHT = 2;
 const UPDATES_PER_REQUEST = 20;
 /**
- * Operations longer than this go alone: Virtuoso's CPU for a request of several large operations grew beyond
- * theirs one by one (a PATCH's, measured), where small ones (a Logistics Event's) cost less together.
+ * Operations longer than this go alone, at once: a request of several very large ones holds its locks long. A PATCH's
+ * (two changed values of an object of ~50) costs Virtuoso less with others than alone (docs/sparql-engine.md, "Write
+ * cost").
  */
-const OPERATION_CHARS_TOGETHER = 8_000;
+const OPERATION_CHARS_TOGETHER = 40_000;
 
 const outboxNumbers = (events: readonly DomainEvent[]) =>
   events.flatMap((e) => (e.kind === 'notification-queued' ? [e.entry.sequence] : []));
