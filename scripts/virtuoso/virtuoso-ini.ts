@@ -50,7 +50,7 @@ MaxDirtyBuffers      = ${Math.floor((buffers * 3) / 4)}
 MaxQueryMem          = ${Math.max(1024, Math.min(2048, bufferMemoryMb))}M
 ThreadsPerQuery      = 2
 ; Virtuoso's own virtuoso.ini has VectorSize = 1000; without it each query and update sets up vectors of 10,000
-; rows, a fixed cost that was most of a small update's CPU (docs/sparql-engine.md, "Write cost"); AdjustVectorSize
+; rows, a fixed cost that was about half a small update's CPU (docs/sparql-engine.md, "Write cost"); AdjustVectorSize
 ; lets a large query grow its vectors again
 VectorSize           = 1000
 AdjustVectorSize     = 1

@@ -75,9 +75,9 @@ const SETTLE_POLL_MS = 250;
 const UPDATES_IN_FLIGHT = 2;
 const UPDATES_PER_REQUEST = 20;
 /**
- * Operations longer than this go alone, at once: a request of several very large ones holds its locks long. A PATCH's
- * (two changed values of an object of ~50) costs Virtuoso less with others than alone (docs/sparql-engine.md, "Write
- * cost").
+ * Operations up to this long go with others; longer ones (a large creation, a bulk of events short of staging) go
+ * alone, at once: untried together. A PATCH's (two changed values of an object of ~50) costs Virtuoso less with others
+ * than alone (docs/sparql-engine.md, "Write cost").
  */
 const OPERATION_CHARS_TOGETHER = 40_000;
 
