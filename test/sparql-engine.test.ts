@@ -220,6 +220,31 @@ describe('the SPARQL engine backend (Virtuoso)', function () {
         await server.close();
       }
     });
+
+    it('a server stopped cleanly leaves no intent of an applied commit: its next start has none to send again', async () => {
+      const engine = await leaseEngine(key);
+      const storedIntents = async () => {
+        const query =
+          'SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { GRAPH <urn:onerecord:store:commit-intents> { ?s ?p ?o } }';
+        const res = await fetch(engine.queryUrl, {
+          method: 'POST',
+          headers: { Accept: 'application/sparql-results+json' },
+          body: new URLSearchParams({ query }),
+        });
+        return Number(
+          ((await res.json()) as { results: { bindings: { n: { value: string } }[] } }).results.bindings[0].n.value,
+        );
+      };
+      const server = await startTestServer({ store: engineStore(engine) });
+      try {
+        for (let i = 0; i < 5; i++) await createObject(server);
+        // Fewer than a batch of removals: still stored while the server runs.
+        expect(await storedIntents()).to.be.greaterThan(0);
+      } finally {
+        await server.close();
+      }
+      expect(await storedIntents()).to.equal(0);
+    });
   });
 
   describe('a write whose answer from the engine is lost', () => {

@@ -13,7 +13,7 @@ import { startServer } from '../../src/server.js';
 import { startNginx } from '../cluster/nginx.js';
 import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { engineStore } from './engine-objects.js';
-import { CAPACITY_PIECE, nextChange, type ChangedPiece } from './fixtures.js';
+import { CAPACITY_PIECE, createdPiece, nextChange, type ChangedPiece } from './fixtures.js';
 import {
   benchServerSample,
   forkBenchServer,
@@ -128,13 +128,7 @@ export async function createPieces(client: LoadClient, url: string, count: numbe
       'Content-Type': 'application/ld+json',
     });
     if (res.status !== 201) throw new Error(`object not created: ${res.status}`);
-    pieces.push({
-      iri: String(res.headers.location),
-      revision: 1,
-      goods: CAPACITY_PIECE['cargo:goodsDescription'],
-      upid: CAPACITY_PIECE['cargo:upid'],
-      step: 0,
-    });
+    pieces.push(createdPiece(String(res.headers.location)));
   }
   return pieces;
 }

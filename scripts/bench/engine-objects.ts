@@ -58,6 +58,14 @@ export const startEngineServer = (
 
 export const objectId = (n: number) => `scale-${String(n).padStart(8, '0')}`;
 
+/** A random one of `size` loaded objects that `changed` does not hold yet, added to it. */
+export function unchangedObject(size: number, changed: Set<number>): number {
+  let n = Math.floor(Math.random() * size);
+  while (changed.has(n)) n = Math.floor(Math.random() * size);
+  changed.add(n);
+  return n;
+}
+
 /** What `EngineObjects` keeps beside the engine's data, so that a later run finds the objects loaded. */
 interface LoadedState {
   port: number;

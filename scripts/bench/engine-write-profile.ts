@@ -5,8 +5,10 @@
  * moment (read from /proc at each request's start and end). 200 objects are created, then PATCH (each client its own
  * objects in turn, each change replacing two values) and POST of one Logistics Event run, each with 1 client and with
  * 20; per write: the requests of each kind, the operations they carried, and Virtuoso's CPU.
- *   npm run build && node dist/scripts/bench/engine-write-profile.js [seconds] [shared]
- * shared: the server runs with `store.sparql.sharedWriters` (conditioned commits, the commit feed);
+ *   npm run build && node dist/scripts/bench/engine-write-profile.js [seconds] [shared] [size]
+ * shared: the server runs with `store.sparql.sharedWriters` (conditioned commits, the commit feed); size: on
+ * engine-scale.ts's engine of that many objects in BENCH_DIR (loaded if missing; BENCH_ENGINE_MEMORY_MB sets its page
+ * buffers), changing 200 of its objects no run changed before, instead of 200 objects created on an empty engine;
  * BENCH_DUMP_OPERATION=FILE writes the text of the first operation of a PATCH there.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -19,8 +21,10 @@ import { entryOf } from '../../src/map-entry.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
-import { startVirtuoso } from '../virtuoso/virtuoso.js';
-import { benchEvent, CAPACITY_PIECE, type ChangedPiece, nextChange } from './fixtures.js';
+import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { createPieces } from './cluster.js';
+import { engineOfSize, objectId, unchangedObject } from './engine-objects.js';
+import { benchEvent, type ChangedPiece, createdPiece, nextChange } from './fixtures.js';
 import { closedLoop, fmt, freePort, LoadClient, machine, processCpuSeconds } from './harness.js';
 
 const OBJECTS = 200;
@@ -115,47 +119,95 @@ class ProfilingProxy {
   }
 }
 
+/** The engine written to, the server's port and data directory, and the objects to change once it serves. */
+interface ProfiledEngine {
+  engine: RunningVirtuoso;
+  port: number;
+  dataDir: string;
+  /** The authenticated endpoint and its credentials, when the engine asks for them. */
+  auth?: { url: string; user: string; password: string };
+  pieces: (client: LoadClient, url: string) => Promise<ChangedPiece[]>;
+  /** After the runs: keeps aside the objects changed (engine-scale's engine), or removes the engine. */
+  done: () => Promise<void>;
+}
+
+/** An empty engine of its own, its objects created through the API. */
+async function emptyEngine(): Promise<ProfiledEngine> {
+  const dir = await mkdtemp(join(tmpdir(), 'onerecord-write-profile-'));
+  const engine = await startVirtuoso({ dir: join(dir, 'virtuoso') });
+  return {
+    engine,
+    port: await freePort(),
+    dataDir: join(dir, 'server'),
+    pieces: (client, url) => createPieces(client, url, OBJECTS),
+    done: async () => {
+      await engine.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** engine-scale's engine of `size` objects, OBJECTS of them no run changed before. */
+async function engineOfObjects(size: number): Promise<ProfiledEngine> {
+  const dir = process.env.BENCH_DIR;
+  if (!dir) throw new Error("BENCH_DIR names the directory of engine-scale.js's engines");
+  const { engine, objects, dataDir } = await engineOfSize(
+    dir,
+    size,
+    Number(process.env.BENCH_ENGINE_MEMORY_MB ?? 4096),
+  );
+  const changed = objects.changed;
+  const port = objects.port;
+  return {
+    engine,
+    port,
+    dataDir,
+    auth: { url: engine.authUrl, user: engine.user, password: engine.password },
+    pieces: async () =>
+      Array.from({ length: OBJECTS }, () =>
+        createdPiece(`http://127.0.0.1:${port}/logistics-objects/${objectId(unchangedObject(size, changed))}`),
+      ),
+    done: async () => {
+      await objects.save(changed);
+      await engine.stop();
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.argv[2] ?? 10);
   const shared = process.argv[3] === 'shared';
-  const dir = await mkdtemp(join(tmpdir(), 'onerecord-write-profile-'));
-  const engine = await startVirtuoso({ dir: join(dir, 'virtuoso') });
+  const size = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+  const profiled = size === undefined ? await emptyEngine() : await engineOfObjects(size);
+  const { engine, port, auth } = profiled;
+  const target = auth ? new URL(auth.url) : undefined;
   const proxy = new ProfilingProxy(engine.httpPort, engine.pid);
   const proxyServer = createServer((req, res) => proxy.handle(req, res)).listen(0, '127.0.0.1');
   await new Promise((resolve) => proxyServer.once('listening', resolve));
-  const proxyUrl = `http://127.0.0.1:${(proxyServer.address() as { port: number }).port}/sparql`;
-  const port = await freePort();
+  const proxyUrl = `http://127.0.0.1:${(proxyServer.address() as { port: number }).port}${target?.pathname ?? '/sparql'}`;
+  const credentials = auth ? { user: auth.user, password: auth.password, authScheme: 'digest' as const } : {};
   const config = loadConfig(
     {},
     {
       port,
       host: '127.0.0.1',
       baseUrl: `http://127.0.0.1:${port}`,
-      dataDir: join(dir, 'server'),
+      dataDir: profiled.dataDir,
       decisionPolicy: 'auto',
-      store: { backend: 'sparql', sparql: { queryUrl: proxyUrl, updateUrl: proxyUrl, sharedWriters: shared } },
+      store: {
+        backend: 'sparql',
+        sparql: { queryUrl: proxyUrl, updateUrl: proxyUrl, sharedWriters: shared, ...credentials },
+      },
     },
   );
   const server = await startServer(config, createLogger('silent'));
   const token = await server.services.identityProvider!.issue(server.services.holder, 3600);
   const client = new LoadClient({ Authorization: `Bearer ${token}` });
   try {
-    const pieces: ChangedPiece[] = [];
-    for (let i = 0; i < OBJECTS; i++) {
-      const res = await client.send(`${server.url}/logistics-objects`, 'POST', JSON.stringify(CAPACITY_PIECE), {
-        'Content-Type': 'application/ld+json',
-      });
-      const iri = String(res.headers.location);
-      pieces.push({
-        iri,
-        revision: 1,
-        goods: CAPACITY_PIECE['cargo:goodsDescription'],
-        upid: CAPACITY_PIECE['cargo:upid'],
-        step: 0,
-      });
-    }
+    const pieces = await profiled.pieces(client, server.url);
     console.log(
-      `engine write profile: ${machine()}, ${seconds} s per run, ${OBJECTS} objects, shared writers ${shared}`,
+      `engine write profile: ${machine()}, ${seconds} s per run, ${OBJECTS} objects ` +
+        `${size === undefined ? 'created on an empty engine' : `of ${size.toLocaleString('en')} loaded`}, shared writers ${shared}`,
     );
     let events = 0;
     const writes = {
@@ -201,8 +253,7 @@ async function main(): Promise<void> {
     client.close();
     await server.close();
     proxyServer.close();
-    await engine.stop();
-    await rm(dir, { recursive: true, force: true });
+    await profiled.done();
   }
 }
 

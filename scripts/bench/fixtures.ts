@@ -162,6 +162,15 @@ export interface ChangedPiece {
   step: number;
 }
 
+/** The Piece at `iri` as CAPACITY_PIECE creates it: revision 1, ready for `nextChange`. */
+export const createdPiece = (iri: string): ChangedPiece => ({
+  iri,
+  revision: 1,
+  goods: CAPACITY_PIECE['cargo:goodsDescription'],
+  upid: CAPACITY_PIECE['cargo:upid'],
+  step: 0,
+});
+
 /** The next Change of `piece` (JSON-LD): replaces goodsDescription and upid; `grow` adds a shipping mark as the third ADD. */
 export function nextChange(piece: ChangedPiece, grow: boolean): string {
   const goods = `goods ${piece.step + 1}`;

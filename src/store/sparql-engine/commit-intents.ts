@@ -129,7 +129,11 @@ WHERE { VALUES ?guard { 1 } ${unclaimed.join(' ')} ${empty.join(' ')} ${notAppli
    * fails).
    */
   removable(): string[] | undefined {
-    if (this.applied.length < INTENTS_REMOVED_TOGETHER) return undefined;
+    return this.applied.length < INTENTS_REMOVED_TOGETHER ? undefined : this.takeApplied();
+  }
+
+  /** Every intent of an applied commit not yet removed, taken out of the list. */
+  takeApplied(): string[] {
     return this.applied.splice(0, this.applied.length);
   }
 

@@ -530,5 +530,10 @@ export class SparqlEngineStore implements GraphStore {
     this.closed = true;
     this.follower?.stop();
     this.upkeep?.stop();
+    // A start sends every stored intent again: removed now, those of applied commits leave the next start of a
+    // process stopped cleanly nothing to send (docs/sparql-engine.md, "What the start reads"). Should the engine
+    // not answer, that start sends them again, which is harmless.
+    const applied = this.intents.takeApplied();
+    if (applied.length > 0) await this.update(intentsRemoval(applied)).catch(() => undefined);
   }
 }
