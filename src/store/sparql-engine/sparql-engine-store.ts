@@ -66,6 +66,8 @@ const SETTLE_WAIT_MS = 5_000;
 const RENUMBER_ATTEMPTS = 10;
 const RENUMBER_BACKOFF_MS = 10;
 const SETTLE_POLL_MS = 250;
+/** How long a closing process waits for the engine to remove its applied commits' intents. */
+const CLOSING_REMOVAL_WAIT_MS = 2_000;
 
 /**
  * Commits' recordings, and their operations, sent while this many of the kind are with the engine wait, then go
@@ -532,8 +534,9 @@ export class SparqlEngineStore implements GraphStore {
     this.upkeep?.stop();
     // A start sends every stored intent again: removed now, those of applied commits leave the next start of a
     // process stopped cleanly nothing to send (docs/sparql-engine.md, "What the start reads"). Should the engine
-    // not answer, that start sends them again, which is harmless.
+    // not answer soon, the process stops all the same and that start sends them again, which is harmless.
     const applied = this.intents.takeApplied();
-    if (applied.length > 0) await this.update(intentsRemoval(applied)).catch(() => undefined);
+    if (applied.length > 0)
+      await Promise.race([this.update(intentsRemoval(applied)).catch(() => undefined), pause(CLOSING_REMOVAL_WAIT_MS)]);
   }
 }
