@@ -37,7 +37,8 @@ import {
   type EngineServer,
   type EngineServerReady,
 } from './engine-objects.js';
-import { benchEvent, CAPACITY_PIECE, createdPiece, nextChange, type ChangedPiece } from './fixtures.js';
+import { sendChange } from './cluster.js';
+import { benchEvent, CAPACITY_PIECE, createdPiece, type ChangedPiece } from './fixtures.js';
 import {
   benchServerSample,
   closedLoop,
@@ -295,20 +296,7 @@ async function measureWrites(
       server,
       engine,
       seconds,
-      async (client) => {
-        const piece = own[client][turns[client]++ % own[client].length];
-        const unchanged = { ...piece };
-        const res = await server.client.send(piece.iri, 'PATCH', nextChange(piece, false), {
-          'Content-Type': 'application/ld+json',
-        });
-        if (res.status === 201) piece.revision += 1;
-        else {
-          // The next Change of this piece deletes the values it still has.
-          Object.assign(piece, unchanged);
-          patchRefusals.set(res.status, (patchRefusals.get(res.status) ?? 0) + 1);
-        }
-        return res;
-      },
+      (client) => sendChange(server.client, own[client][turns[client]++ % own[client].length], patchRefusals),
       201,
     );
   };
