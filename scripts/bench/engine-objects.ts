@@ -1,6 +1,7 @@
 /**
  * The pieces the engine benchmarks share (engine-scale.ts, engine-start.ts): a server process on a
- * Virtuoso, and the engine filled with N copies of one Logistics Object by Virtuoso's bulk loader.
+ * Virtuoso, and the engine filled with N copies of one Logistics Object by Virtuoso's bulk loader (or, with
+ * BENCH_FILL=writes, by `INSERT DATA` requests).
  */
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
@@ -137,21 +138,38 @@ export class EngineObjects {
     return new EngineObjects(engine, dir, state);
   }
 
-  /** Loads the objects missing to reach `size`: the quads loaded and the loader's time (none if loaded before). */
-  async loadUpTo(size: number): Promise<{ quads: number; seconds: number }> {
+  /**
+   * Loads the objects missing to reach `size`: the quads loaded and the time it took (none if loaded before). By
+   * Virtuoso's bulk loader, or with `through: 'writes'` as `INSERT DATA` requests in id order, as objects created one
+   * after another reach an engine: the loader packs its index segments, and the first write among packed ones costs
+   * Virtuoso more (docs/sparql-engine.md, "Write cost").
+   */
+  async loadUpTo(size: number, through: EngineFill = 'loader'): Promise<{ quads: number; seconds: number }> {
     if (size <= this.state.loaded) return { quads: 0, seconds: 0 };
-    const file = join(this.dir, `objects-${this.state.loaded}-${size}.nq`);
-    await writeCopies(this.state.template, this.state.templateId, this.state.loaded, size, file);
+    const { template, templateId, loaded } = this.state;
+    const load =
+      through === 'writes'
+        ? await insertCopies(this.engine, template, templateId, loaded, size)
+        : await this.bulkLoadCopies(loaded, size);
+    this.state.loaded = size;
+    await writeFile(stateFile(this.dir), JSON.stringify(this.state));
+    return load;
+  }
+
+  private async bulkLoadCopies(from: number, to: number): Promise<{ quads: number; seconds: number }> {
+    const file = join(this.dir, `objects-${from}-${to}.nq`);
+    await writeCopies(this.state.template, this.state.templateId, from, to, file);
     try {
-      const load = await bulkLoad(this.engine, file);
-      this.state.loaded = size;
-      await writeFile(stateFile(this.dir), JSON.stringify(this.state));
-      return load;
+      return await bulkLoad(this.engine, file);
     } finally {
       await rm(file, { force: true });
     }
   }
 }
+
+/** How an engine is filled: BENCH_FILL=writes for `INSERT DATA` requests, else the bulk loader. */
+export type EngineFill = 'loader' | 'writes';
+export const engineFill = (): EngineFill => (process.env.BENCH_FILL === 'writes' ? 'writes' : 'loader');
 
 const stateFile = (dir: string) => join(dir, 'engine-objects.json');
 
@@ -189,27 +207,76 @@ const CREATED_AT = /<urn:onerecord:store:createdAt> "([^"]+)"\^\^<http:\/\/www\.
  * 1,000,000 objects cost Virtuoso 15-18 ms of CPU against 2 at 10,000: a scan of that subject's rows.)
  */
 async function writeCopies(lines: string[], id: string, from: number, to: number, file: string): Promise<void> {
-  const createdAt = lines.join('').match(CREATED_AT)?.[1];
-  if (createdAt === undefined) throw new Error('the template object has no creation time');
+  const copyOf = copier(lines, id);
   const out = createWriteStream(file);
   for (let n = from; n < to; n++) {
-    const copyNumber = n.toString(16).padStart(12, '0');
-    const copyCreatedAt = new Date(Date.parse(createdAt) - n * 1000).toISOString();
-    const copy = lines
-      .map((line) =>
-        line
-          .split(id)
-          .join(objectId(n))
-          .split(createdAt)
-          .join(copyCreatedAt)
-          .replace(/_:(\w+)/g, `_:$1x${n}`)
-          .replace(EMBEDDED_NODE, `$1${copyNumber}>`),
-      )
-      .join('');
-    if (!out.write(copy)) await once(out, 'drain');
+    if (!out.write(copyOf(n).join(''))) await once(out, 'drain');
   }
   out.end();
   await once(out, 'finish');
+}
+
+/** Copy n of the template's N-Quads lines, as `writeCopies` describes. */
+function copier(lines: string[], id: string): (n: number) => string[] {
+  const createdAt = lines.join('').match(CREATED_AT)?.[1];
+  if (createdAt === undefined) throw new Error('the template object has no creation time');
+  return (n) => {
+    const copyNumber = n.toString(16).padStart(12, '0');
+    const copyCreatedAt = new Date(Date.parse(createdAt) - n * 1000).toISOString();
+    return lines.map((line) =>
+      line
+        .split(id)
+        .join(objectId(n))
+        .split(createdAt)
+        .join(copyCreatedAt)
+        .replace(/_:(\w+)/g, `_:$1x${n}`)
+        .replace(EMBEDDED_NODE, `$1${copyNumber}>`),
+    );
+  };
+}
+
+/** Objects per `INSERT DATA` request when filling through writes (1,090 quads: Virtuoso takes fewer than 5,000). */
+const OBJECTS_PER_WRITE = 10;
+/** Requests under way at once when filling through writes: one per core of this machine's engine. */
+const WRITES_AT_ONCE = 2;
+
+/** The copies `from` to `to` (exclusive) as `INSERT DATA` requests in id order, each quad under its graph. */
+async function insertCopies(
+  engine: RunningVirtuoso,
+  lines: string[],
+  id: string,
+  from: number,
+  to: number,
+): Promise<{ quads: number; seconds: number }> {
+  if (lines.some((line) => line.includes('_:')))
+    throw new Error('INSERT DATA takes no blank node: the template has one');
+  const copyOf = copier(lines, id);
+  const client = new SparqlClient({ queryUrl: engine.queryUrl, updateUrl: engine.updateUrl, timeoutMs: 120_000 });
+  const started = performance.now();
+  let next = from;
+  const writer = async () => {
+    while (next < to) {
+      const first = next;
+      const last = Math.min(to, first + OBJECTS_PER_WRITE);
+      next = last;
+      const byGraph = new Map<string, string[]>();
+      for (let n = first; n < last; n++) {
+        for (const line of copyOf(n)) {
+          // The graph is the line's last term, an IRI, which holds no space: the last " <" starts it.
+          const statement = line.trimEnd().slice(0, -1).trimEnd();
+          const graphAt = statement.lastIndexOf(' <');
+          const graph = statement.slice(graphAt + 1);
+          const triples = byGraph.get(graph) ?? [];
+          triples.push(`${statement.slice(0, graphAt)} .`);
+          byGraph.set(graph, triples);
+        }
+      }
+      const graphs = [...byGraph].map(([graph, triples]) => `GRAPH ${graph} {\n${triples.join('\n')}\n}`);
+      await client.update(`INSERT DATA { ${graphs.join('\n')} }`);
+    }
+  };
+  await Promise.all(Array.from({ length: WRITES_AT_ONCE }, writer));
+  return { quads: (to - from) * lines.length, seconds: (performance.now() - started) / 1000 };
 }
 
 /**
@@ -234,7 +301,7 @@ export async function engineOfSize(
   try {
     // One object through the API: its quads in the engine are the template of every loaded one.
     const objects = await EngineObjects.open(engine, sizeDir, dataDir, await freePort());
-    const load = await objects.loadUpTo(size);
+    const load = await objects.loadUpTo(size, engineFill());
     return { engine: await restartVirtuoso(engine, bufferMemoryMb), objects, dataDir, load };
   } catch (err) {
     await engine.stop();

@@ -16,6 +16,8 @@
  * sizes: comma-separated, ascending (default 10000,100000), each on an engine of its own; BENCH_ENGINE_MEMORY_MB sets
  * Virtuoso's page buffers (default 4096); BENCH_DIR holds the engines and the load files (default a temp directory,
  * removed after): a run on a BENCH_DIR of an earlier one loads nothing again (its objects changed are kept aside);
+ * BENCH_FILL=writes fills new engines by `INSERT DATA` requests in id order instead of the bulk loader (as objects created
+ * one after another fill an engine: ~175 objects a second on 2 cores);
  * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR; BENCH_SHARED_WRITERS=1
  * runs the engine's servers with `store.sparql.sharedWriters` (every change conditioned in the engine).
  */
@@ -29,6 +31,7 @@ import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
 import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import {
+  engineFill,
   engineOfSize,
   engineStore,
   objectId,
@@ -301,8 +304,8 @@ async function measureWrites(
     );
   };
   const patch = await patchRun(pieces);
-  // The pieces that run changed, changed again: Virtuoso's first change of an index page the bulk loader filled costs
-  // it more than later ones (docs/sparql-engine.md, "Write cost").
+  // The pieces that run changed, changed again: Virtuoso's first write among index segments its bulk loader packed
+  // costs it more than later ones (docs/sparql-engine.md, "Write cost").
   const patchAgain = await patchRun(
     pieces.map((own) => (own.some((p) => p.revision > 1) ? own.filter((p) => p.revision > 1) : own)),
   );
@@ -484,7 +487,7 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
   );
   for (const r of results) {
     console.log(
-      `\n${fmt(r.objects)} objects: ${r.load.quads === 0 ? 'loaded by an earlier run' : `bulk load ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s`}; server start ${fmt(r.startMs / 1000, 1)} s on the engine just restarted, ${fmt(r.addedStartMs / 1000, 1)} s on the engine serving; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`,
+      `\n${fmt(r.objects)} objects: ${r.load.quads === 0 ? 'loaded by an earlier run' : `${engineFill() === 'writes' ? 'filled through writes with' : 'bulk load'} ${fmt(r.load.quads)} quads in ${fmt(r.load.seconds, 1)} s`}; server start ${fmt(r.startMs / 1000, 1)} s on the engine just restarted, ${fmt(r.addedStartMs / 1000, 1)} s on the engine serving; RSS ${fmt(r.rssMb)} MB, JS heap ${fmt(r.heapMb)} MB (after a full GC)`,
     );
     const repeats =
       r.firstGetRepeats > 0 ? ` (${fmt(r.firstGetRepeats)} reads, warm-up included, were of objects read before)` : '';
