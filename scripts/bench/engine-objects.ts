@@ -7,11 +7,13 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Parser } from 'n3';
 import { fileURLToPath } from 'node:url';
 import type { ConfigOverrides } from '../../src/config.js';
 import { quad, termToNt, type Quad } from '../../src/rdf/terms.js';
 import { INTERNAL_SCHEME } from '../../src/rdf/vocab.js';
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
+import { dataOperations } from '../../src/store/sparql-engine/update-text.js';
 import { termOf } from '../../src/store/sparql-engine/engine-literals.js';
 import { bulkLoad } from '../virtuoso/bulk-load.js';
 import { restartVirtuoso, startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
@@ -240,7 +242,10 @@ const OBJECTS_PER_WRITE = 10;
 /** Requests under way at once when filling through writes: one per core of this machine's engine. */
 const WRITES_AT_ONCE = 2;
 
-/** The copies `from` to `to` (exclusive) as `INSERT DATA` requests in id order, each quad under its graph. */
+/**
+ * The copies `from` to `to` (exclusive) as `INSERT DATA` requests in id order, written as the server writes data
+ * (`dataOperations`: each quad under its graph, literals in the engine's forms).
+ */
 async function insertCopies(
   engine: RunningVirtuoso,
   lines: string[],
@@ -259,20 +264,9 @@ async function insertCopies(
       const first = next;
       const last = Math.min(to, first + OBJECTS_PER_WRITE);
       next = last;
-      const byGraph = new Map<string, string[]>();
-      for (let n = first; n < last; n++) {
-        for (const line of copyOf(n)) {
-          // The graph is the line's last term, an IRI, which holds no space: the last " <" starts it.
-          const statement = line.trimEnd().slice(0, -1).trimEnd();
-          const graphAt = statement.lastIndexOf(' <');
-          const graph = statement.slice(graphAt + 1);
-          const triples = byGraph.get(graph) ?? [];
-          triples.push(`${statement.slice(0, graphAt)} .`);
-          byGraph.set(graph, triples);
-        }
-      }
-      const graphs = [...byGraph].map(([graph, triples]) => `GRAPH ${graph} {\n${triples.join('\n')}\n}`);
-      await client.update(`INSERT DATA { ${graphs.join('\n')} }`);
+      const copies = Array.from({ length: last - first }, (_, i) => copyOf(first + i).join('')).join('');
+      const insert = new Parser({ format: 'N-Quads' }).parse(copies);
+      await client.update(dataOperations({ insert, remove: [], removedGraphs: [], created: new Set() }));
     }
   };
   await Promise.all(Array.from({ length: WRITES_AT_ONCE }, writer));
