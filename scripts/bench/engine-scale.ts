@@ -6,7 +6,7 @@
  * process added to a cluster) and 20 clients measure GET of objects each read once (in a random order), GET of
  * random objects, PATCH of objects no run changed before and then of the objects that run changed, POST of one Logistics
  * Event per request to random objects and then to the objects of that run, a page of the object list and a page of a random object's events, and on the added process a page of the events of
- * objects each listed once. Per size: the load time, the start time, the API
+ * objects each listed once and a Logistics Event POSTed to objects each posted once. Per size: the load time, the start time, the API
  * process's RSS and JS heap after a full GC, each rate with p50/p99, and the server's and Virtuoso's CPU per
  * request, RSS and heap again after the run that read each object once; then GET again while SPARQL analytics queries over the whole store run one after the
  * other (a count of objects by type), its p99 against an idle GET run just before; then each figure as a ratio to the first size's.
@@ -276,6 +276,15 @@ async function measureApi(
   };
 }
 
+/** POST of the `n`th bench event to object `object`. */
+const postEvent = (server: EngineServer, object: number, n: number) =>
+  server.client.send(
+    `${objectIri(server, object)}/logistics-events`,
+    'POST',
+    JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(n) }),
+    { 'Content-Type': 'application/ld+json' },
+  );
+
 /**
  * PATCH of objects no run changed before (`changed`, kept across runs), then of those that run changed; POST of one
  * Logistics Event per request to random objects, then to the objects of that run.
@@ -311,19 +320,7 @@ async function measureWrites(
   );
   let events = 0;
   const eventRun = (object: () => number) =>
-    measured(
-      server,
-      engine,
-      seconds,
-      () =>
-        server.client.send(
-          `${objectIri(server, object())}/logistics-events`,
-          'POST',
-          JSON.stringify({ '@context': { cargo: CARGO }, ...benchEvent(events++) }),
-          { 'Content-Type': 'application/ld+json' },
-        ),
-      201,
-    );
+    measured(server, engine, seconds, () => postEvent(server, object(), events++), 201);
   const withEvents: number[] = [];
   const event = await eventRun(() => {
     const n = random();
@@ -360,19 +357,23 @@ async function measureLists(
 }
 
 /**
- * A page of the events of objects each listed once, on a process that holds none of them: at any size every page
- * reads its object and its events from the engine (the random object of `measureLists` is often held at 10,000,
- * after the GET runs read most of them, and nearly never at 1,000,000).
+ * On a process that holds no object: a page of the events of objects each listed once, then a Logistics Event POSTed to
+ * objects each posted once (other objects than the lists'). At any size each reads its object from the engine (the
+ * random objects of `measureWrites` and `measureLists` are often held at 10,000, after the GET runs read most of them,
+ * and nearly never at 1,000,000).
  */
-function firstEventLists(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number) {
+async function firstTouches(server: EngineServer, engine: RunningVirtuoso, size: number, seconds: number) {
   const order = new FirstReads(size);
-  return measured(
+  const eventList = await measured(
     server,
     engine,
     seconds,
     () => server.client.send(`${objectIri(server, order.next())}/logistics-events?limit=20`, 'GET'),
     200,
   );
+  let events = 0;
+  const eventPost = await measured(server, engine, seconds, () => postEvent(server, order.next(), events++), 201);
+  return { eventList, eventPost };
 }
 
 const megabytes = (sample: { rss: number; heapUsed: number }) => ({
@@ -418,8 +419,8 @@ interface SizeResult extends ApiResult {
   startMs: number;
   /** Start of a process on the engine once it has served (as one added to a running cluster), ms. */
   addedStartMs: number;
-  /** Event list pages of objects each listed once, on that added process. */
-  firstEventList: Measured;
+  /** Event list pages of objects each listed once, then event POSTs to objects each posted once, on that added process. */
+  first: { eventList: Measured; eventPost: Measured };
   rssMb: number;
   heapMb: number;
   analytics: Analytics;
@@ -451,13 +452,13 @@ async function main(): Promise<void> {
         await server.stop();
         // A process added to a running cluster meets an engine that is serving: started again now.
         const added = await startEngineServer(engineStore(engine), dataDir, objects.port);
-        const firstEventList = await firstEventLists(added, engine, size, seconds).finally(() => added.stop());
+        const first = await firstTouches(added, engine, size, seconds).finally(() => added.stop());
         results.push({
           objects: size,
           load,
           startMs: server.ready.startMs,
           addedStartMs: added.ready.startMs,
-          firstEventList,
+          first,
           ...megabytes(memory),
           ...api,
           analytics,
@@ -504,7 +505,10 @@ function report(results: SizeResult[], embedded: ApiResult | undefined, seconds:
     console.log(`  object list page (50) ${rate(r.objectList, base.objectList)}`);
     console.log(`  event list page (20)  ${rate(r.eventList, base.eventList)}`);
     console.log(
-      `  event list page (20) of objects each listed once, on a process started after the runs: ${rate(r.firstEventList, base.firstEventList)}`,
+      `  event list page (20) of objects each listed once, on a process started after the runs: ${rate(r.first.eventList, base.first.eventList)}`,
+    );
+    console.log(
+      `  event POST to objects each posted once (none listed), on that process: ${rate(r.first.eventPost, base.first.eventPost)}`,
     );
     console.log(
       `  after the first-read run (${fmt(r.firstGet.count)} distinct objects read): RSS ${fmt(r.afterFirstReads.rssMb)} MB, JS heap ${fmt(r.afterFirstReads.heapMb)} MB`,
