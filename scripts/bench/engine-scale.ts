@@ -17,7 +17,7 @@
  * Virtuoso's page buffers (default 4096); BENCH_DIR holds the engines and the load files (default a temp directory,
  * removed after): a run on a BENCH_DIR of an earlier one loads nothing again (its objects changed are kept aside);
  * BENCH_FILL=writes fills new engines by `INSERT DATA` requests in id order instead of the bulk loader (as objects created
- * one after another fill an engine: ~175 objects a second on 2 cores);
+ * one after another fill an engine: 160-175 objects a second on 2 cores; a checkpoint after);
  * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR; BENCH_SHARED_WRITERS=1
  * runs the engine's servers with `store.sparql.sharedWriters` (every change conditioned in the engine).
  */
