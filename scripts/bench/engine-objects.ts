@@ -16,7 +16,6 @@ import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 import { dataOperations } from '../../src/store/sparql-engine/update-text.js';
 import { termOf } from '../../src/store/sparql-engine/engine-literals.js';
 import { bulkLoad } from '../virtuoso/bulk-load.js';
-import { runIsql } from '../virtuoso/isql.js';
 import { restartVirtuoso, startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { CAPACITY_PIECE } from './fixtures.js';
 import { forkBenchServer, freePort, type BenchServerReady, type ForkedBenchServer } from './harness.js';
@@ -144,8 +143,8 @@ export class EngineObjects {
   /**
    * Loads the objects missing to reach `size`: the quads loaded and the time it took (none if loaded before). By
    * Virtuoso's bulk loader, or with `through: 'writes'` as `INSERT DATA` requests in id order, as objects created one
-   * after another reach an engine: the loader packs its index segments, and the first write among packed ones costs
-   * Virtuoso more (docs/sparql-engine.md, "Write cost").
+   * after another reach an engine (at 300,000 objects first changes cost Virtuoso less so; at 1,000,000 the same:
+   * docs/sparql-engine.md, "Write cost").
    */
   async loadUpTo(size: number, through: EngineFill = 'loader'): Promise<{ quads: number; seconds: number }> {
     if (size <= this.state.loaded) return { quads: 0, seconds: 0 };
@@ -271,9 +270,6 @@ async function insertCopies(
     }
   };
   await Promise.all(Array.from({ length: WRITES_AT_ONCE }, writer));
-  // Virtuoso stops on SIGTERM without a checkpoint: the restart after the fill would replay the whole fill from its
-  // transaction log first (minutes at 1,000,000 objects), as the bulk loader's checkpoint spares it.
-  await runIsql(engine.sqlPort, 'checkpoint;\n');
   return { quads: (to - from) * lines.length, seconds: (performance.now() - started) / 1000 };
 }
 

@@ -17,7 +17,7 @@
  * Virtuoso's page buffers (default 4096); BENCH_DIR holds the engines and the load files (default a temp directory,
  * removed after): a run on a BENCH_DIR of an earlier one loads nothing again (its objects changed are kept aside);
  * BENCH_FILL=writes fills new engines by `INSERT DATA` requests in id order instead of the bulk loader (as objects created
- * one after another fill an engine: 160-175 objects a second on 2 cores; a checkpoint after);
+ * one after another fill an engine: 160-175 objects a second on 2 cores);
  * BENCH_PROFILE_DIR=DIR has each server process write a CPU profile into DIR; BENCH_SHARED_WRITERS=1
  * runs the engine's servers with `store.sparql.sharedWriters` (every change conditioned in the engine).
  */
@@ -313,8 +313,8 @@ async function measureWrites(
     );
   };
   const patch = await patchRun(pieces);
-  // The pieces that run changed, changed again: Virtuoso's first write among index segments its bulk loader packed
-  // costs it more than later ones (docs/sparql-engine.md, "Write cost").
+  // The pieces that run changed, changed again: Virtuoso's first write among an object's quads in index segments no
+  // write changed since the fill costs it more than later ones (docs/sparql-engine.md, "Write cost").
   const patchAgain = await patchRun(
     pieces.map((own) => (own.some((p) => p.revision > 1) ? own.filter((p) => p.revision > 1) : own)),
   );
