@@ -17,6 +17,7 @@ import { Parser } from 'n3';
 import { namedNode, quad, quadToNq } from '../src/rdf/terms.js';
 import { engineLatestQuads, readRevisions, revisionGraph, revisionQuads } from '../src/store/schema/revisions.js';
 import { finishedQuad } from '../src/store/schema/finished-graphs.js';
+import { toRevisionSubjects } from '../src/store/schema/revision-subjects.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -219,8 +220,8 @@ describe('onerecord export (CLI)', () => {
 
     const { store } = await openStore(server.dataDir);
     try {
-      // The hot store (latest revisions), then every revision in its own graph with its metadata, and each object's
-      // mark of its latest revision (what a SPARQL engine backend keeps).
+      // The hot store (latest revisions), then every revision in its own graph (under its own subjects) with its
+      // metadata, and each object's mark of its latest revision (what a SPARQL engine backend keeps).
       const history: string[] = [];
       for (const r of readRevisions(store.index)) {
         if (r.number === 1 && (await store.revision(r.object, 2))) continue; // listed again with the latest
@@ -228,7 +229,7 @@ describe('onerecord export (CLI)', () => {
         for (let n = 1; n <= r.number; n++) {
           const graph = namedNode(revisionGraph(r.object, n));
           history.push(
-            ...(await store.graphTriples(graph.value)).map((t) =>
+            ...toRevisionSubjects(await store.graphTriples(graph.value), graph.value).map((t) =>
               quadToNq(quad(t.subject, t.predicate, t.object, graph)),
             ),
             ...revisionQuads((await store.revision(r.object, n))!).map(quadToNq),

@@ -7,6 +7,7 @@ import { termToNt } from '../src/rdf/terms.js';
 import { EngineObjectCatalog } from '../src/store/sparql-engine/engine-object-catalog.js';
 import { readEngineNTriples } from '../src/store/sparql-engine/engine-literals.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
+import { fromRevisionSubjects } from '../src/store/schema/revision-subjects.js';
 import { add, CARGO, change, createObject, errorCodes, patch, readJson, statusOf, str } from './support/changes.js';
 import { startTestServer, type TestServer } from './support/server.js';
 import { engineClientOptions, leaseEngine } from './support/virtuoso.js';
@@ -129,7 +130,7 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
     }
   });
 
-  it("brings an engine of the layout before up to date at start: each object's mark of its latest revision", async () => {
+  it("brings an engine of the layouts before up to date at start: each object's mark of its latest revision", async () => {
     const before = await listed();
     const client = await engineClient();
     await client.update(
@@ -144,7 +145,7 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
     expect(await listed()).to.deep.equal(before);
     // Recorded once done: the next start does not run it again.
     const version = await client.select(`SELECT ?v WHERE { GRAPH ${META} { ${META} ${LAYOUT_VERSION} ?v } }`);
-    expect(version.results.bindings.map((b) => b.v.value)).to.deep.equal(['2']);
+    expect(version.results.bindings.map((b) => b.v.value)).to.deep.equal(['3']);
     // Read cold, each object is found through its record again, with its latest revision.
     for (const object of objects)
       expect((await server.request(object)).headers.get('revision')).to.equal(
@@ -152,6 +153,66 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
       );
     const types = (await readJson(server, '/internal/logistics-objects')).types as Record<string, number>;
     expect(types[`${CARGO}Piece`]).to.equal(5);
+    // From layout 2, only the version is written: the marks are not looked for again (one taken away stays away).
+    await client.update(
+      `DELETE WHERE { GRAPH ${META} { <${objects[4]}> ${LATEST_REVISION} ?g } }; ` +
+        `DELETE WHERE { GRAPH ${META} { ${META} ${LAYOUT_VERSION} ?v } }; ` +
+        `INSERT DATA { GRAPH ${META} { ${META} ${LAYOUT_VERSION} 2 } }`,
+    );
+    await server.stop();
+    await server.restart();
+    const upgraded = await client.select(`SELECT ?v WHERE { GRAPH ${META} { ${META} ${LAYOUT_VERSION} ?v } }`);
+    expect(upgraded.results.bindings.map((b) => b.v.value)).to.deep.equal(['3']);
+    const mark = await client.select(`SELECT ?g WHERE { GRAPH ${META} { <${objects[4]}> ${LATEST_REVISION} ?g } }`);
+    expect(mark.results.bindings).to.deep.equal([]);
+    await client.update(
+      `INSERT DATA { GRAPH ${META} { <${objects[4]}> ${LATEST_REVISION} <${objects[4]}?revision=1> } }`,
+    );
+  });
+
+  it('keeps each revision with embedded nodes of its own, read back as written; one of the layout before as it is', async () => {
+    const client = await engineClient();
+    const subjectsOf = async (graph: string) =>
+      (await client.select(`SELECT DISTINCT ?s WHERE { GRAPH <${graph}> { ?s ?p ?o } }`)).results.bindings.map(
+        (b) => b.s.value,
+      );
+    const second = `${objects[0]}?revision=2`;
+    const embedded = (subjects: string[]) => subjects.filter((s) => s !== objects[0] && s !== objects[2]);
+    /** Whether the graph of revision `n` has embedded nodes, each with the revision's suffix. */
+    const ownNodes = async (graph: string, n: number) => {
+      const nodes = embedded(await subjectsOf(graph));
+      return nodes.length > 0 && nodes.every((s) => s.startsWith('internal:') && s.endsWith(`?revision=${n}`));
+    };
+    expect(await subjectsOf(second)).to.include(objects[0]);
+    expect(await ownNodes(second, 2)).to.equal(true);
+    const first = `${objects[2]}?revision=1`;
+    const reads = async () =>
+      Promise.all([objects[0], second, objects[2], first].map(async (iri) => (await server.request(iri)).json()));
+    await server.stop();
+    await server.restart();
+    const cold = await reads();
+    expect(cold[0]['cargo:remarks']).to.include('one');
+    // The graph as an engine of the layout before holds it: the embedded nodes as the domain wrote them (read back in
+    // another order: the bodies are compared as JSON).
+    const triples = readEngineNTriples(
+      await client.construct(`CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <${first}> { ?s ?p ?o } }`),
+    );
+    const asWritten = fromRevisionSubjects(triples, first);
+    const lines = (quads: Quad[]) =>
+      quads.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)} .`);
+    await client.update(
+      `DELETE DATA { GRAPH <${first}> { ${lines(triples).join('\n')} } } ; INSERT DATA { GRAPH <${first}> { ${lines(asWritten).join('\n')} } }`,
+    );
+    expect(embedded(await subjectsOf(first)).some((s) => s.endsWith('?revision=1'))).to.equal(false);
+    await server.stop();
+    await server.restart();
+    expect(await reads()).to.deep.equal(cold);
+    // A change on it writes its next revision in this layout.
+    const next = await patch(server, objects[2], change(objects[2], 1, [add(objects[2], 'remarks', str('three'))]));
+    expect(next.status, await next.clone().text()).to.equal(201);
+    expect(await ownNodes(`${objects[2]}?revision=2`, 2)).to.equal(true);
+    const firstAgain = await (await server.request(`${objects[2]}?revision=1`)).json();
+    expect({ ...firstAgain, 'api:hasLatestRevision': 1 }).to.deep.equal(cold[3]);
   });
 
   it('lists thousands of objects: its head read at start of listing, pages past it from the engine', async () => {

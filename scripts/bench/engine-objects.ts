@@ -191,9 +191,12 @@ async function templateOf(engine: RunningVirtuoso, id: string): Promise<Quad[]> 
   );
 }
 
-/** An embedded node's IRI as the server makes it (`internal:` and a random UUID), its last group apart. */
+/**
+ * An embedded node's IRI as the server makes it (`internal:` and a random UUID), its last group apart, and as a
+ * revision's graph names it (with the revision's suffix: revision-subjects.ts).
+ */
 const EMBEDDED_NODE = new RegExp(
-  `(<${INTERNAL_SCHEME}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}>`,
+  `(<${INTERNAL_SCHEME}[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{12}((?:\\?revision=[0-9]+)?>)`,
   'g',
 );
 
@@ -232,7 +235,7 @@ function copier(lines: string[], id: string): (n: number) => string[] {
         .split(createdAt)
         .join(copyCreatedAt)
         .replace(/_:(\w+)/g, `_:$1x${n}`)
-        .replace(EMBEDDED_NODE, `$1${copyNumber}>`),
+        .replace(EMBEDDED_NODE, `$1${copyNumber}$2`),
     );
   };
 }

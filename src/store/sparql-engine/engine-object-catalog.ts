@@ -16,12 +16,16 @@ import type { SparqlReader } from '../readers.js';
 import type { CatalogObject, ObjectCatalog, ObjectCounts, ObjectListFilter } from '../schema/object-catalog.js';
 import { revisionGraph, revisionOfRecord, type RevisionRecord } from '../schema/revisions.js';
 import { RequestBatches } from './request-batches.js';
+import { fromRevisionSubjects } from '../schema/revision-subjects.js';
 
 const p = iriToNt;
 const META = p(meta.metaGraph);
 
-/** The version of the engine's layout this build writes: 2 added each object's mark of its latest revision. */
-export const ENGINE_LAYOUT_VERSION = 2;
+/**
+ * The version of the engine's layout this build writes: 2 added each object's mark of its latest revision; 3 names each
+ * new revision's embedded nodes as its own (revision-subjects.ts), reading those written before as they are.
+ */
+export const ENGINE_LAYOUT_VERSION = 3;
 
 /** What the catalog's queries need of the engine: SELECT, CONSTRUCT, and an update for the layout's upgrade. */
 export interface CatalogEngine extends SparqlReader {
@@ -188,7 +192,8 @@ export class EngineObjectCatalog implements ObjectCatalog {
       iris.map(async (iri) => {
         const { records, marks, creators } = foundOf(iri);
         const read = records.length === 1 && creators.length === 1 && this.catalogObject(iri, records[0], creators[0]);
-        const triples = read && !mixed.has(read.latest.graph) ? triplesOf.get(read.latest.graph) : undefined;
+        const stored = read && !mixed.has(read.latest.graph) ? triplesOf.get(read.latest.graph) : undefined;
+        const triples = read && stored && fromRevisionSubjects(stored, read.latest.graph);
         if (!read || marks.length !== 1 || marks[0] !== read.latest.graph || !triples) {
           const object = await this.object(iri);
           return object && { object };
@@ -276,15 +281,27 @@ export class EngineObjectCatalog implements ObjectCatalog {
   }
 
   /**
-   * Brings a layout of an earlier version up to this one, once (the metadata graph records the version): each object
-   * gets its mark and its record of its latest revision. Run by the first process to start on the engine after an
-   * upgrade, before it serves; the version is written after them, so a process stopped in between runs it again.
+   * Brings a layout of an earlier version up to this one, once (the metadata graph records the version): before 2,
+   * each object gets its mark and its record of its latest revision; 3 needs nothing of what is stored (revisions
+   * written before read as they are). Run by the first process to start on the engine after an upgrade, before it
+   * serves; the version is written after them, so a process stopped in between runs it again.
    */
   async upgradeLayout(): Promise<void> {
     const version = await this.engine.select(
       `SELECT ?v WHERE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } }`,
     );
-    if (version.results.bindings.some((b) => Number(b.v.value) >= ENGINE_LAYOUT_VERSION)) return;
+    const stored = Math.max(0, ...version.results.bindings.map((b) => Number(b.v.value)));
+    if (stored >= ENGINE_LAYOUT_VERSION) return;
+    if (stored < 2) await this.addLatestMarks();
+    // Two operations: Virtuoso finds no solution for a WHERE of only an OPTIONAL that matches nothing.
+    await this.engine.update(
+      `DELETE WHERE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } } ; ` +
+        `INSERT DATA { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ${ENGINE_LAYOUT_VERSION} } }`,
+    );
+  }
+
+  /** Layout 2: each object's mark and record of its latest revision, from every revision's metadata. */
+  private async addLatestMarks(): Promise<void> {
     await this.engine.update(
       `INSERT { GRAPH ${META} { ?o ${p(meta.latestRevision)} ?g } } WHERE { GRAPH ${META} {
         ?g ${p(meta.revisionOf)} ?o ; ${p(meta.revisionNumber)} ?n .
@@ -295,11 +312,6 @@ export class EngineObjectCatalog implements ObjectCatalog {
       `INSERT { GRAPH ${META} { ?o ${p(meta.objectRecord)} ?record } } WHERE { GRAPH ${META} { ${latestPattern('?o')}
         FILTER NOT EXISTS { ?o ${p(meta.objectRecord)} ?held } }
         BIND (CONCAT(STR(?n), " ", STR(?at), " ", STR(?by), " ", STR(?type)) AS ?record) }`,
-    );
-    // Two operations: Virtuoso finds no solution for a WHERE of only an OPTIONAL that matches nothing.
-    await this.engine.update(
-      `DELETE WHERE { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ?v } } ; ` +
-        `INSERT DATA { GRAPH ${META} { ${META} ${p(meta.layoutVersion)} ${ENGINE_LAYOUT_VERSION} } }`,
     );
   }
 }

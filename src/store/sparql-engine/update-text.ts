@@ -7,6 +7,7 @@ import type { FeedEntryParts } from './commit-feed.js';
 import { toEngine } from './engine-literals.js';
 import { entryOf } from '../../map-entry.js';
 import { revisionDelta } from '../revision-delta.js';
+import { toRevisionSubjects } from '../schema/revision-subjects.js';
 
 /*
  * One write as SPARQL 1.1 Update text. A write that takes its feed entry's position from the engine or removes whole
@@ -72,14 +73,18 @@ function template(
 
 /**
  * What each new revision writes: its metadata (every revision's is kept), the object's mark and record of its latest
- * revision (`latestOf`), its triples in its own graph, and the object's graph (`latestGraph`, as in the embedded
- * store) changed in place.
+ * revision (`latestOf`), its triples in its own graph with its embedded nodes named as its own (revision-subjects.ts),
+ * and the object's graph (`latestGraph`, as in the embedded store) changed in place.
  */
 function revisionWrites(tx: WriteTransaction): { insert: Quad[]; delete: Quad[] } {
   const insert: Quad[] = [];
   const remove: Quad[] = [];
   for (const { revision, triples, replaces } of tx.revisions) {
-    insert.push(...revisionQuads(revision), ...engineLatestQuads(revision), ...inGraph(triples, revision.graph));
+    insert.push(
+      ...revisionQuads(revision),
+      ...engineLatestQuads(revision),
+      ...inGraph(toRevisionSubjects(triples, revision.graph), revision.graph),
+    );
     const latest = latestGraph(revision.object);
     if (!replaces) {
       insert.push(...inGraph(triples, latest));

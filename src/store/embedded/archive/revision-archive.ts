@@ -1,5 +1,5 @@
 import { BoundedCache } from '../../../bounded-cache.js';
-import { iriToNt, quadToNq, tripleToNt, type Quad } from '../../../rdf/terms.js';
+import { namedNode, quad, quadToNq, tripleToNt, type Quad } from '../../../rdf/terms.js';
 import { ArchiveCorruptError, type ArchiveDb } from './archive-db.js';
 import {
   engineLatestQuads,
@@ -9,6 +9,7 @@ import {
   type WrittenRevision,
 } from '../../schema/revisions.js';
 import { readStoreNTriples } from '../../../rdf/ntriples.js';
+import { toRevisionSubjects } from '../../schema/revision-subjects.js';
 
 /**
  * One archived revision of a Logistics Object, under the key [object, number]. A revision is
@@ -212,9 +213,9 @@ export class RevisionArchive {
   }
 
   /**
-   * Writes every revision of every object as N-Quads (each in its revision graph, with its
-   * metadata), object by object in number order, and each object's mark of its latest revision (which
-   * a SPARQL engine keeps); returns the number of lines written.
+   * Writes every revision of every object as N-Quads (each in its revision graph, under the subjects a SPARQL engine
+   * gives it: revision-subjects.ts, with its metadata), object by object in number order, and each object's mark of
+   * its latest revision (which a SPARQL engine keeps); returns the number of lines written.
    */
   async exportRevisions(write: (text: string) => Promise<void>): Promise<number> {
     let lines = 0;
@@ -226,8 +227,9 @@ export class RevisionArchive {
       if (value.full !== undefined) current = new Set(splitLines(value.full));
       else if (sameObject) applyLines(current, value.del ?? '', value.ins ?? '');
       else current = this.lines(of, number, value);
-      const graph = ` ${iriToNt(revisionGraph(of, number))} .`;
-      const out = [...current].map((line) => `${line.slice(0, -2)}${graph}\n`);
+      const graph = namedNode(revisionGraph(of, number));
+      const triples = toRevisionSubjects(readStoreNTriples(joinLines(current)), graph.value);
+      const out = triples.map((t) => quadToNq(quad(t.subject, t.predicate, t.object, graph)));
       if (previous && !sameObject) out.push(...latestOf(previous));
       previous = this.revision(of, number)!;
       out.push(...revisionQuads(previous).map(quadToNq));
