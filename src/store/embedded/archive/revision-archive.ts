@@ -213,9 +213,9 @@ export class RevisionArchive {
   }
 
   /**
-   * Writes every revision of every object as N-Quads (each in its revision graph, under the subjects a SPARQL engine
-   * gives it: revision-subjects.ts, with its metadata), object by object in number order, and each object's mark of
-   * its latest revision (which a SPARQL engine keeps); returns the number of lines written.
+   * Writes every revision of every object as N-Quads (each in its revision graph, its embedded nodes named as a SPARQL
+   * engine keeps them: revision-subjects.ts, with its metadata), object by object in number order, and each object's
+   * mark of its latest revision (which a SPARQL engine keeps); returns the number of lines written.
    */
   async exportRevisions(write: (text: string) => Promise<void>): Promise<number> {
     let lines = 0;
