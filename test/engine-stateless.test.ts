@@ -3,7 +3,7 @@
 // date at start. Engine suite only (TEST_STORE_BACKEND=sparql: test/engine.mocharc.json).
 import { expect } from 'chai';
 import type { Quad } from '../src/rdf/terms.js';
-import { termToNt } from '../src/rdf/terms.js';
+import { termToNt, tripleToNt } from '../src/rdf/terms.js';
 import { EngineObjectCatalog } from '../src/store/sparql-engine/engine-object-catalog.js';
 import { readEngineNTriples } from '../src/store/sparql-engine/engine-literals.js';
 import { SparqlClient } from '../src/store/sparql-engine/sparql-client.js';
@@ -198,10 +198,9 @@ describe('engine backend: a process keeps only the objects it is asked for', () 
       await client.construct(`CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <${first}> { ?s ?p ?o } }`),
     );
     const asWritten = fromRevisionSubjects(triples, first);
-    const lines = (quads: Quad[]) =>
-      quads.map((t) => `${termToNt(t.subject)} ${termToNt(t.predicate)} ${termToNt(t.object)} .`);
+    const lines = (quads: Quad[]) => quads.map(tripleToNt).join('');
     await client.update(
-      `DELETE DATA { GRAPH <${first}> { ${lines(triples).join('\n')} } } ; INSERT DATA { GRAPH <${first}> { ${lines(asWritten).join('\n')} } }`,
+      `DELETE DATA { GRAPH <${first}> { ${lines(triples)} } } ; INSERT DATA { GRAPH <${first}> { ${lines(asWritten)} } }`,
     );
     expect(embedded(await subjectsOf(first)).some((s) => s.endsWith('?revision=1'))).to.equal(false);
     await server.stop();
