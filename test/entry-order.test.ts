@@ -78,16 +78,22 @@ describe('outbox entries handed to delivery in number order (EntryOrder)', () =>
     o.stop();
   });
 
-  it('a number given up on for want of time is awaited for awaitedMs: the lowest such is told until it comes or that passed; numbers released or missing at live are not', async () => {
-    const { o } = order({ othersWaitMs: 50, awaitedMs: 400 });
+  it('a number given up on for want of time or released by another process is awaited for awaitedMs: the lowest such is told until it comes or that passed; numbers missing at live below the entries removed are not', async () => {
+    const { o, out } = order({ othersWaitMs: 50, awaitedMs: 400 });
     o.live(2);
     expect(o.oldestAwaited(), 'missing at live').to.equal(undefined);
     o.released([3]);
     o.add(queued(5));
     o.add(queued(7));
     await pause(250);
-    // 3 released; 4, then 6, given up on after 50 ms each.
-    expect(o.oldestAwaited()).to.equal(4);
+    // 3 released, not waited for (yet a third process may have written it); 4, then 6, given up on after 50 ms each.
+    expect(o.oldestAwaited(), 'released').to.equal(3);
+    o.add(queued(3));
+    expect(
+      out.find((h) => h.sequence === 3),
+      'written after all',
+    ).to.deep.equal({ sequence: 3, late: true });
+    expect(o.oldestAwaited(), 'once 3 came').to.equal(4);
     o.add(queued(4));
     expect(o.oldestAwaited(), 'once 4 came').to.equal(6);
     expect(o.oldestAwaited(Date.now() + 400), 'after awaitedMs').to.equal(undefined);

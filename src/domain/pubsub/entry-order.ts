@@ -129,7 +129,7 @@ export class EntryOrder {
     this.handOver(queued, late);
   }
 
-  /** Numbers that will not be written (another process said so): not waited for. */
+  /** Numbers another process said it will not write: not waited for (yet another process may write them). */
   released(numbers: readonly number[]): void {
     for (const n of numbers) if (n > this.through) this.unused.add(n);
     if (this.held.size > 0) this.release();
@@ -173,9 +173,10 @@ export class EntryOrder {
       }
       if (this.unused.delete(this.through + 1)) {
         // Should it come after all (a commit numbered alike by two processes, the loser told it as its own), it goes
-        // late.
+        // late; awaited meanwhile, so no position is recorded past it before it could come.
         this.through += 1;
         this.giveUp(this.through);
+        if (this.options.awaitedMs) this.awaited.set(this.through, Date.now());
         continue;
       }
       if (this.options.inFlight(this.through + 1)) break;

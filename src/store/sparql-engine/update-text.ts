@@ -13,8 +13,8 @@ import { toRevisionSubjects } from '../schema/revision-subjects.js';
  * One write as SPARQL 1.1 Update text. A write that takes its feed entry's position from the engine or removes whole
  * graphs is ONE operation, `DELETE { … } INSERT { … } WHERE { … }` (`updateOperation`): Virtuoso applies one
  * operation as a whole when it fails, and its WHERE joins the commit's intent (only while its process may send it)
- * and matches the graphs removed, one branch of a UNION each beside an empty branch, so the constants are written
- * once whatever those graphs hold (and also when they hold nothing). Any other is `INSERT DATA` then `DELETE DATA`
+ * and matches the graphs removed (`removedGraphPatterns`) in branches of a UNION beside an empty branch, so the
+ * constants are written once whatever those graphs hold (and also when they hold nothing). Any other is `INSERT DATA` then `DELETE DATA`
  * (`dataOperations`), half the engine's CPU. Either is completed from its intent when a dropped connection cuts it
  * (docs/sparql-engine.md, "Known limits"). A quad both deleted and inserted ends up present, as in the embedded store.
  */
@@ -104,6 +104,29 @@ function inGraph(triples: readonly Quad[], graph: string): Quad[] {
 }
 
 /**
+ * Graphs named in one VALUES block. Virtuoso compiles a pattern per graph into SQL it caps at 10,000 lines (about 100
+ * graphs) and a VALUES block of 5,000 names is refused; a block of 1,000 passes.
+ */
+const REMOVED_PER_BLOCK = 1000;
+
+/**
+ * The patterns matching every quad of `graphs`: the DELETE template's part and the WHERE clause's UNION branches, one
+ * per block of REMOVED_PER_BLOCK graphs, so an operation's text stays within what Virtuoso compiles however many
+ * graphs it removes.
+ */
+function removedGraphPatterns(graphs: readonly string[]): { template: string[]; branches: string[] } {
+  const template: string[] = [];
+  const branches: string[] = [];
+  for (let from = 0, k = 0; from < graphs.length; from += REMOVED_PER_BLOCK, k++) {
+    const names = graphs.slice(from, from + REMOVED_PER_BLOCK).map(iriToNt);
+    const pattern = `GRAPH ?rg${k} { ?rs${k} ?rp${k} ?ro${k} }`;
+    template.push(pattern);
+    branches.push(`{ VALUES ?rg${k} { ${names.join(' ')} } ${pattern} }`);
+  }
+  return { template, branches };
+}
+
+/**
  * The operation deleting `remove`, every quad of `removedGraphs` and inserting `insert`, and writing
  * `feed` (the commit's feed entry, bound in the branch that is otherwise empty); empty when it does nothing.
  */
@@ -114,12 +137,14 @@ export function updateOperation(
   feed?: FeedEntryParts,
 ): string {
   if (remove.length === 0 && insert.length === 0 && removedGraphs.length === 0 && !feed) return '';
-  const patterns = removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
+  const removed = removedGraphPatterns(removedGraphs);
   const first = feed?.branch ?? '{}';
-  const branches = patterns.length === 0 ? first : `{ ${first} ${patterns.map((p) => `UNION { ${p} }`).join(' ')} }`;
+  const branches = removed.branches.length === 0 ? first : `{ ${[first, ...removed.branches].join(' UNION ')} }`;
   const literals = new TemplateLiterals();
   const deleted =
-    remove.length > 0 || patterns.length > 0 ? `DELETE {\n${template(remove, literals, patterns)}\n}\n` : '';
+    remove.length > 0 || removed.template.length > 0
+      ? `DELETE {\n${template(remove, literals, removed.template)}\n}\n`
+      : '';
   const inserted =
     insert.length > 0 || feed ? `INSERT {\n${[template(insert, literals), feed?.template ?? ''].join('\n')}\n}\n` : '';
   const binds = literals.binds();
@@ -234,17 +259,17 @@ export function stagedWrite(write: EngineWrite, id: string, feed?: FeedEntryPart
   const describedAs = (prefix: string) =>
     `?${prefix}q ${iriToNt(staged.subject)} ?${prefix}s ; ${iriToNt(staged.predicate)} ?${prefix}p ; ` +
     `${iriToNt(staged.object)} ?${prefix}o ; ${iriToNt(staged.graph)} ?${prefix}g`;
-  const removed = write.removedGraphs.map((graph, i) => `GRAPH ${iriToNt(graph)} { ?s${i} ?p${i} ?o${i} }`);
+  const removed = removedGraphPatterns(write.removedGraphs);
   const branches = [
     `{ GRAPH ${del} { ${describedAs('d')} } }`,
     `{ GRAPH ${ins} { ${describedAs('i')} } }`,
-    ...removed.map((r) => `{ ${r} }`),
+    ...removed.branches,
     ...(feed ? [feed.branch] : []),
   ];
   // The staging graphs stay: sent again, the operation must find them (they go once it is applied).
   const apply = `DELETE {
 GRAPH ?dg { ?ds ?dp ?do }
-${removed.join('\n')}
+${removed.template.join('\n')}
 }
 INSERT { GRAPH ?ig { ?is ?ip ?io } ${feed?.template ?? ''} }
 WHERE { ${feed?.gate ?? ''} ${branches.join(' UNION ')} }`;
