@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { loadConfig } from '../../src/config.js';
 import { engineOfSize, engineStore, objectId, startEngineServer, type EngineServer } from './engine-objects.js';
 import { fmt, machine, percentile } from './harness.js';
+import { stopWithCheckpoint } from '../virtuoso/virtuoso.js';
 
 const CLIENTS = 20;
 const SAMPLE_EVERY_MS = 5_000;
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
       await server.stop();
     }
   } finally {
-    await engine.stop();
+    await stopWithCheckpoint(engine);
   }
 }
 

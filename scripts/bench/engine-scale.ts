@@ -30,7 +30,7 @@ import { loadConfig, type ConfigOverrides } from '../../src/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
-import type { RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { stopWithCheckpoint, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import {
   engineFill,
   engineOfSize,
@@ -466,7 +466,7 @@ async function main(): Promise<void> {
         });
         if (!embedded) embedded = await embeddedApi(engine, join(dir, 'embedded'), size, seconds);
       } finally {
-        await engine.stop();
+        await stopWithCheckpoint(engine);
       }
       report(results, embedded, seconds);
     }

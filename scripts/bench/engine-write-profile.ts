@@ -21,7 +21,7 @@ import { entryOf } from '../../src/map-entry.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { CARGO } from '../../src/rdf/vocab.js';
 import { startServer } from '../../src/server.js';
-import { startVirtuoso, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
+import { startVirtuoso, stopWithCheckpoint, type RunningVirtuoso } from '../virtuoso/virtuoso.js';
 import { createPieces } from './cluster.js';
 import { engineOfSize, objectId, unchangedObject } from './engine-objects.js';
 import { benchEvent, type ChangedPiece, createdPiece, nextChange } from './fixtures.js';
@@ -169,7 +169,7 @@ async function engineOfObjects(size: number): Promise<ProfiledEngine> {
       ),
     done: async () => {
       await objects.save(changed);
-      await engine.stop();
+      await stopWithCheckpoint(engine);
     },
   };
 }
