@@ -3,8 +3,8 @@
  * one object the server stored through its API (so the layout is the server's own), written as N-Quads and loaded
  * with Virtuoso's bulk loader; then Virtuoso is restarted (as after any bulk load), every index of its quads read into
  * its buffers (as after hours of serving; BENCH_COLD_ENGINE=1 measures it right after the restart), and a server
- * process starts on the engine (it reads no object at start; its start is measured again at the end, on the engine serving, as a
- * process added to a cluster) and 20 clients measure GET of objects each read once (in a random order), GET of
+ * process starts on the engine (it reads no object at start; its start is measured again at the end, on the engine
+ * serving, as a process added to a cluster) and 20 clients measure GET of objects each read once (in a random order), GET of
  * random objects, PATCH of objects no run changed before and then of the objects that run changed, POST of one Logistics
  * Event per request to random objects and then to the objects of that run, a page of the object list and a page of a random object's events, and on the added process a page of the events of
  * objects each listed once and a Logistics Event POSTed to objects each posted once. Per size: the load time, the start time, the API

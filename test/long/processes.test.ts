@@ -42,6 +42,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What a client does with a 503: wait as long as its Retry-After says. */
 const waitRetryAfter = (res: Response) => sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
 
+/** The answer to `request` once it is not a 503, each 503 waited out as it says while `waitOut` holds for it. */
+async function past503(request: () => Promise<Response>, waitOut: () => boolean = () => true): Promise<Response> {
+  for (;;) {
+    const res = await request();
+    if (res.status !== 503 || !waitOut()) return res;
+    await res.arrayBuffer();
+    await waitRetryAfter(res);
+  }
+}
+
 /**
  * 20 clients change 50 objects for 20 s through the cluster, then every object's history is
  * checked through every process. `killEngineAfterMs`: the engine is SIGKILLed that long into the
@@ -54,15 +64,14 @@ async function soak(cluster: TestServer, engineKey: string, killEngineAfterMs?: 
   const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(cluster, piece())));
   const sent: Sent[] = [];
   let unavailable = 0;
-  const read = async (path: string): Promise<Response> => {
-    for (;;) {
-      const res = await cluster.request(path, { headers: { Accept: 'application/n-triples' } });
-      if (res.status !== 503) return res;
-      unavailable += 1;
-      await res.arrayBuffer();
-      await waitRetryAfter(res);
-    }
-  };
+  const read = (path: string) =>
+    past503(
+      () => cluster.request(path, { headers: { Accept: 'application/n-triples' } }),
+      () => {
+        unavailable += 1;
+        return true;
+      },
+    );
   const deadline = Date.now() + SECONDS * 1000;
   let restartedAt: number | undefined;
   const killing =
@@ -376,14 +385,12 @@ describe('three processes behind a balancer, the one delivering notifications SI
 
       // Read through the balancer: each read reaches the processes in turn, the restarted one among them. Should
       // Virtuoso have aborted meanwhile (docs/sparql-engine.md, "Known limits"), a 503 is waited out as a client would.
-      const read = async (path: string): Promise<Response> => {
-        for (const deadline = Date.now() + 60_000; ; ) {
-          const res = await send(path);
-          if (res.status !== 503 || engineRestarts(dataDir) === 0 || Date.now() > deadline) return res;
-          await res.arrayBuffer();
-          await waitRetryAfter(res);
-        }
-      };
+      const readUntil = Date.now() + 60_000;
+      const read = (path: string) =>
+        past503(
+          () => send(path),
+          () => engineRestarts(dataDir) > 0 && Date.now() < readUntil,
+        );
       const missing: string[] = [];
       for (const object of created) {
         const revisions = changed.has(object) ? 2 : 1;

@@ -15,8 +15,9 @@ import { toRevisionSubjects } from '../schema/revision-subjects.js';
  * operation as a whole when it fails, and its WHERE joins the commit's intent (only while its process may send it)
  * and matches the graphs removed (`removedGraphPatterns`) in branches of a UNION beside an empty branch, so the
  * constants are written once whatever those graphs hold (and also when they hold nothing). Any other is `INSERT DATA`
- * then `DELETE DATA` (`dataOperations`), half the engine's CPU. Either is completed from its intent when a dropped connection cuts it
- * (docs/sparql-engine.md, "Known limits"). A quad both deleted and inserted ends up present, as in the embedded store.
+ * then `DELETE DATA` (`dataOperations`), half the engine's CPU. Either is completed from its intent when a dropped
+ * connection cuts it (docs/sparql-engine.md, "Known limits"). A quad both deleted and inserted ends up present, as in
+ * the embedded store.
  */
 
 /** Datatypes whose literals Virtuoso keeps apart as constants of one template (with language-tagged strings). */
