@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { startServer } from '../src/server.js';
 import { StoreFailedError, StoreFullError, StoreTooLargeError } from '../src/store/errors.js';
-import { snapshotName } from '../src/store/embedded/snapshot/snapshot.js';
 import type { StoreCapacity } from '../src/store/capacity.js';
 import { expectApiError } from './support/api-error.js';
 import { add, change, createObject, patch, piece, str } from './support/changes.js';
@@ -17,7 +16,6 @@ import { graphQuads, openStore, tempDir } from './support/store-data.js';
 
 const METRICS_TOKEN = 'metrics-token-for-capacity-tests-0123';
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const MEMORY_LIMIT_STORE = fileURLToPath(new URL('./support/memory-limit-store.js', import.meta.url));
 /** Where a write past the capacity must point the operator. */
 const FULL_MESSAGE =
   /store is full: it holds \d+ quads .* capacity of \d+ \(store\.capacityQuads\).*Nothing was stored; reads go on.*onerecord export/;
@@ -196,31 +194,10 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
 });
 
 describe('capacity: the store itself', function () {
-  // Fills a store to its limit: ~5 s alone, past 20 s once in the full suite on 2 busy cores.
-  this.timeout(60_000);
   let dir: string;
   let remove: () => Promise<void>;
   beforeEach(async () => ({ dir, remove } = await tempDir()));
   afterEach(() => remove());
-
-  it('a store filled to its memory limit restarts, from its journal and from its snapshot', async function () {
-    this.timeout(180_000);
-    // A WASM memory of 128 MiB (V8's page limit; the real one is 4 GiB) fills in seconds.
-    type Outcome = { quads?: number; error?: string };
-    const run = async (mode: 'fill' | 'open', then = ''): Promise<Outcome> => {
-      const args = ['--wasm-max-mem-pages=2048', MEMORY_LIMIT_STORE, mode, dir, String(32 * 1024 * 1024), then];
-      const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      await once(child, 'exit');
-      return JSON.parse(output) as Outcome;
-    };
-    const filled = await run('fill');
-    expect(filled.quads).to.be.greaterThan(100_000);
-    expect(await run('open', 'snapshot')).to.deep.equal({ quads: filled.quads }); // from the journal
-    expect(await readdir(dir)).to.include(snapshotName(2));
-    expect(await run('open')).to.deep.equal({ quads: filled.quads }); // from the snapshot
-  });
 
   it('refuses a write that would cut into the WASM memory reserve, before journaling it', async () => {
     const { store } = await openStore(dir, { memoryReserveBytes: 2 ** 32 - 1 });
