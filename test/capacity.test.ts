@@ -193,7 +193,7 @@ describe('capacity: a full store refuses writes with 507 and keeps serving reads
   });
 });
 
-describe('capacity: the store itself', function () {
+describe('capacity: the store itself', () => {
   let dir: string;
   let remove: () => Promise<void>;
   beforeEach(async () => ({ dir, remove } = await tempDir()));
