@@ -128,6 +128,60 @@ describe('delivery queue windows', () => {
     }
   });
 
+  it("a late entry read with a queue's backlog before it joins the queue: every entry of the backlog is still read, and the next entry goes after them", async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    const settle = new SettleCommits(store, {
+      lowWater: () => 0,
+      recordCap: () => Number.POSITIVE_INFINITY,
+      knownEntry: () => undefined,
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
+    store.committed.subscribe((events) => {
+      for (const e of events) settle.onCommitted(e);
+    });
+    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
+    const queued = async (sequence: number) => {
+      const tx = store.begin({ insert: outboxEntryQuads(entry(sequence)) });
+      tx.events.push({ kind: 'notification-queued', entry: entry(sequence), recipients: [RECIPIENT] });
+      await store.commit(tx);
+    };
+    try {
+      // Entry 6 is stored late (another process's commit) and joins its queue later still (Delivery holds arrivals
+      // while it answers requests): the backlog (5, 7-10) is read from the store meanwhile, 6 with it.
+      for (const sequence of [1, 2, 3, 4, 5, 7, 8, 9, 10]) {
+        await queued(sequence);
+        windows.enqueue(entry(sequence), [RECIPIENT]);
+      }
+      await queued(6);
+      const sent: number[] = [];
+      // The queue is forgotten once empty, and made again for the next entry.
+      const deliverAll = async () => {
+        const [q] = [...windows.all()];
+        for (let rounds = 0; q.window.length > 0 && rounds < 10; rounds++) {
+          sent.push(...q.window.filter((i) => i.state === 'waiting').map((i) => i.sequence));
+          for (const item of q.window) item.state = 'settled';
+          q.unsettled = 0;
+          windows.advance(q);
+          while (q.paging) await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      };
+      await deliverAll();
+      windows.enqueue(entry(6), [RECIPIENT], true);
+      await queued(11);
+      windows.enqueue(entry(11), [RECIPIENT]);
+      await deliverAll();
+      // 6 twice (read with the backlog, then joined as a late entry), the rest once, 10 before 11.
+      expect(sent).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 6, 11]);
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+
   it('queue positions are recorded, and entries removed, only up to recordCap (below a number still awaited); once it lifts, up to where the queues stand', async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);

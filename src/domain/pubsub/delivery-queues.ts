@@ -59,8 +59,14 @@ export interface Queue {
    * Entries up to this number were looked at for this queue: their notifications to it are in the window or settled.
    */
   cursor: number;
-  /** Notifications of entries after `cursor`: in the store only. */
+  /** Notifications of entries after `cursor`: in the store only (a count, for the queue's listing). */
   backlog: number;
+  /**
+   * The last entry counted into the backlog: entries up to it are read from the store. The number, not the count,
+   * says when the backlog is read whole: an entry published late and read with the backlog before it joined its
+   * queue was never counted in it.
+   */
+  backlogThrough: number;
   /** Replayed dead letters after `parkedCursor`: in the store only. */
   parkedBacklog: number;
   /** The last replayed dead letter read into the window (they come in `parkedBefore` order). */
@@ -86,6 +92,9 @@ export interface Queue {
 
 /** Notifications of the queue still to deliver: in its window or in the store only. */
 export const pendingOf = (q: Queue) => q.unsettled + q.backlog + q.parkedBacklog;
+
+/** Entries of the queue are still to be read from the store. */
+const hasBacklog = (q: Queue) => q.cursor < q.backlogThrough;
 
 /** At most this many entries are looked at in one go when paging a queue's backlog in (the rest in a later tick). */
 const PAGE_IN_SCAN = 2000;
@@ -178,7 +187,7 @@ export class QueueWindows {
     for (const q of this.queues.values()) {
       const first = q.window.find((i) => !i.parked && i.state !== 'settled');
       if (first) low = Math.min(low, first.sequence - 1);
-      else if (q.backlog > 0) low = Math.min(low, q.cursor);
+      else if (hasBacklog(q)) low = Math.min(low, q.cursor);
     }
     return low;
   }
@@ -193,6 +202,7 @@ export class QueueWindows {
         window: [],
         cursor,
         backlog: 0,
+        backlogThrough: cursor,
         parkedBacklog: 0,
         unsettled: 0,
         sending: 0,
@@ -236,8 +246,7 @@ export class QueueWindows {
         continue;
       }
       // Put in the window of a queue whose backlog covers its number, it would be read from the
-      // store again, and counted off that backlog though never counted in it: the backlog's last
-      // entry would then never be read, and the entries removed past it.
+      // store again with that backlog, and sent twice.
       if (late && entry.sequence <= Math.max(position, cursor)) {
         this.insertLate(entry, recipients);
         held = true;
@@ -249,8 +258,9 @@ export class QueueWindows {
       }
       taken = true;
       const q = this.queueOf(recipients[0]);
-      if (q.backlog > 0 || q.unsettled >= this.queueWindow) {
+      if (hasBacklog(q) || q.unsettled >= this.queueWindow) {
         q.backlog += recipients.length;
+        q.backlogThrough = Math.max(q.backlogThrough, entry.sequence);
       } else {
         q.window.push(...this.itemsOf(entry, recipients));
         q.unsettled += recipients.length;
@@ -393,7 +403,7 @@ export class QueueWindows {
   }
 
   private forgetIfEmpty(q: Queue): void {
-    if (q.window.length === 0 && q.backlog === 0 && q.parkedBacklog === 0 && q.sending === 0 && !q.paging) {
+    if (q.window.length === 0 && !hasBacklog(q) && q.parkedBacklog === 0 && q.sending === 0 && !q.paging) {
       clearTimeout(q.timer);
       if (this.queues.get(q.key) === q) this.queues.delete(q.key);
     }
@@ -407,7 +417,7 @@ export class QueueWindows {
   private refill(q: Queue): void {
     if (q.paging || this.settle.stopped) return;
     const parked = q.parkedBacklog > 0 && q.window.filter((i) => i.parked).length <= this.queueWindow / 4;
-    if (!parked && !(q.unsettled <= this.queueWindow / 4 && q.backlog > 0)) return;
+    if (!parked && !(q.unsettled <= this.queueWindow / 4 && hasBacklog(q))) return;
     q.paging = true;
     (parked ? this.pageInParked(q) : this.pageIn(q)).then(
       () => {
@@ -456,13 +466,8 @@ export class QueueWindows {
    */
   private async pageIn(q: Queue): Promise<void> {
     let scanned = 0;
-    // The last entry is read afresh each time: entries arrive during the reads (they add to the backlog).
-    while (
-      q.backlog > 0 &&
-      q.unsettled < this.queueWindow &&
-      q.cursor < this.settle.lastSequence &&
-      scanned++ < PAGE_IN_SCAN
-    ) {
+    // The backlog's end is read afresh each time: entries arrive during the reads (they add to the backlog).
+    while (hasBacklog(q) && q.unsettled < this.queueWindow && scanned++ < PAGE_IN_SCAN) {
       const addressed = await this.addressedEntry(q.cursor + 1);
       if (this.settle.stopped) return;
       q.cursor += 1;
@@ -473,6 +478,6 @@ export class QueueWindows {
       q.backlog = Math.max(0, q.backlog - mine.length);
     }
     // Subscriptions that ended since leave fewer than were counted.
-    if (q.cursor >= this.settle.lastSequence) q.backlog = 0;
+    if (!hasBacklog(q)) q.backlog = 0;
   }
 }
