@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { compareKeys, open, type RootDatabase } from 'lmdb';
+import { compareKeys, open, type Database, type RootDatabase } from 'lmdb';
 import { ArchiveDb, MAX_UNWRITTEN } from '../src/store/embedded/archive/archive-db.js';
 import {
   RequestArchive,
@@ -142,5 +142,39 @@ describe('archive: walking an index down one key at a time', () => {
     )
       walked.push(key[2]);
     expect(walked).to.deep.equal(Array.from({ length: 50 }, (_, i) => `https://x.example/ar/${49 - i}`));
+  });
+});
+
+describe('archive: a commit LMDB fails', () => {
+  it('is remembered as failed, and no promise of it is left rejected unheard (which ends the process)', async () => {
+    // LMDB refusing a commit (its free list corrupt, as lmdb-js reported once under load) cannot be brought about at
+    // will: a database stands in that rejects as lmdb-js does, a batch spanning two transactions, each failed commit
+    // carrying one more rejected promise with LMDB's own error.
+    const failedCommit = () => {
+      const cause = Promise.reject(new Error('MDB_BAD_TXN: Transaction must abort'));
+      return Promise.reject(
+        Object.assign(new Error('Commit failed (see commitError for details)'), { commitError: cause }),
+      );
+    };
+    const transactions = [failedCommit(), failedCommit()];
+    let written = 0;
+    const lmdb = { put: () => transactions[written++ < 2 ? 0 : 1], remove: () => transactions[1] };
+    const unheard: unknown[] = [];
+    const listen = (reason: unknown) => unheard.push(reason);
+    process.on('unhandledRejection', listen);
+    try {
+      const failures: Error[] = [];
+      const db = new ArchiveDb<string, string>(lmdb as unknown as Database<string, string>, (err) =>
+        failures.push(err),
+      );
+      for (const key of ['a', 'b', 'c']) db.put(key, `value of ${key}`);
+      db.write();
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+      expect(failures.map((err) => err.message)).to.deep.equal(['Commit failed (see commitError for details)']);
+      expect(unheard).to.deep.equal([]);
+      expect(db.get('c')).to.equal('value of c', 'what failed is still read from memory');
+    } finally {
+      process.off('unhandledRejection', listen);
+    }
   });
 });

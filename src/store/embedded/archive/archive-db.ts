@@ -70,16 +70,25 @@ export class ArchiveDb<K extends Key, V> {
     const batch = this.unwritten;
     if (batch.length === 0) return;
     this.unwritten = [];
-    let last: Promise<boolean>;
+    const commits = new Set<Promise<boolean>>();
     try {
-      for (const [, { key, value }] of batch) last = value === REMOVED ? this.db.remove(key) : this.db.put(key, value);
+      for (const [, { key, value }] of batch)
+        commits.add(value === REMOVED ? this.db.remove(key) : this.db.put(key, value));
     } catch (err) {
       // A value LMDB cannot take (a key past its size limit): the journal still has it.
       this.failed(err as Error);
       return;
     }
-    // One event turn's puts are one transaction: the last one settles when they all do.
-    last!.then(
+    // One event turn's puts are one transaction (one promise), or several where they fill LMDB's write buffer: a
+    // failed commit rejects each, and one left unheard would end the process. So would the promise each also carries,
+    // rejected with LMDB's own error (which lmdb-js logs).
+    const heard = [...commits].map((commit) =>
+      commit.catch((err: Error & { commitError?: Promise<unknown> }) => {
+        err.commitError?.catch(() => {});
+        throw err;
+      }),
+    );
+    Promise.all(heard).then(
       () => {
         // Reads see the commit from now on.
         this.db.resetReadTxn();
