@@ -182,6 +182,39 @@ describe('delivery queue windows', () => {
     }
   });
 
+  it('a late entry behind notifications being sent holds the queue position and the low water mark below it until it is settled', async () => {
+    const { dir, remove } = await tempDir();
+    const { store } = await openStore(dir);
+    const settle = new SettleCommits(store, {
+      lowWater: () => 0,
+      recordCap: () => Number.POSITIVE_INFINITY,
+      knownEntry: () => undefined,
+      serving: () => false,
+      backoffMs: () => 1000,
+      log: () => {},
+    });
+    const windows = new QueueWindows(store, {} as SubscriptionIndex, settle, 4, () => {});
+    try {
+      for (const sequence of [1, 3, 4]) windows.enqueue(entry(sequence), [RECIPIENT]);
+      const [q] = [...windows.all()];
+      // 1 and 3 are being sent when 2 comes late: it goes in after them, so the window is [1, 3, 2, 4].
+      q.window[0].state = 'sending';
+      q.window[1].state = 'sending';
+      windows.enqueue(entry(2), [RECIPIENT], true);
+      expect(q.window.map((i) => i.sequence)).to.deep.equal([1, 3, 2, 4]);
+      q.window[0].state = 'settled';
+      q.unsettled -= 1;
+      windows.advance(q);
+      // Entry 2 is not settled: a restart from the position must send it, and it must stay in the store.
+      expect(settle.position(RECIPIENT.queue)).to.equal(1);
+      expect(windows.lowWater(100)).to.equal(1);
+    } finally {
+      await settle.stop();
+      await store.close();
+      await remove();
+    }
+  });
+
   it('queue positions are recorded, and entries removed, only up to recordCap (below a number still awaited); once it lifts, up to where the queues stand', async () => {
     const { dir, remove } = await tempDir();
     const { store } = await openStore(dir);

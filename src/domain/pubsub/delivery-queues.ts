@@ -96,6 +96,13 @@ export const pendingOf = (q: Queue) => q.unsettled + q.backlog + q.parkedBacklog
 /** Entries of the queue are still to be read from the store. */
 const hasBacklog = (q: Queue) => q.cursor < q.backlogThrough;
 
+/**
+ * The lowest entry number of the window's notifications not settled yet (Infinity: none). Not the first one's: a late
+ * entry goes in behind notifications being sent, so the window is not always in number order.
+ */
+const lowestUnsettled = (q: Queue) =>
+  q.window.reduce((low, i) => (i.parked || i.state === 'settled' ? low : Math.min(low, i.sequence)), Infinity);
+
 /** At most this many entries are looked at in one go when paging a queue's backlog in (the rest in a later tick). */
 const PAGE_IN_SCAN = 2000;
 
@@ -185,8 +192,8 @@ export class QueueWindows {
    */
   lowWater(low: number): number {
     for (const q of this.queues.values()) {
-      const first = q.window.find((i) => !i.parked && i.state !== 'settled');
-      if (first) low = Math.min(low, first.sequence - 1);
+      const first = lowestUnsettled(q);
+      if (first !== Infinity) low = Math.min(low, first - 1);
       else if (hasBacklog(q)) low = Math.min(low, q.cursor);
     }
     return low;
@@ -395,8 +402,8 @@ export class QueueWindows {
     while (settled < q.window.length && q.window[settled].state === 'settled') settled += 1;
     for (const item of q.window.splice(0, settled))
       if (item.parked && !item.deadLettered) this.settle.removeParked(item.parked);
-    const next = q.window.find((i) => !i.parked);
-    this.settle.moveTo(q.key, next ? next.sequence - 1 : q.cursor);
+    const next = lowestUnsettled(q);
+    this.settle.moveTo(q.key, next === Infinity ? q.cursor : next - 1);
     this.refill(q);
     this.forgetIfEmpty(q);
     this.settle.schedule();
