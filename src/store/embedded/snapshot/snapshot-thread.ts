@@ -12,17 +12,14 @@ export interface SnapshotDone {
 
 /**
  * The thread that writes snapshots (snapshot-worker.ts) from the files, never the store in memory, so the request
- * thread only waits for the answer; started with the store, one job at a time, restarted if it dies. Once a
+ * thread only waits for the answer; started by the first snapshot (a store that never takes one never loads the
+ * thread's code and WASM), one job at a time, restarted if it dies. Once a
  * snapshot is complete it writes the memory image handed over at the rotation, or removes the old one
  * (docs/storage.md, "Start and snapshots" and "Memory image").
  */
 export class SnapshotThread {
   private worker?: Worker;
   private running?: { resolve(done: SnapshotDone): void; reject(err: Error): void };
-
-  constructor() {
-    this.worker = this.spawn();
-  }
 
   write(dir: string, range: FoldRange & { to: number }, image?: IndexMemory): Promise<SnapshotDone> {
     if (this.running) return Promise.reject(new Error('a snapshot is already being written'));
