@@ -18,7 +18,8 @@ describe('crash safety: a server SIGKILLed at random moments while it writes (sh
         rounds: 4,
         dataDir: dir,
         port: await freePort(),
-        // Longer than the long run's rounds: in 4 rounds the rarer writes (a revocation needs a delegation first) still come.
+        // Longer than the long run's rounds: in 4 rounds the rarer writes (a revocation needs a
+        // delegation first) still come.
         maxWriteMs: 600,
         concurrency: 8,
         // Small, so that snapshots start often and random kills hit them.

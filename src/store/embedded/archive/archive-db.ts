@@ -63,7 +63,7 @@ export class ArchiveDb<K extends Key, V> {
     else this.timer ??= setTimeout(() => this.write(), WRITE_DELAY_MS);
   }
 
-  /** Hands every entry put so far to LMDB, in one transaction; `flushed` on the environment then covers them. */
+  /** Hands every entry put so far to LMDB, as one write batch; `flushed` on the environment then covers them. */
   write(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
