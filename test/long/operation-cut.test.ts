@@ -6,7 +6,7 @@ import { processOf, storedIntents } from '../../src/store/sparql-engine/commit-i
 import { SparqlClient } from '../../src/store/sparql-engine/sparql-client.js';
 import { createObject } from '../support/changes.js';
 import { direct, holdPort } from '../support/cluster.js';
-import { processesDataDir, startProcesses } from '../support/engine-processes.js';
+import { runWithEngineUp, startProcesses } from '../support/engine-processes.js';
 import type { ServerProcess } from '../support/server-process.js';
 import {
   acceptedChanges,
@@ -14,7 +14,7 @@ import {
   expectEachAppliedOnceEverywhere,
   startChangeLoad,
 } from '../support/soak-history.js';
-import { engineClientOptions, engineSettings, leaseEngine, withEngineDeaths } from '../support/virtuoso.js';
+import { engineClientOptions, engineSettings, leaseEngine } from '../support/virtuoso.js';
 
 // Operations cut off as their process dies under them (docs/sparql-engine.md, "What the engine guarantees"). Two
 // server processes over one Virtuoso while 20 clients change objects through both; a proxy stands between one of
@@ -133,100 +133,98 @@ function insertedForGood(update: string): Map<string, string[]> {
 
 describe('a server process whose operations in flight are cut off as it stops, beside another', function () {
   this.timeout(600_000);
-  const dataDir = processesDataDir();
 
-  it('leaves no write in part: the other answers every read, never 500, and completes the writes; continued, the stopped one applies nothing twice', async () => {
-    const engine = await leaseEngine(dataDir());
-    const proxy = new CuttingProxy(Number(new URL(engine.authUrl).port));
-    const proxyPort = await proxy.listen();
-    const engineClient = new SparqlClient(engineClientOptions(engine));
-    const reached = engineSettings(engine);
-    const proxied = (url: string) => Object.assign(new URL(url), { port: String(proxyPort) }).toString();
-    const held = await holdPort();
-    const settings = (sparql: typeof reached) => ({
-      baseUrl: `http://127.0.0.1:${held.port}`,
-      store: {
-        backend: 'sparql' as const,
-        sparql: { ...sparql, sharedWriters: true, processDeadAfterMillis: DEAD_AFTER_MS },
-      },
-    });
-    const processes: ServerProcess[] = [];
-    let load: ChangeLoad | undefined;
-    try {
-      const throughProxy = { ...reached, queryUrl: proxied(reached.queryUrl), updateUrl: proxied(reached.updateUrl) };
-      // The first reaches Virtuoso itself, the second through the proxy.
-      const { ports, token } = await startProcesses(dataDir(), [settings(reached), settings(throughProxy)], processes);
-      const [other, stopped] = processes;
-      const servers = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
-      const [throughOther] = servers;
-      const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(throughOther)));
-      load = startChangeLoad((i, n) => servers[(i + n) % servers.length], objects, CLIENTS);
+  it('leaves no write in part: the other answers every read, never 500, and completes the writes; continued, the stopped one applies nothing twice', () =>
+    runWithEngineUp(async (dataDir) => {
+      const engine = await leaseEngine(dataDir);
+      const proxy = new CuttingProxy(Number(new URL(engine.authUrl).port));
+      const proxyPort = await proxy.listen();
+      const engineClient = new SparqlClient(engineClientOptions(engine));
+      const reached = engineSettings(engine);
+      const proxied = (url: string) => Object.assign(new URL(url), { port: String(proxyPort) }).toString();
+      const held = await holdPort();
+      const settings = (sparql: typeof reached) => ({
+        baseUrl: `http://127.0.0.1:${held.port}`,
+        store: {
+          backend: 'sparql' as const,
+          sparql: { ...sparql, sharedWriters: true, processDeadAfterMillis: DEAD_AFTER_MS },
+        },
+      });
+      const processes: ServerProcess[] = [];
+      let load: ChangeLoad | undefined;
+      try {
+        const throughProxy = { ...reached, queryUrl: proxied(reached.queryUrl), updateUrl: proxied(reached.updateUrl) };
+        // The first reaches Virtuoso itself, the second through the proxy.
+        const { ports, token } = await startProcesses(dataDir, [settings(reached), settings(throughProxy)], processes);
+        const [other, stopped] = processes;
+        const servers = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
+        const [throughOther] = servers;
+        const objects = await Promise.all(Array.from({ length: OBJECTS }, () => createObject(throughOther)));
+        load = startChangeLoad((i, n) => servers[(i + n) % servers.length], objects, CLIENTS);
 
-      const ask = async (pattern: string) =>
-        (await engineClient.select(`SELECT ?found WHERE { ${pattern} BIND (1 AS ?found) } LIMIT 1`)).results.bindings
-          .length > 0;
-      /** Of each write the stopped process had stored: the share of its graph blocks the engine kept. */
-      const keptOfStored = async (): Promise<Map<string, { kept: number; blocks: number }>> => {
-        const writes = new Map<string, { kept: number; blocks: number }>();
-        for (const intent of await storedIntents(engineClient)) {
-          if (!proxy.writers.has(processOf(intent.iri).process) || !intent.update.includes('?feedPosition')) continue;
-          let kept = (await ask(feedEntryPattern(intent.iri))) ? 1 : 0;
-          let blocks = 1;
-          for (const [graph, lines] of insertedForGood(intent.update)) {
-            const present = await Promise.all(lines.map((l) => ask(`GRAPH ${iriToNt(graph)} { ${l} }`)));
-            blocks++;
-            if (present.every(Boolean)) kept++;
-            // A block kept in part is a cut too.
-            else if (present.some(Boolean)) kept += 0.5;
+        const ask = async (pattern: string) =>
+          (await engineClient.select(`SELECT ?found WHERE { ${pattern} BIND (1 AS ?found) } LIMIT 1`)).results.bindings
+            .length > 0;
+        /** Of each write the stopped process had stored: the share of its graph blocks the engine kept. */
+        const keptOfStored = async (): Promise<Map<string, { kept: number; blocks: number }>> => {
+          const writes = new Map<string, { kept: number; blocks: number }>();
+          for (const intent of await storedIntents(engineClient)) {
+            if (!proxy.writers.has(processOf(intent.iri).process) || !intent.update.includes('?feedPosition')) continue;
+            let kept = (await ask(feedEntryPattern(intent.iri))) ? 1 : 0;
+            let blocks = 1;
+            for (const [graph, lines] of insertedForGood(intent.update)) {
+              const present = await Promise.all(lines.map((l) => ask(`GRAPH ${iriToNt(graph)} { ${l} }`)));
+              blocks++;
+              if (present.every(Boolean)) kept++;
+              // A block kept in part is a cut too.
+              else if (present.some(Boolean)) kept += 0.5;
+            }
+            writes.set(intent.iri, { kept, blocks });
           }
-          writes.set(intent.iri, { kept, blocks });
-        }
-        return writes;
-      };
+          return writes;
+        };
 
-      const faults: string[] = [];
-      let cut = 0;
-      for (let round = 1; round <= ROUNDS; round++) {
-        await sleep(PAUSE_AFTER_MS + Math.random() * PAUSE_AFTER_MS);
-        // Stopped as an operation of its goes out: at a moment taken at random, it had none in flight in some runs.
-        await proxy.operationSent();
-        stopped.signal('SIGSTOP');
-        cut += proxy.cutAll();
-        // Held until the other takes it for dead and completes what it left; the other answers meanwhile.
-        for (const started = Date.now(); Date.now() - started < HOLD_MS; ) {
-          for (const object of objects) {
-            const res = await throughOther.request(object, { headers: { Accept: 'application/n-triples' } });
-            const text = await res.text();
-            if (res.status !== 200 && res.status !== 503)
-              faults.push(`round ${round}, ${object}: ${res.status} ${text}`);
+        const faults: string[] = [];
+        let cut = 0;
+        for (let round = 1; round <= ROUNDS; round++) {
+          await sleep(PAUSE_AFTER_MS + Math.random() * PAUSE_AFTER_MS);
+          // Stopped as an operation of its goes out: at a moment taken at random, it had none in flight in some runs.
+          await proxy.operationSent();
+          stopped.signal('SIGSTOP');
+          cut += proxy.cutAll();
+          // Held until the other takes it for dead and completes what it left; the other answers meanwhile.
+          for (const started = Date.now(); Date.now() - started < HOLD_MS; ) {
+            for (const object of objects) {
+              const res = await throughOther.request(object, { headers: { Accept: 'application/n-triples' } });
+              const text = await res.text();
+              if (res.status !== 200 && res.status !== 503)
+                faults.push(`round ${round}, ${object}: ${res.status} ${text}`);
+            }
           }
+          const inPart = [...(await keptOfStored())].filter(([, { kept, blocks }]) => kept > 0 && kept < blocks);
+          expect(inPart, `round ${round}: writes of the stopped process left in part`).to.deep.equal([]);
+          stopped.signal('SIGCONT');
         }
-        const inPart = [...(await keptOfStored())].filter(([, { kept, blocks }]) => kept > 0 && kept < blocks);
-        expect(inPart, `round ${round}: writes of the stopped process left in part`).to.deep.equal([]);
+        expect(faults.slice(0, 10), 'reads through the other process').to.deep.equal([]);
+        expect(cut, 'requests to the engine cut').to.be.greaterThan(0);
+        expect(
+          other.log.filter((line) => /completed \d+ write\(s\) left by/.test(line)),
+          `writes of the stopped process completed by the other (${cut} requests cut); the other's log:\n` +
+            `${other.log.slice(-20).join('\n')}\nthe stopped one's:\n${stopped.log.slice(-20).join('\n')}`,
+        ).to.not.deep.equal([]);
+
         stopped.signal('SIGCONT');
+        await sleep(2_000);
+        await load.stop();
+        expect(load.faults, 'answers').to.deep.equal([]);
+        const accepted = await acceptedChanges(throughOther, load.sent);
+        await expectEachAppliedOnceEverywhere(servers, objects, load.sent, { accepted, unanswered: load.unanswered });
+      } finally {
+        for (const p of processes) p.signal('SIGCONT');
+        await load?.stop();
+        proxy.close();
+        await held.release();
+        for (const p of processes) await p.stop('SIGTERM');
       }
-      expect(faults.slice(0, 10), 'reads through the other process').to.deep.equal([]);
-      expect(cut, 'requests to the engine cut').to.be.greaterThan(0);
-      expect(
-        other.log.filter((line) => /completed \d+ write\(s\) left by/.test(line)),
-        `writes of the stopped process completed by the other (${cut} requests cut); the other's log:\n` +
-          `${other.log.slice(-20).join('\n')}\nthe stopped one's:\n${stopped.log.slice(-20).join('\n')}`,
-      ).to.not.deep.equal([]);
-
-      stopped.signal('SIGCONT');
-      await sleep(2_000);
-      await load.stop();
-      expect(load.faults, 'answers').to.deep.equal([]);
-      const accepted = await acceptedChanges(throughOther, load.sent);
-      await expectEachAppliedOnceEverywhere(servers, objects, load.sent, { accepted, unanswered: load.unanswered });
-    } catch (err) {
-      throw withEngineDeaths(dataDir(), err);
-    } finally {
-      for (const p of processes) p.signal('SIGCONT');
-      await load?.stop();
-      proxy.close();
-      await held.release();
-      for (const p of processes) await p.stop('SIGTERM');
-    }
-  });
+    }));
 });

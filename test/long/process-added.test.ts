@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
@@ -20,7 +19,8 @@ import {
   startChangeLoad,
   acceptedChanges,
 } from '../support/soak-history.js';
-import { engineRestarts, engineSettings, leaseEngine, releaseEngine, withEngineDeaths } from '../support/virtuoso.js';
+import { engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { runWithEngineUp } from '../support/engine-processes.js';
 
 // A third server process joins two over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects
 // through nginx. Asked directly from its first request on, it answers what the others acknowledged before (objects
@@ -280,23 +280,6 @@ async function addProcessUnderLoad(dataDir: string): Promise<void> {
 describe('a process added to a running cluster under load', function () {
   this.timeout(480_000);
 
-  it('answers, asked directly from its first request on, every change and grant withdrawal acknowledged before; a change through it is seen by the others; nginx reloaded with it goes on answering; every accepted change is applied once, as each process tells', async () => {
-    // Virtuoso 7.2 aborts now and then under this load (processes.test.ts), and its answers are then 503 for a while:
-    // such a run tells nothing of the servers, so it is run once more, on the engine emptied. With the engine up
-    // throughout, a fault fails the test at once.
-    for (let run = 1; ; run++) {
-      const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
-      try {
-        await addProcessUnderLoad(dataDir);
-        return;
-      } catch (err) {
-        const deaths = engineRestarts(dataDir);
-        if (deaths === 0 || run === 2) throw withEngineDeaths(dataDir, err);
-        console.log(`\nthe engine died ${deaths} time(s) in run ${run}, run again: ${(err as Error).message}\n`);
-      } finally {
-        await releaseEngine(dataDir);
-        await rm(dataDir, { recursive: true, force: true });
-      }
-    }
-  });
+  it('answers, asked directly from its first request on, every change and grant withdrawal acknowledged before; a change through it is seen by the others; nginx reloaded with it goes on answering; every accepted change is applied once, as each process tells', () =>
+    runWithEngineUp(addProcessUnderLoad));
 });

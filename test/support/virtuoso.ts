@@ -2,7 +2,7 @@
 // (each worker of --parallel has its own) and killed when it ends: an instance takes 2-4 s to start,
 // emptying one well under a second.
 import { rmSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExitedBeforeAnswering } from '../../scripts/processes.js';
@@ -153,11 +153,21 @@ export function withEngineDeaths(key: string, err: unknown): unknown {
   return err;
 }
 
-/** Empties the instance `key` holds and hands it back to the pool. */
+/**
+ * Empties the instance `key` holds and hands it back to the pool. One that died meanwhile is stopped and removed
+ * instead, so the next lease gets a new one: Virtuoso 7.2 started again on its data has aborted again seconds later.
+ */
 export async function releaseEngine(key: string): Promise<void> {
   const pooled = leased.get(key);
   if (!pooled) return;
   leased.delete(key);
+  if (pooled.restarts > 0) {
+    everyEngine.delete(pooled);
+    pooled.stopping = true;
+    await (await pooled.engine.catch(() => undefined))?.stop();
+    if (pooled.dir) await rm(pooled.dir, { recursive: true, force: true });
+    return;
+  }
   const { sqlPort } = await pooled.engine;
   await runIsql(sqlPort, WIPE_SQL).catch(() => runIsql(sqlPort, RESET_SQL));
   idle.push(pooled);
