@@ -14,7 +14,7 @@ import {
   expectEachAppliedOnceEverywhere,
   startChangeLoad,
 } from '../support/soak-history.js';
-import { engineClientOptions, engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { engineClientOptions, engineSettings } from '../support/virtuoso.js';
 
 // Operations cut off as their process dies under them (docs/sparql-engine.md, "What the engine guarantees"). Two
 // server processes over one Virtuoso while 20 clients change objects through both; a proxy stands between one of
@@ -135,8 +135,7 @@ describe('a server process whose operations in flight are cut off as it stops, b
   this.timeout(600_000);
 
   it('leaves no write in part: the other answers every read, never 500, and completes the writes; continued, the stopped one applies nothing twice', () =>
-    runWithEngineUp(async (dataDir) => {
-      const engine = await leaseEngine(dataDir);
+    runWithEngineUp(async (dataDir, engine) => {
       const proxy = new CuttingProxy(Number(new URL(engine.authUrl).port));
       const proxyPort = await proxy.listen();
       const engineClient = new SparqlClient(engineClientOptions(engine));

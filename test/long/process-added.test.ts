@@ -19,7 +19,7 @@ import {
   startChangeLoad,
   acceptedChanges,
 } from '../support/soak-history.js';
-import { engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { type EngineConnection, engineSettings } from '../support/virtuoso.js';
 import { runWithEngineUp } from '../support/engine-processes.js';
 
 // A third server process joins two over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects
@@ -115,11 +115,10 @@ function probeFaults(p: Probe, sent: readonly Sent[], { accepted, unanswered }: 
 }
 
 /**
- * Starts two processes over the engine leased for `dataDir`, 20 clients changing objects through nginx, adds a third
+ * Starts two processes over `engine`, 20 clients changing objects through nginx, adds a third
  * and checks what it answers; throws what it found wrong.
  */
-async function addProcessUnderLoad(dataDir: string): Promise<void> {
-  const engine = await leaseEngine(dataDir);
+async function addProcessUnderLoad(dataDir: string, engine: EngineConnection): Promise<void> {
   const held = await holdPort();
   const baseUrl = `http://127.0.0.1:${held.port}`;
   const config = {

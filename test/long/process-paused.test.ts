@@ -9,7 +9,7 @@ import {
   expectEachAppliedOnceEverywhere,
   startChangeLoad,
 } from '../support/soak-history.js';
-import { engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { engineSettings } from '../support/virtuoso.js';
 
 // Two server processes over one Virtuoso (store.sparql.sharedWriters) while 20 clients change objects through both.
 // One is paused (SIGSTOP) for longer than processDeadAfterMillis with writes in flight: the other takes it for dead
@@ -36,8 +36,7 @@ describe('a server process paused for longer than processDeadAfterMillis while 2
   this.timeout(300_000);
 
   it('applies each write it had in flight once: the other completes them, and the paused one, continued, changes nothing by sending them again; every write is answered', () =>
-    runWithEngineUp(async (dataDir) => {
-      const engine = await leaseEngine(dataDir);
+    runWithEngineUp(async (dataDir, engine) => {
       // The objects' base URL: no process listens there, each is asked at its own address.
       const held = await holdPort();
       const config = {

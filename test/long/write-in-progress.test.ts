@@ -4,7 +4,7 @@ import { direct, holdPort } from '../support/cluster.js';
 import { runWithEngineUp, startProcesses } from '../support/engine-processes.js';
 import type { ServerProcess } from '../support/server-process.js';
 import { remarksOf } from '../support/soak-history.js';
-import { engineSettings, leaseEngine } from '../support/virtuoso.js';
+import { engineSettings } from '../support/virtuoso.js';
 
 // Virtuoso makes the quads of an operation visible to other requests as it writes them, not at once when it ends
 // (docs/sparql-engine.md, "What the engine guarantees"). Two server processes over one Virtuoso: clients change large
@@ -24,8 +24,7 @@ describe('a revision read through one server process while another writes it', f
   this.timeout(300_000);
 
   it('is read whole: every answer holds all of the object and the changes its revision number counts', () =>
-    runWithEngineUp(async (dataDir) => {
-      const engine = await leaseEngine(dataDir);
+    runWithEngineUp(async (dataDir, engine) => {
       const held = await holdPort();
       const config = {
         baseUrl: `http://127.0.0.1:${held.port}`,

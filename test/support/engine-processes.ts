@@ -6,7 +6,7 @@ import { shareIdentityProvider } from '../../src/auth/identity-provider.js';
 import type { ConfigOverrides } from '../../src/config.js';
 import { ServerProcess } from './server-process.js';
 import { freePort } from './server.js';
-import { engineRestarts, releaseEngine, withEngineDeaths } from './virtuoso.js';
+import { type EngineConnection, engineRestarts, leaseEngine, releaseEngine, withEngineDeaths } from './virtuoso.js';
 
 /**
  * Runs `scenario` with a new data directory and the engine leased under its name, both released after. Virtuoso
@@ -14,11 +14,13 @@ import { engineRestarts, releaseEngine, withEngineDeaths } from './virtuoso.js';
  * it is started again: a run that failed with the engine dead meanwhile tells nothing of the servers, so it runs
  * once more (on a new engine: releaseEngine). A failure with the engine up throughout, or a second one, fails.
  */
-export async function runWithEngineUp(scenario: (dataDir: string) => Promise<void>): Promise<void> {
+export async function runWithEngineUp(
+  scenario: (dataDir: string, engine: EngineConnection) => Promise<void>,
+): Promise<void> {
   for (let run = 1; ; run++) {
     const dataDir = await mkdtemp(join(tmpdir(), 'onerecord-test-'));
     try {
-      await scenario(dataDir);
+      await scenario(dataDir, await leaseEngine(dataDir));
       return;
     } catch (err) {
       const deaths = engineRestarts(dataDir);
