@@ -33,11 +33,6 @@ class ConnectionLostError extends StoreUnavailableError {}
 const RESULTS_JSON = 'application/sparql-results+json';
 /** SQLSTATEs of a transaction the engine ended and rolled back as a deadlock's victim. */
 const DEADLOCK = /^(SR172|40001)$/;
-/**
- * A deadlock named at the head of X-SQL-Message, as Virtuoso 7.2 sends it at times with state 00000: its SQLSTATE, or,
- * met in a SQL built-in function, a state cut short ("SR...: Transaction deadlock, from SQL built-in function.").
- */
-const DEADLOCK_MESSAGE = /^\s*(SR172:|40001:|SR[^:\s]*: Transaction deadlock)/;
 
 /** The engine rolled the request back to end a deadlock: nothing of it was applied, and it may be sent again. */
 export class EngineDeadlockError extends StoreUnavailableError {}
@@ -188,7 +183,9 @@ export class SparqlClient {
         await answer.body.dump();
         const state = header(answer, 'x-sql-state') ?? '';
         const message = `the SPARQL engine at ${url} did not complete the request: ${state} ${sqlMessage}`;
-        if (DEADLOCK.test(state) || DEADLOCK_MESSAGE.test(sqlMessage)) throw new EngineDeadlockError(message);
+        // Virtuoso 7.2 sends a deadlock's state in the message at times, with state 00000.
+        if (DEADLOCK.test(state) || DEADLOCK.test(sqlMessage.split(':')[0].trim()))
+          throw new EngineDeadlockError(message);
         throw state === QUERY_TIMED_OUT ? new EngineTimeoutError(message) : new StoreUnavailableError(message);
       }
       return await read(answer);
