@@ -34,7 +34,9 @@ describe('a revision read through one server process while another writes it', f
       try {
         const { ports, token } = await startProcesses(dataDir, [config, config], processes);
         const [writer, reader] = ports.map((port) => direct(`http://127.0.0.1:${port}`, token));
-        const objects = await Promise.all(Array.from({ length: WRITERS }, () => createObject(writer, piece(MARKS))));
+        // One after another: large creates at once deadlock in Virtuoso now and then, answered 503 (try again).
+        const objects: string[] = [];
+        for (let i = 0; i < WRITERS; i++) objects.push(await createObject(writer, piece(MARKS)));
 
         const until = Date.now() + RUN_MS;
         const faults: string[] = [];
